@@ -1,0 +1,196 @@
+"""The small core values that cross the pipeline: ``Turn``, ``Reply`` and friends.
+
+No platform SDK type appears here; channel adapters and the HTTP edge convert to these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+ChatType = Literal["dm", "group"]
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Participant:
+    """Someone seen speaking in a group thread."""
+
+    user_key: str
+    display_name: str | None = None
+
+
+@dataclass(slots=True)
+class InjectedContext:
+    """What the stages decided to tell the model on this turn, rendered last into one block.
+
+    ``sections`` are ordered lines/paragraphs; ``text`` is the final rendered block (set by
+    the injection stage) and ``tokens`` its estimated size.
+    """
+
+    sections: list[str] = field(default_factory=list)
+    text: str = ""
+    tokens: int = 0
+
+
+@dataclass(slots=True)
+class Turn:
+    """One inbound user message on its way through the pipeline.
+
+    The channel fills the first group of fields; the identity stage fills the keys;
+    later stages fill ``context``. ``body`` is the chat-completions request to forward
+    (its ``messages`` list included) and is forwarded as-is except for the injection.
+    """
+
+    channel: str
+    thread_id: str
+    user_id: str
+    text: str
+    received_at: datetime
+    body: JSON
+    chat_type: ChatType = "dm"
+    display_name: str | None = None
+    topic_id: str | None = None
+    participants: list[Participant] = field(default_factory=list)
+    # filled by the identity stage
+    user_key: str = ""
+    thread_key: str = ""
+    person_id: str | None = None
+    # filled by later stages
+    context: InjectedContext = field(default_factory=InjectedContext)
+    inbound_message_id: int | None = None
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+
+OnComplete = Callable[["ReplyOutcome"], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyOutcome:
+    """How a reply ended: the assistant text seen, and whether it arrived whole."""
+
+    text: str
+    complete: bool
+
+
+class ReplyStream:
+    """An upstream SSE stream passed through byte-for-byte.
+
+    Iterating yields the raw chunks exactly as they arrived from the upstream (no
+    coalescing, no re-serialising). On the side it parses the ``data:`` lines to accumulate
+    the assistant text, and when the stream ends (or is abandoned) it runs the completion
+    callbacks once with what was seen.
+    """
+
+    def __init__(self, chunks: AsyncIterator[bytes], close: Callable[[], None]) -> None:
+        self._chunks = chunks
+        self._close = close
+        self._pending = b""
+        self._parts: list[str] = []
+        self._done_marker = False
+        self._callbacks: list[OnComplete] = []
+        self._finished = False
+
+    def on_complete(self, callback: OnComplete) -> None:
+        self._callbacks.append(callback)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    async def __aiter__(self) -> AsyncGenerator[bytes, None]:
+        complete = False
+        try:
+            async for chunk in self._chunks:
+                self._observe(chunk)
+                yield chunk
+            complete = True
+        finally:
+            self._close()
+            await self.finish(complete=complete and self._done_marker)
+
+    async def finish(self, *, complete: bool) -> None:
+        """Run the completion callbacks once; safe to call again."""
+        if self._finished:
+            return
+        self._finished = True
+        outcome = ReplyOutcome(self.text, complete)
+        for callback in self._callbacks:
+            await callback(outcome)
+
+    def _observe(self, chunk: bytes) -> None:
+        data = self._pending + chunk
+        lines = data.split(b"\n")
+        self._pending = lines.pop()
+        for line in lines:
+            if not line.startswith(b"data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == b"[DONE]":
+                self._done_marker = True
+                continue
+            self._parts.append(delta_text(payload))
+
+
+def delta_text(payload: bytes) -> str:
+    """The assistant text carried by one streamed chunk's JSON, or '' if none."""
+    try:
+        event = json.loads(payload)
+        choices = event.get("choices") or []
+        if not choices:
+            return ""
+        content = (choices[0].get("delta") or {}).get("content")
+    except (ValueError, AttributeError):
+        return ""
+    return content if isinstance(content, str) else ""
+
+
+def completion_text(body: bytes) -> str:
+    """The assistant text of a non-streamed chat completion body, or '' if none."""
+    try:
+        parsed = json.loads(body)
+        content = parsed["choices"][0]["message"].get("content")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return ""
+    return content if isinstance(content, str) else ""
+
+
+@dataclass(slots=True)
+class Reply:
+    """What comes back through the pipeline.
+
+    Exactly one of ``body`` (a whole upstream JSON body, forwarded unchanged) or
+    ``stream`` is set for replies from the upstream; replies made by the relay itself
+    (a chat command, say) set only ``text``.
+    """
+
+    text: str = ""
+    status: int = 200
+    body: bytes | None = None
+    stream: ReplyStream | None = None
+    content_type: str = "application/json"
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+class Upstream(Protocol):
+    """The LLM endpoint the last stage forwards to."""
+
+    async def complete(self, body: JSON) -> Reply:
+        """Send a chat-completions body; return the whole reply, or a stream when
+        ``body["stream"]`` is true. Raises ``UpstreamError`` subclasses on failure,
+        only before any byte of the answer was handed out."""
+        ...
+
+    async def ready(self) -> bool:
+        """Whether the upstream answers at all (used by ``/readyz``)."""
+        ...
+
+    async def close(self) -> None:
+        """Release pooled connections."""
+        ...

@@ -1,0 +1,42 @@
+"""The aiohttp application: routes, typed state, and the owner of every resource."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from middleware.clock.source import Clock
+from middleware.store import Store
+from middleware.types import Upstream
+from proxy import health, openai_api
+from proxy.config import Config
+from proxy.errors import errors_middleware
+from proxy.keys import SERVICES
+from proxy.services import open_services
+
+
+def build_app(
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    store: Store | None = None,
+    upstream: Upstream | None = None,
+) -> web.Application:
+    """The relay app. Store and upstream are opened on startup and closed on cleanup."""
+    app = web.Application(
+        middlewares=[errors_middleware], client_max_size=config.server.max_body_bytes
+    )
+
+    async def services_ctx(app: web.Application) -> AsyncIterator[None]:
+        async with open_services(config, clock=clock, store=store, upstream=upstream) as svc:
+            app[SERVICES] = svc
+            yield
+
+    app.cleanup_ctx.append(services_ctx)
+    app.router.add_post("/v1/chat/completions", openai_api.chat_completions)
+    app.router.add_get("/v1/models", openai_api.list_models)
+    app.router.add_get("/healthz", health.healthz)
+    app.router.add_get("/readyz", health.readyz)
+    app.router.add_get("/metrics", health.metrics)
+    return app

@@ -1,0 +1,22 @@
+"""The pipeline definition: which stages run, in which order. One line per stage."""
+
+from __future__ import annotations
+
+from middleware.clock.source import Clock
+from middleware.forward import forward_to
+from middleware.identity import identity_stage
+from middleware.pipeline import Handler, Stage, compose
+from middleware.recording import recording_stage
+from middleware.store import Store
+from middleware.types import Upstream
+from proxy.config import Config
+
+
+def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstream) -> Handler:
+    """Compose the stages once at startup."""
+    stages: list[Stage] = [
+        identity_stage(config.server.agent_id),
+        # Before anything that can fail, so the inbound message is never lost.
+        recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
+    ]
+    return compose(stages, forward_to(upstream))

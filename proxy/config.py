@@ -1,0 +1,224 @@
+"""Configuration: a TOML file loaded into pydantic models.
+
+Every key has a default (documented in ``config.example.toml``); unknown keys are errors.
+String values may reference environment variables as ``${NAME}`` so secrets stay out of
+the file. Errors name the key, the line it is on and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from middleware.errors import ConfigError
+
+CONFIG_ENV = "CHRONORELAY_CONFIG"
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 8790
+    agent_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] = "main"
+    shutdown_timeout: Annotated[float, Field(gt=0)] = 30.0
+    max_body_bytes: Annotated[int, Field(gt=0)] = 8 * 1024 * 1024
+
+
+class FallbackUpstream(_Section):
+    base_url: str
+    api_key: str = ""
+    model: str = ""
+
+
+class UpstreamConfig(_Section):
+    # "inspect" answers with the exact messages that would have been forwarded, so the
+    # relay can be tried without any LLM; "forward" calls base_url.
+    mode: Literal["inspect", "forward"] = "inspect"
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str = ""
+    model: str = "gpt-4o-mini"
+    connect_timeout: Annotated[float, Field(gt=0)] = 10.0
+    first_byte_timeout: Annotated[float, Field(gt=0)] = 120.0
+    read_timeout: Annotated[float, Field(gt=0)] = 120.0
+    retries: Annotated[int, Field(ge=0, le=10)] = 2
+    backoff_initial: Annotated[float, Field(ge=0)] = 0.5
+    backoff_max: Annotated[float, Field(ge=0)] = 8.0
+    max_connections: Annotated[int, Field(gt=0)] = 100
+    fallbacks: list[FallbackUpstream] = Field(default_factory=list)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+
+class StoreConfig(_Section):
+    path: str = "chronorelay.sqlite3"
+
+
+Permission = Literal["chat", "replay", "commands"]
+
+
+class ApiKey(_Section):
+    name: Annotated[str, Field(min_length=1)]
+    key: Annotated[str, Field(min_length=16)]
+    permissions: list[Permission] = Field(default_factory=lambda: list[Permission](["chat"]))
+
+
+class AuthConfig(_Section):
+    keys: list[ApiKey] = Field(default_factory=list)
+    admin_token: str = ""
+
+    @field_validator("admin_token")
+    @classmethod
+    def _long_enough(cls, value: str) -> str:
+        if value and len(value) < 16:
+            raise ValueError("must be at least 16 characters (or empty to disable admin)")
+        return value
+
+
+class ClockConfig(_Section):
+    enabled: bool = True
+    cross_channel_tracking: bool = True
+    # Host zone override; empty means read it from the OS (spec 000 §4.2 "Agent TZ").
+    agent_timezone: str = ""
+
+
+class Config(_Section):
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    upstream: UpstreamConfig = Field(default_factory=UpstreamConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+    clock: ClockConfig = Field(default_factory=ClockConfig)
+
+
+def config_path(explicit: str | None) -> Path | None:
+    """The config file to use: ``--config``, else ``$CHRONORELAY_CONFIG``, else none."""
+    chosen = explicit or os.environ.get(CONFIG_ENV)
+    return Path(chosen) if chosen else None
+
+
+def load_config(path: Path | None, env: dict[str, str] | None = None) -> Config:
+    """Load and validate ``path`` (or the defaults when ``None``).
+
+    Raises ``ConfigError`` listing every problem, each with its key and line number.
+    """
+    if path is None:
+        return Config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    return parse_config(text, source=str(path), env=os.environ if env is None else env)
+
+
+def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Config:
+    """Validate TOML ``text``; ``env`` supplies ``${NAME}`` references."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    problems: list[str] = []
+    expanded = _expand_env(raw, env if env is not None else os.environ, (), problems, text)
+    try:
+        config = Config.model_validate(expanded)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = tuple(str(part) for part in error["loc"])
+            problems.append(_describe(error["type"], error["msg"], loc, text))
+        config = None
+    if problems:
+        listing = "\n".join(f"  - {source}:{p}" for p in problems)
+        raise ConfigError(f"{len(problems)} problem(s) in the configuration:\n{listing}")
+    assert config is not None
+    return config
+
+
+def _expand_env(value: Any, env: Any, loc: tuple[str, ...], problems: list[str], text: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _expand_env(v, env, (*loc, k), problems, text) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_env(v, env, (*loc, str(i)), problems, text) for i, v in enumerate(value)]
+    if isinstance(value, str) and "${" in value:
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in env:
+                problems.append(
+                    f"{_line_of(loc, text)}: {'.'.join(loc)} refers to ${{{name}}}, "
+                    f"which is not set; export {name} or put the value in the file"
+                )
+                return ""
+            return str(env[name])
+
+        return _ENV_REF.sub(substitute, value)
+    return value
+
+
+def _describe(kind: str, message: str, loc: tuple[str, ...], text: str) -> str:
+    dotted = ".".join(loc)
+    line = _line_of(loc, text)
+    if kind == "extra_forbidden":
+        parent = ".".join(part for part in loc[:-1] if not part.isdigit()) or "the top level"
+        known = _known_keys(loc[:-1])
+        hint = f" (known keys: {', '.join(known)})" if known else ""
+        return f"{line}: unknown key '{loc[-1]}' in {parent}{hint}; remove it or fix the name"
+    return f"{line}: {dotted}: {message}"
+
+
+def _known_keys(loc: tuple[str, ...]) -> list[str]:
+    model: Any = Config
+    for part in loc:
+        if part.isdigit():
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", None)
+        model = args[0] if args else annotation
+        if not isinstance(model, type) or not issubclass(model, BaseModel):
+            return []
+    return sorted(model.model_fields)
+
+
+def _line_of(loc: tuple[str, ...], text: str) -> str:
+    """Best-effort 'line N' for a dotted key path in the TOML source."""
+    keys = [part for part in loc if not part.isdigit()]
+    if not keys:
+        return "line ?"
+    table_path: list[str] = []
+    best: int | None = None
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = raw_line.strip()
+        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
+        if header:
+            table_path = [p.strip().strip('"') for p in header.group(1).split(".")]
+            if (
+                table_path == keys[: len(table_path)]
+                and best is None
+                and len(keys) == len(table_path)
+            ):
+                best = number
+            continue
+        key = re.match(r'^"?([A-Za-z0-9_.-]+)"?\s*=', line)
+        if (
+            key
+            and [*table_path, *key.group(1).split(".")]
+            == keys[: len(table_path) + 1 + key.group(1).count(".")]
+        ):
+            if len(table_path) + 1 + key.group(1).count(".") == len(keys):
+                return f"line {number}"
+            best = best or number
+    return f"line {best}" if best is not None else "line ?"

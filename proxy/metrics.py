@@ -1,0 +1,46 @@
+"""Prometheus metrics, one registry per app so several apps can live in one process."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class Metrics:
+    """The relay's counters and histograms."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "chronorelay_requests",
+            "Chat requests handled, by channel and HTTP status.",
+            ["channel", "status"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "chronorelay_errors",
+            "Requests that ended in an error, by kind.",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.upstream_latency = Histogram(
+            "chronorelay_upstream_latency_seconds",
+            "Time from sending a request upstream to its first byte (stream) or body.",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=self.registry,
+        )
+        self.upstream_retries = Counter(
+            "chronorelay_upstream_retries",
+            "Upstream attempts retried after a connect error, 429 or 5xx.",
+            registry=self.registry,
+        )
+        self.injected_tokens = Counter(
+            "chronorelay_injected_tokens",
+            "Estimated tokens the relay injected into forwarded requests.",
+            registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,216 @@
+"""The OpenAI-compatible endpoint: ``POST /v1/chat/completions`` and ``GET /v1/models``.
+
+Bodies are forwarded as-is except for the relay's injection; who is speaking comes from
+the ``X-Chronorelay-*`` headers (DESIGN.md "Public contract").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from contextlib import aclosing
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from middleware.errors import RequestError, UpstreamError, UpstreamStatusError
+from middleware.types import JSON, Reply, ReplyStream, Turn
+from proxy.auth import Caller
+from proxy.errors import error_body
+from proxy.keys import SERVICES
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_ID = re.compile(r"^[^\s:]{1,256}$")
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[Any] | None = None
+
+
+class _ChatRequest(BaseModel):
+    """Validates the parts the relay relies on; the original dict is what is forwarded."""
+
+    model_config = ConfigDict(extra="allow")
+    messages: list[_Message] = Field(min_length=1)
+    stream: bool = False
+    model: str | None = None
+    user: str | None = None
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    services = request.app[SERVICES]
+    caller = services.auth.caller(request, "chat")
+    body = await _read_body(request)
+    turn = _turn_from_request(request, body, caller, services.clock.now())
+    channel = turn.channel
+    try:
+        reply = await services.pipeline(turn)
+    except UpstreamStatusError as exc:
+        services.metrics.requests.labels(channel, str(exc.status)).inc()
+        services.metrics.errors.labels("upstream_status").inc()
+        return web.Response(
+            status=exc.status, body=exc.body, headers={"Content-Type": exc.content_type}
+        )
+    except UpstreamError:
+        services.metrics.errors.labels("upstream").inc()
+        raise
+    services.metrics.injected_tokens.inc(turn.context.tokens)
+    services.metrics.requests.labels(channel, "200").inc()
+    headers = {
+        "X-Chronorelay-Thread-Key": turn.thread_key,
+        "X-Chronorelay-Injected-Tokens": str(turn.context.tokens),
+    }
+    if reply.stream is not None:
+        return await _stream_out(request, reply.stream, headers)
+    if reply.body is not None:
+        return web.Response(
+            body=reply.body, headers={**headers, "Content-Type": reply.content_type}
+        )
+    return _relay_made(request, turn, reply, headers)
+
+
+async def list_models(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    services.auth.caller(request, "chat")
+    upstream = services.config.upstream
+    models = [upstream.model, *(f.model for f in upstream.fallbacks if f.model)]
+    created = int(services.clock.now().timestamp())
+    data = [
+        {"id": m, "object": "model", "created": created, "owned_by": "chronorelay"} for m in models
+    ]
+    return web.json_response({"object": "list", "data": data})
+
+
+async def _read_body(request: web.Request) -> JSON:
+    try:
+        raw = await request.read()
+        body = json.loads(raw)
+    except web.HTTPRequestEntityTooLarge:
+        raise
+    except ValueError as exc:
+        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object with a 'messages' list")
+    try:
+        _ChatRequest.model_validate(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+        )
+        raise RequestError(f"invalid chat completion request: {problems}") from exc
+    return body
+
+
+def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: datetime) -> Turn:
+    headers = request.headers
+    channel = headers.get("X-Chronorelay-Channel", "api")
+    if not _NAME.match(channel):
+        raise RequestError("X-Chronorelay-Channel must be 1-64 letters, digits, '_', '.' or '-'")
+    user_id = headers.get("X-Chronorelay-User") or body.get("user") or caller.name
+    if not isinstance(user_id, str) or not _ID.match(user_id):
+        raise RequestError(
+            "the user id (X-Chronorelay-User or body 'user') must be 1-256 "
+            "characters without spaces or ':'"
+        )
+    thread_id = headers.get("X-Chronorelay-Thread") or user_id
+    if not _ID.match(thread_id):
+        raise RequestError("X-Chronorelay-Thread must be 1-256 characters without spaces or ':'")
+    chat_type = headers.get("X-Chronorelay-Chat-Type", "dm")
+    if chat_type not in ("dm", "group"):
+        raise RequestError("X-Chronorelay-Chat-Type must be 'dm' or 'group'")
+    received_at = now
+    replay = headers.get("X-Chronorelay-Received-At")
+    if replay is not None:
+        received_at = _replay_instant(replay, caller)
+    return Turn(
+        channel=channel,
+        thread_id=thread_id,
+        user_id=user_id,
+        text=last_user_text(body["messages"]),
+        received_at=received_at,
+        body=body,
+        chat_type="group" if chat_type == "group" else "dm",
+        display_name=headers.get("X-Chronorelay-User-Name"),
+    )
+
+
+def _replay_instant(value: str, caller: Caller) -> datetime:
+    if "replay" not in caller.permissions:
+        from middleware.errors import AuthError
+
+        raise AuthError(
+            f"the API key '{caller.name}' may not set X-Chronorelay-Received-At; "
+            "grant it the 'replay' permission or drop the header",
+            status=403,
+        )
+    try:
+        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise RequestError(
+            f"X-Chronorelay-Received-At is not an ISO 8601 instant: {value!r}"
+        ) from exc
+    if instant.tzinfo is None:
+        raise RequestError(
+            "X-Chronorelay-Received-At needs an offset (e.g. 2026-11-21T16:40:00+01:00 or …Z)"
+        )
+    return instant.astimezone(UTC)
+
+
+def last_user_text(messages: list[Any]) -> str:
+    """The text of the newest user message (text parts joined), or ''."""
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "\n".join(
+                part["text"]
+                for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+            )
+        return ""
+    return ""
+
+
+async def _stream_out(
+    request: web.Request, stream: ReplyStream, headers: dict[str, str]
+) -> web.StreamResponse:
+    response = web.StreamResponse(
+        headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    # aclosing: if the client goes away mid-write, the upstream connection is closed too.
+    async with aclosing(stream.__aiter__()) as chunks:
+        try:
+            async for chunk in chunks:
+                await response.write(chunk)
+        except UpstreamError as exc:
+            # Too late for a status code: tell the client in-band, as OpenAI does.
+            event = json.dumps(error_body(str(exc), exc.code))
+            await response.write(f"data: {event}\n\n".encode())
+    await response.write_eof()
+    return response
+
+
+def _relay_made(
+    request: web.Request, turn: Turn, reply: Reply, headers: dict[str, str]
+) -> web.StreamResponse:
+    """A reply the relay wrote itself (e.g. a chat command), shaped like a completion."""
+    created = int(time.time())
+    message = {"role": "assistant", "content": reply.text}
+    body = {
+        "id": f"chatcmpl-relay-{created}",
+        "object": "chat.completion",
+        "created": created,
+        "model": str(turn.body.get("model") or "chronorelay"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+    return web.json_response(body, headers=headers)

@@ -1,0 +1,69 @@
+"""The relay's long-lived resources, opened and closed together by one owner."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from middleware.clock.source import Clock, SystemClock
+from middleware.pipeline import Handler
+from middleware.store import Store
+from middleware.store.sqlite import SqliteStore
+from middleware.types import Upstream
+from proxy.assembly import build_pipeline
+from proxy.auth import Authenticator
+from proxy.config import Config
+from proxy.inspect_upstream import InspectUpstream
+from proxy.metrics import Metrics
+from proxy.upstream import HttpUpstream
+
+
+@dataclass(slots=True)
+class Services:
+    """Everything a channel or the HTTP edge needs to run a turn."""
+
+    config: Config
+    clock: Clock
+    store: Store
+    upstream: Upstream
+    metrics: Metrics
+    auth: Authenticator
+    pipeline: Handler
+
+
+def make_upstream(config: Config, clock: Clock, metrics: Metrics) -> Upstream:
+    if config.upstream.mode == "inspect":
+        return InspectUpstream(clock)
+    return HttpUpstream(config.upstream, metrics)
+
+
+@asynccontextmanager
+async def open_services(
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    store: Store | None = None,
+    upstream: Upstream | None = None,
+) -> AsyncIterator[Services]:
+    """Open the store and upstream, build the pipeline; close both on exit."""
+    clock = clock or SystemClock()
+    metrics = Metrics()
+    store = store or SqliteStore(Path(config.store.path))
+    upstream = upstream or make_upstream(config, clock, metrics)
+    await store.open()
+    try:
+        yield Services(
+            config=config,
+            clock=clock,
+            store=store,
+            upstream=upstream,
+            metrics=metrics,
+            auth=Authenticator(config.auth),
+            pipeline=build_pipeline(config, store, clock, upstream),
+        )
+    finally:
+        # Upstream first: nothing new can be sent once the store is going away.
+        await upstream.close()
+        await store.close()

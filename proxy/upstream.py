@@ -1,0 +1,224 @@
+"""The client for the upstream OpenAI-compatible endpoint: pooled, timed, retried.
+
+Retries (with backoff that honours ``Retry-After``) and fallbacks happen only before any
+byte of the answer has been handed to the caller; once a stream has started, a failure
+ends that stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import aiohttp
+
+from middleware.errors import (
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from middleware.types import JSON, Reply, ReplyStream, completion_text
+from proxy.config import UpstreamConfig
+from proxy.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# A Retry-After longer than this is not waited for: the error goes back to the client.
+_MAX_RETRY_AFTER = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One endpoint to try: the primary, or a fallback in order."""
+
+    base_url: str
+    api_key: str
+    model: str
+
+    @property
+    def completions_url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+
+class HttpUpstream:
+    """Forwards chat-completions bodies to the configured endpoints."""
+
+    def __init__(
+        self,
+        config: UpstreamConfig,
+        metrics: Metrics,
+    ) -> None:
+        self._config = config
+        self._metrics = metrics
+        self._targets = [
+            Target(config.base_url, config.api_key, ""),
+            *(Target(f.base_url.rstrip("/"), f.api_key, f.model) for f in config.fallbacks),
+        ]
+        self._session: aiohttp.ClientSession | None = None
+        self._timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=config.connect_timeout,
+            sock_read=config.read_timeout,
+        )
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self._config.max_connections, keepalive_timeout=30
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, auto_decompress=False
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def ready(self) -> bool:
+        target = self._targets[0]
+        try:
+            async with self._client().get(
+                f"{target.base_url}/models",
+                headers=_headers(target),
+                timeout=aiohttp.ClientTimeout(total=self._config.connect_timeout),
+            ) as response:
+                return response.status < 500
+        except (aiohttp.ClientError, TimeoutError):
+            return False
+
+    async def complete(self, body: JSON) -> Reply:
+        last: UpstreamError | None = None
+        stream = bool(body.get("stream"))
+        for index, target in enumerate(self._targets):
+            payload = body if not target.model else {**body, "model": target.model}
+            try:
+                return await self._with_retries(target, json.dumps(payload).encode(), stream)
+            except UpstreamStatusError as exc:
+                # A client error (bad request, unknown model…) is the same everywhere.
+                if exc.status not in _RETRY_STATUSES:
+                    raise
+                last = exc
+            except UpstreamError as exc:
+                last = exc
+            if index + 1 < len(self._targets):
+                log.warning("upstream %s failed (%s); trying fallback", target.base_url, last)
+        assert last is not None
+        raise last
+
+    async def _with_retries(self, target: Target, data: bytes, stream: bool) -> Reply:
+        attempts = self._config.retries + 1
+        for attempt in range(attempts):
+            try:
+                return await self._attempt(target, data, stream)
+            except UpstreamStatusError as exc:
+                retryable = exc.status in _RETRY_STATUSES
+                wait = exc.retry_after if exc.retry_after is not None else self._backoff(attempt)
+                if not retryable or attempt + 1 == attempts or wait > _MAX_RETRY_AFTER:
+                    raise
+            except UpstreamUnavailable:
+                if attempt + 1 == attempts:
+                    raise
+                wait = self._backoff(attempt)
+            self._metrics.upstream_retries.inc()
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _backoff(self, attempt: int) -> float:
+        base = self._config.backoff_initial * (1 << attempt)
+        return min(self._config.backoff_max, base) * (0.5 + random.random() / 2)
+
+    async def _attempt(self, target: Target, data: bytes, stream: bool) -> Reply:
+        started = time.perf_counter()
+        try:
+            response = await self._client().post(
+                target.completions_url, data=data, headers=_headers(target)
+            )
+        except TimeoutError as exc:
+            raise UpstreamTimeout(
+                f"the upstream at {target.base_url} did not answer within "
+                f"{self._config.connect_timeout:g}s (connect) / "
+                f"{self._config.read_timeout:g}s (read)"
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise UpstreamUnavailable(
+                f"cannot reach the upstream at {target.base_url}: {exc}"
+            ) from exc
+        try:
+            if response.status >= 400:
+                raw = await response.read()
+                raise UpstreamStatusError(
+                    response.status,
+                    raw,
+                    response.headers.get("Content-Type", "application/json"),
+                    _retry_after(response.headers.get("Retry-After")),
+                )
+            if stream:
+                first = await response.content.readany()
+                self._metrics.upstream_latency.observe(time.perf_counter() - started)
+                if not first:
+                    raise UpstreamUnavailable(
+                        f"the upstream at {target.base_url} closed the stream before any data"
+                    )
+                return Reply(
+                    stream=ReplyStream(_chunks(first, response), response.close),
+                    content_type=response.headers.get("Content-Type", "text/event-stream"),
+                )
+            raw = await response.read()
+            self._metrics.upstream_latency.observe(time.perf_counter() - started)
+            response.release()
+            return Reply(text=completion_text(raw), body=raw, content_type=_json_type(response))
+        except TimeoutError as exc:
+            response.close()
+            raise UpstreamTimeout(
+                f"the upstream at {target.base_url} sent no data for {self._config.read_timeout:g}s"
+            ) from exc
+        except aiohttp.ClientError as exc:
+            response.close()
+            raise UpstreamUnavailable(
+                f"the upstream at {target.base_url} broke off the answer: {exc}"
+            ) from exc
+        except BaseException:
+            # Cancelled (client went away) or an error status: drop the connection so
+            # the upstream sees the request end and nothing half-read is pooled.
+            response.close()
+            raise
+
+
+async def _chunks(first: bytes, response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    yield first
+    try:
+        async for chunk in response.content.iter_any():
+            yield chunk
+    except TimeoutError as exc:
+        raise UpstreamTimeout("the upstream stopped sending mid-stream") from exc
+    except aiohttp.ClientError as exc:
+        raise UpstreamUnavailable(f"the upstream broke off the stream: {exc}") from exc
+
+
+def _headers(target: Target) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if target.api_key:
+        headers["Authorization"] = f"Bearer {target.api_key}"
+    return headers
+
+
+def _json_type(response: aiohttp.ClientResponse) -> str:
+    return response.headers.get("Content-Type", "application/json")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

@@ -1,0 +1,159 @@
+"""A recording OpenAI-compatible upstream: a real aiohttp server on loopback.
+
+It records every request (body and headers) and answers like an OpenAI endpoint.
+Tests steer it with a queue of scripted failures, a delay, or a stream that holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class Scripted:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeUpstream:
+    """Answers ``/v1/chat/completions`` and ``/v1/models``; records what it receives."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.failures: list[Scripted] = []
+        self.delay = 0.0
+        self.hold_stream = False
+        self.stream_cancelled = asyncio.Event()
+        self.request_cancelled = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/v1"
+        return self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def last(self) -> Recorded:
+        return self.requests[-1]
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "fake-model"}]})
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(Recorded(request.path, dict(request.headers), body))
+        if self.failures:
+            failure = self.failures.pop(0)
+            return web.json_response(failure.body, status=failure.status, headers=failure.headers)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+        except asyncio.CancelledError:
+            self.request_cancelled.set()
+            raise
+        if body.get("stream"):
+            return await self._stream(request, body)
+        return web.json_response(completion(body))
+
+    async def _stream(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        try:
+            async for event in stream_events(body):
+                await response.write(event)
+                if self.hold_stream:
+                    await asyncio.sleep(30)
+        except (asyncio.CancelledError, ConnectionResetError):
+            self.stream_cancelled.set()
+            raise
+        await response.write_eof()
+        return response
+
+
+def reply_text(body: dict[str, Any]) -> str:
+    last = body["messages"][-1]
+    content = last.get("content")
+    if last.get("role") == "tool":
+        return f"tool said: {content}"
+    if isinstance(content, list):
+        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return f"echo: {content}"
+
+
+def _tool_call(body: dict[str, Any]) -> dict[str, Any] | None:
+    if not body.get("tools") or body["messages"][-1].get("role") == "tool":
+        return None
+    name = body["tools"][0]["function"]["name"]
+    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": '{"city": "Tokyo"}'}}
+
+
+def completion(body: dict[str, Any]) -> dict[str, Any]:
+    call = _tool_call(body)
+    message: dict[str, Any] = {"role": "assistant", "content": None if call else reply_text(body)}
+    if call:
+        message["tool_calls"] = [call]
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_790_000_000,
+        "model": body.get("model", "fake-model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+    }
+
+
+async def stream_events(body: dict[str, Any]) -> AsyncIterator[bytes]:
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_790_000_000,
+            "model": body.get("model", "fake-model")}
+    call = _tool_call(body)
+    deltas: list[dict[str, Any]]
+    if call:
+        fn = call["function"]
+        deltas = [
+            {"role": "assistant", "tool_calls": [{"index": 0, "id": call["id"], "type": "function",
+                                                  "function": {"name": fn["name"], "arguments": ""}}]},
+            {"tool_calls": [{"index": 0, "function": {"arguments": fn["arguments"]}}]},
+        ]
+        finish = "tool_calls"
+    else:
+        words = reply_text(body).split(" ")
+        deltas = [{"role": "assistant", "content": ""}]
+        deltas += [{"content": w if i == 0 else " " + w} for i, w in enumerate(words)]
+        finish = "stop"
+    for delta in deltas:
+        yield _event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    yield _event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if (body.get("stream_options") or {}).get("include_usage"):
+        usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+        yield _event({**base, "choices": [], "usage": usage})
+    yield b"data: [DONE]\n\n"
+
+
+def _event(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
