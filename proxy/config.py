@@ -47,7 +47,6 @@ class UpstreamConfig(_Section):
     api_key: str = ""
     model: str = "gpt-4o-mini"
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
-    first_byte_timeout: Annotated[float, Field(gt=0)] = 120.0
     read_timeout: Annotated[float, Field(gt=0)] = 120.0
     retries: Annotated[int, Field(ge=0, le=10)] = 2
     backoff_initial: Annotated[float, Field(ge=0)] = 0.5

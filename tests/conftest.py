@@ -46,9 +46,7 @@ def relay_config(tmp_path: Path, upstream_url: str, **sections: dict[str, Any]) 
 
 
 @pytest.fixture
-async def relay_factory(
-    tmp_path: Path, fake_upstream: FakeUpstream
-) -> AsyncIterator[RelayFactory]:
+async def relay_factory(tmp_path: Path, fake_upstream: FakeUpstream) -> AsyncIterator[RelayFactory]:
     started: list[RunningServer] = []
 
     async def make(**sections: dict[str, Any]) -> RunningServer:

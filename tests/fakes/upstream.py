@@ -110,7 +110,11 @@ def _tool_call(body: dict[str, Any]) -> dict[str, Any] | None:
     if not body.get("tools") or body["messages"][-1].get("role") == "tool":
         return None
     name = body["tools"][0]["function"]["name"]
-    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": '{"city": "Tokyo"}'}}
+    return {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": name, "arguments": '{"city": "Tokyo"}'},
+    }
 
 
 def completion(body: dict[str, Any]) -> dict[str, Any]:
@@ -123,21 +127,36 @@ def completion(body: dict[str, Any]) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 1_790_000_000,
         "model": body.get("model", "fake-model"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+        ],
         "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
     }
 
 
 async def stream_events(body: dict[str, Any]) -> AsyncIterator[bytes]:
-    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_790_000_000,
-            "model": body.get("model", "fake-model")}
+    base = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1_790_000_000,
+        "model": body.get("model", "fake-model"),
+    }
     call = _tool_call(body)
     deltas: list[dict[str, Any]]
     if call:
         fn = call["function"]
         deltas = [
-            {"role": "assistant", "tool_calls": [{"index": 0, "id": call["id"], "type": "function",
-                                                  "function": {"name": fn["name"], "arguments": ""}}]},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": fn["name"], "arguments": ""},
+                    }
+                ],
+            },
             {"tool_calls": [{"index": 0, "function": {"arguments": fn["arguments"]}}]},
         ]
         finish = "tool_calls"

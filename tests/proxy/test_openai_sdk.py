@@ -24,7 +24,8 @@ def client(relay: RunningServer, key: str = "unused") -> openai.AsyncOpenAI:
 async def test_non_streaming_round_trip(relay: RunningServer, fake_upstream: FakeUpstream) -> None:
     async with client(relay) as sdk:
         result = await sdk.chat.completions.with_raw_response.create(
-            model="fake-model", messages=HI  # type: ignore[arg-type]
+            model="fake-model",
+            messages=HI,  # type: ignore[arg-type]
         )
     completion = result.parse()
     assert completion.choices[0].message.content == "echo: hi there"
@@ -92,7 +93,11 @@ async def test_tool_call_round_trip(
     async with client(relay) as sdk:
         if stream:
             events = await sdk.chat.completions.create(
-                model="fake-model", messages=messages, tools=TOOLS, tool_choice="auto", stream=True  # type: ignore[arg-type]
+                model="fake-model",
+                messages=messages,
+                tools=TOOLS,
+                tool_choice="auto",
+                stream=True,  # type: ignore[arg-type]
             )
             deltas = [c.choices[0].delta for c in [e async for e in events] if c.choices]
             calls = [tc for d in deltas for tc in (d.tool_calls or [])]
@@ -100,7 +105,10 @@ async def test_tool_call_round_trip(
             arguments = "".join(tc.function.arguments or "" for tc in calls if tc.function)
         else:
             first = await sdk.chat.completions.create(
-                model="fake-model", messages=messages, tools=TOOLS, tool_choice="auto"  # type: ignore[arg-type]
+                model="fake-model",
+                messages=messages,
+                tools=TOOLS,
+                tool_choice="auto",  # type: ignore[arg-type]
             )
             call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
             call_id, name, arguments = call.id, call.function.name, call.function.arguments  # type: ignore[union-attr]
@@ -108,11 +116,21 @@ async def test_tool_call_round_trip(
         assert fake_upstream.last.body["tools"] == TOOLS
         assert fake_upstream.last.body["tool_choice"] == "auto"
         messages += [
-            {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function",
-              "function": {"name": name, "arguments": arguments}}]},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": call_id, "content": "sunny, 18C"},
         ]
-        second = await sdk.chat.completions.create(model="fake-model", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+        second = await sdk.chat.completions.create(
+            model="fake-model", messages=messages, tools=TOOLS
+        )  # type: ignore[arg-type]
     assert second.choices[0].message.content == "tool said: sunny, 18C"
     assert fake_upstream.last.body["messages"][-1]["tool_call_id"] == call_id
 
@@ -133,9 +151,17 @@ async def test_unknown_body_fields_are_forwarded(
     assert body["response_format"] == {"type": "json_object"}
 
 
-async def test_upstream_400_passes_through(relay: RunningServer, fake_upstream: FakeUpstream) -> None:
-    error = {"error": {"message": "model 'nope' does not exist", "type": "invalid_request_error",
-                       "param": "model", "code": "model_not_found"}}
+async def test_upstream_400_passes_through(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    error = {
+        "error": {
+            "message": "model 'nope' does not exist",
+            "type": "invalid_request_error",
+            "param": "model",
+            "code": "model_not_found",
+        }
+    }
     fake_upstream.failures.append(Scripted(400, error))
     async with client(relay) as sdk:
         with pytest.raises(openai.BadRequestError) as caught:

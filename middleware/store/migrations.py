@@ -1,0 +1,149 @@
+"""The SQLite schema, as versioned migrations applied in order when the store opens.
+
+``MIGRATIONS`` is append-only: once a version has shipped, its SQL never changes; a schema
+change is a new ``(version, sql)`` pair at the end. The applied version is kept in
+``PRAGMA user_version``, which lives in the database header and is therefore part of the
+same transaction as the migration that sets it — a migration is applied whole or not at all.
+
+Instants are stored as ISO-8601 UTC text in one fixed format (see ``to_db``), so that
+string order equals time order and ``MAX()``/comparisons work on them directly in SQL.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from datetime import UTC, datetime
+
+import aiosqlite
+
+from middleware.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+# Every instant column holds text produced by ``to_db``: e.g. 2024-03-01T09:30:00.000000+00:00.
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (
+        1,
+        """
+        CREATE TABLE persons (
+            person_id TEXT PRIMARY KEY,
+            last_interaction_any_channel_at TEXT,
+            last_channel TEXT
+        );
+
+        CREATE TABLE users (
+            user_key TEXT PRIMARY KEY,
+            channel TEXT NOT NULL,
+            platform_user_id TEXT NOT NULL,
+            display_name TEXT,
+            person_id TEXT REFERENCES persons (person_id) ON DELETE SET NULL,
+            default_tz TEXT,
+            locale TEXT,
+            created_at TEXT NOT NULL,
+            last_interaction_any_channel_at TEXT,
+            last_channel TEXT
+        );
+        CREATE INDEX users_person ON users (person_id) WHERE person_id IS NOT NULL;
+
+        CREATE TABLE threads (
+            thread_key TEXT PRIMARY KEY,
+            channel TEXT NOT NULL,
+            chat_type TEXT NOT NULL CHECK (chat_type IN ('dm', 'group')),
+            kind TEXT NOT NULL DEFAULT 'conversation',
+            session_tz TEXT,
+            created_at TEXT NOT NULL,
+            last_interaction_at TEXT,
+            last_user_message_at TEXT,
+            last_agent_message_at TEXT
+        );
+
+        -- The composite key is the only lookup path, so the table is its own index.
+        CREATE TABLE thread_participants (
+            thread_key TEXT NOT NULL REFERENCES threads (thread_key) ON DELETE CASCADE,
+            user_key TEXT NOT NULL REFERENCES users (user_key) ON DELETE CASCADE,
+            last_user_message_at TEXT NOT NULL,
+            PRIMARY KEY (thread_key, user_key)
+        ) WITHOUT ROWID;
+        -- Lets deleting a user (a privacy request) find their rows without a full scan.
+        CREATE INDEX thread_participants_user ON thread_participants (user_key);
+
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            thread_key TEXT NOT NULL REFERENCES threads (thread_key) ON DELETE CASCADE,
+            user_key TEXT REFERENCES users (user_key) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            text TEXT NOT NULL,
+            at TEXT NOT NULL,
+            complete INTEGER NOT NULL DEFAULT 1 CHECK (complete IN (0, 1))
+        );
+        CREATE INDEX messages_thread ON messages (thread_key, id);
+        CREATE INDEX messages_user ON messages (user_key) WHERE user_key IS NOT NULL;
+        """,
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def to_db(instant: datetime) -> str:
+    """The stored text of an aware instant: UTC, microsecond precision, fixed width.
+
+    Raises ``ValueError`` for a naive ``datetime``: the store cannot guess its zone.
+    """
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"the store needs aware datetimes, got naive {instant!r}")
+    return instant.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def from_db(value: str | None) -> datetime | None:
+    """The aware UTC instant stored by ``to_db``, or ``None`` for SQL NULL."""
+    if value is None:
+        return None
+    return datetime.fromisoformat(value).astimezone(UTC)
+
+
+async def schema_version(conn: aiosqlite.Connection) -> int:
+    """The migration version the database is at (0 for a new, empty file)."""
+    rows = list(await conn.execute_fetchall("PRAGMA user_version"))
+    return int(rows[0][0])
+
+
+async def apply_migrations(conn: aiosqlite.Connection, path: str) -> int:
+    """Bring the database up to ``LATEST_VERSION``; return the version it is at.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``) so that each migration's
+    own ``BEGIN IMMEDIATE ... COMMIT`` is the transaction. Another process may be migrating
+    the same file at the same time: if our attempt fails because it got there first, we
+    accept its work. Raises ``StoreError`` if a migration fails or the file was written by
+    a newer relay.
+    """
+    current = await schema_version(conn)
+    if current > LATEST_VERSION:
+        raise StoreError(
+            f"the SQLite store at {path} has schema version {current}, newer than this "
+            f"relay understands ({LATEST_VERSION}); upgrade chronorelay or use another file"
+        )
+    for version, sql in MIGRATIONS:
+        if version <= current:
+            continue
+        try:
+            # One script, one transaction: user_version is in the file header, so it
+            # commits (or rolls back) together with the schema change.
+            await conn.executescript(
+                f"BEGIN IMMEDIATE;\n{sql}\nPRAGMA user_version = {version:d};\nCOMMIT;"
+            )
+        except sqlite3.Error as exc:
+            await conn.rollback()
+            current = await schema_version(conn)
+            if current >= version:
+                log.info("schema migration %d was applied concurrently by another opener", version)
+                continue
+            raise StoreError(
+                f"could not migrate the SQLite store at {path} to schema version "
+                f"{version}: {exc}. Check that the file is writable and not corrupt "
+                "(restore from a backup if it is)."
+            ) from exc
+        log.info("applied schema migration %d to %s", version, path)
+        current = version
+    return current

@@ -1,0 +1,389 @@
+"""The embedded SQLite ``Store``, through aiosqlite.
+
+Two connections, both in autocommit mode so every transaction is one we wrote:
+
+- the writer, the only one that changes anything. An ``asyncio.Lock`` serialises its use,
+  so the statements of two concurrent turns never interleave inside one
+  ``BEGIN IMMEDIATE ... COMMIT`` (spec 000 §10.3: atomic, locked state updates);
+- the reader, ``query_only``, for lookups. WAL lets it read the last committed state
+  while the writer works, so reads never wait for the lock.
+
+Each aiosqlite call is a hop to the connection's worker thread, and ``record_inbound`` is
+on the path of every turn, so each write is a handful of UPSERTs that move timestamps in
+SQL (``MAX``/``CASE`` on the fixed-format ISO text, whose string order is time order)
+rather than read-modify-write round trips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+import aiosqlite
+
+from middleware.errors import StoreError
+from middleware.store.base import (
+    InboundRecord,
+    Role,
+    StoredMessage,
+    ThreadState,
+    UserState,
+)
+from middleware.store.migrations import apply_migrations, from_db, to_db
+from middleware.types import ChatType
+
+log = logging.getLogger(__name__)
+
+# How long a statement waits for another process's lock on the file before failing.
+BUSY_TIMEOUT_MS = 5000
+
+# ``at`` is passed only when the turn counts across channels; a NULL leaves the stored
+# value alone because ``NULL > x`` is not true. ``MIN``/``MAX`` keep created_at the
+# earliest and the clock fields the latest instant, whatever order messages arrive in.
+_UPSERT_USER = """
+INSERT INTO users (
+    user_key, channel, platform_user_id, display_name, created_at,
+    last_interaction_any_channel_at, last_channel
+) VALUES (:user_key, :channel, :platform_user_id, :display_name, :received_at, :any_at, :any_ch)
+ON CONFLICT (user_key) DO UPDATE SET
+    display_name = COALESCE(excluded.display_name, users.display_name),
+    created_at = MIN(users.created_at, :received_at),
+    last_interaction_any_channel_at = CASE
+        WHEN :any_at > COALESCE(users.last_interaction_any_channel_at, '') THEN :any_at
+        ELSE users.last_interaction_any_channel_at END,
+    last_channel = CASE
+        WHEN :any_at >= COALESCE(users.last_interaction_any_channel_at, '') THEN :any_ch
+        ELSE users.last_channel END
+RETURNING person_id
+"""
+
+_MOVE_PERSON = """
+UPDATE persons SET
+    last_interaction_any_channel_at = CASE
+        WHEN :at > COALESCE(last_interaction_any_channel_at, '') THEN :at
+        ELSE last_interaction_any_channel_at END,
+    last_channel = CASE
+        WHEN :at >= COALESCE(last_interaction_any_channel_at, '') THEN :channel
+        ELSE last_channel END
+WHERE person_id = :person_id
+"""
+
+_UPSERT_THREAD = """
+INSERT INTO threads (
+    thread_key, channel, chat_type, created_at, last_interaction_at, last_user_message_at
+) VALUES (:thread_key, :channel, :chat_type, :at, :at, :at)
+ON CONFLICT (thread_key) DO UPDATE SET
+    created_at = MIN(threads.created_at, :at),
+    last_interaction_at = MAX(COALESCE(threads.last_interaction_at, ''), :at),
+    last_user_message_at = MAX(COALESCE(threads.last_user_message_at, ''), :at)
+"""
+
+_UPSERT_PARTICIPANT = """
+INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
+VALUES (:thread_key, :user_key, :at)
+ON CONFLICT (thread_key, user_key) DO UPDATE SET
+    last_user_message_at = MAX(thread_participants.last_user_message_at, :at)
+"""
+
+_INSERT_MESSAGE = """
+INSERT INTO messages (thread_key, user_key, role, text, at, complete)
+VALUES (:thread_key, :user_key, :role, :text, :at, :complete)
+RETURNING id
+"""
+
+_MOVE_THREAD_ON_REPLY = """
+UPDATE threads SET
+    last_agent_message_at = MAX(COALESCE(last_agent_message_at, ''), :at),
+    last_interaction_at = MAX(COALESCE(last_interaction_at, ''), :at)
+WHERE thread_key = :thread_key
+RETURNING thread_key
+"""
+
+_SELECT_USER = """
+SELECT user_key, channel, platform_user_id, display_name, person_id, default_tz, locale,
+       last_interaction_any_channel_at, last_channel
+FROM users WHERE user_key = ?
+"""
+
+# One statement, so the thread and its participants come from the same snapshot.
+_SELECT_THREAD = """
+SELECT t.thread_key, t.channel, t.chat_type, t.kind, t.session_tz, t.last_interaction_at,
+       t.last_user_message_at, t.last_agent_message_at, p.user_key, p.last_user_message_at
+FROM threads AS t LEFT JOIN thread_participants AS p ON p.thread_key = t.thread_key
+WHERE t.thread_key = ?
+"""
+
+_SELECT_TRANSCRIPT = """
+SELECT id, thread_key, user_key, role, text, at, complete
+FROM messages WHERE thread_key = ? ORDER BY id DESC LIMIT ?
+"""
+
+
+class SqliteStore:
+    """The ``Store`` on one SQLite file (WAL mode), created with its directory if missing.
+
+    Not usable before ``open()``; every method then raises ``StoreError`` when SQLite
+    fails, with the file's path in the message. Passing a naive ``datetime`` is a
+    programming error and raises ``ValueError``.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = Path(path)
+        self._writer: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    async def open(self) -> None:
+        """Create the directory and file if needed, set the pragmas, apply migrations.
+
+        Raises ``StoreError`` naming the path when it cannot be created, opened or
+        migrated; nothing is left open in that case. Opening an open store does nothing.
+        """
+        # Under the write lock, so no write can slip in before the migrations are done.
+        async with self._write_lock:
+            if self._writer is not None:
+                return
+            try:
+                await asyncio.to_thread(self._path.parent.mkdir, parents=True, exist_ok=True)
+                self._writer = await self._connect()
+                await self._writer.executescript("PRAGMA synchronous = NORMAL;")
+                rows = list(await self._writer.execute_fetchall("PRAGMA journal_mode = WAL"))
+                if str(rows[0][0]).lower() != "wal":
+                    # Still correct, only slower and with readers blocking the writer.
+                    log.warning("SQLite at %s refused WAL mode (got %s)", self._path, rows[0][0])
+                version = await apply_migrations(self._writer, str(self._path))
+                self._reader = await self._connect()
+                await self._reader.executescript("PRAGMA query_only = ON;")
+            except (OSError, sqlite3.Error) as exc:
+                await self._close_connections()
+                raise StoreError(
+                    f"cannot open the SQLite store at {self._path}: {exc}. Check that the path "
+                    "is a file in a directory the relay's user can write to, or set "
+                    "[store] path to one."
+                ) from exc
+            except BaseException:
+                await self._close_connections()
+                raise
+            log.info("SQLite store open at %s (schema version %d)", self._path, version)
+
+    async def close(self) -> None:
+        """Wait for the write in flight, then close both connections; safe to call twice."""
+        async with self._write_lock:
+            await self._close_connections()
+
+    async def ping(self) -> bool:
+        """Whether ``SELECT 1`` answers on the reader; ``False`` if closed or failing."""
+        if self._reader is None:
+            return False
+        try:
+            rows = list(await self._reader.execute_fetchall("SELECT 1"))
+        except (sqlite3.Error, ValueError):
+            # ValueError: aiosqlite's "Connection closed", if close() raced us.
+            return False
+        return bool(rows) and rows[0][0] == 1
+
+    async def record_inbound(self, record: InboundRecord) -> int:
+        """See ``Store.record_inbound``. The id is the message's row id."""
+        at = to_db(record.received_at)
+        any_at = at if record.cross_channel else None
+        user = {
+            "user_key": record.user_key,
+            "channel": record.channel,
+            "platform_user_id": record.platform_user_id,
+            "display_name": record.display_name,
+            "received_at": at,
+            "any_at": any_at,
+            "any_ch": record.channel if record.cross_channel else None,
+        }
+        thread = {
+            "thread_key": record.thread_key,
+            "channel": record.channel,
+            "chat_type": record.chat_type,
+            "at": at,
+        }
+        message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
+        async with self._transaction("record an inbound message") as conn:
+            person = list(await conn.execute_fetchall(_UPSERT_USER, user))
+            person_id = person[0][0] if person else None
+            if any_at is not None and person_id is not None:
+                await conn.execute_fetchall(
+                    _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
+                )
+            await conn.execute_fetchall(_UPSERT_THREAD, thread)
+            await conn.execute_fetchall(
+                _UPSERT_PARTICIPANT,
+                {"thread_key": record.thread_key, "user_key": record.user_key, "at": at},
+            )
+            inserted = list(await conn.execute_fetchall(_INSERT_MESSAGE, message))
+        return int(inserted[0][0])
+
+    async def record_reply(
+        self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
+    ) -> int:
+        """See ``Store.record_reply``. Raises ``StoreError`` for a thread never seen."""
+        at = to_db(sent_at)
+        message = _message_params(thread_key, None, "assistant", text, at, complete=complete)
+        async with self._transaction("record a reply") as conn:
+            moved = list(
+                await conn.execute_fetchall(
+                    _MOVE_THREAD_ON_REPLY, {"at": at, "thread_key": thread_key}
+                )
+            )
+            if not moved:
+                raise StoreError(
+                    f"cannot record a reply in unknown thread {thread_key!r}: "
+                    "record the inbound message that started it first"
+                )
+            inserted = list(await conn.execute_fetchall(_INSERT_MESSAGE, message))
+        return int(inserted[0][0])
+
+    async def get_user(self, user_key: str) -> UserState | None:
+        """See ``Store.get_user``."""
+        with self._translate("read a user"):
+            rows = list(await self._read().execute_fetchall(_SELECT_USER, (user_key,)))
+        if not rows:
+            return None
+        row = rows[0]
+        return UserState(
+            user_key=row[0],
+            channel=row[1],
+            platform_user_id=row[2],
+            display_name=row[3],
+            person_id=row[4],
+            default_tz=row[5],
+            locale=row[6],
+            last_interaction_any_channel_at=from_db(row[7]),
+            last_channel=row[8],
+        )
+
+    async def get_thread(self, thread_key: str) -> ThreadState | None:
+        """See ``Store.get_thread``."""
+        with self._translate("read a thread"):
+            rows = list(await self._read().execute_fetchall(_SELECT_THREAD, (thread_key,)))
+        if not rows:
+            return None
+        first = rows[0]
+        by_user: dict[str, datetime] = {}
+        for row in rows:
+            seen = from_db(row[9])
+            if row[8] is not None and seen is not None:
+                by_user[row[8]] = seen
+        return ThreadState(
+            thread_key=first[0],
+            channel=first[1],
+            chat_type=cast(ChatType, first[2]),
+            kind=first[3],
+            session_tz=first[4],
+            last_interaction_at=from_db(first[5]),
+            last_user_message_at=from_db(first[6]),
+            last_agent_message_at=from_db(first[7]),
+            last_user_message_by_user=by_user,
+        )
+
+    async def transcript(self, thread_key: str, limit: int = 50) -> list[StoredMessage]:
+        """See ``Store.transcript``; messages are in the order they were recorded."""
+        if limit <= 0:
+            # SQLite reads a negative LIMIT as "no limit".
+            return []
+        with self._translate("read a transcript"):
+            rows = list(
+                await self._read().execute_fetchall(_SELECT_TRANSCRIPT, (thread_key, limit))
+            )
+        rows.reverse()
+        return [
+            StoredMessage(
+                id=row[0],
+                thread_key=row[1],
+                user_key=row[2],
+                role=cast(Role, row[3]),
+                text=row[4],
+                at=cast(datetime, from_db(row[5])),
+                complete=bool(row[6]),
+            )
+            for row in rows
+        ]
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    async def _connect(self) -> aiosqlite.Connection:
+        # isolation_level=None: no implicit BEGINs from the sqlite3 module; transactions
+        # are exactly the BEGIN IMMEDIATE ... COMMIT blocks below.
+        conn = await aiosqlite.connect(
+            self._path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        try:
+            await conn.executescript(
+                f"PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d};"
+            )
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _close_connections(self) -> None:
+        for conn in (self._reader, self._writer):
+            if conn is not None:
+                try:
+                    await conn.close()
+                except sqlite3.Error as exc:
+                    log.warning("closing the SQLite store at %s failed: %s", self._path, exc)
+        self._reader = self._writer = None
+
+    def _read(self) -> aiosqlite.Connection:
+        if self._reader is None:
+            raise self._not_open()
+        return self._reader
+
+    def _not_open(self) -> StoreError:
+        return StoreError(f"the SQLite store at {self._path} is not open; call open() first")
+
+    @contextmanager
+    def _translate(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"the SQLite store at {self._path} could not {action}: {exc}") from exc
+
+    @asynccontextmanager
+    async def _transaction(self, action: str) -> AsyncIterator[aiosqlite.Connection]:
+        """The writer, inside one ``BEGIN IMMEDIATE`` that commits if the body returns and
+        rolls back if it raises; other writers wait on the lock until it ends."""
+        async with self._write_lock:
+            conn = self._writer
+            if conn is None:
+                raise self._not_open()
+            with self._translate(action):
+                await conn.execute_fetchall("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    await conn.commit()
+                except BaseException:
+                    # The worker thread runs calls in order, so even when we were
+                    # cancelled mid-statement this rollback lands after that statement
+                    # and before the next transaction's BEGIN.
+                    await conn.rollback()
+                    raise
+
+
+def _message_params(
+    thread_key: str, user_key: str | None, role: Role, text: str, at: str, *, complete: bool = True
+) -> dict[str, Any]:
+    return {
+        "thread_key": thread_key,
+        "user_key": user_key,
+        "role": role,
+        "text": text,
+        "at": at,
+        "complete": int(complete),
+    }

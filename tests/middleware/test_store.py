@@ -1,0 +1,326 @@
+"""The SQLite store, against a real database file in ``tmp_path``."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import pytest
+
+from middleware.errors import StoreError
+from middleware.store import InboundRecord, SqliteStore
+from middleware.store.migrations import LATEST_VERSION, from_db, to_db
+from middleware.types import ChatType
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+THREAD = "agent:main:telegram:group:-1001"
+
+
+def inbound(
+    at: datetime,
+    *,
+    user: str = "42",
+    channel: str = "telegram",
+    thread: str = THREAD,
+    text: str = "hello",
+    name: str | None = "Ada",
+    chat_type: ChatType = "group",
+    cross_channel: bool = True,
+) -> InboundRecord:
+    return InboundRecord(
+        user_key=f"{channel}:{user}",
+        channel=channel,
+        platform_user_id=user,
+        display_name=name,
+        thread_key=thread,
+        chat_type=chat_type,
+        text=text,
+        received_at=at,
+        cross_channel=cross_channel,
+    )
+
+
+async def sql(path: Path, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Run one statement on the file through a connection of its own, and commit."""
+    async with aiosqlite.connect(path) as conn:
+        rows = [tuple(row) for row in await conn.execute_fetchall(statement, params)]
+        await conn.commit()
+    return rows
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    # A directory that does not exist yet: opening must create it.
+    return tmp_path / "state" / "relay.db"
+
+
+@pytest.fixture
+async def store(db_path: Path) -> AsyncIterator[SqliteStore]:
+    opened = SqliteStore(db_path)
+    await opened.open()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_open_applies_migrations_and_reopening_keeps_data(db_path: Path) -> None:
+    first = SqliteStore(db_path)
+    await first.open()
+    await first.record_inbound(inbound(T0))
+    await first.close()
+
+    assert await sql(db_path, "PRAGMA user_version") == [(LATEST_VERSION,)]
+    tables = {row[0] for row in await sql(db_path, "SELECT name FROM sqlite_master")}
+    assert {"users", "persons", "threads", "thread_participants", "messages"} <= tables
+
+    again = SqliteStore(db_path)
+    await again.open()
+    try:
+        assert await again.ping()
+        assert len(await again.transcript(THREAD)) == 1
+    finally:
+        await again.close()
+    assert await sql(db_path, "PRAGMA user_version") == [(LATEST_VERSION,)]
+
+
+async def test_database_in_wal_mode(store: SqliteStore, db_path: Path) -> None:
+    assert await sql(db_path, "PRAGMA journal_mode") == [("wal",)]
+
+
+async def test_record_inbound_then_read_back(store: SqliteStore) -> None:
+    message_id = await store.record_inbound(inbound(T0, text="clock it: gym"))
+
+    user = await store.get_user("telegram:42")
+    assert user is not None
+    assert (user.channel, user.platform_user_id, user.display_name) == ("telegram", "42", "Ada")
+    assert user.person_id is None and user.default_tz is None and user.locale is None
+    assert user.last_interaction_any_channel_at == T0
+    assert user.last_channel == "telegram"
+
+    thread = await store.get_thread(THREAD)
+    assert thread is not None
+    assert (thread.channel, thread.chat_type, thread.kind) == ("telegram", "group", "conversation")
+    assert thread.session_tz is None
+    assert thread.last_user_message_at == T0
+    assert thread.last_interaction_at == T0
+    assert thread.last_agent_message_at is None
+    assert thread.last_user_message_by_user == {"telegram:42": T0}
+    assert thread.last_user_message_at is not None
+    assert thread.last_user_message_at.tzinfo is UTC
+
+    [message] = await store.transcript(THREAD)
+    assert message.id == message_id
+    assert (message.user_key, message.role, message.text) == (
+        "telegram:42",
+        "user",
+        "clock it: gym",
+    )
+    assert message.at == T0 and message.complete
+
+
+async def test_unknown_keys_read_as_none(store: SqliteStore) -> None:
+    assert await store.get_user("telegram:nobody") is None
+    assert await store.get_thread("agent:main:telegram:dm:nobody") is None
+    assert await store.transcript("agent:main:telegram:dm:nobody") == []
+
+
+async def test_display_name_updates_only_when_given(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0, name="Ada"))
+    await store.record_inbound(inbound(T0 + timedelta(seconds=1), name=None))
+    user = await store.get_user("telegram:42")
+    assert user is not None and user.display_name == "Ada"
+    await store.record_inbound(inbound(T0 + timedelta(seconds=2), name="Ada L."))
+    user = await store.get_user("telegram:42")
+    assert user is not None and user.display_name == "Ada L."
+
+
+async def test_instants_in_other_offsets_are_stored_as_utc(store: SqliteStore) -> None:
+    kathmandu = timezone(timedelta(hours=5, minutes=45))
+    await store.record_inbound(inbound(datetime(2025, 3, 1, 14, 45, tzinfo=kathmandu)))
+    thread = await store.get_thread(THREAD)
+    assert thread is not None and thread.last_user_message_at == T0
+    assert to_db(T0) == "2025-03-01T09:00:00.000000+00:00"
+    assert from_db(to_db(T0)) == T0
+
+
+async def test_naive_instant_is_refused(store: SqliteStore) -> None:
+    with pytest.raises(ValueError, match="aware"):
+        await store.record_inbound(inbound(datetime(2025, 3, 1, 9, 0)))
+
+
+async def test_earlier_message_arriving_late_moves_no_time_backwards(store: SqliteStore) -> None:
+    later, earlier = T0 + timedelta(hours=1), T0
+    await store.record_inbound(inbound(later, text="second"))
+    await store.record_inbound(inbound(earlier, text="first"))
+
+    thread = await store.get_thread(THREAD)
+    assert thread is not None
+    assert thread.last_user_message_at == later
+    assert thread.last_interaction_at == later
+    assert thread.last_user_message_by_user == {"telegram:42": later}
+    user = await store.get_user("telegram:42")
+    assert user is not None and user.last_interaction_any_channel_at == later
+    # The transcript keeps the order messages were recorded in.
+    assert [m.text for m in await store.transcript(THREAD)] == ["second", "first"]
+
+
+async def test_reply_moves_agent_and_interaction_times(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0))
+    reply_at = T0 + timedelta(seconds=3)
+    reply_id = await store.record_reply(THREAD, "partial answ", reply_at, complete=False)
+
+    thread = await store.get_thread(THREAD)
+    assert thread is not None
+    assert thread.last_agent_message_at == reply_at
+    assert thread.last_interaction_at == reply_at
+    assert thread.last_user_message_at == T0
+
+    user_line, reply_line = await store.transcript(THREAD)
+    assert (user_line.role, reply_line.role) == ("user", "assistant")
+    assert reply_line.id == reply_id and reply_line.id > user_line.id
+    assert reply_line.user_key is None and not reply_line.complete
+    assert reply_line.text == "partial answ" and reply_line.at == reply_at
+
+    # A reply stamped earlier than what is stored moves nothing back.
+    await store.record_reply(THREAD, "late", T0 + timedelta(seconds=1))
+    thread = await store.get_thread(THREAD)
+    assert thread is not None and thread.last_agent_message_at == reply_at
+
+
+async def test_reply_in_unknown_thread_is_a_store_error(store: SqliteStore) -> None:
+    with pytest.raises(StoreError, match="unknown thread"):
+        await store.record_reply("agent:main:api:missing", "hi", T0)
+    assert await store.transcript("agent:main:api:missing") == []
+
+
+async def test_not_cross_channel_leaves_any_channel_time_alone(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0, cross_channel=False))
+    user = await store.get_user("telegram:42")
+    assert user is not None
+    assert user.last_interaction_any_channel_at is None and user.last_channel is None
+
+    await store.record_inbound(inbound(T0 + timedelta(minutes=1)))
+    await store.record_inbound(inbound(T0 + timedelta(minutes=2), cross_channel=False))
+    user = await store.get_user("telegram:42")
+    assert user is not None
+    assert user.last_interaction_any_channel_at == T0 + timedelta(minutes=1)
+    # The thread's own clock still moves.
+    thread = await store.get_thread(THREAD)
+    assert thread is not None and thread.last_user_message_at == T0 + timedelta(minutes=2)
+
+
+async def test_linked_person_time_moves_with_any_linked_account(
+    store: SqliteStore, db_path: Path
+) -> None:
+    # Linking comes later; set it up the way it will end up in the tables.
+    await store.record_inbound(inbound(T0, user="42", channel="telegram"))
+    await store.record_inbound(
+        inbound(T0, user="7", channel="discord", thread="agent:main:discord:dm:7")
+    )
+    await sql(db_path, "INSERT INTO persons (person_id) VALUES ('p1')")
+    await sql(
+        db_path,
+        "UPDATE users SET person_id = 'p1' WHERE user_key IN (?, ?)",
+        ("telegram:42", "discord:7"),
+    )
+
+    async def person() -> tuple[Any, ...]:
+        [row] = await sql(
+            db_path,
+            "SELECT last_interaction_any_channel_at, last_channel FROM persons "
+            "WHERE person_id = 'p1'",
+        )
+        return (from_db(row[0]), row[1])
+
+    await store.record_inbound(inbound(T0 + timedelta(hours=1), user="42", channel="telegram"))
+    assert await person() == (T0 + timedelta(hours=1), "telegram")
+
+    dm = "agent:main:discord:dm:7"
+    await store.record_inbound(
+        inbound(T0 + timedelta(hours=2), user="7", channel="discord", thread=dm)
+    )
+    assert await person() == (T0 + timedelta(hours=2), "discord")
+
+    # Earlier, or not counted across channels: the person keeps its latest time.
+    await store.record_inbound(inbound(T0 + timedelta(minutes=90), user="42", channel="telegram"))
+    await store.record_inbound(
+        inbound(T0 + timedelta(hours=3), user="42", channel="telegram", cross_channel=False)
+    )
+    assert await person() == (T0 + timedelta(hours=2), "discord")
+    linked = await store.get_user("telegram:42")
+    assert linked is not None and linked.person_id == "p1"
+
+
+async def test_concurrent_inbound_messages_all_land(store: SqliteStore) -> None:
+    instants = [T0 + timedelta(seconds=i) for i in range(200)]
+    random.Random(7).shuffle(instants)
+    ids = await asyncio.gather(
+        *(
+            store.record_inbound(inbound(at, user=str(i % 5), text=f"m{i}"))
+            for i, at in enumerate(instants)
+        )
+    )
+    assert len(set(ids)) == 200
+
+    transcript = await store.transcript(THREAD, limit=500)
+    assert len(transcript) == 200
+    assert sorted(m.id for m in transcript) == sorted(ids)
+    thread = await store.get_thread(THREAD)
+    assert thread is not None
+    assert thread.last_user_message_at == max(instants)
+    assert len(thread.last_user_message_by_user) == 5
+    for user, last in thread.last_user_message_by_user.items():
+        mine = [at for i, at in enumerate(instants) if f"telegram:{i % 5}" == user]
+        assert last == max(mine)
+
+
+async def test_transcript_returns_the_last_messages_oldest_first(store: SqliteStore) -> None:
+    for i in range(5):
+        await store.record_inbound(inbound(T0 + timedelta(seconds=i), text=f"m{i}"))
+    assert [m.text for m in await store.transcript(THREAD, limit=3)] == ["m2", "m3", "m4"]
+    assert await store.transcript(THREAD, limit=0) == []
+
+
+async def test_parent_path_is_a_file_gives_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    store = SqliteStore(blocker / "relay.db")
+    with pytest.raises(StoreError, match="not-a-dir") as info:
+        await store.open()
+    assert "writ" in str(info.value)
+    assert not await store.ping()
+    await store.close()
+
+
+async def test_path_is_a_directory_gives_store_error(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    with pytest.raises(StoreError, match=re.escape(str(tmp_path))):
+        await store.open()
+
+
+async def test_newer_schema_is_refused(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    await sql(db_path, f"PRAGMA user_version = {LATEST_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer"):
+        await SqliteStore(db_path).open()
+
+
+async def test_closed_store_refuses_use_and_closes_twice(db_path: Path) -> None:
+    store = SqliteStore(db_path)
+    assert not await store.ping()
+    with pytest.raises(StoreError, match="not open"):
+        await store.get_user("telegram:42")
+    await store.open()
+    assert await store.ping()
+    await store.close()
+    await store.close()
+    assert not await store.ping()
+    with pytest.raises(StoreError, match="not open"):
+        await store.record_inbound(inbound(T0))

@@ -1,0 +1,75 @@
+"""Config loading: the example file, unknown keys, bad values, env references."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from middleware.errors import ConfigError
+from proxy.cli import main
+from proxy.config import Config, load_config, parse_config
+
+EXAMPLE = Path(__file__).parents[2] / "config.example.toml"
+
+
+def test_example_file_loads_and_equals_the_defaults() -> None:
+    assert load_config(EXAMPLE) == Config()
+
+
+def test_unknown_key_names_line_and_known_keys() -> None:
+    text = '[server]\nhost = "127.0.0.1"\nprot = 9000\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="relay.toml")
+    message = str(caught.value)
+    assert "relay.toml:line 3: unknown key 'prot' in server" in message
+    assert "port" in message  # the known keys are listed
+
+
+def test_unknown_table_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="line 1: unknown key 'servr'"):
+        parse_config("[servr]\nport = 1\n")
+
+
+def test_bad_values_are_all_reported_with_lines() -> None:
+    text = '[server]\nport = 70000\n\n[upstream]\nmode = "magic"\nbase_url = "ftp://x"\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="c.toml")
+    message = str(caught.value)
+    assert "3 problem(s)" in message
+    assert "c.toml:line 2: server.port" in message
+    assert "c.toml:line 5: upstream.mode" in message and "'inspect' or 'forward'" in message
+    assert "c.toml:line 6: upstream.base_url" in message and "http://" in message
+
+
+def test_array_of_tables_errors_point_at_the_entry() -> None:
+    text = '[auth]\n[[auth.keys]]\nname = "a"\nkey = "short"\n'
+    with pytest.raises(ConfigError, match=r"line 4: auth\.keys\.0\.key"):
+        parse_config(text)
+
+
+def test_env_references_fill_secrets() -> None:
+    text = '[upstream]\napi_key = "${UPSTREAM_KEY}"\n'
+    config = parse_config(text, env={"UPSTREAM_KEY": "sk-from-env"})
+    assert config.upstream.api_key == "sk-from-env"
+
+
+def test_missing_env_reference_is_an_error() -> None:
+    with pytest.raises(ConfigError, match=r"line 2: upstream\.api_key refers to \$\{NOPE\}"):
+        parse_config('[upstream]\napi_key = "${NOPE}"\n', env={})
+
+
+def test_invalid_toml_says_where() -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        parse_config("[server\nport = 1\n")
+
+
+def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text('[upstream]\nmode = "forward"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    assert main(["check-config", "--config", str(good)]) == 0
+    assert "OK" in capsys.readouterr().out
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[store]\npth = 'x'\n")
+    assert main(["check-config", "--config", str(bad)]) == 2
+    assert "unknown key 'pth' in store" in capsys.readouterr().err

@@ -1,0 +1,143 @@
+"""The HTTP edge beyond the SDK: recording, bad input, health, metrics, inspect mode."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import aiohttp
+
+from proxy.keys import SERVICES
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream, Scripted
+
+HI = [{"role": "user", "content": "hi there"}]
+URL = "/v1/chat/completions"
+
+
+async def post(relay: RunningServer, body: object, **headers: str) -> tuple[int, dict[str, object]]:
+    async with aiohttp.ClientSession() as http:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        async with http.post(
+            f"{relay.url}{URL}", data=data, headers={"Content-Type": "application/json", **headers}
+        ) as response:
+            return response.status, await response.json()
+
+
+async def test_transcript_and_timestamps_recorded(relay: RunningServer) -> None:
+    status, _ = await post(
+        relay,
+        {"model": "m", "messages": HI},
+        **{
+            "X-Chronorelay-User": "u1",
+            "X-Chronorelay-Thread": "t1",
+            "X-Chronorelay-User-Name": "Ana",
+        },
+    )
+    assert status == 200
+    store = relay.runner.app[SERVICES].store
+    messages = await store.transcript("agent:main:api:t1")
+    assert [(m.role, m.text, m.user_key) for m in messages] == [
+        ("user", "hi there", "api:u1"),
+        ("assistant", "echo: hi there", None),
+    ]
+    thread = await store.get_thread("agent:main:api:t1")
+    user = await store.get_user("api:u1")
+    assert thread is not None and user is not None
+    assert thread.last_user_message_at == messages[0].at
+    assert thread.last_agent_message_at == messages[1].at
+    assert thread.last_interaction_at == messages[1].at
+    assert thread.last_user_message_by_user == {"api:u1": messages[0].at}
+    assert user.display_name == "Ana"
+    assert user.last_interaction_any_channel_at == messages[0].at
+
+
+async def test_inbound_recorded_even_when_upstream_fails(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.failures.append(Scripted(400, {"error": {"message": "no"}}))
+    status, _ = await post(relay, {"model": "m", "messages": HI}, **{"X-Chronorelay-Thread": "t2"})
+    assert status == 400
+    store = relay.runner.app[SERVICES].store
+    messages = await store.transcript("agent:main:api:t2")
+    assert [(m.role, m.text) for m in messages] == [("user", "hi there")]
+
+
+async def test_replayed_turn_is_recorded_at_its_instant(relay: RunningServer) -> None:
+    status, _ = await post(
+        relay,
+        {"model": "m", "messages": HI},
+        **{"X-Chronorelay-Received-At": "2026-03-01T09:30:00+01:00", "X-Chronorelay-Thread": "r"},
+    )
+    assert status == 200
+    store = relay.runner.app[SERVICES].store
+    messages = await store.transcript("agent:main:api:r")
+    assert messages[0].at == datetime(2026, 3, 1, 8, 30, tzinfo=UTC)
+    assert messages[1].at >= messages[0].at
+
+
+async def test_malformed_bodies_get_400_with_reason(relay: RunningServer) -> None:
+    status, body = await post(relay, b"{not json")
+    assert status == 400 and "not valid JSON" in str(body["error"])
+    status, body = await post(relay, {"model": "m"})
+    assert status == 400 and "messages" in str(body["error"])
+    status, body = await post(relay, {"model": "m", "messages": [{"content": "no role"}]})
+    assert status == 400 and "messages.0.role" in str(body["error"])
+    status, body = await post(relay, {"messages": HI}, **{"X-Chronorelay-Chat-Type": "crowd"})
+    assert status == 400 and "'dm' or 'group'" in str(body["error"])
+    status, body = await post(relay, {"messages": HI}, **{"X-Chronorelay-Received-At": "yesterday"})
+    assert status == 400 and "ISO 8601" in str(body["error"])
+
+
+async def test_group_thread_key_from_headers(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    async with aiohttp.ClientSession() as http:
+        headers = {
+            "X-Chronorelay-Channel": "slack",
+            "X-Chronorelay-Chat-Type": "group",
+            "X-Chronorelay-Thread": "C42",
+            "X-Chronorelay-User": "U7",
+        }
+        async with http.post(f"{relay.url}{URL}", json={"messages": HI}, headers=headers) as r:
+            assert r.headers["X-Chronorelay-Thread-Key"] == "agent:main:slack:group:C42"
+
+
+async def test_unknown_route_is_json_404(relay: RunningServer) -> None:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/v1/nothing") as response:
+            assert response.status == 404
+            assert (await response.json())["error"]["code"] == "not_found"
+
+
+async def test_health_ready_and_metrics(relay_factory: RelayFactory, unused_tcp_port: int) -> None:
+    relay = await relay_factory()
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/healthz") as r:
+            assert r.status == 200
+        async with http.get(f"{relay.url}/readyz") as r:
+            assert r.status == 200 and (await r.json())["upstream"] == "ok"
+        await http.post(f"{relay.url}{URL}", json={"messages": HI})
+        async with http.get(f"{relay.url}/metrics") as r:
+            text = await r.text()
+    assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
+    assert "chronorelay_upstream_latency_seconds_count 1.0" in text
+    assert "chronorelay_injected_tokens_total" in text
+    down = await relay_factory(upstream={"base_url": f"http://127.0.0.1:{unused_tcp_port}/v1"})
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{down.url}/readyz") as r:
+            assert r.status == 503 and (await r.json())["upstream"] == "unreachable"
+
+
+async def test_inspect_mode_answers_with_forwarded_messages(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(upstream={"mode": "inspect"})
+    status, body = await post(relay, {"model": "m", "messages": HI})
+    assert status == 200
+    content = body["choices"][0]["message"]["content"]  # type: ignore[index]
+    assert json.loads(content) == HI
+    async with aiohttp.ClientSession() as http:
+        stream_body = {"messages": HI, "stream": True, "stream_options": {"include_usage": True}}
+        async with http.post(f"{relay.url}{URL}", json=stream_body) as r:
+            raw = await r.read()
+    assert raw.endswith(b"data: [DONE]\n\n") and b'"usage": {"prompt_tokens"' in raw
