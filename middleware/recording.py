@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from middleware.clock.source import Clock
+from middleware.errors import StoreError
 from middleware.pipeline import Handler, Stage
 from middleware.store import InboundRecord, Store
 from middleware.types import Reply, ReplyOutcome, Turn
@@ -21,28 +22,36 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
 
     async def record(turn: Turn, call_next: Handler) -> Reply:
         started = clock.now()
-        turn.inbound_message_id = await store.record_inbound(
-            InboundRecord(
-                user_key=turn.user_key,
-                channel=turn.channel,
-                platform_user_id=turn.user_id,
-                display_name=turn.display_name,
-                thread_key=turn.thread_key,
-                chat_type=turn.chat_type,
-                text=turn.text,
-                received_at=turn.received_at,
-                cross_channel=cross_channel,
+        if not turn.continuation:
+            inbound = await store.record_inbound(
+                InboundRecord(
+                    user_key=turn.user_key,
+                    channel=turn.channel,
+                    platform_user_id=turn.user_id,
+                    display_name=turn.display_name,
+                    thread_key=turn.thread_key,
+                    chat_type=turn.chat_type,
+                    text=turn.text,
+                    received_at=turn.received_at,
+                    cross_channel=cross_channel,
+                )
             )
-        )
+            turn.inbound_message_id = inbound.message_id
+            turn.prior = inbound.prior
         reply = await call_next(turn)
 
         async def record_reply(outcome: ReplyOutcome) -> None:
             # Replayed turns happen at ``received_at``; the reply follows it by however
             # long the answer really took.
             sent_at = turn.received_at + (clock.now() - started)
-            await store.record_reply(
-                turn.thread_key, outcome.text, sent_at, complete=outcome.complete
-            )
+            try:
+                await store.record_reply(
+                    turn.thread_key, outcome.text, sent_at, complete=outcome.complete
+                )
+            except StoreError as exc:
+                # The client already has (or is getting) the answer; failing it now
+                # would lose more than it saves.
+                log.error("could not record the reply in %s: %s", turn.thread_key, exc)
 
         if reply.stream is not None:
             reply.stream.on_complete(record_reply)

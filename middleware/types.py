@@ -9,7 +9,10 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from middleware.store.base import PriorState
 
 ChatType = Literal["dm", "group"]
 JSON = dict[str, Any]
@@ -55,6 +58,9 @@ class Turn:
     display_name: str | None = None
     topic_id: str | None = None
     participants: list[Participant] = field(default_factory=list)
+    # True when the newest message is not the user's (a tool result coming back): the
+    # user did not speak, so no new inbound message is recorded and no new block made.
+    continuation: bool = False
     # filled by the identity stage
     user_key: str = ""
     thread_key: str = ""
@@ -62,6 +68,8 @@ class Turn:
     # filled by later stages
     context: InjectedContext = field(default_factory=InjectedContext)
     inbound_message_id: int | None = None
+    # What the store held before this message was recorded (set by the recording stage).
+    prior: PriorState | None = None
 
     @property
     def stream(self) -> bool:

@@ -132,6 +132,7 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
         thread_id=thread_id,
         user_id=user_id,
         text=last_user_text(body["messages"]),
+        continuation=_newest_role(body["messages"]) != "user",
         received_at=received_at,
         body=body,
         chat_type="group" if chat_type == "group" else "dm",
@@ -159,6 +160,11 @@ def _replay_instant(value: str, caller: Caller) -> datetime:
             "X-Chronorelay-Received-At needs an offset (e.g. 2026-11-21T16:40:00+01:00 or …Z)"
         )
     return instant.astimezone(UTC)
+
+
+def _newest_role(messages: list[Any]) -> str | None:
+    newest = messages[-1]
+    return newest.get("role") if isinstance(newest, dict) else None
 
 
 def last_user_text(messages: list[Any]) -> str:

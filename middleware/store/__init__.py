@@ -2,6 +2,9 @@
 
 from middleware.store.base import (
     InboundRecord,
+    InboundResult,
+    ParticipantState,
+    PriorState,
     Store,
     StoredMessage,
     ThreadState,
@@ -11,6 +14,9 @@ from middleware.store.sqlite import SqliteStore
 
 __all__ = [
     "InboundRecord",
+    "InboundResult",
+    "ParticipantState",
+    "PriorState",
     "SqliteStore",
     "Store",
     "StoredMessage",

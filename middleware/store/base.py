@@ -32,6 +32,47 @@ class InboundRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class PriorState:
+    """What the store held just before an inbound message moved it (all UTC or None).
+
+    The clock stages compute "last message here" and "last contact on any channel" from
+    these, so the message being recorded never counts as its own predecessor.
+    ``any_channel_*`` are the linked person's when the user is linked.
+    """
+
+    thread_last_interaction_at: datetime | None = None
+    thread_last_user_message_at: datetime | None = None
+    thread_last_agent_message_at: datetime | None = None
+    user_last_message_here_at: datetime | None = None
+    any_channel_at: datetime | None = None
+    any_channel: str | None = None
+    user_tz: str | None = None
+    user_locale: str | None = None
+    thread_tz: str | None = None
+    thread_kind: str | None = None
+    person_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundResult:
+    """The stored message's id and the state from just before it."""
+
+    message_id: int
+    prior: PriorState
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantState:
+    """A group member as the clock sees them."""
+
+    user_key: str
+    display_name: str | None
+    default_tz: str | None
+    locale: str | None
+    last_user_message_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class UserState:
     """A channel-scoped user and their clock fields."""
 
@@ -89,8 +130,10 @@ class Store(Protocol):
         """Whether the store answers a trivial query."""
         ...
 
-    async def record_inbound(self, record: InboundRecord) -> int:
-        """Store the user message and update every timestamp it moves; return its id.
+    async def record_inbound(self, record: InboundRecord) -> InboundResult:
+        """Store the user message and update every timestamp it moves.
+
+        Returns the message id and the ``PriorState`` read in the same transaction.
 
         Updates, atomically: the user row, the thread row (last user message, last
         interaction), the per-user last message in the thread, and — if
@@ -103,6 +146,33 @@ class Store(Protocol):
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
     ) -> int:
         """Store the assistant message and move the thread's agent/interaction times."""
+        ...
+
+    async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
+        """Set (or clear) the user's default zone — the linked person's when linked.
+
+        Returns ``False`` if the user was never seen.
+        """
+        ...
+
+    async def set_thread_timezone(self, thread_key: str, zone: str | None) -> bool:
+        """Set (or clear) the thread's session-zone override; ``False`` if unknown."""
+        ...
+
+    async def group_participants(
+        self, thread_key: str, since: datetime, limit: int
+    ) -> list[ParticipantState]:
+        """Members who spoke in the thread at or after ``since``, most recent first."""
+        ...
+
+    async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
+        """What was injected into the thread's user messages, by (fingerprint, ordinal)."""
+        ...
+
+    async def save_injection(
+        self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
+    ) -> None:
+        """Remember an injection; the first one stored for a message wins."""
         ...
 
     async def get_user(self, user_key: str) -> UserState | None:

@@ -81,6 +81,27 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX messages_user ON messages (user_key) WHERE user_key IS NOT NULL;
         """,
     ),
+    (
+        2,
+        """
+        -- A linked person's timezone and locale apply on every channel they use.
+        ALTER TABLE persons ADD COLUMN default_tz TEXT;
+        ALTER TABLE persons ADD COLUMN locale TEXT;
+
+        -- What the relay appended to each user message of a thread, replayed verbatim on
+        -- later requests so the forwarded conversation only grows at the end (the
+        -- upstream's prompt cache stays valid). A message is known by the hash of its
+        -- original content and its ordinal among equal messages in the thread.
+        CREATE TABLE injections (
+            thread_key TEXT NOT NULL REFERENCES threads (thread_key) ON DELETE CASCADE,
+            fingerprint TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (thread_key, fingerprint, ordinal)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

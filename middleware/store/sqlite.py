@@ -30,6 +30,9 @@ import aiosqlite
 from middleware.errors import StoreError
 from middleware.store.base import (
     InboundRecord,
+    InboundResult,
+    ParticipantState,
+    PriorState,
     Role,
     StoredMessage,
     ThreadState,
@@ -103,6 +106,53 @@ UPDATE threads SET
     last_interaction_at = MAX(COALESCE(last_interaction_at, ''), :at)
 WHERE thread_key = :thread_key
 RETURNING thread_key
+"""
+
+# Read inside the inbound transaction, before anything moves: what "before" looked like.
+_SELECT_PRIOR = """
+SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
+       p.last_user_message_at,
+       u.last_interaction_any_channel_at, u.last_channel,
+       per.last_interaction_any_channel_at, per.last_channel,
+       COALESCE(per.default_tz, u.default_tz), COALESCE(per.locale, u.locale),
+       t.session_tz, t.kind, u.person_id
+FROM (SELECT 1)
+LEFT JOIN threads AS t ON t.thread_key = :thread_key
+LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
+LEFT JOIN users AS u ON u.user_key = :user_key
+LEFT JOIN persons AS per ON per.person_id = u.person_id
+"""
+
+_SET_USER_TZ = """
+UPDATE users SET default_tz = :zone WHERE user_key = :user_key AND person_id IS NULL
+RETURNING user_key
+"""
+
+_SET_PERSON_TZ = """
+UPDATE persons SET default_tz = :zone
+WHERE person_id = (SELECT person_id FROM users WHERE user_key = :user_key)
+RETURNING person_id
+"""
+
+_SET_THREAD_TZ = """
+UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING thread_key
+"""
+
+_SELECT_PARTICIPANTS = """
+SELECT p.user_key, u.display_name, COALESCE(per.default_tz, u.default_tz),
+       COALESCE(per.locale, u.locale), p.last_user_message_at
+FROM thread_participants AS p
+JOIN users AS u ON u.user_key = p.user_key
+LEFT JOIN persons AS per ON per.person_id = u.person_id
+WHERE p.thread_key = ? AND p.last_user_message_at >= ?
+ORDER BY p.last_user_message_at DESC LIMIT ?
+"""
+
+_SELECT_INJECTIONS = "SELECT fingerprint, ordinal, text FROM injections WHERE thread_key = ?"
+
+_INSERT_INJECTION = """
+INSERT INTO injections (thread_key, fingerprint, ordinal, text, at)
+VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
 """
 
 _SELECT_USER = """
@@ -193,7 +243,7 @@ class SqliteStore:
             return False
         return bool(rows) and rows[0][0] == 1
 
-    async def record_inbound(self, record: InboundRecord) -> int:
+    async def record_inbound(self, record: InboundRecord) -> InboundResult:
         """See ``Store.record_inbound``. The id is the message's row id."""
         at = to_db(record.received_at)
         any_at = at if record.cross_channel else None
@@ -213,7 +263,9 @@ class SqliteStore:
             "at": at,
         }
         message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
+        keys = {"thread_key": record.thread_key, "user_key": record.user_key}
         async with self._transaction("record an inbound message") as conn:
+            prior = _prior(list(await conn.execute_fetchall(_SELECT_PRIOR, keys))[0])
             person = list(await conn.execute_fetchall(_UPSERT_USER, user))
             person_id = person[0][0] if person else None
             if any_at is not None and person_id is not None:
@@ -226,7 +278,7 @@ class SqliteStore:
                 {"thread_key": record.thread_key, "user_key": record.user_key, "at": at},
             )
             inserted = list(await conn.execute_fetchall(_INSERT_MESSAGE, message))
-        return int(inserted[0][0])
+        return InboundResult(int(inserted[0][0]), prior)
 
     async def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
@@ -247,6 +299,49 @@ class SqliteStore:
                 )
             inserted = list(await conn.execute_fetchall(_INSERT_MESSAGE, message))
         return int(inserted[0][0])
+
+    async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
+        """See ``Store.set_user_timezone``."""
+        params = {"user_key": user_key, "zone": zone}
+        async with self._transaction("set a user's timezone") as conn:
+            changed = list(await conn.execute_fetchall(_SET_USER_TZ, params))
+            if not changed:
+                changed = list(await conn.execute_fetchall(_SET_PERSON_TZ, params))
+        return bool(changed)
+
+    async def set_thread_timezone(self, thread_key: str, zone: str | None) -> bool:
+        """See ``Store.set_thread_timezone``."""
+        params = {"thread_key": thread_key, "zone": zone}
+        async with self._transaction("set a thread's timezone") as conn:
+            changed = list(await conn.execute_fetchall(_SET_THREAD_TZ, params))
+        return bool(changed)
+
+    async def group_participants(
+        self, thread_key: str, since: datetime, limit: int
+    ) -> list[ParticipantState]:
+        """See ``Store.group_participants``."""
+        with self._translate("read group participants"):
+            rows = await self._read().execute_fetchall(
+                _SELECT_PARTICIPANTS, (thread_key, to_db(since), limit)
+            )
+        return [
+            ParticipantState(row[0], row[1], row[2], row[3], cast(datetime, from_db(row[4])))
+            for row in rows
+        ]
+
+    async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
+        """See ``Store.injections``."""
+        with self._translate("read injections"):
+            rows = await self._read().execute_fetchall(_SELECT_INJECTIONS, (thread_key,))
+        return {(row[0], int(row[1])): row[2] for row in rows}
+
+    async def save_injection(
+        self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
+    ) -> None:
+        """See ``Store.save_injection``."""
+        params = (thread_key, fingerprint, ordinal, text, to_db(at))
+        async with self._transaction("save an injection") as conn:
+            await conn.execute_fetchall(_INSERT_INJECTION, params)
 
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""
@@ -374,6 +469,23 @@ class SqliteStore:
                     # and before the next transaction's BEGIN.
                     await conn.rollback()
                     raise
+
+
+def _prior(row: Any) -> PriorState:
+    linked = row[12] is not None
+    return PriorState(
+        thread_last_interaction_at=from_db(row[0]),
+        thread_last_user_message_at=from_db(row[1]),
+        thread_last_agent_message_at=from_db(row[2]),
+        user_last_message_here_at=from_db(row[3]),
+        any_channel_at=from_db(row[6] if linked else row[4]),
+        any_channel=row[7] if linked else row[5],
+        user_tz=row[8],
+        user_locale=row[9],
+        thread_tz=row[10],
+        thread_kind=row[11],
+        person_id=row[12],
+    )
 
 
 def _message_params(

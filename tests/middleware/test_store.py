@@ -95,7 +95,7 @@ async def test_database_in_wal_mode(store: SqliteStore, db_path: Path) -> None:
 
 
 async def test_record_inbound_then_read_back(store: SqliteStore) -> None:
-    message_id = await store.record_inbound(inbound(T0, text="clock it: gym"))
+    message_id = (await store.record_inbound(inbound(T0, text="clock it: gym"))).message_id
 
     user = await store.get_user("telegram:42")
     assert user is not None
@@ -261,12 +261,13 @@ async def test_linked_person_time_moves_with_any_linked_account(
 async def test_concurrent_inbound_messages_all_land(store: SqliteStore) -> None:
     instants = [T0 + timedelta(seconds=i) for i in range(200)]
     random.Random(7).shuffle(instants)
-    ids = await asyncio.gather(
+    results = await asyncio.gather(
         *(
             store.record_inbound(inbound(at, user=str(i % 5), text=f"m{i}"))
             for i, at in enumerate(instants)
         )
     )
+    ids = [result.message_id for result in results]
     assert len(set(ids)) == 200
 
     transcript = await store.transcript(THREAD, limit=500)
@@ -324,3 +325,60 @@ async def test_closed_store_refuses_use_and_closes_twice(db_path: Path) -> None:
     assert not await store.ping()
     with pytest.raises(StoreError, match="not open"):
         await store.record_inbound(inbound(T0))
+
+
+async def test_prior_state_is_what_came_before(store: SqliteStore) -> None:
+    first = await store.record_inbound(inbound(T0))
+    assert first.prior.thread_last_user_message_at is None
+    assert first.prior.any_channel_at is None
+    await store.record_reply(THREAD, "hello", T0 + timedelta(seconds=5))
+    await store.set_user_timezone("telegram:42", "Asia/Tokyo")
+    await store.set_thread_timezone(THREAD, "Europe/Berlin")
+    second = await store.record_inbound(inbound(T0 + timedelta(hours=3)))
+    prior = second.prior
+    assert prior.thread_last_user_message_at == T0
+    assert prior.user_last_message_here_at == T0
+    assert prior.thread_last_agent_message_at == T0 + timedelta(seconds=5)
+    assert prior.thread_last_interaction_at == T0 + timedelta(seconds=5)
+    assert (prior.any_channel_at, prior.any_channel) == (T0, "telegram")
+    assert (prior.user_tz, prior.thread_tz, prior.thread_kind) == (
+        "Asia/Tokyo",
+        "Europe/Berlin",
+        "conversation",
+    )
+
+
+async def test_timezones_of_unknown_rows_are_not_set(store: SqliteStore) -> None:
+    assert await store.set_user_timezone("telegram:nobody", "UTC") is False
+    assert await store.set_thread_timezone("agent:main:x", "UTC") is False
+
+
+async def test_linked_person_timezone_applies(store: SqliteStore, db_path: Path) -> None:
+    await store.record_inbound(inbound(T0, user="42", channel="telegram"))
+    await sql(db_path, "INSERT INTO persons (person_id) VALUES ('p1')")
+    await sql(db_path, "UPDATE users SET person_id = 'p1' WHERE user_key = 'telegram:42'")
+    assert await store.set_user_timezone("telegram:42", "Asia/Kathmandu") is True
+    later = await store.record_inbound(inbound(T0 + timedelta(minutes=1), user="42"))
+    assert later.prior.user_tz == "Asia/Kathmandu"
+    assert later.prior.person_id == "p1"
+
+
+async def test_group_participants_recent_first(store: SqliteStore) -> None:
+    for minute, user in enumerate(["a", "b", "c", "a"]):
+        await store.record_inbound(inbound(T0 + timedelta(minutes=minute), user=user))
+    await store.set_user_timezone("telegram:b", "Asia/Tokyo")
+    members = await store.group_participants(THREAD, T0 + timedelta(minutes=1), 10)
+    assert [(m.user_key, m.default_tz) for m in members] == [
+        ("telegram:a", None),
+        ("telegram:c", None),
+        ("telegram:b", "Asia/Tokyo"),
+    ]
+    assert len(await store.group_participants(THREAD, T0, 2)) == 2
+
+
+async def test_injections_first_one_wins(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0))
+    await store.save_injection(THREAD, "abc", 0, "block one", T0)
+    await store.save_injection(THREAD, "abc", 0, "block two", T0)
+    await store.save_injection(THREAD, "abc", 1, "block three", T0)
+    assert await store.injections(THREAD) == {("abc", 0): "block one", ("abc", 1): "block three"}
