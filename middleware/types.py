@@ -61,6 +61,8 @@ class Turn:
     # True when the newest message is not the user's (a tool result coming back): the
     # user did not speak, so no new inbound message is recorded and no new block made.
     continuation: bool = False
+    # Whether chat commands (/tz, /time…) are answered here; the API channel opts in.
+    commands_allowed: bool = True
     # filled by the identity stage
     user_key: str = ""
     thread_key: str = ""

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from middleware.clock.source import Clock
+from middleware.clock.stage import ClockSettings, clock_stage
+from middleware.commands import commands_stage
+from middleware.commands.time_commands import time_commands
 from middleware.forward import forward_to
 from middleware.identity import identity_stage
+from middleware.injection import injection_stage
 from middleware.pipeline import Handler, Stage, compose
 from middleware.recording import recording_stage
 from middleware.store import Store
@@ -18,5 +22,15 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
         identity_stage(config.server.agent_id),
         # Before anything that can fail, so the inbound message is never lost.
         recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
+        commands_stage(time_commands(store)),
+        clock_stage(store, clock_settings(config)),
+        # Last: renders what the stages above added and replays earlier blocks.
+        injection_stage(
+            store, placement=config.clock.placement, max_tokens=config.clock.max_block_tokens
+        ),
     ]
     return compose(stages, forward_to(upstream))
+
+
+def clock_settings(config: Config) -> ClockSettings:
+    return ClockSettings(enabled=config.clock.enabled)

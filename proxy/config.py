@@ -31,6 +31,8 @@ class ServerConfig(_Section):
     agent_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")] = "main"
     shutdown_timeout: Annotated[float, Field(gt=0)] = 30.0
     max_body_bytes: Annotated[int, Field(gt=0)] = 8 * 1024 * 1024
+    # Answer chat commands (/tz, /time…) on the API channel; the key also needs "commands".
+    api_commands: bool = False
 
 
 class FallbackUpstream(_Section):
@@ -92,6 +94,20 @@ class ClockConfig(_Section):
     cross_channel_tracking: bool = True
     # Host zone override; empty means read it from the OS (spec 000 §4.2 "Agent TZ").
     agent_timezone: str = ""
+    # Where the injected block goes: appended to the newest user message ("user"), or
+    # as a system message just before it ("system"). Either keeps the prompt cache valid.
+    placement: Literal["user", "system"] = "user"
+    # Hard ceiling on the injected block, in estimated tokens.
+    max_block_tokens: Annotated[int, Field(ge=50, le=4000)] = 400
+
+    @field_validator("agent_timezone")
+    @classmethod
+    def _iana(cls, value: str) -> str:
+        if value:
+            from middleware.clock.zones import get_zone
+
+            get_zone(value)
+        return value
 
 
 class Config(_Section):

@@ -47,6 +47,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     caller = services.auth.caller(request, "chat")
     body = await _read_body(request)
     turn = _turn_from_request(request, body, caller, services.clock.now())
+    turn.commands_allowed = services.config.server.api_commands and "commands" in caller.permissions
     channel = turn.channel
     try:
         reply = await services.pipeline(turn)

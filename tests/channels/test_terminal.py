@@ -28,7 +28,10 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
     assert len(replies) == 2
     # The inspect upstream shows what was forwarded: the second turn carries the first.
     assert [m.role for m in transcript] == ["user", "assistant", "user", "assistant"]
-    forwarded = json.loads(transcript[3].text)
-    assert [m["content"] for m in forwarded][0] == "hello"
-    assert forwarded[-1] == {"role": "user", "content": "second line"}
+    first_request = json.loads(transcript[1].text)
+    second_request = json.loads(transcript[3].text)
+    # The history is replayed exactly as it was forwarded the first time (block included).
+    assert second_request[0] == first_request[0]
+    assert first_request[0]["content"].startswith("hello\n\n<relay_context>")
+    assert second_request[-1]["content"].startswith("second line\n\n<relay_context>")
     assert user is not None

@@ -14,6 +14,8 @@ from typing import Any
 
 from aiohttp import web
 
+RELAY_BLOCK = "\n\n<relay_context>"
+
 
 @dataclass
 class Recorded:
@@ -103,7 +105,8 @@ def reply_text(body: dict[str, Any]) -> str:
         return f"tool said: {content}"
     if isinstance(content, list):
         content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return f"echo: {content}"
+    # Echo what the user wrote, not the relay's block (tests of the block read the body).
+    return f"echo: {str(content).split(RELAY_BLOCK)[0]}"
 
 
 def _tool_call(body: dict[str, Any]) -> dict[str, Any] | None:

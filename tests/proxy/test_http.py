@@ -135,7 +135,8 @@ async def test_inspect_mode_answers_with_forwarded_messages(relay_factory: Relay
     status, body = await post(relay, {"model": "m", "messages": HI})
     assert status == 200
     content = body["choices"][0]["message"]["content"]  # type: ignore[index]
-    assert json.loads(content) == HI
+    [shown] = json.loads(content)
+    assert shown["content"].startswith("hi there\n\n<relay_context>\nNow: ")
     async with aiohttp.ClientSession() as http:
         stream_body = {"messages": HI, "stream": True, "stream_options": {"include_usage": True}}
         async with http.post(f"{relay.url}{URL}", json=stream_body) as r:

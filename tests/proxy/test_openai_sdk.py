@@ -32,7 +32,9 @@ async def test_non_streaming_round_trip(relay: RunningServer, fake_upstream: Fak
     assert completion.usage is not None and completion.usage.total_tokens == 10
     assert result.headers["X-Chronorelay-Thread-Key"] == "agent:main:api:local"
     seen = fake_upstream.last
-    assert seen.body["messages"] == HI
+    [forwarded] = seen.body["messages"]
+    assert forwarded["role"] == "user"
+    assert forwarded["content"].startswith("hi there\n\n<relay_context>\nNow: ")
     assert seen.headers["Authorization"] == "Bearer sk-upstream-secret"
 
 

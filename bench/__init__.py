@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): run them as scripts, e.g. ``python bench/overhead.py``."""

@@ -1,0 +1,247 @@
+"""Explicit timezone mentions inside a time phrase (spec 000 §4.2 step 1).
+
+Finds the one zone a phrase names, so the parser can anchor to it instead of the Session
+TZ: a numeric offset (``UTC+9``, ``10:00+05:45``, ``09:00Z``), ``UTC``/``GMT``, an IANA
+id (``Europe/Berlin``), a place (``Tokyo time``, ``3pm in Berlin``) or an abbreviation
+(``PST``, ``IST``). Abbreviations are reported, never resolved here: the caller resolves
+them from user context or asks (§4.2 "MUST NOT be auto-mapped silently").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from middleware.clock.zones import valid_zones
+
+__all__ = [
+    "ABBREVIATIONS",
+    "PlaceZone",
+    "ZoneMention",
+    "abbreviation_question",
+    "find_zone_mention",
+    "iana_place_zone",
+]
+
+#: Resolves a place name as typed ("Tokyo", "new york") to an IANA id, or None.
+PlaceZone = Callable[[str], str | None]
+
+_EASTERN = ("US Eastern", "America/New_York")
+_CENTRAL = ("US Central", "America/Chicago")
+_MOUNTAIN = ("US Mountain", "America/Denver")
+_PACIFIC = ("US Pacific", "America/Los_Angeles")
+
+#: Abbreviation -> the zones it is commonly used for, as (label, IANA id), most common
+#: first. Every entry needs user context or an answer before it is used.
+ABBREVIATIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "IST": (("India", "Asia/Kolkata"), ("Israel", "Asia/Jerusalem"),
+            ("Irish Standard Time", "Europe/Dublin")),
+    "EST": (_EASTERN, ("Australian Eastern", "Australia/Sydney")),
+    "EDT": (_EASTERN,), "ET": (_EASTERN,),
+    "CST": (_CENTRAL, ("China", "Asia/Shanghai"), ("Cuba", "America/Havana")),
+    "CDT": (_CENTRAL, ("Cuba", "America/Havana")), "CT": (_CENTRAL,),
+    "MST": (_MOUNTAIN, ("Arizona", "America/Phoenix")), "MDT": (_MOUNTAIN,), "MT": (_MOUNTAIN,),
+    "PST": (_PACIFIC, ("Philippines", "Asia/Manila")), "PDT": (_PACIFIC,), "PT": (_PACIFIC,),
+    "AKST": (("Alaska", "America/Anchorage"),), "AKDT": (("Alaska", "America/Anchorage"),),
+    "HST": (("Hawaii", "Pacific/Honolulu"),),
+    "AST": (("Atlantic", "America/Halifax"), ("Arabia", "Asia/Riyadh")),
+    "NST": (("Newfoundland", "America/St_Johns"),),
+    "BST": (("British Summer Time", "Europe/London"), ("Bangladesh", "Asia/Dhaka")),
+    "WET": (("Western European", "Europe/Lisbon"),),
+    "WEST": (("Western European", "Europe/Lisbon"),),
+    "CET": (("Central European", "Europe/Berlin"),),
+    "CEST": (("Central European", "Europe/Berlin"),),
+    "EET": (("Eastern European", "Europe/Athens"),),
+    "EEST": (("Eastern European", "Europe/Athens"),),
+    "MSK": (("Moscow", "Europe/Moscow"),),
+    "SAST": (("South Africa", "Africa/Johannesburg"),),
+    "EAT": (("East Africa", "Africa/Nairobi"),), "CAT": (("Central Africa", "Africa/Maputo"),),
+    "WAT": (("West Africa", "Africa/Lagos"),),
+    "GST": (("Gulf", "Asia/Dubai"),), "PKT": (("Pakistan", "Asia/Karachi"),),
+    "NPT": (("Nepal", "Asia/Kathmandu"),), "WIB": (("Western Indonesia", "Asia/Jakarta"),),
+    "PHT": (("Philippines", "Asia/Manila"),), "SGT": (("Singapore", "Asia/Singapore"),),
+    "HKT": (("Hong Kong", "Asia/Hong_Kong"),), "KST": (("Korea", "Asia/Seoul"),),
+    "JST": (("Japan", "Asia/Tokyo"),),
+    "AEST": (("Sydney/Melbourne", "Australia/Sydney"), ("Queensland", "Australia/Brisbane")),
+    "AEDT": (("Sydney/Melbourne", "Australia/Sydney"),),
+    "ACST": (("Adelaide", "Australia/Adelaide"), ("Darwin", "Australia/Darwin")),
+    "ACDT": (("Adelaide", "Australia/Adelaide"),), "AWST": (("Perth", "Australia/Perth"),),
+    "LHST": (("Lord Howe", "Australia/Lord_Howe"),),
+    "LHDT": (("Lord Howe", "Australia/Lord_Howe"),),
+    "NZST": (("New Zealand", "Pacific/Auckland"),), "NZDT": (("New Zealand", "Pacific/Auckland"),),
+    "CHAST": (("Chatham Islands", "Pacific/Chatham"),),
+    "CHADT": (("Chatham Islands", "Pacific/Chatham"),),
+    "BRT": (("Brasília", "America/Sao_Paulo"),),
+    "ART": (("Argentina", "America/Argentina/Buenos_Aires"),),
+}  # fmt: skip
+
+# Abbreviations that are also everyday words or too short count only in capitals.
+_UPPERCASE_ONLY = frozenset({"ET", "CT", "MT", "PT", "WEST", "EAT", "CAT", "WAT", "ART", "SGT"})
+
+
+@dataclass(frozen=True)
+class ZoneMention:
+    """A zone named in a phrase; ``text[start:end]`` is the part to strip before parsing.
+
+    Exactly one of ``zone`` (IANA id), ``offset`` (minutes east of UTC) or
+    ``abbreviation`` (upper-cased key, possibly absent from ``ABBREVIATIONS``) is set.
+    """
+
+    kind: Literal["zone", "offset", "abbreviation"]
+    start: int
+    end: int
+    zone: str | None = None
+    offset: int | None = None
+    abbreviation: str | None = None
+
+
+def abbreviation_question(abbr: str) -> str:
+    """The question to ask when a phrase uses an abbreviation we may not resolve."""
+    options = ABBREVIATIONS.get(abbr.upper(), ())
+    if not options:
+        return (
+            f"Which timezone do you mean by {abbr}? Please name a city or an IANA zone "
+            "such as Europe/Berlin."
+        )
+    if len(options) == 1:
+        label, zone = options[0]
+        return f"By {abbr}, do you mean {label} time ({zone})?"
+    named = [f"{label} ({zone})" for label, zone in options]
+    return f"Which timezone do you mean by {abbr} — {', '.join(named[:-1])} or {named[-1]}?"
+
+
+# Words that can follow "in" or precede "time" without being a place.
+_NOT_PLACES = frozenset(
+    "the a an my your our their his her local same this that next last time today tonight "
+    "tomorrow yesterday morning afternoon evening night noon midnight day week month year "
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december an hour minutes hours "
+    "advance total general case fact order short".split()
+)
+# Zone ids whose last part is an everyday word: never matched as a bare place name.
+_PLACE_STOPLIST = frozenset(
+    "easter wake midway resolute troll casey davis palmer mawson vostok eucla creston christmas "
+    "jersey north south west act lhi nsw".split()
+)
+# County-level ids ("America/Indiana/Petersburg", ".../North_Dakota/Center") are not what
+# a bare place name means.
+_SUB_AREAS = ("America/Indiana/", "America/Kentucky/", "America/North_Dakota/")
+_PLACE_PREFERENCE = {"istanbul": "Europe/Istanbul", "nicosia": "Asia/Nicosia"}
+_AREAS = ("Africa/", "America/", "Asia/", "Atlantic/", "Australia/", "Europe/", "Indian/",
+          "Pacific/")  # fmt: skip
+
+
+@cache
+def _place_index() -> dict[str, str]:
+    by_city: dict[str, list[str]] = {}
+    for name in valid_zones():
+        if name.startswith(_AREAS) and not name.startswith(_SUB_AREAS):
+            city = name.rsplit("/", 1)[1].casefold()
+            if city not in _PLACE_STOPLIST:
+                by_city.setdefault(city, []).append(name)
+    index: dict[str, str] = {}
+    for city, names in by_city.items():
+        # Duplicates are links to the same zone (Buenos_Aires); prefer the canonical name.
+        index[city] = _PLACE_PREFERENCE.get(city) or max(names, key=len)
+    return index
+
+
+def iana_place_zone(name: str) -> str | None:
+    """Fallback place resolver: the city part of an IANA id ("Tokyo", "new york",
+    "Sao Paulo") -> that zone; ``"UTC"``/``"GMT"``/``"Z"`` -> ``"UTC"``. Else None."""
+    key = re.sub(r"[\s-]+", "_", name.strip()).casefold()
+    if key in {"utc", "gmt", "z", "zulu"}:
+        return "UTC"
+    return _place_index().get(key) or _place_index().get(key.replace("são", "sao"))
+
+
+_ATTACHED_OFFSET = re.compile(r"(?<=\d:\d\d|\.\d\d\d)\s?(?P<sign>[+-])(?P<h>\d\d):?(?P<m>\d\d)\b")
+_ATTACHED_Z = re.compile(r"(?<=\d)Z\b")
+_NAMED_OFFSET = re.compile(
+    r"\b(?:UTC|GMT)\s*(?P<sign>[+-])\s*(?P<h>\d{1,2})(?::?(?P<m>\d\d))?\b", re.I
+)
+_UTC_WORD = re.compile(r"\b(?:UTC|GMT)\b", re.I)
+_IANA = re.compile(r"\b[A-Za-z]+(?:/[A-Za-z0-9_+-]+)+")
+_IN_PLACE = re.compile(r"\bin\s+(?P<words>[^\W\d_][\w.'-]*(?:\s+[^\W\d_][\w.'-]*){0,2})", re.I)
+_PLACE_TIME = re.compile(r"(?P<words>(?:[^\W\d_][\w.'-]*\s+){1,3})(?:local\s+)?time\b", re.I)
+_WORD = re.compile(r"\b[A-Za-z]{2,5}\b")
+
+
+def _offset(match: re.Match[str]) -> ZoneMention | None:
+    hours, minutes = int(match["h"]), int(match["m"] or 0)
+    if hours > 14 or minutes >= 60:
+        return None
+    total = (hours * 60 + minutes) * (-1 if match["sign"] == "-" else 1)
+    return ZoneMention("offset", match.start(), match.end(), offset=total)
+
+
+def _resolve_place(words: list[str], resolvers: list[PlaceZone]) -> tuple[int, str] | None:
+    """Longest leading run of ``words`` that a resolver maps to a valid zone."""
+    for count in range(len(words), 0, -1):
+        candidate = words[:count]
+        if any(word.casefold() in _NOT_PLACES for word in candidate):
+            continue
+        for resolve in resolvers:
+            zone = resolve(" ".join(candidate))
+            if zone is not None and zone in valid_zones():
+                return count, zone
+    return None
+
+
+def _find_place(text: str, resolvers: list[PlaceZone]) -> ZoneMention | None:
+    for match in _IN_PLACE.finditer(text):
+        words = match["words"].split()
+        found = _resolve_place(words, resolvers)
+        if found:
+            count, zone = found
+            end = match.start("words") + len(" ".join(words[:count]))
+            return ZoneMention("zone", match.start(), end, zone=zone)
+    for match in _PLACE_TIME.finditer(text):
+        words = match["words"].split()
+        if words[-1].casefold() == "local":
+            words.pop()
+        for skip in range(len(words)):  # the place is the words nearest to "time"
+            found = _resolve_place(words[skip:], resolvers)
+            if found and found[0] == len(words) - skip:
+                start = match.start() + match[0].index(words[skip])
+                return ZoneMention("zone", start, match.end(), zone=found[1])
+    return None
+
+
+def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMention | None:
+    """The first explicit zone mention in ``text``, or None.
+
+    Priority: numeric offsets, ``UTC``/``GMT``, IANA ids, places (``place_zone`` first,
+    then ``iana_place_zone``), abbreviations. ``place_zone`` results that are not valid
+    IANA ids are ignored.
+    """
+    for pattern in (_ATTACHED_OFFSET, _NAMED_OFFSET):
+        for match in pattern.finditer(text):
+            # "10:00-11:00" is a range, not an offset: a minus counts only in ISO form.
+            iso_form = re.search(r"T\d\d:\d\d(?::\d\d(?:\.\d+)?)?\s?$", text[: match.start()])
+            if pattern is _ATTACHED_OFFSET and match["sign"] == "-" and not iso_form:
+                continue
+            mention = _offset(match)
+            if mention:
+                return mention
+    for pattern in (_ATTACHED_Z, _UTC_WORD):
+        utc = pattern.search(text)
+        if utc:
+            return ZoneMention("zone", utc.start(), utc.end(), zone="UTC")
+    for match in _IANA.finditer(text):
+        if match[0] in valid_zones():
+            return ZoneMention("zone", match.start(), match.end(), zone=match[0])
+    resolvers: list[PlaceZone] = [iana_place_zone]
+    if place_zone is not None:
+        resolvers.insert(0, place_zone)
+    place = _find_place(text, resolvers)
+    if place:
+        return place
+    for match in _WORD.finditer(text):
+        abbr = match[0].upper()
+        if abbr in ABBREVIATIONS and (abbr not in _UPPERCASE_ONLY or match[0] == abbr):
+            return ZoneMention("abbreviation", match.start(), match.end(), abbreviation=abbr)
+    return None

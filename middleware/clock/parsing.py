@@ -1,0 +1,418 @@
+"""Anchored time parsing (spec 000 §4.3, §4.4 ``parse_anchored_time``).
+
+A phrase becomes instants only when it is anchored: to a zone or offset named in the
+phrase itself (§4.2 step 1), else to the Session TZ the caller passes. Without either,
+a wall-clock phrase is *floating* and comes back unparsed with a question (§4.3).
+Abbreviations are never mapped silently; local times that fall in a DST gap or fold are
+never shifted silently. All zone arithmetic is done here with zoneinfo; dateparser only
+reads the date words, on naive wall times (see ``wallclock.py`` for the phrase rules).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, time, timedelta, timezone
+from typing import Any, Literal
+
+from babel.dates import get_date_format
+from dateparser.search import search_dates
+from dateparser.timezone_parser import pop_tz_offset_from_string
+
+from middleware.clock.mentions import (
+    ABBREVIATIONS,
+    PlaceZone,
+    abbreviation_question,
+    find_zone_mention,
+)
+from middleware.clock.wallclock import LocalReading, describe_day, read_local
+from middleware.clock.zones import format_offset, get_zone, is_valid_zone, localize
+
+__all__ = [
+    "ParseResult",
+    "date_order_for_locale",
+    "find_time_expressions",
+    "looks_timeish",
+    "parse_anchored_time",
+]
+
+Kind = Literal["absolute", "relative", "floating", "invalid"]
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What a time phrase means.
+
+    * ``absolute``: anchored to ``zone`` (an IANA id, or ``"UTC+05:45"`` for a bare
+      offset); ``start_instant`` set, ``end_instant`` set for spans (a day, week, ...:
+      half-open, exclusive end).
+    * ``relative``: a duration from the reference instant ("in 2 hours"); no zone needed.
+    * ``floating``: a wall-clock phrase with no zone to anchor it, or with an abbreviation
+      nobody has resolved; no instants, ``needs_clarification`` is True.
+    * ``invalid``: not a time phrase.
+
+    When ``needs_clarification`` is True the instants are None and ``candidates`` holds
+    the instants to choose between (fold, ambiguous hour, "next Friday", ...) or, for a
+    DST gap, the suggested instant. Instants are aware and in UTC.
+    """
+
+    kind: Kind
+    start_instant: datetime | None = None
+    end_instant: datetime | None = None
+    needs_clarification: bool = False
+    clarification_question: str | None = None
+    matched_text: str = ""
+    zone: str | None = None
+    candidates: tuple[datetime, ...] = ()
+
+
+def date_order_for_locale(locale: str) -> str:
+    """``"MDY"``, ``"DMY"`` or ``"YMD"`` from a locale's short date pattern
+    (``en_US`` -> MDY, ``en_GB``/``de_DE`` -> DMY, ``ja_JP`` -> YMD). Raises ValueError
+    for an unknown locale."""
+    try:
+        pattern = get_date_format("short", locale=locale).pattern
+    except Exception as exc:  # babel raises UnknownLocaleError or ValueError
+        raise ValueError(f"unknown locale {locale!r}; use a code such as 'en_GB'") from exc
+    letters = [c for c in dict.fromkeys(pattern.lower()) if c in "ymd"]
+    order = "".join(letters).upper()
+    return order if order in {"MDY", "DMY", "YMD"} else "MDY"
+
+
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                 "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
+_RELATIVE = re.compile(
+    r"^(?P<in>in\s+)?(?:(?P<half>half\s+an?\s+hour)|(?P<n>\d+(?:\.\d+)?|"
+    + "|".join(_NUMBER_WORDS)
+    + r")\s*(?P<unit>sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|weeks?|fortnights?"
+    r"|months?|years?))(?P<tail>\s+(?:time|from\s+now|later|ago))?$"
+)
+_NOW = re.compile(r"^(?:right\s+|just\s+)?now$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "f": 1209600}
+
+
+def _months_later(instant: datetime, months: int, tz: str | None) -> datetime:
+    zone = get_zone(tz) if tz else UTC
+    local = instant.astimezone(zone)
+    index = local.year * 12 + local.month - 1 + months
+    year, month = divmod(index, 12)
+    day = local.day
+    while True:  # clamp 31 Jan + 1 month to 28/29 Feb
+        try:
+            moved = local.replace(year=year, month=month + 1, day=day)
+            break
+        except ValueError:
+            day -= 1
+    return moved.astimezone(UTC)
+
+
+def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult | None:
+    """Durations: seconds to weeks are exact (a day is 24 h, even across DST); months and
+    years move the calendar in the Session TZ (UTC without one), clamping the day."""
+    lowered = " ".join(phrase.lower().split())
+    if _NOW.match(lowered):
+        return ParseResult("relative", start_instant=reference, matched_text=phrase)
+    match = _RELATIVE.match(lowered)
+    if match is None:
+        return None
+    tail = (match["tail"] or "").strip()
+    if bool(match["in"]) == (tail in {"ago", "from now", "later"}) or (
+        tail == "time" and not match["in"]
+    ):
+        return None
+    sign = -1 if tail == "ago" else 1
+    if match["half"]:
+        instant = reference + sign * timedelta(minutes=30)
+    else:
+        amount = float(_NUMBER_WORDS.get(match["n"], 0) or match["n"])
+        unit = match["unit"]
+        if unit.startswith(("month", "year")):
+            if amount != int(amount):
+                return None
+            months = int(amount) * (12 if unit.startswith("year") else 1)
+            instant = _months_later(reference, sign * months, tz)
+        else:
+            key = "m" if unit.startswith("min") else unit[0]
+            instant = reference + timedelta(seconds=sign * amount * _UNIT_SECONDS[key])
+    return ParseResult("relative", start_instant=instant.astimezone(UTC), matched_text=phrase)
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    zone: str | None = None  # IANA id
+    offset: int | None = None  # minutes, for "UTC+9" and ISO offsets
+
+    @property
+    def label(self) -> str:
+        if self.zone is not None:
+            return self.zone
+        return "UTC" if self.offset == 0 else format_offset(self.offset or 0)
+
+    def local_now(self, reference: datetime) -> datetime:
+        if self.zone is not None:
+            return reference.astimezone(get_zone(self.zone)).replace(tzinfo=None)
+        return (reference + timedelta(minutes=self.offset or 0)).replace(tzinfo=None)
+
+    def fixed(self, naive: datetime) -> datetime:
+        tzinfo = timezone(timedelta(minutes=self.offset or 0))
+        return naive.replace(tzinfo=tzinfo).astimezone(UTC)
+
+
+def _day_start(day: date, anchor: _Anchor) -> datetime:
+    """First instant of a local date: midnight, or the end of a DST gap covering it."""
+    naive = datetime.combine(day, time())
+    if anchor.zone is None:
+        return anchor.fixed(naive)
+    found = localize(naive, anchor.zone)
+    if found.status == "gap":
+        assert found.transition is not None
+        return found.transition
+    return found.instants[0]
+
+
+def _clock(local: datetime) -> str:
+    return f"{local:%H:%M}" if local.second == 0 else f"{local:%H:%M:%S}"
+
+
+def _anchor_point(naive: datetime, anchor: _Anchor, base: ParseResult) -> ParseResult:
+    if anchor.zone is None:
+        return replace(base, start_instant=anchor.fixed(naive))
+    found = localize(naive, anchor.zone)
+    if found.status == "ok":
+        return replace(base, start_instant=found.instants[0])
+    when = f"{_clock(naive)} on {describe_day(naive.date())} in {anchor.zone}"
+    if found.status == "fold":
+        first, second = (format_offset(o) for o in found.offsets)
+        question = f"Which {when} — the first ({first}) or the second ({second})?"
+        return replace(base, needs_clarification=True, clarification_question=question,
+                       candidates=found.instants)  # fmt: skip
+    assert found.gap_start and found.gap_end and found.shifted
+    shifted_local = found.shifted.astimezone(get_zone(anchor.zone)).replace(tzinfo=None)
+    question = (
+        f"{when} does not exist — clocks jump from {_clock(found.gap_start)} to "
+        f"{_clock(found.gap_end)}. Did you mean {_clock(shifted_local)}?"
+    )
+    return replace(base, needs_clarification=True, clarification_question=question,
+                   candidates=(found.shifted,))  # fmt: skip
+
+
+def _anchor(reading: LocalReading, anchor: _Anchor, phrase: str) -> ParseResult:
+    base = ParseResult("absolute", matched_text=phrase, zone=anchor.label)
+    if reading.kind == "span":
+        start, end = (_day_start(t.date(), anchor) for t in reading.times)
+        return replace(base, start_instant=start, end_instant=end)
+    if reading.kind == "point":
+        return _anchor_point(reading.times[0], anchor, base)
+    candidates: list[datetime] = []
+    for naive in reading.times:
+        point = _anchor_point(naive, anchor, base)
+        candidates.extend([point.start_instant] if point.start_instant else point.candidates)
+    return replace(base, needs_clarification=True, clarification_question=reading.question,
+                   candidates=tuple(candidates))  # fmt: skip
+
+
+def _iso(phrase: str) -> ParseResult | None:
+    try:
+        value = datetime.fromisoformat(phrase.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    offset = value.utcoffset()
+    if offset is None or not re.search(r"\d:\d\d", phrase):
+        return None
+    anchor = _Anchor(offset=int(offset.total_seconds() // 60))
+    return ParseResult("absolute", start_instant=value.astimezone(UTC), matched_text=phrase,
+                       zone=anchor.label)  # fmt: skip
+
+
+def _floating(phrase: str, question: str) -> ParseResult:
+    return ParseResult("floating", needs_clarification=True, clarification_question=question,
+                       matched_text=phrase)  # fmt: skip
+
+
+def parse_anchored_time(
+    text: str,
+    tz: str | None,
+    reference_instant: datetime,
+    *,
+    date_order: str | None = None,
+    locale: str | None = None,
+    place_zone: PlaceZone | None = None,
+    abbreviation_context: Mapping[str, str] | None = None,
+) -> ParseResult:
+    """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
+
+    ``tz`` is the Session TZ (IANA id) or None. A zone in the phrase wins over ``tz``:
+    an ISO timestamp with offset, ``UTC+9``/``10:00+05:45``, ``UTC``/``GMT``/``Z``, an
+    IANA id, or a place ("Tokyo time", "3pm in Berlin") resolved by ``place_zone`` and
+    then by the IANA city names. An abbreviation ("9am PST") is used only when
+    ``abbreviation_context`` maps it (e.g. ``{"IST": "Asia/Kolkata"}``) or ``tz`` is one
+    of its usual zones; otherwise the result is floating with a question.
+
+    ``date_order`` ("MDY", "DMY", "YMD") reads numeric dates; it defaults to the order
+    of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
+    relative durations are exact (``"in 2 days"`` is 48 h). Raises ValueError for a
+    naive reference, an invalid ``tz`` or an unknown locale.
+    """
+    if reference_instant.tzinfo is None:
+        raise ValueError("reference_instant must be an aware datetime")
+    if tz is not None:
+        get_zone(tz)
+    order = date_order or (date_order_for_locale(locale) if locale else "MDY")
+    phrase = " ".join(text.split())
+    if not phrase:
+        return ParseResult("invalid", matched_text=text)
+    found = _iso(phrase) or _relative(phrase, reference_instant, tz)
+    if found:
+        return found
+
+    anchor = _Anchor(zone=tz) if tz else None
+    rest, question = phrase, None
+    mention = find_zone_mention(phrase, place_zone)
+    if mention is not None:
+        rest = f"{phrase[: mention.start]} {phrase[mention.end :]}"
+        if mention.zone is not None:
+            anchor = _Anchor(zone=mention.zone)
+        elif mention.offset is not None:
+            anchor = _Anchor(offset=mention.offset)
+        else:
+            abbr = mention.abbreviation or ""
+            context = {key.upper(): value for key, value in (abbreviation_context or {}).items()}
+            known = context.get(abbr)
+            usual = {zone for _, zone in ABBREVIATIONS.get(abbr, ())}
+            if known is not None and is_valid_zone(known):
+                anchor = _Anchor(zone=known)
+            elif tz is not None and tz in usual:
+                anchor = _Anchor(zone=tz)
+            else:
+                anchor, question = None, abbreviation_question(abbr)
+    # Any zone token dateparser knows but we did not take (say "ACT") must not be applied
+    # silently by dateparser either.
+    stripped, leftover = pop_tz_offset_from_string(rest, as_offset=False)
+    if isinstance(leftover, str) and leftover.strip():
+        rest = stripped
+        anchor, question = None, abbreviation_question(leftover.strip().upper())
+    if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
+        anchor = None
+    local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
+    reading = read_local(rest, local_now, order)
+    if reading is None:
+        return ParseResult("invalid", matched_text=phrase)
+    if anchor is None:
+        return _floating(
+            phrase,
+            question
+            or f"Which timezone is '{phrase}' in? Name a city or an IANA zone such as "
+            "Europe/Berlin.",
+        )
+    return _anchor(reading, anchor, phrase)
+
+
+_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")  # fmt: skip
+_COUNT = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half\s+an?)"
+_UNITS = r"(?:sec|min|hour|hr|day|week|fortnight|month|year)"
+#: Tokens that make a phrase clearly about time. Used twice: as the cheap pre-filter that
+#: lets a message skip dateparser, and to drop dateparser matches that are only words.
+_TIMEISH = re.compile(
+    r"\d{1,2}\s*(?:[ap]\.?m\b\.?|o'?clock\b)|\b\d{1,2}[:h]\d\d\b|\b\d{4}-\d\d-\d\d"
+    r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
+    r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
+    rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
+    rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
+    r"|\b(?:at|by|around|until)\s+\d{1,2}\b|@\s*\d{1,2}\b"
+    rf"|\b(?!may\b|mar\b|march\b){_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b",
+    re.I,
+)
+# "may 5" is as likely a verb and a count as a date: only capitalised month words count.
+_CAPITAL_MONTH_DAY = re.compile(r"\b(?:May|Mar|March)\s+\d{1,2}(?:st|nd|rd|th)?\b")
+_TRAILING_CLOCK = re.compile(
+    r"\s*(?:at\s+|@\s*)\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|\s+\d{1,2}(?::\d\d|\s*[ap]\.?m\b\.?)",
+    re.I,
+)
+_DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or))+\s*$", re.I)
+_JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
+
+
+def looks_timeish(text: str) -> bool:
+    """Cheap check: does ``text`` hold any clearly time-related token? If not, there is
+    no point calling dateparser (``find_time_expressions`` returns [] at once)."""
+    return _TIMEISH.search(text) is not None or _CAPITAL_MONTH_DAY.search(text) is not None
+
+
+def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
+    """Take in a clock time dateparser left out ("tomorrow" + " at 9") and a zone named
+    right after the phrase ("14:30" + " Tokyo time", "3pm" + " PST")."""
+    clock = _TRAILING_CLOCK.match(text, end)
+    if clock and not re.search(r"(?:\d|[ap]\.?m\.?)$", text[:end], re.I):
+        end = clock.end()
+    tail = re.split(r"[,;!?\n]|\.(?:\s|$)", text[end : end + 48], maxsplit=1)[0]
+    mention = find_zone_mention(tail, place_zone)
+    if mention is not None and not tail[: mention.start].strip():
+        end += mention.end
+    return end
+
+
+def find_time_expressions(
+    text: str,
+    tz: str | None,
+    reference_instant: datetime,
+    *,
+    date_order: str | None = None,
+    locale: str | None = None,
+    place_zone: PlaceZone | None = None,
+    abbreviation_context: Mapping[str, str] | None = None,
+) -> list[ParseResult]:
+    """Time phrases in a free-form message, in order, each parsed by
+    ``parse_anchored_time`` (same arguments). ``matched_text`` is the phrase as written.
+
+    Conservative: a message with no time-ish token (``looks_timeish``) skips dateparser;
+    dateparser matches made only of words such as "now", "may", "second", "we" are
+    dropped, as are phrases that do not parse. Missing a phrase is preferred to inventing
+    an absolute time.
+    """
+    if reference_instant.tzinfo is None:
+        raise ValueError("reference_instant must be an aware datetime")
+    if not looks_timeish(text):
+        return []
+    zone = get_zone(tz) if tz else UTC
+    settings: dict[str, Any] = {
+        "RELATIVE_BASE": reference_instant.astimezone(zone).replace(tzinfo=None),
+        "PREFER_DATES_FROM": "future",
+        "RETURN_AS_TIMEZONE_AWARE": False,
+        "TIMEZONE": "UTC",
+        "PARSERS": ["relative-time", "absolute-time"],
+    }
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for found, _ in search_dates(text, languages=["en"], settings=settings) or []:
+        start = text.find(found, cursor)
+        if start < 0:
+            continue
+        end = start + len(found)
+        cursor = end
+        trimmed = _DANGLING.sub("", text[start:end])  # "friday at 3pm in" + "Berlin"
+        end = start + len(trimmed)
+        if spans and _JOINER.match(text[spans[-1][1] : start]):
+            spans[-1] = (spans[-1][0], end)  # "friday" + " at " + "3pm"
+        else:
+            spans.append((start, end))
+
+    def parse(start: int, end: int) -> ParseResult | None:
+        phrase = text[start:end].strip(" ,")
+        if not looks_timeish(phrase):
+            return None
+        result = parse_anchored_time(
+            phrase, tz, reference_instant, date_order=date_order, locale=locale,
+            place_zone=place_zone, abbreviation_context=abbreviation_context,
+        )  # fmt: skip
+        return None if result.kind == "invalid" else result
+
+    results: list[ParseResult] = []
+    for start, end in spans:
+        result = parse(start, _extend(text, end, place_zone)) or parse(start, end)
+        if result is not None:
+            results.append(result)
+    return results

@@ -1,0 +1,326 @@
+"""Show instants to readers in their own zones (spec 000 §7.3, §11). Pure, no I/O.
+
+The model never converts between zones: it writes every concrete time as a markup carrying
+an ISO-8601 instant, ``<time 2026-11-22T08:00:00Z>`` (any offset, e.g. ``+01:00``), and
+``render_times`` replaces each markup on the way out for one ``Audience``:
+
+``DirectAudience`` (a DM) — always weekday and date, then the time and the reader's zone in
+the locale's "Tokyo time" form; the year only when it differs from the reference's year (or
+when no reference is given); the GMT offset only when the wall time occurs twice (the hour
+repeated when DST ends), so a time is never ambiguous::
+
+    Sun, Nov 22, 9:00 AM Berlin Time                      (en, reference in 2026)
+    So., 22. Nov. 2026, 09:00 Berlin (Ortszeit)           (de_DE, no reference)
+    Sun, Nov 1, 1:30 AM New York Time (GMT-05:00)         (en, second 1:30 that night)
+
+``GroupAudience`` — a UTC anchor with weekday and date (group locale, 24-hour; the year by
+the same rule as above), then one part per zone of the mentioned viewers, in the order
+given, viewers sharing a zone grouped. A part's time (and its weekday and date, shown only
+when the local date differs from the UTC date) is written in its first viewer's locale —
+24-hour for ``de_DE``, "9:00 AM" for ``en_US`` — and its city in the group's locale so the
+line reads in one language; viewers in UTC join the anchor::
+
+    Sat, Nov 21, 23:30 UTC · So., 22. Nov., 00:30 Berlin (Ana, Ben) · 3:30 PM Los Angeles (Maria)
+
+``DiscordAudience`` — Discord's native ``<t:1795334400:f>``: each client shows its own zone.
+
+A malformed markup (not an ISO instant, or an instant without offset: a naive time is never
+guessed) loses its angle brackets and the ``time`` keyword, its inner text stays visible:
+``<time tomorrow 9am>`` becomes ``tomorrow 9am``. Strings such as ``<timestamp>`` or
+``<time>`` are not markups (the keyword must be followed by a space).
+
+Times are babel's CLDR output unchanged, so English 12-hour times carry a narrow no-break
+space (U+202F) before AM/PM.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from functools import cache
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from babel import Locale, UnknownLocaleError
+from babel.dates import (
+    format_skeleton,
+    format_time,
+    get_datetime_format,
+    get_timezone_gmt,
+    get_timezone_location,
+)
+
+from middleware.clock.zones import get_zone
+
+__all__ = [
+    "MARKUP_OPEN",
+    "Audience",
+    "DirectAudience",
+    "DiscordAudience",
+    "GroupAudience",
+    "StreamingTimeRenderer",
+    "Viewer",
+    "markup_instruction",
+    "render_times",
+]
+
+#: Every markup starts with this; text without it is returned untouched.
+MARKUP_OPEN = "<time "
+#: Longest inner text accepted; it bounds what a streaming renderer ever holds back.
+_MAX_INNER = 64
+_MARKUP = re.compile(rf"<time ([^<>\n]{{0,{_MAX_INNER}}})>")
+_SEPARATOR = " · "
+#: The UTC ids ``zones.get_zone`` accepts; their viewers join the group's UTC anchor.
+_UTC_ZONES = frozenset({"UTC", "Etc/UTC"})
+
+
+def _check_locale(name: str) -> str:
+    """Return the babel identifier for ``name`` (``de-DE`` or ``de_DE``) or raise ValueError."""
+    normalised = name.replace("-", "_")
+    try:
+        Locale.parse(normalised)
+    except (UnknownLocaleError, ValueError, TypeError) as exc:
+        raise ValueError(f"unknown locale {name!r}; use an identifier such as 'de_DE'") from exc
+    return normalised
+
+
+def _check_aware(instant: datetime | None, what: str) -> None:
+    if instant is not None and instant.utcoffset() is None:
+        raise ValueError(f"{what} must be timezone-aware; a naive time is never guessed")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """One reader of a group message: a display label, an IANA zone and a babel locale.
+
+    Raises ``ValueError`` for an unknown zone or locale.
+    """
+
+    label: str
+    zone: str
+    locale: str = "en"
+
+    def __post_init__(self) -> None:
+        get_zone(self.zone)
+        object.__setattr__(self, "locale", _check_locale(self.locale))
+
+
+class Audience(Protocol):
+    """Who reads the text: decides how one instant is written for them."""
+
+    def render(self, instant: datetime, *, reference: datetime | None = None) -> str:
+        """Return ``instant`` (aware) as text for this audience.
+
+        ``reference`` (aware, usually "now") lets a format leave out what the reader
+        already knows, such as the year; ``None`` means nothing is left out.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class DirectAudience:
+    """A direct message: render in the reader's own zone and locale."""
+
+    zone: str
+    locale: str = "en"
+
+    def __post_init__(self) -> None:
+        get_zone(self.zone)
+        object.__setattr__(self, "locale", _check_locale(self.locale))
+
+    def render(self, instant: datetime, *, reference: datetime | None = None) -> str:
+        local = instant.astimezone(ZoneInfo(self.zone))
+        show_year = reference is None or reference.astimezone(local.tzinfo).year != local.year
+        text = _join_date_time(
+            _date_text(local, self.locale, show_year),
+            str(format_time(local, "short", locale=self.locale)),
+            self.locale,
+        )
+        text = f"{text} {_zone_label(self.zone, self.locale)}"
+        if _is_repeated_wall_time(local):
+            text += f" ({str(get_timezone_gmt(local, locale=self.locale))})"
+        return text
+
+
+@dataclass(frozen=True)
+class GroupAudience:
+    """A group chat: UTC plus a conversion for each mentioned viewer (spec 000 §7.3)."""
+
+    viewers: tuple[Viewer, ...] = ()
+    locale: str = "en"
+    # Viewers grouped by zone, in first-appearance order; built once per audience.
+    _by_zone: tuple[tuple[str, tuple[Viewer, ...]], ...] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "locale", _check_locale(self.locale))
+        groups: dict[str, list[Viewer]] = {}
+        for viewer in self.viewers:
+            groups.setdefault(viewer.zone, []).append(viewer)
+        object.__setattr__(
+            self, "_by_zone", tuple((zone, tuple(vs)) for zone, vs in groups.items())
+        )
+
+    def render(self, instant: datetime, *, reference: datetime | None = None) -> str:
+        utc = instant.astimezone(UTC)
+        show_year = reference is None or reference.astimezone(UTC).year != utc.year
+        anchor = _join_date_time(
+            _date_text(utc, self.locale, show_year),
+            str(format_skeleton("Hm", utc, locale=self.locale)),
+            self.locale,
+        )
+        anchor += " UTC"
+        parts: list[str] = []
+        for zone, viewers in self._by_zone:
+            labels = ", ".join(v.label for v in viewers)
+            if zone in _UTC_ZONES:
+                anchor += f" ({labels})"
+                continue
+            time_text = _viewer_time(utc, zone, viewers[0].locale)
+            parts.append(f"{time_text} {_city(zone, self.locale)} ({labels})")
+        return _SEPARATOR.join([anchor, *parts])
+
+
+@dataclass(frozen=True)
+class DiscordAudience:
+    """Discord: a native timestamp that every client shows in its own zone and locale."""
+
+    def render(self, instant: datetime, *, reference: datetime | None = None) -> str:
+        # Floor, not round: the markup never shows seconds, and 08:59:59.9 is not 09:00.
+        return f"<t:{int(instant.timestamp() // 1)}:f>"
+
+
+def _viewer_time(utc: datetime, zone: str, locale: str) -> str:
+    """Local time in ``zone`` as ``locale`` writes it, dated when the date is not UTC's."""
+    local = utc.astimezone(ZoneInfo(zone))
+    text = str(format_time(local, "short", locale=locale))
+    if local.date() == utc.date():
+        return text
+    return _join_date_time(_date_text(local, locale, show_year=False), text, locale)
+
+
+def _date_text(local: datetime, locale: str, show_year: bool) -> str:
+    """Weekday, day and abbreviated month of ``local``'s own date, in ``locale``."""
+    skeleton = "yMMMEd" if show_year else "MMMEd"
+    return str(format_skeleton(skeleton, date(local.year, local.month, local.day), locale=locale))
+
+
+def _join_date_time(date_text: str, time_text: str, locale: str) -> str:
+    # The locale's own glue ("{1}, {0}" in English, "{1} {0}" in Japanese), as
+    # babel.dates.format_datetime applies it.
+    glue = str(get_datetime_format("medium", locale=locale)).replace("'", "")
+    return glue.replace("{0}", time_text).replace("{1}", date_text)
+
+
+@cache
+def _city(zone: str, locale: str) -> str:
+    city = str(get_timezone_location(ZoneInfo(zone), locale=locale, return_city=True))
+    # babel falls back to everything after the first "/" ("Indiana/Indianapolis").
+    return city.rsplit("/", 1)[-1]
+
+
+@cache
+def _zone_label(zone: str, locale: str) -> str:
+    """The locale's "<city> time" form: "Tokyo Time", "Tokio (Ortszeit)", "東京時間"."""
+    region_format = str(Locale.parse(locale).zone_formats["region"])
+    return region_format % _city(zone, locale)
+
+
+def _is_repeated_wall_time(local: datetime) -> bool:
+    """True when ``local``'s wall-clock time occurs twice in its zone (DST fall-back)."""
+    other = local.replace(fold=1 - local.fold)
+    return other.utcoffset() != local.utcoffset()
+
+
+def _parse_instant(inner: str) -> datetime | None:
+    try:
+        instant = datetime.fromisoformat(inner.strip())
+    except ValueError:
+        return None
+    return instant if instant.utcoffset() is not None else None
+
+
+def render_times(text: str, audience: Audience, *, reference: datetime | None = None) -> str:
+    """Replace every ``<time ISO-instant>`` markup in ``text`` for ``audience``.
+
+    A markup whose inner text is not an ISO-8601 instant with an offset is replaced by its
+    inner text (no zone is invented). Text without ``"<time "`` is returned as is after one
+    substring check. Raises ``ValueError`` if ``reference`` is naive.
+    """
+    if MARKUP_OPEN not in text:
+        return text
+    _check_aware(reference, "reference")
+
+    def replace(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        instant = _parse_instant(inner)
+        if instant is None:
+            return inner.strip()
+        return audience.render(instant, reference=reference)
+
+    return _MARKUP.sub(replace, text)
+
+
+def _could_become_markup(tail: str) -> bool:
+    """True when more text appended to ``tail`` could make it a complete markup."""
+    if len(tail) <= len(MARKUP_OPEN):
+        return MARKUP_OPEN.startswith(tail)
+    inner = tail[len(MARKUP_OPEN) :]
+    return (
+        tail.startswith(MARKUP_OPEN)
+        and len(inner) <= _MAX_INNER
+        and not any(c in inner for c in "<>\n")
+    )
+
+
+class StreamingTimeRenderer:
+    """``render_times`` for text that arrives in pieces.
+
+    ``feed`` returns what can be shown now, holding back only a tail that may still become
+    a markup (at most ``len("<time ") + 64 + 1`` characters); ``flush`` returns the rest and
+    resets the renderer. The concatenation of every output equals ``render_times`` of the
+    concatenated input. Markups cannot nest or contain ``<``, so such a tail always starts
+    at the last ``<`` and everything before it renders exactly as in the whole text.
+    """
+
+    def __init__(self, audience: Audience, *, reference: datetime | None = None) -> None:
+        _check_aware(reference, "reference")
+        self._audience = audience
+        self._reference = reference
+        self._held = ""
+
+    @property
+    def holding(self) -> bool:
+        """True while some text is held back."""
+        return bool(self._held)
+
+    def feed(self, delta: str) -> str:
+        """Add ``delta`` and return the text that is safe to emit now."""
+        if not self._held and "<" not in delta:
+            return delta
+        text = self._held + delta
+        cut = text.rfind("<")
+        if cut >= 0 and _could_become_markup(text[cut:]):
+            self._held = text[cut:]
+            text = text[:cut]
+        else:
+            self._held = ""
+        return render_times(text, self._audience, reference=self._reference)
+
+    def flush(self) -> str:
+        """Return the held text (rendered as-is: it never completed) and reset."""
+        held, self._held = self._held, ""
+        return render_times(held, self._audience, reference=self._reference)
+
+
+def markup_instruction() -> str:
+    """The paragraph that tells the model how to write concrete times."""
+    return (
+        "When you state a concrete date and time, write it as <time ISO-8601 instant with "
+        "offset> (for example <time 2026-11-22T08:00:00Z> or "
+        "<time 2026-11-22T09:00:00+01:00>); each reader sees it in their own timezone. "
+        "Do not convert times between timezones yourself, and do not add a zone name next "
+        "to the tag. If you do not know the exact instant, say so in words instead."
+    )

@@ -1,0 +1,204 @@
+"""Zones a chat message names explicitly (spec 000 §4.2 step 1).
+
+Pure and cheap enough for every turn: precompiled patterns, each behind a substring
+pre-check, and place names resolved through :mod:`middleware.clock.places`.
+
+Recognised, in order of appearance:
+
+* IANA ids as written (``Europe/Berlin``, ``Etc/GMT-9``).
+* ``UTC``/``GMT`` alone (offset 0) or with an offset: ``UTC+9``, ``UTC-03:30``,
+  ``GMT+5:45``, ``UTC+0530`` (from -12:00 to +14:00).
+* The offset of an ISO 8601 timestamp: ``2026-11-22T09:00:00+09:00``, ``...Z``.
+* "<place> time" ("Tokyo time", "New York time").
+* "in <place>" when the same sentence has a time cue ("what time is it in Tokyo", "3pm in
+  London"); "in Lisbon" inside a self-location phrase ("I'm in Lisbon") is a location,
+  not a reference.
+
+Abbreviations (EST, IST) are never references: see ``middleware.clock.abbreviations``.
+
+A fixed offset is not an IANA zone. Whole hours map to the POSIX-style ``Etc/GMT`` ids,
+whose sign is inverted (UTC+9 is ``Etc/GMT-9``); other offsets (+05:45) have no id, so
+the reference keeps only the offset in minutes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from typing import Literal
+from zoneinfo import available_timezones
+
+from middleware.clock.places import (
+    PlaceSpan,
+    place_at,
+    place_ending_at,
+    self_location_spans,
+)
+
+__all__ = ["ZoneReference", "find_zone_references", "fixed_offset_zone", "format_offset"]
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneReference:
+    """A zone named explicitly in a message; ``text[start:end]`` is the reference.
+
+    * ``kind="zone"``: an IANA id as written, or an unambiguous place ("Tokyo time",
+      "in Tokyo"); ``zone`` is set.
+    * ``kind="place"``: an ambiguous place ("Portland time"); ``zone`` is None and
+      ``candidates`` lists the ids.
+    * ``kind="offset"``: a fixed offset; ``offset_minutes`` is east of UTC and ``zone`` is
+      :func:`fixed_offset_zone` of it (None unless a whole number of hours).
+
+    ``name`` is the place's display name, or the reference as written.
+    """
+
+    start: int
+    end: int
+    kind: Literal["zone", "place", "offset"]
+    zone: str | None
+    name: str
+    offset_minutes: int | None = None
+    candidates: tuple[str, ...] = ()
+
+
+def fixed_offset_zone(offset_minutes: int) -> str | None:
+    """The IANA id for a fixed offset east of UTC: "UTC" for 0, ``Etc/GMT-9`` for +9:00.
+
+    ``Etc/GMT`` ids invert the sign (``Etc/GMT-9`` is UTC+9) and exist only for whole
+    hours from -12 to +14; anything else (+05:45) returns None.
+    """
+    hours, rest = divmod(offset_minutes, 60)
+    if rest or not -12 <= hours <= 14:
+        return None
+    return "UTC" if hours == 0 else f"Etc/GMT{-hours:+d}"
+
+
+def format_offset(offset_minutes: int) -> str:
+    """A fixed offset as a label: 345 → "UTC+05:45", -210 → "UTC-03:30"."""
+    sign = "-" if offset_minutes < 0 else "+"
+    hours, minutes = divmod(abs(offset_minutes), 60)
+    return f"UTC{sign}{hours:02d}:{minutes:02d}"
+
+
+_OFFSET = re.compile(
+    r"(?<![\w/])(?:UTC|GMT)(?:\s*(?P<sign>[+\-−])\s*(?P<h>\d{1,2})(?:(?::|h)?(?P<m>\d{2}))?)?"
+    r"(?![\w+\-−:])",
+    re.IGNORECASE,
+)
+_ISO = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+\-]\d{2}(?::?\d{2})?)"
+    r"(?![\w:])"
+)
+_IANA_ID = re.compile(r"(?<![\w/])[A-Z][A-Za-z]+(?:/[A-Za-z0-9_+\-]+){1,2}")
+_TIME_WORD = re.compile(r"\btime\b", re.IGNORECASE)
+_IN_WORD = re.compile(r"\bin\s+", re.IGNORECASE)
+_TIME_CUE = re.compile(
+    r"\b(?:time|clock|o['’]?clock|noon|midnight|date|what\s+day)\b"
+    r"|\b\d{1,2}:[0-5]\d\b|\b\d{1,2}\s*[ap]\.?m\b",
+    re.IGNORECASE,
+)
+_SENTENCE_MARKS = ("!", "?", "\n", ". ")
+
+
+@cache
+def _zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def _offset(start: int, end: int, minutes: int, written: str) -> ZoneReference:
+    return ZoneReference(start, end, "offset", fixed_offset_zone(minutes), written, minutes)
+
+
+def _offset_reference(match: re.Match[str]) -> ZoneReference | None:
+    if match["sign"] is None:
+        return _offset(match.start(), match.end(), 0, match[0])
+    hours, minutes = int(match["h"]), int(match["m"] or 0)
+    total = (hours * 60 + minutes) * (1 if match["sign"] == "+" else -1)
+    if minutes >= 60 or not -12 * 60 <= total <= 14 * 60:
+        return None
+    return _offset(match.start(), match.end(), total, match[0])
+
+
+def _iso_reference(match: re.Match[str]) -> ZoneReference | None:
+    try:
+        offset = datetime.fromisoformat(match[0].replace(",", ".")).utcoffset()
+    except ValueError:  # "2026-13-45T99:00Z" looks like a timestamp but is not one
+        return None
+    if offset is None:
+        return None
+    return _offset(match.start(), match.end(), int(offset.total_seconds()) // 60, match[0])
+
+
+def _place_reference(start: int, end: int, found: PlaceSpan) -> ZoneReference:
+    place = found.place
+    if place.zone is not None:
+        return ZoneReference(start, end, "zone", place.zone, place.canonical_name)
+    return ZoneReference(
+        start, end, "place", None, place.canonical_name, candidates=place.candidates
+    )
+
+
+def _has_cue_in_sentence(text: str, start: int, end: int) -> bool:
+    left, right = 0, len(text)
+    for mark in _SENTENCE_MARKS:
+        before, after = text.rfind(mark, 0, start), text.find(mark, end)
+        if before >= 0:
+            left = max(left, before + len(mark))
+        if after >= 0:
+            right = min(right, after)
+    return _TIME_CUE.search(text, left, right) is not None
+
+
+def _place_references(
+    text: str, lowered: str, known_places: Mapping[str, str] | None
+) -> list[ZoneReference]:
+    refs: list[ZoneReference] = []
+    if "time" in lowered:
+        for match in _TIME_WORD.finditer(text):
+            end = len(text[: match.start()].rstrip())
+            found = place_ending_at(text, end, known_places=known_places)
+            if found is not None and end < match.start():
+                refs.append(_place_reference(found.start, match.end(), found))
+    if " in " in f" {lowered}" and _TIME_CUE.search(text):
+        self_spans: list[tuple[int, int]] | None = None
+        for match in _IN_WORD.finditer(text):
+            found = place_at(text, match.end(), known_places=known_places)
+            if found is None or not _has_cue_in_sentence(text, match.start(), found.end):
+                continue
+            if self_spans is None:
+                self_spans = self_location_spans(text)
+            if not any(start <= match.start() < end for start, end in self_spans):
+                refs.append(_place_reference(match.start(), found.end, found))
+    return refs
+
+
+def find_zone_references(
+    text: str, *, known_places: Mapping[str, str] | None = None
+) -> list[ZoneReference]:
+    """Zones ``text`` names explicitly, in order of appearance, overlaps removed.
+
+    ``known_places`` is passed to :func:`middleware.clock.places.lookup_place` so names
+    the caller knows for this user ("Springfield" → "America/Chicago") resolve.
+    """
+    refs: list[ZoneReference] = []
+    lowered = text.casefold()
+    if "utc" in lowered or "gmt" in lowered:
+        refs.extend(r for r in map(_offset_reference, _OFFSET.finditer(text)) if r)
+    if "-" in text and ":" in text:
+        refs.extend(r for r in map(_iso_reference, _ISO.finditer(text)) if r)
+    if "/" in text:
+        refs.extend(
+            ZoneReference(m.start(), m.end(), "zone", m[0], m[0])
+            for m in _IANA_ID.finditer(text)
+            if m[0] in _zones()
+        )
+    refs.extend(_place_references(text, lowered, known_places))
+    refs.sort(key=lambda ref: (ref.start, -ref.end))
+    unique: list[ZoneReference] = []
+    for ref in refs:  # "in Tokyo time" is found by both place patterns: keep the first
+        if not unique or ref.start >= unique[-1].end:
+            unique.append(ref)
+    return unique

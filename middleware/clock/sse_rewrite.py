@@ -1,0 +1,170 @@
+"""Render ``<time …>`` markups inside an OpenAI chat-completion SSE stream.
+
+Only ``choices[0].delta.content`` is rewritten, through one ``StreamingTimeRenderer``.
+Everything else passes through byte for byte: an event whose content does not change is
+re-emitted from its original bytes, and a network chunk made only of such whole events is
+yielded as the very same ``bytes`` object. An event whose content changes is re-serialised
+with ``json.dumps``, keeping every other field. Text the renderer still holds is flushed into
+the event that sets ``finish_reason`` (as content, or as an extra content event just before
+it), else before ``data: [DONE]``, else at the end of the stream; the extra event copies
+``id``, ``object``, ``created``, ``model`` and ``system_fingerprint`` from the last event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from middleware.clock.presentation import StreamingTimeRenderer
+
+__all__ = ["rewrite_sse"]
+
+_COPIED_FIELDS = ("id", "object", "created", "model", "system_fingerprint")
+
+
+class _EventRewriter:
+    """Rewrites one complete SSE event (its raw bytes, blank line included) at a time."""
+
+    def __init__(self, renderer: StreamingTimeRenderer) -> None:
+        self._renderer = renderer
+        self._last: dict[str, Any] | None = None
+
+    def rewrite(self, raw: bytes) -> list[bytes] | None:
+        """Return the bytes replacing ``raw``, or ``None`` when ``raw`` goes out unchanged."""
+        data = _data_of(raw)
+        if data is None:
+            return None
+        if data.strip() == "[DONE]":
+            extra = self.flush_event()
+            return None if extra is None else [extra, raw]
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return None
+        if not isinstance(event, dict):
+            return None
+        self._last = event
+        choice = _first_choice(event)
+        if choice is None:
+            return None
+        delta = choice.get("delta")
+        content = delta.get("content") if isinstance(delta, dict) else None
+        finishing = choice.get("finish_reason") is not None
+        if isinstance(delta, dict) and isinstance(content, str):
+            new = self._renderer.feed(content)
+            if finishing:
+                new += self._renderer.flush()
+            if new == content:
+                return None
+            delta["content"] = new
+            return [_replace_data(raw, event)]
+        if finishing:
+            extra = self.flush_event()
+            return None if extra is None else [extra, raw]
+        return None
+
+    def flush_event(self) -> bytes | None:
+        """An extra content event carrying the held text, or ``None`` if nothing is held."""
+        text = self._renderer.flush()
+        if not text:
+            return None
+        base = self._last or {}
+        event: dict[str, Any] = {k: base[k] for k in _COPIED_FIELDS if k in base}
+        event["choices"] = [{"index": 0, "delta": {"content": text}, "finish_reason": None}]
+        return b"data: " + _dumps(event) + b"\n\n"
+
+
+def _first_choice(event: dict[str, Any]) -> dict[str, Any] | None:
+    choices = event.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        first: dict[str, Any] = choices[0]
+        return first
+    return None
+
+
+def _lines(raw: bytes) -> list[bytes]:
+    return [line.rstrip(b"\r") for line in raw.split(b"\n")]
+
+
+def _data_of(raw: bytes) -> str | None:
+    """The joined ``data:`` field values of an event, or ``None`` if it has none."""
+    values = [line[5:].removeprefix(b" ") for line in _lines(raw) if line.startswith(b"data:")]
+    if not values:
+        return None
+    try:
+        return b"\n".join(values).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _dumps(event: dict[str, Any]) -> bytes:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _replace_data(raw: bytes, event: dict[str, Any]) -> bytes:
+    """``raw`` with its data lines replaced by one line holding ``event``; other fields
+    (``event:``, ``id:``, comments) and the line endings are kept."""
+    newline = b"\r\n" if b"\r\n" in raw else b"\n"
+    out: list[bytes] = []
+    written = False
+    for line in _lines(raw):
+        if not line:
+            continue
+        if line.startswith(b"data:"):
+            if written:
+                continue
+            line, written = b"data: " + _dumps(event), True
+        out.append(line)
+    return newline.join(out) + newline + newline
+
+
+def _event_end(buffer: bytes | bytearray, start: int) -> int:
+    """Index just past the blank line ending the event that begins at ``start``, or -1."""
+    pos = start
+    while True:
+        newline = buffer.find(b"\n", pos)
+        if newline < 0:
+            return -1
+        line = buffer[pos:newline]
+        if line in (b"", b"\r"):
+            return newline + 1
+        pos = newline + 1
+
+
+async def rewrite_sse(
+    chunks: AsyncIterator[bytes], renderer: StreamingTimeRenderer
+) -> AsyncIterator[bytes]:
+    """Yield ``chunks`` with time markups in the assistant's content rendered.
+
+    Events may be split across chunks and several may share one chunk; lines end in
+    ``\n`` or ``\r\n`` (a bare ``\r`` is not a line end here, OpenAI never sends one). A chunk
+    is yielded as is when it holds only whole events none of which change. Bytes after the last
+    complete event at the end of the stream are passed through unchanged.
+    """
+    rewriter = _EventRewriter(renderer)
+    pending = bytearray()
+    async for chunk in chunks:
+        untouched = not pending
+        pending += chunk
+        out: list[bytes] = []
+        start = 0
+        while (end := _event_end(pending, start)) >= 0:
+            raw = bytes(pending[start:end])
+            replacement = rewriter.rewrite(raw)
+            if replacement is None:
+                out.append(raw)
+            else:
+                out.extend(replacement)
+                untouched = False
+            start = end
+        del pending[:start]
+        if untouched and not pending:
+            yield chunk
+        elif out:
+            yield b"".join(out)
+    extra = rewriter.flush_event()
+    if extra is not None:
+        yield extra
+    if pending:
+        yield bytes(pending)

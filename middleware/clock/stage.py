@@ -1,0 +1,159 @@
+"""The Core Clock stage: resolve the session zone, anchor the message's times, and add the
+temporal block to the turn's context (spec 000 §4, spec 004 §5, spec 001 §12.2/§12.4).
+
+It runs after the recording stage, so ``turn.prior`` holds the state from before this
+message: the message never counts as its own "last message here".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+
+from middleware.clock.parsing import ParseResult, find_time_expressions
+from middleware.clock.presentation import markup_instruction
+from middleware.clock.resolution import TimezoneResolution, resolve_session_timezone
+from middleware.clock.temporal import (
+    Elapsed,
+    MemberTime,
+    TemporalFacts,
+    asks_about_current_events,
+    render_block,
+)
+from middleware.clock.zones import get_zone, is_valid_zone
+from middleware.pipeline import Handler, Stage
+from middleware.store import PriorState, Store
+from middleware.types import Reply, Turn
+
+_OFFSET_LABEL = re.compile(r"^UTC([+-])(\d{2}):(\d{2})$")
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSettings:
+    """The parts of ``[clock]`` the Core Clock reads."""
+
+    enabled: bool = True
+    group_window: timedelta = timedelta(days=14)
+    group_limit: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ClockView:
+    """What the clock decided for one message (also what ``preview`` shows)."""
+
+    resolution: TimezoneResolution
+    block: str
+    expressions: tuple[ParseResult, ...]
+
+
+async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> ClockView:
+    """Resolve and render the temporal block for ``turn`` (reads group members if needed)."""
+    prior = turn.prior or PriorState()
+    now = turn.received_at
+    resolution = resolve_session_timezone(
+        turn.text, thread_tz=prior.thread_tz, user_tz=prior.user_tz, now=now
+    )
+    tz = resolution.tzinfo()
+    anchor = _anchor_zone(resolution, prior)
+    context = {r.abbreviation: r.zone for r in resolution.resolved_abbreviations}
+    expressions = tuple(
+        find_time_expressions(
+            turn.text, anchor, now, locale=prior.user_locale, abbreviation_context=context
+        )
+    )
+    times, questions = describe_expressions(expressions, anchor)
+    questions.extend(f"Ask the user: {q}" for q in resolution.questions)
+    members: Sequence[MemberTime] = ()
+    speaker = None
+    if turn.chat_type == "group":
+        speaker = turn.display_name or turn.user_key
+        found = await store.group_participants(
+            turn.thread_key, now - settings.group_window, settings.group_limit
+        )
+        members = [MemberTime(m.display_name or m.user_key, m.default_tz) for m in found]
+    last_here = prior.thread_last_interaction_at
+    facts = TemporalFacts(
+        now=now,
+        zone=resolution.zone,
+        tz=tz,
+        zone_note=_zone_note(resolution),
+        fallback=resolution.fallback,
+        last_here=Elapsed(last_here) if last_here else None,
+        last_any_channel=(
+            Elapsed(prior.any_channel_at, prior.any_channel) if prior.any_channel_at else None
+        ),
+        speaker=speaker,
+        members=members,
+        times=times,
+        questions=questions,
+        recency=asks_about_current_events(turn.text),
+        markup_instruction=(
+            markup_instruction() if expressions or turn.chat_type == "group" else None
+        ),
+    )
+    return ClockView(resolution, render_block(facts), expressions)
+
+
+def clock_stage(store: Store, settings: ClockSettings) -> Stage:
+    """Add the temporal block to every forwarded user turn while ``[clock] enabled``."""
+
+    async def clock(turn: Turn, call_next: Handler) -> Reply:
+        if settings.enabled and not turn.continuation:
+            view = await clock_view(store, turn, settings)
+            turn.context.sections.insert(0, view.block)
+        return await call_next(turn)
+
+    return clock
+
+
+def describe_expressions(
+    expressions: Sequence[ParseResult], anchor: str | None
+) -> tuple[list[str], list[str]]:
+    """Resolved phrases as absolute instants; unresolved ones as questions to ask."""
+    resolved: list[str] = []
+    questions: list[str] = []
+    for found in expressions:
+        if found.needs_clarification or found.start_instant is None:
+            if found.clarification_question:
+                questions.append(f"Ask the user: {found.clarification_question}")
+            continue
+        zone = found.zone or anchor or "UTC"
+        start = _iso_in(found.start_instant, zone)
+        span = f" to {_iso_in(found.end_instant, zone)}" if found.end_instant else ""
+        resolved.append(f'"{found.matched_text}" = {start}{span} ({zone})')
+    lines = ["Times in this message: " + "; ".join(resolved) + "."] if resolved else []
+    return lines, questions
+
+
+def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | None:
+    """The IANA zone floating times are anchored to; ``None`` when none is known."""
+    if resolution.fallback:
+        return None
+    if resolution.offset_minutes is None and is_valid_zone(resolution.zone):
+        return resolution.zone
+    # A bare offset in the message anchors its own phrase; others use the known zone.
+    return prior.thread_tz or prior.user_tz
+
+
+def _zone_note(resolution: TimezoneResolution) -> str | None:
+    return {
+        "explicit": "named in this message",
+        "thread": "this thread's timezone",
+        "user": None,
+        "location": "from where the user says they are",
+    }.get(resolution.source)
+
+
+def _iso_in(instant: datetime, zone: str) -> str:
+    tz: tzinfo
+    label = _OFFSET_LABEL.match(zone)
+    if label:
+        minutes = int(label.group(2)) * 60 + int(label.group(3))
+        tz = timezone(timedelta(minutes=-minutes if label.group(1) == "-" else minutes))
+    elif is_valid_zone(zone):
+        tz = get_zone(zone)
+    else:
+        tz = UTC
+    return instant.astimezone(tz).isoformat(timespec="seconds")

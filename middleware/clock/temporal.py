@@ -1,0 +1,170 @@
+"""The temporal block: the small, factual statement of *when* it is for this speaker.
+
+Pure functions from already-resolved facts to text (spec 000 §4, spec 004 §5 gap hints,
+spec 001 §12.2 temporal instruction and §12.4 recency hint). No I/O, no clock reads:
+"now" is the turn's instant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo
+
+from babel.dates import format_datetime, format_timedelta
+
+from middleware.clock.zones import format_offset
+
+# spec 001 §12.4 recency_must_search patterns, matched as whole words.
+_RECENCY = re.compile(
+    r"\b(today|yesterday|tomorrow|latest|current|right now|this week|this month|as of|"
+    r"recently|breaking|update|what happened|news)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Elapsed:
+    """A past instant and, optionally, where it happened."""
+
+    at: datetime
+    channel: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemberTime:
+    """A group participant's zone (``None`` when unknown)."""
+
+    label: str
+    zone: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TemporalFacts:
+    """Everything the block states, resolved by the clock stage."""
+
+    now: datetime
+    zone: str  # IANA id, or a label such as "UTC+05:45" for a fixed offset
+    tz: tzinfo
+    zone_note: str | None = None
+    fallback: bool = False
+    last_here: Elapsed | None = None
+    last_any_channel: Elapsed | None = None
+    speaker: str | None = None
+    members: Sequence[MemberTime] = ()
+    times: Sequence[str] = ()
+    questions: Sequence[str] = ()
+    recency: bool = False
+    markup_instruction: str | None = None
+    extra: Sequence[str] = field(default_factory=tuple)
+
+
+def asks_about_current_events(text: str) -> bool:
+    """spec 001 §12.4: does the message need up-to-date knowledge?"""
+    return _RECENCY.search(text) is not None
+
+
+def render_block(facts: TemporalFacts) -> str:
+    """The block's lines, newest facts first; stable wording so tests and caches agree."""
+    lines = [_now_line(facts)]
+    hint = gap_hint(facts.now, facts.last_here.at if facts.last_here else None, facts.tz)
+    if hint:
+        lines.append(hint)
+    if facts.members:
+        lines.append(_members_line(facts))
+    lines.extend(facts.times)
+    lines.extend(facts.questions)
+    if facts.markup_instruction:
+        lines.append(facts.markup_instruction)
+    lines.extend(facts.extra)
+    lines.append(
+        f"Today is {facts.now.astimezone(facts.tz).date().isoformat()}. Your "
+        "training data has a cutoff and may not reflect recent events or the latest "
+        "information; when unsure whether your knowledge is current, search rather than guess."
+    )
+    if facts.recency:
+        lines.append(
+            "This message asks about current or recent events: verify with a search tool if "
+            "you have one, and say so if you cannot."
+        )
+    return "\n".join(lines)
+
+
+def _now_line(facts: TemporalFacts) -> str:
+    zone, tz = facts.zone, facts.tz
+    stamp = _stamp(facts.now, tz, with_year=True)
+    utc_offset = facts.now.astimezone(tz).utcoffset() or timedelta(0)
+    offset = format_offset(int(utc_offset.total_seconds() // 60))
+    if facts.fallback:
+        head = (
+            f"Now: {stamp} (UTC; the user's timezone is unknown — ask for it before "
+            "relying on their local time or scheduling anything)."
+        )
+    else:
+        note = f"; {facts.zone_note}" if facts.zone_note else ""
+        head = f"Now: {stamp} ({zone}, {offset}{note})."
+    if facts.speaker:
+        head = f"{head} Speaker: {facts.speaker}."
+    parts = [head]
+    if facts.last_here is None:
+        parts.append("First message in this thread.")
+    else:
+        at = facts.last_here.at
+        same_year = at.astimezone(tz).year == facts.now.astimezone(tz).year
+        when = _stamp(at, tz, with_year=not same_year)
+        parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
+    other = facts.last_any_channel
+    if other is not None and (facts.last_here is None or other.at > facts.last_here.at):
+        where = f" ({other.channel.capitalize()})" if other.channel else ""
+        parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
+    return " ".join(parts)
+
+
+def _members_line(facts: TemporalFacts) -> str:
+    shown = []
+    for member in facts.members:
+        if member.zone is None:
+            shown.append(f"{member.label}: timezone unknown")
+            continue
+        local = format_datetime(facts.now, "EEE HH:mm", tzinfo=ZoneInfo(member.zone), locale="en")
+        shown.append(f"{member.label}: {local} ({member.zone})")
+    return "Participants' local times: " + "; ".join(shown) + "."
+
+
+def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
+    """spec 004 §5 behavioural hint for the gap since the last interaction here."""
+    if last is None:
+        return None
+    gap = now - last
+    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
+    if gap < timedelta(minutes=5):
+        return None  # continue naturally: nothing worth saying
+    if next_day and gap >= timedelta(hours=2):
+        return (
+            "Gap: a new day since the last interaction — treat it as a fresh start and "
+            "briefly review where things stood before."
+        )
+    if gap < timedelta(minutes=30):
+        return "Gap: a short break — a brief 'back to it' is enough."
+    if gap < timedelta(hours=2):
+        return "Gap: a while since the last message — re-orient before continuing."
+    return "Gap: several hours — summarize where you left off before continuing."
+
+
+def ago(delta: timedelta) -> str:
+    """'3 days ago', '2 hours ago', 'just now' (babel, English, whole units)."""
+    if delta < timedelta(minutes=1):
+        return "just now"
+    return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en")) + " ago"
+
+
+def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
+    pattern = "EEE d MMM y HH:mm" if with_year else "EEE d MMM HH:mm"
+    return str(format_datetime(instant, pattern, tzinfo=tz, locale="en"))
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate (about 4 characters a token for English)."""
+    return (len(text) + 3) // 4

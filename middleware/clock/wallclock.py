@@ -1,0 +1,307 @@
+"""Read a time phrase into naive wall-clock times, relative to a naive local "now".
+
+This layer knows no zones: ``parsing.py`` picks the zone, hands in the reference instant
+as that zone's wall time and turns the answer into instants. The clock-time part of a
+phrase ("9am", "14:30", "at 9", "noon", "midnight", "end of day") is read here with small
+regexes because dateparser gets exactly these wrong ("tomorrow at 9" keeps the current
+time; "tonight at 9" returns "now"); the date part ("tomorrow", "next Tuesday",
+"22 Nov", "03/04") and lone parts of day ("tonight" = 20:00) go to dateparser, with
+``PREFER_DATES_FROM="future"`` and results cross-checked against the text.
+
+Choices for ambiguous phrases (each documented in ``parsing.parse_anchored_time``):
+
+* a bare hour 1-12 with no am/pm and no part-of-day cue ("at 9") is a choice between
+  09:00 and 21:00;
+* "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
+  date ("tomorrow midnight") is a choice between the start and the end of that date;
+* "end of day"/"EOD" is 23:59 on that date (today when no date is given);
+* a time with no date is its next occurrence after now (said at 15:40, "3pm" is
+  tomorrow); an explicit "today" keeps it today even if it has passed;
+* "next <weekday>" whose next occurrence is still in the current ISO week (Mon-Sun) is a
+  choice between that day and a week later; otherwise it is the next occurrence, as is a
+  bare or "on" weekday (said on a Sunday, "on Monday" and "next Monday" are tomorrow);
+  a bare weekday naming today ("Monday 9am" said on a Monday) is a choice between today
+  and a week later; "this Monday" said on a Monday is today;
+* a date with no time is the whole local day, a half-open span [00:00, next 00:00);
+  "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
+  and the year.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any, Literal
+
+from dateparser.date import DateDataParser
+
+__all__ = ["LocalReading", "describe_day", "read_local"]
+
+
+@dataclass(frozen=True)
+class LocalReading:
+    """Naive wall-clock meaning of a phrase.
+
+    * ``"point"``: ``times == (t,)``.
+    * ``"span"``: ``times == (start, end)``, both at local midnight, end exclusive.
+    * ``"choice"``: ``times`` are the candidates; ``question`` asks the user to pick.
+    """
+
+    kind: Literal["point", "span", "choice"]
+    times: tuple[datetime, ...]
+    question: str | None = None
+
+
+_FILLER = re.compile(r"^(?:(?:at|by|around|about|before|after|until|till|til|on|@)(?:\s+|$))+")
+_EOD = re.compile(r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod)\b")
+_MIDNIGHT = re.compile(r"\b(?:at\s+)?midnight\b")
+_NOON = re.compile(r"\b(?:at\s+)?(?:noon|midday)\b")
+_CLOCK_12 = re.compile(
+    r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?(?::(?P<s>\d\d))?\s*"
+    r"(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])"
+)
+_CLOCK_24 = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:h](?P<m>\d\d))(?::(?P<s>\d\d))?(?![\d:])")
+_CLOCK_H = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})h\b")
+_BARE_HOUR = re.compile(
+    r"(?:\b(?:at|by|around|about|before|after|until|till|from)\s+|@\s*)(?P<h>\d{1,2})"
+    r"(?:\s*o'?clock)?(?![\d:./]|\s*(?:st|nd|rd|th|[ap]\.?m|h\b|hours?|hrs?|min|days?|weeks?"
+    r"|months?|years?)\b)"
+    r"|(?<![\d:./-])(?P<h2>\d{1,2})\s*o'?clock\b"
+)
+_PART_OF_DAY = re.compile(
+    r"\b(?:in\s+the\s+|this\s+|at\s+)?(?P<part>morning|afternoon|evening|tonight|night)\b"
+)
+_BARE_WEEKDAY = re.compile(
+    r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
+)
+_NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
+_WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
+_NUMERIC_DATE = re.compile(r"(?<![\d:])(\d{1,4})[/.-](\d{1,2})(?:[/.-](\d{2,4}))?(?![\d:])")
+_MONTH_NAME = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b")
+_EXPLICIT_YEAR = re.compile(r"\b\d{4}\b")
+# dateparser reads "2 hours" as "2 hours ago"; a duration alone names no time.
+_BARE_DURATION = re.compile(r"(?:\d+(?:\.\d+)?|an?)\s*(?:sec|min|h|hour|hr|day|week|month|year)s?")
+
+
+def describe_day(day: date) -> str:
+    """``"Sunday 22 November"`` - how questions name a date."""
+    return f"{day:%A} {day.day} {day:%B}"
+
+
+def _parse_date_part(text: str, base: datetime, date_order: str) -> tuple[datetime, str] | None:
+    settings: dict[str, Any] = {
+        "RELATIVE_BASE": base,
+        "PREFER_DATES_FROM": "future",
+        "RETURN_AS_TIMEZONE_AWARE": False,
+        "TIMEZONE": "UTC",  # a label only: input and output are naive wall times
+        "DATE_ORDER": date_order,
+        "PREFER_LOCALE_DATE_ORDER": False,
+        "RETURN_TIME_AS_PERIOD": True,
+        "PARSERS": ["relative-time", "absolute-time"],
+    }
+    data = DateDataParser(languages=["en"], settings=settings).get_date_data(text)
+    if data.date_obj is None or data.period is None:
+        return None
+    return data.date_obj, str(data.period)
+
+
+def _numeric_date_agrees(text: str, found: date, date_order: str) -> bool:
+    """dateparser turns impossible numeric dates into odd ones ("11/21" in DMY became the
+    year 2121); accept a result only if its month and day are the ones written, read in
+    ``date_order`` (or the other way round when that order is impossible, as "22.11")."""
+    match = _NUMERIC_DATE.search(text)
+    if match is None:
+        return True
+    first, second, third = match.groups()
+    if len(first) == 4:
+        readings = [(int(first), int(second), int(third or 0))]
+        has_year = third is not None
+    else:
+        year = int(third or 0) + (2000 if third is not None and len(third) == 2 else 0)
+        has_year = third is not None
+        day_first = (year, int(second), int(first))
+        month_first = (year, int(first), int(second))
+        # YMD locales write two-part dates month/day, as MDY ones do.
+        readings = [day_first, month_first] if date_order == "DMY" else [month_first, day_first]
+        if readings[0][1] <= 12:
+            readings = readings[:1]
+    return any(
+        (found.month, found.day) == (month, day) and (not has_year or found.year == year)
+        for year, month, day in readings
+    )
+
+
+def _read_date(text: str, base: datetime, date_order: str) -> tuple[datetime, str] | None:
+    """Date part through dateparser, checked and corrected; None if unusable."""
+    if _BARE_DURATION.fullmatch(text):
+        return None
+    parsed = _parse_date_part(text, base, date_order)
+    if parsed is None:
+        return None
+    value, period = parsed
+    if not _numeric_date_agrees(text, value.date(), date_order):
+        return None
+    # "nov 21" said on 21 November is today, not next year (dateparser's "future" is strict).
+    written_date = _MONTH_NAME.search(text) or _NUMERIC_DATE.search(text)
+    if written_date and not _EXPLICIT_YEAR.search(text) and value.year == base.year + 1:
+        if (value.month, value.day) == (base.month, base.day):
+            value = value.replace(year=base.year)
+    return value, period
+
+
+def _clock_time(text: str) -> tuple[str, list[time], str | None, bool] | None:
+    """Find the clock-time token: (text without it, candidate times, kind, ok).
+
+    kind is "midnight", "eod" or None. Returns None when there is no clock time.
+    ``ok`` is False for impossible times ("13pm", "25:00").
+    """
+    for pattern, fixed, kind in ((_EOD, time(23, 59), "eod"), (_MIDNIGHT, time(0), "midnight"),
+                                 (_NOON, time(12), None)):  # fmt: skip
+        match = pattern.search(text)
+        if match:
+            return _cut(text, match), [fixed], kind, True
+    match = _CLOCK_12.search(text)
+    if match:
+        hour, minute, second = int(match["h"]), int(match["m"] or 0), int(match["s"] or 0)
+        ok = 1 <= hour <= 12 and minute < 60 and second < 60
+        pm = match["ap"].startswith("p")
+        hour = (hour % 12) + (12 if pm else 0)
+        return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
+    match = _CLOCK_24.search(text) or _CLOCK_H.search(text)
+    if match:
+        hour = int(match["h"])
+        minute = int(match.groupdict().get("m") or 0)
+        second = int(match.groupdict().get("s") or 0)
+        ok = hour < 24 and minute < 60 and second < 60
+        return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
+    match = _BARE_HOUR.search(text)
+    if match:
+        hour = int(match["h"] or match["h2"])
+        if hour == 0 or 13 <= hour <= 23:
+            return _cut(text, match), [time(hour)], None, True
+        rest = _cut(text, match)
+        part = _PART_OF_DAY.search(rest)
+        cue = part["part"] if part else None
+        if cue == "morning" or (cue in {"tonight", "night"} and hour == 12):
+            return rest, [time(hour % 12)], None, 1 <= hour <= 12
+        if cue in {"afternoon", "evening"} or (cue in {"tonight", "night"} and hour >= 6):
+            return rest, [time(hour % 12 + 12)], None, 1 <= hour <= 12
+        return rest, [time(hour % 12), time(hour % 12 + 12)], None, 1 <= hour <= 12
+    return None
+
+
+def _cut(text: str, match: re.Match[str]) -> str:
+    return f"{text[: match.start()]} {text[match.end() :]}"
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"[,;]|(?<=\d)t\b", " ", text)
+    text = " ".join(text.split())
+    return _FILLER.sub("", text).strip()
+
+
+def _span(value: datetime, period: str) -> LocalReading:
+    day = value.date()
+    if period == "week":
+        start = day - timedelta(days=day.weekday())
+        end = start + timedelta(days=7)
+    elif period == "month":
+        start = day.replace(day=1)
+        end = (start + timedelta(days=32)).replace(day=1)
+    elif period == "year":
+        start, end = day.replace(month=1, day=1), day.replace(year=day.year + 1, month=1, day=1)
+    else:
+        start, end = day, day + timedelta(days=1)
+    return LocalReading("span", (datetime.combine(start, time()), datetime.combine(end, time())))
+
+
+def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
+    """Turn a weekday reading that could mean two different weeks into a choice."""
+    bare = _BARE_WEEKDAY.fullmatch(text)
+    if reading.kind == "choice":
+        return reading
+    if bare and _WEEKDAY_INDEX[bare["day"]] == base.weekday():
+        later = reading.times[0]
+        today = later - timedelta(days=(later.date() - base.date()).days)
+        question = (
+            f"Do you mean today ({describe_day(today.date())}) or {describe_day(later.date())}?"
+        )
+        return LocalReading("choice", (today, later), question)
+    if not _NEXT_WEEKDAY.search(text):
+        return reading
+    first = reading.times[0]
+    if first.date().isocalendar()[:2] != base.date().isocalendar()[:2]:
+        return reading
+    week_later = first + timedelta(days=7)
+    question = (
+        f"Do you mean {describe_day(first.date())} (this week) or "
+        f"{describe_day(week_later.date())} (next week)?"
+    )
+    return LocalReading("choice", (first, week_later), question)
+
+
+def read_local(text: str, base: datetime, date_order: str = "MDY") -> LocalReading | None:
+    """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase.
+
+    ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only.
+    """
+    lowered = " ".join(text.lower().split())
+    found = _clock_time(lowered)
+    if found is None:
+        rest = _tidy(lowered)
+        parsed = _read_date(rest, base, date_order) if rest else None
+        if parsed is None:
+            return None
+        value, period = parsed
+        if period in {"time", "part_of_day"}:
+            reading = LocalReading("point", (value.replace(microsecond=0),))
+        else:
+            reading = _span(value, period)
+        return _weekday_choice(rest, reading, base)
+
+    rest, clock_times, kind, ok = found
+    if not ok:
+        return None
+    part = _PART_OF_DAY.search(rest)
+    if part and (part["part"] == "tonight" or part[0].startswith("this")):
+        rest = _cut(rest, part) + " today"
+    elif part:
+        rest = _cut(rest, part)
+    rest = _tidy(rest)
+    explicit_day: date | None = None
+    if rest and rest != "today":
+        parsed = _read_date(rest, base, date_order)
+        if parsed is None or parsed[1] not in {"day", "part_of_day"}:
+            return None
+        explicit_day = parsed[0].date()
+    elif rest == "today":
+        explicit_day = base.date()
+
+    if kind == "midnight":
+        if explicit_day is None or rest == "today":
+            return LocalReading(
+                "point", (datetime.combine(base.date() + timedelta(days=1), time()),)
+            )
+        start = datetime.combine(explicit_day, time())
+        end = start + timedelta(days=1)
+        question = (
+            f"Do you mean midnight at the start of {describe_day(explicit_day)} (00:00) or at "
+            f"its end (00:00 on {describe_day(end.date())})?"
+        )
+        return LocalReading("choice", (start, end), question)
+
+    candidates = []
+    for clock in clock_times:
+        value = datetime.combine(explicit_day or base.date(), clock)
+        if explicit_day is None and value <= base:
+            value += timedelta(days=1)  # a bare time is its next occurrence
+        candidates.append(value)
+    if len(candidates) == 1:
+        return _weekday_choice(rest, LocalReading("point", (candidates[0],)), base)
+    first, second = candidates
+    question = (
+        f"Do you mean {first:%H:%M} on {describe_day(first.date())} or "
+        f"{second:%H:%M} on {describe_day(second.date())}?"
+    )
+    return LocalReading("choice", tuple(candidates), question)

@@ -1,0 +1,50 @@
+"""Chat commands (``/tz``, ``/time``, …): a cheap sync match, then an async handler.
+
+Commands work on every channel; on the API channel only when the channel allows them
+(``Turn.commands_allowed``). A command's reply is written by the relay and never forwarded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from middleware.pipeline import Handler, Stage
+from middleware.types import Reply, Turn
+
+_COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A parsed ``/name args`` message (a Telegram ``@botname`` suffix is dropped)."""
+
+    name: str
+    args: str
+
+
+CommandHandler = Callable[[Turn, Command], Awaitable[str]]
+
+
+def match_command(text: str) -> Command | None:
+    """The command in ``text``, or ``None`` when it is an ordinary message."""
+    if not text.startswith("/"):
+        return None
+    found = _COMMAND.match(text.strip())
+    if found is None:
+        return None
+    return Command(found.group(1).lower(), (found.group(2) or "").strip())
+
+
+def commands_stage(handlers: Mapping[str, CommandHandler]) -> Stage:
+    """Answer known commands directly; let everything else through."""
+
+    async def commands(turn: Turn, call_next: Handler) -> Reply:
+        command = match_command(turn.text) if turn.commands_allowed else None
+        handler = handlers.get(command.name) if command else None
+        if command is None or handler is None or turn.continuation:
+            return await call_next(turn)
+        return Reply(text=await handler(turn, command), meta={"command": command.name})
+
+    return commands

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import available_timezones
+
+import pytest
+
+from middleware.clock.abbreviations import (
+    ABBREVIATIONS,
+    candidates_for,
+    clarification_for,
+    find_abbreviations,
+    resolve_abbreviation,
+)
+
+
+def test_table_zones_are_valid() -> None:
+    zones = available_timezones()
+    for abbr, meanings in ABBREVIATIONS.items():
+        assert abbr.isupper()
+        assert meanings and all(meaning.zone in zones for meaning in meanings), abbr
+
+
+def test_utc_and_gmt_are_not_abbreviations() -> None:
+    assert "UTC" not in ABBREVIATIONS and "GMT" not in ABBREVIATIONS
+    assert find_abbreviations("3pm UTC or 4pm GMT") == []
+
+
+def test_candidates() -> None:
+    assert candidates_for("IST") == ("Asia/Kolkata", "Asia/Jerusalem", "Europe/Dublin")
+    assert candidates_for("CST") == ("America/Chicago", "Asia/Shanghai", "America/Havana")
+    assert candidates_for("BST") == ("Europe/London", "Asia/Dhaka")
+    assert candidates_for("XYZ") == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("call at 3pm EST", ["EST"]),
+        ("IST or CST? IST!", ["IST", "CST"]),
+        ("the best test, est. 1999, Ist das gut?", []),
+        ("AEST vs AEDT", ["AEST", "AEDT"]),
+        ("at 3pm CAT", ["CAT"]),
+        ("15:00 PT", ["PT"]),
+        ("meet 9:30 am ET", ["ET"]),
+        ("I LOVE MY CAT", []),
+        ("PT session at the gym", []),
+        ("America/EST", []),
+        ("no capitals here", []),
+    ],
+)
+def test_find_abbreviations(text: str, found: list[str]) -> None:
+    assert find_abbreviations(text) == found
+
+
+@pytest.mark.parametrize(
+    ("abbr", "context", "zone"),
+    [
+        ("IST", ["Asia/Kolkata"], "Asia/Kolkata"),
+        ("IST", ["Europe/Dublin"], "Europe/Dublin"),
+        ("IST", [None, "Bogus/Zone", "Asia/Jerusalem"], "Asia/Jerusalem"),
+        ("EST", ["America/Toronto"], "America/Toronto"),
+        ("EDT", ["America/New_York"], "America/New_York"),
+        ("CST", ["Asia/Taipei"], "Asia/Taipei"),
+        ("CST", ["America/Mexico_City"], "America/Mexico_City"),
+        ("CST", ["Europe/Berlin", "America/Chicago"], "America/Chicago"),
+        ("BST", ["Europe/London"], "Europe/London"),
+        ("BST", ["Asia/Dhaka"], "Asia/Dhaka"),
+        ("IST", ["Asia/Kolkata", "Asia/Kolkata"], "Asia/Kolkata"),
+    ],
+)
+def test_resolved_from_known_zones(abbr: str, context: list[str | None], zone: str) -> None:
+    assert resolve_abbreviation(abbr, context) == zone
+
+
+@pytest.mark.parametrize(
+    ("abbr", "context"),
+    [
+        ("EST", []),  # one usual meaning is still not a licence to map silently
+        ("IST", []),
+        ("PST", ["Europe/Berlin"]),
+        ("IST", ["Asia/Kolkata", "Europe/Dublin"]),
+        ("CST", ["America/Chicago", "Asia/Shanghai"]),
+        ("CDT", ["America/Mexico_City"]),
+        ("XYZ", ["Europe/Berlin"]),
+    ],
+)
+def test_not_resolved_without_one_matching_zone(abbr: str, context: list[str | None]) -> None:
+    assert resolve_abbreviation(abbr, context) is None
+
+
+def test_rules_of_the_given_year() -> None:
+    # Mexico City kept CDT until 2022; in 2021 its clock matched Chicago's.
+    at = datetime(2021, 3, 1, tzinfo=UTC)
+    assert resolve_abbreviation("CDT", ["America/Mexico_City"], at=at) == "America/Mexico_City"
+    assert resolve_abbreviation("CDT", ["America/Mexico_City"]) is None
+
+
+def test_clarification_wording() -> None:
+    assert clarification_for("IST") == (
+        "Which timezone do you mean by IST — India (Asia/Kolkata), Israel (Asia/Jerusalem) "
+        "or Ireland (Europe/Dublin)?"
+    )
+    assert clarification_for("BST") == (
+        "Which timezone do you mean by BST — UK (Europe/London) or Bangladesh (Asia/Dhaka)?"
+    )
+    assert clarification_for("EST") == (
+        "By EST, do you mean US Eastern time (America/New_York)? If not, which city or timezone?"
+    )
+    assert "XYZ" in clarification_for("XYZ")

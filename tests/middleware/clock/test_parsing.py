@@ -1,0 +1,567 @@
+"""parse_anchored_time / find_time_expressions against hand-computed instants.
+
+Every expected instant is written out as ISO text with the local offset, worked out by
+hand from the reference instant; nothing here asks the code under test for the answer.
+
+Reference instant REF = 2026-11-21T15:40:00Z, a Saturday. Local "now" in each zone:
+Tokyo Sun 00:40 (+09:00), Berlin Sat 16:40 (+01:00), New York Sat 10:40 (-05:00),
+Los Angeles Sat 07:40 (-08:00), Kathmandu Sat 21:25 (+05:45), Kolkata Sat 21:10 (+05:30),
+Lord Howe Sun 02:40 (+11:00, DST), Chatham Sun 05:25 (+13:45, DST), Sao Paulo Sat 12:40
+(-03:00), UTC Sat 15:40.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from middleware.clock.parsing import (
+    ParseResult,
+    date_order_for_locale,
+    find_time_expressions,
+    looks_timeish,
+    parse_anchored_time,
+)
+
+REF = datetime(2026, 11, 21, 15, 40, tzinfo=UTC)  # Saturday
+SUNDAY = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)  # Berlin Sun 13:00
+MONDAY = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)  # New York Mon 03:00
+TUESDAY = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)  # Tokyo Tue 12:00
+BEFORE_NY_SPRING = datetime(2026, 3, 7, 15, 0, tzinfo=UTC)  # NY Sat 10:00 EST
+BEFORE_BERLIN_SPRING = datetime(2026, 3, 28, 12, 0, tzinfo=UTC)
+BEFORE_BERLIN_FALL = datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Case:
+    text: str
+    tz: str | None
+    kind: str
+    start: str | None = None
+    end: str | None = None
+    clarify: bool = False
+    candidates: tuple[str, ...] = ()
+    ref: datetime = REF
+    options: Mapping[str, Any] = field(default_factory=dict)
+    zone: str | None = None
+
+
+def iso(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def case(*args: Any, id: str | None = None, **kwargs: Any) -> Any:  # noqa: A002
+    built = Case(*args, **kwargs)
+    return pytest.param(built, id=id or f"{built.text}|{built.tz}")
+
+
+def floating(text: str, tz: str | None) -> Any:
+    """A wall-clock phrase that cannot become instants: no zone, or an unresolved
+    abbreviation."""
+    return case(text, tz, "floating", clarify=True)
+
+
+CASES = [
+    # --- relative: exact durations from the reference instant, no zone needed ---------
+    case("in 2 hours", None, "relative", "2026-11-21T17:40:00+00:00"),
+    case("in 30 minutes", "Asia/Tokyo", "relative", "2026-11-22T01:10:00+09:00"),
+    case("2 days ago", None, "relative", "2026-11-19T15:40:00+00:00"),
+    case("in an hour", "Europe/Berlin", "relative", "2026-11-21T17:40:00+01:00"),
+    case("in 1.5 hours", None, "relative", "2026-11-21T17:10:00+00:00"),
+    case("3 weeks ago", "UTC", "relative", "2026-10-31T15:40:00+00:00"),
+    case("in half an hour", None, "relative", "2026-11-21T16:10:00+00:00"),
+    case("now", None, "relative", "2026-11-21T15:40:00+00:00"),
+    case("in 3 months", "Europe/Berlin", "relative", "2027-02-21T16:40:00+01:00"),
+    # A day is 24 h even across the spring-forward night: 10:00 EST + 24 h = 11:00 EDT.
+    case(
+        "in 1 day",
+        "America/New_York",
+        "relative",
+        "2026-03-08T11:00:00-04:00",
+        ref=BEFORE_NY_SPRING,
+    ),  # fmt: skip
+    # --- floating: wall-clock phrases with no zone are not parsed into instants --------
+    floating("tomorrow at 9am", None),
+    floating("2026-11-22 14:30", None),
+    floating("noon", None),
+    floating("tonight", None),
+    floating("on Monday", None),
+    floating("end of day", None),
+    # --- absolute, anchored to the Session TZ -------------------------------------------
+    case("tomorrow at 9am", "Asia/Tokyo", "absolute", "2026-11-23T09:00:00+09:00"),
+    case("tomorrow at 9am", "America/New_York", "absolute", "2026-11-22T09:00:00-05:00"),
+    case("9am", "America/New_York", "absolute", "2026-11-22T09:00:00-05:00"),  # passed
+    case("9am", "Asia/Tokyo", "absolute", "2026-11-22T09:00:00+09:00"),
+    case("3pm", "Europe/Berlin", "absolute", "2026-11-22T15:00:00+01:00"),
+    case("5pm", "Europe/Berlin", "absolute", "2026-11-21T17:00:00+01:00"),
+    case("today at 9am", "America/Los_Angeles", "absolute", "2026-11-21T09:00:00-08:00"),
+    case("today at 9am", "Europe/Berlin", "absolute", "2026-11-21T09:00:00+01:00"),
+    case("noon", "America/Los_Angeles", "absolute", "2026-11-21T12:00:00-08:00"),
+    case("noon", "Asia/Kolkata", "absolute", "2026-11-22T12:00:00+05:30"),
+    case("midnight", "Asia/Kathmandu", "absolute", "2026-11-22T00:00:00+05:45"),
+    case("midnight", "UTC", "absolute", "2026-11-22T00:00:00+00:00"),
+    case("midnight tonight", "America/Sao_Paulo", "absolute", "2026-11-22T00:00:00-03:00"),
+    case("end of day", "Pacific/Chatham", "absolute", "2026-11-22T23:59:00+13:45"),
+    case("end of day", "America/New_York", "absolute", "2026-11-21T23:59:00-05:00"),
+    case("end of day friday", "Europe/Berlin", "absolute", "2026-11-27T23:59:00+01:00"),
+    case("tonight", "Europe/Berlin", "absolute", "2026-11-21T20:00:00+01:00"),
+    case("tonight at 9", "Europe/Berlin", "absolute", "2026-11-21T21:00:00+01:00"),
+    case("tomorrow evening at 8", "America/Los_Angeles", "absolute", "2026-11-22T20:00:00-08:00"),
+    case("tomorrow morning", "Australia/Lord_Howe", "absolute", "2026-11-23T09:00:00+11:00"),
+    case("next Tuesday evening", "Europe/Berlin", "absolute", "2026-11-24T18:00:00+01:00"),
+    case("2026-11-22 14:30", "Asia/Tokyo", "absolute", "2026-11-22T14:30:00+09:00"),
+    case("2026-11-22 14:30", "Asia/Kathmandu", "absolute", "2026-11-22T14:30:00+05:45"),
+    case("friday at 3pm", "America/Sao_Paulo", "absolute", "2026-11-27T15:00:00-03:00"),
+    case("nov 21 at 14:00", "America/New_York", "absolute", "2026-11-21T14:00:00-05:00"),
+    case("12/25 at 6pm", "America/Los_Angeles", "absolute", "2026-12-25T18:00:00-08:00"),
+    case("at 18", "Europe/Berlin", "absolute", "2026-11-21T18:00:00+01:00"),
+    # Dates without a time are the whole local day (or week, month): [start, end).
+    case(
+        "tomorrow",
+        "Pacific/Chatham",
+        "absolute",
+        "2026-11-23T00:00:00+13:45",
+        "2026-11-24T00:00:00+13:45",
+    ),  # fmt: skip
+    case(
+        "next week",
+        "Europe/Berlin",
+        "absolute",
+        "2026-11-23T00:00:00+01:00",
+        "2026-11-30T00:00:00+01:00",
+    ),  # fmt: skip
+    case("in march", "UTC", "absolute", "2027-03-01T00:00:00+00:00", "2027-04-01T00:00:00+00:00"),
+    # The 8 March spring-forward day is 23 hours long.
+    case(
+        "2026-03-08",
+        "America/New_York",
+        "absolute",
+        "2026-03-08T00:00:00-05:00",
+        "2026-03-09T00:00:00-04:00",
+    ),  # fmt: skip
+    # --- a zone in the text wins over the Session TZ -----------------------------------
+    case("14:30 Tokyo time", None, "absolute", "2026-11-22T14:30:00+09:00", zone="Asia/Tokyo"),
+    case(
+        "14:30 Tokyo time",
+        "America/New_York",
+        "absolute",
+        "2026-11-22T14:30:00+09:00",
+        zone="Asia/Tokyo",
+    ),  # fmt: skip
+    case("9am UTC+9", None, "absolute", "2026-11-22T09:00:00+09:00", zone="UTC+09:00"),
+    case("at 10:00+05:45", None, "absolute", "2026-11-22T10:00:00+05:45", zone="UTC+05:45"),
+    case("2026-11-22T09:00:00+09:00", "Europe/Berlin", "absolute", "2026-11-22T09:00:00+09:00"),
+    case(
+        "3pm in Berlin", "Asia/Tokyo", "absolute", "2026-11-22T15:00:00+01:00", zone="Europe/Berlin"
+    ),  # fmt: skip
+    case("9am Europe/Berlin", None, "absolute", "2026-11-22T09:00:00+01:00"),
+    case("6pm UTC", "Asia/Tokyo", "absolute", "2026-11-21T18:00:00+00:00", zone="UTC"),
+    case("09:00Z", None, "absolute", "2026-11-22T09:00:00+00:00", zone="UTC"),
+    case("10am GMT-3", None, "absolute", "2026-11-22T10:00:00-03:00", zone="UTC-03:00"),
+    case("3pm new york time", None, "absolute", "2026-11-21T15:00:00-05:00"),
+    case("noon in São Paulo", "Asia/Tokyo", "absolute", "2026-11-22T12:00:00-03:00"),
+    # --- abbreviations: only with context, else a question ------------------------------
+    floating("9am PST", None),
+    floating("9am IST", "Europe/London"),
+    floating("3pm EST", "Asia/Tokyo"),
+    floating("9am ACT", "UTC"),  # one dateparser knows and we do not list
+    case(
+        "9am IST",
+        None,
+        "absolute",
+        "2026-11-22T09:00:00+05:30",
+        options={"abbreviation_context": {"IST": "Asia/Kolkata"}},
+    ),  # fmt: skip
+    case(
+        "noon BST",
+        None,
+        "absolute",
+        "2026-11-22T12:00:00+00:00",
+        options={"abbreviation_context": {"bst": "Europe/London"}},
+    ),  # fmt: skip
+    case("9am PST", "America/Los_Angeles", "absolute", "2026-11-21T09:00:00-08:00"),
+    case("5pm CST", "America/Chicago", "absolute", "2026-11-21T17:00:00-06:00"),
+    # --- DST gaps and folds: never shifted silently -------------------------------------
+    case(
+        "2026-03-08 02:30",
+        "America/New_York",
+        "absolute",
+        clarify=True,
+        candidates=("2026-03-08T03:30:00-04:00",),
+    ),  # fmt: skip
+    case(
+        "2026-11-01 01:30",
+        "America/New_York",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00"),
+    ),  # fmt: skip
+    case(
+        "tomorrow at 2:30am",
+        "Europe/Berlin",
+        "absolute",
+        clarify=True,
+        candidates=("2026-03-29T03:30:00+02:00",),
+        ref=BEFORE_BERLIN_SPRING,
+    ),  # fmt: skip
+    case(
+        "tomorrow at 2:30am",
+        "Europe/Berlin",
+        "absolute",
+        clarify=True,
+        candidates=("2026-10-25T02:30:00+02:00", "2026-10-25T02:30:00+01:00"),
+        ref=BEFORE_BERLIN_FALL,
+    ),  # fmt: skip
+    case(
+        "2026-10-04 02:15",
+        "Australia/Lord_Howe",
+        "absolute",
+        clarify=True,
+        candidates=("2026-10-04T02:45:00+11:00",),
+    ),  # fmt: skip
+    case(
+        "2026-04-05 01:45",
+        "Australia/Lord_Howe",
+        "absolute",
+        clarify=True,
+        candidates=("2026-04-05T01:45:00+11:00", "2026-04-05T01:45:00+10:30"),
+    ),  # fmt: skip
+    case(
+        "2026-09-27 03:00",
+        "Pacific/Chatham",
+        "absolute",
+        clarify=True,
+        candidates=("2026-09-27T04:00:00+13:45",),
+    ),  # fmt: skip
+    case(
+        "2026-04-05 03:00",
+        "Pacific/Chatham",
+        "absolute",
+        clarify=True,
+        candidates=("2026-04-05T03:00:00+13:45", "2026-04-05T03:00:00+12:45"),
+    ),  # fmt: skip
+    # --- ambiguous hours and midnights ---------------------------------------------------
+    case(
+        "tomorrow at 9",
+        "Asia/Tokyo",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-23T09:00:00+09:00", "2026-11-23T21:00:00+09:00"),
+    ),  # fmt: skip
+    case(
+        "at 7",
+        "Europe/Berlin",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T07:00:00+01:00", "2026-11-21T19:00:00+01:00"),
+    ),  # fmt: skip
+    case(
+        "tomorrow midnight",
+        "Europe/Berlin",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T00:00:00+01:00", "2026-11-23T00:00:00+01:00"),
+    ),  # fmt: skip
+    # --- weekday names near the week boundary --------------------------------------------
+    case(
+        "on Monday",
+        "Europe/Berlin",
+        "absolute",
+        "2026-11-23T00:00:00+01:00",
+        "2026-11-24T00:00:00+01:00",
+        ref=SUNDAY,
+    ),  # fmt: skip
+    case(
+        "next Monday",
+        "Europe/Berlin",
+        "absolute",
+        "2026-11-23T00:00:00+01:00",
+        "2026-11-24T00:00:00+01:00",
+        ref=SUNDAY,
+    ),  # fmt: skip
+    case(
+        "next Sunday",
+        "Europe/Berlin",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T00:00:00+01:00", "2026-11-29T00:00:00+01:00"),
+    ),  # fmt: skip
+    # At REF it is already Sunday in Tokyo but still Saturday in New York.
+    case(
+        "on Sunday",
+        "Asia/Tokyo",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T00:00:00+09:00", "2026-11-29T00:00:00+09:00"),
+    ),  # fmt: skip
+    case(
+        "on Sunday",
+        "America/New_York",
+        "absolute",
+        "2026-11-22T00:00:00-05:00",
+        "2026-11-23T00:00:00-05:00",
+    ),  # fmt: skip
+    case(
+        "Monday 9am",
+        "America/New_York",
+        "absolute",
+        clarify=True,
+        ref=MONDAY,
+        candidates=("2026-11-23T09:00:00-05:00", "2026-11-30T09:00:00-05:00"),
+    ),  # fmt: skip
+    case(
+        "this Monday 9am", "America/New_York", "absolute", "2026-11-23T09:00:00-05:00", ref=MONDAY
+    ),  # fmt: skip
+    case(
+        "next friday at 10:00",
+        "Asia/Tokyo",
+        "absolute",
+        clarify=True,
+        ref=TUESDAY,
+        candidates=("2026-11-27T10:00:00+09:00", "2026-12-04T10:00:00+09:00"),
+    ),  # fmt: skip
+    case(
+        "friday",
+        "Asia/Tokyo",
+        "absolute",
+        "2026-11-27T00:00:00+09:00",
+        "2026-11-28T00:00:00+09:00",
+        ref=TUESDAY,
+    ),  # fmt: skip
+    # --- month/day order by locale -------------------------------------------------------
+    case(
+        "03/04",
+        "America/New_York",
+        "absolute",
+        "2027-03-04T00:00:00-05:00",
+        "2027-03-05T00:00:00-05:00",
+        options={"locale": "en_US"},
+    ),  # fmt: skip
+    case(
+        "03/04",
+        "Europe/London",
+        "absolute",
+        "2027-04-03T00:00:00+01:00",
+        "2027-04-04T00:00:00+01:00",
+        options={"locale": "en_GB"},
+    ),  # fmt: skip
+    case(
+        "03/04", "Asia/Tokyo", "absolute", "2027-03-04T00:00:00+09:00", "2027-03-05T00:00:00+09:00"
+    ),  # MDY by default  # fmt: skip
+    case(
+        "03/04/2027 10:00",
+        "Europe/Berlin",
+        "absolute",
+        "2027-04-03T10:00:00+02:00",
+        options={"date_order": "DMY"},
+    ),  # fmt: skip
+    case(
+        "22.11.2026",
+        "Europe/Berlin",
+        "absolute",
+        "2026-11-22T00:00:00+01:00",
+        "2026-11-23T00:00:00+01:00",
+        options={"locale": "de_DE"},
+    ),  # fmt: skip
+    case("11/21", "Europe/London", "invalid", options={"locale": "en_GB"}),
+    # --- not time phrases ----------------------------------------------------------------
+    case("hello there", "UTC", "invalid"),
+    case("25:00", "UTC", "invalid"),
+    case("13pm", "UTC", "invalid"),
+    case("   ", None, "invalid", id="blank"),
+    case("2 hours", None, "invalid"),
+]
+
+
+@pytest.mark.parametrize("c", CASES)
+def test_parse_table(c: Case) -> None:
+    result = parse_anchored_time(c.text, c.tz, c.ref, **c.options)
+    assert result.kind == c.kind
+    assert result.needs_clarification is c.clarify
+    assert result.start_instant == (iso(c.start) if c.start else None)
+    assert result.end_instant == (iso(c.end) if c.end else None)
+    assert result.candidates == tuple(iso(text) for text in c.candidates)
+    for instant in (result.start_instant, result.end_instant, *result.candidates):
+        assert instant is None or instant.tzinfo is UTC
+    if c.clarify:
+        assert result.clarification_question
+    else:
+        assert result.clarification_question is None
+    if c.zone is not None:
+        assert result.zone == c.zone
+    assert result.matched_text == " ".join(c.text.split()) or c.text.strip() == ""
+
+
+def test_table_is_broad() -> None:
+    params = [p.values[0] for p in CASES]
+    assert len(params) >= 60
+    assert len({c.tz for c in params if c.tz}) >= 8
+
+
+# --- exact questions -----------------------------------------------------------------
+
+
+def question(text: str, tz: str | None, ref: datetime = REF, **options: Any) -> str | None:
+    return parse_anchored_time(text, tz, ref, **options).clarification_question
+
+
+def test_abbreviation_question_lists_the_meanings() -> None:
+    assert question("9am IST", None) == (
+        "Which timezone do you mean by IST — India (Asia/Kolkata), Israel (Asia/Jerusalem) "
+        "or Irish Standard Time (Europe/Dublin)?"
+    )
+    assert question("9am JST", None) == "By JST, do you mean Japan time (Asia/Tokyo)?"
+
+
+def test_fold_and_gap_questions() -> None:
+    assert question("2026-11-01 01:30", "America/New_York") == (
+        "Which 01:30 on Sunday 1 November in America/New_York — the first (UTC-04:00) "
+        "or the second (UTC-05:00)?"
+    )
+    assert question("2026-03-08 02:30", "America/New_York") == (
+        "02:30 on Sunday 8 March in America/New_York does not exist — clocks jump from "
+        "02:00 to 03:00. Did you mean 03:30?"
+    )
+
+
+def test_floating_question_asks_for_a_zone() -> None:
+    text = question("tomorrow at 9am", None)
+    assert text is not None and "timezone" in text and "tomorrow at 9am" in text
+
+
+# --- plug-ins and errors ---------------------------------------------------------------
+
+
+def test_place_zone_plugs_in_a_city_index() -> None:
+    offices = {"hq": "Asia/Tokyo", "bad": "EST"}
+
+    def place_zone(name: str) -> str | None:
+        return offices.get(name.lower())
+
+    result = parse_anchored_time("3pm in HQ", None, REF, place_zone=place_zone)
+    assert result.kind == "absolute" and result.zone == "Asia/Tokyo"
+    assert result.start_instant == iso("2026-11-22T15:00:00+09:00")
+    # A resolver answer that is not an IANA id is ignored, not trusted.
+    assert parse_anchored_time("3pm in bad", None, REF, place_zone=place_zone).kind != "absolute"
+
+
+def test_context_with_an_invalid_zone_still_asks() -> None:
+    result = parse_anchored_time("9am EST", None, REF, abbreviation_context={"EST": "EST"})
+    assert result.kind == "floating" and result.needs_clarification
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="aware"):
+        parse_anchored_time("9am", "UTC", datetime(2026, 11, 21, 15, 40))
+    with pytest.raises(ValueError, match="abbreviation"):
+        parse_anchored_time("9am", "EST", REF)
+    with pytest.raises(ValueError, match="locale"):
+        parse_anchored_time("03/04", "UTC", REF, locale="xx_NOPE")
+
+
+@pytest.mark.parametrize(
+    ("locale", "order"), [("en_US", "MDY"), ("en_GB", "DMY"), ("de_DE", "DMY"), ("ja_JP", "YMD")]
+)
+def test_date_order_for_locale(locale: str, order: str) -> None:
+    assert date_order_for_locale(locale) == order
+
+
+# --- free-form messages ----------------------------------------------------------------
+
+
+def found(text: str, tz: str | None = "Asia/Tokyo") -> list[ParseResult]:
+    return find_time_expressions(text, tz, REF)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Can we meet tomorrow at 9am to discuss?",
+         [("tomorrow at 9am", "absolute", "2026-11-23T09:00:00+09:00")]),
+        ("let's do it next Tuesday evening, or friday at 3pm",
+         [("next Tuesday evening", "absolute", "2026-11-24T18:00:00+09:00"),
+          ("friday at 3pm", "absolute", "2026-11-27T15:00:00+09:00")]),
+        ("The flight lands at 14:30 Tokyo time",
+         [("at 14:30 Tokyo time", "absolute", "2026-11-22T14:30:00+09:00")]),
+        ("we could do friday at 3pm in Berlin",
+         [("friday at 3pm in Berlin", "absolute", "2026-11-27T15:00:00+01:00")]),
+        ("call me in 2 hours please", [("in 2 hours", "relative", "2026-11-21T17:40:00+00:00")]),
+        ("meeting 2026-11-22 14:30 ok?",
+         [("2026-11-22 14:30", "absolute", "2026-11-22T14:30:00+09:00")]),
+        ("remind me at noon", [("at noon", "absolute", "2026-11-22T12:00:00+09:00")]),
+        ("Let's talk at 9am PST tomorrow", [("at 9am PST tomorrow", "floating", None)]),
+    ],
+)  # fmt: skip
+def test_find_time_expressions(message: str, expected: list[tuple[str, str, str | None]]) -> None:
+    results = found(message)
+    got = [(r.matched_text, r.kind, r.start_instant) for r in results]
+    assert got == [(text, kind, iso(start) if start else None) for text, kind, start in expected]
+
+
+def test_find_without_a_session_zone_keeps_phrases_floating() -> None:
+    (result,) = found("see you tomorrow at 9am", None)
+    assert result.kind == "floating" and result.needs_clarification
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I may come in second place in march",
+        "ok now I'm done",
+        "I have 3 cats and 2 dogs",
+        "we should sat down and talk",
+        "Version 2 of the doc, page 14",
+        "",
+    ],
+)
+def test_find_ignores_words_that_are_not_times(message: str) -> None:
+    assert found(message) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "timeish"),
+    [
+        ("at 9am", True), ("14:30", True), ("tomorrow", True), ("next week", True),
+        ("in 3 days", True), ("2 hours ago", True), ("Friday", True), ("nov 22", True),
+        ("May 5", True), ("22nd of March", True), ("end of day", True),
+        ("I may go", False), ("march on", False), ("a second", False), ("now", False),
+        ("we will see", False), ("3 cats", False), ("may 5 people come", False),
+    ],
+)  # fmt: skip
+def test_looks_timeish(text: str, timeish: bool) -> None:
+    assert looks_timeish(text) is timeish
+
+
+# --- invariants on arbitrary input -------------------------------------------------------
+
+_WORDS = (
+    "at in on next this last tomorrow today tonight noon midnight 9 12 25 9am 3pm 14:30 "
+    "02:30 monday friday sunday march may nov 22 2026 03/04 2026-11-22 +05:45 Z UTC GMT+9 "
+    "PST IST Tokyo Berlin time end of day evening ago hours 2 days week , ? o'clock"
+).split()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.one_of(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+                   st.text(max_size=30)),
+    tz=st.sampled_from([None, "Asia/Tokyo", "America/New_York", "Pacific/Chatham", "UTC"]),
+)  # fmt: skip
+def test_results_keep_their_invariants(text: str, tz: str | None) -> None:
+    result = parse_anchored_time(text, tz, REF)
+    if result.needs_clarification:
+        assert result.clarification_question and result.start_instant is None
+    elif result.kind in {"absolute", "relative"}:
+        assert result.start_instant is not None and result.start_instant.tzinfo is UTC
+    if result.kind == "floating":
+        assert result.needs_clarification and not result.candidates
+    if result.kind == "invalid":
+        assert result.start_instant is None and not result.needs_clarification
+    for item in find_time_expressions(text, tz, REF):
+        assert item.kind != "invalid" and item.matched_text in text

@@ -1,0 +1,221 @@
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from middleware.clock.resolution import resolve_session_timezone
+
+# One sentence per step, each pointing at a different zone.
+EXPLICIT = "What is 9am Tokyo time for us?"  # Asia/Tokyo
+LOCATION = "I'm in Lisbon this week."  # Europe/Lisbon
+THREAD = "America/New_York"
+USER = "Europe/Berlin"
+
+
+@pytest.mark.parametrize(
+    ("explicit", "thread", "user", "location"),
+    list(itertools.product([True, False], repeat=4)),
+)
+def test_precedence_matrix(explicit: bool, thread: bool, user: bool, location: bool) -> None:
+    """Every step beats every lower one and loses to every higher one."""
+    text = " ".join(part for part, on in ((LOCATION, location), (EXPLICIT, explicit)) if on)
+    result = resolve_session_timezone(
+        text, thread_tz=THREAD if thread else None, user_tz=USER if user else None
+    )
+    if explicit:
+        assert (result.zone, result.source) == ("Asia/Tokyo", "explicit")
+    elif thread:
+        assert (result.zone, result.source) == ("America/New_York", "thread")
+    elif user:
+        assert (result.zone, result.source) == ("Europe/Berlin", "user")
+    elif location:
+        assert (result.zone, result.source) == ("Europe/Lisbon", "location")
+    else:
+        assert (result.zone, result.source) == ("UTC", "fallback")
+    assert result.fallback is (result.source == "fallback")
+
+
+def test_explicit_beats_thread_user_and_location() -> None:
+    result = resolve_session_timezone(
+        "I'm in Lisbon. What time is it in Tokyo?",
+        thread_tz="America/New_York",
+        user_tz="Europe/Berlin",
+    )
+    assert (result.zone, result.source, result.fallback) == ("Asia/Tokyo", "explicit", False)
+
+
+def test_thread_beats_user_and_location() -> None:
+    result = resolve_session_timezone(
+        "I'm in Lisbon this week", thread_tz="America/New_York", user_tz="Europe/Berlin"
+    )
+    assert (result.zone, result.source) == ("America/New_York", "thread")
+    assert any("Europe/Lisbon" in note for note in result.notes)
+
+
+def test_user_beats_location() -> None:
+    result = resolve_session_timezone("here in Tokyo", thread_tz=None, user_tz="Europe/Berlin")
+    assert (result.zone, result.source) == ("Europe/Berlin", "user")
+
+
+def test_location_beats_fallback() -> None:
+    result = resolve_session_timezone("Just landed in São Paulo!", thread_tz=None, user_tz=None)
+    assert (result.zone, result.source, result.fallback) == ("America/Sao_Paulo", "location", False)
+
+
+def test_fallback_is_flagged() -> None:
+    result = resolve_session_timezone("what's the time?", thread_tz=None, user_tz=None)
+    assert (result.zone, result.source, result.fallback) == ("UTC", "fallback", True)
+    assert result.notes
+
+
+def test_invalid_stored_zones_are_ignored_with_a_note() -> None:
+    result = resolve_session_timezone("hi", thread_tz="Mars/Olympus", user_tz="Asia/Tokyo")
+    assert (result.zone, result.source) == ("Asia/Tokyo", "user")
+    assert any("Mars/Olympus" in note for note in result.notes)
+
+
+def test_several_explicit_zones_first_wins_others_listed() -> None:
+    result = resolve_session_timezone(
+        "9am Berlin time is 5pm Tokyo time, or UTC+9, or Berlin time again",
+        thread_tz=None,
+        user_tz=None,
+    )
+    assert (result.zone, result.source) == ("Europe/Berlin", "explicit")
+    assert result.other_explicit == ("Asia/Tokyo", "Etc/GMT-9")
+
+
+@pytest.mark.parametrize(
+    ("text", "zone", "offset"),
+    [
+        ("call me at 10:00 UTC+9", "Etc/GMT-9", 540),
+        ("standup at 09:00 GMT+5:45", "UTC+05:45", 345),
+        ("standup at 09:00 UTC-03:30", "UTC-03:30", -210),
+        ("deadline 2026-11-22T09:00:00+05:45", "UTC+05:45", 345),
+        ("deadline 2026-11-22T09:00:00-05:00", "Etc/GMT+5", -300),
+        ("15:00 UTC works", "UTC", 0),
+    ],
+)
+def test_fixed_offsets(text: str, zone: str, offset: int) -> None:
+    result = resolve_session_timezone(text, thread_tz="Europe/Berlin", user_tz=None)
+    assert (result.zone, result.source, result.offset_minutes) == (zone, "explicit", offset)
+    assert result.tzinfo() == timezone(timedelta(minutes=offset))
+
+
+def test_iana_zone_has_no_offset_and_a_zoneinfo() -> None:
+    result = resolve_session_timezone("hi", thread_tz="Asia/Kathmandu", user_tz=None)
+    assert result.offset_minutes is None
+    assert result.tzinfo() == ZoneInfo("Asia/Kathmandu")
+
+
+def test_abbreviation_is_never_mapped_silently() -> None:
+    result = resolve_session_timezone("let's talk at 3pm IST", thread_tz=None, user_tz=None)
+    assert (result.zone, result.source, result.fallback) == ("UTC", "fallback", True)
+    [question] = result.unresolved_abbreviations
+    assert question.abbreviation == "IST"
+    assert question.candidates == ("Asia/Kolkata", "Asia/Jerusalem", "Europe/Dublin")
+    assert result.needs_clarification
+    assert result.questions == (question.question,)
+
+
+def test_single_meaning_abbreviation_still_asks_without_context() -> None:
+    result = resolve_session_timezone("3pm EST?", thread_tz=None, user_tz=None)
+    assert [q.abbreviation for q in result.unresolved_abbreviations] == ["EST"]
+    assert result.zone == "UTC"
+
+
+def test_abbreviation_resolved_from_user_context_does_not_set_the_zone() -> None:
+    result = resolve_session_timezone(
+        "let's talk at 3pm IST", thread_tz="America/New_York", user_tz="Asia/Kolkata"
+    )
+    assert (result.zone, result.source) == ("America/New_York", "thread")
+    assert [(r.abbreviation, r.zone) for r in result.resolved_abbreviations] == [
+        ("IST", "Asia/Kolkata")
+    ]
+    assert result.unresolved_abbreviations == ()
+    assert not result.needs_clarification
+
+
+def test_abbreviation_with_two_matching_known_zones_is_asked() -> None:
+    result = resolve_session_timezone("3pm IST", thread_tz="Europe/Dublin", user_tz="Asia/Kolkata")
+    assert [q.abbreviation for q in result.unresolved_abbreviations] == ["IST"]
+    assert (result.zone, result.source) == ("Europe/Dublin", "thread")
+
+
+def test_abbreviation_uses_the_rules_of_now() -> None:
+    text = "9am CDT"
+    summer_2021 = datetime(2021, 6, 1, tzinfo=UTC)
+    old = resolve_session_timezone(
+        text, thread_tz=None, user_tz="America/Mexico_City", now=summer_2021
+    )
+    assert [(r.abbreviation, r.zone) for r in old.resolved_abbreviations] == [
+        ("CDT", "America/Mexico_City")
+    ]
+    new = resolve_session_timezone(text, thread_tz=None, user_tz="America/Mexico_City")
+    assert [q.abbreviation for q in new.unresolved_abbreviations] == ["CDT"]
+
+
+def test_ambiguous_location_does_not_set_the_zone() -> None:
+    result = resolve_session_timezone("I'm in Portland", thread_tz=None, user_tz=None)
+    assert (result.zone, result.source) == ("UTC", "fallback")
+    [place] = result.ambiguous_places
+    assert (place.name, place.explicit) == ("Portland", False)
+    assert place.candidates == ("America/Los_Angeles", "America/New_York")
+    assert "America/Los_Angeles" in place.question
+
+
+def test_ambiguous_explicit_place_falls_through_to_thread() -> None:
+    result = resolve_session_timezone(
+        "what's 9am Springfield time?", thread_tz="Europe/Berlin", user_tz=None
+    )
+    assert (result.zone, result.source) == ("Europe/Berlin", "thread")
+    [place] = result.ambiguous_places
+    assert place.explicit
+    assert place.candidates == ("America/Chicago", "America/New_York")
+
+
+def test_known_places_disambiguate() -> None:
+    result = resolve_session_timezone(
+        "I'm in Springfield",
+        thread_tz=None,
+        user_tz=None,
+        known_places={"Springfield": "America/Chicago"},
+    )
+    assert (result.zone, result.source) == ("America/Chicago", "location")
+    assert result.ambiguous_places == ()
+
+
+def test_country_locations() -> None:
+    japan = resolve_session_timezone("I live in Japan", thread_tz=None, user_tz=None)
+    assert (japan.zone, japan.source) == ("Asia/Tokyo", "location")
+    portugal = resolve_session_timezone("I live in Portugal", thread_tz=None, user_tz=None)
+    assert (portugal.zone, portugal.source) == ("UTC", "fallback")
+    assert portugal.ambiguous_places[0].name == "Portugal"
+    usa = resolve_session_timezone("I'm in the USA", thread_tz=None, user_tz=None)
+    assert usa.zone == "UTC"
+    assert "timezones" in usa.ambiguous_places[0].question
+
+
+def test_current_location_beats_home() -> None:
+    result = resolve_session_timezone(
+        "I live in Berlin but I'm in Lisbon this week", thread_tz=None, user_tz=None
+    )
+    assert (result.zone, result.source) == ("Europe/Lisbon", "location")
+
+
+def test_conflicting_current_locations_set_nothing() -> None:
+    result = resolve_session_timezone(
+        "I'm in Lisbon. Actually I'm in Tokyo.", thread_tz=None, user_tz=None
+    )
+    assert (result.zone, result.source) == ("UTC", "fallback")
+    assert any("Conflicting" in note for note in result.notes)
+
+
+def test_question_about_a_place_is_explicit_not_location() -> None:
+    result = resolve_session_timezone(
+        "what time is it in Tokyo?", thread_tz=None, user_tz="Europe/Berlin"
+    )
+    assert (result.zone, result.source) == ("Asia/Tokyo", "explicit")
+    assert result.mentioned_places == ()

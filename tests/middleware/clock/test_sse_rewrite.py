@@ -1,0 +1,247 @@
+"""Time markups rendered inside OpenAI chat-completion SSE streams, the rest untouched."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from middleware.clock.presentation import DiscordAudience, StreamingTimeRenderer
+from middleware.clock.sse_rewrite import rewrite_sse
+
+STAMP = "<t:1795334400:f>"  # 2026-11-22T08:00:00Z for Discord
+DONE = b"data: [DONE]\n\n"
+
+
+def chunk_event(
+    content: str | None = None,
+    *,
+    finish: str | None = None,
+    role: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    delta: dict[str, Any] = {}
+    if role is not None:
+        delta["role"] = role
+    if content is not None:
+        delta["content"] = content
+    if tool_calls is not None:
+        delta["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1795330000,
+        "model": "gpt-test",
+        "system_fingerprint": "fp_1",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+
+
+USAGE = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion.chunk",
+    "created": 1795330000,
+    "model": "gpt-test",
+    "choices": [],
+    "usage": {"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14},
+}
+TOOL_CALL = chunk_event(
+    tool_calls=[{"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}]
+)
+
+
+def sse(event: dict[str, Any]) -> bytes:
+    # Spaces after separators, as some servers send: proves unchanged events are not
+    # re-serialised.
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+async def run(chunks: Iterable[bytes]) -> list[bytes]:
+    async def source() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    renderer = StreamingTimeRenderer(DiscordAudience())
+    return [out async for out in rewrite_sse(source(), renderer)]
+
+
+def parse(stream: bytes) -> list[Any]:
+    """The data of each event in ``stream``: a dict, or the string ``"[DONE]"``."""
+    events: list[Any] = []
+    for block in stream.decode().split("\n\n"):
+        if not block:
+            continue
+        assert block.startswith("data: "), block
+        data = block.removeprefix("data: ")
+        events.append(data if data == "[DONE]" else json.loads(data))
+    return events
+
+
+def contents(events: list[Any]) -> str:
+    return "".join(
+        e["choices"][0]["delta"].get("content") or ""
+        for e in events
+        if isinstance(e, dict) and e["choices"]
+    )
+
+
+async def test_chunks_without_markup_are_the_same_objects() -> None:
+    chunks = [
+        sse(chunk_event("", role="assistant")),
+        sse(chunk_event("Hello, a < b > c.")),
+        sse(TOOL_CALL),
+        sse(chunk_event(finish="stop")),
+        sse(USAGE),
+        DONE,
+    ]
+    out = await run(chunks)
+    assert len(out) == len(chunks)
+    assert all(o is c for o, c in zip(out, chunks, strict=True))
+
+
+async def test_several_unchanged_events_in_one_chunk_are_the_same_object() -> None:
+    chunk = sse(chunk_event("Hi")) + sse(TOOL_CALL) + sse(chunk_event(finish="stop")) + DONE
+    out = await run([chunk])
+    assert out == [chunk]
+    assert out[0] is chunk
+
+
+async def test_markup_in_one_event_is_rendered_and_other_fields_kept() -> None:
+    original = chunk_event("Meet at <time 2026-11-22T09:00:00+01:00>.")
+    out = await run([sse(original), DONE])
+    (event, done) = parse(b"".join(out))
+    expected = chunk_event(f"Meet at {STAMP}.")
+    assert event == expected
+    assert done == "[DONE]"
+    assert out[-1] == DONE
+
+
+async def test_markup_split_across_events_is_rendered() -> None:
+    chunks = [
+        sse(chunk_event("See you <ti")),
+        sse(chunk_event("me 2026-11-2")),
+        sse(TOOL_CALL),
+        sse(chunk_event("2T08:00:00Z> then")),
+        sse(chunk_event(" bye")),
+        sse(chunk_event(finish="stop")),
+        sse(USAGE),
+        DONE,
+    ]
+    out = await run(chunks)
+    events = parse(b"".join(out))
+    assert [e["choices"][0]["delta"].get("content") for e in events[:5]] == [
+        "See you ",
+        "",
+        None,
+        f"{STAMP} then",
+        " bye",
+    ]
+    assert contents(events) == f"See you {STAMP} then bye"
+    # The tool call, the plain " bye" event, finish, usage and [DONE] go out untouched.
+    assert out[2] is chunks[2]
+    assert out[4:] == chunks[4:]
+    assert all(o is c for o, c in zip(out[4:], chunks[4:], strict=True))
+
+
+async def test_held_text_is_flushed_before_the_finish_event() -> None:
+    chunks = [sse(chunk_event("until <time 2026")), sse(chunk_event(finish="stop")), DONE]
+    out = await run(chunks)
+    events = parse(b"".join(out))
+    assert len(events) == 4
+    extra = events[1]
+    assert extra == {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1795330000,
+        "model": "gpt-test",
+        "system_fingerprint": "fp_1",
+        "choices": [{"index": 0, "delta": {"content": "<time 2026"}, "finish_reason": None}],
+    }
+    assert events[2]["choices"][0]["finish_reason"] == "stop"
+    assert out[-1] == DONE
+    assert contents(events) == "until <time 2026"
+
+
+async def test_held_text_goes_into_a_finish_event_with_content() -> None:
+    chunks = [
+        sse(chunk_event("at <time 2026-11-22T08:00")),
+        sse(chunk_event(":00Z>", finish="stop")),
+    ]
+    events = parse(b"".join(await run(chunks)))
+    assert [e["choices"][0]["delta"]["content"] for e in events] == ["at ", STAMP]
+    assert events[1]["choices"][0]["finish_reason"] == "stop"
+
+
+async def test_held_text_is_flushed_before_done_without_finish_reason() -> None:
+    chunks = [sse(chunk_event("see <ti")), sse(USAGE), DONE]
+    out = await run(chunks)
+    events = parse(b"".join(out))
+    assert contents(events) == "see <ti"
+    assert events[-1] == "[DONE]"
+    assert out[-1].endswith(DONE)
+    assert out[1] is chunks[1]
+
+
+async def test_held_text_is_flushed_at_the_end_of_a_cut_stream() -> None:
+    events = parse(b"".join(await run([sse(chunk_event("see <ti"))])))
+    assert contents(events) == "see <ti"
+
+
+def _stream() -> list[bytes]:
+    return [
+        sse(chunk_event("", role="assistant")),
+        sse(chunk_event("Standup: <time 2026-11-22T08:00:00Z>, ")),
+        sse(chunk_event("retro <time 2026-11-22T0")),
+        sse(chunk_event("9:30:00Z> — ok é")),
+        sse(TOOL_CALL),
+        sse(chunk_event(finish="stop")),
+        sse(USAGE),
+        DONE,
+    ]
+
+
+async def test_events_split_across_network_chunks() -> None:
+    whole = b"".join(_stream())
+    pieces = [whole[i : i + 7] for i in range(0, len(whole), 7)]
+    events = parse(b"".join(await run(pieces)))
+    assert contents(events) == "Standup: <t:1795334400:f>, retro <t:1795339800:f> — ok é"
+    assert events[-1] == "[DONE]"
+    assert TOOL_CALL in events
+    assert USAGE in events
+
+
+@settings(deadline=None)
+@given(cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=12))
+async def test_output_does_not_depend_on_network_chunking(cuts: list[int]) -> None:
+    whole = b"".join(_stream())
+    bounds = sorted({0, len(whole), *(c for c in cuts if c <= len(whole))})
+    pieces = [whole[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    assert b"".join(await run(pieces)) == b"".join(await run([whole]))
+
+
+async def test_unchanged_events_keep_their_bytes_next_to_a_changed_one() -> None:
+    plain, tool = sse(chunk_event("plain")), sse(TOOL_CALL)
+    chunk = plain + sse(chunk_event("<time 2026-11-22T08:00:00Z>")) + tool
+    (out,) = await run([chunk])
+    assert out.startswith(plain)
+    assert out.endswith(tool)
+    assert parse(out)[1]["choices"][0]["delta"]["content"] == STAMP
+
+
+async def test_crlf_events_and_other_fields_are_kept() -> None:
+    event = chunk_event("at <time 2026-11-22T08:00:00Z>")
+    raw = b": keep-alive\r\nid: 7\r\ndata: " + json.dumps(event).encode() + b"\r\n\r\n"
+    (out,) = await run([raw])
+    head, data = out.split(b"data: ")
+    assert head == b": keep-alive\r\nid: 7\r\n"
+    assert data.endswith(b"\r\n\r\n")
+    assert json.loads(data)["choices"][0]["delta"]["content"] == f"at {STAMP}"
+
+
+async def test_non_json_data_and_a_trailing_partial_event_pass_through() -> None:
+    chunks = [b"data: not json <time 2026-11-22T08:00:00Z>\n\n", b'data: {"partial']
+    out = await run(chunks)
+    assert out == chunks
