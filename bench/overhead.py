@@ -257,6 +257,7 @@ async def _start_runner(app: web.Application) -> tuple[int, Callable[[], Awaitab
 
 
 async def _child_main(kind: Kind, conn: Connection, options: dict[str, Any]) -> None:
+    stop: Callable[[], Awaitable[None]]
     if kind == "relay":
         from proxy.server import start
 

@@ -7,10 +7,13 @@
 
 from __future__ import annotations
 
+import re
+
 from middleware.pipeline import Handler, Stage
-from middleware.types import Reply, Turn
+from middleware.types import ChatType, Reply, Turn
 
 API_CHANNEL = "api"
+_CHANNEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 def user_key(channel: str, user_id: str) -> str:
@@ -25,6 +28,37 @@ def thread_key(
     else:
         key = f"agent:{agent_id}:{channel}:{chat_type}:{thread_id}"
     return f"{key}:topic:{topic_id}" if topic_id else key
+
+
+def split_user_key(key: str) -> tuple[str, str]:
+    """``(channel, platform user id)`` of a user key.
+
+    Raises ``ValueError`` saying what a user key looks like when ``key`` is not one.
+    """
+    channel, sep, user_id = key.partition(":")
+    if not sep or not _CHANNEL.match(channel) or not user_id or user_id.strip() != user_id:
+        raise ValueError(
+            f"{key!r} is not a user key; user keys look like '<channel>:<platform user id>', "
+            "e.g. 'telegram:123456'"
+        )
+    return channel, user_id
+
+
+def thread_channel(key: str) -> tuple[str, ChatType]:
+    """The channel and chat type a thread key names (``agent:<agent>:<channel>:...``).
+
+    A key with a ``:group:`` segment is a group; anything else (API threads included) is a
+    DM. Raises ``ValueError`` saying what a thread key looks like when ``key`` is not one.
+    """
+    parts = key.split(":")
+    if len(parts) < 4 or parts[0] != "agent" or not parts[1] or not _CHANNEL.match(parts[2]):
+        raise ValueError(
+            f"{key!r} is not a thread key; thread keys look like "
+            "'agent:<agent id>:<channel>:<dm|group>:<id>' or 'agent:<agent id>:api:<id>'"
+        )
+    if any(not part for part in parts[3:]):
+        raise ValueError(f"{key!r} is not a thread key: it has an empty segment")
+    return parts[2], "group" if ":group:" in key else "dm"
 
 
 def identity_stage(agent_id: str) -> Stage:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from middleware.clock.presentation import Audience
     from middleware.store.base import PriorState
 
 ChatType = Literal["dm", "group"]
@@ -72,6 +73,8 @@ class Turn:
     inbound_message_id: int | None = None
     # What the store held before this message was recorded (set by the recording stage).
     prior: PriorState | None = None
+    # Who reads the reply, for rendering <time …> markup (set by the clock stage).
+    audience: Audience | None = None
 
     @property
     def stream(self) -> bool:

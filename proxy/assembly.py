@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from middleware.clock.render_stage import time_rendering_stage
 from middleware.clock.source import Clock
 from middleware.clock.stage import ClockSettings, clock_stage
 from middleware.commands import commands_stage
@@ -20,6 +21,8 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
     """Compose the stages once at startup."""
     stages: list[Stage] = [
         identity_stage(config.server.agent_id),
+        # Outside recording: the transcript keeps the model's <time …> markup.
+        time_rendering_stage(),
         # Before anything that can fail, so the inbound message is never lost.
         recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
         commands_stage(time_commands(store)),

@@ -1,35 +1,29 @@
 """Place names → IANA zones, and where a message says the user is (spec 000 §4.2 step 4).
 
-Pure: no store, no network; the index is built once from data already on disk (tzdata via
-``zoneinfo``, CLDR via babel) and cached, and every lookup is a dict hit.
-
-* :func:`lookup_place` — one name → :class:`PlaceMatch`.
-* :func:`find_place_mentions` — where the *user says they are* ("I'm in Lisbon this week",
-  "here in Tokyo", "I live in Berlin"). Any other mention of a place is not a
-  self-location; zones a message names explicitly ("Tokyo time") are found by
-  ``middleware.clock.references`` with :func:`place_at` and :func:`place_ending_at`.
+Pure: no store, no network. The index is built once from data already on disk (tzdata
+via ``zoneinfo``, CLDR via babel) and cached; every lookup is a dict hit.
+:func:`lookup_place` resolves one name; :func:`find_place_mentions` finds where the user
+*says they are* ("I'm in Lisbon this week", "I live in Berlin"). Zones a message names
+explicitly ("Tokyo time") are ``middleware.clock.references``'s job, via :func:`place_at`
+and :func:`place_ending_at`.
 
 The index, strictest first:
 
-* The city part of every geographic tz id ("America/Los_Angeles" → "los angeles"), and
-  CLDR's English exemplar city ("Kolkata", "Ho Chi Minh City"). Renamed ids stay as
-  aliases of the current zone ("Calcutta", "Saigon", "Kiev" via babel's ``zone_aliases``).
-  The CLDR city is read from ``Locale("en").time_zones``: ``get_timezone_location`` maps
-  the id through ``zone_aliases`` before a lookup keyed by the old id, and so returns
-  "Ho Chi Minh" where CLDR says "Ho Chi Minh City".
+* The city part of every geographic tz id ("America/Los_Angeles" → "los angeles") and
+  CLDR's English exemplar city ("Kolkata", "Ho Chi Minh City"); renamed ids stay as
+  aliases ("Calcutta", "Saigon", "Kiev", via babel's ``zone_aliases``). Cities are read
+  from ``Locale("en").time_zones`` because ``get_timezone_location(return_city=True)``
+  looks CLDR data up under the renamed id and returns "Ho Chi Minh" for Asia/Saigon.
 * Countries with exactly one zone in CLDR ``territory_zones`` ("Japan" → Asia/Tokyo).
-  A country with several zones ("Portugal": Lisbon, Madeira, Azores; "Germany": Berlin,
-  Busingen) is ambiguous: it yields every zone as a candidate and no zone. US states are
-  out of scope.
-* A short curated list (``_CURATED``) of well-known cities that are not zone cities
-  ("San Francisco", "Munich", "Mumbai"), common country names CLDR spells differently
-  ("UK", "USA"), and names shared by well-known places in different zones ("Portland",
-  "Springfield", "San Jose", "Georgia").
+  A country with several ("Portugal": Lisbon, Madeira, Azores; "Germany": Berlin,
+  Busingen) yields all of them as candidates and no zone. US states are out of scope.
+* ``_CURATED``: well-known cities that are not zone cities ("San Francisco", "Munich"),
+  country names CLDR spells differently ("UK", "USA"), and names shared by well-known
+  places in different zones ("Portland", "Springfield", "San Jose", "Georgia").
 
-Ambiguity is by zone id: a name is unambiguous only when all its candidates are the *same*
-IANA id. Two ids that happen to share today's rules (Portland, OR and Vancouver, BC) are
-still two candidates, because the id is what gets stored and shown. A minor namesake of a
-famous city is not recorded (Paris, Texas), which is the one judgement call in the data.
+A name is unambiguous only when all its candidates are the *same* IANA id: two ids that
+share today's rules are still two candidates, because the id is what gets stored and
+shown. Minor namesakes of famous cities (Paris, Texas) are not recorded.
 """
 
 from __future__ import annotations
@@ -69,67 +63,43 @@ _NOT_PLACE_IDS = frozenset(
 # city ("Knox, Indiana") is indexed.
 _QUALIFIED_AREAS = ("America/Indiana/", "America/Kentucky/", "America/North_Dakota/")
 
-# "names, ... = zone [zone ...]": several zones make every name on the line ambiguous.
+# "names, ... = zone [zone ...]; ...": several zones make every name there ambiguous.
 # Names shared with an indexed zone city or country are merged with it.
 _CURATED = """
 San Francisco, SF, Oakland, San Diego, Sacramento, Las Vegas, Seattle = America/Los_Angeles
 Portland Oregon, Silicon Valley, Palo Alto, Hollywood = America/Los_Angeles
-Boston, Washington DC, DC, Miami, Atlanta, Philadelphia, Pittsburgh = America/New_York
-Baltimore, Orlando, Tampa, Charlotte, Cleveland, Brooklyn, Manhattan = America/New_York
-NYC, New York City, Portland Maine = America/New_York
-Ottawa, Quebec City = America/Toronto
+Boston, Washington DC, DC, Miami, Atlanta, Philadelphia, Pittsburgh, Baltimore = America/New_York
+Orlando, Tampa, Charlotte, Cleveland, Brooklyn, Manhattan, NYC, New York City = America/New_York
+Portland Maine = America/New_York; Ottawa, Quebec City = America/Toronto
 Dallas, Houston, Austin, San Antonio, Minneapolis, St Louis, Kansas City = America/Chicago
-New Orleans, Nashville, Milwaukee = America/Chicago
-Salt Lake City, Albuquerque = America/Denver
-Calgary = America/Edmonton
+New Orleans, Nashville, Milwaukee = America/Chicago; Calgary = America/Edmonton
+Salt Lake City, Albuquerque = America/Denver; Guadalajara = America/Mexico_City
 Munich, Frankfurt, Hamburg, Cologne, Stuttgart, Dusseldorf = Europe/Berlin
-Barcelona, Seville, Valencia Spain, Bilbao, Malaga = Europe/Madrid
+Barcelona, Seville, Valencia Spain, Bilbao, Malaga = Europe/Madrid; Porto = Europe/Lisbon
 Milan, Florence, Venice, Naples, Turin = Europe/Rome
 Lyon, Marseille, Nice, Toulouse, Bordeaux = Europe/Paris
-Manchester, Edinburgh, Glasgow, Liverpool, Oxford, Bristol, Leeds = Europe/London
-UK, Great Britain, Britain, England, Scotland, Wales, Northern Ireland = Europe/London
-Porto = Europe/Lisbon
-Rotterdam, The Hague, Holland = Europe/Amsterdam
-Antwerp, Ghent = Europe/Brussels
-Geneva, Basel = Europe/Zurich
-Krakow, Gdansk = Europe/Warsaw
-Salzburg = Europe/Vienna
-Gothenburg, Malmo = Europe/Stockholm
-Czech Republic = Europe/Prague
-Turkey, Ankara = Europe/Istanbul
-Osaka, Kyoto, Yokohama = Asia/Tokyo
-Busan = Asia/Seoul
+Manchester, Edinburgh, Glasgow, Liverpool, Oxford, Bristol, Leeds, UK = Europe/London
+Great Britain, Britain, England, Scotland, Wales, Northern Ireland = Europe/London
+Rotterdam, The Hague, Holland = Europe/Amsterdam; Antwerp, Ghent = Europe/Brussels
+Geneva, Basel = Europe/Zurich; Krakow, Gdansk = Europe/Warsaw; Salzburg = Europe/Vienna
+Gothenburg, Malmo = Europe/Stockholm; Czech Republic = Europe/Prague
+Turkey, Ankara = Europe/Istanbul; Osaka, Kyoto, Yokohama = Asia/Tokyo; Busan = Asia/Seoul
 Mumbai, Bombay, Delhi, New Delhi, Bangalore, Bengaluru, Chennai, Madras, Pune = Asia/Kolkata
-Beijing, Peking, Shenzhen, Guangzhou = Asia/Shanghai
-Hanoi, Saigon = Asia/Ho_Chi_Minh
-Abu Dhabi, UAE = Asia/Dubai
-Tel Aviv = Asia/Jerusalem
-Lahore, Islamabad = Asia/Karachi
-Bali = Asia/Makassar
-Burma = Asia/Yangon
-Gold Coast = Australia/Brisbane
-Wellington, Christchurch = Pacific/Auckland
-Rio de Janeiro, Rio, Brasilia = America/Sao_Paulo
-Guadalajara = America/Mexico_City
-Medellin = America/Bogota
-Quito = America/Guayaquil
-Cape Town, Durban, Pretoria = Africa/Johannesburg
-Marrakech = Africa/Casablanca
-Abuja = Africa/Lagos
+Beijing, Peking, Shenzhen, Guangzhou = Asia/Shanghai; Hanoi, Saigon = Asia/Ho_Chi_Minh
+Abu Dhabi, UAE = Asia/Dubai; Tel Aviv = Asia/Jerusalem; Lahore, Islamabad = Asia/Karachi
+Bali = Asia/Makassar; Burma = Asia/Yangon; Gold Coast = Australia/Brisbane
+Wellington, Christchurch = Pacific/Auckland; Rio de Janeiro, Rio, Brasilia = America/Sao_Paulo
+Medellin = America/Bogota; Quito = America/Guayaquil; Marrakech = Africa/Casablanca
+Cape Town, Durban, Pretoria = Africa/Johannesburg; Abuja = Africa/Lagos
 Ivory Coast = Africa/Abidjan
-Portland = America/Los_Angeles America/New_York
-Springfield = America/Chicago America/New_York
-Columbus = America/New_York America/Chicago
+Portland = America/Los_Angeles America/New_York; Columbus = America/New_York America/Chicago
+Springfield = America/Chicago America/New_York; Georgia = Asia/Tbilisi America/New_York
 San Jose = America/Los_Angeles America/Costa_Rica
-Georgia = Asia/Tbilisi America/New_York
 Washington = America/New_York America/Los_Angeles
-Birmingham = Europe/London America/Chicago
-Cambridge = Europe/London America/New_York
-Hyderabad = Asia/Kolkata Asia/Karachi
+Birmingham = Europe/London America/Chicago; Cambridge = Europe/London America/New_York
+Hyderabad = Asia/Kolkata Asia/Karachi; Kingston = America/Jamaica America/Toronto
 Victoria = America/Vancouver Australia/Melbourne Indian/Mahe
-Kingston = America/Jamaica America/Toronto
-Congo = Africa/Kinshasa Africa/Brazzaville
-Korea = Asia/Seoul Asia/Pyongyang
+Congo = Africa/Kinshasa Africa/Brazzaville; Korea = Asia/Seoul Asia/Pyongyang
 USA, US, United States of America, America = @US
 """
 # Longer names whose last word is an indexed name; they stop "Wales" or "Jersey" matching
@@ -206,6 +176,10 @@ class _Entry:
     zones: tuple[str, ...]
 
 
+_PUNCT_DROP = re.compile(r"[.'’`]|\s*\(.*?\)")
+_PUNCT_SPACE = re.compile(r"[_\-,/]+")
+
+
 def normalize_place(name: str) -> str:
     """Index key for ``name``: accents folded, case folded, ``_``/``-``/punctuation to
     spaces, "&" to "and", "saint" to "st", a leading "the" dropped ("São Paulo",
@@ -224,10 +198,6 @@ def _fold(name: str) -> list[str]:
 
 def _key(words: list[str]) -> str:
     return " ".join(words[1:] if words[:1] == ["the"] else words)
-
-
-_PUNCT_DROP = re.compile(r"[.'’`]|\s*\(.*?\)")
-_PUNCT_SPACE = re.compile(r"[_\-,/]+")
 
 
 @cache
@@ -284,8 +254,10 @@ def _index() -> dict[str, _Entry]:
             country_zones[code] = [canonical(str(z)) for z in ids]
             add(str(name), str(name), country_zones[code])
 
-    for line in _CURATED.strip().splitlines():
-        names, _, targets = line.partition(" = ")
+    for entry in _CURATED.replace("\n", ";").split(";"):
+        names, _, targets = entry.strip().partition(" = ")
+        if not names:
+            continue
         ids = country_zones["US"] if targets == "@US" else targets.split()
         for name in names.split(", "):
             add(name, name, ids)
@@ -385,9 +357,9 @@ def _longest(
     return None
 
 
-def _within(key: str, limits: Mapping[str, int], edge: int, extra: Mapping[str, _Entry]) -> bool:
+def _too_long(key: str, limits: Mapping[str, int], edge: int) -> bool:
     words = key.split()
-    return bool(words) and (bool(extra) or len(words) <= limits.get(words[edge], 0))
+    return bool(words) and len(words) > limits.get(words[edge], 0)
 
 
 def place_at(
@@ -395,15 +367,17 @@ def place_at(
 ) -> PlaceSpan | None:
     """The longest place name starting at ``pos`` ("New York" in "New York right now"),
     up to six words; None if the words there name no place. See :func:`lookup_place`."""
-    tokens, extra = _tokens_after(text, pos), _extra_index(known_places)
+    extra, limits = _extra_index(known_places), _word_limits()[0]
+    tokens = _tokens_after(text, pos)
     words: list[str] = []
     runs: list[tuple[int, int, str]] = []
     for token in tokens:
         words += _fold(token.group())
-        runs.append((tokens[0].start(), token.end(), _key(words)))
-    limits = _word_limits()[0]
-    candidates = (run for run in reversed(runs) if _within(run[2], limits, 0, extra))
-    return _longest(text, candidates, extra, strict=False)
+        key = _key(words)
+        if not extra and _too_long(key, limits, 0):
+            break
+        runs.append((tokens[0].start(), token.end(), key))
+    return _longest(text, reversed(runs), extra, strict=False)
 
 
 def place_ending_at(
@@ -411,21 +385,23 @@ def place_ending_at(
 ) -> PlaceSpan | None:
     """The longest place name ending exactly at ``end`` ("New York" before " time" in
     "what is New York time"). Word-like names ("Christmas") never match here."""
-    tokens, extra = _tokens_before(text, end), _extra_index(known_places)
-    folded = [_fold(token.group()) for token in tokens]
-    limits = _word_limits()[1]
-    runs = (
-        (tokens[n].start(), tokens[-1].end(), _key([w for part in folded[n:] for w in part]))
-        for n in range(len(tokens))
-    )
-    candidates = (run for run in runs if _within(run[2], limits, -1, extra))
-    return _longest(text, candidates, extra, strict=True)
+    extra, limits = _extra_index(known_places), _word_limits()[1]
+    tokens = _tokens_before(text, end)
+    words: list[str] = []
+    runs: list[tuple[int, int, str]] = []
+    for token in reversed(tokens):
+        words = _fold(token.group()) + words
+        key = _key(words)
+        if not extra and _too_long(key, limits, -1):
+            break
+        runs.append((token.start(), tokens[-1].end(), key))
+    return _longest(text, reversed(runs), extra, strict=True)
 
 
 # Three alternatives, so the scan stays cheap on long messages: "I'm / we're ...",
 # "I / we (have) ... live in / moved to / landed in", and subject-less phrases.
 _SELF_LOCATION = re.compile(
-    r"(?:\bi['’]?m|\bi\s+am|\bwe['’]?re|\bwe\s+are)\s+"
+    r"(?:\bi['’]?m|\bi\s+am|\bwe['’]re|\bwe\s+are)\s+"
     r"(?:(?:currently|now|still|just|already|finally|back|here|out|over|staying|working"
     r"|travell?ing|temporarily|actually|also)\s+){0,3}"
     r"(?:(?:based|living|located|settled)\s+(?:in|at|out\s+of)|visiting|in|at)\s+"

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 from middleware.clock.parsing import ParseResult, find_time_expressions
-from middleware.clock.presentation import markup_instruction
+from middleware.clock.places import lookup_place
+from middleware.clock.presentation import (
+    Audience,
+    DirectAudience,
+    DiscordAudience,
+    GroupAudience,
+    Viewer,
+    markup_instruction,
+)
 from middleware.clock.resolution import TimezoneResolution, resolve_session_timezone
 from middleware.clock.temporal import (
     Elapsed,
@@ -46,6 +54,7 @@ class ClockView:
     resolution: TimezoneResolution
     block: str
     expressions: tuple[ParseResult, ...]
+    audience: Audience
 
 
 async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> ClockView:
@@ -60,19 +69,35 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     context = {r.abbreviation: r.zone for r in resolution.resolved_abbreviations}
     expressions = tuple(
         find_time_expressions(
-            turn.text, anchor, now, locale=prior.user_locale, abbreviation_context=context
+            turn.text,
+            anchor,
+            now,
+            locale=prior.user_locale,
+            place_zone=_place_zone,
+            abbreviation_context=context,
         )
     )
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     members: Sequence[MemberTime] = ()
     speaker = None
+    locale = prior.user_locale or "en"
+    audience: Audience = DirectAudience(anchor or "UTC", locale)
     if turn.chat_type == "group":
-        speaker = turn.display_name or turn.user_key
         found = await store.group_participants(
             turn.thread_key, now - settings.group_window, settings.group_limit
         )
         members = [MemberTime(m.display_name or m.user_key, m.default_tz) for m in found]
+        stored = next((m.display_name for m in found if m.user_key == turn.user_key), None)
+        speaker = turn.display_name or stored or turn.user_key
+        viewers = tuple(
+            Viewer(m.display_name or m.user_key, m.default_tz, m.locale or "en")
+            for m in found
+            if m.default_tz is not None
+        )
+        audience = GroupAudience(viewers, locale)
+    if turn.channel == "discord":
+        audience = DiscordAudience()
     last_here = prior.thread_last_interaction_at
     facts = TemporalFacts(
         now=now,
@@ -93,7 +118,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             markup_instruction() if expressions or turn.chat_type == "group" else None
         ),
     )
-    return ClockView(resolution, render_block(facts), expressions)
+    return ClockView(resolution, render_block(facts), expressions, audience)
 
 
 def clock_stage(store: Store, settings: ClockSettings) -> Stage:
@@ -103,6 +128,7 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
         if settings.enabled and not turn.continuation:
             view = await clock_view(store, turn, settings)
             turn.context.sections.insert(0, view.block)
+            turn.audience = view.audience
         return await call_next(turn)
 
     return clock
@@ -125,6 +151,10 @@ def describe_expressions(
         resolved.append(f'"{found.matched_text}" = {start}{span} ({zone})')
     lines = ["Times in this message: " + "; ".join(resolved) + "."] if resolved else []
     return lines, questions
+
+
+def _place_zone(name: str) -> str | None:
+    return lookup_place(name).zone
 
 
 def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | None:

@@ -110,13 +110,20 @@ def _now_line(facts: TemporalFacts) -> str:
     parts = [head]
     if facts.last_here is None:
         parts.append("First message in this thread.")
+    elif facts.last_here.at > facts.now:
+        when = _stamp(facts.last_here.at, tz, with_year=True)
+        parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
     else:
         at = facts.last_here.at
         same_year = at.astimezone(tz).year == facts.now.astimezone(tz).year
         when = _stamp(at, tz, with_year=not same_year)
         parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
     other = facts.last_any_channel
-    if other is not None and (facts.last_here is None or other.at > facts.last_here.at):
+    if (
+        other is not None
+        and other.at <= facts.now
+        and (facts.last_here is None or other.at > facts.last_here.at)
+    ):
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
@@ -138,6 +145,8 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
     if last is None:
         return None
     gap = now - last
+    if gap < timedelta(0):
+        return None  # replayed out of order: no meaningful gap
     next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
     if gap < timedelta(minutes=5):
         return None  # continue naturally: nothing worth saying
@@ -154,10 +163,25 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
 
 
 def ago(delta: timedelta) -> str:
-    """'3 days ago', '2 hours ago', 'just now' (babel, English, whole units)."""
+    """'just now', '7 hours 40 minutes ago', '3 days 2 hours ago', '5 months ago'.
+
+    Below 30 days the two largest units are shown, truncated (never rounded up, so
+    "7 hours 40 minutes" is not "8 hours"); beyond that one rounded unit is enough.
+    """
     if delta < timedelta(minutes=1):
         return "just now"
-    return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en")) + " ago"
+    if delta >= timedelta(days=30):
+        return _unit(delta) + " ago"
+    days, rest = divmod(int(delta.total_seconds()), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    units = [timedelta(days=days), timedelta(hours=hours), timedelta(minutes=minutes)]
+    shown = [_unit(u) for u in units if u][:2]
+    return " ".join(shown) + " ago"
+
+
+def _unit(delta: timedelta) -> str:
+    return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en"))
 
 
 def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:

@@ -8,7 +8,7 @@ time; "tonight at 9" returns "now"); the date part ("tomorrow", "next Tuesday",
 "22 Nov", "03/04") and lone parts of day ("tonight" = 20:00) go to dateparser, with
 ``PREFER_DATES_FROM="future"`` and results cross-checked against the text.
 
-Choices for ambiguous phrases (each documented in ``parsing.parse_anchored_time``):
+Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 
 * a bare hour 1-12 with no am/pm and no part-of-day cue ("at 9") is a choice between
   09:00 and 21:00;
@@ -22,6 +22,8 @@ Choices for ambiguous phrases (each documented in ``parsing.parse_anchored_time`
   bare or "on" weekday (said on a Sunday, "on Monday" and "next Monday" are tomorrow);
   a bare weekday naming today ("Monday 9am" said on a Monday) is a choice between today
   and a week later; "this Monday" said on a Monday is today;
+* a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
+  evening 18:00, tonight/night 20:00 (today's, even when already past);
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year.

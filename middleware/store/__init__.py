@@ -1,18 +1,26 @@
 """Persistence: the ``Store`` interface and its SQLite implementation."""
 
 from middleware.store.base import (
+    ChannelTimes,
+    ClockStateSnapshot,
+    ImportCounts,
     InboundRecord,
     InboundResult,
     ParticipantState,
     PriorState,
     Store,
     StoredMessage,
+    ThreadClockState,
     ThreadState,
+    UserClockState,
     UserState,
 )
 from middleware.store.sqlite import SqliteStore
 
 __all__ = [
+    "ChannelTimes",
+    "ClockStateSnapshot",
+    "ImportCounts",
     "InboundRecord",
     "InboundResult",
     "ParticipantState",
@@ -20,6 +28,8 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoredMessage",
+    "ThreadClockState",
     "ThreadState",
+    "UserClockState",
     "UserState",
 ]

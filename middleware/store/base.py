@@ -7,9 +7,9 @@ causes) a half-applied update (spec 000 §10.3).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from middleware.types import ChatType
 
@@ -100,6 +100,64 @@ class ThreadState:
     last_user_message_at: datetime | None
     last_agent_message_at: datetime | None
     last_user_message_by_user: dict[str, datetime]
+    # Every member, including any imported without a message time (sorted keys).
+    participants: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelTimes:
+    """A user's last message, and the agent's, in one thread (a v3 ``channels`` entry)."""
+
+    last_user_message_at: datetime | None = None
+    last_agent_message_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserClockState:
+    """One user's part of a clock-state snapshot (spec 000 §10.2 ``users``).
+
+    ``default_tz`` and ``last_interaction_any_channel_at`` are the linked person's when
+    the user is linked: what the clock uses. ``channels`` is keyed by thread key.
+    ``policy_overrides``, ``calibration`` and ``latest_actions`` are JSON kept verbatim.
+    """
+
+    user_key: str
+    default_tz: str | None = None
+    policy_overrides: dict[str, Any] = field(default_factory=dict)
+    last_interaction_any_channel_at: datetime | None = None
+    channels: dict[str, ChannelTimes] = field(default_factory=dict)
+    latest_actions: list[dict[str, Any]] = field(default_factory=list)
+    calibration: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadClockState:
+    """One thread's part of a clock-state snapshot (spec 000 §10.2 ``threads``)."""
+
+    thread_key: str
+    kind: str | None = None
+    session_tz: str | None = None
+    participants: tuple[str, ...] = ()
+    last_interaction_at: datetime | None = None
+    last_user_message_by_user: dict[str, datetime] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ClockStateSnapshot:
+    """Everything the clock keeps per user and per thread, as export/import exchange it."""
+
+    users: tuple[UserClockState, ...] = ()
+    threads: tuple[ThreadClockState, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ImportCounts:
+    """How many rows an import created, and how many existing ones it merged into."""
+
+    users_created: int = 0
+    users_merged: int = 0
+    threads_created: int = 0
+    threads_merged: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,4 +243,31 @@ class Store(Protocol):
 
     async def transcript(self, thread_key: str, limit: int = 50) -> list[StoredMessage]:
         """The last ``limit`` messages of the thread, oldest first."""
+        ...
+
+    async def peek_prior(self, thread_key: str, user_key: str) -> PriorState:
+        """The ``PriorState`` a message from ``user_key`` in ``thread_key`` would see now.
+
+        The same read ``record_inbound`` makes, without writing anything (for previews).
+        Unknown keys give the empty state.
+        """
+        ...
+
+    async def export_clock_state(self) -> ClockStateSnapshot:
+        """Every user and thread with their clock fields, from one consistent snapshot."""
+        ...
+
+    async def import_clock_state(
+        self, snapshot: ClockStateSnapshot, *, now: datetime
+    ) -> ImportCounts:
+        """Merge ``snapshot`` into the store in one transaction.
+
+        Users and threads not yet known are created (``now`` is the creation time of a
+        row the snapshot gives no instant for); a thread's channel and chat type come from
+        its key. Instants only ever move forward (the later of stored and imported wins).
+        A value the snapshot gives replaces the stored one, but nothing is cleared: a
+        missing or empty value leaves what is stored. ``policy_overrides`` and
+        ``calibration`` merge key by key (imported keys win); ``latest_actions`` merge by
+        ``id``. A timezone goes to the linked person when the user is linked.
+        """
         ...

@@ -102,6 +102,32 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        3,
+        """
+        -- Per-user clock data exchanged in the spec 000 §10.2 clock-state file, kept as JSON
+        -- text (NULL = none): policy overrides, duration calibration, and the latest
+        -- actions (verbatim until actions get tables of their own).
+        ALTER TABLE users ADD COLUMN policy_overrides TEXT;
+        ALTER TABLE users ADD COLUMN calibration TEXT;
+        ALTER TABLE users ADD COLUMN latest_actions TEXT;
+
+        -- A member can be known before they speak (an imported group's participants), so
+        -- last_user_message_at becomes nullable. SQLite cannot drop NOT NULL in place:
+        -- rebuild the table (nothing references it, so dropping it cascades nowhere).
+        CREATE TABLE thread_participants_v3 (
+            thread_key TEXT NOT NULL REFERENCES threads (thread_key) ON DELETE CASCADE,
+            user_key TEXT NOT NULL REFERENCES users (user_key) ON DELETE CASCADE,
+            last_user_message_at TEXT,
+            PRIMARY KEY (thread_key, user_key)
+        ) WITHOUT ROWID;
+        INSERT INTO thread_participants_v3 (thread_key, user_key, last_user_message_at)
+            SELECT thread_key, user_key, last_user_message_at FROM thread_participants;
+        DROP TABLE thread_participants;
+        ALTER TABLE thread_participants_v3 RENAME TO thread_participants;
+        CREATE INDEX thread_participants_user ON thread_participants (user_key);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -29,6 +29,8 @@ import aiosqlite
 
 from middleware.errors import StoreError
 from middleware.store.base import (
+    ClockStateSnapshot,
+    ImportCounts,
     InboundRecord,
     InboundResult,
     ParticipantState,
@@ -39,6 +41,7 @@ from middleware.store.base import (
     UserState,
 )
 from middleware.store.migrations import apply_migrations, from_db, to_db
+from middleware.store.sqlite_clock_state import export_snapshot, import_snapshot, read_prior
 from middleware.types import ChatType
 
 log = logging.getLogger(__name__)
@@ -91,7 +94,7 @@ _UPSERT_PARTICIPANT = """
 INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
 VALUES (:thread_key, :user_key, :at)
 ON CONFLICT (thread_key, user_key) DO UPDATE SET
-    last_user_message_at = MAX(thread_participants.last_user_message_at, :at)
+    last_user_message_at = MAX(COALESCE(thread_participants.last_user_message_at, ''), :at)
 """
 
 _INSERT_MESSAGE = """
@@ -106,21 +109,6 @@ UPDATE threads SET
     last_interaction_at = MAX(COALESCE(last_interaction_at, ''), :at)
 WHERE thread_key = :thread_key
 RETURNING thread_key
-"""
-
-# Read inside the inbound transaction, before anything moves: what "before" looked like.
-_SELECT_PRIOR = """
-SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
-       p.last_user_message_at,
-       u.last_interaction_any_channel_at, u.last_channel,
-       per.last_interaction_any_channel_at, per.last_channel,
-       COALESCE(per.default_tz, u.default_tz), COALESCE(per.locale, u.locale),
-       t.session_tz, t.kind, u.person_id
-FROM (SELECT 1)
-LEFT JOIN threads AS t ON t.thread_key = :thread_key
-LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
-LEFT JOIN users AS u ON u.user_key = :user_key
-LEFT JOIN persons AS per ON per.person_id = u.person_id
 """
 
 _SET_USER_TZ = """
@@ -145,7 +133,7 @@ FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id
 WHERE p.thread_key = ? AND p.last_user_message_at >= ?
-ORDER BY p.last_user_message_at DESC LIMIT ?
+ORDER BY p.last_user_message_at DESC, p.user_key LIMIT ?
 """
 
 _SELECT_INJECTIONS = "SELECT fingerprint, ordinal, text FROM injections WHERE thread_key = ?"
@@ -263,9 +251,8 @@ class SqliteStore:
             "at": at,
         }
         message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
-        keys = {"thread_key": record.thread_key, "user_key": record.user_key}
         async with self._transaction("record an inbound message") as conn:
-            prior = _prior(list(await conn.execute_fetchall(_SELECT_PRIOR, keys))[0])
+            prior = await read_prior(conn, record.thread_key, record.user_key)
             person = list(await conn.execute_fetchall(_UPSERT_USER, user))
             person_id = person[0][0] if person else None
             if any_at is not None and person_id is not None:
@@ -370,10 +357,13 @@ class SqliteStore:
             return None
         first = rows[0]
         by_user: dict[str, datetime] = {}
+        members: list[str] = []
         for row in rows:
             seen = from_db(row[9])
-            if row[8] is not None and seen is not None:
-                by_user[row[8]] = seen
+            if row[8] is not None:
+                members.append(row[8])
+                if seen is not None:
+                    by_user[row[8]] = seen
         return ThreadState(
             thread_key=first[0],
             channel=first[1],
@@ -384,6 +374,7 @@ class SqliteStore:
             last_user_message_at=from_db(first[6]),
             last_agent_message_at=from_db(first[7]),
             last_user_message_by_user=by_user,
+            participants=tuple(sorted(members)),
         )
 
     async def transcript(self, thread_key: str, limit: int = 50) -> list[StoredMessage]:
@@ -408,6 +399,25 @@ class SqliteStore:
             )
             for row in rows
         ]
+
+    async def peek_prior(self, thread_key: str, user_key: str) -> PriorState:
+        """See ``Store.peek_prior``; read on the reader, so it never waits for a write."""
+        with self._translate("read the prior state"):
+            return await read_prior(self._read(), thread_key, user_key)
+
+    async def export_clock_state(self) -> ClockStateSnapshot:
+        """See ``Store.export_clock_state``."""
+        # In a writer transaction rather than on the shared reader: a snapshot that
+        # writes cannot tear, and it holds up inbound messages only for a few reads.
+        async with self._transaction("export the clock state") as conn:
+            return await export_snapshot(conn)
+
+    async def import_clock_state(
+        self, snapshot: ClockStateSnapshot, *, now: datetime
+    ) -> ImportCounts:
+        """See ``Store.import_clock_state``. Raises ``ValueError`` for a malformed key."""
+        async with self._transaction("import the clock state") as conn:
+            return await import_snapshot(conn, snapshot, now)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -469,23 +479,6 @@ class SqliteStore:
                     # and before the next transaction's BEGIN.
                     await conn.rollback()
                     raise
-
-
-def _prior(row: Any) -> PriorState:
-    linked = row[12] is not None
-    return PriorState(
-        thread_last_interaction_at=from_db(row[0]),
-        thread_last_user_message_at=from_db(row[1]),
-        thread_last_agent_message_at=from_db(row[2]),
-        user_last_message_here_at=from_db(row[3]),
-        any_channel_at=from_db(row[6] if linked else row[4]),
-        any_channel=row[7] if linked else row[5],
-        user_tz=row[8],
-        user_locale=row[9],
-        thread_tz=row[10],
-        thread_kind=row[11],
-        person_id=row[12],
-    )
 
 
 def _message_params(

@@ -39,6 +39,8 @@ class FakeUpstream:
         self.failures: list[Scripted] = []
         self.delay = 0.0
         self.hold_stream = False
+        # When set, the assistant says this instead of echoing.
+        self.reply_content: str | None = None
         self.stream_cancelled = asyncio.Event()
         self.request_cancelled = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -79,6 +81,8 @@ class FakeUpstream:
         except asyncio.CancelledError:
             self.request_cancelled.set()
             raise
+        if self.reply_content is not None:
+            body = {**body, "messages": [*body["messages"], _say(self.reply_content)]}
         if body.get("stream"):
             return await self._stream(request, body)
         return web.json_response(completion(body))
@@ -98,8 +102,14 @@ class FakeUpstream:
         return response
 
 
+def _say(text: str) -> dict[str, Any]:
+    return {"role": "fake-says", "content": text}
+
+
 def reply_text(body: dict[str, Any]) -> str:
     last = body["messages"][-1]
+    if last.get("role") == "fake-says":
+        return str(last["content"])
     content = last.get("content")
     if last.get("role") == "tool":
         return f"tool said: {content}"

@@ -1,0 +1,243 @@
+"""The spec 000 §10.2 ``clock-state.json`` (version 3) to and from a ``ClockStateSnapshot``.
+
+Pure: no I/O and no clock; the caller passes the agent's zone and the instant to write
+for. Reading validates the whole document (pydantic, strict types) and reports every
+problem with its JSON path; unknown keys are ignored, so a file written by another
+implementation, with fields of its own, still loads. Instants may carry any offset and
+are held in UTC; writing gives UTC ISO 8601 with ``+00:00``, to the second unless the
+instant has microseconds. ``agent_tz`` and ``delta_hours`` are derived values: written
+from the agent's zone at the given instant, ignored when read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    StringConstraints,
+    ValidationError,
+)
+
+from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
+from middleware.errors import RequestError
+from middleware.identity import split_user_key, thread_channel
+from middleware.store.base import (
+    ChannelTimes,
+    ClockStateSnapshot,
+    ThreadClockState,
+    UserClockState,
+)
+from middleware.types import JSON
+
+VERSION = 3
+# Problems listed in one error message; the rest are counted.
+_MAX_PROBLEMS = 20
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def iso_utc(instant: datetime) -> str:
+    """``2026-02-09T01:00:00+00:00``: UTC, seconds unless there are microseconds."""
+    spec = "microseconds" if instant.microsecond else "seconds"
+    return instant.astimezone(UTC).isoformat(timespec=spec)
+
+
+def parse_instant(value: object) -> datetime:
+    """An ISO 8601 instant with an offset (``Z`` included), as aware UTC.
+
+    Raises ``ValueError`` saying what is wrong: not a string, not ISO 8601, or no offset.
+    """
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 string such as '2026-02-09T10:00:00+09:00'")
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 instant") from None
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"{value!r} has no UTC offset; add one, e.g. '+09:00' or 'Z'")
+    return instant.astimezone(UTC)
+
+
+def _zone(name: str) -> str:
+    get_zone(name)  # its ValueError says what to use instead
+    return name
+
+
+def _user_key(key: str) -> str:
+    split_user_key(key)
+    return key
+
+
+def _thread_key(key: str) -> str:
+    thread_channel(key)
+    return key
+
+
+Instant = Annotated[datetime, BeforeValidator(parse_instant)]
+Zone = Annotated[str, AfterValidator(_zone)]
+UserKey = Annotated[str, AfterValidator(_user_key)]
+ThreadKey = Annotated[str, AfterValidator(_thread_key)]
+Kind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+class _Channel(_Model):
+    last_user_message_iso: Instant | None = None
+    last_agent_message_iso: Instant | None = None
+
+
+class _User(_Model):
+    default_tz: Zone | None = None
+    policy_overrides: dict[str, Any] | None = None
+    last_interaction_any_channel_iso: Instant | None = None
+    channels: dict[ThreadKey, _Channel] | None = None
+    latest_actions: list[dict[str, Any]] | None = None
+    calibration: dict[str, Any] | None = None
+
+
+class _Thread(_Model):
+    thread_kind: Kind | None = None
+    session_tz: Zone | None = None
+    participants: list[UserKey] | None = None
+    last_interaction_iso: Instant | None = None
+    last_user_message_iso_by_user: dict[UserKey, Instant] | None = None
+
+
+class _File(_Model):
+    version: int
+    users: dict[UserKey, _User] | None = None
+    threads: dict[ThreadKey, _Thread] | None = None
+
+
+def read_clock_state(data: object) -> ClockStateSnapshot:
+    """The snapshot a parsed v3 document describes.
+
+    Raises ``RequestError`` for anything else: not an object, a version other than 3, or
+    values of the wrong type or form (each listed with its JSON path).
+    """
+    if not isinstance(data, dict):
+        raise RequestError(
+            "a clock-state file must be a JSON object with 'version', 'users' and 'threads'"
+        )
+    version = data.get("version")
+    if version != VERSION or isinstance(version, bool):
+        found = "no 'version'" if version is None else f"version {json.dumps(version)}"
+        raise RequestError(
+            f"unsupported clock-state file: it has {found}; this relay reads version "
+            f"{VERSION} (spec 000 §10.2)"
+        )
+    try:
+        parsed = _File.model_validate(data)
+    except ValidationError as exc:
+        raise RequestError(f"invalid clock-state file: {_problems(exc)}") from exc
+    users = tuple(
+        UserClockState(
+            user_key=key,
+            default_tz=user.default_tz,
+            policy_overrides=dict(user.policy_overrides or {}),
+            last_interaction_any_channel_at=user.last_interaction_any_channel_iso,
+            channels={
+                thread: ChannelTimes(times.last_user_message_iso, times.last_agent_message_iso)
+                for thread, times in (user.channels or {}).items()
+            },
+            latest_actions=list(user.latest_actions or []),
+            calibration=dict(user.calibration or {}),
+        )
+        for key, user in (parsed.users or {}).items()
+    )
+    threads = tuple(
+        ThreadClockState(
+            thread_key=key,
+            kind=thread.thread_kind,
+            session_tz=thread.session_tz,
+            participants=tuple(dict.fromkeys(thread.participants or [])),
+            last_interaction_at=thread.last_interaction_iso,
+            last_user_message_by_user=dict(thread.last_user_message_iso_by_user or {}),
+        )
+        for key, thread in (parsed.threads or {}).items()
+    )
+    return ClockStateSnapshot(users=users, threads=threads)
+
+
+def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: datetime) -> JSON:
+    """The v3 document for ``snapshot``; ``delta_hours`` is taken at the instant ``at``."""
+    users = {
+        user.user_key: {
+            "default_tz": user.default_tz,
+            "policy_overrides": user.policy_overrides,
+            "last_interaction_any_channel_iso": _iso(user.last_interaction_any_channel_at),
+            "channels": {
+                thread: {
+                    "last_user_message_iso": _iso(times.last_user_message_at),
+                    "last_agent_message_iso": _iso(times.last_agent_message_at),
+                }
+                for thread, times in user.channels.items()
+            },
+            "latest_actions": user.latest_actions,
+            "calibration": user.calibration,
+        }
+        for user in snapshot.users
+    }
+    threads = {
+        thread.thread_key: {
+            "thread_kind": thread.kind,
+            "session_tz": thread.session_tz,
+            "agent_tz": agent_tz,
+            "delta_hours": delta_hours(thread.session_tz, agent_tz, at),
+            "participants": list(thread.participants),
+            "last_interaction_iso": _iso(thread.last_interaction_at),
+            "last_user_message_iso_by_user": {
+                user: iso_utc(seen) for user, seen in thread.last_user_message_by_user.items()
+            },
+        }
+        for thread in snapshot.threads
+    }
+    return {"version": VERSION, "users": users, "threads": threads}
+
+
+def delta_hours(session_tz: str | None, agent_tz: str, at: datetime) -> int | float | None:
+    """How far the session zone is ahead of the agent's at ``at``, in hours (4.75 for
+    Asia/Kathmandu against UTC); ``None`` when either zone is unknown."""
+    if session_tz is None or not is_valid_zone(session_tz) or not is_valid_zone(agent_tz):
+        return None
+    minutes = offset_minutes(session_tz, at) - offset_minutes(agent_tz, at)
+    return minutes // 60 if minutes % 60 == 0 else minutes / 60
+
+
+def _iso(instant: datetime | None) -> str | None:
+    return None if instant is None else iso_utc(instant)
+
+
+def _problems(exc: ValidationError) -> str:
+    errors = exc.errors()
+    listed = [f"{_path(e['loc'])}: {_message(e['msg'])}" for e in errors[:_MAX_PROBLEMS]]
+    more = len(errors) - len(listed)
+    return "; ".join(listed) + (f"; and {more} more" if more > 0 else "")
+
+
+def _message(msg: str) -> str:
+    return msg.removeprefix("Value error, ")
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    """A JSON path such as ``users["telegram:1"].channels`` for a pydantic location."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part == "[key]":
+            path += " (the key)"
+        elif _IDENTIFIER.match(part):
+            path += f".{part}" if path else part
+        else:
+            path += f"[{json.dumps(part)}]"
+    return path or "the document"

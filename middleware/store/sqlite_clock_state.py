@@ -1,0 +1,370 @@
+"""The clock-state reads and writes of the SQLite store: the prior state a message sees,
+and export/import of the spec 000 §10.2 snapshot.
+
+Functions here take the aiosqlite connection to use; ``SqliteStore`` owns the connections,
+the write lock, the transactions and the translation of SQLite errors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import aiosqlite
+
+from middleware.errors import StoreError
+from middleware.identity import split_user_key, thread_channel
+from middleware.store.base import (
+    ChannelTimes,
+    ClockStateSnapshot,
+    ImportCounts,
+    PriorState,
+    ThreadClockState,
+    UserClockState,
+)
+from middleware.store.migrations import from_db, to_db
+
+# What "before" looks like for a message from user_key in thread_key. ``record_inbound``
+# reads it inside its transaction before anything moves; ``peek_prior`` reads it alone.
+SELECT_PRIOR = """
+SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
+       p.last_user_message_at,
+       u.last_interaction_any_channel_at, u.last_channel,
+       per.last_interaction_any_channel_at, per.last_channel,
+       COALESCE(per.default_tz, u.default_tz), COALESCE(per.locale, u.locale),
+       t.session_tz, t.kind, u.person_id
+FROM (SELECT 1)
+LEFT JOIN threads AS t ON t.thread_key = :thread_key
+LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
+LEFT JOIN users AS u ON u.user_key = :user_key
+LEFT JOIN persons AS per ON per.person_id = u.person_id
+"""
+
+# A linked user's zone and any-channel time are the person's: what the clock uses.
+_EXPORT_USERS = """
+SELECT u.user_key, COALESCE(per.default_tz, u.default_tz), u.policy_overrides,
+       CASE WHEN u.person_id IS NULL THEN u.last_interaction_any_channel_at
+            ELSE per.last_interaction_any_channel_at END,
+       u.latest_actions, u.calibration
+FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
+ORDER BY u.user_key
+"""
+
+_EXPORT_THREADS = """
+SELECT thread_key, kind, session_tz, last_interaction_at, last_agent_message_at
+FROM threads ORDER BY thread_key
+"""
+
+_EXPORT_PARTICIPANTS = """
+SELECT thread_key, user_key, last_user_message_at
+FROM thread_participants ORDER BY thread_key, user_key
+"""
+
+_CREATE_USER = """
+INSERT INTO users (user_key, channel, platform_user_id, created_at)
+VALUES (?, ?, ?, ?) ON CONFLICT (user_key) DO NOTHING RETURNING user_key
+"""
+
+_SELECT_USER_JSON = """
+SELECT person_id, policy_overrides, calibration, latest_actions FROM users WHERE user_key = ?
+"""
+
+# A NULL :at compares as not-true, so the ELSE keeps what is stored.
+_MERGE_USER = """
+UPDATE users SET
+    policy_overrides = :policy_overrides,
+    calibration = :calibration,
+    latest_actions = :latest_actions,
+    last_interaction_any_channel_at = CASE
+        WHEN :at > COALESCE(last_interaction_any_channel_at, '') THEN :at
+        ELSE last_interaction_any_channel_at END,
+    last_channel = CASE
+        WHEN :at >= COALESCE(last_interaction_any_channel_at, '') THEN channel
+        ELSE last_channel END
+WHERE user_key = :user_key
+"""
+
+_MERGE_PERSON = """
+UPDATE persons SET
+    default_tz = COALESCE(:zone, default_tz),
+    last_interaction_any_channel_at = CASE
+        WHEN :at > COALESCE(last_interaction_any_channel_at, '') THEN :at
+        ELSE last_interaction_any_channel_at END,
+    last_channel = CASE
+        WHEN :at >= COALESCE(last_interaction_any_channel_at, '') THEN :channel
+        ELSE last_channel END
+WHERE person_id = :person_id
+"""
+
+_SET_USER_ZONE = "UPDATE users SET default_tz = ? WHERE user_key = ?"
+
+_CREATE_THREAD = """
+INSERT INTO threads (thread_key, channel, chat_type, created_at)
+VALUES (?, ?, ?, ?) ON CONFLICT (thread_key) DO NOTHING RETURNING thread_key
+"""
+
+_MERGE_THREAD = """
+UPDATE threads SET
+    kind = COALESCE(:kind, kind),
+    session_tz = COALESCE(:session_tz, session_tz),
+    last_interaction_at = CASE
+        WHEN :interaction > COALESCE(last_interaction_at, '') THEN :interaction
+        ELSE last_interaction_at END,
+    last_user_message_at = CASE
+        WHEN :user > COALESCE(last_user_message_at, '') THEN :user
+        ELSE last_user_message_at END,
+    last_agent_message_at = CASE
+        WHEN :agent > COALESCE(last_agent_message_at, '') THEN :agent
+        ELSE last_agent_message_at END
+WHERE thread_key = :thread_key
+"""
+
+_MERGE_PARTICIPANT = """
+INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
+VALUES (:thread_key, :user_key, :at)
+ON CONFLICT (thread_key, user_key) DO UPDATE SET
+    last_user_message_at = CASE
+        WHEN :at > COALESCE(thread_participants.last_user_message_at, '') THEN :at
+        ELSE thread_participants.last_user_message_at END
+"""
+
+
+def prior_from_row(row: Any) -> PriorState:
+    """The ``PriorState`` of one ``SELECT_PRIOR`` row."""
+    linked = row[12] is not None
+    return PriorState(
+        thread_last_interaction_at=from_db(row[0]),
+        thread_last_user_message_at=from_db(row[1]),
+        thread_last_agent_message_at=from_db(row[2]),
+        user_last_message_here_at=from_db(row[3]),
+        any_channel_at=from_db(row[6] if linked else row[4]),
+        any_channel=row[7] if linked else row[5],
+        user_tz=row[8],
+        user_locale=row[9],
+        thread_tz=row[10],
+        thread_kind=row[11],
+        person_id=row[12],
+    )
+
+
+async def read_prior(conn: aiosqlite.Connection, thread_key: str, user_key: str) -> PriorState:
+    """Run ``SELECT_PRIOR`` on ``conn``; it always yields exactly one row."""
+    keys = {"thread_key": thread_key, "user_key": user_key}
+    return prior_from_row(list(await conn.execute_fetchall(SELECT_PRIOR, keys))[0])
+
+
+async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
+    """Every user and thread with their clock fields. Run it inside one transaction."""
+    user_rows = list(await conn.execute_fetchall(_EXPORT_USERS))
+    thread_rows = list(await conn.execute_fetchall(_EXPORT_THREADS))
+    member_rows = list(await conn.execute_fetchall(_EXPORT_PARTICIPANTS))
+    agent_at = {row[0]: from_db(row[4]) for row in thread_rows}
+    members: dict[str, list[str]] = {}
+    by_user: dict[str, dict[str, datetime]] = {}
+    channels: dict[str, dict[str, ChannelTimes]] = {}
+    for thread_key, user_key, raw_at in member_rows:
+        at = from_db(raw_at)
+        members.setdefault(thread_key, []).append(user_key)
+        if at is not None:
+            by_user.setdefault(thread_key, {})[user_key] = at
+        channels.setdefault(user_key, {})[thread_key] = ChannelTimes(at, agent_at.get(thread_key))
+    users = tuple(
+        UserClockState(
+            user_key=row[0],
+            default_tz=row[1],
+            policy_overrides=_load(row[2], {}, row[0]),
+            last_interaction_any_channel_at=from_db(row[3]),
+            channels=channels.get(row[0], {}),
+            latest_actions=_load(row[4], [], row[0]),
+            calibration=_load(row[5], {}, row[0]),
+        )
+        for row in user_rows
+    )
+    threads = tuple(
+        ThreadClockState(
+            thread_key=row[0],
+            kind=row[1],
+            session_tz=row[2],
+            participants=tuple(members.get(row[0], ())),
+            last_interaction_at=from_db(row[3]),
+            last_user_message_by_user=by_user.get(row[0], {}),
+        )
+        for row in thread_rows
+    )
+    return ClockStateSnapshot(users=users, threads=threads)
+
+
+class _Plan:
+    """What an import moves, gathered from both sides of the snapshot (users' ``channels``
+    and threads' ``last_user_message_iso_by_user`` describe the same participants)."""
+
+    def __init__(self, snapshot: ClockStateSnapshot) -> None:
+        self.users: dict[str, datetime | None] = {}
+        self.threads: dict[str, datetime | None] = {}
+        self.members: dict[tuple[str, str], datetime | None] = {}
+        self.user_at: dict[str, datetime | None] = {}
+        self.agent_at: dict[str, datetime | None] = {}
+        for user in snapshot.users:
+            self._user(user.user_key, user.last_interaction_any_channel_at)
+            for thread_key, times in user.channels.items():
+                self._member(thread_key, user.user_key, times.last_user_message_at)
+                self._thread(thread_key, times.last_agent_message_at)
+                self.agent_at[thread_key] = _later(
+                    self.agent_at.get(thread_key), times.last_agent_message_at
+                )
+        for thread in snapshot.threads:
+            self._thread(thread.thread_key, thread.last_interaction_at)
+            for user_key in thread.participants:
+                self._member(thread.thread_key, user_key, None)
+            for user_key, at in thread.last_user_message_by_user.items():
+                self._member(thread.thread_key, user_key, at)
+
+    def _user(self, user_key: str, at: datetime | None) -> None:
+        self.users[user_key] = _earlier(self.users.get(user_key), at)
+
+    def _thread(self, thread_key: str, at: datetime | None) -> None:
+        self.threads[thread_key] = _earlier(self.threads.get(thread_key), at)
+
+    def _member(self, thread_key: str, user_key: str, at: datetime | None) -> None:
+        self._user(user_key, at)
+        self._thread(thread_key, at)
+        key = (thread_key, user_key)
+        self.members[key] = _later(self.members.get(key), at)
+        self.user_at[thread_key] = _later(self.user_at.get(thread_key), at)
+
+
+async def import_snapshot(
+    conn: aiosqlite.Connection, snapshot: ClockStateSnapshot, now: datetime
+) -> ImportCounts:
+    """Merge ``snapshot`` (see ``Store.import_clock_state``). Run it inside one transaction.
+
+    Raises ``ValueError`` for a key that is not a user or thread key.
+    """
+    plan = _Plan(snapshot)
+    users_created = 0
+    # ``earliest`` is the first instant the snapshot knows for the row: its creation time.
+    for user_key, earliest in plan.users.items():
+        channel, platform_id = split_user_key(user_key)
+        params = (user_key, channel, platform_id, to_db(earliest or now))
+        users_created += len(list(await conn.execute_fetchall(_CREATE_USER, params)))
+    for user in snapshot.users:
+        await _merge_user(conn, user)
+
+    threads_created = 0
+    by_thread = {thread.thread_key: thread for thread in snapshot.threads}
+    for thread_key, earliest in plan.threads.items():
+        channel, chat_type = thread_channel(thread_key)
+        params = (thread_key, channel, chat_type, to_db(earliest or now))
+        threads_created += len(list(await conn.execute_fetchall(_CREATE_THREAD, params)))
+        thread = by_thread.get(thread_key)
+        user_at = plan.user_at.get(thread_key)
+        agent_at = plan.agent_at.get(thread_key)
+        interaction = _latest([thread.last_interaction_at if thread else None, user_at, agent_at])
+        await conn.execute_fetchall(
+            _MERGE_THREAD,
+            {
+                "thread_key": thread_key,
+                "kind": thread.kind if thread else None,
+                "session_tz": thread.session_tz if thread else None,
+                "interaction": _db(interaction),
+                "user": _db(user_at),
+                "agent": _db(agent_at),
+            },
+        )
+    for (thread_key, user_key), at in plan.members.items():
+        await conn.execute_fetchall(
+            _MERGE_PARTICIPANT, {"thread_key": thread_key, "user_key": user_key, "at": _db(at)}
+        )
+    return ImportCounts(
+        users_created=users_created,
+        users_merged=len(plan.users) - users_created,
+        threads_created=threads_created,
+        threads_merged=len(plan.threads) - threads_created,
+    )
+
+
+async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:
+    [row] = list(await conn.execute_fetchall(_SELECT_USER_JSON, (user.user_key,)))
+    person_id, overrides, calibration, actions = row
+    at = _db(user.last_interaction_any_channel_at)
+    await conn.execute_fetchall(
+        _MERGE_USER,
+        {
+            "user_key": user.user_key,
+            "policy_overrides": _merge_object(overrides, user.policy_overrides, user.user_key),
+            "calibration": _merge_object(calibration, user.calibration, user.user_key),
+            "latest_actions": _merge_actions(actions, user.latest_actions, user.user_key),
+            "at": at,
+        },
+    )
+    if person_id is not None:
+        # Linked: the person's zone and any-channel time are the ones the clock reads.
+        channel, _ = split_user_key(user.user_key)
+        await conn.execute_fetchall(
+            _MERGE_PERSON,
+            {"zone": user.default_tz, "at": at, "channel": channel, "person_id": person_id},
+        )
+    elif user.default_tz is not None:
+        await conn.execute_fetchall(_SET_USER_ZONE, (user.default_tz, user.user_key))
+
+
+def _merge_object(stored: str | None, imported: dict[str, Any], user_key: str) -> str | None:
+    if not imported:
+        return stored
+    current: dict[str, Any] = _load(stored, {}, user_key)
+    return json.dumps({**current, **imported})
+
+
+def _merge_actions(stored: str | None, imported: list[dict[str, Any]], user_key: str) -> str | None:
+    """Imported actions replace stored ones with the same ``id``; others are appended."""
+    if not imported:
+        return stored
+    merged: list[Any] = list(_load(stored, [], user_key))
+    index = {_action_id(a): i for i, a in enumerate(merged) if _action_id(a) is not None}
+    for action in imported:
+        action_id = _action_id(action)
+        if action_id is not None and action_id in index:
+            merged[index[action_id]] = action
+        elif action not in merged:
+            if action_id is not None:
+                index[action_id] = len(merged)
+            merged.append(action)
+    return json.dumps(merged)
+
+
+def _action_id(action: Any) -> str | None:
+    found = action.get("id") if isinstance(action, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _load(text: str | None, empty: Any, user_key: str) -> Any:
+    if text is None:
+        return empty
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise StoreError(
+            f"the stored clock data of user {user_key!r} is not valid JSON ({exc}); "
+            "fix or clear that column, or restore the database from a backup"
+        ) from exc
+    return value if isinstance(value, type(empty)) else empty
+
+
+def _db(instant: datetime | None) -> str | None:
+    return None if instant is None else to_db(instant)
+
+
+def _later(a: datetime | None, b: datetime | None) -> datetime | None:
+    return _latest([a, b])
+
+
+def _earlier(a: datetime | None, b: datetime | None) -> datetime | None:
+    known = [x for x in (a, b) if x is not None]
+    return min(known) if known else None
+
+
+def _latest(instants: Iterable[datetime | None]) -> datetime | None:
+    known = [x for x in instants if x is not None]
+    return max(known) if known else None

@@ -1,0 +1,298 @@
+"""The Core Clock through the HTTP endpoint: what the upstream receives, turn by turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import aiohttp
+import pytest
+
+from proxy.keys import SERVICES
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream
+
+URL = "/v1/chat/completions"
+NNBSP = "\u202f"  # CLDR puts a narrow no-break space before AM/PM
+
+
+async def chat(
+    relay: RunningServer,
+    text: str | None = None,
+    *,
+    at: str,
+    user: str = "ana",
+    thread: str | None = None,
+    channel: str = "api",
+    chat_type: str = "dm",
+    name: str | None = None,
+    messages: list[dict[str, Any]] | None = None,
+    stream: bool = False,
+) -> dict[str, Any]:
+    """Send one turn (replayed at ``at``); return the reply's assistant content."""
+    headers = {
+        "X-Chronorelay-Received-At": at,
+        "X-Chronorelay-User": user,
+        "X-Chronorelay-Channel": channel,
+        "X-Chronorelay-Chat-Type": chat_type,
+    }
+    if thread:
+        headers["X-Chronorelay-Thread"] = thread
+    if name:
+        headers["X-Chronorelay-User-Name"] = name
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": messages if messages is not None else [{"role": "user", "content": text}],
+        "stream": stream,
+    }
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{relay.url}{URL}", json=body, headers=headers) as response:
+            assert response.status == 200, await response.text()
+            if not stream:
+                return dict(await response.json())
+            raw = (await response.read()).decode()
+    text_parts = []
+    for line in raw.splitlines():
+        if line.startswith("data: {"):
+            event = json.loads(line[6:])
+            if event.get("choices"):
+                text_parts.append(event["choices"][0]["delta"].get("content") or "")
+    return {"choices": [{"message": {"content": "".join(text_parts)}}]}
+
+
+def block(fake: FakeUpstream) -> str:
+    """The relay block in the newest user message the upstream received."""
+    content = fake.last.body["messages"][-1]["content"]
+    assert "<relay_context>" in content, content
+    return str(content.split("<relay_context>\n", 1)[1].split("\n</relay_context>")[0])
+
+
+@pytest.fixture
+async def relay(relay_factory: RelayFactory) -> RunningServer:
+    return await relay_factory(server={"api_commands": True})
+
+
+async def test_first_message_without_zone_says_utc_fallback(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "hello", at="2026-11-21T15:40:00Z")
+    text = block(fake_upstream)
+    assert text.startswith(
+        "Now: Sat 21 Nov 2026 15:40 (UTC; the user's timezone is unknown — ask for it"
+    )
+    assert "First message in this thread." in text
+    assert "Today is 2026-11-21." in text
+
+
+async def test_zone_elapsed_and_gap_hint(relay: RunningServer, fake_upstream: FakeUpstream) -> None:
+    reply = await chat(relay, "/tz Europe/Berlin", at="2026-11-18T08:12:00Z")
+    assert reply["choices"][0]["message"]["content"].startswith(
+        "Your timezone is now Europe/Berlin. It's Wed 18 Nov 2026 09:12 (Europe/Berlin, UTC+01:00)"
+    )
+    assert fake_upstream.requests == []  # commands never reach the upstream
+    await chat(relay, "back again", at="2026-11-21T15:40:00Z")
+    text = block(fake_upstream)
+    assert text.startswith(
+        "Now: Sat 21 Nov 2026 16:40 (Europe/Berlin, UTC+01:00). "
+        "Last message here: 3 days 7 hours ago (Wed 18 Nov 09:12)."
+    )
+    assert "Gap: a new day since the last interaction" in text
+
+
+async def test_explicit_zone_wins_and_times_are_anchored(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T09:00:00Z")
+    await chat(relay, "can we talk tomorrow at 9am?", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert "(Asia/Tokyo, UTC+09:00)" in text
+    assert '"tomorrow at 9am" = 2026-11-22T09:00:00+09:00 (Asia/Tokyo)' in text
+    assert "<time 2026-11-22T08:00:00Z>" in text  # the markup instruction's example
+    await chat(relay, "what is 14:30 Kathmandu time in my zone?", at="2026-11-21T10:05:00Z")
+    text = block(fake_upstream)
+    assert "(Asia/Kathmandu, UTC+05:45; named in this message)" in text
+
+
+async def test_location_mention_sets_zone_when_nothing_else_does(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I'm in Lisbon this week, lunch at 1pm?", at="2026-07-01T10:00:00Z")
+    text = block(fake_upstream)
+    assert "(Europe/Lisbon, UTC+01:00; from where the user says they are)" in text
+    assert '"at 1pm" = 2026-07-01T13:00:00+01:00 (Europe/Lisbon)' in text
+
+
+async def test_thread_override_beats_user_default(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T09:00:00Z", thread="trip")
+    store = relay.runner.app[SERVICES].store
+    assert await store.set_thread_timezone("agent:main:api:trip", "America/New_York")
+    await chat(relay, "hi", at="2026-11-21T10:00:00Z", thread="trip")
+    assert "(America/New_York, UTC-05:00; this thread's timezone)" in block(fake_upstream)
+
+
+async def test_abbreviation_and_fold_become_questions(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "call at 9am IST?", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert "Ask the user: Which timezone do you mean by IST" in text
+    assert "Asia/Kolkata" in text and "Times in this message" not in text
+    await chat(relay, "/tz America/New_York", at="2026-10-30T12:00:00Z", thread="dst")
+    await chat(relay, "remind me at 1:30am on Nov 1", at="2026-10-30T12:05:00Z", thread="dst")
+    assert (
+        "Ask the user: Which 01:30 on Sunday 1 November in America/New_York — "
+        "the first (UTC-04:00) or the second (UTC-05:00)?"
+    ) in block(fake_upstream)
+
+
+async def test_recency_hint_for_current_events(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "what's the latest news on the election?", at="2026-11-21T10:00:00Z")
+    assert "asks about current or recent events" in block(fake_upstream)
+
+
+async def test_cross_channel_contact_for_a_linked_person(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "hi from api", at="2026-11-21T08:00:00Z")
+    await chat(relay, "hi from discord", at="2026-11-21T13:40:00Z", channel="discord")
+    store = relay.runner.app[SERVICES].store
+    # Linking arrives with the identity issue; here the rows are linked by hand.
+    await store._writer.executescript(  # type: ignore[attr-defined]
+        "INSERT INTO persons (person_id, last_interaction_any_channel_at, last_channel) "
+        "VALUES ('p1', '2026-11-21T13:40:00.000000+00:00', 'discord');"
+        "UPDATE users SET person_id = 'p1' WHERE user_key IN ('api:ana', 'discord:ana');"
+    )
+    await chat(relay, "and back on api", at="2026-11-21T15:40:00Z")
+    text = block(fake_upstream)
+    assert (
+        "Last message here: 7 hours 39 minutes ago (Sat 21 Nov 08:00)." in text
+    )  # the reply, ms later
+    assert "Last contact on any channel: 2 hours ago (Discord)." in text
+
+
+async def test_group_names_speaker_lists_zones_and_renders_times(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g1", "chat_type": "group"}
+    for minute, (user, zone, name) in enumerate(
+        [
+            ("ana", "Europe/Berlin", "Ana"),
+            ("kenji", "Asia/Tokyo", "Kenji"),
+            ("maria", "America/Los_Angeles", "Maria"),
+        ]
+    ):
+        at = f"2026-11-21T19:0{minute}:00Z"
+        await chat(relay, f"/tz {zone}", at=at, user=user, name=name, **group)
+    store = relay.runner.app[SERVICES].store
+    await store._writer.execute(  # type: ignore[attr-defined]
+        "UPDATE users SET locale = 'de_DE' WHERE user_key = 'api:ana'"
+    )
+    fake_upstream.reply_content = "Let's meet at <time 2026-11-21T23:30:00Z>."
+    reply = await chat(relay, "when do we meet?", at="2026-11-21T20:00:00Z", user="maria", **group)
+    text = block(fake_upstream)
+    assert "Speaker: Maria." in text
+    assert (
+        "Participants' local times: Maria: Sat 12:00 (America/Los_Angeles); "
+        "Kenji: Sun 05:00 (Asia/Tokyo); Ana: Sat 21:00 (Europe/Berlin)."
+    ) in text
+    expected = (
+        "Let's meet at Sat, Nov 21, 23:30 UTC · 3:30\u202fPM Los Angeles (Maria) · "
+        "Sun, Nov 22, 8:30\u202fAM Tokyo (Kenji) · So., 22. Nov., 00:30 Berlin (Ana)."
+    )
+    assert reply["choices"][0]["message"]["content"] == expected
+    streamed = await chat(
+        relay, "and again?", at="2026-11-21T20:01:00Z", user="maria", stream=True, **group
+    )
+    assert streamed["choices"][0]["message"]["content"] == expected
+    transcript = await store.transcript("agent:main:api:g1")
+    assert transcript[-1].text == "Let's meet at <time 2026-11-21T23:30:00Z>."
+
+
+async def test_dm_times_render_in_the_users_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Asia/Kathmandu", at="2026-11-21T09:00:00Z")
+    fake_upstream.reply_content = "Done by <time 2026-11-21T18:30:00Z>."
+    reply = await chat(relay, "when?", at="2026-11-21T10:00:00Z")
+    assert (
+        reply["choices"][0]["message"]["content"]
+        == "Done by Sun, Nov 22, 12:15\u202fAM Kathmandu Time."
+    )
+
+
+async def test_time_command_lists_group_members(relay: RunningServer) -> None:
+    group = {"thread": "g2", "chat_type": "group"}
+    await chat(
+        relay, "/tz Asia/Tokyo", at="2026-11-21T10:00:00Z", user="kenji", name="Kenji", **group
+    )
+    await chat(relay, "hi all", at="2026-11-21T10:01:00Z", user="bo", name="Bo", **group)
+    reply = await chat(relay, "/time", at="2026-11-21T10:02:00Z", user="kenji", **group)
+    assert reply["choices"][0]["message"]["content"] == (
+        "It's Sat 21 Nov 2026 19:02 (Asia/Tokyo, UTC+09:00) for you.\n"
+        "Bo: timezone unknown (they can set it with /tz)"
+    )
+
+
+async def test_tz_rejects_unknown_and_ambiguous(relay: RunningServer) -> None:
+    reply = await chat(relay, "/tz Springfield", at="2026-11-21T10:00:00Z")
+    assert "could be several places" in reply["choices"][0]["message"]["content"]
+    reply = await chat(relay, "/tz EST", at="2026-11-21T10:00:00Z")
+    assert "Abbreviations are ambiguous" in reply["choices"][0]["message"]["content"]
+    reply = await chat(relay, "/tz Atlantis", at="2026-11-21T10:00:00Z")
+    assert (
+        "I don't know the timezone or place 'Atlantis'" in reply["choices"][0]["message"]["content"]
+    )
+
+
+@pytest.mark.parametrize("placement", ["user", "system"])
+async def test_forwarded_conversation_only_grows(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, placement: str
+) -> None:
+    relay = await relay_factory(clock={"placement": placement})
+    rng = random.Random(11)
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    previous: list[dict[str, Any]] | None = None
+    for turn in range(12):
+        # Repeated texts ("ok") must still be told apart.
+        history.append({"role": "user", "content": rng.choice(["ok", "and then?", f"step {turn}"])})
+        at = f"2026-11-{10 + turn:02d}T{rng.randrange(24):02d}:00:00Z"
+        reply = await chat(relay, messages=history, at=at, thread="cache")
+        forwarded = fake_upstream.last.body["messages"]
+        assert forwarded[0] == {"role": "system", "content": "You are terse."}
+        if previous is not None:
+            # Request N+1 starts with exactly request N's messages plus the reply.
+            assert forwarded[: len(previous) + 1] == [*previous, history[-2]]
+        previous = forwarded
+        history.append({"role": "assistant", "content": reply["choices"][0]["message"]["content"]})
+
+
+async def test_two_hundred_simultaneous_turns_in_one_thread(relay: RunningServer) -> None:
+    turns = [
+        chat(
+            relay,
+            f"msg {i}",
+            at=f"2026-11-21T10:{i // 60:02d}:{i % 60:02d}Z",
+            user=f"u{i % 7}",
+            thread="busy",
+            chat_type="group",
+        )
+        for i in range(200)
+    ]
+    await asyncio.gather(*turns)
+    store = relay.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:busy", limit=1000)
+    assert sorted(m.text for m in transcript if m.role == "user") == sorted(
+        f"msg {i}" for i in range(200)
+    )
+    assert sum(m.role == "assistant" for m in transcript) == 200
+    thread = await store.get_thread("agent:main:api:busy")
+    assert thread is not None
+    assert thread.last_user_message_at.isoformat() == "2026-11-21T10:03:19+00:00"  # type: ignore[union-attr]
+    assert len(thread.last_user_message_by_user) == 7
