@@ -8,7 +8,8 @@ says what was wrong and what to do about it, fit to show to whoever caused it.
     ├── ConfigError                 bad or missing configuration (operator)
     ├── StoreError                  the store cannot be opened or written
     ├── RequestError                a client sent something we cannot use (HTTP 400)
-    │   └── AuthError               missing or wrong relay API key (HTTP 401/403)
+    │   ├── AuthError               missing or wrong relay API key (HTTP 401/403)
+    │   └── NotFoundError           the user or thread named is not in the store (HTTP 404)
     └── UpstreamError               the upstream LLM did not give a usable answer
         ├── UpstreamStatusError     it answered with a 4xx/5xx we pass through
         ├── UpstreamUnavailable     it could not be reached or broke off (HTTP 502)
@@ -44,6 +45,13 @@ class AuthError(RequestError):
         super().__init__(message)
         self.status = status
         self.code = "invalid_api_key" if status == 401 else "permission_denied"
+
+
+class NotFoundError(RequestError):
+    """What the request names (a user, a thread) is not in the store."""
+
+    status = 404
+    code = "not_found"
 
 
 class UpstreamError(ChronorelayError):

@@ -9,7 +9,7 @@ from aiohttp import web
 from middleware.clock.source import Clock
 from middleware.store import Store
 from middleware.types import Upstream
-from proxy import health, openai_api
+from proxy import admin, health, openai_api
 from proxy.config import Config
 from proxy.errors import errors_middleware
 from proxy.keys import SERVICES
@@ -39,4 +39,5 @@ def build_app(
     app.router.add_get("/healthz", health.healthz)
     app.router.add_get("/readyz", health.readyz)
     app.router.add_get("/metrics", health.metrics)
+    admin.add_routes(app)
     return app

@@ -1,15 +1,27 @@
-"""The command line: ``chronorelay serve | chat | check-config`` (also ``python -m proxy``)."""
+"""The command line (also ``python -m proxy``): ``chronorelay serve | chat | check-config |
+export-clock-state | import-clock-state``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import os
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
 
-from middleware.errors import ChronorelayError, ConfigError
+from middleware.clock.source import SystemClock
+from middleware.clock.state_file import read_clock_state
+from middleware.errors import ChronorelayError, ConfigError, StoreError
+from middleware.store import ImportCounts, SqliteStore, Store
+from middleware.types import JSON
 from proxy.config import CONFIG_ENV, Config, config_path, load_config
+
+T = TypeVar("T")
 
 log = logging.getLogger("chronorelay")
 
@@ -28,6 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "chat":
             asyncio.run(_chat(config))
             return 0
+        if args.command == "export-clock-state":
+            return _export_clock_state(config, args.output)
+        if args.command == "import-clock-state":
+            return _import_clock_state(config, args.file)
         asyncio.run(_serve(config))
         return 0
     except ConfigError as exc:
@@ -56,6 +72,20 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("serve", parents=[common], help="run the relay's HTTP server")
     commands.add_parser("chat", parents=[common], help="chat with the relay in this terminal")
     commands.add_parser("check-config", parents=[common], help="validate the configuration")
+    export = commands.add_parser(
+        "export-clock-state",
+        parents=[common],
+        help="write the clock state as spec 000 §10.2 version 3 JSON",
+    )
+    export.add_argument(
+        "--output", "-o", metavar="FILE", default="-", help="where to write it (default: stdout)"
+    )
+    merge = commands.add_parser(
+        "import-clock-state",
+        parents=[common],
+        help="merge a version 3 clock-state file into the store (times never move back)",
+    )
+    merge.add_argument("file", metavar="FILE", help="the JSON file ('-' reads stdin)")
     return parser
 
 
@@ -85,3 +115,77 @@ async def _chat(config: Config) -> None:
 
     async with open_services(config) as services:
         await TerminalChannel(services).run()
+
+
+def _export_clock_state(config: Config, output: str) -> int:
+    if not Path(config.store.path).exists():
+        raise StoreError(
+            f"there is no store at {config.store.path}; check [store] path (and --config)"
+        )
+
+    async def export(store: Store) -> JSON:
+        from proxy.admin import export_document
+
+        return await export_document(store, config, SystemClock().now())
+
+    document = asyncio.run(_with_store(config, export))
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if output == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        _write_atomically(Path(output), text)
+    except OSError as exc:
+        print(f"error: cannot write {output}: {exc}", file=sys.stderr)
+        return 1
+    users, threads = len(document["users"]), len(document["threads"])
+    print(f"wrote {users} users and {threads} threads to {output}", file=sys.stderr)
+    return 0
+
+
+def _import_clock_state(config: Config, source: str) -> int:
+    try:
+        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {source}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        document = json.loads(raw)
+    except ValueError as exc:
+        print(f"error: {source} is not valid JSON: {exc}", file=sys.stderr)
+        return 1
+
+    # Validated before the store is opened: a bad file touches nothing.
+    snapshot = read_clock_state(document)
+
+    async def merge(store: Store) -> ImportCounts:
+        return await store.import_clock_state(snapshot, now=SystemClock().now())
+
+    counts = asyncio.run(_with_store(config, merge))
+    print(
+        f"imported {source}: users {counts.users_created} new, {counts.users_merged} merged; "
+        f"threads {counts.threads_created} new, {counts.threads_merged} merged"
+    )
+    return 0
+
+
+async def _with_store(config: Config, action: Callable[[Store], Awaitable[T]]) -> T:
+    store = SqliteStore(Path(config.store.path))
+    await store.open()
+    try:
+        return await action(store)
+    finally:
+        await store.close()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write to a temporary file beside ``path``, then rename it over ``path`` (spec 000
+    §10.3): a reader sees the old file or the new one, never half of it."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -16,14 +16,7 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    StringConstraints,
-    ValidationError,
-)
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
@@ -40,6 +33,7 @@ VERSION = 3
 # Problems listed in one error message; the rest are counted.
 _MAX_PROBLEMS = 20
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 
 def iso_utc(instant: datetime) -> str:
@@ -69,6 +63,15 @@ def _zone(name: str) -> str:
     return name
 
 
+def _kind(kind: str) -> str:
+    if not _KIND.match(kind):
+        raise ValueError(
+            f"{kind!r} is not a thread kind; use one word such as 'project', "
+            "'conversation', 'scheduling' or 'operations'"
+        )
+    return kind
+
+
 def _user_key(key: str) -> str:
     split_user_key(key)
     return key
@@ -83,7 +86,7 @@ Instant = Annotated[datetime, BeforeValidator(parse_instant)]
 Zone = Annotated[str, AfterValidator(_zone)]
 UserKey = Annotated[str, AfterValidator(_user_key)]
 ThreadKey = Annotated[str, AfterValidator(_thread_key)]
-Kind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+Kind = Annotated[str, AfterValidator(_kind)]
 
 
 class _Model(BaseModel):
@@ -138,7 +141,7 @@ def read_clock_state(data: object) -> ClockStateSnapshot:
     try:
         parsed = _File.model_validate(data)
     except ValidationError as exc:
-        raise RequestError(f"invalid clock-state file: {_problems(exc)}") from exc
+        raise RequestError(f"invalid clock-state file: {describe_validation_error(exc)}") from exc
     users = tuple(
         UserClockState(
             user_key=key,
@@ -217,7 +220,8 @@ def _iso(instant: datetime | None) -> str | None:
     return None if instant is None else iso_utc(instant)
 
 
-def _problems(exc: ValidationError) -> str:
+def describe_validation_error(exc: ValidationError) -> str:
+    """Every problem pydantic found, each as ``<JSON path>: <what is wrong>``."""
     errors = exc.errors()
     listed = [f"{_path(e['loc'])}: {_message(e['msg'])}" for e in errors[:_MAX_PROBLEMS]]
     more = len(errors) - len(listed)

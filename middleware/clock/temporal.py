@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
-from babel.dates import format_datetime, format_timedelta
+from babel.dates import format_timedelta
 
 from middleware.clock.zones import format_offset
 
@@ -135,7 +135,8 @@ def _members_line(facts: TemporalFacts) -> str:
         if member.zone is None:
             shown.append(f"{member.label}: timezone unknown")
             continue
-        local = format_datetime(facts.now, "EEE HH:mm", tzinfo=ZoneInfo(member.zone), locale="en")
+        here = facts.now.astimezone(ZoneInfo(member.zone))
+        local = f"{_DAYS[here.weekday()]} {here.hour:02d}:{here.minute:02d}"
         shown.append(f"{member.label}: {local} ({member.zone})")
     return "Participants' local times: " + "; ".join(shown) + "."
 
@@ -181,12 +182,28 @@ def ago(delta: timedelta) -> str:
 
 
 def _unit(delta: timedelta) -> str:
-    return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en"))
+    if delta >= timedelta(days=30):
+        return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en"))
+    seconds = int(delta.total_seconds())
+    for size, name in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {name}{'' if count == 1 else 's'}"
+    return f"{seconds} seconds"
+
+
+# The block is read by the model, always in English and one fixed shape, on every turn:
+# plain tables are ~20x cheaper than babel here (babel localises what users read).
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
-    pattern = "EEE d MMM y HH:mm" if with_year else "EEE d MMM HH:mm"
-    return str(format_datetime(instant, pattern, tzinfo=tz, locale="en"))
+    """'Sat 21 Nov 2026 16:40' (or without the year) in ``tz``."""
+    local = instant.astimezone(tz)
+    year = f" {local.year}" if with_year else ""
+    day = f"{_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"
+    return f"{day}{year} {local.hour:02d}:{local.minute:02d}"
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,0 +1,291 @@
+"""The admin API: ``/admin/*`` with ``Authorization: Bearer <[auth] admin_token>``.
+
+See and set a user's clock, see a thread's clock, preview the exact block a message would
+get (without calling the upstream or writing anything), and export/import the spec 000
+§10.2 clock state. JSON in and out; errors are OpenAI-shaped like the rest of the relay.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from middleware.clock.parsing import ParseResult
+from middleware.clock.resolution import TimezoneResolution
+from middleware.clock.stage import clock_view
+from middleware.clock.state_file import (
+    describe_validation_error,
+    iso_utc,
+    parse_instant,
+    read_clock_state,
+    write_clock_state,
+)
+from middleware.clock.temporal import estimate_tokens
+from middleware.clock.zones import agent_timezone, get_zone
+from middleware.errors import NotFoundError, RequestError
+from middleware.identity import split_user_key, thread_channel
+from middleware.injection import trim_sections, wrap
+from middleware.store import ImportCounts, Store, ThreadState, UserState
+from middleware.types import JSON, Turn
+from proxy.assembly import clock_settings
+from proxy.config import Config
+from proxy.keys import SERVICES
+from proxy.services import Services
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def add_routes(app: web.Application) -> None:
+    """Register every admin route on ``app``."""
+    # ``.+``: a platform id may contain '/', and keys are matched up to the fixed suffix.
+    app.router.add_get("/admin/users/{user_key:.+}/timezone", _method_not_allowed)
+    app.router.add_put("/admin/users/{user_key:.+}/timezone", put_user_timezone)
+    app.router.add_get("/admin/users/{user_key:.+}", get_user)
+    app.router.add_get("/admin/threads/{thread_key:.+}/clock", get_thread_clock)
+    app.router.add_post("/admin/threads/{thread_key:.+}/preview", preview)
+    app.router.add_get("/admin/clock-state", export_clock_state)
+    app.router.add_post("/admin/clock-state", import_clock_state)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _TimezoneBody(_Body):
+    timezone: str | None
+
+
+class _PreviewBody(_Body):
+    text: str
+    user_key: str
+    received_at: str | None = None
+    display_name: str | None = None
+    chat_type: Literal["dm", "group"] | None = None
+
+
+async def get_user(request: web.Request) -> web.Response:
+    """``GET /admin/users/{user_key}``: the user and their clock fields."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    return web.json_response(await _user_json(services.store, await _user(services.store, key)))
+
+
+async def put_user_timezone(request: web.Request) -> web.Response:
+    """``PUT /admin/users/{user_key}/timezone`` ``{"timezone": "Asia/Tokyo" | null}``."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    body = _validated(_TimezoneBody, await _read_json(request))
+    if body.timezone is not None:
+        try:
+            get_zone(body.timezone)
+        except ValueError as exc:
+            raise RequestError(f"invalid timezone: {exc}") from exc
+    if not await services.store.set_user_timezone(key, body.timezone):
+        raise _no_user(key)
+    return web.json_response(await _user_json(services.store, await _user(services.store, key)))
+
+
+async def get_thread_clock(request: web.Request) -> web.Response:
+    """``GET /admin/threads/{thread_key}/clock``: the thread's clock state."""
+    services = _admin(request)
+    key = request.match_info["thread_key"]
+    thread = await services.store.get_thread(key)
+    if thread is None:
+        raise NotFoundError(
+            f"no thread {key!r}: the relay has no message in it. Thread keys look like "
+            "'agent:<agent id>:<channel>:<dm|group>:<id>' or 'agent:<agent id>:api:<id>'"
+        )
+    return web.json_response(_thread_json(thread))
+
+
+async def preview(request: web.Request) -> web.Response:
+    """``POST /admin/threads/{thread_key}/preview``: the block the relay would inject.
+
+    Body: ``{"text", "user_key", "received_at"?, "display_name"?, "chat_type"?}``. The
+    state read is the one ``record_inbound`` would read now, so the answer equals what the
+    upstream would receive for that message at that instant, until the thread moves.
+    """
+    services = _admin(request)
+    thread_key = request.match_info["thread_key"]
+    body = _validated(_PreviewBody, await _read_json(request))
+    try:
+        _, key_chat_type = thread_channel(thread_key)
+        channel, user_id = split_user_key(body.user_key)
+        at = services.clock.now() if body.received_at is None else parse_instant(body.received_at)
+    except ValueError as exc:
+        raise RequestError(str(exc)) from exc
+    store = services.store
+    thread = await store.get_thread(thread_key)
+    display_name = body.display_name
+    if display_name is None:
+        known = await store.get_user(body.user_key)
+        display_name = known.display_name if known else None
+    turn = Turn(
+        channel=channel,
+        thread_id=thread_key,
+        user_id=user_id,
+        text=body.text,
+        received_at=at,
+        body={"messages": [{"role": "user", "content": body.text}]},
+        chat_type=body.chat_type or (thread.chat_type if thread else key_chat_type),
+        display_name=display_name,
+    )
+    turn.user_key, turn.thread_key = body.user_key, thread_key
+    turn.prior = await store.peek_prior(thread_key, body.user_key)
+    settings = clock_settings(services.config)
+    view = await clock_view(store, turn, settings)
+    # As the injection stage renders it: the clock's section is the first, never dropped.
+    sections = trim_sections([view.block], services.config.clock.max_block_tokens)
+    block = wrap("\n".join(sections)) if settings.enabled and sections else None
+    return web.json_response(
+        {
+            "thread_key": thread_key,
+            "thread_known": thread is not None,
+            "user_key": body.user_key,
+            "received_at": iso_utc(at),
+            "block": block,
+            "tokens": estimate_tokens(block) if block else 0,
+            "session_timezone": _zone_json(view.resolution),
+            "times": [_time_json(found) for found in view.expressions],
+        }
+    )
+
+
+async def export_clock_state(request: web.Request) -> web.Response:
+    """``GET /admin/clock-state``: the spec 000 §10.2 v3 document."""
+    services = _admin(request)
+    document = await export_document(services.store, services.config, services.clock.now())
+    return web.json_response(document)
+
+
+async def import_clock_state(request: web.Request) -> web.Response:
+    """``POST /admin/clock-state`` (a v3 document): merge it; answer what was created."""
+    services = _admin(request)
+    counts = await import_document(services.store, await _read_json(request), services.clock.now())
+    return web.json_response(dataclasses.asdict(counts))
+
+
+async def export_document(store: Store, config: Config, now: datetime) -> JSON:
+    """The store's clock state as a v3 document (``delta_hours`` as of ``now``)."""
+    snapshot = await store.export_clock_state()
+    return write_clock_state(snapshot, agent_tz=agent_zone(config), at=now)
+
+
+async def import_document(store: Store, document: object, now: datetime) -> ImportCounts:
+    """Validate a parsed v3 document and merge it into the store in one transaction.
+
+    Raises ``RequestError`` naming every problem when the document is not valid v3.
+    """
+    return await store.import_clock_state(read_clock_state(document), now=now)
+
+
+def agent_zone(config: Config) -> str:
+    """The agent's IANA zone: ``[clock] agent_timezone``, else the host's, else UTC."""
+    return config.clock.agent_timezone or agent_timezone()
+
+
+def _admin(request: web.Request) -> Services:
+    services = request.app[SERVICES]
+    services.auth.check_admin(request)
+    return services
+
+
+async def _method_not_allowed(request: web.Request) -> web.Response:
+    _admin(request)
+    raise web.HTTPMethodNotAllowed(request.method, ["PUT"])
+
+
+async def _read_json(request: web.Request) -> Any:
+    try:
+        return json.loads(await request.read())
+    except web.HTTPRequestEntityTooLarge:
+        raise
+    except ValueError as exc:
+        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+
+
+def _validated(model: type[M], data: Any) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise RequestError(f"invalid request body: {describe_validation_error(exc)}") from exc
+
+
+async def _user(store: Store, key: str) -> UserState:
+    user = await store.get_user(key)
+    if user is None:
+        raise _no_user(key)
+    return user
+
+
+def _no_user(key: str) -> NotFoundError:
+    return NotFoundError(
+        f"no user {key!r}: the relay has never seen a message from them. User keys look "
+        "like '<channel>:<platform user id>', e.g. 'telegram:123456'"
+    )
+
+
+async def _user_json(store: Store, user: UserState) -> JSON:
+    # A linked user's zone is the person's; show the one the clock uses next to the own.
+    prior = await store.peek_prior("", user.user_key)
+    return {
+        "user_key": user.user_key,
+        "channel": user.channel,
+        "platform_user_id": user.platform_user_id,
+        "display_name": user.display_name,
+        "person_id": user.person_id,
+        "default_tz": user.default_tz,
+        "effective_tz": prior.user_tz,
+        "locale": user.locale,
+        "last_interaction_any_channel_at": _iso(user.last_interaction_any_channel_at),
+        "last_channel": user.last_channel,
+    }
+
+
+def _thread_json(thread: ThreadState) -> JSON:
+    return {
+        "thread_key": thread.thread_key,
+        "channel": thread.channel,
+        "chat_type": thread.chat_type,
+        "kind": thread.kind,
+        "session_tz": thread.session_tz,
+        "last_interaction_at": _iso(thread.last_interaction_at),
+        "last_user_message_at": _iso(thread.last_user_message_at),
+        "last_agent_message_at": _iso(thread.last_agent_message_at),
+        "participants": list(thread.participants),
+        "last_user_message_by_user": {
+            user: iso_utc(at) for user, at in sorted(thread.last_user_message_by_user.items())
+        },
+    }
+
+
+def _zone_json(resolution: TimezoneResolution) -> JSON:
+    return {
+        "zone": resolution.zone,
+        "source": resolution.source,
+        "fallback": resolution.fallback,
+        "offset_minutes": resolution.offset_minutes,
+        "questions": list(resolution.questions),
+        "notes": list(resolution.notes),
+    }
+
+
+def _time_json(found: ParseResult) -> JSON:
+    return {
+        "text": found.matched_text,
+        "kind": found.kind,
+        "start": _iso(found.start_instant),
+        "end": _iso(found.end_instant),
+        "zone": found.zone,
+        "needs_clarification": found.needs_clarification,
+        "question": found.clarification_question,
+    }
+
+
+def _iso(instant: datetime | None) -> str | None:
+    return None if instant is None else iso_utc(instant)

@@ -1,0 +1,265 @@
+"""The spec 000 §10.2 v3 clock-state document to and from a snapshot (pure mapping)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from middleware.clock.state_file import (
+    delta_hours,
+    iso_utc,
+    read_clock_state,
+    write_clock_state,
+)
+from middleware.errors import RequestError
+from middleware.store import ChannelTimes, ClockStateSnapshot, ThreadClockState, UserClockState
+
+WINTER = datetime(2026, 2, 9, 12, 0, tzinfo=UTC)
+SUMMER = datetime(2026, 7, 9, 12, 0, tzinfo=UTC)
+DM = "agent:main:telegram:dm:42"
+GROUP = "agent:main:telegram:group:-1001:topic:7"
+
+# The spec's example, with real keys, two extra fields of another implementation, and a
+# +05:45 timestamp.
+SPEC_EXAMPLE: dict[str, Any] = {
+    "version": 3,
+    "written_by": "openclaw",
+    "users": {
+        "telegram:42": {
+            "default_tz": "Asia/Tokyo",
+            "policy_overrides": {"mode": "light"},
+            "last_interaction_any_channel_iso": "2026-02-09T10:00:00+09:00",
+            "channels": {
+                DM: {
+                    "last_user_message_iso": "2026-02-09T10:00:00+09:00",
+                    "last_agent_message_iso": "2026-02-09T10:00:05+09:00",
+                }
+            },
+            "latest_actions": [
+                {
+                    "id": "act_9f3c",
+                    "label": "Eat dinner",
+                    "type": "temporal_action",
+                    "status": "planned",
+                    "recorded_iso": "2026-02-09T18:10:00+09:00",
+                    "expected_typical_minutes": 75,
+                    "thread_key": DM,
+                    "source": "clock_it",
+                }
+            ],
+            "calibration": {
+                "activity_overrides": {
+                    "meal:dinner": {"typical_minutes": 90, "max_minutes": 240},
+                }
+            },
+            "nickname": "ignored",
+        }
+    },
+    "threads": {
+        DM: {
+            "thread_kind": "project",
+            "session_tz": "Asia/Tokyo",
+            "agent_tz": "Europe/Berlin",
+            "delta_hours": 8,
+            "participants": ["telegram:42"],
+            "last_interaction_iso": "2026-02-09T10:00:05+09:00",
+            "last_user_message_iso_by_user": {"telegram:42": "2026-02-09T06:45:00+05:45"},
+        }
+    },
+}
+
+
+def test_reads_the_spec_shape_into_utc() -> None:
+    snapshot = read_clock_state(SPEC_EXAMPLE)
+    [user] = snapshot.users
+    assert user.user_key == "telegram:42"
+    assert user.default_tz == "Asia/Tokyo"
+    assert user.policy_overrides == {"mode": "light"}
+    assert user.last_interaction_any_channel_at == datetime(2026, 2, 9, 1, 0, tzinfo=UTC)
+    assert user.channels == {
+        DM: ChannelTimes(
+            datetime(2026, 2, 9, 1, 0, tzinfo=UTC), datetime(2026, 2, 9, 1, 0, 5, tzinfo=UTC)
+        )
+    }
+    assert user.latest_actions[0]["id"] == "act_9f3c"
+    assert user.calibration["activity_overrides"]["meal:dinner"]["typical_minutes"] == 90
+    [thread] = snapshot.threads
+    assert (thread.thread_key, thread.kind, thread.session_tz) == (DM, "project", "Asia/Tokyo")
+    assert thread.participants == ("telegram:42",)
+    # +05:45 read as the same instant, held in UTC.
+    assert thread.last_user_message_by_user == {
+        "telegram:42": datetime(2026, 2, 9, 1, 0, tzinfo=UTC)
+    }
+    assert thread.last_interaction_at is not None and thread.last_interaction_at.tzinfo is UTC
+
+
+def test_agent_tz_and_delta_hours_are_ignored_on_read() -> None:
+    changed = copy.deepcopy(SPEC_EXAMPLE)
+    changed["threads"][DM].update(agent_tz="Nowhere/Else", delta_hours="lots")
+    assert read_clock_state(changed) == read_clock_state(SPEC_EXAMPLE)
+
+
+def test_missing_and_null_fields_read_as_empty() -> None:
+    snapshot = read_clock_state(
+        {
+            "version": 3,
+            "users": {"api:ana": {"channels": None, "latest_actions": None}},
+            "threads": {"agent:main:api:ana": {}},
+        }
+    )
+    assert snapshot == ClockStateSnapshot(
+        users=(UserClockState("api:ana"),), threads=(ThreadClockState("agent:main:api:ana"),)
+    )
+    assert read_clock_state({"version": 3}) == ClockStateSnapshot()
+
+
+def test_writes_utc_iso_and_derived_zone_fields() -> None:
+    document = write_clock_state(
+        read_clock_state(SPEC_EXAMPLE), agent_tz="Europe/Berlin", at=WINTER
+    )
+    user = document["users"]["telegram:42"]
+    assert user["last_interaction_any_channel_iso"] == "2026-02-09T01:00:00+00:00"
+    assert user["channels"][DM] == {
+        "last_user_message_iso": "2026-02-09T01:00:00+00:00",
+        "last_agent_message_iso": "2026-02-09T01:00:05+00:00",
+    }
+    # Opaque JSON is written back verbatim, its own ISO strings included.
+    assert user["latest_actions"] == SPEC_EXAMPLE["users"]["telegram:42"]["latest_actions"]
+    thread = document["threads"][DM]
+    assert thread["agent_tz"] == "Europe/Berlin"
+    assert thread["delta_hours"] == 8 and isinstance(thread["delta_hours"], int)
+    assert set(document) == {"version", "users", "threads"} and document["version"] == 3
+    assert set(thread) == {
+        "thread_kind",
+        "session_tz",
+        "agent_tz",
+        "delta_hours",
+        "participants",
+        "last_interaction_iso",
+        "last_user_message_iso_by_user",
+    }
+
+
+def test_iso_keeps_microseconds_only_when_present() -> None:
+    assert iso_utc(datetime(2026, 2, 9, 1, 0, tzinfo=UTC)) == "2026-02-09T01:00:00+00:00"
+    precise = datetime(2026, 2, 9, 1, 0, 0, 250, tzinfo=UTC)
+    assert iso_utc(precise) == "2026-02-09T01:00:00.000250+00:00"
+
+
+def test_delta_hours_follows_dst_and_fractional_offsets() -> None:
+    assert delta_hours("Asia/Tokyo", "Europe/Berlin", WINTER) == 8
+    assert delta_hours("Asia/Tokyo", "Europe/Berlin", SUMMER) == 7
+    assert delta_hours("Asia/Kathmandu", "Europe/Berlin", WINTER) == 4.75
+    assert delta_hours("America/St_Johns", "UTC", WINTER) == -3.5
+    assert delta_hours(None, "UTC", WINTER) is None
+
+
+def test_round_trip_is_lossless() -> None:
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(
+                user_key="telegram:42",
+                default_tz="Asia/Kathmandu",
+                policy_overrides={"mode": "light", "checkins": {"enabled": False}},
+                last_interaction_any_channel_at=datetime(2026, 2, 9, 1, 0, 0, 123, tzinfo=UTC),
+                channels={
+                    GROUP: ChannelTimes(datetime(2026, 2, 9, 1, 0, tzinfo=UTC), None),
+                    DM: ChannelTimes(None, datetime(2026, 2, 8, tzinfo=UTC)),
+                },
+                latest_actions=[{"id": "a1", "label": "gym", "ünïcode": "✓"}],
+                calibration={"activity_overrides": {}},
+            ),
+            UserClockState("discord:7"),
+        ),
+        threads=(
+            ThreadClockState(
+                thread_key=GROUP,
+                kind="operations",
+                session_tz="Asia/Kathmandu",
+                participants=("discord:7", "telegram:42"),
+                last_interaction_at=datetime(2026, 2, 9, 1, 0, 5, tzinfo=UTC),
+                last_user_message_by_user={"telegram:42": datetime(2026, 2, 9, 1, 0, tzinfo=UTC)},
+            ),
+            ThreadClockState(DM, kind="conversation"),
+        ),
+    )
+    first = write_clock_state(snapshot, agent_tz="Europe/Berlin", at=WINTER)
+    assert first["threads"][GROUP]["delta_hours"] == 4.75
+    assert first["threads"][DM]["delta_hours"] is None
+    assert read_clock_state(first) == snapshot
+    again = write_clock_state(read_clock_state(first), agent_tz="Europe/Berlin", at=WINTER)
+    assert again == first
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ([], "must be a JSON object"),
+        ({"users": {}}, "it has no 'version'; this relay reads version 3"),
+        ({"version": 2}, "it has version 2; this relay reads version 3"),
+        ({"version": "3"}, 'it has version "3"'),
+        ({"version": True}, "it has version true"),
+    ],
+)
+def test_unknown_versions_are_refused(document: object, expected: str) -> None:
+    with pytest.raises(RequestError, match=expected):
+        read_clock_state(document)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            {"users": {"telegram:42": {"default_tz": "EST"}}},
+            "users[\"telegram:42\"].default_tz: 'EST' is an abbreviation",
+        ),
+        (
+            {"users": {"bob": {}}},
+            "users.bob (the key): 'bob' is not a user key",
+        ),
+        (
+            {"users": {"telegram:42": {"last_interaction_any_channel_iso": "2026-02-09T10:00"}}},
+            "has no UTC offset",
+        ),
+        (
+            {"users": {"telegram:42": {"last_interaction_any_channel_iso": 1770000000}}},
+            "must be an ISO 8601 string",
+        ),
+        (
+            {"users": {"telegram:42": {"channels": {"dm-42": {}}}}},
+            "is not a thread key",
+        ),
+        (
+            {"users": {"telegram:42": {"latest_actions": {"id": "a"}}}},
+            'users["telegram:42"].latest_actions: Input should be a valid list',
+        ),
+        (
+            {"threads": {DM: {"participants": ["telegram:42", 7]}}},
+            f'threads["{DM}"].participants[1]: Input should be a valid string',
+        ),
+        (
+            {"threads": {DM: {"thread_kind": "project|conversation"}}},
+            "is not a thread kind",
+        ),
+        (
+            {"threads": {DM: {"session_tz": "asia/tokyo"}}},
+            "did you mean 'Asia/Tokyo'",
+        ),
+    ],
+)
+def test_bad_values_are_reported_with_their_path(change: dict[str, Any], expected: str) -> None:
+    with pytest.raises(RequestError, match="invalid clock-state file") as caught:
+        read_clock_state({"version": 3, **change})
+    assert expected in str(caught.value)
+
+
+def test_every_problem_is_listed_up_to_a_limit() -> None:
+    users = {f"telegram:{n}": {"default_tz": "Mars/Base"} for n in range(25)}
+    with pytest.raises(RequestError) as caught:
+        read_clock_state({"version": 3, "users": users})
+    message = str(caught.value)
+    assert message.count("unknown timezone 'Mars/Base'") == 20
+    assert message.endswith("and 5 more")

@@ -1,0 +1,267 @@
+"""The store's clock-state side: ``peek_prior``, export/import, and schema migration 3."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from middleware.store import (
+    ChannelTimes,
+    ClockStateSnapshot,
+    ImportCounts,
+    SqliteStore,
+    ThreadClockState,
+    UserClockState,
+)
+from middleware.store.migrations import MIGRATIONS, to_db
+from tests.middleware.test_store import T0, THREAD, inbound, sql
+
+DM = "agent:main:telegram:dm:42"
+NOW = T0 + timedelta(days=30)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "relay.db"
+
+
+@pytest.fixture
+async def store(db_path: Path) -> AsyncIterator[SqliteStore]:
+    opened = SqliteStore(db_path)
+    await opened.open()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_peek_prior_is_what_the_next_message_sees_and_writes_nothing(
+    store: SqliteStore, db_path: Path
+) -> None:
+    await store.record_inbound(inbound(T0, user="a"))
+    await store.record_reply(THREAD, "hi", T0 + timedelta(seconds=2))
+    await store.set_user_timezone("telegram:a", "Asia/Kathmandu")
+    before = await sql(db_path, "SELECT count(*), max(at) FROM messages")
+
+    peeked = await store.peek_prior(THREAD, "telegram:a")
+    assert await sql(db_path, "SELECT count(*), max(at) FROM messages") == before
+    assert await store.peek_prior(THREAD, "telegram:a") == peeked
+    recorded = await store.record_inbound(inbound(T0 + timedelta(minutes=5), user="a"))
+    assert recorded.prior == peeked
+    assert peeked.user_tz == "Asia/Kathmandu"
+    assert peeked.thread_last_agent_message_at == T0 + timedelta(seconds=2)
+
+
+async def test_peek_prior_of_unknown_keys_is_empty(store: SqliteStore) -> None:
+    prior = await store.peek_prior("agent:main:api:nobody", "api:nobody")
+    assert prior.thread_last_interaction_at is None and prior.user_tz is None
+
+
+async def test_export_holds_users_threads_and_participants(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0, user="a"))
+    await store.record_inbound(inbound(T0 + timedelta(minutes=1), user="b"))
+    await store.record_reply(THREAD, "ok", T0 + timedelta(minutes=2))
+    await store.set_thread_timezone(THREAD, "Europe/Lisbon")
+
+    snapshot = await store.export_clock_state()
+    assert [u.user_key for u in snapshot.users] == ["telegram:a", "telegram:b"]
+    assert snapshot.users[0].channels == {
+        THREAD: ChannelTimes(T0, T0 + timedelta(minutes=2)),
+    }
+    assert snapshot.users[0].last_interaction_any_channel_at == T0
+    [thread] = snapshot.threads
+    assert thread == ThreadClockState(
+        thread_key=THREAD,
+        kind="conversation",
+        session_tz="Europe/Lisbon",
+        participants=("telegram:a", "telegram:b"),
+        last_interaction_at=T0 + timedelta(minutes=2),
+        last_user_message_by_user={"telegram:a": T0, "telegram:b": T0 + timedelta(minutes=1)},
+    )
+
+
+async def test_import_creates_rows_from_their_keys(store: SqliteStore) -> None:
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(
+                "telegram:42",
+                default_tz="Asia/Tokyo",
+                policy_overrides={"mode": "light"},
+                last_interaction_any_channel_at=T0,
+                channels={DM: ChannelTimes(T0, T0 + timedelta(seconds=5))},
+                latest_actions=[{"id": "a1", "label": "dinner"}],
+                calibration={"activity_overrides": {"meal:dinner": {"typical_minutes": 90}}},
+            ),
+        ),
+        threads=(
+            ThreadClockState(
+                THREAD,
+                kind="project",
+                session_tz="Asia/Kathmandu",
+                # discord:7 is only named here, and has never spoken.
+                participants=("telegram:42", "discord:7"),
+                last_interaction_at=T0 - timedelta(days=1),
+                last_user_message_by_user={"telegram:42": T0 - timedelta(days=1)},
+            ),
+        ),
+    )
+    counts = await store.import_clock_state(snapshot, now=NOW)
+    assert counts == ImportCounts(users_created=2, threads_created=2)
+
+    user = await store.get_user("telegram:42")
+    assert user is not None
+    assert (user.channel, user.platform_user_id, user.default_tz) == (
+        "telegram",
+        "42",
+        "Asia/Tokyo",
+    )
+    assert user.last_interaction_any_channel_at == T0 and user.last_channel == "telegram"
+    dm = await store.get_thread(DM)
+    assert dm is not None
+    assert (dm.channel, dm.chat_type, dm.kind) == ("telegram", "dm", "conversation")
+    assert dm.last_user_message_at == T0
+    assert dm.last_agent_message_at == dm.last_interaction_at == T0 + timedelta(seconds=5)
+    group = await store.get_thread(THREAD)
+    assert group is not None
+    assert (group.chat_type, group.kind, group.session_tz) == ("group", "project", "Asia/Kathmandu")
+    assert group.participants == ("discord:7", "telegram:42")
+    assert group.last_user_message_by_user == {"telegram:42": T0 - timedelta(days=1)}
+    # A member without a message time is not listed as a recent speaker.
+    members = await store.group_participants(THREAD, T0 - timedelta(days=30), 10)
+    assert [m.user_key for m in members] == ["telegram:42"]
+
+    exported = await store.export_clock_state()
+    assert exported.users[1].policy_overrides == {"mode": "light"}
+    assert exported.users[1].latest_actions == [{"id": "a1", "label": "dinner"}]
+    assert exported.users[1].calibration == snapshot.users[0].calibration
+
+    # The same snapshot again changes nothing and creates nothing.
+    again = await store.import_clock_state(snapshot, now=NOW)
+    assert again == ImportCounts(users_merged=2, threads_merged=2)
+    assert await store.export_clock_state() == exported
+
+
+async def test_import_never_moves_times_back_and_never_clears(store: SqliteStore) -> None:
+    later = T0 + timedelta(hours=3)
+    await store.record_inbound(inbound(later, user="42", thread=DM, chat_type="dm"))
+    await store.set_user_timezone("telegram:42", "Europe/Berlin")
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(
+                "telegram:42",
+                last_interaction_any_channel_at=T0,
+                channels={DM: ChannelTimes(T0, None)},
+            ),
+        ),
+        threads=(ThreadClockState(DM, last_interaction_at=T0),),
+    )
+    assert await store.import_clock_state(snapshot, now=NOW) == ImportCounts(
+        users_merged=1, threads_merged=1
+    )
+    user = await store.get_user("telegram:42")
+    thread = await store.get_thread(DM)
+    assert user is not None and thread is not None
+    assert user.default_tz == "Europe/Berlin"
+    assert user.last_interaction_any_channel_at == later
+    assert thread.last_interaction_at == thread.last_user_message_at == later
+    assert thread.last_user_message_by_user == {"telegram:42": later}
+
+
+async def test_import_merges_json_fields(store: SqliteStore) -> None:
+    first = UserClockState(
+        "api:ana",
+        policy_overrides={"mode": "light", "checkins": False},
+        latest_actions=[{"id": "a1", "status": "planned"}, {"label": "no id"}],
+    )
+    await store.import_clock_state(ClockStateSnapshot(users=(first,)), now=NOW)
+    second = UserClockState(
+        "api:ana",
+        policy_overrides={"mode": "full"},
+        latest_actions=[{"id": "a1", "status": "done"}, {"label": "no id"}, {"id": "a2"}],
+    )
+    await store.import_clock_state(ClockStateSnapshot(users=(second,)), now=NOW)
+    [user] = (await store.export_clock_state()).users
+    assert user.policy_overrides == {"mode": "full", "checkins": False}
+    assert user.latest_actions == [
+        {"id": "a1", "status": "done"},
+        {"label": "no id"},
+        {"id": "a2"},
+    ]
+
+
+async def test_import_into_a_linked_user_sets_the_persons_clock(
+    store: SqliteStore, db_path: Path
+) -> None:
+    await store.record_inbound(inbound(T0, user="42"))
+    await sql(db_path, "INSERT INTO persons (person_id) VALUES ('p1')")
+    await sql(db_path, "UPDATE users SET person_id = 'p1' WHERE user_key = 'telegram:42'")
+    later = T0 + timedelta(days=1)
+    user = UserClockState(
+        "telegram:42", default_tz="Asia/Tokyo", last_interaction_any_channel_at=later
+    )
+    await store.import_clock_state(ClockStateSnapshot(users=(user,)), now=NOW)
+    prior = await store.peek_prior(THREAD, "telegram:42")
+    assert (prior.user_tz, prior.any_channel_at, prior.any_channel) == (
+        "Asia/Tokyo",
+        later,
+        "telegram",
+    )
+    [exported] = (await store.export_clock_state()).users
+    assert exported.default_tz == "Asia/Tokyo" and exported.last_interaction_any_channel_at == later
+
+
+async def test_import_is_one_transaction(store: SqliteStore) -> None:
+    snapshot = ClockStateSnapshot(
+        users=(UserClockState("telegram:1"),),
+        threads=(ThreadClockState("not-a-thread-key"),),
+    )
+    with pytest.raises(ValueError, match="not a thread key"):
+        await store.import_clock_state(snapshot, now=NOW)
+    assert await store.get_user("telegram:1") is None
+
+
+async def test_migration_3_keeps_participants_of_a_version_2_file(db_path: Path) -> None:
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        for version, script in MIGRATIONS[:2]:
+            await conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;")
+        at = to_db(T0)
+        await conn.execute(
+            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
+            "VALUES ('telegram:42', 'telegram', '42', ?)",
+            (at,),
+        )
+        await conn.execute(
+            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+            "VALUES (?, 'telegram', 'group', ?)",
+            (THREAD, at),
+        )
+        await conn.execute(
+            "INSERT INTO thread_participants VALUES (?, 'telegram:42', ?)", (THREAD, at)
+        )
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        thread = await store.get_thread(THREAD)
+        assert thread is not None and thread.last_user_message_by_user == {"telegram:42": T0}
+        later = T0 + timedelta(minutes=1)
+        result = await store.record_inbound(inbound(later, user="42"))
+        assert result.prior.user_last_message_here_at == T0
+        thread = await store.get_thread(THREAD)
+        assert thread is not None and thread.last_user_message_by_user == {"telegram:42": later}
+    finally:
+        await store.close()
+    indexes = await sql(db_path, "SELECT name FROM sqlite_master WHERE type = 'index'")
+    assert ("thread_participants_user",) in indexes
+
+
+async def test_a_member_without_a_time_gets_one_when_they_speak(store: SqliteStore) -> None:
+    thread = ThreadClockState(THREAD, participants=("telegram:42",))
+    await store.import_clock_state(ClockStateSnapshot(threads=(thread,)), now=NOW)
+    result = await store.record_inbound(inbound(NOW, user="42"))
+    assert result.prior.user_last_message_here_at is None
+    stored = await store.get_thread(THREAD)
+    assert stored is not None and stored.last_user_message_by_user == {"telegram:42": NOW}

@@ -1,0 +1,277 @@
+"""The admin API over HTTP: auth, users, threads, preview, clock-state export/import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from proxy.keys import SERVICES
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream
+
+ADMIN = "admin-token-0123456789"
+KEY = "relay-key-0123456789abcdef"
+AUTH: dict[str, Any] = {
+    "admin_token": ADMIN,
+    "keys": [{"name": "t", "key": KEY, "permissions": ["chat", "replay"]}],
+}
+CLOCK: dict[str, Any] = {"agent_timezone": "Europe/Berlin"}
+THREAD = "agent:main:api:plan"
+
+
+async def call(
+    relay: RunningServer,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    token: str | None = ADMIN,
+) -> tuple[int, Any]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession() as http:
+        async with http.request(method, f"{relay.url}{path}", json=body, headers=headers) as r:
+            return r.status, await r.json()
+
+
+async def chat(
+    relay: RunningServer, text: str, *, at: str, user: str = "ana", thread: str = "plan"
+) -> dict[str, str]:
+    headers = {
+        "Authorization": f"Bearer {KEY}",
+        "X-Chronorelay-User": user,
+        "X-Chronorelay-Thread": thread,
+        "X-Chronorelay-Received-At": at,
+    }
+    body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            f"{relay.url}/v1/chat/completions", json=body, headers=headers
+        ) as response:
+            assert response.status == 200, await response.text()
+            return dict(response.headers)
+
+
+def forwarded_block(upstream: FakeUpstream, text: str) -> str:
+    content = upstream.last.body["messages"][-1]["content"]
+    assert isinstance(content, str) and content.startswith(f"{text}\n\n")
+    return content[len(text) + 2 :]
+
+
+@pytest.fixture
+async def relay(relay_factory: RelayFactory) -> RunningServer:
+    return await relay_factory(auth=AUTH, clock=CLOCK)
+
+
+async def test_admin_api_is_off_without_a_token(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory()
+    status, body = await call(relay, "GET", "/admin/clock-state")
+    assert status == 403
+    assert body["error"]["code"] == "permission_denied"
+    assert "admin_token" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token-0123456789", KEY])
+async def test_admin_needs_the_admin_token(relay: RunningServer, token: str | None) -> None:
+    for method, path in [
+        ("GET", "/admin/users/api:ana"),
+        ("PUT", "/admin/users/api:ana/timezone"),
+        ("GET", f"/admin/threads/{THREAD}/clock"),
+        ("POST", f"/admin/threads/{THREAD}/preview"),
+        ("GET", "/admin/clock-state"),
+        ("POST", "/admin/clock-state"),
+    ]:
+        status, body = await call(relay, method, path, {}, token=token)
+        assert status == 401, (method, path)
+        assert body["error"]["code"] == "invalid_api_key"
+
+
+async def test_get_user(relay: RunningServer) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    status, user = await call(relay, "GET", "/admin/users/api:ana")
+    assert status == 200
+    assert user == {
+        "user_key": "api:ana",
+        "channel": "api",
+        "platform_user_id": "ana",
+        "display_name": None,
+        "person_id": None,
+        "default_tz": None,
+        "effective_tz": None,
+        "locale": None,
+        "last_interaction_any_channel_at": "2026-02-09T01:00:00+00:00",
+        "last_channel": "api",
+    }
+    status, body = await call(relay, "GET", "/admin/users/api:ana/timezone")
+    assert status == 405 and body["error"]["code"] == "method_not_allowed"
+    status, body = await call(relay, "GET", "/admin/users/api:nobody")
+    assert status == 404
+    assert body["error"]["code"] == "not_found"
+    assert "no user 'api:nobody'" in body["error"]["message"]
+
+
+async def test_set_timezone_applies_to_the_next_forwarded_block(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    status, body = await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "EST"})
+    assert status == 400 and "abbreviation" in body["error"]["message"]
+    status, body = await call(relay, "PUT", "/admin/users/api:ana/timezone", {"tz": "UTC"})
+    assert status == 400 and "timezone" in body["error"]["message"]
+    status, body = await call(
+        relay, "PUT", "/admin/users/api:ghost/timezone", {"timezone": "Asia/Tokyo"}
+    )
+    assert status == 404
+
+    status, user = await call(
+        relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Asia/Tokyo"}
+    )
+    assert status == 200 and user["default_tz"] == user["effective_tz"] == "Asia/Tokyo"
+    await chat(relay, "what now?", at="2026-02-09T11:00:00+09:00")
+    assert "Asia/Tokyo" in forwarded_block(fake_upstream, "what now?")
+
+    status, user = await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": None})
+    assert status == 200 and user["default_tz"] is None
+    await chat(relay, "and now?", at="2026-02-09T12:00:00+09:00")
+    assert "Asia/Tokyo" not in forwarded_block(fake_upstream, "and now?")
+
+
+async def test_thread_clock(relay: RunningServer) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    status, thread = await call(relay, "GET", f"/admin/threads/{THREAD}/clock")
+    assert status == 200
+    assert thread["thread_key"] == THREAD
+    assert (thread["channel"], thread["chat_type"], thread["kind"]) == ("api", "dm", "conversation")
+    assert thread["session_tz"] is None
+    assert thread["last_user_message_at"] == "2026-02-09T01:00:00+00:00"
+    assert thread["last_agent_message_at"] >= thread["last_user_message_at"]
+    assert thread["last_interaction_at"] == thread["last_agent_message_at"]
+    assert thread["participants"] == ["api:ana"]
+    assert thread["last_user_message_by_user"] == {"api:ana": "2026-02-09T01:00:00+00:00"}
+    status, body = await call(relay, "GET", "/admin/threads/agent:main:api:nope/clock")
+    assert status == 404 and "no thread" in body["error"]["message"]
+
+
+async def test_preview_is_what_the_upstream_then_receives(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Asia/Kathmandu"})
+    store = relay.runner.app[SERVICES].store
+    before = await store.transcript(THREAD)
+    text = "can we talk tomorrow at 9am?"
+    at = "2026-02-11T08:30:00+09:00"
+
+    status, preview = await call(
+        relay,
+        "POST",
+        f"/admin/threads/{THREAD}/preview",
+        {"text": text, "user_key": "api:ana", "received_at": at},
+    )
+    assert status == 200
+    assert await store.transcript(THREAD) == before  # nothing written
+    assert preview["thread_known"] is True
+    assert preview["received_at"] == "2026-02-10T23:30:00+00:00"
+    assert preview["session_timezone"]["zone"] == "Asia/Kathmandu"
+    assert preview["session_timezone"]["source"] == "user"
+    assert preview["session_timezone"]["fallback"] is False
+    [when] = preview["times"]
+    assert (when["text"], when["zone"]) == ("tomorrow at 9am", "Asia/Kathmandu")
+    assert when["start"] == "2026-02-12T03:15:00+00:00"  # 09:00 at +05:45
+
+    headers = await chat(relay, text, at=at)
+    assert forwarded_block(fake_upstream, text) == preview["block"]
+    assert headers["X-Chronorelay-Injected-Tokens"] == str(preview["tokens"])
+
+
+async def test_preview_of_a_new_thread_and_bad_input(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    path = "/admin/threads/agent:main:api:fresh/preview"
+    status, preview = await call(relay, "POST", path, {"text": "hi", "user_key": "api:bo"})
+    assert status == 200 and preview["thread_known"] is False
+    assert preview["session_timezone"]["fallback"] is True
+    assert preview["block"].startswith("<relay_context>\n")
+    assert fake_upstream.requests == []
+    assert await relay.runner.app[SERVICES].store.get_user("api:bo") is None
+
+    for body, expected in [
+        ({"user_key": "api:bo"}, "text: Field required"),
+        ({"text": "hi", "user_key": "bo"}, "not a user key"),
+        ({"text": 5, "user_key": "api:bo"}, "text: Input should be a valid string"),
+        ({"text": "hi", "user_key": "api:bo", "received_at": "noon"}, "not an ISO 8601"),
+        ({"text": "hi", "user_key": "api:bo", "chat_type": "crowd"}, "chat_type"),
+    ]:
+        status, error = await call(relay, "POST", path, body)
+        assert status == 400, body
+        assert expected in error["error"]["message"]
+    status, error = await call(
+        relay, "POST", "/admin/threads/plan/preview", {"text": "hi", "user_key": "api:bo"}
+    )
+    assert status == 400 and "not a thread key" in error["error"]["message"]
+
+
+async def test_clock_state_round_trip(
+    relay_factory: RelayFactory, relay: RunningServer, tmp_path: Path
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    await chat(relay, "hey", at="2026-02-09T11:00:00+09:00", user="bo", thread="team")
+    await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Asia/Kathmandu"})
+    incoming = {
+        "version": 3,
+        "threads": {
+            "agent:main:telegram:group:-1001": {
+                "thread_kind": "project",
+                "session_tz": "Asia/Kathmandu",
+                "participants": ["telegram:7", "api:ana"],
+                "last_interaction_iso": "2026-02-08T09:00:00+05:45",
+                "last_user_message_iso_by_user": {"telegram:7": "2026-02-08T09:00:00+05:45"},
+            }
+        },
+    }
+    status, counts = await call(relay, "POST", "/admin/clock-state", incoming)
+    assert status == 200
+    assert counts == {
+        "users_created": 1,
+        "users_merged": 1,
+        "threads_created": 1,
+        "threads_merged": 0,
+    }
+
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert status == 200 and exported["version"] == 3
+    assert set(exported["users"]) == {"api:ana", "api:bo", "telegram:7"}
+    assert exported["users"]["api:ana"]["default_tz"] == "Asia/Kathmandu"
+    group = exported["threads"]["agent:main:telegram:group:-1001"]
+    assert group["agent_tz"] == "Europe/Berlin"
+    assert group["delta_hours"] % 1 == 0.75  # +05:45 against Berlin's whole hours
+    assert group["last_user_message_iso_by_user"] == {"telegram:7": "2026-02-08T03:15:00+00:00"}
+
+    other = await relay_factory(
+        auth=AUTH, clock=CLOCK, store={"path": str(tmp_path / "other.sqlite3")}
+    )
+    status, counts = await call(other, "POST", "/admin/clock-state", exported)
+    assert status == 200 and counts["users_created"] == 3 and counts["threads_created"] == 3
+    status, again = await call(other, "GET", "/admin/clock-state")
+    assert again == exported
+
+
+async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) -> None:
+    status, body = await call(relay, "POST", "/admin/clock-state", {"version": 2})
+    assert status == 400 and "reads version 3" in body["error"]["message"]
+    status, body = await call(
+        relay, "POST", "/admin/clock-state", {"version": 3, "users": {"api:x": {"default_tz": 9}}}
+    )
+    assert status == 400
+    assert 'users["api:x"].default_tz: Input should be a valid string' in body["error"]["message"]
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            f"{relay.url}/admin/clock-state",
+            data=b"{nope",
+            headers={"Authorization": f"Bearer {ADMIN}"},
+        ) as response:
+            assert response.status == 400
+            assert "not valid JSON" in (await response.json())["error"]["message"]

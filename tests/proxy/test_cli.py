@@ -1,0 +1,102 @@
+"""The ``export-clock-state`` and ``import-clock-state`` verbs, against real store files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from middleware.store import InboundRecord, SqliteStore
+from proxy.cli import main
+
+THREAD = "agent:main:telegram:dm:42"
+
+
+def config_file(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.toml"
+    store = (tmp_path / f"{name}.sqlite3").as_posix()
+    path.write_text(f'[store]\npath = "{store}"\n\n[clock]\nagent_timezone = "Europe/Berlin"\n')
+    return path
+
+
+async def seed(path: Path) -> None:
+    store = SqliteStore(path)
+    await store.open()
+    try:
+        await store.record_inbound(
+            InboundRecord(
+                user_key="telegram:42",
+                channel="telegram",
+                platform_user_id="42",
+                display_name="Ada",
+                thread_key=THREAD,
+                chat_type="dm",
+                text="hello",
+                received_at=datetime(2026, 2, 9, 1, 0, tzinfo=UTC),
+            )
+        )
+        await store.set_user_timezone("telegram:42", "Asia/Kathmandu")
+        await store.set_thread_timezone(THREAD, "Asia/Kathmandu")
+    finally:
+        await store.close()
+
+
+def export(config: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    assert main(["export-clock-state", "--config", str(config)]) == 0
+    document: dict[str, object] = json.loads(capsys.readouterr().out)
+    return document
+
+
+def test_export_then_import_into_another_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = config_file(tmp_path, "a"), config_file(tmp_path, "b")
+    asyncio.run(seed(tmp_path / "a.sqlite3"))
+
+    document = export(source, capsys)
+    assert document["version"] == 3
+    users = document["users"]
+    assert isinstance(users, dict) and users["telegram:42"]["default_tz"] == "Asia/Kathmandu"
+
+    saved = tmp_path / "out" / "clock-state.json"
+    saved.parent.mkdir()
+    assert main(["export-clock-state", "--config", str(source), "--output", str(saved)]) == 0
+    assert "wrote 1 users and 1 threads" in capsys.readouterr().err
+    assert json.loads(saved.read_text(encoding="utf-8")) == document
+    assert [p.name for p in saved.parent.iterdir()] == ["clock-state.json"]  # no temp left
+
+    assert main(["import-clock-state", "--config", str(target), str(saved)]) == 0
+    assert "users 1 new, 0 merged; threads 1 new, 0 merged" in capsys.readouterr().out
+    assert export(target, capsys) == document
+    # Importing again merges into what is there.
+    assert main(["import-clock-state", "--config", str(target), str(saved)]) == 0
+    assert "users 0 new, 1 merged; threads 0 new, 1 merged" in capsys.readouterr().out
+
+
+def test_export_without_a_store_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export-clock-state", "--config", str(config_file(tmp_path, "none"))]) == 1
+    assert "there is no store at" in capsys.readouterr().err
+    assert not (tmp_path / "none.sqlite3").exists()
+
+
+def test_import_reports_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = str(config_file(tmp_path, "a"))
+    missing = tmp_path / "missing.json"
+    assert main(["import-clock-state", "--config", config, str(missing)]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+    broken = tmp_path / "broken.json"
+    broken.write_text("{nope", encoding="utf-8")
+    assert main(["import-clock-state", "--config", config, str(broken)]) == 1
+    assert "is not valid JSON" in capsys.readouterr().err
+
+    old = tmp_path / "old.json"
+    old.write_text('{"version": 2, "users": {}}', encoding="utf-8")
+    assert main(["import-clock-state", "--config", config, str(old)]) == 1
+    assert "this relay reads version 3" in capsys.readouterr().err
+    assert not (tmp_path / "a.sqlite3").exists()  # a bad file never opens the store
