@@ -19,11 +19,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 
@@ -41,10 +41,19 @@ from middleware.store.base import (
     UserState,
 )
 from middleware.store.migrations import apply_migrations, from_db, to_db
-from middleware.store.sqlite_clock_state import export_snapshot, import_snapshot, read_prior
+from middleware.store.sqlite_clock_state import (
+    SELECT_PRIOR,
+    export_snapshot,
+    import_snapshot,
+    prior_from_row,
+    read_prior,
+)
+from middleware.store.sqlite_writer import BatchedWriter
 from middleware.types import ChatType
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # How long a statement waits for another process's lock on the file before failing.
 BUSY_TIMEOUT_MS = 5000
@@ -176,6 +185,7 @@ class SqliteStore:
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
+        self._batcher: BatchedWriter | None = None
 
     @property
     def path(self) -> Path:
@@ -203,6 +213,8 @@ class SqliteStore:
                 version = await apply_migrations(self._writer, str(self._path))
                 self._reader = await self._connect()
                 await self._reader.executescript("PRAGMA query_only = ON;")
+                self._batcher = BatchedWriter(self._writer, self._write_lock)
+                self._batcher.start()
             except (OSError, sqlite3.Error) as exc:
                 await self._close_connections()
                 raise StoreError(
@@ -216,7 +228,10 @@ class SqliteStore:
             log.info("SQLite store open at %s (schema version %d)", self._path, version)
 
     async def close(self) -> None:
-        """Wait for the write in flight, then close both connections; safe to call twice."""
+        """Apply the queued writes, then close both connections; safe to call twice."""
+        if self._batcher is not None:
+            await self._batcher.close()
+            self._batcher = None
         async with self._write_lock:
             await self._close_connections()
 
@@ -251,21 +266,23 @@ class SqliteStore:
             "at": at,
         }
         message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
-        async with self._transaction("record an inbound message") as conn:
-            prior = await read_prior(conn, record.thread_key, record.user_key)
-            person = list(await conn.execute_fetchall(_UPSERT_USER, user))
+        keys = {"thread_key": record.thread_key, "user_key": record.user_key}
+
+        def write(conn: sqlite3.Connection) -> InboundResult:
+            prior = prior_from_row(conn.execute(SELECT_PRIOR, keys).fetchone())
+            # fetchall: a RETURNING statement is only finished once fully read.
+            person = conn.execute(_UPSERT_USER, user).fetchall()
             person_id = person[0][0] if person else None
             if any_at is not None and person_id is not None:
-                await conn.execute_fetchall(
+                conn.execute(
                     _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
                 )
-            await conn.execute_fetchall(_UPSERT_THREAD, thread)
-            await conn.execute_fetchall(
-                _UPSERT_PARTICIPANT,
-                {"thread_key": record.thread_key, "user_key": record.user_key, "at": at},
-            )
-            inserted = list(await conn.execute_fetchall(_INSERT_MESSAGE, message))
-        return InboundResult(int(inserted[0][0]), prior)
+            conn.execute(_UPSERT_THREAD, thread)
+            conn.execute(_UPSERT_PARTICIPANT, {**keys, "at": at})
+            inserted = conn.execute(_INSERT_MESSAGE, message).fetchall()
+            return InboundResult(int(inserted[0][0]), prior)
+
+        return await self._write("record an inbound message", write)
 
     async def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
@@ -273,19 +290,17 @@ class SqliteStore:
         """See ``Store.record_reply``. Raises ``StoreError`` for a thread never seen."""
         at = to_db(sent_at)
         message = _message_params(thread_key, None, "assistant", text, at, complete=complete)
-        async with self._transaction("record a reply") as conn:
-            moved = list(
-                await conn.execute_fetchall(
-                    _MOVE_THREAD_ON_REPLY, {"at": at, "thread_key": thread_key}
-                )
-            )
-            if not moved:
+
+        def write(conn: sqlite3.Connection) -> int:
+            moved = conn.execute(_MOVE_THREAD_ON_REPLY, {"at": at, "thread_key": thread_key})
+            if not moved.fetchall():
                 raise StoreError(
                     f"cannot record a reply in unknown thread {thread_key!r}: "
                     "record the inbound message that started it first"
                 )
-            inserted = list(await conn.execute_fetchall(_INSERT_MESSAGE, message))
-        return int(inserted[0][0])
+            return int(conn.execute(_INSERT_MESSAGE, message).fetchall()[0][0])
+
+        return await self._write("record a reply", write)
 
     async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
         """See ``Store.set_user_timezone``."""
@@ -327,8 +342,11 @@ class SqliteStore:
     ) -> None:
         """See ``Store.save_injection``."""
         params = (thread_key, fingerprint, ordinal, text, to_db(at))
-        async with self._transaction("save an injection") as conn:
-            await conn.execute_fetchall(_INSERT_INJECTION, params)
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(_INSERT_INJECTION, params)
+
+        await self._write("save an injection", write)
 
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""
@@ -459,6 +477,13 @@ class SqliteStore:
             yield
         except sqlite3.Error as exc:
             raise StoreError(f"the SQLite store at {self._path} could not {action}: {exc}") from exc
+
+    async def _write(self, action: str, write: Callable[[sqlite3.Connection], T]) -> T:
+        """Apply one write through the batching writer (its own savepoint, group commit)."""
+        if self._batcher is None:
+            raise self._not_open()
+        with self._translate(action):
+            return await self._batcher.run(write)
 
     @asynccontextmanager
     async def _transaction(self, action: str) -> AsyncIterator[aiosqlite.Connection]:

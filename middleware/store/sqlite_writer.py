@@ -33,8 +33,10 @@ MAX_BATCH = 256
 class BatchedWriter:
     """Serialises all writes through one connection, batching concurrent ones."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
         self._conn = conn
+        # Shared with the store's other (multi-statement) transactions on this connection.
+        self._lock = lock
         self._pending: list[tuple[Write, asyncio.Future[Any]]] = []
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -78,9 +80,10 @@ class BatchedWriter:
     async def _apply(self, batch: list[tuple[Write, asyncio.Future[Any]]]) -> None:
         writes = [write for write, _ in batch]
         try:
-            outcomes = await self._conn._execute(  # type: ignore[no-untyped-call]
-                _apply_batch, self._conn._conn, writes
-            )
+            async with self._lock:
+                outcomes = await self._conn._execute(  # type: ignore[no-untyped-call]
+                    _apply_batch, self._conn._conn, writes
+                )
         except Exception as exc:  # the whole batch failed (BEGIN or COMMIT)
             for _, future in batch:
                 if not future.done():
