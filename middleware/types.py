@@ -174,6 +174,10 @@ def completion_text(body: bytes) -> str:
     return content if isinstance(content, str) else ""
 
 
+# ``Reply.meta`` key: the reply must reach the client exactly as produced (no rendering).
+VERBATIM = "verbatim"
+
+
 @dataclass(slots=True)
 class Reply:
     """What comes back through the pipeline.

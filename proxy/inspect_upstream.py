@@ -10,7 +10,10 @@ import json
 from collections.abc import AsyncIterator
 
 from middleware.clock.source import Clock
-from middleware.types import JSON, Reply, ReplyStream
+from middleware.types import JSON, VERBATIM, Reply, ReplyStream
+
+# The prompt is shown as it would be forwarded: its <time …> examples stay unrendered.
+INSPECTED = {VERBATIM: "inspect"}
 
 
 class InspectUpstream:
@@ -45,9 +48,10 @@ class InspectUpstream:
                 ],
                 "usage": usage,
             }
-            return Reply(text=content, body=json.dumps(completion).encode())
+            return Reply(text=content, body=json.dumps(completion).encode(), meta=INSPECTED)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        return Reply(stream=ReplyStream(_sse(base, content, usage, include_usage), _noop))
+        stream = ReplyStream(_sse(base, content, usage, include_usage), _noop)
+        return Reply(stream=stream, meta=INSPECTED)
 
 
 async def _sse(base: JSON, content: str, usage: JSON, include_usage: bool) -> AsyncIterator[bytes]:

@@ -37,6 +37,7 @@ from middleware.clock.places import (
     place_ending_at,
     self_location_spans,
 )
+from middleware.clock.zones import format_offset
 
 __all__ = ["ZoneReference", "find_zone_references", "fixed_offset_zone", "format_offset"]
 
@@ -74,13 +75,6 @@ def fixed_offset_zone(offset_minutes: int) -> str | None:
     if rest or not -12 <= hours <= 14:
         return None
     return "UTC" if hours == 0 else f"Etc/GMT{-hours:+d}"
-
-
-def format_offset(offset_minutes: int) -> str:
-    """A fixed offset as a label: 345 → "UTC+05:45", -210 → "UTC-03:30"."""
-    sign = "-" if offset_minutes < 0 else "+"
-    hours, minutes = divmod(abs(offset_minutes), 60)
-    return f"UTC{sign}{hours:02d}:{minutes:02d}"
 
 
 _OFFSET = re.compile(

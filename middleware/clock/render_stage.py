@@ -19,7 +19,7 @@ from middleware.clock.presentation import (
 )
 from middleware.clock.sse_rewrite import rewrite_sse
 from middleware.pipeline import Handler, Stage
-from middleware.types import Reply, ReplyStream, Turn
+from middleware.types import VERBATIM, Reply, ReplyStream, Turn
 
 
 def time_rendering_stage() -> Stage:
@@ -31,7 +31,7 @@ def time_rendering_stage() -> Stage:
     async def render(turn: Turn, call_next: Handler) -> Reply:
         reply = await call_next(turn)
         audience = turn.audience
-        if audience is None:
+        if audience is None or VERBATIM in reply.meta:
             return reply
         if reply.stream is not None:
             renderer = StreamingTimeRenderer(audience, reference=turn.received_at)

@@ -137,6 +137,10 @@ async def test_inspect_mode_answers_with_forwarded_messages(relay_factory: Relay
     content = body["choices"][0]["message"]["content"]  # type: ignore[index]
     [shown] = json.loads(content)
     assert shown["content"].startswith("hi there\n\n<relay_context>\nNow: ")
+    # What is shown is the prompt as forwarded: the markup examples are not rendered.
+    status, body = await post(relay, {"messages": [{"role": "user", "content": "lunch at 1pm?"}]})
+    content = body["choices"][0]["message"]["content"]  # type: ignore[index]
+    assert "<time 2026-11-22T08:00:00Z>" in json.loads(content)[0]["content"]
     async with aiohttp.ClientSession() as http:
         stream_body = {"messages": HI, "stream": True, "stream_options": {"include_usage": True}}
         async with http.post(f"{relay.url}{URL}", json=stream_body) as r:
