@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 __all__ = [
     "ABBREVIATIONS",
+    "AFTER_TIME_ONLY",
     "Meaning",
     "candidates_for",
     "clarification_for",
@@ -91,6 +92,8 @@ ACST = Australia/Adelaide South Australia; Australia/Darwin the Northern Territo
 ACDT = Australia/Adelaide South Australia
 AWST = Australia/Perth Western Australia
 NZST NZDT = Pacific/Auckland New Zealand
+LHST LHDT = Australia/Lord_Howe Lord Howe Island
+CHAST CHADT = Pacific/Chatham the Chatham Islands
 SAST = Africa/Johannesburg South Africa
 WAT = Africa/Lagos West Africa
 CAT = Africa/Maputo Central Africa
@@ -109,14 +112,14 @@ AFT = Asia/Kabul Afghanistan
 
 # Abbreviations that are also words or initialisms ("my CAT", "PT session", "GST" the
 # tax) count only right after a clock time ("3pm PT", "15:00 CAT").
-_AFTER_TIME_ONLY = frozenset("ET CT MT PT CAT EAT WAT ART PET COT AFT AMT GST SST ICT".split())
+AFTER_TIME_ONLY = frozenset("ET CT MT PT CAT EAT WAT ART PET COT AFT AMT GST SST ICT".split())
 _WORD = r"(?<![\w/])({})(?![\w/])"
 _ANYWHERE = re.compile(
-    _WORD.format("|".join(sorted(set(ABBREVIATIONS) - _AFTER_TIME_ONLY, key=len, reverse=True)))
+    _WORD.format("|".join(sorted(set(ABBREVIATIONS) - AFTER_TIME_ONLY, key=len, reverse=True)))
 )
 _AFTER_TIME = re.compile(
     r"\b\d{1,2}(?::[0-5]\d\s*(?:[ap]\.?m\.?)?|\s*[ap]\.?m\.?)\s*"
-    + _WORD.format("|".join(sorted(_AFTER_TIME_ONLY, key=len, reverse=True))),
+    + _WORD.format("|".join(sorted(AFTER_TIME_ONLY, key=len, reverse=True))),
     re.IGNORECASE,
 )
 _CAPITALS = re.compile(r"[A-Z]{2}")
@@ -126,7 +129,7 @@ def find_abbreviations(text: str) -> list[str]:
     """Abbreviations from :data:`ABBREVIATIONS` in ``text``, each once, in order.
 
     Matching is case-sensitive and by whole word, so "est" and "Ist" are words, not
-    zones; the word-like ones (``_AFTER_TIME_ONLY``) count only after a clock time.
+    zones; the word-like ones (``AFTER_TIME_ONLY``) count only after a clock time.
     """
     if not _CAPITALS.search(text):
         return []

@@ -3,8 +3,9 @@
 Finds the one zone a phrase names, so the parser can anchor to it instead of the Session
 TZ: a numeric offset (``UTC+9``, ``10:00+05:45``, ``09:00Z``), ``UTC``/``GMT``, an IANA
 id (``Europe/Berlin``), a place (``Tokyo time``, ``3pm in Berlin``) or an abbreviation
-(``PST``, ``IST``). Abbreviations are reported, never resolved here: the caller resolves
-them from user context or asks (§4.2 "MUST NOT be auto-mapped silently").
+(``PST``, ``IST``, from the one table in ``abbreviations.py``). Abbreviations are
+reported, never resolved here: the caller resolves them from user context or asks
+(§4.2 "MUST NOT be auto-mapped silently").
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from middleware.clock.abbreviations import ABBREVIATIONS, AFTER_TIME_ONLY
 from middleware.clock.zones import valid_zones
 
 __all__ = [
-    "ABBREVIATIONS",
     "PlaceZone",
     "ZoneMention",
-    "abbreviation_question",
     "find_zone_mention",
     "iana_place_zone",
 ]
@@ -29,57 +29,8 @@ __all__ = [
 #: Resolves a place name as typed ("Tokyo", "new york") to an IANA id, or None.
 PlaceZone = Callable[[str], str | None]
 
-_EASTERN = ("US Eastern", "America/New_York")
-_CENTRAL = ("US Central", "America/Chicago")
-_MOUNTAIN = ("US Mountain", "America/Denver")
-_PACIFIC = ("US Pacific", "America/Los_Angeles")
-
-#: Abbreviation -> the zones it is commonly used for, as (label, IANA id), most common
-#: first. Every entry needs user context or an answer before it is used.
-ABBREVIATIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "IST": (("India", "Asia/Kolkata"), ("Israel", "Asia/Jerusalem"),
-            ("Irish Standard Time", "Europe/Dublin")),
-    "EST": (_EASTERN, ("Australian Eastern", "Australia/Sydney")),
-    "EDT": (_EASTERN,), "ET": (_EASTERN,),
-    "CST": (_CENTRAL, ("China", "Asia/Shanghai"), ("Cuba", "America/Havana")),
-    "CDT": (_CENTRAL, ("Cuba", "America/Havana")), "CT": (_CENTRAL,),
-    "MST": (_MOUNTAIN, ("Arizona", "America/Phoenix")), "MDT": (_MOUNTAIN,), "MT": (_MOUNTAIN,),
-    "PST": (_PACIFIC, ("Philippines", "Asia/Manila")), "PDT": (_PACIFIC,), "PT": (_PACIFIC,),
-    "AKST": (("Alaska", "America/Anchorage"),), "AKDT": (("Alaska", "America/Anchorage"),),
-    "HST": (("Hawaii", "Pacific/Honolulu"),),
-    "AST": (("Atlantic", "America/Halifax"), ("Arabia", "Asia/Riyadh")),
-    "NST": (("Newfoundland", "America/St_Johns"),),
-    "BST": (("British Summer Time", "Europe/London"), ("Bangladesh", "Asia/Dhaka")),
-    "WET": (("Western European", "Europe/Lisbon"),),
-    "WEST": (("Western European", "Europe/Lisbon"),),
-    "CET": (("Central European", "Europe/Berlin"),),
-    "CEST": (("Central European", "Europe/Berlin"),),
-    "EET": (("Eastern European", "Europe/Athens"),),
-    "EEST": (("Eastern European", "Europe/Athens"),),
-    "MSK": (("Moscow", "Europe/Moscow"),),
-    "SAST": (("South Africa", "Africa/Johannesburg"),),
-    "EAT": (("East Africa", "Africa/Nairobi"),), "CAT": (("Central Africa", "Africa/Maputo"),),
-    "WAT": (("West Africa", "Africa/Lagos"),),
-    "GST": (("Gulf", "Asia/Dubai"),), "PKT": (("Pakistan", "Asia/Karachi"),),
-    "NPT": (("Nepal", "Asia/Kathmandu"),), "WIB": (("Western Indonesia", "Asia/Jakarta"),),
-    "PHT": (("Philippines", "Asia/Manila"),), "SGT": (("Singapore", "Asia/Singapore"),),
-    "HKT": (("Hong Kong", "Asia/Hong_Kong"),), "KST": (("Korea", "Asia/Seoul"),),
-    "JST": (("Japan", "Asia/Tokyo"),),
-    "AEST": (("Sydney/Melbourne", "Australia/Sydney"), ("Queensland", "Australia/Brisbane")),
-    "AEDT": (("Sydney/Melbourne", "Australia/Sydney"),),
-    "ACST": (("Adelaide", "Australia/Adelaide"), ("Darwin", "Australia/Darwin")),
-    "ACDT": (("Adelaide", "Australia/Adelaide"),), "AWST": (("Perth", "Australia/Perth"),),
-    "LHST": (("Lord Howe", "Australia/Lord_Howe"),),
-    "LHDT": (("Lord Howe", "Australia/Lord_Howe"),),
-    "NZST": (("New Zealand", "Pacific/Auckland"),), "NZDT": (("New Zealand", "Pacific/Auckland"),),
-    "CHAST": (("Chatham Islands", "Pacific/Chatham"),),
-    "CHADT": (("Chatham Islands", "Pacific/Chatham"),),
-    "BRT": (("Brasília", "America/Sao_Paulo"),),
-    "ART": (("Argentina", "America/Argentina/Buenos_Aires"),),
-}  # fmt: skip
-
-# Abbreviations that are also everyday words or too short count only in capitals.
-_UPPERCASE_ONLY = frozenset({"ET", "CT", "MT", "PT", "WEST", "EAT", "CAT", "WAT", "ART", "SGT"})
+# Abbreviations that are also words or initialisms count only when written in capitals.
+_UPPERCASE_ONLY = AFTER_TIME_ONLY | frozenset({"WEST", "SGT"})
 
 
 @dataclass(frozen=True)
@@ -96,21 +47,6 @@ class ZoneMention:
     zone: str | None = None
     offset: int | None = None
     abbreviation: str | None = None
-
-
-def abbreviation_question(abbr: str) -> str:
-    """The question to ask when a phrase uses an abbreviation we may not resolve."""
-    options = ABBREVIATIONS.get(abbr.upper(), ())
-    if not options:
-        return (
-            f"Which timezone do you mean by {abbr}? Please name a city or an IANA zone "
-            "such as Europe/Berlin."
-        )
-    if len(options) == 1:
-        label, zone = options[0]
-        return f"By {abbr}, do you mean {label} time ({zone})?"
-    named = [f"{label} ({zone})" for label, zone in options]
-    return f"Which timezone do you mean by {abbr} — {', '.join(named[:-1])} or {named[-1]}?"
 
 
 # Words that can follow "in" or precede "time" without being a place.

@@ -20,12 +20,8 @@ from babel.dates import get_date_format
 from dateparser.search import search_dates
 from dateparser.timezone_parser import pop_tz_offset_from_string
 
-from middleware.clock.mentions import (
-    ABBREVIATIONS,
-    PlaceZone,
-    abbreviation_question,
-    find_zone_mention,
-)
+from middleware.clock.abbreviations import clarification_for, resolve_abbreviation
+from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, localize
 
@@ -279,19 +275,19 @@ def parse_anchored_time(
             abbr = mention.abbreviation or ""
             context = {key.upper(): value for key, value in (abbreviation_context or {}).items()}
             known = context.get(abbr)
-            usual = {zone for _, zone in ABBREVIATIONS.get(abbr, ())}
+            from_tz = resolve_abbreviation(abbr, [tz], at=reference_instant)
             if known is not None and is_valid_zone(known):
                 anchor = _Anchor(zone=known)
-            elif tz is not None and tz in usual:
-                anchor = _Anchor(zone=tz)
+            elif from_tz is not None:
+                anchor = _Anchor(zone=from_tz)
             else:
-                anchor, question = None, abbreviation_question(abbr)
+                anchor, question = None, clarification_for(abbr)
     # Any zone token dateparser knows but we did not take (say "ACT") must not be applied
     # silently by dateparser either.
     stripped, leftover = pop_tz_offset_from_string(rest, as_offset=False)
     if isinstance(leftover, str) and leftover.strip():
         rest = stripped
-        anchor, question = None, abbreviation_question(leftover.strip().upper())
+        anchor, question = None, clarification_for(leftover.strip().upper())
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)

@@ -414,9 +414,11 @@ def question(text: str, tz: str | None, ref: datetime = REF, **options: Any) -> 
 def test_abbreviation_question_lists_the_meanings() -> None:
     assert question("9am IST", None) == (
         "Which timezone do you mean by IST — India (Asia/Kolkata), Israel (Asia/Jerusalem) "
-        "or Irish Standard Time (Europe/Dublin)?"
+        "or Ireland (Europe/Dublin)?"
     )
-    assert question("9am JST", None) == "By JST, do you mean Japan time (Asia/Tokyo)?"
+    assert question("9am JST", None) == (
+        "By JST, do you mean Japan time (Asia/Tokyo)? If not, which city or timezone?"
+    )
 
 
 def test_fold_and_gap_questions() -> None:
