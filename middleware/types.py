@@ -76,10 +76,6 @@ class Turn:
     # Who reads the reply, for rendering <time …> markup (set by the clock stage).
     audience: Audience | None = None
 
-    @property
-    def stream(self) -> bool:
-        return bool(self.body.get("stream"))
-
 
 OnComplete = Callable[["ReplyOutcome"], Awaitable[None]]
 

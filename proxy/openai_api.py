@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from middleware.errors import RequestError, UpstreamError, UpstreamStatusError
+from middleware.errors import AuthError, RequestError, UpstreamError, UpstreamStatusError
 from middleware.types import JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
 from proxy.errors import error_body
@@ -143,8 +143,6 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
 
 def _replay_instant(value: str, caller: Caller) -> datetime:
     if "replay" not in caller.permissions:
-        from middleware.errors import AuthError
-
         raise AuthError(
             f"the API key '{caller.name}' may not set X-Chronorelay-Received-At; "
             "grant it the 'replay' permission or drop the header",

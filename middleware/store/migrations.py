@@ -133,6 +133,18 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 
+def move_contact_forward(at: str, channel: str, table: str = "") -> str:
+    """The SET clauses moving ``last_interaction_any_channel_at``/``last_channel`` to
+    ``at``/``channel`` (SQL expressions) only when ``at`` is later — timestamps never move
+    back. A NULL ``at`` compares as not-true, so the stored values stay. ``table``
+    qualifies the columns inside an UPSERT (``users.``)."""
+    stored = f"{table}last_interaction_any_channel_at"
+    return f"""last_interaction_any_channel_at = CASE
+        WHEN {at} > COALESCE({stored}, '') THEN {at} ELSE {stored} END,
+    last_channel = CASE
+        WHEN {at} >= COALESCE({stored}, '') THEN {channel} ELSE {table}last_channel END"""
+
+
 def to_db(instant: datetime) -> str:
     """The stored text of an aware instant: UTC, microsecond precision, fixed width.
 

@@ -40,7 +40,7 @@ from middleware.store.base import (
     ThreadState,
     UserState,
 )
-from middleware.store.migrations import apply_migrations, from_db, to_db
+from middleware.store.migrations import apply_migrations, from_db, move_contact_forward, to_db
 from middleware.store.sqlite_clock_state import (
     SELECT_PRIOR,
     export_snapshot,
@@ -61,7 +61,7 @@ BUSY_TIMEOUT_MS = 5000
 # ``at`` is passed only when the turn counts across channels; a NULL leaves the stored
 # value alone because ``NULL > x`` is not true. ``MIN``/``MAX`` keep created_at the
 # earliest and the clock fields the latest instant, whatever order messages arrive in.
-_UPSERT_USER = """
+_UPSERT_USER = f"""
 INSERT INTO users (
     user_key, channel, platform_user_id, display_name, created_at,
     last_interaction_any_channel_at, last_channel
@@ -69,23 +69,13 @@ INSERT INTO users (
 ON CONFLICT (user_key) DO UPDATE SET
     display_name = COALESCE(excluded.display_name, users.display_name),
     created_at = MIN(users.created_at, :received_at),
-    last_interaction_any_channel_at = CASE
-        WHEN :any_at > COALESCE(users.last_interaction_any_channel_at, '') THEN :any_at
-        ELSE users.last_interaction_any_channel_at END,
-    last_channel = CASE
-        WHEN :any_at >= COALESCE(users.last_interaction_any_channel_at, '') THEN :any_ch
-        ELSE users.last_channel END
+    {move_contact_forward(":any_at", ":any_ch", "users.")}
 RETURNING person_id
 """
 
-_MOVE_PERSON = """
+_MOVE_PERSON = f"""
 UPDATE persons SET
-    last_interaction_any_channel_at = CASE
-        WHEN :at > COALESCE(last_interaction_any_channel_at, '') THEN :at
-        ELSE last_interaction_any_channel_at END,
-    last_channel = CASE
-        WHEN :at >= COALESCE(last_interaction_any_channel_at, '') THEN :channel
-        ELSE last_channel END
+    {move_contact_forward(":at", ":channel")}
 WHERE person_id = :person_id
 """
 

@@ -24,7 +24,7 @@ from middleware.store.base import (
     ThreadClockState,
     UserClockState,
 )
-from middleware.store.migrations import from_db, to_db
+from middleware.store.migrations import from_db, move_contact_forward, to_db
 
 # What "before" looks like for a message from user_key in thread_key. ``record_inbound``
 # reads it inside its transaction before anything moves; ``peek_prior`` reads it alone.
@@ -72,29 +72,19 @@ SELECT person_id, policy_overrides, calibration, latest_actions FROM users WHERE
 """
 
 # A NULL :at compares as not-true, so the ELSE keeps what is stored.
-_MERGE_USER = """
+_MERGE_USER = f"""
 UPDATE users SET
     policy_overrides = :policy_overrides,
     calibration = :calibration,
     latest_actions = :latest_actions,
-    last_interaction_any_channel_at = CASE
-        WHEN :at > COALESCE(last_interaction_any_channel_at, '') THEN :at
-        ELSE last_interaction_any_channel_at END,
-    last_channel = CASE
-        WHEN :at >= COALESCE(last_interaction_any_channel_at, '') THEN channel
-        ELSE last_channel END
+    {move_contact_forward(":at", "channel")}
 WHERE user_key = :user_key
 """
 
-_MERGE_PERSON = """
+_MERGE_PERSON = f"""
 UPDATE persons SET
     default_tz = COALESCE(:zone, default_tz),
-    last_interaction_any_channel_at = CASE
-        WHEN :at > COALESCE(last_interaction_any_channel_at, '') THEN :at
-        ELSE last_interaction_any_channel_at END,
-    last_channel = CASE
-        WHEN :at >= COALESCE(last_interaction_any_channel_at, '') THEN :channel
-        ELSE last_channel END
+    {move_contact_forward(":at", ":channel")}
 WHERE person_id = :person_id
 """
 

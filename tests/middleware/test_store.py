@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -52,22 +51,6 @@ async def sql(path: Path, statement: str, params: tuple[Any, ...] = ()) -> list[
         rows = [tuple(row) for row in await conn.execute_fetchall(statement, params)]
         await conn.commit()
     return rows
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    # A directory that does not exist yet: opening must create it.
-    return tmp_path / "state" / "relay.db"
-
-
-@pytest.fixture
-async def store(db_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = SqliteStore(db_path)
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 async def test_open_applies_migrations_and_reopening_keeps_data(db_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,17 +25,8 @@ NOW = T0 + timedelta(days=30)
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
+    # In an existing directory: some tests build an old-version file here before opening.
     return tmp_path / "relay.db"
-
-
-@pytest.fixture
-async def store(db_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = SqliteStore(db_path)
-    await opened.open()
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 async def test_peek_prior_is_what_the_next_message_sees_and_writes_nothing(

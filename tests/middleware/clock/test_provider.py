@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
-
-import pytest
 
 from middleware.clock.provider import TimezoneProvider
 from middleware.clock.source import FakeClock
@@ -14,14 +10,6 @@ from middleware.store import InboundRecord, SqliteStore
 
 NOW = datetime(2026, 11, 21, 15, 40, tzinfo=UTC)
 THREAD = "agent:main:telegram:dm:7"
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    store = SqliteStore(tmp_path / "s.sqlite3")
-    await store.open()
-    yield store
-    await store.close()
 
 
 async def test_provider_resolves_like_the_pipeline(store: SqliteStore) -> None:
