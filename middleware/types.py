@@ -75,6 +75,8 @@ class Turn:
     prior: PriorState | None = None
     # Who reads the reply, for rendering <time …> markup (set by the clock stage).
     audience: Audience | None = None
+    # Whether the message has time expressions (set by the clock stage).
+    mentions_time: bool = False
 
 
 OnComplete = Callable[["ReplyOutcome"], Awaitable[None]]
@@ -172,6 +174,8 @@ def completion_text(body: bytes) -> str:
 
 # ``Reply.meta`` key: the reply must reach the client exactly as produced (no rendering).
 VERBATIM = "verbatim"
+# ``Reply.meta`` key: impactful tool calls let through (annotate mode), comma-separated.
+IMPACTFUL_TOOL_CALLS = "impactful_tool_calls"
 
 
 @dataclass(slots=True)

@@ -15,7 +15,11 @@ from typing import Any, Literal, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from middleware.actions.model import load_actions
+from middleware.awareness.stage import awareness_sections
+from middleware.awareness.view import awareness_view
 from middleware.clock.parsing import ParseResult
+from middleware.clock.policy import PolicyOverrides
 from middleware.clock.resolution import TimezoneResolution
 from middleware.clock.stage import clock_view
 from middleware.clock.state_file import (
@@ -30,9 +34,9 @@ from middleware.clock.zones import agent_timezone, get_zone
 from middleware.errors import NotFoundError, RequestError
 from middleware.identity import split_user_key, thread_channel
 from middleware.injection import trim_sections, wrap
-from middleware.store import ImportCounts, Store, ThreadState, UserState
+from middleware.store import ClockData, ImportCounts, Store, ThreadState, UserState
 from middleware.types import JSON, Turn
-from proxy.assembly import clock_settings
+from proxy.assembly import awareness_settings, clock_settings
 from proxy.config import Config
 from proxy.keys import SERVICES
 from proxy.services import Services
@@ -45,6 +49,8 @@ def add_routes(app: web.Application) -> None:
     # ``.+``: a platform id may contain '/', and keys are matched up to the fixed suffix.
     app.router.add_get("/admin/users/{user_key:.+}/timezone", _method_not_allowed)
     app.router.add_put("/admin/users/{user_key:.+}/timezone", put_user_timezone)
+    app.router.add_get("/admin/users/{user_key:.+}/policy", _method_not_allowed)
+    app.router.add_put("/admin/users/{user_key:.+}/policy", put_user_policy)
     app.router.add_get("/admin/users/{user_key:.+}", get_user)
     app.router.add_get("/admin/threads/{thread_key:.+}/clock", get_thread_clock)
     app.router.add_post("/admin/threads/{thread_key:.+}/preview", preview)
@@ -72,7 +78,8 @@ async def get_user(request: web.Request) -> web.Response:
     """``GET /admin/users/{user_key}``: the user and their clock fields."""
     services = _admin(request)
     key = request.match_info["user_key"]
-    return web.json_response(await _user_json(services.store, await _user(services.store, key)))
+    user = await _user(services.store, key)
+    return web.json_response(await _user_json(services.store, user, services.clock.now()))
 
 
 async def put_user_timezone(request: web.Request) -> web.Response:
@@ -87,7 +94,28 @@ async def put_user_timezone(request: web.Request) -> web.Response:
             raise RequestError(f"invalid timezone: {exc}") from exc
     if not await services.store.set_user_timezone(key, body.timezone):
         raise _no_user(key)
-    return web.json_response(await _user_json(services.store, await _user(services.store, key)))
+    user = await _user(services.store, key)
+    return web.json_response(await _user_json(services.store, user, services.clock.now()))
+
+
+async def put_user_policy(request: web.Request) -> web.Response:
+    """``PUT /admin/users/{user_key}/policy`` ``{"mode": "normal", ...}``: the user's
+    policy overrides (spec 000 §10.2). Keys given replace the stored ones; ``null`` clears
+    one (back to the configured default); keys left out stay as they are."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    body = _validated(PolicyOverrides, await _read_json(request))
+    given = {name: getattr(body, name) for name in body.model_fields_set}
+
+    def change(data: ClockData) -> ClockData:
+        overrides = {k: v for k, v in data.policy_overrides.items() if k not in given}
+        overrides.update({k: v for k, v in given.items() if v is not None})
+        return dataclasses.replace(data, policy_overrides=overrides)
+
+    if await services.store.update_clock_data(key, change) is None:
+        raise _no_user(key)
+    user = await _user(services.store, key)
+    return web.json_response(await _user_json(services.store, user, services.clock.now()))
 
 
 async def get_thread_clock(request: web.Request) -> web.Response:
@@ -139,8 +167,15 @@ async def preview(request: web.Request) -> web.Response:
     turn.prior = await store.peek_prior(thread_key, body.user_key)
     settings = clock_settings(services.config)
     view = await clock_view(store, turn, settings)
-    # As the injection stage renders it: the clock's section is the first, never dropped.
-    sections = trim_sections([view.block], services.config.clock.max_block_tokens)
+    turn.mentions_time = bool(view.expressions)
+    aware = awareness_view(turn, awareness_settings(services.config))
+    # As the stages add them and the injection stage renders them: the clock's section
+    # first (never dropped), then awareness, as on a channel where the relay doesn't
+    # answer directives itself (the API); ``relay_reply`` is the answer where it does.
+    sections = trim_sections(
+        [view.block, *awareness_sections(aware, relay_answers=False)],
+        services.config.clock.max_block_tokens,
+    )
     block = wrap("\n".join(sections)) if settings.enabled and sections else None
     return web.json_response(
         {
@@ -152,6 +187,10 @@ async def preview(request: web.Request) -> web.Response:
             "tokens": estimate_tokens(block) if block else 0,
             "session_timezone": _zone_json(view.resolution),
             "times": [_time_json(found) for found in view.expressions],
+            "mode": aware.mode,
+            "thread_kind": aware.thread_kind,
+            "checkins_fired": list(aware.fired),
+            "relay_reply": aware.reply,
         }
     )
 
@@ -230,9 +269,14 @@ def _no_user(key: str) -> NotFoundError:
     )
 
 
-async def _user_json(store: Store, user: UserState) -> JSON:
+async def _user_json(store: Store, user: UserState, now: datetime) -> JSON:
     # A linked user's zone is the person's; show the one the clock uses next to the own.
     prior = await store.peek_prior("", user.user_key)
+    data = prior.clock_data
+    actions = [
+        {**action.to_json(), "status_now": action.status_at(now)}
+        for action in load_actions(data.latest_actions)
+    ]
     return {
         "user_key": user.user_key,
         "channel": user.channel,
@@ -244,6 +288,9 @@ async def _user_json(store: Store, user: UserState) -> JSON:
         "locale": user.locale,
         "last_interaction_any_channel_at": _iso(user.last_interaction_any_channel_at),
         "last_channel": user.last_channel,
+        "policy_overrides": data.policy_overrides,
+        "calibration": data.calibration,
+        "latest_actions": actions,
     }
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from middleware.awareness.stage import awareness_stage
+from middleware.awareness.view import AwarenessSettings
 from middleware.clock.render_stage import time_rendering_stage
 from middleware.clock.source import Clock
 from middleware.clock.stage import ClockSettings, clock_stage
 from middleware.commands import commands_stage
+from middleware.commands.action_commands import action_commands
 from middleware.commands.time_commands import time_commands
 from middleware.forward import forward_to
 from middleware.identity import identity_stage
+from middleware.impact.stage import ImpactSettings, impact_stage
 from middleware.injection import injection_stage
 from middleware.pipeline import Handler, Stage, compose
 from middleware.recording import recording_stage
@@ -25,8 +29,11 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
         time_rendering_stage(),
         # Before anything that can fail, so the inbound message is never lost.
         recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
-        commands_stage(time_commands(store)),
+        commands_stage({**time_commands(store), **action_commands(store)}),
         clock_stage(store, clock_settings(config)),
+        # After the clock (it reads whether the message mentions times).
+        awareness_stage(store, awareness_settings(config)),
+        impact_stage(store, impact_settings(config)),
         # Last: renders what the stages above added and replays earlier blocks.
         injection_stage(
             store, placement=config.clock.placement, max_tokens=config.clock.max_block_tokens
@@ -37,3 +44,24 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
 
 def clock_settings(config: Config) -> ClockSettings:
     return ClockSettings(enabled=config.clock.enabled)
+
+
+def awareness_settings(config: Config) -> AwarenessSettings:
+    clock = config.clock
+    return AwarenessSettings(
+        enabled=clock.enabled,
+        mode=clock.mode,
+        checkins=clock.checkins,
+        actions=clock.store.latest_actions,
+        inference=clock.inference,
+    )
+
+
+def impact_settings(config: Config) -> ImpactSettings:
+    inference = config.clock.inference
+    guard = inference.impactful_tool_guard
+    return ImpactSettings(
+        guard=guard if inference.require_confirmation_for_impactful_actions else "off",
+        patterns=tuple(inference.impactful_tool_patterns),
+        confirmation_ttl=inference.confirmation_ttl,
+    )

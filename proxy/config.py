@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
 from middleware.errors import ConfigError
 
 CONFIG_ENV = "CHRONORELAY_CONFIG"
@@ -90,8 +91,17 @@ class AuthConfig(_Section):
 
 
 class ClockConfig(_Section):
+    """The spec 000 §0 policy block (same names and defaults), plus the relay's own keys."""
+
     enabled: bool = True
+    mode: Mode = "light"
     cross_channel_tracking: bool = True
+    store: StorePolicy = Field(default_factory=StorePolicy)
+    checkins: CheckinsPolicy = Field(default_factory=CheckinsPolicy)
+    inference: InferencePolicy = Field(default_factory=InferencePolicy)
+    # Relative phrases ("tonight", "tomorrow") are flagged as ambiguous in groups whose
+    # members' clocks differ by at least this many hours.
+    ambiguity_threshold_hours: Annotated[float, Field(ge=0, le=26)] = 4
     # Host zone override; empty means read it from the OS (spec 000 §4.2 "Agent TZ").
     agent_timezone: str = ""
     # Where the injected block goes: appended to the newest user message ("user"), or

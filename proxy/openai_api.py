@@ -17,7 +17,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from middleware.errors import AuthError, RequestError, UpstreamError, UpstreamStatusError
-from middleware.types import JSON, Reply, ReplyStream, Turn
+from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
 from proxy.errors import error_body
 from proxy.keys import SERVICES
@@ -66,6 +66,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         "X-Chronorelay-Thread-Key": turn.thread_key,
         "X-Chronorelay-Injected-Tokens": str(turn.context.tokens),
     }
+    if IMPACTFUL_TOOL_CALLS in reply.meta:
+        headers["X-Chronorelay-Impactful-Tool-Calls"] = reply.meta[IMPACTFUL_TOOL_CALLS]
     if reply.stream is not None:
         return await _stream_out(request, reply.stream, headers)
     if reply.body is not None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from middleware.clock.source import Clock
 from proxy.app import build_app
 from proxy.config import Config
 from proxy.server import RunningServer, start
@@ -49,9 +50,10 @@ def relay_config(tmp_path: Path, upstream_url: str, **sections: dict[str, Any]) 
 async def relay_factory(tmp_path: Path, fake_upstream: FakeUpstream) -> AsyncIterator[RelayFactory]:
     started: list[RunningServer] = []
 
-    async def make(**sections: dict[str, Any]) -> RunningServer:
+    async def make(*, clock: Clock | None = None, **sections: dict[str, Any]) -> RunningServer:
         config = relay_config(tmp_path, fake_upstream.url, **sections)
-        server = await start(build_app(config), "127.0.0.1", 0, shutdown_timeout=2)
+        app = build_app(config, clock=clock)
+        server = await start(app, "127.0.0.1", 0, shutdown_timeout=2)
         started.append(server)
         return server
 

@@ -149,15 +149,16 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
     if gap < timedelta(0):
         return None  # replayed out of order: no meaningful gap
     next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
-    if gap < timedelta(minutes=5):
-        return None  # continue naturally: nothing worth saying
+    if gap < timedelta(minutes=30):
+        # Spec 004 §5 suggests a brief "back to it" from 5 minutes on; said on every turn
+        # of a conversation with 5-minute pauses it is exactly the elapsed-time remark
+        # spec 000 §9 forbids, so below 30 minutes the model just continues.
+        return None
     if next_day and gap >= timedelta(hours=2):
         return (
             "Gap: a new day since the last interaction — treat it as a fresh start and "
             "briefly review where things stood before."
         )
-    if gap < timedelta(minutes=30):
-        return "Gap: a short break — a brief 'back to it' is enough."
     if gap < timedelta(hours=2):
         return "Gap: a while since the last message — re-orient before continuing."
     return "Gap: several hours — summarize where you left off before continuing."

@@ -2,7 +2,10 @@
 
 from middleware.store.base import (
     ChannelTimes,
+    ClockData,
+    ClockDataChange,
     ClockStateSnapshot,
+    HeldToolCall,
     ImportCounts,
     InboundRecord,
     InboundResult,
@@ -19,7 +22,10 @@ from middleware.store.sqlite import SqliteStore
 
 __all__ = [
     "ChannelTimes",
+    "ClockData",
+    "ClockDataChange",
     "ClockStateSnapshot",
+    "HeldToolCall",
     "ImportCounts",
     "InboundRecord",
     "InboundResult",

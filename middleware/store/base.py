@@ -7,6 +7,7 @@ causes) a half-applied update (spec 000 §10.3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -50,7 +51,40 @@ class PriorState:
     user_locale: str | None = None
     thread_tz: str | None = None
     thread_kind: str | None = None
+    # "default", "inferred" or "explicit": who set ``thread_kind``.
+    thread_kind_source: str | None = None
     person_id: str | None = None
+    # The user's (linked person's) policy overrides, calibration and latest actions.
+    clock_data: ClockData = field(default_factory=lambda: ClockData())
+    # When a tool call held for confirmation in this thread expires (None: none held).
+    held_call_expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClockData:
+    """A user's policy overrides, duration calibration and latest actions (spec 000 §10.2),
+    as JSON values; the linked person's when the user is linked."""
+
+    policy_overrides: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] = field(default_factory=dict)
+    latest_actions: list[dict[str, Any]] = field(default_factory=list)
+
+
+# Given the stored data, the data to store instead, or None to leave it as it is.
+ClockDataChange = Callable[[ClockData], "ClockData | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldToolCall:
+    """An impactful tool call held until the user confirms it (spec 000 §8.2)."""
+
+    thread_key: str
+    user_key: str
+    message: dict[str, Any]  # the assistant message, its ``tool_calls`` included
+    names: tuple[str, ...]
+    model: str
+    held_at: datetime
+    expires_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +285,31 @@ class Store(Protocol):
         The same read ``record_inbound`` makes, without writing anything (for previews).
         Unknown keys give the empty state.
         """
+        ...
+
+    async def get_clock_data(self, user_key: str) -> ClockData | None:
+        """The user's clock data (the linked person's), or ``None`` if never seen."""
+        ...
+
+    async def update_clock_data(self, user_key: str, change: ClockDataChange) -> ClockData | None:
+        """Apply ``change`` to the user's clock data atomically (read, change, write in one
+        transaction, so two turns of the same user never lose each other's update).
+
+        Returns the data now stored, or ``None`` if the user was never seen.
+        """
+        ...
+
+    async def set_thread_kind(self, thread_key: str, kind: str, *, explicit: bool) -> bool:
+        """Set the thread's kind. An inferred kind (``explicit=False``) is stored only
+        while nobody set one; an explicit kind always is. ``True`` if it was stored."""
+        ...
+
+    async def hold_tool_call(self, held: HeldToolCall) -> None:
+        """Keep ``held`` for its thread, replacing any call held there before."""
+        ...
+
+    async def take_held_tool_call(self, thread_key: str) -> HeldToolCall | None:
+        """Remove and return the call held in the thread (expired or not), if any."""
         ...
 
     async def export_clock_state(self) -> ClockStateSnapshot:

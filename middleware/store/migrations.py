@@ -128,6 +128,34 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX thread_participants_user ON thread_participants (user_key);
         """,
     ),
+    (
+        4,
+        """
+        -- A linked person's policy overrides, calibration and latest actions apply on every
+        -- channel they use (spec 000 §7.0), like their timezone.
+        ALTER TABLE persons ADD COLUMN policy_overrides TEXT;
+        ALTER TABLE persons ADD COLUMN calibration TEXT;
+        ALTER TABLE persons ADD COLUMN latest_actions TEXT;
+
+        -- Who set the thread's kind: an explicit "clock: kind" is never overwritten by an
+        -- inference (spec 000 §5.2: persist an inference only when confident).
+        ALTER TABLE threads ADD COLUMN kind_source TEXT NOT NULL DEFAULT 'default'
+            CHECK (kind_source IN ('default', 'inferred', 'explicit'));
+        UPDATE threads SET kind_source = 'explicit' WHERE kind <> 'conversation';
+
+        -- An impactful tool call held until the user confirms it (spec 000 §8.2): at most
+        -- one per thread, the assistant message kept whole so "yes" releases the same call.
+        CREATE TABLE held_tool_calls (
+            thread_key TEXT PRIMARY KEY REFERENCES threads (thread_key) ON DELETE CASCADE,
+            user_key TEXT NOT NULL,
+            message TEXT NOT NULL,
+            names TEXT NOT NULL,
+            model TEXT NOT NULL,
+            held_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

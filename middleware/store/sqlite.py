@@ -28,8 +28,12 @@ from typing import Any, TypeVar, cast
 import aiosqlite
 
 from middleware.errors import StoreError
+from middleware.store import sqlite_awareness as awareness
 from middleware.store.base import (
+    ClockData,
+    ClockDataChange,
     ClockStateSnapshot,
+    HeldToolCall,
     ImportCounts,
     InboundRecord,
     InboundResult,
@@ -42,7 +46,9 @@ from middleware.store.base import (
 )
 from middleware.store.migrations import apply_migrations, from_db, move_contact_forward, to_db
 from middleware.store.sqlite_clock_state import (
+    SELECT_CLOCK_DATA,
     SELECT_PRIOR,
+    clock_data_from_row,
     export_snapshot,
     import_snapshot,
     prior_from_row,
@@ -412,6 +418,39 @@ class SqliteStore:
         """See ``Store.peek_prior``; read on the reader, so it never waits for a write."""
         with self._translate("read the prior state"):
             return await read_prior(self._read(), thread_key, user_key)
+
+    async def get_clock_data(self, user_key: str) -> ClockData | None:
+        """See ``Store.get_clock_data``."""
+        with self._translate("read a user's clock data"):
+            rows = list(await self._read().execute_fetchall(SELECT_CLOCK_DATA, (user_key,)))
+        if not rows:
+            return None
+        return clock_data_from_row(rows[0][1:4], rows[0][0] or user_key)
+
+    async def update_clock_data(self, user_key: str, change: ClockDataChange) -> ClockData | None:
+        """See ``Store.update_clock_data``; ``change`` runs in the writer's thread."""
+        return await self._write(
+            "update a user's clock data",
+            lambda conn: awareness.update_clock_data(conn, user_key, change),
+        )
+
+    async def set_thread_kind(self, thread_key: str, kind: str, *, explicit: bool) -> bool:
+        """See ``Store.set_thread_kind``."""
+        return await self._write(
+            "set a thread's kind",
+            lambda conn: awareness.set_thread_kind(conn, thread_key, kind, explicit),
+        )
+
+    async def hold_tool_call(self, held: HeldToolCall) -> None:
+        """See ``Store.hold_tool_call``."""
+        await self._write("hold a tool call", lambda conn: awareness.hold_tool_call(conn, held))
+
+    async def take_held_tool_call(self, thread_key: str) -> HeldToolCall | None:
+        """See ``Store.take_held_tool_call``."""
+        return await self._write(
+            "take a held tool call",
+            lambda conn: awareness.take_held_tool_call(conn, thread_key),
+        )
 
     async def export_clock_state(self) -> ClockStateSnapshot:
         """See ``Store.export_clock_state``."""

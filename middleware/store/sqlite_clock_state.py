@@ -8,6 +8,7 @@ the write lock, the transactions and the translation of SQLite errors.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ from middleware.errors import StoreError
 from middleware.identity import split_user_key, thread_channel
 from middleware.store.base import (
     ChannelTimes,
+    ClockData,
     ClockStateSnapshot,
     ImportCounts,
     PriorState,
@@ -26,15 +28,25 @@ from middleware.store.base import (
 )
 from middleware.store.migrations import from_db, move_contact_forward, to_db
 
+
+# A linked user's clock data (policy overrides, calibration, latest actions) is the
+# person's; ``owner_column`` reads a column from its owner in one expression.
+def owner_column(column: str) -> str:
+    return f"CASE WHEN u.person_id IS NULL THEN u.{column} ELSE per.{column} END"
+
+
 # What "before" looks like for a message from user_key in thread_key. ``record_inbound``
 # reads it inside its transaction before anything moves; ``peek_prior`` reads it alone.
-SELECT_PRIOR = """
+SELECT_PRIOR = f"""
 SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        p.last_user_message_at,
        u.last_interaction_any_channel_at, u.last_channel,
        per.last_interaction_any_channel_at, per.last_channel,
        COALESCE(per.default_tz, u.default_tz), COALESCE(per.locale, u.locale),
-       t.session_tz, t.kind, u.person_id
+       t.session_tz, t.kind, u.person_id, t.kind_source,
+       {owner_column("policy_overrides")}, {owner_column("calibration")},
+       {owner_column("latest_actions")},
+       (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key)
 FROM (SELECT 1)
 LEFT JOIN threads AS t ON t.thread_key = :thread_key
 LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
@@ -43,13 +55,29 @@ LEFT JOIN persons AS per ON per.person_id = u.person_id
 """
 
 # A linked user's zone and any-channel time are the person's: what the clock uses.
-_EXPORT_USERS = """
-SELECT u.user_key, COALESCE(per.default_tz, u.default_tz), u.policy_overrides,
+_EXPORT_USERS = f"""
+SELECT u.user_key, COALESCE(per.default_tz, u.default_tz), {owner_column("policy_overrides")},
        CASE WHEN u.person_id IS NULL THEN u.last_interaction_any_channel_at
             ELSE per.last_interaction_any_channel_at END,
-       u.latest_actions, u.calibration
+       {owner_column("latest_actions")}, {owner_column("calibration")}
 FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
 ORDER BY u.user_key
+"""
+
+# The user's clock data, from the person's row when linked.
+SELECT_CLOCK_DATA = f"""
+SELECT u.person_id, {owner_column("policy_overrides")}, {owner_column("calibration")},
+       {owner_column("latest_actions")}
+FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
+WHERE u.user_key = ?
+"""
+
+_STORE_USER_DATA = """
+UPDATE users SET policy_overrides = ?, calibration = ?, latest_actions = ? WHERE user_key = ?
+"""
+
+_STORE_PERSON_DATA = """
+UPDATE persons SET policy_overrides = ?, calibration = ?, latest_actions = ? WHERE person_id = ?
 """
 
 _EXPORT_THREADS = """
@@ -67,16 +95,9 @@ INSERT INTO users (user_key, channel, platform_user_id, created_at)
 VALUES (?, ?, ?, ?) ON CONFLICT (user_key) DO NOTHING RETURNING user_key
 """
 
-_SELECT_USER_JSON = """
-SELECT person_id, policy_overrides, calibration, latest_actions FROM users WHERE user_key = ?
-"""
-
 # A NULL :at compares as not-true, so the ELSE keeps what is stored.
 _MERGE_USER = f"""
 UPDATE users SET
-    policy_overrides = :policy_overrides,
-    calibration = :calibration,
-    latest_actions = :latest_actions,
     {move_contact_forward(":at", "channel")}
 WHERE user_key = :user_key
 """
@@ -98,6 +119,7 @@ VALUES (?, ?, ?, ?) ON CONFLICT (thread_key) DO NOTHING RETURNING thread_key
 _MERGE_THREAD = """
 UPDATE threads SET
     kind = COALESCE(:kind, kind),
+    kind_source = CASE WHEN :kind IS NULL THEN kind_source ELSE 'explicit' END,
     session_tz = COALESCE(:session_tz, session_tz),
     last_interaction_at = CASE
         WHEN :interaction > COALESCE(last_interaction_at, '') THEN :interaction
@@ -136,7 +158,32 @@ def prior_from_row(row: Any) -> PriorState:
         thread_tz=row[10],
         thread_kind=row[11],
         person_id=row[12],
+        thread_kind_source=row[13],
+        clock_data=clock_data_from_row(row[14:17], row[12] or "?"),
+        held_call_expires_at=from_db(row[17]),
     )
+
+
+def clock_data_from_row(row: Any, owner: str) -> ClockData:
+    """``ClockData`` from its three JSON columns (policy overrides, calibration, actions)."""
+    if row[0] is None and row[1] is None and row[2] is None:
+        return ClockData()
+    return ClockData(_load(row[0], {}, owner), _load(row[1], {}, owner), _load(row[2], [], owner))
+
+
+def store_clock_data(
+    conn: sqlite3.Connection, user_key: str, person_id: str | None, data: ClockData
+) -> None:
+    """Write ``data`` to its owner's row: the person's when linked, else the user's."""
+    values = (
+        json.dumps(data.policy_overrides) if data.policy_overrides else None,
+        json.dumps(data.calibration) if data.calibration else None,
+        json.dumps(data.latest_actions) if data.latest_actions else None,
+    )
+    if person_id is None:
+        conn.execute(_STORE_USER_DATA, (*values, user_key))
+    else:
+        conn.execute(_STORE_PERSON_DATA, (*values, person_id))
 
 
 async def read_prior(conn: aiosqlite.Connection, thread_key: str, user_key: str) -> PriorState:
@@ -276,19 +323,19 @@ async def import_snapshot(
 
 
 async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:
-    [row] = list(await conn.execute_fetchall(_SELECT_USER_JSON, (user.user_key,)))
+    [row] = list(await conn.execute_fetchall(SELECT_CLOCK_DATA, (user.user_key,)))
     person_id, overrides, calibration, actions = row
     at = _db(user.last_interaction_any_channel_at)
-    await conn.execute_fetchall(
-        _MERGE_USER,
-        {
-            "user_key": user.user_key,
-            "policy_overrides": _merge_object(overrides, user.policy_overrides, user.user_key),
-            "calibration": _merge_object(calibration, user.calibration, user.user_key),
-            "latest_actions": _merge_actions(actions, user.latest_actions, user.user_key),
-            "at": at,
-        },
+    await conn.execute_fetchall(_MERGE_USER, {"user_key": user.user_key, "at": at})
+    merged = (
+        _merge_object(overrides, user.policy_overrides, user.user_key),
+        _merge_object(calibration, user.calibration, user.user_key),
+        _merge_actions(actions, user.latest_actions, user.user_key),
     )
+    if person_id is None:
+        await conn.execute_fetchall(_STORE_USER_DATA, (*merged, user.user_key))
+    else:
+        await conn.execute_fetchall(_STORE_PERSON_DATA, (*merged, person_id))
     if person_id is not None:
         # Linked: the person's zone and any-channel time are the ones the clock reads.
         channel, _ = split_user_key(user.user_key)

@@ -1,0 +1,249 @@
+"""Pure operations on a user's latest actions (spec 000 §6.2–§6.4, §7.3, §10.2, §10.3).
+
+Lists in, lists out; nothing here reads a clock or a store ("now" is a parameter). Lists
+are kept oldest first by ``recorded_at``.
+
+Precedence (§6.2 "explicit directive (highest priority)"): within one user's thread, two
+open actions about the same thing — same activity, or the same label — cannot both stand.
+The newer one replaces the older (it is removed, not marked canceled: we do not know
+whether the older one happened, and a false "canceled" would be a claim the user never
+made), except that an automatic action never replaces a clocked one: it is dropped instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate
+from middleware.actions.model import Action, Scope, Source, Status
+from middleware.actions.templates import TEMPLATES, expected_minutes
+
+__all__ = [
+    "CLOSED_RETENTION",
+    "add_action",
+    "calibrate",
+    "close_latest",
+    "compact",
+    "mark",
+    "new_action",
+    "visible_actions",
+]
+
+# Done/canceled actions stay this long (an "/actions" listing, a "how was it?") then go.
+CLOSED_RETENTION = timedelta(days=1)
+# Sleep keeps its own short TTL even in a project thread.
+_SHORT_LIVED = frozenset({"sleep", "nap"})
+
+
+def new_action(
+    detected: DetectedAction,
+    *,
+    now: datetime,
+    thread_key: str,
+    user_key: str,
+    source: Source,
+    scope: Scope,
+    calibration: Mapping[str, Any],
+    ttl_default: timedelta,
+    project: bool,
+    project_ttl: timedelta,
+    max_ttl: timedelta,
+    quote: str | None,
+    action_id: str,
+) -> Action:
+    """An action recorded ``now`` from what was detected (§6.3, §6.4).
+
+    Expected durations come from the activity template, a user's calibration winning.
+    TTL: ``ttl_default``, or the activity template's when that is shorter (sleep 12h,
+    nap 4h); in a project thread (``project``) every action but sleep/nap gets
+    ``project_ttl``. The TTL is clamped to ``max_ttl``, and expiry is never before the
+    expected maximum duration has passed (a 12h-max activity outlives a shorter TTL).
+    A non-temporal item is a ``note`` with no duration window.
+    """
+    template = TEMPLATES.get(detected.activity or "") if detected.temporal else None
+    typical: int | None = None
+    maximum: int | None = None
+    ttl = ttl_default
+    if template is not None:
+        typical, maximum = expected_minutes(template, calibration)
+        ttl = min(ttl, template.ttl)
+    if project and detected.activity not in _SHORT_LIVED:
+        ttl = project_ttl
+    expires = now + min(ttl, max_ttl)
+    if maximum is not None:
+        expires = max(expires, now + timedelta(minutes=maximum))
+    return Action(
+        id=action_id,
+        label=detected.label,
+        recorded_at=now,
+        expires_at=expires,
+        status=detected.status,
+        source=source,
+        thread_key=thread_key,
+        user_key=user_key,
+        type="temporal_action" if detected.temporal else "note",
+        activity=detected.activity,
+        expected_typical_minutes=typical,
+        expected_max_minutes=maximum,
+        scope=scope,
+        quote=quote,
+    )
+
+
+def add_action(
+    actions: Sequence[Action], action: Action, *, now: datetime, max_items: int
+) -> list[Action]:
+    """``actions`` with ``action`` added, following the precedence in the module docstring.
+
+    Only open actions of the same user in the same thread are compared; an auto action
+    that a clocked one of the same activity/label already covers is not added. The
+    result is :func:`compact`-ed.
+    """
+    related = [a for a in actions if a.is_open(now) and _same_thing(a, action)]
+    if action.source == "auto" and any(a.source != "auto" for a in related):
+        return compact(actions, now=now, max_items=max_items)
+    kept = [a for a in actions if a not in related]
+    return compact([*kept, action], now=now, max_items=max_items)
+
+
+def compact(actions: Sequence[Action], *, now: datetime, max_items: int) -> list[Action]:
+    """Drop expired actions and ones closed more than :data:`CLOSED_RETENTION` ago, then
+    keep the newest ``max_items`` by ``recorded_at``; oldest first, ties in input order."""
+    kept = [
+        a
+        for a in actions
+        if a.status_at(now) != "expired"
+        and not (
+            a.status in ("done", "canceled")
+            and now - (a.updated_at or a.recorded_at) > CLOSED_RETENTION
+        )
+    ]
+    kept.sort(key=lambda a: a.recorded_at)
+    return kept[-max_items:] if max_items > 0 else []
+
+
+def close_latest(
+    actions: Sequence[Action],
+    update: StatusUpdate,
+    *,
+    now: datetime,
+    user_key: str,
+    thread_key: str,
+) -> tuple[list[Action], Action | None]:
+    """Apply a done/canceled the user just said to their most recent open action.
+
+    Candidates are the user's own open actions in this thread, or in any DM thread when
+    this is a DM (as :func:`visible_actions` shows them). When ``update`` names an
+    activity, only actions of that activity family qualify ("meal" closes "meal:dinner",
+    "woke up" closes a nap); when none qualifies nothing changes. A "done" is marked
+    ``user_confirmed``. Returns the new list and the changed action (or None).
+    """
+    group_thread = _is_group(thread_key)
+    candidates = [
+        a
+        for a in actions
+        if a.user_key == user_key
+        and a.is_open(now)
+        and (a.thread_key == thread_key or (not group_thread and not _is_group(a.thread_key)))
+        and (update.activity is None or _family(a.activity) == _family(update.activity))
+    ]
+    if not candidates:
+        return list(actions), None
+    target = max(candidates, key=lambda a: a.recorded_at)
+    source: Source | None = "user_confirmed" if update.status == "done" else None
+    changed = target.with_status(update.status, now, source)
+    return [changed if a is target else a for a in actions], changed
+
+
+def mark(
+    actions: Sequence[Action], action_id: str, status: Status, *, now: datetime
+) -> list[Action]:
+    """``/actions done|cancel``: the action ``action_id`` moved to ``status`` (a "done" is
+    ``user_confirmed``); the list is unchanged when no action has that id."""
+    source: Source | None = "user_confirmed" if status == "done" else None
+    return [a.with_status(status, now, source) if a.id == action_id else a for a in actions]
+
+
+def calibrate(
+    calibration: Mapping[str, Any], report: DurationReport, *, now: datetime
+) -> dict[str, Any]:
+    """A new §10.2 ``calibration`` with the user's reported duration for the activity.
+
+    ``typical_minutes`` is what they reported; ``max_minutes`` the larger of the
+    template's maximum and 1.5× the report. Other keys and other activities are kept; a
+    malformed ``activity_overrides`` is replaced. A non-positive report changes nothing.
+    """
+    updated = dict(calibration)
+    if report.minutes <= 0:
+        return updated
+    raw = calibration.get("activity_overrides")
+    overrides = dict(raw) if isinstance(raw, Mapping) else {}
+    template = TEMPLATES.get(report.activity)
+    floor = template.max_minutes if template else 0
+    overrides[report.activity] = {
+        "typical_minutes": report.minutes,
+        "max_minutes": max(floor, math.ceil(report.minutes * 1.5)),
+        "updated_iso": now.isoformat(timespec="seconds"),
+    }
+    updated["activity_overrides"] = overrides
+    return updated
+
+
+def visible_actions(
+    actions: Sequence[Action],
+    *,
+    now: datetime,
+    user_key: str,
+    thread_key: str,
+    chat_type: Literal["dm", "group"],
+) -> list[Action]:
+    """The open actions usable when ``user_key`` speaks in ``thread_key`` (§7.3).
+
+    In a group: the user's own actions recorded in this thread, plus ``scope="group"``
+    actions recorded in this thread by anyone. In a DM: the user's own actions from this
+    thread or any DM/API thread — never one recorded in a group, so nothing said in a
+    group leaks into a private chat or the other way round. Expired and closed actions
+    never appear. Oldest first.
+    """
+    visible: list[Action] = []
+    for action in actions:
+        if not action.is_open(now):
+            continue
+        if chat_type == "group":
+            shown = action.thread_key == thread_key and (
+                action.user_key == user_key or action.scope == "group"
+            )
+        else:
+            shown = action.user_key == user_key and (
+                action.thread_key == thread_key or _is_private(action.thread_key)
+            )
+        if shown:
+            visible.append(action)
+    return sorted(visible, key=lambda a: a.recorded_at)
+
+
+def _same_thing(older: Action, newer: Action) -> bool:
+    if older.user_key != newer.user_key or older.thread_key != newer.thread_key:
+        return False
+    if older.activity is not None and older.activity == newer.activity:
+        return True
+    return older.label.casefold() == newer.label.casefold()
+
+
+def _family(activity: str | None) -> str | None:
+    # "meal:dinner" belongs to "meal"; waking up ends a nap as well as a night's sleep.
+    if activity is None:
+        return None
+    family = activity.split(":", 1)[0]
+    return "sleep" if family == "nap" else family
+
+
+def _is_group(thread_key: str) -> bool:
+    return ":group:" in thread_key
+
+
+def _is_private(thread_key: str) -> bool:
+    return not _is_group(thread_key) and (":dm:" in thread_key or ":api:" in thread_key)

@@ -1,0 +1,172 @@
+"""A latest action (spec 000 §6): what a user said they were about to do, stored minimally.
+
+The stored shape is the spec's §10.2 ``latest_actions`` entry, plus a few optional fields
+of ours (``activity``, ``scope``, ``user_key``, ``quote``, ``updated_iso``); a document
+exported here is a valid v3 clock-state file, and v3 entries from elsewhere load.
+
+Status moves with time without being written: past the typical duration an open action
+reads as ``likely_done``, past ``expires`` as ``expired`` (``status_at``). Only what the
+user says (done, canceled, confirmed) changes the stored status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, cast, get_args
+
+Status = Literal["planned", "in_progress", "likely_done", "done", "canceled", "expired"]
+Source = Literal["auto", "clock_it", "user_confirmed"]
+# "user": only surfaced to its owner; "group": surfaced to anyone in its group thread.
+Scope = Literal["user", "group"]
+# "temporal_action" has a duration window; "note" is a clocked non-temporal item
+# ("clock: paid invoice") that only expires.
+ActionType = Literal["temporal_action", "note"]
+
+OPEN_STATUSES: frozenset[str] = frozenset({"planned", "in_progress", "likely_done"})
+CLOSED_STATUSES: frozenset[str] = frozenset({"done", "canceled", "expired"})
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One clocked action. All instants are aware UTC."""
+
+    id: str
+    label: str
+    recorded_at: datetime
+    expires_at: datetime
+    status: Status
+    source: Source
+    thread_key: str
+    user_key: str = ""
+    type: ActionType = "temporal_action"
+    activity: str | None = None  # a template key such as "gym" or "meal:dinner"
+    expected_typical_minutes: int | None = None
+    expected_max_minutes: int | None = None
+    scope: Scope = "user"
+    quote: str | None = None  # only with store_quotes
+    updated_at: datetime | None = None
+
+    def status_at(self, now: datetime) -> Status:
+        """The status as of ``now``: stored, unless time has moved it on."""
+        if self.status in ("done", "canceled", "expired"):
+            return self.status
+        if now >= self.expires_at:
+            return "expired"
+        typical = self.expected_typical_minutes
+        if typical is not None and now >= self.recorded_at + timedelta(minutes=typical):
+            return "likely_done"
+        return self.status
+
+    def is_open(self, now: datetime) -> bool:
+        """Planned, in progress or likely done, and not expired: usable for continuity."""
+        return self.status_at(now) in OPEN_STATUSES
+
+    def with_status(self, status: Status, now: datetime, source: Source | None = None) -> Action:
+        """A copy moved to ``status`` (and ``source``, when the user confirmed it)."""
+        return replace(self, status=status, source=source or self.source, updated_at=now)
+
+    def to_json(self) -> dict[str, Any]:
+        """The §10.2 entry (ISO instants with offsets; optional fields only when set)."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "label": self.label,
+            "type": self.type,
+            "status": self.status,
+            "recorded_iso": self.recorded_at.isoformat(timespec="seconds"),
+            "expires_iso": self.expires_at.isoformat(timespec="seconds"),
+            "thread_key": self.thread_key,
+            "source": self.source,
+            "scope": self.scope,
+        }
+        optional = {
+            "user_key": self.user_key or None,
+            "activity": self.activity,
+            "expected_typical_minutes": self.expected_typical_minutes,
+            "expected_max_minutes": self.expected_max_minutes,
+            "quote": self.quote,
+            "updated_iso": (
+                self.updated_at.isoformat(timespec="seconds") if self.updated_at else None
+            ),
+        }
+        data.update({key: value for key, value in optional.items() if value is not None})
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Action:
+        """Parse a §10.2 entry; raises ``ValueError`` naming the field that is wrong."""
+        try:
+            recorded = _instant(data["recorded_iso"], "recorded_iso")
+            expires_raw = data.get("expires_iso")
+            expires = (
+                _instant(expires_raw, "expires_iso")
+                if expires_raw
+                else recorded + timedelta(hours=24)
+            )
+            updated_raw = data.get("updated_iso")
+            return cls(
+                id=_text(data["id"], "id"),
+                label=_text(data["label"], "label"),
+                recorded_at=recorded,
+                expires_at=expires,
+                status=_choice(data.get("status", "planned"), Status, "status"),
+                source=_choice(data.get("source", "auto"), Source, "source"),
+                thread_key=str(data.get("thread_key") or ""),
+                user_key=str(data.get("user_key") or ""),
+                type=_choice(data.get("type", "temporal_action"), ActionType, "type"),
+                activity=data.get("activity") or None,
+                expected_typical_minutes=_minutes(data.get("expected_typical_minutes")),
+                expected_max_minutes=_minutes(data.get("expected_max_minutes")),
+                scope=_choice(data.get("scope", "user"), Scope, "scope"),
+                quote=data.get("quote") or None,
+                updated_at=_instant(updated_raw, "updated_iso") if updated_raw else None,
+            )
+        except KeyError as exc:
+            raise ValueError(f"a latest action needs {exc.args[0]!r}") from exc
+
+
+def load_actions(entries: Any) -> list[Action]:
+    """Parse a stored list, skipping (not failing on) entries that do not parse."""
+    actions: list[Action] = []
+    if not isinstance(entries, list):
+        return actions
+    for entry in entries:
+        if isinstance(entry, dict):
+            try:
+                actions.append(Action.from_json(entry))
+            except ValueError:
+                continue
+    return actions
+
+
+def _instant(value: Any, name: str) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be an ISO 8601 instant")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"{name} is not an ISO 8601 instant: {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise ValueError(f"{name} needs an offset: {value!r}")
+    return parsed.astimezone(UTC)
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string")
+    return value
+
+
+def _choice(value: Any, kind: Any, name: str) -> Any:
+    allowed = get_args(kind)
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    return cast(Any, value)
+
+
+def _minutes(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValueError("expected minutes must be a positive number")
+    return int(value)

@@ -1,0 +1,189 @@
+"""Activity templates: how long common activities take and how to ask about them afterwards.
+
+A latest action (spec 000 §6) that names a known activity gets an expected duration window
+from its template — past ``typical_minutes`` it reads as ``likely_done`` — and a hedged
+follow-up ``question`` for when the user comes back (§6.5: "did you end up getting some
+sleep?"). A user's own numbers (spec 000 §10.2 ``calibration.activity_overrides``) win
+over the template's.
+
+Matching is by keyword, English first; the table is ordered most specific first, so
+"cook dinner" is cooking rather than dinner and "call the bank" is a call, not an errand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["TEMPLATES", "ActivityTemplate", "expected_minutes", "match_activity"]
+
+_DAY = timedelta(hours=24)
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityTemplate:
+    """One activity: its key (as stored in ``Action.activity``), duration window, TTL for
+    an open action of this kind, follow-up question, and the words that name it."""
+
+    key: str
+    typical_minutes: int
+    max_minutes: int
+    ttl: timedelta
+    question: str
+    keywords: re.Pattern[str]
+
+
+def _template(
+    key: str, typical: int, maximum: int, question: str, keywords: str, ttl: timedelta = _DAY
+) -> ActivityTemplate:
+    # Whole words/phrases only; ``keywords`` is a regex alternation so plurals can be optional.
+    pattern = re.compile(rf"\b(?:{keywords})\b", re.IGNORECASE)
+    return ActivityTemplate(key, typical, maximum, ttl, question, pattern)
+
+
+# Most specific first: match_activity returns the first template whose keywords match.
+_ORDERED = (
+    _template(
+        "nap",
+        30,
+        120,
+        "did you manage to get a nap in?",
+        r"(?:power\s+)?nap(?:s|ping)?|napped|siesta|lie\s+down",
+        ttl=timedelta(hours=4),
+    ),
+    _template(
+        "sleep",
+        480,
+        720,
+        "did you end up getting some sleep?",
+        r"sleep(?:ing)?|slept|bed(?:time)?|hit\s+the\s+(?:hay|sack)|turn\s+in",
+        ttl=timedelta(hours=12),
+    ),
+    _template(
+        "cooking",
+        60,
+        150,
+        "how did the cooking turn out?",
+        r"cook(?:s|ing|ed)?|bak(?:e|es|ing|ed)|mak(?:e|ing)\s+(?:dinner|lunch|breakfast)"
+        r"|meal[\s-]?prep(?:ping)?",
+    ),
+    _template("meal:breakfast", 30, 90, "how was breakfast?", "breakfast"),
+    _template("meal:lunch", 45, 120, "how was lunch?", "lunch"),
+    _template("meal:dinner", 75, 180, "how was dinner?", "dinner|supper"),
+    _template(
+        "call",
+        20,
+        90,
+        "did the call happen — how did it go?",
+        # "call it a night" is not a phone call
+        r"(?:phone|video|zoom|conference)\s+call|call(?:s|ed|ing)?(?!\s+it\b)|facetime"
+        r"|ring(?:ing)?\s+(?:the|my)",
+    ),
+    _template(
+        "meeting",
+        60,
+        180,
+        "how did the meeting go?",
+        r"meetings?|stand-?ups?|interview|1:1|one[\s-]on[\s-]one",
+    ),
+    _template(
+        "gym",
+        120,
+        240,
+        "how did the gym go?",
+        r"gym|work(?:ing)?\s?out|workouts?|training|lift(?:ing)?\s+weights|lifting|weights"
+        r"|crossfit",
+    ),
+    _template(
+        "errand",
+        60,
+        180,
+        "did you get your errands done?",
+        r"errands?|shopping|groceries|grocery(?:\s+store)?|supermarket|bank|post\s+office"
+        r"|pharmacy|drugstore|the\s+store|mall",
+    ),
+    _template(
+        "run",
+        45,
+        120,
+        "how was the run?",
+        # bare "run" is too often something else ("run the tests", "gotta run")
+        r"(?:a|my|the)\s+run|running|jog(?:ging)?|(?:5|10)k|(?:half\s+)?marathon"
+        r"|run\s+\d+(?:\.\d+)?\s*(?:k|km|mi|miles?)",
+    ),
+    _template("walk", 30, 120, "how was the walk?", r"walk(?:s|ing)?|stroll"),
+    _template("shower", 15, 45, "did you get your shower in?", r"shower(?:ing)?|bath"),
+    _template(
+        "commute",
+        45,
+        180,
+        "did you make it okay?",
+        r"commut(?:e|ing)|driv(?:e|ing)|train|bus|subway|metro|tram|on\s+my\s+way|omw"
+        r"|(?:head(?:ing)?|headed|going|way|ride|drive)\s+home",
+    ),
+    _template(
+        "study",
+        120,
+        300,
+        "how did studying go?",
+        r"stud(?:y|ying)|homework|revis(?:e|ing|ion)|exams?|lectures?|class",
+    ),
+    _template(
+        "night_out",
+        240,
+        480,
+        "how was the night out?",
+        r"part(?:y|ying)|drinks|going\s+(?:out|drinking)|night\s+out|bar|pub|club(?:bing)?"
+        r"|late\s+night",
+    ),
+    _template(
+        "meal",
+        30,
+        120,
+        "did you end up eating?",
+        r"eat(?:ing)?|ate|food|snacks?|meal|brunch|coffee|chug(?:ging)?|drink(?:ing)?|milk"
+        r"|pizza|takeout",
+    ),
+)
+
+TEMPLATES: Mapping[str, ActivityTemplate] = MappingProxyType({t.key: t for t in _ORDERED})
+
+
+def match_activity(text: str) -> ActivityTemplate | None:
+    """The most specific template whose keywords occur in ``text`` (case-insensitive,
+    whole words), or None. "about to eat dinner" is ``meal:dinner``, not ``meal``."""
+    for template in _ORDERED:
+        if template.keywords.search(text):
+            return template
+    return None
+
+
+def expected_minutes(template: ActivityTemplate, calibration: Mapping[str, Any]) -> tuple[int, int]:
+    """``(typical, max)`` minutes for ``template``, a user's calibration winning.
+
+    ``calibration`` is spec 000 §10.2's ``calibration`` object. A malformed override (not a
+    mapping, a non-positive or non-numeric ``typical_minutes``) is ignored; a missing or
+    too-small ``max_minutes`` becomes the larger of the template's max and the typical.
+    """
+    overrides = calibration.get("activity_overrides")
+    entry = overrides.get(template.key) if isinstance(overrides, Mapping) else None
+    if not isinstance(entry, Mapping):
+        return template.typical_minutes, template.max_minutes
+    typical = _positive(entry.get("typical_minutes"))
+    if typical is None:
+        return template.typical_minutes, template.max_minutes
+    maximum = _positive(entry.get("max_minutes"))
+    if maximum is None:
+        maximum = max(template.max_minutes, typical)
+    return typical, max(maximum, typical)
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    # the upper bound keeps inf (and absurd values) out of int()
+    return int(value) if 1 <= value <= 7 * 24 * 60 else None

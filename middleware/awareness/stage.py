@@ -1,0 +1,57 @@
+"""The awareness stage: decide (``view.awareness_view``), store what changed, add the
+section to the block, or answer a settings-only directive itself."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+
+from middleware.awareness.view import AwarenessSettings, AwarenessView, apply_ops, awareness_view
+from middleware.awareness.wording import tell_user
+from middleware.pipeline import Handler, Stage
+from middleware.store import Store
+from middleware.types import Reply, Turn
+
+log = logging.getLogger(__name__)
+
+
+def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
+    """Runs after the clock stage (it reads ``turn.mentions_time``), before injection."""
+
+    async def awareness(turn: Turn, call_next: Handler) -> Reply:
+        if turn.continuation or not settings.enabled:
+            return await call_next(turn)
+        view = awareness_view(turn, settings)
+        # Stored before the upstream is called: what the user said is kept even if the
+        # model never answers.
+        await save(store, turn, view)
+        if view.reply is not None and turn.commands_allowed:
+            return Reply(text=view.reply, meta={"command": "clock"})
+        turn.context.sections.extend(awareness_sections(view, relay_answers=False))
+        return await call_next(turn)
+
+    return awareness
+
+
+def awareness_sections(view: AwarenessView, *, relay_answers: bool) -> list[str]:
+    """The view's block sections. Where the relay does not answer a settings directive
+    itself (the API channel), the model is asked to pass the answer on."""
+    sections = []
+    if view.reply is not None and not relay_answers:
+        sections.append(tell_user(view.reply))
+    if view.section is not None:
+        sections.append(view.section)
+    return sections
+
+
+async def save(store: Store, turn: Turn, view: AwarenessView) -> None:
+    """Apply the view's changes: the user's clock data and the thread's kind, together."""
+    writes: list[Awaitable[object]] = []
+    if view.ops:
+        writes.append(store.update_clock_data(turn.user_key, apply_ops(view.ops)))
+    if view.kind_change is not None:
+        kind, explicit = view.kind_change
+        writes.append(store.set_thread_kind(turn.thread_key, kind, explicit=explicit))
+    if writes:
+        await asyncio.gather(*writes)

@@ -1,0 +1,309 @@
+"""Temporal awareness for one message (spec 000 §5, §6, §6.5, §8, §9): what the model is
+told, and what changes in the store.
+
+``awareness_view`` is pure: it reads the turn and the state from before the message and
+returns the lines for the block plus the changes to make. The stage applies the changes;
+``preview`` shows the lines without applying anything. When no rule fires, no action is
+clocked or closed and nothing is asked, the view has no lines: the Core Clock line is
+all the model gets (spec 000 §3: no time preamble, no check-in).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from middleware.actions.cues import find_cue
+from middleware.actions.detect import (
+    ClockIt,
+    InvalidDirective,
+    SetAuto,
+    SetKind,
+    SetMode,
+    detect_duration_report,
+    detect_status_update,
+    detect_temporal_action,
+    is_directive_only,
+    is_time_or_scheduling,
+    label_for_clocked,
+    parse_directive,
+    scheduling_confidence,
+)
+from middleware.actions.lifecycle import (
+    add_action,
+    calibrate,
+    close_latest,
+    new_action,
+    visible_actions,
+)
+from middleware.actions.model import Action, Scope, Source, load_actions
+from middleware.awareness import wording
+from middleware.clock.policy import (
+    CheckinRule,
+    CheckinsPolicy,
+    InferencePolicy,
+    LatestActionsPolicy,
+    Mode,
+    PolicyOverrides,
+    RuleFacts,
+    evaluate,
+)
+from middleware.impact.intent import mentions_impactful_action
+from middleware.store import ClockData, PriorState
+from middleware.types import Turn
+
+ClockOp = Callable[[ClockData], ClockData]
+
+# An inferred "scheduling" kind is persisted only at or above this confidence (§5.2).
+_CONFIDENT = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class AwarenessSettings:
+    """The policy parts of ``[clock]`` (spec 000 §0) the awareness layer reads."""
+
+    enabled: bool = True
+    mode: Mode = "light"
+    checkins: CheckinsPolicy = field(default_factory=CheckinsPolicy)
+    actions: LatestActionsPolicy = field(default_factory=LatestActionsPolicy)
+    inference: InferencePolicy = field(default_factory=InferencePolicy)
+
+
+@dataclass(frozen=True, slots=True)
+class AwarenessView:
+    """What awareness decided for one message."""
+
+    mode: Mode
+    thread_kind: str
+    lines: tuple[str, ...] = ()
+    fired: tuple[str, ...] = ()  # ids of the check-in rules that fired, in order
+    # Changes to the user's clock data, applied in order on the stored data at write time.
+    ops: tuple[ClockOp, ...] = ()
+    # (kind, explicit) to store on the thread.
+    kind_change: tuple[str, bool] | None = None
+    # The relay's own answer, for a message that is only a settings directive.
+    reply: str | None = None
+    clocked: Action | None = None
+
+    @property
+    def section(self) -> str | None:
+        return "\n".join(self.lines) if self.lines else None
+
+
+def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
+    """Decide what the model is told about elapsed time, actions and confirmations."""
+    prior = turn.prior or PriorState()
+    now = turn.received_at
+    data = prior.clock_data
+    overrides = PolicyOverrides.from_stored(data.policy_overrides)
+    actions = load_actions(data.latest_actions)
+    mode: Mode = overrides.mode or settings.mode
+    kind = prior.thread_kind or "conversation"
+    lines: list[str] = []
+    ops: list[ClockOp] = []
+    kind_change: tuple[str, bool] | None = None
+    reply: str | None = None
+    clocked: Action | None = None
+    policy = settings.actions
+
+    directive = parse_directive(turn.text)
+    if isinstance(directive, SetMode):
+        mode = directive.mode or settings.mode
+        ops.append(_set_override("mode", directive.mode))
+        reply = wording.mode_set(directive.mode, mode)
+    elif isinstance(directive, SetAuto):
+        ops.append(_set_override("auto_clock_temporal_actions", directive.enabled))
+        reply = wording.auto_set(directive.enabled)
+    elif isinstance(directive, SetKind):
+        kind = directive.kind
+        kind_change = (directive.kind, True)
+        reply = wording.kind_set(directive.kind)
+    elif isinstance(directive, InvalidDirective):
+        reply = directive.problem
+    elif isinstance(directive, ClockIt):
+        if not policy.enabled:
+            reply = wording.CLOCKING_DISABLED
+        else:
+            detected = label_for_clocked(directive.label_text)
+            scope: Scope = "group" if directive.group and turn.chat_type == "group" else "user"
+            clocked = _new(
+                turn, detected, "clock_it", scope, data, settings, kind, directive.label_text
+            )
+            ops.append(_add(clocked, policy.max_items))
+            lines.append(wording.clocked(clocked))
+    directive_only = directive is not None and is_directive_only(turn.text, directive)
+    if reply is not None and not directive_only:
+        # Mixed with a message: the model hears it and tells the user.
+        lines.append(wording.tell_user(reply))
+
+    auto = overrides.auto_clock_temporal_actions
+    if auto is None:
+        auto = policy.auto_clock_temporal_actions
+    visible = visible_actions(
+        actions,
+        now=now,
+        user_key=turn.user_key,
+        thread_key=turn.thread_key,
+        chat_type=turn.chat_type,
+    )
+    if directive is None and policy.enabled:
+        update = detect_status_update(turn.text)
+        if update is not None:
+            _, closed = close_latest(
+                visible, update, now=now, user_key=turn.user_key, thread_key=turn.thread_key
+            )
+            if closed is not None:
+                ops.append(_close(update_status=closed))
+                lines.append(wording.closed(closed, now))
+        report = detect_duration_report(turn.text)
+        if report is not None:
+            ops.append(lambda d: replace(d, calibration=calibrate(d.calibration, report, now=now)))
+            lines.append(wording.calibrated(report))
+        detected = detect_temporal_action(turn.text) if auto and mode != "off" else None
+        if detected is not None and (
+            detected.temporal or not policy.require_explicit_clock_it_for_non_temporal
+        ):
+            quote = turn.text if policy.store_quotes else None
+            action = _new(turn, detected, "auto", "user", data, settings, kind, quote)
+            ops.append(_add(action, policy.max_items))
+
+    mentions_time = turn.mentions_time or is_time_or_scheduling(turn.text)
+    if (
+        kind_change is None
+        and prior.thread_kind_source in (None, "default")
+        and kind == "conversation"
+        and turn.mentions_time
+        and scheduling_confidence(turn.text) >= _CONFIDENT
+    ):
+        kind_change = ("scheduling", False)
+
+    facts = RuleFacts(
+        mode=mode,
+        thread_kind=kind,
+        chat_type=turn.chat_type,
+        elapsed=_since(now, prior.thread_last_interaction_at),
+        elapsed_any_channel=_since(now, prior.any_channel_at),
+        has_open_action=bool(visible),
+        mentions_time=mentions_time,
+    )
+    fired = evaluate(settings.checkins, facts)
+    cue = None
+    if settings.inference.enabled and mode != "off":
+        cue = find_cue(turn.text, visible, now=now, extra=settings.inference.cues)
+        if cue is not None:
+            lines.append(wording.cue(cue, now))
+    if fired:
+        lines.extend(_checkin(fired[0], facts, visible, cue.action if cue else None, now))
+    if settings.inference.require_confirmation_for_impactful_actions and (
+        turn.body.get("tools") or mentions_impactful_action(turn.text)
+    ):
+        lines.append(wording.CONFIRM_IMPACTFUL)
+    return AwarenessView(
+        mode=mode,
+        thread_kind=kind,
+        lines=tuple(lines),
+        fired=tuple(rule.id for rule in fired),
+        ops=tuple(ops),
+        kind_change=kind_change,
+        reply=reply if directive_only else None,
+        clocked=clocked,
+    )
+
+
+def apply_ops(ops: Sequence[ClockOp]) -> Callable[[ClockData], ClockData | None]:
+    """One store change running ``ops`` in order (``None`` when there are none)."""
+
+    def change(data: ClockData) -> ClockData | None:
+        if not ops:
+            return None
+        for op in ops:
+            data = op(data)
+        return data
+
+    return change
+
+
+def _checkin(
+    rule: CheckinRule,
+    facts: RuleFacts,
+    visible: Sequence[Action],
+    cued: Action | None,
+    now: datetime,
+) -> list[str]:
+    """The one check-in directive of the first rule that fired (spec 000 §9)."""
+    elapsed = facts.elapsed or timedelta(0)
+    lines: list[str] = []
+    if rule.then.ask_for_updates:
+        lines.append(wording.ask_for_updates(rule.id, elapsed, facts.thread_kind))
+    if rule.then.offer_recap:
+        lines.append(wording.offer_recap(rule.id, elapsed))
+    if rule.then.allow_hedged_reference:
+        # Newest first; an action the cue line already asks about is not asked twice.
+        candidates = [a for a in sorted(visible, key=lambda a: a.recorded_at) if a != cued]
+        if candidates:
+            lines.append(wording.hedged_reference(rule.id, candidates[-1], now))
+    return lines
+
+
+def _new(
+    turn: Turn,
+    detected: object,
+    source: Source,
+    scope: Scope,
+    data: ClockData,
+    settings: AwarenessSettings,
+    kind: str,
+    quote: str | None,
+) -> Action:
+    policy = settings.actions
+    return new_action(
+        detected,  # type: ignore[arg-type]
+        now=turn.received_at,
+        thread_key=turn.thread_key,
+        user_key=turn.user_key,
+        source=source,
+        scope=scope,
+        calibration=data.calibration,
+        ttl_default=policy.ttl,
+        project=kind == "project",
+        project_ttl=policy.project_ttl,
+        max_ttl=policy.max_ttl,
+        quote=quote[:200] if quote and policy.store_quotes else None,
+        action_id=f"act_{secrets.token_hex(4)}",
+    )
+
+
+def _add(action: Action, max_items: int) -> ClockOp:
+    def op(data: ClockData) -> ClockData:
+        stored = load_actions(data.latest_actions)
+        kept = add_action(stored, action, now=action.recorded_at, max_items=max_items)
+        return replace(data, latest_actions=[a.to_json() for a in kept])
+
+    return op
+
+
+def _close(update_status: Action) -> ClockOp:
+    def op(data: ClockData) -> ClockData:
+        stored = load_actions(data.latest_actions)
+        moved = [update_status if a.id == update_status.id else a for a in stored]
+        return replace(data, latest_actions=[a.to_json() for a in moved])
+
+    return op
+
+
+def _set_override(key: str, value: object) -> ClockOp:
+    def op(data: ClockData) -> ClockData:
+        overrides = {k: v for k, v in data.policy_overrides.items() if k != key}
+        if value is not None:
+            overrides[key] = value
+        return replace(data, policy_overrides=overrides)
+
+    return op
+
+
+def _since(now: datetime, then: datetime | None) -> timedelta | None:
+    if then is None or then > now:
+        return None
+    return now - then

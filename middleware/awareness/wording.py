@@ -1,0 +1,144 @@
+"""What the awareness layer says: the model's directives and the user's confirmations.
+
+Stable wording (tests and prompt caches depend on it). Everything about the user's past
+actions is hedged and correctable (spec 000 §11): the model is told what the user *said*,
+never what happened.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from middleware.actions.cues import CueMatch
+from middleware.actions.detect import DurationReport
+from middleware.actions.model import Action
+from middleware.actions.templates import TEMPLATES
+from middleware.clock.policy import Mode
+from middleware.clock.temporal import ago
+
+CORRECTABLE = "Never state it as fact; if the user corrects you, accept it at once."
+
+CONFIRM_IMPACTFUL = (
+    "Before sending messages or emails to anyone else, creating or changing calendar "
+    "events or reminders, buying or paying for anything, publishing or deploying, or "
+    "deleting data: say exactly what you will do and wait for the user's explicit yes."
+)
+
+CLOCKING_DISABLED = (
+    "Clocking actions is turned off on this relay ([clock.store.latest_actions] enabled "
+    "= false), so nothing was stored."
+)
+
+_MODE_MEANING = {
+    "off": "no check-ins or action references, just the time",
+    "light": "check-ins only when a rule says the gap matters",
+    "normal": "more proactive check-ins and recaps after long gaps",
+}
+
+_KIND_MEANING = {
+    "project": "I'll ask for updates when you come back after a day or more",
+    "conversation": "no project check-ins",
+    "scheduling": "times are anchored and confirmed before anything is scheduled",
+    "operations": "treated as operational work",
+}
+
+
+def tell_user(text: str) -> str:
+    return f"Relay note for the user (pass it on briefly): {text}"
+
+
+def mode_set(requested: Mode | None, effective: Mode) -> str:
+    if requested is None:
+        return f"Clock mode is back to the default: {effective} ({_MODE_MEANING[effective]})."
+    return f"Clock mode is now {effective}: {_MODE_MEANING[effective]}."
+
+
+def auto_set(enabled: bool) -> str:
+    if enabled:
+        return "I'll note near-term plans like 'heading to the gym' automatically again."
+    return (
+        "I won't note your plans automatically any more; say 'clock it: …' for anything "
+        "you want me to remember."
+    )
+
+
+def kind_set(kind: str) -> str:
+    return f"This thread is now a {kind} thread: {_KIND_MEANING[kind]}."
+
+
+def clocked(action: Action) -> str:
+    return (
+        f'The user clocked an action: "{action.label}"{_expected(action)}. Acknowledge it briefly.'
+    )
+
+
+def closed(action: Action, now: datetime) -> str:
+    verb = "done with" if action.status == "done" else "no longer doing"
+    return (
+        f'The user says they are {verb}: "{action.label}" (said {ago(now - action.recorded_at)}).'
+    )
+
+
+def calibrated(report: DurationReport) -> str:
+    return (
+        f"The user says {report.activity.replace('meal:', '')} took {_duration(report.minutes)}; "
+        "their usual duration for it is updated."
+    )
+
+
+def ask_for_updates(rule_id: str, elapsed: timedelta, kind: str) -> str:
+    return (
+        f"Check-in ({rule_id}): {ago(elapsed)} since the last interaction in this {kind} "
+        "thread. Before continuing, briefly ask the user for any updates since then."
+    )
+
+
+def offer_recap(rule_id: str, elapsed: timedelta) -> str:
+    return (
+        f"Check-in ({rule_id}): the last interaction here was {ago(elapsed)}. Offer a "
+        "one- or two-line recap of where things stood, then follow the user's lead."
+    )
+
+
+def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
+    template = TEMPLATES.get(action.activity or "")
+    question = (
+        template.question if template else f"did you end up getting to {action.label.lower()}?"
+    )
+    return (
+        f"Check-in ({rule_id}): {ago(now - action.recorded_at)} the user said they were "
+        f'going to "{action.label}" ({_status(action, now)}). If it fits, mention it in a '
+        f'hedged way, e.g. "Welcome back — {question}" {CORRECTABLE}'
+    )
+
+
+def cue(match: CueMatch, now: datetime) -> str:
+    action = match.action
+    return (
+        f"Possible connection (unconfirmed): {ago(now - action.recorded_at)} the user said "
+        f'"{action.label}", and this message mentions "{match.cue}". You may ask a '
+        f'confirming question such as "{match.question}" {CORRECTABLE}'
+    )
+
+
+def _status(action: Action, now: datetime) -> str:
+    status = action.status_at(now)
+    return {
+        "planned": "planned, not confirmed",
+        "in_progress": "under way when they said it, not confirmed",
+        "likely_done": "likely done by now, not confirmed",
+    }.get(status, status)
+
+
+def _expected(action: Action) -> str:
+    if action.expected_typical_minutes is None:
+        return ""
+    return f" (usually takes about {_duration(action.expected_typical_minutes)})"
+
+
+def _duration(minutes: int) -> str:
+    if minutes < 90:
+        return f"{minutes} minutes"
+    hours = minutes / 60
+    shown = f"{hours:.1f}".rstrip("0").rstrip(".")
+    return f"{shown} hours"

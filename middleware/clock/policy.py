@@ -1,0 +1,243 @@
+"""The user policy block (spec 000 §0) and the per-prompt relevance decision (§5.1).
+
+The pydantic models here are the ``[clock]`` table's policy keys, with the spec's names
+and defaults: a config that says nothing gets exactly the spec's block. Durations are
+ISO 8601 strings (``P1D``, ``PT2H``, ``P30D``) parsed by pydantic.
+
+``evaluate`` is pure: given what is known about this message it returns the rules that
+fire, in order; the awareness stage turns the first one into a single directive (§9: do
+*one* of ask, recap, reference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+Mode = Literal["off", "light", "normal"]
+ThreadKind = Literal["project", "conversation", "scheduling", "operations"]
+THREAD_KINDS: tuple[str, ...] = ("project", "conversation", "scheduling", "operations")
+MODES: tuple[str, ...] = ("off", "light", "normal")
+
+
+def _iso_duration(value: Any) -> Any:
+    # pydantic also takes numbers (seconds) and "HH:MM" text; the policy speaks ISO 8601
+    # only, so "2" is never silently two seconds.
+    if isinstance(value, timedelta):
+        return value
+    if not isinstance(value, str) or not value.upper().startswith("P"):
+        raise ValueError(
+            f"must be an ISO 8601 duration such as 'P1D', 'PT2H' or 'P30D', not {value!r}"
+        )
+    return value.upper()
+
+
+Duration = Annotated[timedelta, BeforeValidator(_iso_duration)]
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RuleWhen(_Block):
+    """Conditions; all that are set must hold. Elapsed conditions never hold on the first
+    message in a thread (there is nothing to measure from)."""
+
+    thread_kind: ThreadKind | list[ThreadKind] | None = None
+    # Since the last interaction in this thread (user or agent message).
+    elapsed_gte: Duration | None = None
+    elapsed_lt: Duration | None = None
+    # Since the user's (person's, when linked) last contact on any channel.
+    elapsed_any_channel_gte: Duration | None = None
+    has_open_action: bool | None = None
+    # The message has time references or scheduling intent.
+    mentions_time: bool | None = None
+    chat_type: Literal["dm", "group"] | None = None
+    mode: Mode | list[Mode] | None = None
+
+
+class RuleThen(_Block):
+    """What a firing rule allows; at least one must be true."""
+
+    ask_for_updates: bool = False
+    allow_hedged_reference: bool = False
+    offer_recap: bool = False
+
+    @model_validator(mode="after")
+    def _something(self) -> RuleThen:
+        if not (self.ask_for_updates or self.allow_hedged_reference or self.offer_recap):
+            raise ValueError(
+                "a rule must set at least one of ask_for_updates, allow_hedged_reference, "
+                "offer_recap to true"
+            )
+        return self
+
+
+class CheckinRule(_Block):
+    id: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    when: RuleWhen = Field(default_factory=RuleWhen)
+    then: RuleThen
+
+
+def _rules(*rules: dict[str, Any]) -> list[CheckinRule]:
+    return [CheckinRule.model_validate(rule) for rule in rules]
+
+
+def _default_rules() -> list[CheckinRule]:
+    return _rules(
+        {
+            "id": "project_gap_1d",
+            "when": {"thread_kind": "project", "elapsed_gte": "P1D"},
+            "then": {"ask_for_updates": True},
+        },
+        {
+            "id": "action_gap_2h",
+            "when": {"has_open_action": True, "elapsed_gte": "PT2H"},
+            "then": {"allow_hedged_reference": True},
+        },
+        {
+            "id": "long_gap_30d",
+            "when": {"elapsed_gte": "P30D"},
+            "then": {"offer_recap": True},
+        },
+    )
+
+
+def _default_normal_rules() -> list[CheckinRule]:
+    return _rules(
+        {
+            "id": "normal_gap_1d",
+            "when": {"elapsed_gte": "P1D"},
+            "then": {"offer_recap": True},
+        },
+        {
+            "id": "normal_action_gap_30m",
+            "when": {"has_open_action": True, "elapsed_gte": "PT30M"},
+            "then": {"allow_hedged_reference": True},
+        },
+    )
+
+
+class CheckinsPolicy(_Block):
+    enabled: bool = True
+    rules: list[CheckinRule] = Field(default_factory=_default_rules)
+    # Extra rules evaluated after ``rules`` only in mode "normal" (spec 000 §0: "more
+    # proactive check-ins/summaries when gaps are large"); "light" uses ``rules`` alone.
+    normal_rules: list[CheckinRule] = Field(default_factory=_default_normal_rules)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> CheckinsPolicy:
+        seen: set[str] = set()
+        for rule in [*self.rules, *self.normal_rules]:
+            if rule.id in seen:
+                raise ValueError(f"two check-in rules have the id {rule.id!r}; ids must differ")
+            seen.add(rule.id)
+        return self
+
+
+class LatestActionsPolicy(_Block):
+    enabled: bool = True
+    max_items: Annotated[int, Field(ge=1, le=500)] = 25
+    auto_clock_temporal_actions: bool = True
+    require_explicit_clock_it_for_non_temporal: bool = True
+    store_quotes: bool = False
+    # How long an action stays usable (spec 000 §6.4): the default, the default in
+    # project threads, and the ceiling whatever the user says.
+    ttl: Duration = timedelta(days=1)
+    project_ttl: Duration = timedelta(days=7)
+    max_ttl: Duration = timedelta(days=30)
+
+
+class StorePolicy(_Block):
+    # Core Clock MUST record timestamps (spec 000 §4.1): only true is accepted.
+    last_message_timestamps: Literal[True] = True
+    latest_actions: LatestActionsPolicy = Field(default_factory=LatestActionsPolicy)
+
+
+def _default_tool_patterns() -> list[str]:
+    from middleware.impact.tool_calls import DEFAULT_PATTERNS
+
+    return list(DEFAULT_PATTERNS)
+
+
+class InferencePolicy(_Block):
+    enabled: bool = True
+    allow_for_tone_only: bool = True
+    require_confirmation_for_impactful_actions: bool = True
+    # Tool calls the upstream makes whose names match these (fnmatch, case-insensitive):
+    # "enforce" holds them until the user confirms, "annotate" only flags them.
+    impactful_tool_guard: Literal["enforce", "annotate", "off"] = "enforce"
+    impactful_tool_patterns: list[str] = Field(default_factory=_default_tool_patterns)
+    # How long a held call waits for the user's confirmation.
+    confirmation_ttl: Duration = timedelta(hours=1)
+    # Extra cue words per activity for confirming questions (§6.5), added to the built-in
+    # table: e.g. {gym = ["my arms are jelly"]}.
+    cues: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class PolicyOverrides(_Block):
+    """What a user (or an admin for them) may override (spec 000 §10.2 ``policy_overrides``)."""
+
+    mode: Mode | None = None
+    auto_clock_temporal_actions: bool | None = None
+
+    @classmethod
+    def from_stored(cls, data: Any) -> PolicyOverrides:
+        """Stored overrides, keeping the keys we understand (imports may carry others)."""
+        if not isinstance(data, dict):
+            return cls()
+        known = {key: data[key] for key in cls.model_fields if key in data}
+        try:
+            return cls.model_validate(known)
+        except ValueError:
+            return cls()
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFacts:
+    """What the relevance decision looks at for one message (spec 000 §5.1)."""
+
+    mode: Mode
+    thread_kind: str
+    chat_type: Literal["dm", "group"]
+    elapsed: timedelta | None  # since the last interaction here; None: first message
+    elapsed_any_channel: timedelta | None
+    has_open_action: bool
+    mentions_time: bool
+
+
+def rule_fires(rule: CheckinRule, facts: RuleFacts) -> bool:
+    """Whether every condition the rule sets holds for ``facts``."""
+    when = rule.when
+    checks = (
+        when.thread_kind is None or facts.thread_kind in _as_list(when.thread_kind),
+        when.mode is None or facts.mode in _as_list(when.mode),
+        when.chat_type is None or facts.chat_type == when.chat_type,
+        when.has_open_action is None or facts.has_open_action == when.has_open_action,
+        when.mentions_time is None or facts.mentions_time == when.mentions_time,
+        when.elapsed_gte is None
+        or (facts.elapsed is not None and facts.elapsed >= when.elapsed_gte),
+        when.elapsed_lt is None or (facts.elapsed is not None and facts.elapsed < when.elapsed_lt),
+        when.elapsed_any_channel_gte is None
+        or (
+            facts.elapsed_any_channel is not None
+            and facts.elapsed_any_channel >= when.elapsed_any_channel_gte
+        ),
+    )
+    return all(checks)
+
+
+def evaluate(checkins: CheckinsPolicy, facts: RuleFacts) -> list[CheckinRule]:
+    """The rules that fire, in their configured order (``normal_rules`` after ``rules``,
+    in mode normal only); none while check-ins are disabled or the mode is ``off``."""
+    if not checkins.enabled or facts.mode == "off":
+        return []
+    rules = [*checkins.rules, *(checkins.normal_rules if facts.mode == "normal" else ())]
+    return [rule for rule in rules if rule_fires(rule, facts)]
+
+
+def _as_list(value: str | list[Any]) -> list[Any]:
+    return value if isinstance(value, list) else [value]

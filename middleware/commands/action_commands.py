@@ -1,0 +1,89 @@
+"""``/actions``: the user's open actions with their ages; mark one done or cancel it.
+
+``/actions`` lists, ``/actions done 2`` / ``/actions cancel 2`` (the number shown, or the
+action's id) close one. Only the actions this user could be reminded of here are shown:
+in a group, the ones they clocked in that group (spec 000 §7.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from middleware.actions.lifecycle import mark, visible_actions
+from middleware.actions.model import Action, load_actions
+from middleware.clock.temporal import ago
+from middleware.commands import Command, CommandHandler
+from middleware.store import ClockData, Store
+from middleware.types import Turn
+
+_STATUS = {
+    "planned": "planned",
+    "in_progress": "in progress",
+    "likely_done": "likely done",
+}
+
+USAGE = "Use /actions to list, /actions done <number> or /actions cancel <number> to close one."
+
+
+def action_commands(store: Store) -> dict[str, CommandHandler]:
+    """The handler, keyed by command name."""
+
+    async def actions(turn: Turn, command: Command) -> str:
+        now = turn.received_at
+        data = await store.get_clock_data(turn.user_key) or ClockData()
+        shown = _shown(data, turn, now)
+        verb, _, which = command.args.partition(" ")
+        verb = verb.lower()
+        if not verb:
+            return _listing(shown, now)
+        if verb not in ("done", "cancel") or not which.strip():
+            return f"I don't know '/actions {command.args}'. {USAGE}"
+        target = _pick(shown, which.strip())
+        if target is None:
+            return f"There is no open action '{which.strip()}' here. " + (
+                _listing(shown, now) if shown else "You have no open actions."
+            )
+        status = "done" if verb == "done" else "canceled"
+
+        def close(stored: ClockData) -> ClockData:
+            moved = mark(load_actions(stored.latest_actions), target.id, status, now=now)
+            return replace(stored, latest_actions=[a.to_json() for a in moved])
+
+        await store.update_clock_data(turn.user_key, close)
+        word = "done" if status == "done" else "canceled"
+        return f'Marked "{target.label}" as {word}.'
+
+    return {"actions": actions}
+
+
+def _shown(data: ClockData, turn: Turn, now: datetime) -> list[Action]:
+    visible = visible_actions(
+        load_actions(data.latest_actions),
+        now=now,
+        user_key=turn.user_key,
+        thread_key=turn.thread_key,
+        chat_type=turn.chat_type,
+    )
+    return sorted(visible, key=lambda action: action.recorded_at)
+
+
+def _listing(shown: list[Action], now: datetime) -> str:
+    if not shown:
+        return (
+            "You have no open actions. Say 'clock it: <what you're doing>' and I'll keep "
+            "it in mind for a while."
+        )
+    lines = ["Your open actions:"]
+    for number, action in enumerate(shown, start=1):
+        status = _STATUS.get(action.status_at(now), action.status_at(now))
+        lines.append(f"{number}. {action.label} — {ago(now - action.recorded_at)}, {status}")
+    lines.append(USAGE)
+    return "\n".join(lines)
+
+
+def _pick(shown: list[Action], which: str) -> Action | None:
+    if which.isdigit():
+        index = int(which) - 1
+        return shown[index] if 0 <= index < len(shown) else None
+    return next((action for action in shown if action.id == which), None)

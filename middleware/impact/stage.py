@@ -1,0 +1,206 @@
+"""The impactful tool-call guard (spec 000 §8.2) as a pipeline stage.
+
+When the client passed ``tools`` and the upstream's answer calls one whose name matches
+the configured patterns:
+
+- ``enforce``: the call is held (in the store, per thread) and the client gets an
+  assistant message asking the user to confirm instead. If the user's next message in
+  the thread is an explicit yes, the relay answers it with the held call itself — the
+  same ids and arguments — without asking the model again; anything else drops the call
+  and tells the model it was not made.
+- ``annotate``: the answer passes unchanged, flagged in the
+  ``X-Chronorelay-Impactful-Tool-Calls`` header (non-streamed) and the log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
+
+from middleware.impact.confirmation import classify_answer
+from middleware.impact.tool_calls import (
+    StreamToolCalls,
+    ToolCall,
+    confirmation_body,
+    confirmation_text,
+    guard_stream,
+    impactful_names,
+    release_body,
+    release_stream,
+    tool_calls_in_body,
+)
+from middleware.pipeline import Handler, Stage
+from middleware.store import HeldToolCall, Store
+from middleware.types import IMPACTFUL_TOOL_CALLS, Reply, ReplyStream, Turn
+
+log = logging.getLogger(__name__)
+
+Guard = Literal["enforce", "annotate", "off"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImpactSettings:
+    guard: Guard = "enforce"
+    patterns: tuple[str, ...] = ()
+    confirmation_ttl: timedelta = timedelta(hours=1)
+
+
+def impact_stage(store: Store, settings: ImpactSettings) -> Stage:
+    """Hold (or flag) impactful tool calls; release a held one on the user's yes."""
+
+    def impactful(calls: list[ToolCall]) -> list[str]:
+        return impactful_names([call.name for call in calls], settings.patterns)
+
+    async def impact(turn: Turn, call_next: Handler) -> Reply:
+        if settings.guard == "off":
+            return await call_next(turn)
+        released = await _answer_held(store, turn)
+        if released is not None:
+            return released
+        reply = await call_next(turn)
+        if not turn.body.get("tools"):
+            return reply
+        if reply.body is not None:
+            return await _guard_body(store, turn, reply, impactful, settings)
+        if reply.stream is not None:
+            return _guard_stream(store, turn, reply.stream, impactful, settings)
+        return reply
+
+    return impact
+
+
+async def _answer_held(store: Store, turn: Turn) -> Reply | None:
+    """Release the held call on an explicit yes; otherwise drop it and tell the model."""
+    prior = turn.prior
+    if turn.continuation or prior is None or prior.held_call_expires_at is None:
+        return None
+    held = await store.take_held_tool_call(turn.thread_key)
+    if held is None:
+        return None
+    if held.user_key != turn.user_key:
+        # Someone else in the group spoke: the call still waits for its own user.
+        await store.hold_tool_call(held)
+        return None
+    names = ", ".join(held.names)
+    if held.expires_at <= turn.received_at:
+        turn.context.sections.append(
+            f"A call to {names} waited for the user's confirmation and expired; it was not "
+            "made. Do not make it unless the user asks again."
+        )
+        return None
+    answer = classify_answer(turn.text)
+    if answer == "confirm":
+        log.info(
+            "releasing held tool call(s) %s in %s on the user's confirmation",
+            names,
+            turn.thread_key,
+        )
+        return _release(turn, held)
+    turn.context.sections.append(
+        f"The user did not confirm the call to {names}, so it was not made. Do not make it "
+        "unless they clearly ask for it again."
+    )
+    return None
+
+
+def _release(turn: Turn, held: HeldToolCall) -> Reply:
+    created = int(turn.received_at.timestamp())
+    completion_id = f"chatcmpl-relay-{created}"
+    text = f"[confirmed tool call: {', '.join(held.names)}]"
+    if turn.body.get("stream"):
+        chunks = release_stream(
+            held.message, model=held.model, created=created, completion_id=completion_id
+        )
+        return Reply(text=text, stream=ReplyStream(_iterate(chunks), lambda: None))
+    body = release_body(
+        held.message, model=held.model, created=created, completion_id=completion_id
+    )
+    return Reply(text=text, body=body)
+
+
+async def _guard_body(
+    store: Store, turn: Turn, reply: Reply, impactful: Any, settings: ImpactSettings
+) -> Reply:
+    assert reply.body is not None
+    message, calls = tool_calls_in_body(reply.body)
+    names: list[str] = impactful(calls)
+    if not names or message is None:
+        return reply
+    if settings.guard == "annotate":
+        log.warning("impactful tool call(s) %s in %s (annotate mode)", names, turn.thread_key)
+        reply.meta[IMPACTFUL_TOOL_CALLS] = ",".join(names)
+        return reply
+    original = json.loads(reply.body)
+    await _hold(store, turn, message, names, str(original.get("model") or ""), settings)
+    text = confirmation_text(calls, names, message.get("content"))
+    reply.body = confirmation_body(original, text)
+    reply.text = text
+    return reply
+
+
+def _guard_stream(
+    store: Store, turn: Turn, stream: ReplyStream, impactful: Any, settings: ImpactSettings
+) -> Reply:
+    if settings.guard == "annotate":
+        return Reply(stream=ReplyStream(_annotated(turn, stream, impactful), lambda: None))
+
+    async def on_hold(message: dict[str, Any], names: list[str]) -> str:
+        calls = [
+            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"], i)
+            for i, c in enumerate(message.get("tool_calls") or [])
+        ]
+        await _hold(store, turn, message, names, str(turn.body.get("model") or ""), settings)
+        return confirmation_text(calls, names, message.get("content"))
+
+    async def guarded() -> AsyncIterator[bytes]:
+        async with aclosing(stream.__aiter__()) as upstream:
+            async with aclosing(guard_stream(upstream, impactful, on_hold)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+
+    return Reply(stream=ReplyStream(guarded(), lambda: None))
+
+
+async def _annotated(turn: Turn, stream: ReplyStream, impactful: Any) -> AsyncIterator[bytes]:
+    """Pass the stream through; log impactful calls seen (headers went out already)."""
+    seen = StreamToolCalls()
+    async with aclosing(stream.__aiter__()) as chunks:
+        async for chunk in chunks:
+            seen.feed(chunk)
+            yield chunk
+    names = impactful(seen.calls())
+    if names:
+        log.warning("impactful tool call(s) %s in %s (annotate mode)", names, turn.thread_key)
+
+
+async def _hold(
+    store: Store,
+    turn: Turn,
+    message: dict[str, Any],
+    names: list[str],
+    model: str,
+    settings: ImpactSettings,
+) -> None:
+    now = turn.received_at
+    log.info("holding tool call(s) %s in %s until the user confirms", names, turn.thread_key)
+    await store.hold_tool_call(
+        HeldToolCall(
+            thread_key=turn.thread_key,
+            user_key=turn.user_key,
+            message=message,
+            names=tuple(names),
+            model=model or str(turn.body.get("model") or ""),
+            held_at=now,
+            expires_at=now + settings.confirmation_ttl,
+        )
+    )
+
+
+async def _iterate(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk

@@ -1,0 +1,306 @@
+"""Temporal awareness through the HTTP endpoint (spec 000 §5–§9): what the upstream is told
+as a fake clock moves through minutes, hours and months."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+
+from middleware.clock.source import FakeClock
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream
+
+START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+ADMIN = "admin-token-0123456789"
+AWARENESS_MARKERS = ("Check-in", "Gap:", "Welcome back", "Possible connection", "clocked")
+
+
+class Conversation:
+    """One user in one thread; ``say`` sends a message at the fake clock's now."""
+
+    def __init__(
+        self,
+        relay: RunningServer,
+        upstream: FakeUpstream,
+        clock: FakeClock,
+        *,
+        user: str = "ana",
+        thread: str = "t1",
+        chat_type: str = "dm",
+    ) -> None:
+        self.relay, self.upstream, self.clock = relay, upstream, clock
+        self.user, self.thread, self.chat_type = user, thread, chat_type
+
+    def as_user(self, user: str) -> Conversation:
+        return Conversation(
+            self.relay,
+            self.upstream,
+            self.clock,
+            user=user,
+            thread=self.thread,
+            chat_type=self.chat_type,
+        )
+
+    async def say(self, text: str, *, after: timedelta = timedelta(0)) -> dict[str, Any]:
+        self.clock.advance(after)
+        headers = {
+            "X-Chronorelay-User": self.user,
+            "X-Chronorelay-Thread": self.thread,
+            "X-Chronorelay-Chat-Type": self.chat_type,
+        }
+        body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+        async with aiohttp.ClientSession() as http:
+            async with http.post(
+                f"{self.relay.url}/v1/chat/completions", json=body, headers=headers
+            ) as response:
+                assert response.status == 200, await response.text()
+                return dict(await response.json())
+
+    async def block_for(self, text: str, *, after: timedelta = timedelta(0)) -> str:
+        """Send ``text``; return the relay block the upstream received with it."""
+        sent = len(self.upstream.requests)
+        await self.say(text, after=after)
+        assert len(self.upstream.requests) == sent + 1, "the message was not forwarded"
+        content = str(self.upstream.last.body["messages"][-1]["content"])
+        return content.split("<relay_context>\n", 1)[1].split("\n</relay_context>")[0]
+
+    async def admin_user(self) -> dict[str, Any]:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(
+                f"{self.relay.url}/admin/users/api:{self.user}",
+                headers={"Authorization": f"Bearer {ADMIN}"},
+            ) as response:
+                assert response.status == 200, await response.text()
+                return dict(await response.json())
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(START)
+
+
+@pytest.fixture
+async def talk(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> Conversation:
+    relay = await relay_factory(
+        clock=clock, server={"api_commands": True}, auth={"admin_token": ADMIN}
+    )
+    return Conversation(relay, fake_upstream, clock)
+
+
+def reply_text(reply: dict[str, Any]) -> str:
+    return str(reply["choices"][0]["message"]["content"])
+
+
+# -- the default rules at their boundaries ------------------------------------------------
+
+
+async def test_project_rule_fires_at_one_day_not_a_minute_before(talk: Conversation) -> None:
+    answer = await talk.say("clock: kind project")
+    assert "project thread" in reply_text(answer)
+
+    before = await talk.block_for("where were we?", after=timedelta(hours=23, minutes=59))
+    assert "Check-in" not in before
+    at = await talk.block_for("where were we?", after=timedelta(days=1))
+    assert "Check-in (project_gap_1d)" in at
+    assert "ask the user for any updates" in at
+
+
+async def test_project_rule_stays_quiet_in_a_conversation_thread(talk: Conversation) -> None:
+    await talk.say("hello")
+    block = await talk.block_for("hello again", after=timedelta(days=2))
+    assert "Check-in" not in block
+
+
+async def test_action_rule_fires_at_two_hours_not_a_minute_before(talk: Conversation) -> None:
+    await talk.say("heading to the gym now")
+    before = await talk.block_for("hey", after=timedelta(hours=1, minutes=59))
+    assert "Check-in" not in before
+
+    other = Conversation(talk.relay, talk.upstream, talk.clock, thread="t2")
+    await other.say("heading to the gym now")
+    at = await other.block_for("hey", after=timedelta(hours=2))
+    assert "Check-in (action_gap_2h)" in at
+    assert "gym" in at.lower()
+    assert "Never state it as fact" in at
+
+
+async def test_long_gap_rule_fires_at_thirty_days_not_a_day_before(talk: Conversation) -> None:
+    await talk.say("hello")
+    before = await talk.block_for("hi", after=timedelta(days=29))
+    assert "long_gap_30d" not in before
+    at = await talk.block_for("hi", after=timedelta(days=30))
+    assert "Check-in (long_gap_30d)" in at
+    assert "recap" in at
+
+
+# -- latest actions ------------------------------------------------------------------------
+
+
+async def test_sore_after_the_gym_gets_a_confirming_question(talk: Conversation) -> None:
+    await talk.say("I'm heading to the gym")
+    block = await talk.block_for("ugh I'm so sore", after=timedelta(hours=3))
+    assert "Possible connection (unconfirmed)" in block
+    assert "did you end up going to the gym" in block.lower()
+    assert "Never state it as fact" in block
+
+
+async def test_sore_without_an_action_gets_no_inference(talk: Conversation) -> None:
+    await talk.say("hello")
+    block = await talk.block_for("ugh I'm so sore", after=timedelta(hours=3))
+    assert "Possible connection" not in block
+
+
+async def test_waking_up_after_sleep_gets_a_hedged_welcome_back(talk: Conversation) -> None:
+    await talk.say("going to sleep, good night!")
+    block = await talk.block_for("morning", after=timedelta(hours=8))
+    assert "Welcome back — did you end up getting some sleep?" in block
+    assert "not confirmed" in block
+
+
+async def test_an_expired_action_is_never_referenced(talk: Conversation) -> None:
+    await talk.say("heading to the gym")
+    block = await talk.block_for("I'm so sore", after=timedelta(hours=25))
+    assert "gym" not in block.lower()
+    assert "Possible connection" not in block
+    user = await talk.admin_user()
+    assert [a["status_now"] for a in user["latest_actions"]] == ["expired"]
+
+
+async def test_explicit_clock_it_wins_over_the_automatic_action(talk: Conversation) -> None:
+    await talk.say("heading to the gym")
+    block = await talk.block_for("clock it: gym with Sam, leg day", after=timedelta(minutes=2))
+    assert "The user clocked an action" in block
+    actions = (await talk.admin_user())["latest_actions"]
+    open_gym = [a for a in actions if a["status_now"] != "canceled" and a.get("activity") == "gym"]
+    assert len(open_gym) == 1
+    assert open_gym[0]["source"] == "clock_it"
+
+
+async def test_saying_how_long_it_took_calibrates_the_next_estimate(talk: Conversation) -> None:
+    await talk.say("heading to the gym")
+    default_minutes = (await talk.admin_user())["latest_actions"][0]["expected_typical_minutes"]
+    await talk.say("the gym took 3 hours today", after=timedelta(hours=4))
+    user = await talk.admin_user()
+    assert user["calibration"]["activity_overrides"]["gym"]["typical_minutes"] == 180
+    assert default_minutes < 180
+
+    await talk.say("heading to the gym again", after=timedelta(days=1))
+    newest = max((await talk.admin_user())["latest_actions"], key=lambda a: str(a["recorded_iso"]))
+    assert newest["expected_typical_minutes"] == 180
+    # Past the template's typical time but inside the calibrated one: still under way.
+    block = await talk.block_for("hey", after=timedelta(minutes=default_minutes + 30))
+    assert "under way" in block
+    assert "likely done" not in block
+
+
+async def test_a_group_member_never_sees_another_members_action(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(clock=clock)
+    ana = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
+    bob = ana.as_user("bob")
+    await ana.say("heading to the gym")
+    await bob.say("anyone around?", after=timedelta(minutes=5))
+
+    bobs = await bob.block_for("I'm so sore, long day", after=timedelta(hours=3))
+    assert "gym" not in bobs.lower()
+    assert "Possible connection" not in bobs
+    anas = await ana.block_for("I'm so sore", after=timedelta(minutes=1))
+    assert "did you end up going to the gym" in anas.lower()
+
+
+async def test_five_minute_gaps_get_no_check_in_text_at_all(talk: Conversation) -> None:
+    await talk.say("let's plan the trip")
+    for turn in range(12):
+        block = await talk.block_for(f"next idea {turn}", after=timedelta(minutes=5))
+        for marker in AWARENESS_MARKERS:
+            assert marker not in block, (turn, marker, block)
+
+
+async def test_actions_command_lists_and_closes(talk: Conversation) -> None:
+    await talk.say("heading to the gym")
+    listing = reply_text(await talk.say("/actions", after=timedelta(minutes=30)))
+    assert "1. Go to the gym" in listing or "1. " in listing
+    assert "30 minutes ago" in listing
+    done = reply_text(await talk.say("/actions done 1"))
+    assert "as done" in done
+    assert "no open actions" in reply_text(await talk.say("/actions"))
+    # A closed action no longer supports check-ins.
+    block = await talk.block_for("hey", after=timedelta(hours=3))
+    assert "Check-in" not in block
+
+
+# -- policy and overrides ----------------------------------------------------------------
+
+
+async def test_clock_off_silences_check_ins_for_that_user(talk: Conversation) -> None:
+    answer = reply_text(await talk.say("clock: off"))
+    assert "Clock mode is now off" in answer
+    block = await talk.block_for("back", after=timedelta(days=40))
+    assert "Check-in" not in block
+    assert "Now:" in block  # the Core Clock line stays
+    assert "Clock mode is back" in reply_text(await talk.say("clock: on"))
+    assert "Check-in (long_gap_30d)" in await talk.block_for("hi", after=timedelta(days=31))
+
+
+async def test_normal_mode_set_by_an_admin_recaps_after_a_day(talk: Conversation) -> None:
+    await talk.say("hello")
+    async with aiohttp.ClientSession() as http:
+        async with http.put(
+            f"{talk.relay.url}/admin/users/api:ana/policy",
+            json={"mode": "normal"},
+            headers={"Authorization": f"Bearer {ADMIN}"},
+        ) as response:
+            assert response.status == 200
+            assert (await response.json())["policy_overrides"] == {"mode": "normal"}
+        async with http.put(
+            f"{talk.relay.url}/admin/users/api:ana/policy",
+            json={"mode": "loud"},
+            headers={"Authorization": f"Bearer {ADMIN}"},
+        ) as response:
+            assert response.status == 400
+            assert "mode" in (await response.json())["error"]["message"]
+    block = await talk.block_for("hi", after=timedelta(days=1))
+    assert "Check-in (normal_gap_1d)" in block
+
+
+async def test_an_invalid_directive_is_answered_with_what_to_write(talk: Conversation) -> None:
+    answer = reply_text(await talk.say("clock: kind banana"))
+    assert "banana" in answer
+    assert "project" in answer
+
+
+async def test_a_directive_on_a_channel_without_commands_reaches_the_model(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(clock=clock)
+    talk = Conversation(relay, fake_upstream, clock)
+    block = await talk.block_for("clock: kind project")
+    assert "Relay note for the user" in block
+    assert "project thread" in block
+    assert "Check-in (project_gap_1d)" in await talk.block_for("hi", after=timedelta(days=1))
+
+
+async def test_preview_shows_the_check_in_without_storing_anything(talk: Conversation) -> None:
+    await talk.say("going to sleep")
+    later = (START + timedelta(hours=9)).isoformat()
+    async with aiohttp.ClientSession() as http:
+        for _ in range(2):
+            async with http.post(
+                f"{talk.relay.url}/admin/threads/agent:main:api:t1/preview",
+                json={"text": "morning!", "user_key": "api:ana", "received_at": later},
+                headers={"Authorization": f"Bearer {ADMIN}"},
+            ) as response:
+                assert response.status == 200, await response.text()
+                preview = await response.json()
+            assert preview["checkins_fired"] == ["action_gap_2h"]
+            assert "did you end up getting some sleep?" in preview["block"]
+    # What preview showed is what the upstream gets.
+    block = await talk.block_for("morning!", after=timedelta(hours=9))
+    assert block in preview["block"]

@@ -1,0 +1,178 @@
+"""The impactful tool-call guard (spec 000 §8.2) with the real ``openai`` SDK as the client."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+import pytest
+
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream
+
+SEND_EMAIL: list[Any] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "send_email",
+            "description": "Send an email to someone",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+GET_WEATHER: list[Any] = [
+    {
+        "type": "function",
+        "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}},
+    }
+]
+HEADERS = {"X-Chronorelay-User": "ana", "X-Chronorelay-Thread": "t1"}
+
+
+def client(relay: RunningServer) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(
+        base_url=f"{relay.url}/v1", api_key="unused", max_retries=0, default_headers=HEADERS
+    )
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+async def streamed(sdk: openai.AsyncOpenAI, messages: list[Any], tools: list[Any]) -> Any:
+    """Collect a streamed answer into (content, {index: (id, name, arguments)})."""
+    stream = await sdk.chat.completions.create(
+        model="fake-model", messages=messages, tools=tools, stream=True
+    )
+    content = ""
+    calls: dict[int, list[str]] = {}
+    async for chunk in stream:
+        if not chunk.choices:
+            continue
+        delta = chunk.choices[0].delta
+        content += delta.content or ""
+        for call in delta.tool_calls or []:
+            entry = calls.setdefault(call.index, ["", "", ""])
+            entry[0] += call.id or ""
+            if call.function is not None:
+                entry[1] += call.function.name or ""
+                entry[2] += call.function.arguments or ""
+    return content, {index: tuple(parts) for index, parts in calls.items()}
+
+
+@pytest.fixture
+async def relay(relay_factory: RelayFactory) -> RunningServer:
+    return await relay_factory()
+
+
+async def test_enforce_holds_the_call_and_yes_releases_the_same_call(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    async with client(relay) as sdk:
+        first = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("email Bob the forecast")], tools=SEND_EMAIL
+        )
+        held = first.choices[0]
+        assert held.message.tool_calls is None
+        assert held.finish_reason == "stop"
+        assert "send_email" in (held.message.content or "")
+        assert "confirm" in (held.message.content or "").lower()
+        # The model was told to confirm impactful actions, since tools were passed.
+        assert (
+            "wait for the user's explicit yes" in fake_upstream.last.body["messages"][-1]["content"]
+        )
+        asked = len(fake_upstream.requests)
+
+        history = [
+            user("email Bob the forecast"),
+            {"role": "assistant", "content": held.message.content},
+            user("yes"),
+        ]
+        second = await sdk.chat.completions.create(
+            model="fake-model", messages=history, tools=SEND_EMAIL
+        )
+    # Released by the relay itself: the upstream was not asked again.
+    assert len(fake_upstream.requests) == asked
+    [call] = second.choices[0].message.tool_calls or []
+    assert second.choices[0].finish_reason == "tool_calls"
+    assert call.id == "call_1"
+    assert call.function.name == "send_email"
+    assert json.loads(call.function.arguments) == {"city": "Tokyo"}
+
+
+async def test_enforce_on_a_stream_then_a_streamed_release(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    async with client(relay) as sdk:
+        content, calls = await streamed(sdk, [user("email Bob")], SEND_EMAIL)
+        assert calls == {}
+        assert "send_email" in content
+        asked = len(fake_upstream.requests)
+        history = [user("email Bob"), {"role": "assistant", "content": content}, user("Yes!")]
+        content, calls = await streamed(sdk, history, SEND_EMAIL)
+    assert len(fake_upstream.requests) == asked
+    assert calls == {0: ("call_1", "send_email", '{"city": "Tokyo"}')}
+
+
+async def test_anything_but_yes_drops_the_held_call(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    async with client(relay) as sdk:
+        first = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
+        )
+        history = [
+            user("email Bob"),
+            {"role": "assistant", "content": first.choices[0].message.content},
+            user("no, not yet"),
+        ]
+        await sdk.chat.completions.create(model="fake-model", messages=history)
+        told = fake_upstream.last.body["messages"][-1]["content"]
+        assert "did not confirm the call to send_email" in told
+        # Dropped: a later yes releases nothing and goes to the model.
+        after = await sdk.chat.completions.create(
+            model="fake-model", messages=[*history, user("yes")]
+        )
+    assert after.choices[0].message.tool_calls is None
+    assert fake_upstream.last.body["messages"][-1]["content"].startswith("yes")
+
+
+async def test_a_harmless_tool_call_passes_untouched(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    async with client(relay) as sdk:
+        result = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("weather?")], tools=GET_WEATHER
+        )
+    [call] = result.choices[0].message.tool_calls or []
+    assert call.function.name == "get_weather"
+
+
+async def test_annotate_flags_in_a_header_and_lets_the_call_through(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(clock={"inference": {"impactful_tool_guard": "annotate"}})
+    async with client(relay) as sdk:
+        raw = await sdk.chat.completions.with_raw_response.create(
+            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
+        )
+        completion = raw.parse()
+        assert raw.headers["X-Chronorelay-Impactful-Tool-Calls"] == "send_email"
+        [call] = completion.choices[0].message.tool_calls or []
+        assert call.function.name == "send_email"
+        content, calls = await streamed(sdk, [user("email Bob")], SEND_EMAIL)
+    assert calls == {0: ("call_1", "send_email", '{"city": "Tokyo"}')}
+
+
+async def test_custom_patterns_decide_what_is_impactful(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(clock={"inference": {"impactful_tool_patterns": ["get_*"]}})
+    async with client(relay) as sdk:
+        email = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
+        )
+    # send_email is not in the configured list, so it passes.
+    assert email.choices[0].message.tool_calls is not None
