@@ -116,15 +116,19 @@ def injection_stage(store: Store, *, placement: Placement, max_tokens: int) -> S
             ordinal = seen.get(key, 0)
             seen[key] = ordinal + 1
             text = known.get((key, ordinal))
-            if text is None and index == newest and fresh is not None:
+            if index == newest and fresh is not None:
+                # The newest message always gets a block made now: a client that sends only
+                # the newest message says "hi" tomorrow as it did today, and must not get
+                # today's time. Only the first block made for a message is remembered.
+                if text is None:
+                    known[(key, ordinal)] = fresh
+                    save = (key, ordinal, fresh)
                 text = fresh
-                known[(key, ordinal)] = fresh
-                save = (key, ordinal, fresh)
             if text is not None:
                 plan.append((index, text))
         for index, text in reversed(plan):
             apply_block(forwarded, index, text, placement)
-        if fresh is not None and save is not None:
+        if fresh is not None:
             turn.context.text = fresh
             turn.context.tokens = estimate_tokens(fresh)
         turn.body = {**turn.body, "messages": forwarded}

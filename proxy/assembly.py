@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from middleware.awareness.stage import awareness_stage
 from middleware.awareness.view import AwarenessSettings
 from middleware.clock.render_stage import time_rendering_stage
@@ -43,7 +45,10 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
 
 
 def clock_settings(config: Config) -> ClockSettings:
-    return ClockSettings(enabled=config.clock.enabled)
+    return ClockSettings(
+        enabled=config.clock.enabled,
+        ambiguity_threshold=timedelta(hours=config.clock.ambiguity_threshold_hours),
+    )
 
 
 def awareness_settings(config: Config) -> AwarenessSettings:

@@ -50,9 +50,9 @@ def relay_config(tmp_path: Path, upstream_url: str, **sections: dict[str, Any]) 
 async def relay_factory(tmp_path: Path, fake_upstream: FakeUpstream) -> AsyncIterator[RelayFactory]:
     started: list[RunningServer] = []
 
-    async def make(*, clock: Clock | None = None, **sections: dict[str, Any]) -> RunningServer:
+    async def make(*, fake_clock: Clock | None = None, **sections: dict[str, Any]) -> RunningServer:
         config = relay_config(tmp_path, fake_upstream.url, **sections)
-        app = build_app(config, clock=clock)
+        app = build_app(config, clock=fake_clock)
         server = await start(app, "127.0.0.1", 0, shutdown_timeout=2)
         started.append(server)
         return server

@@ -60,6 +60,8 @@ THREAD_KINDS: tuple[ThreadKind, ...] = get_args(ThreadKind)
 MODES: tuple[Mode, ...] = get_args(Mode)
 
 LABEL_MAX = 60
+_SCAN_LIMIT = 4000
+_PHRASE_WORDS = 8  # a clocked activity phrase, not a paragraph
 # A message this sure of its scheduling intent may set thread_kind "scheduling" (§5.2).
 SCHEDULING_CONFIDENT = 0.8
 
@@ -122,7 +124,7 @@ class LanguagePatterns:
     gerund: Callable[[str], str]
     after_word: str
     subject: re.Pattern[str]  # "I " opening a clocked text
-    done_verb: re.Pattern[str]  # past tense: a clocked "paid invoice" is a note
+    statement: re.Pattern[str]  # past tense or "is": "paid invoice" is a note, not a plan
     done: tuple[StatusRule, ...]
     canceled: tuple[StatusRule, ...]
     durations: tuple[DurationRule, ...]
@@ -322,9 +324,10 @@ def detect_temporal_action(text: str) -> DetectedAction | None:
 def label_for_clocked(label_text: str) -> DetectedAction:
     """Normalise an explicitly clocked text; always returns an action.
 
-    A temporal announcement is read as :func:`detect_temporal_action` would; a bare
-    activity ("gym", "eat dinner at 8") is temporal with that activity; anything else
-    ("paid invoice", "standup moved to 3pm") is a non-temporal note with no activity.
+    A temporal announcement is read as :func:`detect_temporal_action` would; a short
+    phrase naming an activity ("gym", "eat dinner at 8", "gym with Sam, leg day") is
+    temporal with that activity; a statement ("paid invoice", "standup moved to 3pm",
+    "the bank details are in the doc") or anything else is a non-temporal note.
     """
     detected = detect_temporal_action(label_text)
     if detected is not None:
@@ -337,25 +340,31 @@ def label_for_clocked(label_text: str) -> DetectedAction:
     label = _label(_scrub(text, patterns)) or _label(label_text) or "Clocked item"
     template = match_activity(text)
     core = _strip_times(text, patterns)  # "eat dinner at 8" is a bare activity
-    if template and len(core.split()) <= 3 and not patterns.done_verb.match(core):
+    if template and len(core.split()) <= _PHRASE_WORDS and not patterns.statement.search(core):
         status: ActionStatus = "planned" if patterns.later_marker.search(text) else "in_progress"
         return DetectedAction(label, template.key, status, temporal=True)
     return DetectedAction(label, None, "planned", temporal=False)
 
 
-def _sentences(text: str, patterns: LanguagePatterns) -> Iterator[str]:
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.replace("’", "'")):
+def _sentences(text: str, patterns: LanguagePatterns, questions: bool = True) -> Iterator[str]:
+    """Sentences not hedged, conditional or reported (and not questions unless asked)."""
+    # What people say about their plans sits in short chat messages; a pasted log or
+    # document is read no further than this, so a huge message costs no more.
+    text = text[:_SCAN_LIMIT].replace("’", "'")
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         sentence = sentence.strip()
-        if sentence and not sentence.endswith("?") and not patterns.reject.search(sentence):
-            yield sentence
+        if sentence and (questions or not sentence.endswith("?")):
+            if not patterns.reject.search(sentence):
+                yield sentence
 
 
 def _clauses(sentence: str, filler: re.Pattern[str]) -> Iterator[str]:
-    """The sentence from each clause start on, fillers ("ok so, …") skipped."""
+    """The sentence from each clause start on, fillers ("ok so, …") skipped; a clause
+    that is a question is skipped ("heading out, wanna come?" still heads out)."""
     starts = [0] + [m.end() for m in re.finditer(r"[,;:—–]\s*|\s-\s", sentence)]
-    for start in starts:
+    for start, end in zip(starts, [*starts[1:], len(sentence)], strict=True):
         rest = filler.sub("", sentence[start:], count=1)
-        if rest:
+        if rest and "?" not in sentence[start:end]:
             yield rest
 
 
@@ -371,7 +380,7 @@ def _action(
     # Time words count after the rule's own words and only up to the clause's end: "back
     # in 10" is brb, "heading out now, see you tomorrow" is now.
     tail = clause[match.start("act") if groups.get("act") is not None else match.end() :]
-    markers = patterns.act_break.sub("", tail)
+    markers = f"{patterns.act_break.sub('', tail)} {cond or ''}"
     if patterns.far_marker.search(markers):
         return None
     act = _strip_times(raw_act, patterns)
@@ -476,7 +485,7 @@ def detect_duration_report(text: str) -> DurationReport | None:
     """How long a known activity took ("the gym took me 2.5 hours", "slept 9 hours"), or
     None. The activity must resolve through :func:`match_activity`; at most a day."""
     for patterns in PATTERNS.values():
-        for sentence in _sentences(text, patterns):
+        for sentence in _sentences(text, patterns, questions=False):
             for rule in patterns.durations:
                 match = rule.pattern.search(sentence)
                 if match is None:
@@ -614,10 +623,13 @@ ENGLISH = LanguagePatterns(
     ),
     filler=_re(
         r"^(?:(?:ok(?:ay)?|alright|all\s+right|right|so|well|anyways?|welp|k+|cool|yeah|yep"
-        r"|yup|lol|hey|guys|ugh|hmm+|and|also|now|i\s+think|i\s+guess|actually|sorry)\b"
+        r"|yup|lol|hey|guys|ugh|hmm+|and|also|now|i\s+think|i\s+guess|actually|sorry"
+        r"|@[\w.-]+)\b"
         r"[\s,!.]*)+"
     ),
-    status_filler=_re(r"^(?:(?:ok(?:ay)?|alright|so|and|yeah|yep|yup|phew|anyways?)\b[\s,!.]*)+"),
+    status_filler=_re(
+        r"^(?:(?:ok(?:ay)?|alright|so|and|yeah|yep|yup|phew|anyways?|@[\w.-]+)\b[\s,!.]*)+"
+    ),
     intents=(
         _intent(_BRB, "Be right back"),
         _intent(_SLEEP, "Sleep", activity="sleep"),
@@ -685,9 +697,9 @@ ENGLISH = LanguagePatterns(
     gerund=_gerund_en,
     after_word="after",
     subject=_re(r"^\s*(?:i\s*'?\s*ve\s+|i\s+have\s+|i\s+(?:just\s+)?|we\s+(?:just\s+)?|just\s+)"),
-    done_verb=_re(
-        r"\s*(?:\w{2,}ed|went|ate|paid|did|had|made|got|took|sent|slept|ran|bought|sold|met"
-        r"|left|found|wrote|saw|told|gave|spent|won|lost|done)\b"
+    statement=_re(
+        r"\b(?:\w{2,}ed|went|ate|paid|did|had|made|got|took|sent|slept|ran|bought|sold|met"
+        r"|left|found|wrote|saw|told|gave|spent|won|lost|done|is|are|was|were)\b"
     ),
     done=(
         StatusRule(_re(rf"{_SUBJ}(?:all\s+)?(?:done|finished)(?:\s+with\s+{_ACT})?{_END}"), "done"),

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from middleware.actions.cues import find_cue
 from middleware.actions.detect import (
     ClockIt,
+    DetectedAction,
     InvalidDirective,
     SetAuto,
     SetKind,
@@ -161,12 +162,12 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         if report is not None:
             ops.append(lambda d: replace(d, calibration=calibrate(d.calibration, report, now=now)))
             lines.append(wording.calibrated(report))
-        detected = detect_temporal_action(turn.text) if auto and mode != "off" else None
-        if detected is not None and (
-            detected.temporal or not policy.require_explicit_clock_it_for_non_temporal
+        found = detect_temporal_action(turn.text) if auto and mode != "off" else None
+        if found is not None and (
+            found.temporal or not policy.require_explicit_clock_it_for_non_temporal
         ):
             quote = turn.text if policy.store_quotes else None
-            action = _new(turn, detected, "auto", "user", data, settings, kind, quote)
+            action = _new(turn, found, "auto", "user", data, settings, kind, quote)
             ops.append(_add(action, policy.max_items))
 
     mentions_time = turn.mentions_time or is_time_or_scheduling(turn.text)
@@ -249,7 +250,7 @@ def _checkin(
 
 def _new(
     turn: Turn,
-    detected: object,
+    detected: DetectedAction,
     source: Source,
     scope: Scope,
     data: ClockData,
@@ -259,7 +260,7 @@ def _new(
 ) -> Action:
     policy = settings.actions
     return new_action(
-        detected,  # type: ignore[arg-type]
+        detected,
         now=turn.received_at,
         thread_key=turn.thread_key,
         user_key=turn.user_key,

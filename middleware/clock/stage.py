@@ -30,7 +30,7 @@ from middleware.clock.temporal import (
     asks_about_current_events,
     render_block,
 )
-from middleware.clock.zones import get_zone, is_valid_zone
+from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.pipeline import Handler, Stage
 from middleware.store import PriorState, Store
 from middleware.types import Reply, Turn
@@ -45,6 +45,9 @@ class ClockSettings:
     enabled: bool = True
     group_window: timedelta = timedelta(days=14)
     group_limit: int = 8
+    # spec 000 §0 ambiguity_threshold_hours: in a group whose members' clocks are this far
+    # apart, a time phrase not pinned to a zone means different hours to different people.
+    ambiguity_threshold: timedelta = timedelta(hours=4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,17 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             if m.default_tz is not None
         )
         audience = GroupAudience(viewers, locale)
+        spread = _clock_spread([m.default_tz for m in found], now)
+        unpinned = resolution.source != "explicit" and any(
+            expression.kind != "relative" for expression in expressions
+        )
+        if unpinned and spread >= settings.ambiguity_threshold:
+            hours = f"{spread.total_seconds() / 3600:g}"
+            questions.append(
+                f"Members' local clocks are up to {hours} hours apart, so times in this "
+                "message mean different hours to different people: confirm whose time is "
+                "meant, and give UTC with each member's local time."
+            )
     if turn.channel == "discord":
         audience = DiscordAudience()
     last_here = prior.thread_last_interaction_at
@@ -152,6 +166,12 @@ def describe_expressions(
         resolved.append(f'"{found.matched_text}" = {start}{span} ({zone})')
     lines = ["Times in this message: " + "; ".join(resolved) + "."] if resolved else []
     return lines, questions
+
+
+def _clock_spread(zones: Sequence[str | None], now: datetime) -> timedelta:
+    """How far apart the known zones' UTC offsets are at ``now``."""
+    offsets = [offset_minutes(zone, now) for zone in zones if zone and is_valid_zone(zone)]
+    return timedelta(minutes=max(offsets) - min(offsets)) if offsets else timedelta(0)
 
 
 def _place_zone(name: str) -> str | None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from middleware.actions.lifecycle import mark, visible_actions
-from middleware.actions.model import Action, load_actions
+from middleware.actions.model import Action, Status, load_actions
 from middleware.clock.temporal import ago
 from middleware.commands import Command, CommandHandler
 from middleware.store import ClockData, Store
@@ -44,7 +44,7 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
             return f"There is no open action '{which.strip()}' here. " + (
                 _listing(shown, now) if shown else "You have no open actions."
             )
-        status = "done" if verb == "done" else "canceled"
+        status: Status = "done" if verb == "done" else "canceled"
 
         def close(stored: ClockData) -> ClockData:
             moved = mark(load_actions(stored.latest_actions), target.id, status, now=now)

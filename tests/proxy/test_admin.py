@@ -104,6 +104,9 @@ async def test_get_user(relay: RunningServer) -> None:
         "locale": None,
         "last_interaction_any_channel_at": "2026-02-09T01:00:00+00:00",
         "last_channel": "api",
+        "policy_overrides": {},
+        "calibration": {},
+        "latest_actions": [],
     }
     status, body = await call(relay, "GET", "/admin/users/api:ana/timezone")
     assert status == 405 and body["error"]["code"] == "method_not_allowed"

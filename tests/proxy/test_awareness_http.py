@@ -88,7 +88,7 @@ async def talk(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> Conversation:
     relay = await relay_factory(
-        clock=clock, server={"api_commands": True}, auth={"admin_token": ADMIN}
+        fake_clock=clock, server={"api_commands": True}, auth={"admin_token": ADMIN}
     )
     return Conversation(relay, fake_upstream, clock)
 
@@ -202,7 +202,7 @@ async def test_saying_how_long_it_took_calibrates_the_next_estimate(talk: Conver
 async def test_a_group_member_never_sees_another_members_action(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
-    relay = await relay_factory(clock=clock)
+    relay = await relay_factory(fake_clock=clock)
     ana = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
     bob = ana.as_user("bob")
     await ana.say("heading to the gym")
@@ -279,7 +279,7 @@ async def test_an_invalid_directive_is_answered_with_what_to_write(talk: Convers
 async def test_a_directive_on_a_channel_without_commands_reaches_the_model(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
-    relay = await relay_factory(clock=clock)
+    relay = await relay_factory(fake_clock=clock)
     talk = Conversation(relay, fake_upstream, clock)
     block = await talk.block_for("clock: kind project")
     assert "Relay note for the user" in block

@@ -296,3 +296,38 @@ async def test_two_hundred_simultaneous_turns_in_one_thread(relay: RunningServer
     assert thread is not None
     assert thread.last_user_message_at.isoformat() == "2026-11-21T10:03:19+00:00"  # type: ignore[union-attr]
     assert len(thread.last_user_message_by_user) == 7
+
+
+@pytest.mark.parametrize(
+    ("zones", "flagged"),
+    [
+        (("Europe/Berlin", "Europe/London"), False),  # 1 hour apart
+        (("Europe/Berlin", "Asia/Tokyo"), True),  # 8 hours apart
+    ],
+)
+async def test_group_times_are_flagged_when_clocks_are_far_apart(
+    relay: RunningServer, fake_upstream: FakeUpstream, zones: tuple[str, str], flagged: bool
+) -> None:
+    group = {"thread": f"g-{zones[1]}", "chat_type": "group"}
+    for minute, (user, zone) in enumerate(zip(("ana", "kenji"), zones, strict=True)):
+        await chat(relay, f"/tz {zone}", at=f"2026-11-21T10:0{minute}:00Z", user=user, **group)
+    await chat(relay, "let's talk tomorrow at 9am", at="2026-11-21T10:05:00Z", user="ana", **group)
+    assert ("mean different hours to different people" in block(fake_upstream)) is flagged
+    # A phrase pinned to a zone is not ambiguous, however far apart the clocks are.
+    await chat(
+        relay, "let's talk at 9am Europe/Berlin", at="2026-11-21T10:06:00Z", user="ana", **group
+    )
+    assert "mean different hours" not in block(fake_upstream)
+
+
+async def test_the_same_words_a_day_later_get_a_fresh_block(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    # A client that sends only the newest message: equal text, different moments.
+    await chat(relay, "hi", at="2026-11-21T10:00:00Z", thread="stateless")
+    first = block(fake_upstream)
+    await chat(relay, "hi", at="2026-11-22T10:00:00Z", thread="stateless")
+    second = block(fake_upstream)
+    assert "Sat 21 Nov 2026 10:00" in first
+    assert "Sun 22 Nov 2026 10:00" in second
+    assert "Last message here: 1 day ago" in second

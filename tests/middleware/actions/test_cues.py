@@ -1,0 +1,151 @@
+"""Bounded inference cues (spec 000 §6.5): an open action that could explain a message."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from middleware.actions.cues import CUES, find_cue, merge_cues
+from middleware.actions.model import Action
+
+NOW = datetime(2026, 2, 9, 18, 0, tzinfo=UTC)
+
+
+def action(
+    id: str,
+    label: str,
+    activity: str | None,
+    *,
+    ago: timedelta = timedelta(hours=3),
+    typical: int | None = 120,
+    hours: float = 24,
+) -> Action:
+    recorded = NOW - ago
+    return Action(
+        id=id,
+        label=label,
+        recorded_at=recorded,
+        expires_at=recorded + timedelta(hours=hours),
+        status="in_progress",
+        source="auto",
+        thread_key="agent:main:telegram:dm:42",
+        user_key="telegram:42",
+        activity=activity,
+        expected_typical_minutes=typical,
+    )
+
+
+GYM = action("gym", "Go to the gym", "gym")
+MILK = action("milk", "Chug 2 gallons of milk", "meal", ago=timedelta(hours=1))
+
+
+def test_spec_gym_example() -> None:
+    match = find_cue("I'm sore", [GYM], now=NOW)
+    assert match is not None
+    assert (match.action, match.cue) == (GYM, "sore")
+    assert match.question == "Tough workout — did you end up going to the gym?"
+
+
+def test_spec_milk_example_uses_the_label() -> None:
+    match = find_cue("My stomach hurts", [MILK], now=NOW)
+    assert match is not None
+    assert match.cue == "stomach hurts"
+    assert match.question == "Did you actually chug 2 gallons of milk? That would explain it."
+
+
+def test_meal_subtypes_use_the_meal_cues() -> None:
+    dinner = action("d", "Dinner", "meal:dinner")
+    match = find_cue("so stuffed right now", [dinner], now=NOW)
+    assert match is not None
+    assert match.question == "Did you actually have dinner? That would explain it."
+
+
+@pytest.mark.parametrize(
+    ("activity", "text", "cue"),
+    [
+        ("run", "my legs hurt", "legs hurt"),
+        ("sleep", "feeling groggy", "groggy"),
+        ("nap", "so refreshed", "refreshed"),
+        ("night_out", "I'm so hungover", "hungover"),
+        ("commute", "got stuck in traffic", "stuck in traffic"),
+    ],
+)
+def test_cues_per_activity(activity: str, text: str, cue: str) -> None:
+    match = find_cue(text, [action("x", "Something", activity)], now=NOW)
+    assert match is not None
+    assert match.cue == cue
+    assert match.question.endswith("?") or match.question.endswith(".")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not sore at all",
+        "I don't feel sore",
+        "the soreness is gone",  # whole words only
+        "pressure is high",
+        "what a sunny day",
+        "",
+    ],
+)
+def test_no_cue(text: str) -> None:
+    assert find_cue(text, [GYM], now=NOW) is None
+
+
+def test_a_cue_for_another_activity_does_not_match() -> None:
+    assert find_cue("I'm so bloated", [GYM], now=NOW) is None
+
+
+def test_the_newest_matching_action_wins() -> None:
+    older_run = action("run", "Go for a run", "run", ago=timedelta(hours=5))
+    newer_gym = action("gym2", "Hit the gym", "gym", ago=timedelta(hours=1))
+    match = find_cue("exhausted and sore", [newer_gym, older_run], now=NOW)
+    assert match is not None and match.action.id == "gym2"
+
+
+def test_likely_done_actions_match() -> None:
+    likely = action("gym", "Go to the gym", "gym", ago=timedelta(hours=3), typical=60)
+    assert likely.status_at(NOW) == "likely_done"
+    assert find_cue("sore", [likely], now=NOW) is not None
+
+
+def test_expired_and_closed_actions_never_match() -> None:
+    expired = action("e", "Go to the gym", "gym", ago=timedelta(hours=3), hours=3)
+    closed = GYM.with_status("done", NOW)
+    canceled = GYM.with_status("canceled", NOW)
+    assert expired.status_at(NOW) == "expired"
+    assert find_cue("so sore", [expired, closed, canceled], now=NOW) is None
+
+
+def test_an_action_without_activity_has_no_cues() -> None:
+    brb = action("b", "Be right back", None)
+    assert find_cue("I'm sore and exhausted", [brb], now=NOW) is None
+
+
+def test_extra_cues_add_to_the_table() -> None:
+    extra = {"gym": ["my arms are jelly"], "errand": ["my feet hurt"]}
+    match = find_cue("My arms are JELLY", [GYM], now=NOW, extra=extra)
+    assert match is not None and match.cue == "my arms are jelly"
+    # the built-in words still work with extras configured
+    assert find_cue("sore", [GYM], now=NOW, extra=extra) is not None
+    errand = action("e", "Pick up groceries", "errand")
+    generic = find_cue("my feet hurt", [errand], now=NOW, extra=extra)
+    assert generic is not None
+    assert generic.question == (
+        'Could that be from earlier ("Pick up groceries")? Did it end up happening?'
+    )
+
+
+def test_merge_cues_adds_without_replacing_or_duplicating() -> None:
+    merged = merge_cues({"gym": ["SORE", "noodle arms", "", 3], "walk": "blistered"})  # type: ignore[list-item]
+    assert merged["gym"][: len(CUES["gym"])] == CUES["gym"]
+    assert merged["gym"][len(CUES["gym"]) :] == ("noodle arms",)
+    assert merged["walk"][-1] == "blistered"
+    assert merge_cues() == CUES
+
+
+def test_longer_cue_phrases_are_reported() -> None:
+    night = action("n", "Go out for drinks", "night_out")
+    match = find_cue("ugh, rough night", [night], now=NOW)
+    assert match is not None and match.cue == "rough night"

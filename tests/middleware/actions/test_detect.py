@@ -1,0 +1,407 @@
+"""What the user writes: directives, temporal actions, status updates, durations, scheduling.
+
+Every detector has cases that must fire and cases that must not; precision matters more
+than recall, so the negative lists are as important as the positive ones.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.actions.detect import (
+    PATTERNS,
+    SCHEDULING_CONFIDENT,
+    ClockIt,
+    DetectedAction,
+    Directive,
+    DurationReport,
+    InvalidDirective,
+    LanguagePatterns,
+    SetAuto,
+    SetKind,
+    SetMode,
+    StatusUpdate,
+    detect_duration_report,
+    detect_status_update,
+    detect_temporal_action,
+    is_directive_only,
+    is_time_or_scheduling,
+    label_for_clocked,
+    parse_directive,
+    scheduling_confidence,
+)
+
+# --- directives -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("clock it: I'm going to eat dinner", ClockIt("I'm going to eat dinner")),
+        ("clock: paid invoice", ClockIt("paid invoice")),
+        ("Clock It:   paid invoice  ", ClockIt("paid invoice")),
+        ("heading to the gym, clock it", ClockIt("heading to the gym")),
+        ("heading to the gym — clock it!", ClockIt("heading to the gym")),
+        ("heading to the gym clock it.", ClockIt("heading to the gym")),
+        ("clock it for the group: standup moved to 3pm", ClockIt("standup moved to 3pm", True)),
+        ("clock group: standup moved to 3pm", ClockIt("standup moved to 3pm", group=True)),
+        ("standup moved to 3pm, clock it for the group", ClockIt("standup moved to 3pm", True)),
+        ("clock: kind project", SetKind("project")),
+        ("CLOCK: Kind Scheduling", SetKind("scheduling")),
+        ("clock: kind operations.", SetKind("operations")),
+        ("clock: mode normal", SetMode("normal")),
+        ("clock: mode light", SetMode("light")),
+        ("clock: mode off", SetMode("off")),
+        ("clock: off", SetMode("off")),
+        ("clock: on", SetMode(None)),
+        ("clock: auto off", SetAuto(False)),
+        ("clock: auto on", SetAuto(True)),
+        # "kind" followed by more words is a label, not a setting
+        ("clock: kind of tired today", ClockIt("kind of tired today")),
+    ],
+)
+def test_parse_directive(text: str, expected: Directive) -> None:
+    assert parse_directive(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "must_mention"),
+    [
+        (
+            "clock: kind banana",
+            ["'banana' is not a thread kind", "project, conversation", "`clock: kind project`"],
+        ),
+        ("clock: kind", ["needs a thread kind", "scheduling"]),
+        ("clock: mode loud", ["'loud' is not a clock mode", "off, light, normal", "`clock: mode"]),
+        ("clock: auto maybe", ["'maybe' is not an auto setting", "`clock: auto off`"]),
+        ("clock it:", ["Nothing to clock", "`clock it: heading to the gym`"]),
+        ("clock:", ["Nothing to clock"]),
+        ("clock it", ["Nothing to clock"]),
+    ],
+)
+def test_invalid_directive_says_what_to_write(text: str, must_mention: list[str]) -> None:
+    directive = parse_directive(text)
+    assert isinstance(directive, InvalidDirective)
+    for part in must_mention:
+        assert part in directive.problem
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what does clock it do?",
+        "please don't clock it",
+        "my clock: broken",
+        "the clock it says 5",
+        "my clock is wrong",
+        "I'll clock in at 9",
+        "",
+    ],
+)
+def test_no_directive(text: str) -> None:
+    assert parse_directive(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "only"),
+    [
+        ("clock: kind project", True),
+        ("clock: off", True),
+        ("clock: auto on!", True),
+        ("clock: kind banana", True),
+        ("clock it: heading to the gym", True),
+        ("heading to the gym, clock it", True),
+        ("clock: kind project\nLet's plan the launch for next week.", False),
+        ("clock it: heading to the gym\nalso, what should I train today?", False),
+        ("clock: kind project. Let's plan the launch", False),
+    ],
+)
+def test_is_directive_only(text: str, only: bool) -> None:
+    directive = parse_directive(text)
+    assert directive is not None
+    assert is_directive_only(text, directive) is only
+
+
+def test_is_directive_only_is_false_for_another_directive() -> None:
+    assert not is_directive_only("clock: kind project", SetKind("operations"))
+    assert not is_directive_only("hello there", SetMode("off"))
+
+
+# --- temporal actions -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "activity", "status"),
+    [
+        ("I'm heading to the gym now", "Go to the gym", "gym", "in_progress"),
+        ("going to sleep, night!", "Sleep", "sleep", "in_progress"),
+        ("about to eat dinner", "Eat dinner", "meal:dinner", "in_progress"),
+        ("I'm going to chug 2 gallons of milk", "Chug 2 gallons of milk", "meal", "planned"),
+        ("brb", "Be right back", None, "in_progress"),
+        ("be right back", "Be right back", None, "in_progress"),
+        ("ok brb", "Be right back", None, "in_progress"),
+        ("back in 10", "Be right back", None, "in_progress"),
+        ("after lunch I will call the bank", "Call the bank (after lunch)", "call", "planned"),
+        ("After lunch, I'll call the bank.", "Call the bank (after lunch)", "call", "planned"),
+        ("I'll call the bank after I get home", "Call the bank (after getting home)", "call",
+         "planned"),
+        ("off to bed", "Sleep", "sleep", "in_progress"),
+        ("I'm going to sleep early tonight", "Sleep", "sleep", "planned"),
+        ("Going to bed now. Good night everyone", "Sleep", "sleep", "in_progress"),
+        ("headed to the office", "Go to the office", None, "in_progress"),
+        ("heading to the gym now, see you tomorrow", "Go to the gym", "gym", "in_progress"),
+        ("we're heading out for drinks tonight", "Go for drinks", "night_out", "planned"),
+        ("ok so heading out now", "Head out", None, "in_progress"),
+        ("omw home", "Head home", "commute", "in_progress"),
+        ("on my way to the airport", "Go to the airport", None, "in_progress"),
+        ("leaving for work", "Leave for work", None, "in_progress"),
+        ("gonna hit the gym later", "Hit the gym", "gym", "planned"),
+        ("I'm going to the gym later", "Go to the gym", "gym", "planned"),
+        ("I'm going for a run", "Go for a run", "run", "in_progress"),
+        ("I'm going to eat dinner at 8", "Eat dinner", "meal:dinner", "planned"),
+        ("about to call my mom", "Call mom", "call", "in_progress"),
+        ("I'm going to walk my dog soon", "Walk the dog", "walk", "planned"),
+        ("time for lunch", "Time for lunch", "meal:lunch", "in_progress"),
+        ("I'll review the PR later", "Review the PR", None, "planned"),
+        ("I’m about to take a shower", "Take a shower", "shower", "in_progress"),
+        ("I'm heading to the gym, wanna come?", "Go to the gym", "gym", "in_progress"),
+        ("@chronobot heading to the gym", "Go to the gym", "gym", "in_progress"),
+    ],
+)  # fmt: skip
+def test_detect_temporal_action(text: str, label: str, activity: str | None, status: str) -> None:
+    assert detect_temporal_action(text) == DetectedAction(label, activity, status, True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # not first person / reported speech
+        "the bus is about to be late",
+        "the meeting is about to start",
+        "he's heading to the gym",
+        "She said she's heading to the gym",
+        "my brother is going to the gym later",
+        # questions
+        "are you going to sleep?",
+        "Are you heading out",
+        "going to the gym later?",
+        "so, are you going to sleep?",
+        "heading out? not sure",
+        # negations and hedges
+        "I'm not going to the gym",
+        "I'm going to skip the gym",
+        "maybe I'll go to the gym later",
+        "if it rains I'm going to the gym",
+        "we should go to the gym",
+        "I hope I can sleep tonight",
+        # idioms and narration
+        "I'm about to lose my mind",
+        "I'm going to sleep on it",
+        "I'm going to call it a night",
+        "I'm going to think about it",
+        "I'm going to need more info",
+        "I'll do it later",
+        "I'll get back to you later",
+        "I'm going to run the tests now",
+        "gotta go",
+        "It's time for a change",
+        # past, or beyond today
+        "I went to the gym",
+        "I'm going to the gym tomorrow",
+        "after lunch tomorrow I'll call the bank",
+        # nothing temporal
+        "what's the capital of France",
+        "",
+    ],
+)
+def test_detect_temporal_action_does_not_fire(text: str) -> None:
+    assert detect_temporal_action(text) is None
+
+
+def test_labels_are_short() -> None:
+    text = "I'm about to " + "walk around the really very extremely big park " * 4
+    detected = detect_temporal_action(text)
+    assert detected is not None
+    assert len(detected.label) <= 60
+    assert detected.label.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("paid invoice", DetectedAction("Paid invoice", None, "planned", False)),
+        ("I paid my rent", DetectedAction("Paid the rent", None, "planned", False)),
+        ("called the bank", DetectedAction("Called the bank", None, "planned", False)),
+        ("standup moved to 3pm", DetectedAction("Standup moved to 3pm", None, "planned", False)),
+        ("I'm going to eat dinner", DetectedAction("Eat dinner", "meal:dinner", "planned", True)),
+        ("heading to the gym", DetectedAction("Go to the gym", "gym", "in_progress", True)),
+        ("gym", DetectedAction("Gym", "gym", "in_progress", True)),
+        (
+            "gym with Sam, leg day",
+            DetectedAction("Gym with Sam, leg day", "gym", "in_progress", True),
+        ),
+        (
+            "the bank details are in the doc",
+            DetectedAction("The bank details are in the doc", None, "planned", False),
+        ),
+        ("eat dinner at 8", DetectedAction("Eat dinner at 8", "meal:dinner", "planned", True)),
+        ("   ", DetectedAction("Clocked item", None, "planned", False)),
+    ],
+)
+def test_label_for_clocked(text: str, expected: DetectedAction) -> None:
+    assert label_for_clocked(text) == expected
+
+
+# --- status updates -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "activity"),
+    [
+        ("done", "done", None),
+        ("Done!", "done", None),
+        ("all done", "done", None),
+        ("I'm back", "done", None),
+        ("back!", "done", None),
+        ("ok I'm back, so about that bug", "done", None),
+        ("I'm back, what did I miss?", "done", None),
+        ("made it", "done", None),
+        ("made it home", "done", None),
+        ("I made it to the gym", "done", "gym"),
+        ("finished", "done", None),
+        ("just finished my run", "done", "run"),
+        ("just got back from the gym", "done", "gym"),
+        ("I'm back from the gym", "done", "gym"),
+        ("ok I'm done with dinner", "done", "meal:dinner"),
+        ("woke up", "done", "sleep"),
+        ("just woke up", "done", "sleep"),
+        ("I did my workout", "done", "gym"),
+        ("didn't go", "canceled", None),
+        ("I didn't go to the gym today", "canceled", "gym"),
+        ("never went", "canceled", None),
+        ("didn't make it", "canceled", None),
+        ("cancel that", "canceled", None),
+        ("not going anymore", "canceled", None),
+        ("I'm not going to the gym anymore", "canceled", "gym"),
+        ("changed my mind", "canceled", None),
+        ("skipped the gym", "canceled", "gym"),
+        ("I'm skipping it", "canceled", None),
+    ],
+)
+def test_detect_status_update(text: str, status: str, activity: str | None) -> None:
+    assert detect_status_update(text) == StatusUpdate(status, activity)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is it done yet?",
+        "are you back?",
+        "back?",
+        "ok, is it done?",
+        "back to the question",
+        "right back at you",
+        "well done!",
+        "he's back",
+        "good morning",
+        "I finished the report",
+        "done with this conversation",
+        "back from vacation",
+        "I'm not going to lie, it was good",
+        "the meeting didn't go well",
+        "I'm going to the gym",
+        "",
+    ],
+)
+def test_detect_status_update_does_not_fire(text: str) -> None:
+    assert detect_status_update(text) is None
+
+
+# --- duration reports -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "activity", "minutes"),
+    [
+        ("gym took 3 hours", "gym", 180),
+        ("the gym took me 2.5 hours", "gym", 150),
+        ("Ugh, the gym took me an hour and a half", "gym", 90),
+        ("dinner took 90 minutes", "meal:dinner", 90),
+        ("lunch took half an hour", "meal:lunch", 30),
+        ("slept 9 hours", "sleep", 540),
+        ("I slept for about 7.5 hours", "sleep", 450),
+        ("napped for 20 minutes", "nap", 20),
+        ("the meeting ran for 2h", "meeting", 120),
+        ("the meeting ran 1h30m", "meeting", 90),
+        ("my run took 45 min", "run", 45),
+        ("spent 2 hours at the gym", "gym", 120),
+    ],
+)
+def test_detect_duration_report(text: str, activity: str, minutes: int) -> None:
+    assert detect_duration_report(text) == DurationReport(activity, minutes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "it took 3 hours to fix the bug",
+        "the build took 20 minutes",
+        "did the gym take 3 hours?",
+        "the gym took 3 hours?",
+        "gym took 30 hours",
+        "I ran 5 miles",
+        "the gym is 3 hours away",
+        "",
+    ],
+)
+def test_detect_duration_report_does_not_fire(text: str) -> None:
+    assert detect_duration_report(text) is None
+
+
+# --- scheduling -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "can we schedule a call for tomorrow?",
+        "let's reschedule",
+        "remind me to call mom at 5",
+        "add it to my calendar",
+        "book a table for 4 at 8pm",
+        "I have a dentist appointment at 3",
+        "move the meeting to Friday",
+    ],
+)
+def test_explicit_scheduling_is_confident(text: str) -> None:
+    assert scheduling_confidence(text) >= SCHEDULING_CONFIDENT
+    assert is_time_or_scheduling(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what time works for you?",
+        "when can we talk?",
+        "the deadline is friday",
+        "meeting at 3pm",
+        "are you free on Tuesday?",
+        "what's your availability next week",
+    ],
+)
+def test_soft_scheduling_is_relevant_but_not_confident(text: str) -> None:
+    assert 0.5 <= scheduling_confidence(text) < SCHEDULING_CONFIDENT
+    assert is_time_or_scheduling(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["I'm reading a book", "I love this song", "time flies", "the kind of day it was"]
+)
+def test_not_scheduling(text: str) -> None:
+    assert scheduling_confidence(text) < 0.5
+    assert not is_time_or_scheduling(text)
+
+
+def test_patterns_are_keyed_by_language() -> None:
+    assert "en" in PATTERNS
+    assert all(isinstance(p, LanguagePatterns) for p in PATTERNS.values())

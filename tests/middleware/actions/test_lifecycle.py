@@ -1,0 +1,412 @@
+"""Pure list operations on latest actions: creation, precedence, compaction, closing,
+calibration and who sees what.
+
+Reference instant NOW = 2026-02-09T09:10:00Z; every expected instant is written out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate
+from middleware.actions.lifecycle import (
+    add_action,
+    calibrate,
+    close_latest,
+    compact,
+    mark,
+    new_action,
+    visible_actions,
+)
+from middleware.actions.model import Action, Scope, Source
+
+NOW = datetime(2026, 2, 9, 9, 10, tzinfo=UTC)
+DM = "agent:main:telegram:dm:42"
+DM_OTHER_CHANNEL = "agent:main:discord:dm:42"
+API = "agent:main:api:thread-1"
+GROUP = "agent:main:telegram:group:-1001"
+OTHER_GROUP = "agent:main:telegram:group:-2002"
+ALICE = "telegram:42"
+BOB = "telegram:7"
+
+GYM = DetectedAction("Go to the gym", "gym", "in_progress", True)
+SLEEP = DetectedAction("Sleep", "sleep", "in_progress", True)
+
+
+def create(
+    detected: DetectedAction = GYM,
+    *,
+    calibration: dict[str, Any] | None = None,
+    project: bool = False,
+    ttl_default: timedelta = timedelta(days=1),
+    project_ttl: timedelta = timedelta(days=7),
+    max_ttl: timedelta = timedelta(days=30),
+    source: Source = "auto",
+) -> Action:
+    return new_action(
+        detected,
+        now=NOW,
+        thread_key=DM,
+        user_key=ALICE,
+        source=source,
+        scope="user",
+        calibration=calibration or {},
+        ttl_default=ttl_default,
+        project=project,
+        project_ttl=project_ttl,
+        max_ttl=max_ttl,
+        quote=None,
+        action_id="act_1",
+    )
+
+
+def action(
+    id: str,
+    *,
+    label: str = "Go to the gym",
+    activity: str | None = "gym",
+    at: datetime = NOW,
+    source: Source = "auto",
+    user: str = ALICE,
+    thread: str = DM,
+    scope: Scope = "user",
+    hours: float = 24,
+) -> Action:
+    return Action(
+        id=id,
+        label=label,
+        recorded_at=at,
+        expires_at=at + timedelta(hours=hours),
+        status="in_progress",
+        source=source,
+        thread_key=thread,
+        user_key=user,
+        activity=activity,
+        expected_typical_minutes=120 if activity else None,
+        expected_max_minutes=240 if activity else None,
+        scope=scope,
+    )
+
+
+# --- new_action -----------------------------------------------------------------------
+
+
+def test_new_action_takes_durations_from_the_template() -> None:
+    created = create()
+    assert created.label == "Go to the gym"
+    assert created.type == "temporal_action"
+    assert (created.expected_typical_minutes, created.expected_max_minutes) == (120, 240)
+    assert created.recorded_at == NOW
+    assert created.expires_at == datetime(2026, 2, 10, 9, 10, tzinfo=UTC)
+    assert (created.user_key, created.thread_key, created.source) == (ALICE, DM, "auto")
+
+
+def test_sleep_gets_its_short_ttl() -> None:
+    created = create(SLEEP)
+    assert created.expires_at == datetime(2026, 2, 9, 21, 10, tzinfo=UTC)  # +12h
+    assert created.expected_typical_minutes == 480
+
+
+def test_calibration_overrides_template_durations() -> None:
+    calibration = {"activity_overrides": {"gym": {"typical_minutes": 180, "max_minutes": 270}}}
+    created = create(calibration=calibration)
+    assert (created.expected_typical_minutes, created.expected_max_minutes) == (180, 270)
+
+
+def test_project_threads_keep_actions_longer_but_not_sleep() -> None:
+    assert create(project=True).expires_at == datetime(2026, 2, 16, 9, 10, tzinfo=UTC)
+    assert create(SLEEP, project=True).expires_at == datetime(2026, 2, 9, 21, 10, tzinfo=UTC)
+
+
+def test_ttl_is_clamped_to_max_ttl() -> None:
+    created = create(project=True, project_ttl=timedelta(days=30), max_ttl=timedelta(days=2))
+    assert created.expires_at == datetime(2026, 2, 11, 9, 10, tzinfo=UTC)
+
+
+def test_a_shorter_default_ttl_applies_to_templates() -> None:
+    assert create(ttl_default=timedelta(hours=6)).expires_at == NOW + timedelta(hours=6)
+
+
+def test_expiry_is_never_before_the_expected_maximum() -> None:
+    calibration = {"activity_overrides": {"gym": {"typical_minutes": 600, "max_minutes": 2000}}}
+    created = create(calibration=calibration, max_ttl=timedelta(days=1))
+    assert created.expires_at == NOW + timedelta(minutes=2000)
+    assert create(ttl_default=timedelta(hours=1)).expires_at == NOW + timedelta(minutes=240)
+
+
+def test_a_non_temporal_item_is_a_note_without_durations() -> None:
+    created = create(DetectedAction("Paid invoice", None, "planned", False), source="clock_it")
+    assert created.type == "note"
+    assert created.expected_typical_minutes is None
+    assert created.expires_at == NOW + timedelta(days=1)
+    assert created.status_at(NOW + timedelta(hours=23)) == "planned"
+
+
+def test_status_moves_with_time_at_exact_boundaries() -> None:
+    created = create()  # typical 120 min, expires after 24h
+    assert created.status_at(NOW + timedelta(minutes=119, seconds=59)) == "in_progress"
+    assert created.status_at(NOW + timedelta(minutes=120)) == "likely_done"
+    assert created.is_open(NOW + timedelta(minutes=120))
+    assert created.status_at(created.expires_at - timedelta(seconds=1)) == "likely_done"
+    assert created.status_at(created.expires_at) == "expired"
+    assert not created.is_open(created.expires_at)
+
+
+# --- add_action: precedence -----------------------------------------------------------
+
+
+def test_clocked_action_replaces_an_auto_one_of_the_same_activity() -> None:
+    auto = action("a1", at=NOW - timedelta(minutes=5))
+    clocked = action("c1", label="Gym session", source="clock_it")
+    assert add_action([auto], clocked, now=NOW, max_items=25) == [clocked]
+
+
+def test_clocked_action_replaces_an_auto_one_with_the_same_label() -> None:
+    auto = action("a1", label="Be right back", activity=None, at=NOW - timedelta(minutes=1))
+    clocked = action("c1", label="be right back", activity=None, source="clock_it")
+    assert add_action([auto], clocked, now=NOW, max_items=25) == [clocked]
+
+
+def test_auto_action_never_replaces_a_clocked_one() -> None:
+    clocked = action("c1", source="clock_it", at=NOW - timedelta(minutes=30))
+    auto = action("a1", label="Hit the gym")
+    assert add_action([clocked], auto, now=NOW, max_items=25) == [clocked]
+
+
+def test_auto_action_does_not_replace_a_user_confirmed_one() -> None:
+    confirmed = replace(action("u1", at=NOW - timedelta(minutes=30)), source="user_confirmed")
+    assert add_action([confirmed], action("a1"), now=NOW, max_items=25) == [confirmed]
+
+
+def test_newer_action_supersedes_an_older_open_one_of_the_same_activity() -> None:
+    older = action("a1", at=NOW - timedelta(hours=3))
+    newer = action("a2", label="Hit the gym")
+    assert add_action([older], newer, now=NOW, max_items=25) == [newer]
+
+
+def test_unrelated_actions_are_kept() -> None:
+    gym = action("a1", at=NOW - timedelta(hours=1))
+    bob_gym = action("b1", user=BOB, at=NOW - timedelta(hours=1))
+    group_gym = action("g1", thread=GROUP, at=NOW - timedelta(hours=1))
+    done_gym = replace(action("d1", at=NOW - timedelta(hours=2)), status="done")
+    dinner = action("a2", label="Eat dinner", activity="meal:dinner")
+    kept = add_action([done_gym, gym, bob_gym, group_gym], dinner, now=NOW, max_items=25)
+    assert kept == [done_gym, gym, bob_gym, group_gym, dinner]
+    newer_gym = action("a3", label="Hit the gym")
+    after = add_action([done_gym, gym, bob_gym, group_gym], newer_gym, now=NOW, max_items=25)
+    assert after == [done_gym, bob_gym, group_gym, newer_gym]
+
+
+def test_add_action_compacts() -> None:
+    old = [action(f"x{i}", activity=None, label=f"Thing {i}", at=NOW - timedelta(minutes=i + 1))
+           for i in range(3)]  # fmt: skip
+    new = action("n", activity=None, label="New thing")
+    result = add_action(old, new, now=NOW, max_items=2)
+    assert [a.id for a in result] == ["x0", "n"]
+
+
+# --- compact --------------------------------------------------------------------------
+
+
+def test_compact_caps_to_the_newest_keeping_oldest_first() -> None:
+    actions = [
+        action(f"a{i}", activity=None, label=f"Thing {i}", at=NOW - timedelta(minutes=i))
+        for i in range(30)
+    ]
+    kept = compact(actions, now=NOW, max_items=25)
+    assert [a.id for a in kept] == [f"a{i}" for i in range(24, -1, -1)]
+
+
+def test_compact_drops_expired_exactly_at_expiry() -> None:
+    expiring = action("e", at=NOW - timedelta(hours=24))  # expires exactly NOW
+    almost = action("k", at=NOW - timedelta(hours=24) + timedelta(seconds=1))
+    stored_expired = replace(action("s"), status="expired")
+    assert compact([expiring, almost, stored_expired], now=NOW, max_items=25) == [almost]
+
+
+def test_compact_keeps_closed_actions_for_a_day() -> None:
+    recent = action("r", at=NOW - timedelta(hours=3)).with_status("done", NOW - timedelta(hours=2))
+    old = action("o", at=NOW - timedelta(hours=20), hours=100).with_status(
+        "canceled", NOW - timedelta(days=1, seconds=1)
+    )
+    assert compact([old, recent], now=NOW, max_items=25) == [recent]
+
+
+def test_compact_with_zero_items_keeps_nothing() -> None:
+    assert compact([action("a")], now=NOW, max_items=0) == []
+
+
+# --- close_latest and mark ------------------------------------------------------------
+
+
+def test_done_closes_the_most_recent_open_action_as_user_confirmed() -> None:
+    older = action("a1", label="Eat dinner", activity="meal:dinner", at=NOW - timedelta(hours=2))
+    newer = action("a2", at=NOW - timedelta(hours=1))
+    later = NOW + timedelta(minutes=5)
+    actions, changed = close_latest(
+        [older, newer], StatusUpdate("done", None), now=later, user_key=ALICE, thread_key=DM
+    )
+    assert changed is not None and changed.id == "a2"
+    assert (changed.status, changed.source, changed.updated_at) == ("done", "user_confirmed", later)
+    assert actions == [older, changed]
+
+
+def test_a_named_activity_closes_only_that_activity() -> None:
+    gym = action("a1", at=NOW - timedelta(hours=2))
+    dinner = action("a2", label="Eat dinner", activity="meal:dinner", at=NOW - timedelta(hours=1))
+    _, changed = close_latest(
+        [gym, dinner], StatusUpdate("canceled", "gym"), now=NOW, user_key=ALICE, thread_key=DM
+    )
+    assert changed is not None and changed.id == "a1"
+    assert (changed.status, changed.source) == ("canceled", "auto")
+
+
+def test_activity_families_match() -> None:
+    dinner = action("a1", label="Eat dinner", activity="meal:dinner")
+    nap = action("a2", label="Take a nap", activity="nap")
+    _, meal = close_latest(
+        [dinner], StatusUpdate("done", "meal"), now=NOW, user_key=ALICE, thread_key=DM
+    )
+    _, woke = close_latest(
+        [nap], StatusUpdate("done", "sleep"), now=NOW, user_key=ALICE, thread_key=DM
+    )
+    assert meal is not None and woke is not None
+
+
+def test_nothing_closes_without_a_matching_open_action() -> None:
+    gym = action("a1")
+    expired = action("a2", label="Eat dinner", activity="meal:dinner", at=NOW - timedelta(days=2))
+    bobs = action("b1", label="Take a shower", activity="shower", user=BOB)
+    actions = [gym, expired, bobs]
+    for update in (StatusUpdate("done", "meal:dinner"), StatusUpdate("done", "shower")):
+        result = close_latest(actions, update, now=NOW, user_key=ALICE, thread_key=DM)
+        assert result == (actions, None)
+
+
+def test_closing_in_a_group_only_touches_that_thread() -> None:
+    dm_gym = action("a1", at=NOW - timedelta(minutes=1))
+    group_gym = action("a2", thread=GROUP, at=NOW - timedelta(hours=1))
+    _, changed = close_latest(
+        [group_gym, dm_gym], StatusUpdate("done", None), now=NOW, user_key=ALICE, thread_key=GROUP
+    )
+    assert changed is not None and changed.id == "a2"
+
+
+def test_closing_in_a_dm_reaches_the_users_other_private_threads() -> None:
+    api_gym = action("a1", thread=API, at=NOW - timedelta(hours=1))
+    group_gym = action("a2", thread=GROUP, at=NOW - timedelta(minutes=1))
+    _, changed = close_latest(
+        [api_gym, group_gym], StatusUpdate("done", None), now=NOW, user_key=ALICE, thread_key=DM
+    )
+    assert changed is not None and changed.id == "a1"
+
+
+def test_mark() -> None:
+    actions = [action("a1"), action("a2", label="Eat dinner", activity="meal:dinner")]
+    done = mark(actions, "a1", "done", now=NOW)
+    assert (done[0].status, done[0].source, done[0].updated_at) == ("done", "user_confirmed", NOW)
+    assert done[1] == actions[1]
+    canceled = mark(actions, "a2", "canceled", now=NOW)
+    assert (canceled[1].status, canceled[1].source) == ("canceled", "auto")
+    assert mark(actions, "nope", "done", now=NOW) == actions
+
+
+# --- calibrate ------------------------------------------------------------------------
+
+
+def test_calibrate_records_the_reported_duration() -> None:
+    before: dict[str, Any] = {
+        "activity_overrides": {"meal:dinner": {"typical_minutes": 90, "max_minutes": 240}},
+        "other": "kept",
+    }
+    after = calibrate(before, DurationReport("gym", 180), now=NOW)
+    assert after["activity_overrides"]["gym"] == {
+        "typical_minutes": 180,
+        "max_minutes": 270,
+        "updated_iso": "2026-02-09T09:10:00+00:00",
+    }
+    assert after["activity_overrides"]["meal:dinner"] == before["activity_overrides"]["meal:dinner"]
+    assert after["other"] == "kept"
+    assert "gym" not in before["activity_overrides"]  # the input is not changed
+
+
+def test_calibrated_max_is_never_below_the_template_max() -> None:
+    after = calibrate({}, DurationReport("gym", 45), now=NOW)
+    assert after["activity_overrides"]["gym"]["max_minutes"] == 240
+    after = calibrate({}, DurationReport("gym", 181), now=NOW)
+    assert after["activity_overrides"]["gym"]["max_minutes"] == 272  # ceil(271.5)
+
+
+def test_calibrate_replaces_malformed_overrides_and_feeds_new_actions() -> None:
+    after = calibrate({"activity_overrides": ["junk"]}, DurationReport("gym", 180), now=NOW)
+    assert list(after["activity_overrides"]) == ["gym"]
+    created = create(calibration=after)
+    assert (created.expected_typical_minutes, created.expected_max_minutes) == (180, 270)
+
+
+def test_calibrate_ignores_a_non_positive_report() -> None:
+    assert calibrate({"x": 1}, DurationReport("gym", 0), now=NOW) == {"x": 1}
+
+
+# --- visible_actions ------------------------------------------------------------------
+
+
+@pytest.fixture
+def everyone() -> list[Action]:
+    return [
+        action("alice-dm", thread=DM),
+        action("alice-api", thread=API),
+        action("alice-other-dm", thread=DM_OTHER_CHANNEL),
+        action("alice-group", thread=GROUP),
+        action("alice-other-group", thread=OTHER_GROUP),
+        action("alice-group-shared", thread=GROUP, scope="group", label="Standup at 3pm"),
+        action("bob-group", thread=GROUP, user=BOB),
+        action("bob-group-shared", thread=GROUP, user=BOB, scope="group", label="Deploy"),
+        action("bob-dm", thread="agent:main:telegram:dm:7", user=BOB),
+    ]
+
+
+def ids(actions: list[Action]) -> set[str]:
+    return {a.id for a in actions}
+
+
+def test_group_shows_own_actions_in_that_group_plus_group_scoped_ones(
+    everyone: list[Action],
+) -> None:
+    alice = visible_actions(everyone, now=NOW, user_key=ALICE, thread_key=GROUP, chat_type="group")
+    assert ids(alice) == {"alice-group", "alice-group-shared", "bob-group-shared"}
+    bob = visible_actions(everyone, now=NOW, user_key=BOB, thread_key=GROUP, chat_type="group")
+    assert ids(bob) == {"bob-group", "alice-group-shared", "bob-group-shared"}
+
+
+def test_another_group_sees_nothing_from_this_one(everyone: list[Action]) -> None:
+    seen = visible_actions(
+        everyone, now=NOW, user_key=BOB, thread_key=OTHER_GROUP, chat_type="group"
+    )
+    assert seen == []
+
+
+def test_dm_shows_the_users_private_actions_never_group_ones(everyone: list[Action]) -> None:
+    seen = visible_actions(everyone, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")
+    assert ids(seen) == {"alice-dm", "alice-api", "alice-other-dm"}
+
+
+def test_expired_and_closed_actions_are_never_visible() -> None:
+    expired = action("old", at=NOW - timedelta(hours=24))
+    done = action("done").with_status("done", NOW)
+    open_ = action("open", label="Eat dinner", activity="meal:dinner")
+    seen = visible_actions(
+        [expired, done, open_], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
+    )
+    assert seen == [open_]
+
+
+def test_visible_actions_are_oldest_first() -> None:
+    newer = action("n", label="Eat dinner", activity="meal:dinner")
+    older = action("o", at=NOW - timedelta(hours=1))
+    seen = visible_actions([newer, older], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")
+    assert [a.id for a in seen] == ["o", "n"]
