@@ -17,20 +17,22 @@ from datetime import datetime, timedelta
 
 from middleware.actions.cues import find_cue
 from middleware.actions.detect import (
-    ClockIt,
     DetectedAction,
+    detect_duration_report,
+    detect_status_update,
+    detect_temporal_action,
+    is_time_or_scheduling,
+    label_for_clocked,
+    scheduling_confidence,
+)
+from middleware.actions.directives import (
+    ClockIt,
     InvalidDirective,
     SetAuto,
     SetKind,
     SetMode,
-    detect_duration_report,
-    detect_status_update,
-    detect_temporal_action,
     is_directive_only,
-    is_time_or_scheduling,
-    label_for_clocked,
     parse_directive,
-    scheduling_confidence,
 )
 from middleware.actions.lifecycle import (
     add_action,

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 Mode = Literal["off", "light", "normal"]
 ThreadKind = Literal["project", "conversation", "scheduling", "operations"]
-THREAD_KINDS: tuple[str, ...] = ("project", "conversation", "scheduling", "operations")
-MODES: tuple[str, ...] = ("off", "light", "normal")
+THREAD_KINDS: tuple[ThreadKind, ...] = get_args(ThreadKind)
+MODES: tuple[Mode, ...] = get_args(Mode)
 
 
 def _iso_duration(value: Any) -> Any:

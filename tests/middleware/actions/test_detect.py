@@ -11,25 +11,27 @@ import pytest
 from middleware.actions.detect import (
     PATTERNS,
     SCHEDULING_CONFIDENT,
-    ClockIt,
     DetectedAction,
-    Directive,
     DurationReport,
-    InvalidDirective,
-    LanguagePatterns,
-    SetAuto,
-    SetKind,
-    SetMode,
     StatusUpdate,
     detect_duration_report,
     detect_status_update,
     detect_temporal_action,
-    is_directive_only,
     is_time_or_scheduling,
     label_for_clocked,
-    parse_directive,
     scheduling_confidence,
 )
+from middleware.actions.directives import (
+    ClockIt,
+    Directive,
+    InvalidDirective,
+    SetAuto,
+    SetKind,
+    SetMode,
+    is_directive_only,
+    parse_directive,
+)
+from middleware.actions.language import LanguagePatterns
 
 # --- directives -----------------------------------------------------------------------
 

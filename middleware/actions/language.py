@@ -1,0 +1,88 @@
+"""The shape of one language's patterns for the action detectors.
+
+A language is one :class:`LanguagePatterns`; the detectors in
+:mod:`middleware.actions.detect` try each registered language in order. English lives in
+:mod:`middleware.actions.patterns_en`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "ActionStatus",
+    "DurationRule",
+    "IntentRule",
+    "LanguagePatterns",
+    "StatusRule",
+]
+
+ActionStatus = Literal["planned", "in_progress"]
+
+
+@dataclass(frozen=True, slots=True)
+class IntentRule:
+    """One way of announcing an action, matched at a clause start.
+
+    ``label`` formats the groups ``act`` (the action phrase, cleaned) and ``prep``;
+    ``activity`` forces a template key; ``needs`` is what must also hold for the rule to
+    fire: nothing more, a known activity, or a known activity or a later time ("tonight").
+    """
+
+    pattern: re.Pattern[str]
+    label: str
+    status: ActionStatus
+    needs: Literal["any", "activity", "activity_or_later"] = "any"
+    activity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRule:
+    """A done/canceled statement matched at a clause start. A captured ``act`` must name
+    a known activity (or be "it"/"that"); ``activity`` forces one ("woke up" → sleep)."""
+
+    pattern: re.Pattern[str]
+    status: Literal["done", "canceled"]
+    activity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DurationRule:
+    """A duration report searched anywhere in a sentence: groups ``n`` and ``unit``, and
+    optionally ``act``, ``half`` ("and a half") and ``extra`` (minutes after hours)."""
+
+    pattern: re.Pattern[str]
+    activity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LanguagePatterns:
+    """Everything language-specific the detectors use; a language is one instance."""
+
+    reject: re.Pattern[str]  # hedges, conditionals, reported speech: skip the sentence
+    filler: re.Pattern[str]  # "ok so, " before a clause
+    status_filler: re.Pattern[str]  # fewer: "well done" is praise, not "done"
+    intents: tuple[IntentRule, ...]
+    act_break: re.Pattern[str]  # where an action phrase ends ("…, see you")
+    after_clause: re.Pattern[str]  # "… after <cond>" inside an action phrase
+    blocked_act: re.Pattern[str]  # negating verbs and idioms ("skip …", "lose my mind")
+    now_marker: re.Pattern[str]
+    later_marker: re.Pattern[str]
+    far_marker: re.Pattern[str]  # beyond today: not a near-term action
+    trailing_time: re.Pattern[str]  # time words cut from the end of a label
+    pronouns: tuple[tuple[re.Pattern[str], str], ...]
+    cond_subject: re.Pattern[str]  # "I " opening an "after …" condition
+    gerund: Callable[[str], str]
+    after_word: str
+    subject: re.Pattern[str]  # "I " opening a clocked text
+    statement: re.Pattern[str]  # past tense or "is": "paid invoice" is a note, not a plan
+    done: tuple[StatusRule, ...]
+    canceled: tuple[StatusRule, ...]
+    durations: tuple[DurationRule, ...]
+    number_words: Mapping[str, float]
+    hour_unit: re.Pattern[str]
+    scheduling_strong: re.Pattern[str]
+    scheduling_medium: re.Pattern[str]

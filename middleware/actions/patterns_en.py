@@ -1,0 +1,236 @@
+"""English patterns for the action detectors in :mod:`middleware.actions.detect`.
+
+:data:`ENGLISH` is registered in :data:`~middleware.actions.detect.PATTERNS`. Every rule
+matches case-insensitively; intents and status rules at a clause start, durations and
+scheduling cues anywhere in a sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from middleware.actions.language import (
+    ActionStatus,
+    DurationRule,
+    IntentRule,
+    LanguagePatterns,
+    StatusRule,
+)
+
+__all__ = ["ENGLISH"]
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _intent(
+    pattern: str,
+    label: str,
+    status: ActionStatus = "in_progress",
+    needs: Literal["any", "activity", "activity_or_later"] = "any",
+    activity: str | None = None,
+) -> IntentRule:
+    return IntentRule(_re(pattern), label, status, needs, activity)
+
+
+def _gerund_en(verb: str) -> str:
+    word = verb.lower()
+    if word.endswith("ie"):
+        return word[:-2] + "ying"
+    if word.endswith("e") and not word.endswith(("ee", "ye", "oe")) and len(word) > 2:
+        return word[:-1] + "ing"
+    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnprt]", word):  # get → getting
+        return word + word[-1] + "ing"
+    return word + "ing"
+
+
+_I = r"(?:i\s*'?\s*m|i\s+am|we\s*'?\s*re|we\s+are)"
+_PLAN = (
+    rf"(?:{_I}\s+(?:(?:going|planning)\s+to|gonna|planning\s+on)|gonna|gotta"
+    r"|i\s*'?\s*ll|i\s+will|we\s*'?\s*ll|we\s+will|i\s+plan\s+to)"
+)
+_JUST = r"(?:just\s+|now\s+|finally\s+)?"
+_SUBJ = rf"(?:{_I}\s+)?{_JUST}"
+_END = r"(?=\s*(?:[,.!;:—–)]|$))"
+_ACT = r"(?P<act>[^,.!;?]+?)"
+_OMW = r"(?:on\s+my\s+way|omw)"
+_BRB = (
+    r"(?:brb|be\s+right\s+back|(?:i\s*'?\s*ll\s+be\s+)?back\s+in\s+(?:a\s+(?:sec|second|bit"
+    r"|minute|min|few)|\d{1,3}\s*(?:m|mins?|minutes?|secs?)?))\b"
+)
+_SLEEP = (
+    rf"{_SUBJ}(?:(?:going|gonna|off|heading|headed)\s+(?:to\s+)?|about\s+to\s+|time\s+(?:for"
+    r"|to)\s+)(?:go\s+to\s+)?(?:sleep|bed)\b(?!\s+on\s+it)"
+    rf"|{_SUBJ}(?:hitting|gonna\s+hit)\s+the\s+(?:hay|sack)\b"
+)
+_PLACES = (
+    r"(?:the|a|an|my|some|work|school|class|church|practice|town|lunch|dinner|breakfast"
+    r"|brunch|drinks)\b"
+)
+_FAMILY = (
+    r"mom|mum|dad|mother|father|parents|sister|brother|wife|husband|partner|girlfriend"
+    r"|boyfriend|gf|bf|grandma|grandpa|family|kids|son|daughter|friends?|boss|aunt|uncle"
+    r"|cousin|roommate|doctor|dentist|team"
+)
+_NUMBERS = "one two three four five six seven eight nine ten eleven twelve"
+_N = rf"(?P<n>\d+(?:[.,]\d+)?|an?|{_NUMBERS.replace(' ', '|')}|half\s+an?)"
+_DUR = (
+    r"(?:about\s+|around\s+|like\s+|almost\s+|nearly\s+|over\s+|roughly\s+|just\s+|only\s+"
+    rf"|barely\s+)?{_N}\s*(?P<unit>hours?|hrs?|h|minutes?|mins?|m)(?![a-z])"
+    r"(?P<half>\s+and\s+a\s+half)?(?:\s*(?:and\s+)?(?P<extra>\d+)\s*(?:minutes?|mins?|m)\b)?"
+)
+_TOOK = (
+    r"(?<![\w'])(?P<act>(?:[\w:'-]+\s+){0,3}?[\w:'-]+)\s+(?:took|lasted|ran|went\s+on)"
+    rf"\s+(?:me\s+|us\s+)?(?:for\s+)?{_DUR}"
+)
+_DIDNT_GO = (
+    r"(?:i\s+|we\s+)?(?:didn'?t|did\s+not|never)\s+(?:end\s+up\s+)?(?:go(?:ing)?|went"
+    rf"|make\s+it)(?:\s+(?:to|for)\s+{_ACT})?(?:\s+after\s+all)?{_END}"
+)
+_SKIPPED = (
+    rf"{_SUBJ}(?:skipped|skipping|gonna\s+skip|going\s+to\s+skip|bailed\s+on|ditched)\s+"
+    rf"{_ACT}{_END}"
+)
+_NOT_ANYMORE = rf"{_SUBJ}not\s+going\s+(?:to\s+{_ACT}\s+)?(?:anymore|any\s+more|after\s+all){_END}"
+
+ENGLISH = LanguagePatterns(
+    reject=_re(
+        r"^\s*(?:if|unless|whether|maybe|perhaps|probably|might|should|would|could|do|does"
+        r"|did|are|is|was|were|can|will|shall|wanna|idk|not\s+sure)\b"
+        r"|\b(?:said|says|told|asks?|asked|texted|wrote|claims?)\b"
+        r"|\bi\s+(?:wish|hope|wonder|might|may|could|should|would|doubt)\b"
+    ),
+    filler=_re(
+        r"^(?:(?:ok(?:ay)?|alright|all\s+right|right|so|well|anyways?|welp|k+|cool|yeah|yep"
+        r"|yup|lol|hey|guys|ugh|hmm+|and|also|now|i\s+think|i\s+guess|actually|sorry"
+        r"|@[\w.-]+)\b"
+        r"[\s,!.]*)+"
+    ),
+    status_filler=_re(
+        r"^(?:(?:ok(?:ay)?|alright|so|and|yeah|yep|yup|phew|anyways?|@[\w.-]+)\b[\s,!.]*)+"
+    ),
+    intents=(
+        _intent(_BRB, "Be right back"),
+        _intent(_SLEEP, "Sleep", activity="sleep"),
+        _intent(
+            rf"{_SUBJ}(?:heading|headed|going|off|{_OMW})\s+(?:back\s+)?home\b",
+            "Head home",
+            activity="commute",
+        ),
+        _intent(
+            rf"(?:after|once)\s+(?P<cond>[^,]+?),?\s+{_PLAN}\s+(?P<act>.+)", "{act}", "planned"
+        ),
+        _intent(
+            rf"{_SUBJ}(?:leaving|about\s+to\s+leave)\s+(?:now\s+)?for\s+(?P<act>.+)",
+            "Leave for {act}",
+        ),
+        _intent(rf"{_SUBJ}about\s+to\s+(?P<act>.+)", "{act}"),
+        _intent(
+            rf"{_SUBJ}(?:heading|headed|off)\s+(?:out\s+|over\s+)?(?P<prep>to|for)\s+(?P<act>.+)",
+            "Go {prep} {act}",
+        ),
+        _intent(rf"{_SUBJ}{_OMW}\s+(?:over\s+)?to\s+(?P<act>.+)", "Go to {act}"),
+        _intent(rf"{_SUBJ}(?:heading|headed)\s+out\b(?!\s+(?:to|for)\b)", "Head out"),
+        _intent(rf"{_SUBJ}{_OMW}\b(?!\s+(?:over\s+)?to\b)", "On the way", activity="commute"),
+        _intent(rf"{_SUBJ}going\s+(?P<prep>to|for)\s+(?P<act>{_PLACES}.*)", "Go {prep} {act}"),
+        _intent(r"(?:it\s*'?\s*s\s+)?time\s+for\s+(?P<act>.+)", "Time for {act}", needs="activity"),
+        _intent(r"(?:it\s*'?\s*s\s+)?time\s+to\s+(?P<act>.+)", "{act}", needs="activity"),
+        _intent(rf"{_PLAN}\s+(?P<act>.+)", "{act}", "planned", "activity_or_later"),
+    ),
+    act_break=_re(
+        r"\s*(?:[,;:!?()—–]|\s-\s|\.(?:\s|$)|\b(?:and\s+then|then|but|because|cause|cuz|coz"
+        r"|since|so\s+that|when|while|until|till|lol|haha\w*|lmao|see\s+(?:ya|you)|wish\s+me"
+        r"\s+luck|if|unless)\b).*$"
+    ),
+    after_clause=_re(r"\s+(?:after|once)\s+(?P<cond>.+)$"),
+    blocked_act=_re(
+        r"(?:not|never|skip\w*|miss\w*|cancel\w*|avoid\w*|stop\w*|quit\w*|pass\s+on|bail\w*"
+        r"|be|lose|die|cry|scream|explode|snap|freak\w*|faint|throw\s+up|pass\s+out|give\s+up"
+        r"|go\s+(?:crazy|insane|nuts)|say|tell|ask|think|need|have\s+to)\b"
+        r"|.*\b(?:you|it|that|this|them)\b"
+    ),
+    now_marker=_re(r"\b(?:right\s+now|now|rn|asap|real\s+quick|right\s+away)\b"),
+    later_marker=_re(
+        r"\b(?:later|tonight|soon|in\s+a\s+(?:bit|while|few|minute|min|sec|second|couple)"
+        r"|in\s+\d+|this\s+(?:morning|afternoon|evening)|after"
+        r"|at\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)\b"
+    ),
+    far_marker=_re(
+        r"\b(?:tomorrow|next\s+(?:week|month|year|time)|this\s+weekend|on\s+(?:mon|tues|wednes"
+        r"|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?)|some\s*day"
+        r"|eventually|one\s+day)\b"
+    ),
+    trailing_time=_re(
+        r"\s+(?:right\s+now|now|rn|asap|soon|later(?:\s+(?:today|on|tonight))?|tonight|today"
+        r"|real\s+quick|right\s+away|quickly|first|in\s+a\s+(?:bit|while|sec|second|minute"
+        r"|min|few(?:\s+\w+)?|couple(?:\s+of)?\s+\w+)|in\s+\d+\s*\w*|for\s+a\s+(?:bit|while"
+        r"|few|sec)|this\s+(?:morning|afternoon|evening)"
+        r"|(?:at|around)\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)\s*$"
+    ),
+    pronouns=(
+        (_re(rf"\b(?:my|our)\s+(?=(?:{_FAMILY})\b)"), ""),
+        (_re(r"\b(?:my|our)\b"), "the"),
+        (_re(r"\b(?:myself|ourselves|me)\b"), ""),
+    ),
+    cond_subject=_re(r"(?:i|we)\s+(?:'?ll\s+|will\s+|just\s+)?(?=\w)"),
+    gerund=_gerund_en,
+    after_word="after",
+    subject=_re(r"^\s*(?:i\s*'?\s*ve\s+|i\s+have\s+|i\s+(?:just\s+)?|we\s+(?:just\s+)?|just\s+)"),
+    statement=_re(
+        r"\b(?:\w{2,}ed|went|ate|paid|did|had|made|got|took|sent|slept|ran|bought|sold|met"
+        r"|left|found|wrote|saw|told|gave|spent|won|lost|done|is|are|was|were)\b"
+    ),
+    done=(
+        StatusRule(_re(rf"{_SUBJ}(?:all\s+)?(?:done|finished)(?:\s+with\s+{_ACT})?{_END}"), "done"),
+        StatusRule(_re(rf"(?:i\s+)?{_JUST}(?:finished|completed)\s+{_ACT}{_END}"), "done"),
+        StatusRule(_re(rf"{_SUBJ}(?:back|home)(?:\s+(?:now|again|home))?{_END}"), "done"),
+        StatusRule(_re(rf"{_SUBJ}(?:got\s+)?back\s+from\s+{_ACT}{_END}"), "done"),
+        StatusRule(_re(rf"(?:i\s+)?{_JUST}got\s+(?:back|home)(?:\s+now)?{_END}"), "done"),
+        StatusRule(
+            _re(rf"(?:i\s+|we\s+)?{_JUST}made\s+it(?:\s+(?:home|back|to\s+{_ACT}))?{_END}"), "done"
+        ),
+        StatusRule(_re(r"(?:i\s+)?(?:just\s+|finally\s+)?(?:woke|woken)\s+up\b"), "done", "sleep"),
+        StatusRule(
+            _re(rf"(?:i\s+|we\s+)?{_JUST}(?:went|did)\s+(?:to\s+|for\s+)?{_ACT}{_END}"), "done"
+        ),
+    ),
+    canceled=(
+        StatusRule(_re(_DIDNT_GO), "canceled"),
+        StatusRule(_re(r"(?:cancel|scratch)\s+(?:that|it)\b"), "canceled"),
+        StatusRule(_re(_NOT_ANYMORE), "canceled"),
+        StatusRule(
+            _re(rf"{_SUBJ}not\s+going\s+(?:to\s+)?{_ACT}(?:\s+(?:today|tonight))?{_END}"),
+            "canceled",
+        ),
+        StatusRule(
+            _re(r"(?:i\s+)?(?:(?:have\s+)?changed\s+my\s+mind|change\s+of\s+plans?)\b"), "canceled"
+        ),
+        StatusRule(_re(_SKIPPED), "canceled"),
+    ),
+    durations=(
+        DurationRule(_re(_TOOK)),
+        DurationRule(_re(rf"\bslept\s+(?:for\s+)?{_DUR}"), "sleep"),
+        DurationRule(_re(rf"\bnapped\s+(?:for\s+)?{_DUR}"), "nap"),
+        DurationRule(_re(rf"\bspent\s+{_DUR}\s+(?:at|on|in|doing)\s+(?P<act>[^,.!;?]+)")),
+    ),
+    number_words={
+        **{word: float(n) for n, word in enumerate(_NUMBERS.split(), 1)},
+        **{"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5},
+    },
+    hour_unit=_re(r"h"),
+    scheduling_strong=_re(
+        r"\b(?:(?:re)?schedul(?:e|ed|es|ing)|appointments?|remind\s+me|set\s+(?:a|up\s+a)\s+"
+        r"(?:reminder|meeting|call)|calendar|book\s+(?:a|an|the)\s+(?:table|meeting|call|slot"
+        r"|room|appointment|flight|session|time)|(?:move|push|postpone|bump)\s+(?:the|our|my"
+        r"|this)\s+(?:meeting|call|appointment|standup)|let'?s\s+meet|can\s+we\s+meet"
+        r"|(?:set\s+up|find)\s+a\s+time)\b"
+    ),
+    scheduling_medium=_re(
+        r"\b(?:(?:meeting|call|standup)\s+(?:at|on)|deadlines?|due\s+(?:by|on|date)"
+        r"|what\s+time|when\s+(?:should|can|could|shall|do|would|will)\s+we|availab(?:le"
+        r"|ility)|are\s+you\s+free|free\s+(?:at|on|this|next|tomorrow)|time\s+slots?"
+        r"|reminder)\b"
+    ),
+)
