@@ -46,6 +46,8 @@ class Action:
     scope: Scope = "user"
     quote: str | None = None  # only with store_quotes
     updated_at: datetime | None = None
+    # When a check-in last asked the model to mention it: once is enough (spec 000 §9).
+    referenced_at: datetime | None = None
 
     def status_at(self, now: datetime) -> Status:
         """The status as of ``now``: stored, unless time has moved it on."""
@@ -85,9 +87,8 @@ class Action:
             "expected_typical_minutes": self.expected_typical_minutes,
             "expected_max_minutes": self.expected_max_minutes,
             "quote": self.quote,
-            "updated_iso": (
-                self.updated_at.isoformat(timespec="seconds") if self.updated_at else None
-            ),
+            "updated_iso": _iso(self.updated_at),
+            "referenced_iso": _iso(self.referenced_at),
         }
         data.update({key: value for key, value in optional.items() if value is not None})
         return data
@@ -104,6 +105,7 @@ class Action:
                 else recorded + timedelta(hours=24)
             )
             updated_raw = data.get("updated_iso")
+            referenced_raw = data.get("referenced_iso")
             return cls(
                 id=_text(data["id"], "id"),
                 label=_text(data["label"], "label"),
@@ -120,6 +122,9 @@ class Action:
                 scope=_choice(data.get("scope", "user"), Scope, "scope"),
                 quote=data.get("quote") or None,
                 updated_at=_instant(updated_raw, "updated_iso") if updated_raw else None,
+                referenced_at=(
+                    _instant(referenced_raw, "referenced_iso") if referenced_raw else None
+                ),
             )
         except KeyError as exc:
             raise ValueError(f"a latest action needs {exc.args[0]!r}") from exc
@@ -137,6 +142,10 @@ def load_actions(entries: Any) -> list[Action]:
             except ValueError:
                 continue
     return actions
+
+
+def _iso(instant: datetime | None) -> str | None:
+    return instant.isoformat(timespec="seconds") if instant else None
 
 
 def _instant(value: Any, name: str) -> datetime:

@@ -183,6 +183,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         kind_change = ("scheduling", False)
 
     facts = RuleFacts(
+        now=now,
         mode=mode,
         thread_kind=kind,
         chat_type=turn.chat_type,
@@ -198,7 +199,10 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         if cue is not None:
             lines.append(wording.cue(cue, now))
     if fired:
-        lines.extend(_checkin(fired[0], facts, visible, cue.action if cue else None, now))
+        checkin, referenced = _checkin(fired[0], facts, visible, cue.action if cue else None)
+        lines.extend(checkin)
+        if referenced is not None:
+            ops.append(_mark_referenced(referenced.id, now))
     if settings.inference.require_confirmation_for_impactful_actions and (
         turn.body.get("tools") or mentions_impactful_action(turn.text)
     ):
@@ -229,25 +233,29 @@ def apply_ops(ops: Sequence[ClockOp]) -> Callable[[ClockData], ClockData | None]
 
 
 def _checkin(
-    rule: CheckinRule,
-    facts: RuleFacts,
-    visible: Sequence[Action],
-    cued: Action | None,
-    now: datetime,
-) -> list[str]:
-    """The one check-in directive of the first rule that fired (spec 000 §9)."""
+    rule: CheckinRule, facts: RuleFacts, visible: Sequence[Action], cued: Action | None
+) -> tuple[list[str], Action | None]:
+    """The one check-in directive of the first rule that fired (spec 000 §9), and the
+    action it asks the model to mention, if any."""
     elapsed = facts.elapsed or timedelta(0)
-    lines: list[str] = []
+    now_lines: list[str] = []
+    referenced = None
     if rule.then.ask_for_updates:
-        lines.append(wording.ask_for_updates(rule.id, elapsed, facts.thread_kind))
+        now_lines.append(wording.ask_for_updates(rule.id, elapsed, facts.thread_kind))
     if rule.then.offer_recap:
-        lines.append(wording.offer_recap(rule.id, elapsed))
+        now_lines.append(wording.offer_recap(rule.id, elapsed))
     if rule.then.allow_hedged_reference:
-        # Newest first; an action the cue line already asks about is not asked twice.
-        candidates = [a for a in sorted(visible, key=lambda a: a.recorded_at) if a != cued]
+        # The newest action not mentioned before; one the cue line already asks about is
+        # not asked about twice.
+        candidates = [
+            a
+            for a in sorted(visible, key=lambda a: a.recorded_at)
+            if a != cued and a.referenced_at is None
+        ]
         if candidates:
-            lines.append(wording.hedged_reference(rule.id, candidates[-1], now))
-    return lines
+            referenced = candidates[-1]
+            now_lines.append(wording.hedged_reference(rule.id, referenced, facts.now))
+    return now_lines, referenced
 
 
 def _new(
@@ -291,6 +299,15 @@ def _close(update_status: Action) -> ClockOp:
     def op(data: ClockData) -> ClockData:
         stored = load_actions(data.latest_actions)
         moved = [update_status if a.id == update_status.id else a for a in stored]
+        return replace(data, latest_actions=[a.to_json() for a in moved])
+
+    return op
+
+
+def _mark_referenced(action_id: str, now: datetime) -> ClockOp:
+    def op(data: ClockData) -> ClockData:
+        stored = load_actions(data.latest_actions)
+        moved = [replace(a, referenced_at=now) if a.id == action_id else a for a in stored]
         return replace(data, latest_actions=[a.to_json() for a in moved])
 
     return op

@@ -88,8 +88,8 @@ def calibrated(report: DurationReport) -> str:
 
 def ask_for_updates(rule_id: str, elapsed: timedelta, kind: str) -> str:
     return (
-        f"Check-in ({rule_id}): {ago(elapsed)} since the last interaction in this {kind} "
-        "thread. Before continuing, briefly ask the user for any updates since then."
+        f"Check-in ({rule_id}): the last interaction in this {kind} thread was "
+        f"{ago(elapsed)}. Before continuing, briefly ask the user for any updates since then."
     )
 
 
@@ -106,9 +106,9 @@ def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
         template.question if template else f"did you end up getting to {action.label.lower()}?"
     )
     return (
-        f"Check-in ({rule_id}): {ago(now - action.recorded_at)} the user said they were "
-        f'going to "{action.label}" ({_status(action, now)}). If it fits, mention it in a '
-        f'hedged way, e.g. "Welcome back — {question}" {CORRECTABLE}'
+        f"Check-in ({rule_id}): {ago(now - action.recorded_at)} the user was about to: "
+        f'"{action.label}" ({_status(action, now)}). If it fits, mention it in a hedged '
+        f'way, e.g. "Welcome back — {question}" {CORRECTABLE}'
     )
 
 

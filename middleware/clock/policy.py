@@ -12,7 +12,7 @@ fire, in order; the awareness stage turns the first one into a single directive 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -200,6 +200,7 @@ class PolicyOverrides(_Block):
 class RuleFacts:
     """What the relevance decision looks at for one message (spec 000 §5.1)."""
 
+    now: datetime
     mode: Mode
     thread_kind: str
     chat_type: Literal["dm", "group"]

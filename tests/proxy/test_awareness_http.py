@@ -304,3 +304,11 @@ async def test_preview_shows_the_check_in_without_storing_anything(talk: Convers
     # What preview showed is what the upstream gets.
     block = await talk.block_for("morning!", after=timedelta(hours=9))
     assert block in preview["block"]
+
+
+async def test_an_action_is_mentioned_once_not_on_every_return(talk: Conversation) -> None:
+    await talk.say("going to sleep")
+    assert "getting some sleep" in await talk.block_for("morning", after=timedelta(hours=8))
+    again = await talk.block_for("what's on today?", after=timedelta(hours=3))
+    assert "sleep" not in again.lower()
+    assert "Check-in" not in again

@@ -73,3 +73,57 @@ def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad.write_text("[store]\npth = 'x'\n")
     assert main(["check-config", "--config", str(bad)]) == 2
     assert "unknown key 'pth' in store" in capsys.readouterr().err
+
+
+def test_policy_block_reads_iso_durations_and_rules() -> None:
+    text = """
+[clock]
+mode = "normal"
+
+[[clock.checkins.rules]]
+id = "ops_6h"
+when = { thread_kind = ["operations", "project"], elapsed_gte = "PT6H" }
+then = { ask_for_updates = true }
+"""
+    config = parse_config(text)
+    [rule] = config.clock.checkins.rules
+    assert rule.when.elapsed_gte is not None and rule.when.elapsed_gte.total_seconds() == 6 * 3600
+    assert rule.when.thread_kind == ["operations", "project"]
+    assert config.clock.mode == "normal"
+    # The spec's defaults where the file says nothing.
+    assert config.clock.store.latest_actions.max_items == 25
+    assert config.clock.inference.require_confirmation_for_impactful_actions is True
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (
+            '{ id = "a", when = { elapsed_gte = "2 days" }, then = { offer_recap = true } }',
+            "ISO 8601 duration such as 'P1D'",
+        ),
+        (
+            '{ id = "a", when = { elapsed_gte = 3600 }, then = { offer_recap = true } }',
+            "ISO 8601 duration",
+        ),
+        (
+            '{ id = "a", when = { thread_kind = "hobby" }, then = { offer_recap = true } }',
+            "'project', 'conversation', 'scheduling' or 'operations'",
+        ),
+        ('{ id = "a", when = { elapsed_gte = "P1D" }, then = { } }', "at least one of"),
+        (
+            '{ id = "a", when = { elapsed_gt = "P1D" }, then = { offer_recap = true } }',
+            "unknown key 'elapsed_gt'",
+        ),
+    ],
+)
+def test_bad_rules_say_what_to_write(rule: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(f"[clock.checkins]\nrules = [\n    {rule},\n]\n", source="c.toml")
+    assert expected in str(caught.value)
+    assert "clock.checkins.rules" in str(caught.value)
+
+
+def test_timestamps_cannot_be_turned_off() -> None:
+    with pytest.raises(ConfigError, match="last_message_timestamps"):
+        parse_config("[clock.store]\nlast_message_timestamps = false\n")
