@@ -158,7 +158,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
                 visible, update, now=now, user_key=turn.user_key, thread_key=turn.thread_key
             )
             if closed is not None:
-                ops.append(_close(update_status=closed))
+                ops.append(_close(closed))
                 lines.append(wording.closed(closed, now))
         report = detect_duration_report(turn.text)
         if report is not None:
@@ -286,31 +286,30 @@ def _new(
     )
 
 
+def on_actions(change: Callable[[list[Action]], list[Action]]) -> ClockOp:
+    """A clock-data change made by changing the stored latest actions."""
+
+    def op(data: ClockData) -> ClockData:
+        changed = change(load_actions(data.latest_actions))
+        return replace(data, latest_actions=[action.to_json() for action in changed])
+
+    return op
+
+
 def _add(action: Action, max_items: int) -> ClockOp:
-    def op(data: ClockData) -> ClockData:
-        stored = load_actions(data.latest_actions)
-        kept = add_action(stored, action, now=action.recorded_at, max_items=max_items)
-        return replace(data, latest_actions=[a.to_json() for a in kept])
-
-    return op
+    return on_actions(
+        lambda stored: add_action(stored, action, now=action.recorded_at, max_items=max_items)
+    )
 
 
-def _close(update_status: Action) -> ClockOp:
-    def op(data: ClockData) -> ClockData:
-        stored = load_actions(data.latest_actions)
-        moved = [update_status if a.id == update_status.id else a for a in stored]
-        return replace(data, latest_actions=[a.to_json() for a in moved])
-
-    return op
+def _close(closed: Action) -> ClockOp:
+    return on_actions(lambda stored: [closed if a.id == closed.id else a for a in stored])
 
 
 def _mark_referenced(action_id: str, now: datetime) -> ClockOp:
-    def op(data: ClockData) -> ClockData:
-        stored = load_actions(data.latest_actions)
-        moved = [replace(a, referenced_at=now) if a.id == action_id else a for a in stored]
-        return replace(data, latest_actions=[a.to_json() for a in moved])
-
-    return op
+    return on_actions(
+        lambda stored: [replace(a, referenced_at=now) if a.id == action_id else a for a in stored]
+    )
 
 
 def _set_override(key: str, value: object) -> ClockOp:

@@ -187,13 +187,16 @@ class PolicyOverrides(_Block):
     @classmethod
     def from_stored(cls, data: Any) -> PolicyOverrides:
         """Stored overrides, keeping the keys we understand (imports may carry others)."""
-        if not isinstance(data, dict):
-            return cls()
+        if not data or not isinstance(data, dict):
+            return _NO_OVERRIDES
         known = {key: data[key] for key in cls.model_fields if key in data}
         try:
             return cls.model_validate(known)
         except ValueError:
             return cls()
+
+
+_NO_OVERRIDES = PolicyOverrides()
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,11 +7,11 @@ in a group, the ones they clocked in that group (spec 000 §7.3).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from middleware.actions.lifecycle import mark, visible_actions
 from middleware.actions.model import Action, Status, load_actions
+from middleware.awareness.view import on_actions
 from middleware.clock.temporal import ago
 from middleware.commands import Command, CommandHandler
 from middleware.store import ClockData, Store
@@ -46,10 +46,7 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
             )
         status: Status = "done" if verb == "done" else "canceled"
 
-        def close(stored: ClockData) -> ClockData:
-            moved = mark(load_actions(stored.latest_actions), target.id, status, now=now)
-            return replace(stored, latest_actions=[a.to_json() for a in moved])
-
+        close = on_actions(lambda stored: mark(stored, target.id, status, now=now))
         await store.update_clock_data(turn.user_key, close)
         word = "done" if status == "done" else "canceled"
         return f'Marked "{target.label}" as {word}.'
