@@ -312,3 +312,26 @@ async def test_an_action_is_mentioned_once_not_on_every_return(talk: Conversatio
     again = await talk.block_for("what's on today?", after=timedelta(hours=3))
     assert "sleep" not in again.lower()
     assert "Check-in" not in again
+
+
+async def thread_kind(talk: Conversation) -> str:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(
+            f"{talk.relay.url}/admin/threads/agent:main:api:{talk.thread}/clock",
+            headers={"Authorization": f"Bearer {ADMIN}"},
+        ) as response:
+            return str((await response.json())["kind"])
+
+
+async def test_scheduling_is_inferred_only_when_confident_and_never_over_a_choice(
+    talk: Conversation,
+) -> None:
+    await talk.say("what do you think about tomorrow?")
+    assert await thread_kind(talk) == "conversation"
+    await talk.say("can we schedule a meeting for tomorrow at 3pm?")
+    assert await thread_kind(talk) == "scheduling"
+
+    chosen = Conversation(talk.relay, talk.upstream, talk.clock, thread="t9")
+    await chosen.say("clock: kind project")
+    await chosen.say("can we schedule a meeting for tomorrow at 3pm?")
+    assert await thread_kind(chosen) == "project"
