@@ -11,6 +11,7 @@ fire, in order; the awareness stage turns the first one into a single directive 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, get_args
@@ -23,16 +24,23 @@ THREAD_KINDS: tuple[ThreadKind, ...] = get_args(ThreadKind)
 MODES: tuple[Mode, ...] = get_args(Mode)
 
 
+# Weeks, days, hours, minutes, seconds: the units with a fixed length.
+_ISO_DURATION = re.compile(r"^P(?=\d|T\d)(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$")
+
+
 def _iso_duration(value: Any) -> Any:
     # pydantic also takes numbers (seconds) and "HH:MM" text; the policy speaks ISO 8601
-    # only, so "2" is never silently two seconds.
+    # only, so "2" is never silently two seconds; pydantic then does the arithmetic.
     if isinstance(value, timedelta):
         return value
-    if not isinstance(value, str) or not value.upper().startswith("P"):
+    text = value.strip().upper() if isinstance(value, str) else ""
+    if not _ISO_DURATION.match(text):
+        months = re.match(r"^P[^T]*[YM]", text)
+        hint = " (months and years have no fixed length: use days, e.g. P30D)" if months else ""
         raise ValueError(
-            f"must be an ISO 8601 duration such as 'P1D', 'PT2H' or 'P30D', not {value!r}"
+            f"must be an ISO 8601 duration such as 'P1D', 'PT2H' or 'P30D', not {value!r}{hint}"
         )
-    return value.upper()
+    return text
 
 
 Duration = Annotated[timedelta, BeforeValidator(_iso_duration)]

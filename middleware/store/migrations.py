@@ -136,6 +136,17 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ALTER TABLE persons ADD COLUMN policy_overrides TEXT;
         ALTER TABLE persons ADD COLUMN calibration TEXT;
         ALTER TABLE persons ADD COLUMN latest_actions TEXT;
+        -- Until now a linked user kept them on their own row: the person takes them over.
+        UPDATE persons SET
+            policy_overrides = (SELECT u.policy_overrides FROM users AS u
+                WHERE u.person_id = persons.person_id AND u.policy_overrides IS NOT NULL
+                ORDER BY u.user_key LIMIT 1),
+            calibration = (SELECT u.calibration FROM users AS u
+                WHERE u.person_id = persons.person_id AND u.calibration IS NOT NULL
+                ORDER BY u.user_key LIMIT 1),
+            latest_actions = (SELECT u.latest_actions FROM users AS u
+                WHERE u.person_id = persons.person_id AND u.latest_actions IS NOT NULL
+                ORDER BY u.user_key LIMIT 1);
 
         -- Who set the thread's kind: an explicit "clock: kind" is never overwritten by an
         -- inference (spec 000 §5.2: persist an inference only when confident).

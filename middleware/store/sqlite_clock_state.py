@@ -118,8 +118,11 @@ VALUES (?, ?, ?, ?) ON CONFLICT (thread_key) DO NOTHING RETURNING thread_key
 
 _MERGE_THREAD = """
 UPDATE threads SET
-    kind = COALESCE(:kind, kind),
-    kind_source = CASE WHEN :kind IS NULL THEN kind_source ELSE 'explicit' END,
+    -- "conversation" is every thread's default (and what an export says when nobody
+    -- chose): it neither replaces a kind nor counts as a choice.
+    kind = CASE WHEN COALESCE(:kind, 'conversation') = 'conversation' THEN kind ELSE :kind END,
+    kind_source = CASE WHEN COALESCE(:kind, 'conversation') = 'conversation' THEN kind_source
+        ELSE 'explicit' END,
     session_tz = COALESCE(:session_tz, session_tz),
     last_interaction_at = CASE
         WHEN :interaction > COALESCE(last_interaction_at, '') THEN :interaction

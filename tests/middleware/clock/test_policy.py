@@ -1,0 +1,251 @@
+"""The check-in policy block and the pure relevance decision (spec 000 §0, §5.1)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from middleware.clock.policy import (
+    CheckinRule,
+    CheckinsPolicy,
+    LatestActionsPolicy,
+    PolicyOverrides,
+    RuleFacts,
+    RuleWhen,
+    evaluate,
+)
+
+NOW = datetime(2026, 2, 9, 12, 0, tzinfo=UTC)
+DEFAULTS = CheckinsPolicy()
+MINUTE = timedelta(minutes=1)
+
+
+def facts(**changes: Any) -> RuleFacts:
+    """A light-mode DM message in a conversation thread; ``changes`` override fields."""
+    base = RuleFacts(
+        now=NOW,
+        mode="light",
+        thread_kind="conversation",
+        chat_type="dm",
+        elapsed=timedelta(0),
+        elapsed_any_channel=timedelta(0),
+        has_open_action=False,
+        mentions_time=False,
+    )
+    return replace(base, **changes)
+
+
+def fired(policy: CheckinsPolicy, **changes: Any) -> list[str]:
+    return [rule.id for rule in evaluate(policy, facts(**changes))]
+
+
+def rule(rule_id: str, **when: Any) -> dict[str, Any]:
+    return {"id": rule_id, "when": when, "then": {"offer_recap": True}}
+
+
+def test_project_gap_fires_from_exactly_one_day_in_project_threads() -> None:
+    day = timedelta(days=1)
+    assert fired(DEFAULTS, thread_kind="project", elapsed=day) == ["project_gap_1d"]
+    assert fired(DEFAULTS, thread_kind="project", elapsed=day - MINUTE) == []
+    assert fired(DEFAULTS, thread_kind="conversation", elapsed=day) == []
+
+
+def test_action_gap_fires_from_two_hours_with_an_open_action() -> None:
+    two_hours = timedelta(hours=2)
+    assert fired(DEFAULTS, has_open_action=True, elapsed=two_hours) == ["action_gap_2h"]
+    assert fired(DEFAULTS, has_open_action=True, elapsed=two_hours - MINUTE) == []
+    assert fired(DEFAULTS, has_open_action=False, elapsed=two_hours) == []
+
+
+def test_long_gap_fires_from_thirty_days_in_any_thread() -> None:
+    assert fired(DEFAULTS, elapsed=timedelta(days=30)) == ["long_gap_30d"]
+    assert fired(DEFAULTS, elapsed=timedelta(days=29)) == []
+    assert fired(DEFAULTS, elapsed=timedelta(days=30) - MINUTE) == []
+
+
+def test_every_default_rule_can_fire_together_in_order() -> None:
+    assert fired(
+        DEFAULTS, thread_kind="project", has_open_action=True, elapsed=timedelta(days=31)
+    ) == ["project_gap_1d", "action_gap_2h", "long_gap_30d"]
+
+
+def test_first_message_never_fires_an_elapsed_rule() -> None:
+    first = {"elapsed": None, "elapsed_any_channel": None}
+    assert fired(DEFAULTS, thread_kind="project", has_open_action=True, **first) == []
+    assert fired(DEFAULTS, mode="normal", has_open_action=True, **first) == []
+    below = CheckinsPolicy(rules=[CheckinRule.model_validate(rule("soon", elapsed_lt="PT1H"))])
+    # "Less than an hour since nothing" is not true either.
+    assert fired(below, **first) == []
+
+
+def test_mode_off_fires_nothing() -> None:
+    everything = {"thread_kind": "project", "has_open_action": True, "elapsed": timedelta(days=60)}
+    assert fired(DEFAULTS, mode="off", **everything) == []
+    always = CheckinsPolicy(rules=[CheckinRule.model_validate(rule("always"))])
+    assert fired(always, mode="off") == []
+    assert fired(always, mode="light") == ["always"]
+
+
+def test_normal_mode_adds_normal_rules_after_rules() -> None:
+    many = {"thread_kind": "project", "has_open_action": True, "elapsed": timedelta(days=31)}
+    assert fired(DEFAULTS, mode="normal", **many) == [
+        "project_gap_1d",
+        "action_gap_2h",
+        "long_gap_30d",
+        "normal_gap_1d",
+        "normal_action_gap_30m",
+    ]
+    assert fired(DEFAULTS, mode="light", **many) == [
+        "project_gap_1d",
+        "action_gap_2h",
+        "long_gap_30d",
+    ]
+    # The normal-only rules at their own boundaries.
+    assert fired(DEFAULTS, mode="normal", elapsed=timedelta(days=1)) == ["normal_gap_1d"]
+    assert fired(DEFAULTS, mode="light", elapsed=timedelta(days=1)) == []
+    assert fired(DEFAULTS, mode="normal", has_open_action=True, elapsed=30 * MINUTE) == [
+        "normal_action_gap_30m"
+    ]
+    assert fired(DEFAULTS, mode="normal", has_open_action=True, elapsed=29 * MINUTE) == []
+
+
+def test_configured_order_is_kept() -> None:
+    policy = CheckinsPolicy.model_validate(
+        {"rules": [rule("b"), rule("a")], "normal_rules": [rule("d"), rule("c")]}
+    )
+    assert fired(policy, mode="normal") == ["b", "a", "d", "c"]
+    assert fired(policy, mode="light") == ["b", "a"]
+
+
+def test_disabled_checkins_fire_nothing() -> None:
+    disabled = CheckinsPolicy(enabled=False)
+    assert fired(disabled, mode="normal", thread_kind="project", elapsed=timedelta(days=60)) == []
+
+
+def test_custom_rule_thread_kind_list() -> None:
+    policy = CheckinsPolicy.model_validate(
+        {"rules": [rule("ops", thread_kind=["scheduling", "operations"])], "normal_rules": []}
+    )
+    assert fired(policy, thread_kind="scheduling") == ["ops"]
+    assert fired(policy, thread_kind="operations") == ["ops"]
+    assert fired(policy, thread_kind="project") == []
+
+
+def test_custom_rule_mentions_time_and_chat_type() -> None:
+    policy = CheckinsPolicy.model_validate(
+        {
+            "rules": [
+                rule("timely", mentions_time=True),
+                rule("quiet", mentions_time=False),
+                rule("group", chat_type="group"),
+            ],
+            "normal_rules": [],
+        }
+    )
+    assert fired(policy, mentions_time=True, chat_type="dm") == ["timely"]
+    assert fired(policy, mentions_time=False, chat_type="group") == ["quiet", "group"]
+
+
+def test_custom_rule_elapsed_lt_is_exclusive() -> None:
+    policy = CheckinsPolicy.model_validate(
+        {"rules": [rule("recent", elapsed_lt="PT10M")], "normal_rules": []}
+    )
+    assert fired(policy, elapsed=10 * MINUTE - timedelta(seconds=1)) == ["recent"]
+    assert fired(policy, elapsed=10 * MINUTE) == []
+
+
+def test_custom_rule_elapsed_any_channel_gte() -> None:
+    policy = CheckinsPolicy.model_validate(
+        {"rules": [rule("away", elapsed_any_channel_gte="P7D")], "normal_rules": []}
+    )
+    # Measured from the last contact anywhere, not from this thread's last interaction.
+    assert fired(policy, elapsed=None, elapsed_any_channel=timedelta(days=7)) == ["away"]
+    assert fired(policy, elapsed=timedelta(days=8), elapsed_any_channel=timedelta(days=6)) == []
+    assert fired(policy, elapsed_any_channel=None) == []
+
+
+def test_custom_rule_with_several_conditions_needs_all() -> None:
+    policy = CheckinsPolicy.model_validate(
+        {
+            "rules": [
+                rule(
+                    "window",
+                    thread_kind="project",
+                    chat_type="group",
+                    elapsed_gte="PT1H",
+                    elapsed_lt="PT3H",
+                    mode=["normal"],
+                )
+            ],
+            "normal_rules": [],
+        }
+    )
+    hit = {
+        "thread_kind": "project",
+        "chat_type": "group",
+        "elapsed": timedelta(hours=2),
+        "mode": "normal",
+    }
+    assert fired(policy, **hit) == ["window"]
+    for miss in (
+        {"thread_kind": "conversation"},
+        {"chat_type": "dm"},
+        {"elapsed": timedelta(minutes=59)},
+        {"elapsed": timedelta(hours=3)},
+        {"mode": "light"},
+    ):
+        assert fired(policy, **{**hit, **miss}) == [], miss
+
+
+def test_policy_overrides_from_stored_keeps_known_keys() -> None:
+    stored = {"mode": "normal", "auto_clock_temporal_actions": False, "checkins": False}
+    assert PolicyOverrides.from_stored(stored) == PolicyOverrides(
+        mode="normal", auto_clock_temporal_actions=False
+    )
+    assert PolicyOverrides.from_stored({"nickname": "x"}) == PolicyOverrides()
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"mode": "loud"},
+        {"mode": "light", "auto_clock_temporal_actions": "sometimes"},
+        ["mode", "light"],
+        None,
+        "light",
+    ],
+)
+def test_policy_overrides_from_invalid_stored_value_is_empty(stored: Any) -> None:
+    assert PolicyOverrides.from_stored(stored) == PolicyOverrides()
+
+
+def test_duplicate_rule_ids_are_refused() -> None:
+    with pytest.raises(ValidationError, match="two check-in rules have the id 'same'"):
+        CheckinsPolicy.model_validate({"rules": [rule("same"), rule("same")]})
+    # Across the two lists too: a default normal rule's id cannot be reused.
+    with pytest.raises(ValidationError, match="'normal_gap_1d'"):
+        CheckinsPolicy.model_validate({"rules": [rule("normal_gap_1d")]})
+
+
+@pytest.mark.parametrize("value", ["2 days", "1d", 2, 7200, 1.5, "02:00"])
+def test_durations_must_be_iso_8601(value: Any) -> None:
+    with pytest.raises(ValidationError, match="ISO 8601"):
+        RuleWhen.model_validate({"elapsed_gte": value})
+    with pytest.raises(ValidationError, match="ISO 8601"):
+        LatestActionsPolicy.model_validate({"ttl": value})
+
+
+def test_durations_accept_iso_8601_in_either_case() -> None:
+    when = RuleWhen.model_validate({"elapsed_gte": "p1d", "elapsed_lt": "PT2H30M"})
+    assert when.elapsed_gte == timedelta(days=1)
+    assert when.elapsed_lt == timedelta(hours=2, minutes=30)
+
+
+@pytest.mark.parametrize("value", ["P1M", "P1Y", "P2Y3M"])
+def test_months_and_years_are_refused_with_a_hint(value: str) -> None:
+    with pytest.raises(ValidationError, match="use days, e.g. P30D"):
+        RuleWhen(elapsed_gte=value)  # type: ignore[arg-type]
