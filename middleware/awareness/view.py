@@ -88,7 +88,6 @@ class AwarenessView:
     kind_change: tuple[str, bool] | None = None
     # The relay's own answer, for a message that is only a settings directive.
     reply: str | None = None
-    clocked: Action | None = None
 
     @property
     def section(self) -> str | None:
@@ -108,7 +107,6 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
     ops: list[ClockOp] = []
     kind_change: tuple[str, bool] | None = None
     reply: str | None = None
-    clocked: Action | None = None
     policy = settings.actions
 
     directive = parse_directive(turn.text)
@@ -198,11 +196,15 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         cue = find_cue(turn.text, visible, now=now, extra=settings.inference.cues)
         if cue is not None:
             lines.append(wording.cue(cue, now))
-    if fired:
-        checkin, referenced = _checkin(fired[0], facts, visible, cue.action if cue else None)
-        lines.extend(checkin)
+    # One directive (spec 000 §9): the first rule that has something to say (a hedged
+    # reference has nothing once every open action was mentioned).
+    for rule in fired:
+        checkin, referenced = _checkin(rule, facts, visible, cue.action if cue else None)
         if referenced is not None:
             ops.append(_mark_referenced(referenced.id, now))
+        if checkin:
+            lines.extend(checkin)
+            break
     if settings.inference.require_confirmation_for_impactful_actions and (
         turn.body.get("tools") or mentions_impactful_action(turn.text)
     ):
@@ -215,7 +217,6 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         ops=tuple(ops),
         kind_change=kind_change,
         reply=reply if directive_only else None,
-        clocked=clocked,
     )
 
 

@@ -1,0 +1,79 @@
+"""``awareness_view`` without HTTP: what one message decides, from a given prior state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from middleware.actions.model import Action
+from middleware.awareness.view import AwarenessSettings, apply_ops, awareness_view
+from middleware.clock.policy import CheckinRule, CheckinsPolicy
+from middleware.store import ClockData, PriorState
+from middleware.types import Turn
+
+NOW = datetime(2026, 11, 21, 12, tzinfo=UTC)
+THREAD = "agent:main:api:t1"
+
+
+def turn(text: str, prior: PriorState) -> Turn:
+    made = Turn(channel="api", thread_id="t1", user_id="ana", text=text, received_at=NOW, body={})
+    made.user_key, made.thread_key, made.prior = "api:ana", THREAD, prior
+    return made
+
+
+def action(**changes: object) -> Action:
+    base = Action(
+        id="act_1",
+        label="Finish the report",
+        recorded_at=NOW - timedelta(days=3),
+        expires_at=NOW + timedelta(days=20),
+        status="planned",
+        source="clock_it",
+        thread_key=THREAD,
+        user_key="api:ana",
+        type="note",
+    )
+    return Action(**{**{f: getattr(base, f) for f in base.__slots__}, **changes})  # type: ignore[arg-type]
+
+
+ACTION_FIRST = CheckinsPolicy(
+    rules=[
+        CheckinRule.model_validate(
+            {
+                "id": "action_first",
+                "when": {"has_open_action": True, "elapsed_gte": "P1D"},
+                "then": {"allow_hedged_reference": True},
+            }
+        ),
+        CheckinRule.model_validate(
+            {"id": "recap", "when": {"elapsed_gte": "P1D"}, "then": {"offer_recap": True}}
+        ),
+    ]
+)
+
+
+def prior_with(*actions: Action) -> PriorState:
+    return PriorState(
+        thread_last_interaction_at=NOW - timedelta(days=2),
+        clock_data=ClockData(latest_actions=[a.to_json() for a in actions]),
+    )
+
+
+def test_a_hedged_reference_is_made_once_then_the_next_rule_speaks() -> None:
+    settings = AwarenessSettings(checkins=ACTION_FIRST)
+    first = awareness_view(turn("hi", prior_with(action())), settings)
+    assert first.fired == ("action_first", "recap")
+    assert len(first.lines) == 1 and "Check-in (action_first)" in first.lines[0]
+    stored = apply_ops(first.ops)(prior_with(action()).clock_data)
+    assert stored is not None and stored.latest_actions[0]["referenced_iso"]
+
+    mentioned = action(referenced_at=NOW)
+    again = awareness_view(turn("hi", prior_with(mentioned)), settings)
+    assert len(again.lines) == 1 and "Check-in (recap)" in again.lines[0]
+
+
+def test_nothing_applies_means_no_lines_and_no_writes() -> None:
+    quiet = PriorState(thread_last_interaction_at=NOW - timedelta(minutes=5))
+    view = awareness_view(turn("can you review this paragraph for me?", quiet), AwarenessSettings())
+    assert view.lines == ()
+    assert view.ops == ()
+    assert view.kind_change is None and view.reply is None
