@@ -8,12 +8,17 @@ imported only when its channel is enabled.
 from __future__ import annotations
 
 import importlib
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from middleware.errors import ConfigError
+from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
+from middleware.types import JSON, Turn
+
+if TYPE_CHECKING:
+    from proxy.services import Services
 
 REGISTRY: dict[str, str] = {
     "terminal": "channels.terminal:TerminalChannel",
+    "telegram": "channels.telegram:TelegramChannel",
 }
 
 
@@ -47,3 +52,40 @@ def load_channel_class(name: str) -> type:
     cls = getattr(module, attr)
     assert isinstance(cls, type)
     return cls
+
+
+async def conversation_body(services: Services, turn: Turn, history_limit: int) -> JSON:
+    """The chat-completions body for a channel where the relay owns the conversation.
+
+    The thread's last ``history_limit`` stored messages, as they were first sent, then the
+    new one: the injection stage recognises the earlier user messages and replays their
+    blocks, so the forwarded conversation only grows at its end.
+    """
+    from middleware.identity import thread_key
+
+    key = thread_key(
+        services.config.server.agent_id, turn.channel, turn.chat_type, turn.thread_id, turn.topic_id
+    )
+    history = await services.store.transcript(key, history_limit)
+    messages: list[JSON] = [{"role": m.role, "content": m.text} for m in history]
+    messages.append({"role": "user", "content": turn.text})
+    return {"model": services.config.upstream.model, "messages": messages}
+
+
+async def answer(services: Services, turn: Turn) -> str:
+    """Run ``turn`` through the pipeline and return the whole reply text.
+
+    Chat platforms don't stream, so a streamed reply is drained first. Upstream failures
+    become a short message for the user instead of an exception.
+    """
+    try:
+        reply = await services.pipeline(turn)
+    except UpstreamStatusError as exc:
+        return f"[the LLM refused the request: HTTP {exc.status} {exc.body[:300]!r}]"
+    except UpstreamError as exc:
+        return f"[no answer from the LLM: {exc}]"
+    if reply.stream is not None:
+        async for _ in reply.stream:
+            pass
+        return reply.stream.text
+    return reply.text

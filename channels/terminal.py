@@ -13,9 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from middleware.errors import UpstreamError, UpstreamStatusError
-from middleware.identity import thread_key
-from middleware.types import JSON, Turn
+from channels.base import answer, conversation_body
+from middleware.types import Turn
 from proxy.services import Services
 
 PROMPT = "you> "
@@ -73,30 +72,13 @@ class TerminalChannel:
 
     async def handle(self, text: str) -> str:
         """Run one user line through the pipeline and return the reply text."""
-        services = self._services
         turn = Turn(
             channel=self.name,
             thread_id=self._thread_id,
             user_id=self._user_id,
             text=text,
-            received_at=services.clock.now(),
-            body=await self._body(text),
+            received_at=self._services.clock.now(),
+            body={},
         )
-        try:
-            reply = await services.pipeline(turn)
-        except UpstreamStatusError as exc:
-            return f"[the LLM refused the request: HTTP {exc.status} {exc.body[:300]!r}]"
-        except UpstreamError as exc:
-            return f"[no answer from the LLM: {exc}]"
-        if reply.stream is not None:
-            async for _ in reply.stream:
-                pass
-            return reply.stream.text
-        return reply.text
-
-    async def _body(self, text: str) -> JSON:
-        key = thread_key(self._services.config.server.agent_id, self.name, "dm", self._thread_id)
-        history = await self._services.store.transcript(key, self._history_limit)
-        messages: list[JSON] = [{"role": m.role, "content": m.text} for m in history]
-        messages.append({"role": "user", "content": text})
-        return {"model": self._services.config.upstream.model, "messages": messages}
+        turn.body = await conversation_body(self._services, turn, self._history_limit)
+        return await answer(self._services, turn)

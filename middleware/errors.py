@@ -7,6 +7,7 @@ says what was wrong and what to do about it, fit to show to whoever caused it.
     ChronorelayError
     ├── ConfigError                 bad or missing configuration (operator)
     ├── StoreError                  the store cannot be opened or written
+    ├── ChannelError                a chat platform cannot be reached or refused the bot
     ├── RequestError                a client sent something we cannot use (HTTP 400)
     │   ├── AuthError               missing or wrong relay API key (HTTP 401/403)
     │   └── NotFoundError           the user or thread named is not in the store (HTTP 404)
@@ -29,6 +30,10 @@ class ConfigError(ChronorelayError):
 
 class StoreError(ChronorelayError):
     """The store could not be opened, migrated or written."""
+
+
+class ChannelError(ChronorelayError):
+    """A chat platform (Telegram, Discord…) could not be reached or refused a request."""
 
 
 class RequestError(ChronorelayError):

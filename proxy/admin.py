@@ -1,8 +1,9 @@
 """The admin API: ``/admin/*`` with ``Authorization: Bearer <[auth] admin_token>``.
 
-See and set a user's clock, see a thread's clock, preview the exact block a message would
-get (without calling the upstream or writing anything), and export/import the spec 000
-§10.2 clock state. JSON in and out; errors are OpenAI-shaped like the rest of the relay.
+See and set a user's clock, link and unlink users, see a thread's clock, preview the exact
+block a message would get (without calling the upstream or writing anything), and
+export/import the spec 000 §10.2 clock state. JSON in and out; errors are OpenAI-shaped
+like the rest of the relay.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/admin/users/{user_key:.+}", get_user)
     app.router.add_get("/admin/threads/{thread_key:.+}/clock", get_thread_clock)
     app.router.add_post("/admin/threads/{thread_key:.+}/preview", preview)
+    app.router.add_post("/admin/links", post_links)
+    app.router.add_delete("/admin/links/{user_key:.+}", delete_link)
     app.router.add_get("/admin/clock-state", export_clock_state)
     app.router.add_post("/admin/clock-state", import_clock_state)
 
@@ -64,6 +67,10 @@ class _Body(BaseModel):
 
 class _TimezoneBody(_Body):
     timezone: str | None
+
+
+class _LinksBody(_Body):
+    user_keys: list[str]
 
 
 class _PreviewBody(_Body):
@@ -116,6 +123,35 @@ async def put_user_policy(request: web.Request) -> web.Response:
         raise _no_user(key)
     user = await _user(services.store, key)
     return web.json_response(await _user_json(services.store, user, services.clock.now()))
+
+
+async def post_links(request: web.Request) -> web.Response:
+    """``POST /admin/links`` ``{"user_keys": ["telegram:1", "discord:2"]}``: link the users
+    to one person (merging any persons they were linked to); answer the person and every
+    user now linked to it. 400 for fewer than two distinct keys, 404 for an unknown user."""
+    services = _admin(request)
+    body = _validated(_LinksBody, await _read_json(request))
+    keys = list(dict.fromkeys(body.user_keys))
+    if len(keys) < 2:
+        raise RequestError(
+            "linking needs at least two different user keys, e.g. "
+            '{"user_keys": ["telegram:1", "discord:2"]}'
+        )
+    person_id = await services.store.link_users(keys, now=services.clock.now())
+    linked = await services.store.linked_users(keys[0])
+    return web.json_response({"person_id": person_id, "user_keys": linked})
+
+
+async def delete_link(request: web.Request) -> web.Response:
+    """``DELETE /admin/links/{user_key}``: unlink the user from their person (they keep a
+    copy of its timezone and clock data). 404 when the user is unknown or not linked."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    if not await services.store.unlink_user(key):
+        if await services.store.get_user(key) is None:
+            raise _no_user(key)
+        raise NotFoundError(f"user {key!r} is not linked to anyone; there is nothing to unlink")
+    return web.json_response({"user_key": key, "unlinked": True})
 
 
 async def get_thread_clock(request: web.Request) -> web.Response:

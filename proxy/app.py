@@ -10,6 +10,7 @@ from middleware.clock.source import Clock
 from middleware.store import Store
 from middleware.types import Upstream
 from proxy import admin, health, openai_api
+from proxy.channel_runner import channels_ctx
 from proxy.config import Config
 from proxy.errors import errors_middleware
 from proxy.keys import SERVICES
@@ -34,6 +35,8 @@ def build_app(
             yield
 
     app.cleanup_ctx.append(services_ctx)
+    # After the services: cleanup runs in reverse, so channels stop before the store.
+    app.cleanup_ctx.append(channels_ctx)
     app.router.add_post("/v1/chat/completions", openai_api.chat_completions)
     app.router.add_get("/v1/models", openai_api.list_models)
     app.router.add_get("/healthz", health.healthz)

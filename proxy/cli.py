@@ -99,6 +99,9 @@ def _check_config(path: str | None, config: Config) -> int:
     print(f"  store:    {config.store.path}")
     print(f"  listen:   {config.server.host}:{config.server.port}")
     print(f"  api keys: {len(config.auth.keys)}; admin API {admin}")
+    from proxy.channel_runner import enabled_channels
+
+    print(f"  channels: {', '.join(enabled_channels(config)) or 'none'} (with serve)")
     return 0
 
 

@@ -13,7 +13,15 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
 from middleware.errors import ConfigError
@@ -120,12 +128,51 @@ class ClockConfig(_Section):
         return value
 
 
+class TelegramConfig(_Section):
+    """``[channels.telegram]``: the Telegram bot adapter (``channels/telegram.py``)."""
+
+    enabled: bool = False
+    # From @BotFather; put "${TELEGRAM_BOT_TOKEN}" here rather than the token itself.
+    bot_token: SecretStr = SecretStr("")
+    # The Bot API root the token is appended to; tests point it at a fake server.
+    base_url: str = "https://api.telegram.org/bot"
+    # In groups: answer only when mentioned, replied to or commanded ("mention"), or
+    # every message ("all").
+    group_policy: Literal["mention", "all"] = "mention"
+    mode: Literal["polling"] = "polling"
+    # Long-polling timeout in seconds for getUpdates.
+    poll_timeout: Annotated[int, Field(ge=0, le=50)] = 30
+    # Earlier messages of the chat forwarded with each new one (from the transcript).
+    history_messages: Annotated[int, Field(ge=0, le=500)] = 40
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @model_validator(mode="after")
+    def _token_when_enabled(self) -> TelegramConfig:
+        if self.enabled and not self.bot_token.get_secret_value():
+            raise ValueError(
+                "bot_token is required when the channel is enabled; "
+                'set bot_token = "${TELEGRAM_BOT_TOKEN}" and export the token'
+            )
+        return self
+
+
+class ChannelsConfig(_Section):
+    telegram: TelegramConfig = Field(default_factory=TelegramConfig)
+
+
 class Config(_Section):
     server: ServerConfig = Field(default_factory=ServerConfig)
     upstream: UpstreamConfig = Field(default_factory=UpstreamConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     auth: AuthConfig = Field(default_factory=AuthConfig)
     clock: ClockConfig = Field(default_factory=ClockConfig)
+    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
 
 
 def config_path(explicit: str | None) -> Path | None:

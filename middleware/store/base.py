@@ -7,7 +7,7 @@ causes) a half-applied update (spec 000 §10.3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -329,4 +329,54 @@ class Store(Protocol):
         ``calibration`` merge key by key (imported keys win); ``latest_actions`` merge by
         ``id``. A timezone goes to the linked person when the user is linked.
         """
+        ...
+
+    async def link_users(self, user_keys: Sequence[str], *, now: datetime) -> str:
+        """Link the users to one person (spec 000 §7.0) in one transaction; return its id.
+
+        Every key must be a user already seen, else ``NotFoundError`` names the unknown
+        ones; fewer than two distinct keys raise ``ValueError``. When some users are
+        already linked, their persons merge into the first one (with all their users);
+        otherwise a new person is made. The person then holds the merge of everything the
+        users and persons held: the first timezone and locale known (an existing person's
+        first), the latest last contact on any channel with its channel, policy overrides
+        key by key (an existing person's keys win), calibrated activities by newest
+        ``updated_iso``, and latest actions once per ``id``. The users' own clock data
+        is cleared (the person owns it); their own timezone stays as it is.
+        """
+        ...
+
+    async def unlink_user(self, user_key: str) -> bool:
+        """Detach the user from their person, in one transaction.
+
+        The user keeps a copy of the person's timezone, locale and clock data, so nothing
+        they had disappears; their own last contact stays theirs. A person left with fewer
+        than two users is deleted, its last user getting the same copy. ``False`` if the
+        user is unknown or not linked.
+        """
+        ...
+
+    async def linked_users(self, user_key: str) -> list[str]:
+        """The keys of every user linked to the user's person, theirs included, sorted;
+        ``[]`` when the user is unknown or not linked."""
+        ...
+
+    async def create_link_code(self, user_key: str, code: str, expires_at: datetime) -> None:
+        """Keep a one-time link ``code`` for the user until ``expires_at``, replacing any
+        code they made before. Codes compare case-insensitively.
+
+        Raises ``NotFoundError`` for a user never seen, ``StoreError`` if another user
+        holds the same code (make a new one).
+        """
+        ...
+
+    async def redeem_link_code(self, code: str, user_key: str, now: datetime) -> str | None:
+        """Use up ``code`` for ``user_key``: return the OTHER user whose code it is, and
+        delete it. ``None`` (nothing used up) if the code is unknown, expired at ``now``, or
+        ``user_key``'s own. Does not link anyone: that is ``link_users``."""
+        ...
+
+    async def link_code_owner(self, code: str, now: datetime) -> str | None:
+        """Whose code ``code`` is while it is valid at ``now``, without using it up (to
+        tell "that is your own code" from "unknown or expired")."""
         ...

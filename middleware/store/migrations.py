@@ -167,6 +167,20 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        5,
+        """
+        -- One-time codes a user makes on one account and sends from another to link the
+        -- two (spec 000 §7.0: linking is explicit and user-approved). At most one live
+        -- code per user; a code dies when redeemed, when it expires, or with its user.
+        CREATE TABLE link_codes (
+            code TEXT PRIMARY KEY,
+            user_key TEXT NOT NULL REFERENCES users (user_key) ON DELETE CASCADE,
+            expires_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX link_codes_user ON link_codes (user_key);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ import aiosqlite
 
 from middleware.errors import StoreError
 from middleware.store import sqlite_awareness as awareness
+from middleware.store import sqlite_links as links
 from middleware.store.base import (
     ClockData,
     ClockDataChange,
@@ -465,6 +466,37 @@ class SqliteStore:
         """See ``Store.import_clock_state``. Raises ``ValueError`` for a malformed key."""
         async with self._transaction("import the clock state") as conn:
             return await import_snapshot(conn, snapshot, now)
+
+    async def link_users(self, user_keys: Sequence[str], *, now: datetime) -> str:
+        """See ``Store.link_users``."""
+        return await self._write("link users", lambda conn: links.link_users(conn, user_keys, now))
+
+    async def unlink_user(self, user_key: str) -> bool:
+        """See ``Store.unlink_user``."""
+        return await self._write("unlink a user", lambda conn: links.unlink_user(conn, user_key))
+
+    async def linked_users(self, user_key: str) -> list[str]:
+        """See ``Store.linked_users``."""
+        with self._translate("read linked users"):
+            return await links.linked_users(self._read(), user_key)
+
+    async def create_link_code(self, user_key: str, code: str, expires_at: datetime) -> None:
+        """See ``Store.create_link_code``."""
+        await self._write(
+            "create a link code",
+            lambda conn: links.create_link_code(conn, user_key, code, expires_at),
+        )
+
+    async def redeem_link_code(self, code: str, user_key: str, now: datetime) -> str | None:
+        """See ``Store.redeem_link_code``."""
+        return await self._write(
+            "redeem a link code", lambda conn: links.redeem_link_code(conn, code, user_key, now)
+        )
+
+    async def link_code_owner(self, code: str, now: datetime) -> str | None:
+        """See ``Store.link_code_owner``."""
+        with self._translate("read a link code"):
+            return await links.link_code_owner(self._read(), code, now)
 
     # -- plumbing ----------------------------------------------------------------------
 

@@ -14,5 +14,11 @@ def test_registered_channel_loads() -> None:
 
 
 def test_unknown_channel_names_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"unknown channel 'irc' \(known: terminal\)"):
+    with pytest.raises(ConfigError, match=r"unknown channel 'irc' \(known: telegram, terminal\)"):
         load_channel_class("irc")
+
+
+def test_telegram_loads_by_name() -> None:
+    from channels.telegram import TelegramChannel
+
+    assert load_channel_class("telegram") is TelegramChannel

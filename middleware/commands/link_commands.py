@@ -1,0 +1,119 @@
+"""``/link``, ``/unlink``, ``/whoami``: link your accounts on several channels (spec 000 §7.0).
+
+Identities are per channel until the user links them: ``/link`` on one account makes a
+one-time code, ``/link CODE`` sent from the other account confirms it. Linked accounts
+share one timezone, one "last contact on any channel", and their clock data (actions,
+calibration, policy overrides). ``/unlink`` undoes it for the account it is sent from.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+from middleware.commands import Command, CommandHandler
+from middleware.errors import StoreError
+from middleware.store import Store
+from middleware.types import Turn
+
+CODE_TTL = timedelta(minutes=10)
+CODE_LENGTH = 6
+# No 0/O, 1/I/L: codes are read off one screen and typed into another.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+SHARED = (
+    "they now share one timezone, one 'last contact on any channel', and your clocked "
+    "actions and settings"
+)
+
+
+def new_code() -> str:
+    """A random one-time link code."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def link_commands(store: Store) -> dict[str, CommandHandler]:
+    """The handlers, keyed by command name."""
+
+    async def describe(user_keys: list[str], me: str) -> str:
+        named = []
+        for key in user_keys:
+            user = await store.get_user(key)
+            name = f"{key} ({user.display_name})" if user and user.display_name else key
+            named.append(f"{name}, this account" if key == me else name)
+        return "; ".join(named)
+
+    async def make_code(turn: Turn) -> str:
+        expires_at = turn.received_at + CODE_TTL
+        for attempt in range(3):
+            code = new_code()
+            try:
+                await store.create_link_code(turn.user_key, code, expires_at)
+                break
+            except StoreError:
+                # Almost surely another user's live code: draw again.
+                if attempt == 2:
+                    raise
+        minutes = int(CODE_TTL.total_seconds() // 60)
+        return (
+            f"Your link code is {code}. Within {minutes} minutes, send /link {code} from your "
+            "other account (on any channel) to link the two accounts. Linked accounts share "
+            "your timezone, last contact and actions; /unlink undoes it."
+        )
+
+    async def redeem(turn: Turn, code: str) -> str:
+        me, now = turn.user_key, turn.received_at
+        owner = await store.redeem_link_code(code, me, now)
+        if owner is None:
+            if await store.link_code_owner(code, now) == me:
+                return (
+                    f"{code.upper()} is this account's own code. Send /link {code.upper()} "
+                    "from the other account you want to link."
+                )
+            return (
+                f"I don't know the link code '{code}', or it has expired (codes last "
+                f"{int(CODE_TTL.total_seconds() // 60)} minutes and work once). Send /link "
+                "on your other account for a new code, then /link <code> here."
+            )
+        if owner in await store.linked_users(me):
+            listed = await describe(await store.linked_users(me), me)
+            return f"These accounts are already linked: {listed}."
+        # The code's owner first: their timezone wins when both have one.
+        await store.link_users([owner, me], now=now)
+        listed = await describe(await store.linked_users(me), me)
+        return (
+            f"Linked: {listed}. From now on {SHARED}, so a message on one counts as contact "
+            "on all of them. Send /unlink from any of them to undo it."
+        )
+
+    async def link(turn: Turn, command: Command) -> str:
+        if not command.args:
+            return await make_code(turn)
+        code = command.args.split()[0]
+        return await redeem(turn, code)
+
+    async def unlink(turn: Turn, command: Command) -> str:
+        others = [key for key in await store.linked_users(turn.user_key) if key != turn.user_key]
+        if not await store.unlink_user(turn.user_key):
+            return "This account isn't linked to any other. Use /link to link one."
+        return (
+            f"This account ({turn.user_key}) is no longer linked to {', '.join(others)}. It "
+            "keeps the timezone and actions it had; from now on they are its own."
+        )
+
+    async def whoami(turn: Turn, command: Command) -> str:
+        me = turn.user_key
+        user = await store.get_user(me)
+        name = turn.display_name or (user.display_name if user else None)
+        lines = [f"You are {me}" + (f" ({name})." if name else ".")]
+        others = [key for key in await store.linked_users(me) if key != me]
+        if others:
+            lines.append(f"Linked accounts: {await describe(others, me)}; {SHARED}.")
+        else:
+            lines.append("Linked accounts: none. Use /link to link an account on another channel.")
+        zone = (await store.peek_prior(turn.thread_key, me)).user_tz
+        lines.append(
+            f"Timezone: {zone}." if zone else "Timezone: not set (set it with /tz <zone or city>)."
+        )
+        return "\n".join(lines)
+
+    return {"link": link, "unlink": unlink, "whoami": whoami}

@@ -1,0 +1,168 @@
+"""One contract for every channel: inbound → Turn, reply delivery, splitting, commands.
+
+Each adapter gets a driver that plays a user writing in a DM and returns what the bot
+delivered; the pipeline is wrapped to see the ``Turn`` the adapter built.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, timedelta
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from channels.terminal import TerminalChannel
+from middleware.pipeline import Handler
+from middleware.types import Reply, Turn
+from proxy.services import open_services
+from tests.channels.support import running_telegram
+from tests.conftest import relay_config
+from tests.fakes.telegram_api import FakeTelegramApi
+from tests.fakes.upstream import FakeUpstream
+
+
+class Driver(Protocol):
+    name: str
+    # The most characters one delivered message may hold; None when unlimited.
+    limit: int | None
+    turns: list[Turn]
+
+    async def say(self, text: str) -> list[str]:
+        """Send ``text`` as the user; return the messages the bot delivered for it."""
+        ...
+
+
+@dataclass
+class Watch:
+    turns: list[Turn] = field(default_factory=list)
+
+    def wrap(self, pipeline: Handler) -> Handler:
+        async def watched(turn: Turn) -> Reply:
+            self.turns.append(turn)
+            return await pipeline(turn)
+
+        return watched
+
+
+class TerminalDriver:
+    name = "terminal"
+    limit = None
+
+    def __init__(self, channel: TerminalChannel, out: io.StringIO, watch: Watch) -> None:
+        self._channel = channel
+        self._out = out
+        self.turns = watch.turns
+
+    async def say(self, text: str) -> list[str]:
+        before = len(self._out.getvalue())
+        # What ``run`` does with each line read.
+        await self._channel.send("local", await self._channel.handle(text))
+        printed = self._out.getvalue()[before:]
+        assert printed.startswith("bot> ") and printed.endswith("\n")
+        return [printed[len("bot> ") : -1]]
+
+
+class TelegramDriver:
+    name = "telegram"
+    limit = 4096
+
+    def __init__(self, api: FakeTelegramApi, watch: Watch) -> None:
+        self._api = api
+        self.turns = watch.turns
+
+    async def say(self, text: str) -> list[str]:
+        before = len(self._api.sent())
+        count = len(self.turns)
+        await self._api.push_message(text, chat_id=1001, user_id=42)
+        # Wait for the turn, then for the last part (one more send each time a part lands).
+        sent = await self._api.wait_for_sent(before + 1)
+        while True:
+            try:
+                sent = await self._api.wait_for_sent(len(sent) + 1, within=0.3)
+            except TimeoutError:
+                break
+        assert len(self.turns) == count + 1
+        return [message["text"] for message in sent[before:]]
+
+
+@pytest.fixture(params=["terminal", "telegram"])
+async def driver(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    telegram_api: FakeTelegramApi,
+) -> AsyncIterator[Driver]:
+    watch = Watch()
+    async with AsyncExitStack() as stack:
+        if request.param == "terminal":
+            config = relay_config(tmp_path, fake_upstream.url)
+            services = await stack.enter_async_context(open_services(config))
+            services.pipeline = watch.wrap(services.pipeline)
+            out = io.StringIO()
+            channel = TerminalChannel(services, user_id="42", out=out)
+            yield TerminalDriver(channel, out, watch)
+        else:
+            await stack.enter_async_context(
+                running_telegram(tmp_path, fake_upstream, telegram_api, wrap=watch.wrap)
+            )
+            yield TelegramDriver(telegram_api, watch)
+
+
+async def test_inbound_message_becomes_a_turn(driver: Driver) -> None:
+    await driver.say("hello relay")
+    [turn] = driver.turns
+    assert turn.channel == driver.name
+    assert turn.user_id == "42"
+    assert turn.user_key == f"{driver.name}:42"
+    assert turn.thread_id
+    assert turn.thread_key.startswith(f"agent:main:{driver.name}:dm:")
+    assert turn.chat_type == "dm"
+    assert turn.text == "hello relay"
+    assert turn.received_at.utcoffset() == timedelta(0)
+    assert turn.received_at.tzinfo is UTC or turn.received_at.tzname() == "UTC"
+    assert turn.commands_allowed
+    assert turn.body["model"] == "fake-model"
+    # The forwarded body's newest message is the user's (with the relay's block).
+    assert turn.body["messages"][-1]["role"] == "user"
+    assert turn.body["messages"][-1]["content"].startswith("hello relay\n\n<relay_context>")
+
+
+async def test_reply_is_delivered(driver: Driver, fake_upstream: FakeUpstream) -> None:
+    assert await driver.say("ping") == ["echo: ping"]
+    assert len(fake_upstream.requests) == 1
+
+
+async def test_history_is_forwarded_with_the_next_message(
+    driver: Driver, fake_upstream: FakeUpstream
+) -> None:
+    await driver.say("first")
+    await driver.say("second")
+    messages = fake_upstream.last.body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[0] == fake_upstream.requests[0].body["messages"][-1]
+
+
+async def test_long_replies_fit_the_platform(driver: Driver, fake_upstream: FakeUpstream) -> None:
+    lines = [f"line {i:03d} " + "x" * 90 for i in range(100)]  # about 10,000 characters
+    fake_upstream.reply_content = "\n".join(lines)
+    delivered = await driver.say("a long one please")
+    if driver.limit is not None:
+        assert len(delivered) > 1
+        assert all(len(part) <= driver.limit for part in delivered)
+    # Nothing lost, nothing reordered, no line cut in two.
+    assert "\n".join(delivered).split("\n") == lines
+
+
+async def test_commands_are_answered_by_the_relay(
+    driver: Driver, fake_upstream: FakeUpstream
+) -> None:
+    [answer] = await driver.say("/tz Europe/Berlin")
+    assert "Europe/Berlin" in answer
+    [answer] = await driver.say("/time")
+    assert "for you" in answer
+    assert fake_upstream.requests == []

@@ -1,0 +1,188 @@
+"""Identity linking in the store: merging onto a person, unlinking, one-time link codes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from middleware.errors import NotFoundError
+from middleware.store import ClockData, ClockDataChange, SqliteStore
+from tests.middleware.test_store import T0, inbound
+
+TG_DM = "agent:main:telegram:dm:42"
+DC_DM = "agent:main:discord:dm:7"
+SIG_DM = "agent:main:signal:dm:9"
+TG, DC, SIG = "telegram:42", "discord:7", "signal:9"
+NOW = T0 + timedelta(days=1)
+
+
+def put(data: ClockData) -> ClockDataChange:
+    return lambda _: data
+
+
+def action(action_id: str, label: str) -> dict[str, str]:
+    return {"id": action_id, "label": label}
+
+
+def activity(minutes: int, updated: str) -> dict[str, object]:
+    return {"typical_minutes": minutes, "max_minutes": minutes * 2, "updated_iso": updated}
+
+
+async def seen(store: SqliteStore) -> None:
+    """Telegram at T0, Discord two hours later, Signal an hour after that."""
+    await store.record_inbound(inbound(T0, user="42", thread=TG_DM, chat_type="dm"))
+    await store.record_inbound(
+        inbound(T0 + timedelta(hours=2), user="7", channel="discord", thread=DC_DM, chat_type="dm")
+    )
+    await store.record_inbound(
+        inbound(T0 + timedelta(hours=3), user="9", channel="signal", thread=SIG_DM, chat_type="dm")
+    )
+
+
+async def test_linking_shares_zone_last_contact_and_clock_data(store: SqliteStore) -> None:
+    await seen(store)
+    await store.set_user_timezone(TG, "Europe/Berlin")
+    await store.set_user_timezone(DC, "Asia/Tokyo")
+    await store.update_clock_data(
+        TG,
+        put(
+            ClockData(
+                {"mode": "quiet", "checkins": "off"},
+                {"activity_overrides": {"nap": activity(20, "2025-03-01T08:00:00+00:00")}},
+                [action("a1", "telegram one"), action("shared", "telegram copy")],
+            )
+        ),
+    )
+    await store.update_clock_data(
+        DC,
+        put(
+            ClockData(
+                {"mode": "normal", "verbosity": "low"},
+                {
+                    "activity_overrides": {
+                        "nap": activity(40, "2025-03-01T10:00:00+00:00"),
+                        "gym": activity(60, "2025-02-01T10:00:00+00:00"),
+                    }
+                },
+                [action("shared", "discord copy"), action("d1", "discord one")],
+            )
+        ),
+    )
+
+    person = await store.link_users([TG, DC], now=NOW)
+
+    assert await store.linked_users(TG) == [DC, TG]
+    assert await store.linked_users(DC) == [DC, TG]
+    for user_key, thread in ((TG, TG_DM), (DC, DC_DM)):
+        prior = await store.peek_prior(thread, user_key)
+        assert prior.person_id == person
+        # The first zone known wins (the keys' order); the latest contact with its channel.
+        assert prior.user_tz == "Europe/Berlin"
+        assert prior.any_channel_at == T0 + timedelta(hours=2)
+        assert prior.any_channel == "discord"
+        data = prior.clock_data
+        assert data.policy_overrides == {"mode": "quiet", "checkins": "off", "verbosity": "low"}
+        overrides = data.calibration["activity_overrides"]
+        assert overrides["nap"]["typical_minutes"] == 40  # the newer calibration
+        assert overrides["gym"]["typical_minutes"] == 60
+        assert [a["id"] for a in data.latest_actions] == ["a1", "shared", "d1"]
+    # The users' own zone is kept as it was; their own clock data now lives on the person.
+    discord = await store.get_user(DC)
+    assert discord is not None and discord.default_tz == "Asia/Tokyo"
+    assert discord.person_id == person
+
+
+async def test_a_message_on_one_channel_counts_for_the_other(store: SqliteStore) -> None:
+    await seen(store)
+    await store.link_users([TG, DC], now=NOW)
+    await store.record_inbound(inbound(NOW, user="42", thread=TG_DM, chat_type="dm"))
+    prior = await store.peek_prior(DC_DM, DC)
+    assert (prior.any_channel_at, prior.any_channel) == (NOW, "telegram")
+    # A zone set from either account is the person's.
+    await store.set_user_timezone(DC, "America/Chicago")
+    assert (await store.peek_prior(TG_DM, TG)).user_tz == "America/Chicago"
+
+
+async def test_linking_a_third_account_and_merging_two_persons(store: SqliteStore) -> None:
+    await seen(store)
+    first = await store.link_users([TG, DC], now=NOW)
+    assert await store.link_users([SIG, DC], now=NOW) == first
+    assert await store.linked_users(SIG) == [DC, SIG, TG]
+    assert (await store.peek_prior(TG_DM, TG)).any_channel == "signal"
+
+    await store.unlink_user(SIG)
+    await store.record_inbound(
+        inbound(T0, user="5", channel="slack", thread="agent:main:slack:dm:5", chat_type="dm")
+    )
+    other = await store.link_users(["slack:5", SIG], now=NOW)
+    assert other != first
+    await store.update_clock_data(SIG, put(ClockData(latest_actions=[action("s", "slack")])))
+    # Linking users of two persons merges the persons (and all their users) into one.
+    merged = await store.link_users([TG, SIG], now=NOW)
+    assert merged == first
+    assert await store.linked_users("slack:5") == [DC, SIG, "slack:5", TG]
+    data = await store.get_clock_data("slack:5")
+    assert data is not None and [a["id"] for a in data.latest_actions] == ["s"]
+
+
+async def test_linking_rejects_unknown_users_and_changes_nothing(store: SqliteStore) -> None:
+    await seen(store)
+    with pytest.raises(NotFoundError, match="discord:404"):
+        await store.link_users([TG, "discord:404"], now=NOW)
+    assert await store.linked_users(TG) == []
+    assert (await store.peek_prior(TG_DM, TG)).person_id is None
+    with pytest.raises(ValueError, match="two"):
+        await store.link_users([TG, TG], now=NOW)
+
+
+async def test_unlinking_keeps_what_the_person_held(store: SqliteStore) -> None:
+    await seen(store)
+    await store.link_users([TG, DC, SIG], now=NOW)
+    await store.set_user_timezone(TG, "Asia/Kathmandu")
+    await store.update_clock_data(
+        DC, put(ClockData({"mode": "quiet"}, {}, [action("x", "write report")]))
+    )
+
+    assert await store.unlink_user(DC)
+    assert not await store.unlink_user(DC)
+    assert not await store.unlink_user("discord:404")
+    assert await store.linked_users(TG) == [SIG, TG]
+    prior = await store.peek_prior(DC_DM, DC)
+    assert prior.person_id is None
+    assert prior.user_tz == "Asia/Kathmandu"
+    assert prior.clock_data.policy_overrides == {"mode": "quiet"}
+    assert [a["id"] for a in prior.clock_data.latest_actions] == ["x"]
+    # Their own last contact is theirs again.
+    assert (prior.any_channel_at, prior.any_channel) == (T0 + timedelta(hours=2), "discord")
+
+    # The last pair breaks up: the person goes, both keep a copy.
+    assert await store.unlink_user(SIG)
+    assert await store.linked_users(TG) == []
+    for user_key, thread in ((TG, TG_DM), (SIG, SIG_DM)):
+        prior = await store.peek_prior(thread, user_key)
+        assert prior.person_id is None and prior.user_tz == "Asia/Kathmandu"
+        assert [a["id"] for a in prior.clock_data.latest_actions] == ["x"]
+    # A zone set now is the user's own again.
+    await store.set_user_timezone(TG, "UTC")
+    assert (await store.peek_prior(SIG_DM, SIG)).user_tz == "Asia/Kathmandu"
+
+
+async def test_link_codes_are_single_use_and_expire(store: SqliteStore) -> None:
+    await seen(store)
+    await store.create_link_code(TG, "ab12cd", NOW + timedelta(minutes=10))
+    assert await store.link_code_owner("AB12CD", NOW) == TG
+    # Your own code does nothing and stays valid.
+    assert await store.redeem_link_code("AB12CD", TG, NOW) is None
+    assert await store.redeem_link_code(" ab12cd ", DC, NOW + timedelta(minutes=9)) == TG
+    assert await store.redeem_link_code("AB12CD", SIG, NOW) is None  # used up
+    assert await store.link_code_owner("AB12CD", NOW) is None
+
+    await store.create_link_code(TG, "OLD111", NOW + timedelta(minutes=10))
+    await store.create_link_code(TG, "NEW222", NOW + timedelta(minutes=10))
+    assert await store.redeem_link_code("OLD111", DC, NOW) is None  # replaced
+    assert await store.redeem_link_code("NEW222", DC, NOW + timedelta(minutes=10)) is None
+    assert await store.link_code_owner("NEW222", NOW) is None  # expired, and deleted
+
+    with pytest.raises(NotFoundError):
+        await store.create_link_code("discord:404", "ZZZ999", NOW)

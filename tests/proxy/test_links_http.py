@@ -1,0 +1,128 @@
+"""Identity linking over HTTP: the admin endpoints, and the /link code flow between two
+users on different channels."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream
+from tests.proxy.test_admin import ADMIN, call
+from tests.proxy.test_clock_http import block
+from tests.proxy.test_clock_http import chat as send
+
+TG = {"channel": "telegram", "user": "1"}
+DC = {"channel": "discord", "user": "2"}
+
+
+@pytest.fixture
+async def relay(relay_factory: RelayFactory) -> RunningServer:
+    return await relay_factory(server={"api_commands": True}, auth={"admin_token": ADMIN})
+
+
+async def chat(relay: RunningServer, text: str, at: str, who: dict[str, str]) -> str:
+    reply = await send(relay, text, at=at, name=f"Ana on {who['channel']}", **who)
+    return str(reply["choices"][0]["message"]["content"])
+
+
+async def two_users(relay: RunningServer) -> None:
+    await chat(relay, "hi", "2026-11-21T08:00:00Z", TG)
+    await chat(relay, "hi", "2026-11-21T09:00:00Z", DC)
+
+
+async def test_admin_links_and_unlinks_users(relay: RunningServer) -> None:
+    await two_users(relay)
+    body: Any = {"user_keys": ["telegram:1", "discord:2"]}
+    status, linked = await call(relay, "POST", "/admin/links", body)
+    assert status == 200, linked
+    assert linked["user_keys"] == ["discord:2", "telegram:1"]
+    status, user = await call(relay, "GET", "/admin/users/discord:2")
+    assert user["person_id"] == linked["person_id"]
+    assert user["last_interaction_any_channel_at"] == "2026-11-21T09:00:00+00:00"
+
+    status, done = await call(relay, "DELETE", "/admin/links/telegram:1")
+    assert (status, done) == (200, {"user_key": "telegram:1", "unlinked": True})
+    status, user = await call(relay, "GET", "/admin/users/discord:2")
+    assert user["person_id"] is None
+    status, error = await call(relay, "DELETE", "/admin/links/telegram:1")
+    assert status == 404 and "not linked" in error["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        ({"user_keys": ["telegram:1"]}, 400, "at least two"),
+        ({"user_keys": ["telegram:1", "telegram:1"]}, 400, "at least two"),
+        ({"user_keys": "telegram:1"}, 400, "user_keys"),
+        ({"user_keys": ["telegram:1", "discord:404"]}, 404, "discord:404"),
+    ],
+)
+async def test_admin_link_errors(relay: RunningServer, body: Any, status: int, says: str) -> None:
+    await two_users(relay)
+    got, error = await call(relay, "POST", "/admin/links", body)
+    assert got == status, error
+    assert says in error["error"]["message"]
+    _, user = await call(relay, "GET", "/admin/users/telegram:1")
+    assert user["person_id"] is None
+
+
+async def test_admin_unlink_of_an_unknown_user(relay: RunningServer) -> None:
+    status, error = await call(relay, "DELETE", "/admin/links/telegram:404")
+    assert status == 404 and "telegram:404" in error["error"]["message"]
+    status, _ = await call(relay, "POST", "/admin/links", {"user_keys": []}, token="wrong")
+    assert status == 401
+
+
+async def test_link_code_flow_shares_zone_and_last_contact(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await two_users(relay)
+    offer = await chat(relay, "/link", "2026-11-21T10:00:00Z", TG)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    code = found.group(1)
+    assert f"send /link {code} from your other account" in offer
+
+    wrong = await chat(relay, "/link ZZZZZZ", "2026-11-21T10:01:00Z", DC)
+    assert "don't know the link code 'ZZZZZZ'" in wrong
+    own = await chat(relay, f"/link {code}", "2026-11-21T10:01:00Z", TG)
+    assert "this account's own code" in own
+
+    done = await chat(relay, f"/link {code.lower()}", "2026-11-21T10:02:00Z", DC)
+    assert "Linked: discord:2 (Ana on discord), this account; telegram:1" in done
+    assert "timezone" in done and "last contact" in done and "actions" in done
+    again = await chat(relay, f"/link {code}", "2026-11-21T10:03:00Z", DC)
+    assert "don't know the link code" in again  # single use
+
+    await chat(relay, "/tz Asia/Tokyo", "2026-11-21T11:00:00Z", TG)
+    await chat(relay, "what's on today?", "2026-11-21T13:00:00Z", DC)
+    text = block(fake_upstream)
+    assert "Asia/Tokyo" in text
+    assert "Last contact on any channel: 2 hours ago (Telegram)." in text
+
+    who = await chat(relay, "/whoami", "2026-11-21T13:05:00Z", DC)
+    assert "You are discord:2 (Ana on discord)." in who
+    assert "Linked accounts: telegram:1 (Ana on telegram)" in who
+    assert "Timezone: Asia/Tokyo." in who
+
+    gone = await chat(relay, "/unlink", "2026-11-21T13:06:00Z", DC)
+    assert "no longer linked to telegram:1" in gone
+    who = await chat(relay, "/whoami", "2026-11-21T13:07:00Z", TG)
+    assert "Linked accounts: none." in who
+    assert "Timezone: Asia/Tokyo." in who  # both kept the zone
+    assert "isn't linked" in await chat(relay, "/unlink", "2026-11-21T13:08:00Z", TG)
+
+
+async def test_link_code_expires_after_ten_minutes(relay: RunningServer) -> None:
+    await two_users(relay)
+    offer = await chat(relay, "/link", "2026-11-21T10:00:00Z", TG)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    late = await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:10:00Z", DC)
+    assert "or it has expired" in late
+    _, user = await call(relay, "GET", "/admin/users/discord:2")
+    assert user["person_id"] is None
