@@ -11,6 +11,7 @@ from middleware.clock.source import Clock
 from middleware.clock.stage import ClockSettings, clock_stage
 from middleware.commands import commands_stage
 from middleware.commands.action_commands import action_commands
+from middleware.commands.admin_commands import admin_commands
 from middleware.commands.link_commands import link_commands
 from middleware.commands.time_commands import time_commands
 from middleware.forward import forward_to
@@ -32,7 +33,14 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
         time_rendering_stage(),
         # Before anything that can fail, so the inbound message is never lost.
         recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
-        commands_stage({**time_commands(store), **action_commands(store), **link_commands(store)}),
+        commands_stage(
+            {
+                **time_commands(store),
+                **action_commands(store),
+                **link_commands(store),
+                **admin_commands(store, frozenset(config.auth.chat_admins)),
+            }
+        ),
         clock_stage(store, clock_settings(config)),
         # After the clock (it reads whether the message mentions times).
         awareness_stage(store, awareness_settings(config)),

@@ -89,6 +89,10 @@ class ApiKey(_Section):
 class AuthConfig(_Section):
     keys: list[ApiKey] = Field(default_factory=list)
     admin_token: str = ""
+    # User keys (e.g. "telegram:123456") allowed to use /admin link|unlink|whois in chat.
+    chat_admins: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+:.+$")]] = Field(
+        default_factory=list
+    )
 
     @field_validator("admin_token")
     @classmethod

@@ -126,3 +126,24 @@ async def test_link_code_expires_after_ten_minutes(relay: RunningServer) -> None
     assert "or it has expired" in late
     _, user = await call(relay, "GET", "/admin/users/discord:2")
     assert user["person_id"] is None
+
+
+async def test_chat_admins_link_unlink_and_whois_from_chat(
+    relay_factory: RelayFactory,
+) -> None:
+    relay = await relay_factory(server={"api_commands": True}, auth={"chat_admins": ["telegram:1"]})
+    await two_users(relay)
+    at = "2026-11-21T10:00:00Z"
+    refused = await chat(relay, "/admin link telegram:1 discord:2", at, DC)
+    assert "Only relay admins" in refused and "discord:2" in refused
+
+    linked = await chat(relay, "/admin link telegram:1 discord:2", at, TG)
+    assert "Linked discord:2, telegram:1" in linked
+    whois = await chat(relay, "/admin whois discord:2", at, TG)
+    assert "Linked to: telegram:1" in whois
+    assert "No user telegram:9" in await chat(relay, "/admin whois telegram:9", at, TG)
+    assert "no user 'x:9'" in await chat(relay, "/admin link telegram:1 x:9", at, TG)
+
+    assert "no longer linked" in await chat(relay, "/admin unlink discord:2", at, TG)
+    assert "Linked to: nobody" in await chat(relay, "/admin whois discord:2", at, TG)
+    assert "I don't understand" in await chat(relay, "/admin", at, TG)
