@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 REGISTRY: dict[str, str] = {
     "terminal": "channels.terminal:TerminalChannel",
     "telegram": "channels.telegram:TelegramChannel",
+    "discord": "channels.discord:DiscordChannel",
 }
 
 

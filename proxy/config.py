@@ -166,8 +166,31 @@ class TelegramConfig(_Section):
         return self
 
 
+class DiscordConfig(_Section):
+    """``[channels.discord]``: the Discord bot adapter (``channels/discord.py``)."""
+
+    enabled: bool = False
+    # From the Developer Portal; put "${DISCORD_BOT_TOKEN}" here rather than the token.
+    bot_token: SecretStr = SecretStr("")
+    # In servers: answer only when mentioned, replied to or commanded ("mention"), or
+    # every message ("all").
+    group_policy: Literal["mention", "all"] = "mention"
+    # Earlier messages of the channel forwarded with each new one (from the transcript).
+    history_messages: Annotated[int, Field(ge=0, le=500)] = 40
+
+    @model_validator(mode="after")
+    def _token_when_enabled(self) -> DiscordConfig:
+        if self.enabled and not self.bot_token.get_secret_value():
+            raise ValueError(
+                "bot_token is required when the channel is enabled; "
+                'set bot_token = "${DISCORD_BOT_TOKEN}" and export the token'
+            )
+        return self
+
+
 class ChannelsConfig(_Section):
     telegram: TelegramConfig = Field(default_factory=TelegramConfig)
+    discord: DiscordConfig = Field(default_factory=DiscordConfig)
 
 
 class Config(_Section):

@@ -1,4 +1,5 @@
-"""Helpers shared by the channel tests: a Telegram channel started over real services."""
+"""Helpers shared by the channel tests: Telegram and Discord channels started over real
+services."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from channels.discord import DiscordChannel
 from channels.telegram import TelegramChannel
 from middleware.pipeline import Handler
 from proxy.services import Services, open_services
 from tests.conftest import relay_config
+from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
+from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
 from tests.fakes.upstream import FakeUpstream
 
@@ -53,3 +57,26 @@ async def running_telegram(
 
 def services_of(channel: TelegramChannel) -> Services:
     return channel._services
+
+
+@asynccontextmanager
+async def running_discord(
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    api: FakeDiscordApi,
+    *,
+    wrap: Callable[[Handler], Handler] | None = None,
+    **extra: Any,
+) -> AsyncIterator[DiscordChannel]:
+    """Services over ``upstream`` and a started Discord channel connected to ``api``."""
+    section = {"discord": {"enabled": True, "bot_token": DISCORD_TOKEN, **extra}}
+    config = relay_config(tmp_path, upstream.url, channels=section)
+    async with open_services(config) as services:
+        if wrap is not None:
+            services.pipeline = wrap(services.pipeline)
+        channel = DiscordChannel(services)
+        await channel.start()
+        try:
+            yield channel
+        finally:
+            await channel.stop()

@@ -20,8 +20,9 @@ from channels.terminal import TerminalChannel
 from middleware.pipeline import Handler
 from middleware.types import Reply, Turn
 from proxy.services import open_services
-from tests.channels.support import running_telegram
+from tests.channels.support import running_discord, running_telegram
 from tests.conftest import relay_config
+from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.fakes.upstream import FakeUpstream
 
@@ -90,12 +91,35 @@ class TelegramDriver:
         return [message["text"] for message in sent[before:]]
 
 
-@pytest.fixture(params=["terminal", "telegram"])
+class DiscordDriver:
+    name = "discord"
+    limit = 2000
+
+    def __init__(self, api: FakeDiscordApi, watch: Watch) -> None:
+        self._api = api
+        self.turns = watch.turns
+
+    async def say(self, text: str) -> list[str]:
+        before = len(self._api.sent())
+        count = len(self.turns)
+        await self._api.push_message(text, channel_id=1001, user_id=42)
+        sent = await self._api.wait_for_sent(before + 1)
+        while True:
+            try:
+                sent = await self._api.wait_for_sent(len(sent) + 1, within=0.3)
+            except TimeoutError:
+                break
+        assert len(self.turns) == count + 1
+        return [message["content"] for message in sent[before:]]
+
+
+@pytest.fixture(params=["terminal", "telegram", "discord"])
 async def driver(
     request: pytest.FixtureRequest,
     tmp_path: Path,
     fake_upstream: FakeUpstream,
     telegram_api: FakeTelegramApi,
+    discord_api: FakeDiscordApi,
 ) -> AsyncIterator[Driver]:
     watch = Watch()
     async with AsyncExitStack() as stack:
@@ -106,11 +130,16 @@ async def driver(
             out = io.StringIO()
             channel = TerminalChannel(services, user_id="42", out=out)
             yield TerminalDriver(channel, out, watch)
-        else:
+        elif request.param == "telegram":
             await stack.enter_async_context(
                 running_telegram(tmp_path, fake_upstream, telegram_api, wrap=watch.wrap)
             )
             yield TelegramDriver(telegram_api, watch)
+        else:
+            await stack.enter_async_context(
+                running_discord(tmp_path, fake_upstream, discord_api, wrap=watch.wrap)
+            )
+            yield DiscordDriver(discord_api, watch)
 
 
 async def test_inbound_message_becomes_a_turn(driver: Driver) -> None:

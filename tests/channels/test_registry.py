@@ -14,7 +14,9 @@ def test_registered_channel_loads() -> None:
 
 
 def test_unknown_channel_names_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"unknown channel 'irc' \(known: telegram, terminal\)"):
+    with pytest.raises(
+        ConfigError, match=r"unknown channel 'irc' \(known: discord, telegram, terminal\)"
+    ):
         load_channel_class("irc")
 
 

@@ -1,0 +1,251 @@
+"""A fake Discord API and gateway: a real aiohttp server on loopback for discord.py.
+
+Point discord.py at it by setting ``discord.http.Route.BASE`` to ``api.base_url`` and
+``DiscordWebSocket.DEFAULT_GATEWAY`` to ``api.ws_url``. It
+answers login (``GET /users/@me``), ``GET /gateway/bot``, typing and message sends, and
+runs a websocket gateway that says HELLO, answers IDENTIFY with READY and heartbeats
+with ACKs. Tests push messages with ``push_message`` and wait for the bot's answers with
+``wait_for_sent``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+TOKEN = "discord-test-token"
+BOT_ID = 777
+BOT = {
+    "id": str(BOT_ID),
+    "username": "chronorelay",
+    "discriminator": "0",
+    "global_name": None,
+    "avatar": None,
+    "bot": True,
+}
+
+
+def _json(data: dict[str, Any], status: int = 200) -> web.Response:
+    # discord.py parses a body as JSON only for exactly "application/json" (no charset).
+    return web.Response(
+        body=json.dumps(data).encode(), status=status, content_type="application/json"
+    )
+
+
+def user_payload(user_id: int, name: str = "ada", *, bot: bool = False) -> dict[str, Any]:
+    return {
+        "id": str(user_id),
+        "username": name,
+        "discriminator": "0",
+        "global_name": name.title(),
+        "avatar": None,
+        "bot": bot,
+    }
+
+
+class FakeDiscordApi:
+    """Serves ``/api/v10/...`` and the gateway at ``/gateway``; ``sent`` lists the message
+    bodies the bot posted, each with its ``channel_id``."""
+
+    def __init__(self, token: str = TOKEN) -> None:
+        self.token = token
+        self.typing: list[str] = []
+        self._sent: list[dict[str, Any]] = []
+        self._sent_changed = asyncio.Condition()
+        self._sockets: list[web.WebSocketResponse] = []
+        self._ready = asyncio.Event()
+        self._ids = itertools.count(5000)
+        self._seq = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+        self.ws_url = ""
+        self._root = ""
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_get("/api/v10/users/@me", self._me)
+        app.router.add_get("/api/v10/oauth2/applications/@me", self._application)
+        app.router.add_get("/api/v10/gateway/bot", self._gateway_bot)
+        app.router.add_post("/api/v10/channels/{channel}/messages", self._post_message)
+        app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
+        app.router.add_get("/gateway", self._gateway)
+        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._root = f"127.0.0.1:{port}"
+        self.base_url = f"http://{self._root}/api/v10"
+        self.ws_url = f"ws://{self._root}/gateway"
+        return self.base_url
+
+    async def stop(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def sent(self) -> list[dict[str, Any]]:
+        return list(self._sent)
+
+    async def wait_for_sent(self, count: int, within: float = 5.0) -> list[dict[str, Any]]:
+        async with asyncio.timeout(within):
+            async with self._sent_changed:
+                await self._sent_changed.wait_for(lambda: len(self._sent) >= count)
+        return self.sent()
+
+    async def push_message(
+        self,
+        text: str,
+        *,
+        channel_id: int,
+        user_id: int,
+        guild_id: int | None = None,
+        mentions: list[dict[str, Any]] | None = None,
+        author: dict[str, Any] | None = None,
+    ) -> int:
+        """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id."""
+        await asyncio.wait_for(self._ready.wait(), 5.0)
+        message_id = next(self._ids)
+        data = message_payload(
+            message_id,
+            text,
+            channel_id=channel_id,
+            author=author or user_payload(user_id),
+            guild_id=guild_id,
+            mentions=mentions,
+        )
+        for ws in self._sockets:
+            await ws.send_json({"op": 0, "t": "MESSAGE_CREATE", "s": next(self._seq), "d": data})
+        return message_id
+
+    def _authorized(self, request: web.Request) -> bool:
+        return request.headers.get("Authorization") == f"Bot {self.token}"
+
+    async def _me(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return _json({"message": "401: Unauthorized", "code": 0}, status=401)
+        return _json(BOT)
+
+    async def _application(self, request: web.Request) -> web.Response:
+        return _json(
+            {
+                "id": str(BOT_ID),
+                "name": "Chronorelay",
+                "icon": None,
+                "description": "",
+                "rpc_origins": [],
+                "bot_public": True,
+                "bot_require_code_grant": False,
+                "owner": user_payload(1, "owner"),
+                "summary": "",
+                "verify_key": "0" * 64,
+                "flags": 0,
+            }
+        )
+
+    async def _gateway_bot(self, request: web.Request) -> web.Response:
+        return _json(
+            {
+                "url": f"ws://{self._root}/gateway",
+                "shards": 1,
+                "session_start_limit": {
+                    "total": 1000,
+                    "remaining": 1000,
+                    "reset_after": 0,
+                    "max_concurrency": 1,
+                },
+            }
+        )
+
+    async def _post_message(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        channel_id = int(request.match_info["channel"])
+        async with self._sent_changed:
+            self._sent.append({**body, "channel_id": channel_id})
+            self._sent_changed.notify_all()
+        return _json(
+            message_payload(
+                next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
+            )
+        )
+
+    async def _typing(self, request: web.Request) -> web.Response:
+        self.typing.append(request.match_info["channel"])
+        return web.Response(status=204)
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 45000}})
+        try:
+            async for frame in ws:
+                if frame.type != WSMsgType.TEXT:
+                    continue
+                payload = frame.json()
+                if payload["op"] == 1:
+                    await ws.send_json({"op": 11})
+                elif payload["op"] == 2:
+                    await ws.send_json(
+                        {
+                            "op": 0,
+                            "t": "READY",
+                            "s": next(self._seq),
+                            "d": {
+                                "v": 10,
+                                "user": BOT,
+                                "guilds": [],
+                                "session_id": "fake-session",
+                                "resume_gateway_url": f"ws://{self._root}/gateway",
+                                "application": {"id": str(BOT_ID), "flags": 0},
+                            },
+                        }
+                    )
+                    self._ready.set()
+        finally:
+            self._sockets.remove(ws)
+        return ws
+
+
+def message_payload(
+    message_id: int,
+    text: str,
+    *,
+    channel_id: int,
+    author: dict[str, Any],
+    guild_id: int | None = None,
+    mentions: list[dict[str, Any]] | None = None,
+    referenced: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A Discord message object, as the gateway and the API send it."""
+    data: dict[str, Any] = {
+        "id": str(message_id),
+        "channel_id": str(channel_id),
+        "author": author,
+        "content": text,
+        "timestamp": datetime.now(UTC).isoformat(),
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": mentions or [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": [],
+        "pinned": False,
+        "type": 19 if referenced else 0,
+    }
+    if guild_id is not None:
+        data["guild_id"] = str(guild_id)
+    if referenced is not None:
+        data["referenced_message"] = referenced
+        data["message_reference"] = {
+            "message_id": referenced["id"],
+            "channel_id": referenced["channel_id"],
+        }
+    return data
