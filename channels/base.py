@@ -7,7 +7,11 @@ imported only when its channel is enabled.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
@@ -90,3 +94,47 @@ async def answer(services: Services, turn: Turn) -> str:
             pass
         return reply.stream.text
     return reply.text
+
+
+class ConversationLocks:
+    """One lock per conversation key, so a chat's turns are answered in order; a lock
+    nobody holds or waits for is forgotten."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __call__(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+@contextlib.asynccontextmanager
+async def alongside(background: Callable[[], Awaitable[None]]) -> AsyncIterator[None]:
+    """Run ``background`` (a typing indicator, say) while the body runs; cancel it after."""
+    task = asyncio.ensure_future(background())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def answer_in_order(
+    services: Services,
+    turn: Turn,
+    *,
+    lock: asyncio.Lock,
+    history_limit: int,
+    typing: Callable[[], Awaitable[None]],
+    deliver: Callable[[str], Awaitable[None]],
+) -> None:
+    """Answer ``turn`` and deliver the reply while holding the conversation's ``lock``,
+    showing ``typing`` until the reply is ready."""
+    async with lock:
+        async with alongside(typing):
+            turn.body = await conversation_body(services, turn, history_limit)
+            text = await answer(services, turn)
+        await deliver(text)

@@ -15,13 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
-from collections.abc import AsyncIterator
 from datetime import UTC
 
 import discord
 
-from channels.base import answer, conversation_body
+from channels.base import ConversationLocks, answer_in_order
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
 from proxy.config import DiscordConfig
@@ -82,7 +80,7 @@ class DiscordChannel:
         self._running = False
         self._turns: set[asyncio.Task[None]] = set()
         # One turn at a time per channel, so history and replies keep the messages' order.
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._locks = ConversationLocks()
 
     @property
     def bot_id(self) -> int:
@@ -195,20 +193,18 @@ class DiscordChannel:
                 self._turns.discard(task)
 
     async def _handle(self, message: discord.Message, turn: Turn) -> None:
-        lock = self._locks.get(turn.thread_id)
-        if lock is None:
-            lock = self._locks[turn.thread_id] = asyncio.Lock()
-        async with lock:
-            async with self._typing(message):
-                turn.body = await conversation_body(
-                    self._services, turn, self._settings.history_messages
-                )
-                text = await answer(self._services, turn)
-            await self.send(
+        await answer_in_order(
+            self._services,
+            turn,
+            lock=self._locks(turn.thread_id),
+            history_limit=self._settings.history_messages,
+            typing=lambda: self._keep_typing(message),
+            deliver=lambda text: self.send(
                 turn.thread_id,
                 text,
                 reply_to=message.id if turn.chat_type == "group" else None,
-            )
+            ),
+        )
 
     def _addressed(self, message: discord.Message) -> bool:
         """Whether a message is for this bot: always in DMs; in servers by the policy."""
@@ -228,25 +224,14 @@ class DiscordChannel:
                 return text[len(handle) :].lstrip(" ,:") or text
         return text
 
-    @contextlib.asynccontextmanager
-    async def _typing(self, message: discord.Message) -> AsyncIterator[None]:
-        """Show "typing…" in the channel until the reply is ready."""
-
-        async def keep_typing() -> None:
-            try:
-                async with message.channel.typing():
-                    await asyncio.Event().wait()
-            except discord.HTTPException as exc:
-                # Cosmetic: the reply matters, the indicator does not.
-                log.debug("typing indicator failed: %s", exc)
-
-        task = asyncio.create_task(keep_typing())
+    async def _keep_typing(self, message: discord.Message) -> None:
+        """Show "typing…" in the channel until cancelled."""
         try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            async with message.channel.typing():
+                await asyncio.Event().wait()
+        except discord.HTTPException as exc:
+            # Cosmetic: the reply matters, the indicator does not.
+            log.debug("typing indicator failed: %s", exc)
 
     async def _shut(self) -> None:
         # In stages: stop taking new messages, let turns in flight finish (the runner

@@ -13,10 +13,7 @@ No python-telegram-bot type leaves this module.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import weakref
-from collections.abc import AsyncIterator
 from datetime import UTC, timedelta
 from typing import Any
 
@@ -26,7 +23,7 @@ from telegram.constants import ChatAction, ChatType, MessageEntityType, MessageL
 from telegram.error import InvalidToken, RetryAfter, TelegramError
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-from channels.base import answer, conversation_body
+from channels.base import ConversationLocks, answer_in_order
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
 from proxy.config import TelegramConfig
@@ -105,7 +102,7 @@ class TelegramChannel:
         self._bot_id = 0
         self._username = ""
         # One turn at a time per chat, so history and replies keep the messages' order.
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._locks = ConversationLocks()
 
     async def start(self) -> None:
         """Check the token (getMe), then poll for updates in the background."""
@@ -217,22 +214,19 @@ class TelegramChannel:
         turn = self.to_turn(message)
         if turn is None:
             return
-        key = f"{turn.thread_id}:{turn.topic_id or ''}"
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        async with lock:
-            async with self._typing(message):
-                turn.body = await conversation_body(
-                    self._services, turn, self._settings.history_messages
-                )
-                text = await answer(self._services, turn)
-            await self.send(
+        await answer_in_order(
+            self._services,
+            turn,
+            lock=self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"),
+            history_limit=self._settings.history_messages,
+            typing=lambda: self._keep_typing(message),
+            deliver=lambda text: self.send(
                 turn.thread_id,
                 text,
                 topic_id=turn.topic_id,
                 reply_to=message.message_id if turn.chat_type == "group" else None,
-            )
+            ),
+        )
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error
@@ -276,32 +270,21 @@ class TelegramChannel:
         rest = text[len(handle) :].lstrip(" ,:")
         return rest or text
 
-    @contextlib.asynccontextmanager
-    async def _typing(self, message: Message) -> AsyncIterator[None]:
-        """Show "typing…" in the chat until the reply is ready."""
-
-        async def keep_typing() -> None:
-            while True:
-                try:
-                    await message.get_bot().send_chat_action(
-                        message.chat.id,
-                        ChatAction.TYPING,
-                        message_thread_id=message.message_thread_id
-                        if message.is_topic_message
-                        else None,
-                    )
-                except TelegramError as exc:
-                    # Cosmetic: the reply matters, the indicator does not.
-                    log.debug("typing indicator failed: %s", exc)
-                await asyncio.sleep(_TYPING_EVERY)
-
-        task = asyncio.create_task(keep_typing())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    async def _keep_typing(self, message: Message) -> None:
+        """Show "typing…" in the chat until cancelled (Telegram drops it after 5 s)."""
+        while True:
+            try:
+                await message.get_bot().send_chat_action(
+                    message.chat.id,
+                    ChatAction.TYPING,
+                    message_thread_id=message.message_thread_id
+                    if message.is_topic_message
+                    else None,
+                )
+            except TelegramError as exc:
+                # Cosmetic: the reply matters, the indicator does not.
+                log.debug("typing indicator failed: %s", exc)
+            await asyncio.sleep(_TYPING_EVERY)
 
     async def _send_one(
         self, app: Application[Any, Any, Any, Any, Any, Any], **kwargs: Any
