@@ -4,9 +4,9 @@ services."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from channels.discord import DiscordChannel
 from channels.telegram import TelegramChannel
@@ -17,6 +17,15 @@ from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
 from tests.fakes.upstream import FakeUpstream
+
+
+class _Startable(Protocol):
+    def __init__(self, services: Services) -> None: ...
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Startable)
 
 
 def telegram_section(api: FakeTelegramApi, **extra: Any) -> dict[str, Any]:
@@ -33,50 +42,52 @@ def telegram_section(api: FakeTelegramApi, **extra: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def running_telegram(
+async def running_channel(
+    channel_class: type[C],
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    channels: dict[str, Any],
+    wrap: Callable[[Handler], Handler] | None,
+) -> AsyncIterator[C]:
+    """Services over ``upstream`` with the ``[channels]`` table given, and a started
+    channel; both closed on exit. ``wrap`` may wrap the pipeline (to watch turns go by)."""
+    config = relay_config(tmp_path, upstream.url, channels=channels)
+    async with open_services(config) as services:
+        if wrap is not None:
+            services.pipeline = wrap(services.pipeline)
+        channel = channel_class(services)
+        await channel.start()
+        try:
+            yield channel
+        finally:
+            await channel.stop()
+
+
+def running_telegram(
     tmp_path: Path,
     upstream: FakeUpstream,
     api: FakeTelegramApi,
     *,
     wrap: Callable[[Handler], Handler] | None = None,
     **extra: Any,
-) -> AsyncIterator[TelegramChannel]:
-    """Services over ``upstream`` and a started channel polling ``api``; both closed on
-    exit. ``wrap`` may wrap the pipeline (to watch the turns go by)."""
-    config = relay_config(tmp_path, upstream.url, channels=telegram_section(api, **extra))
-    async with open_services(config) as services:
-        if wrap is not None:
-            services.pipeline = wrap(services.pipeline)
-        channel = TelegramChannel(services)
-        await channel.start()
-        try:
-            yield channel
-        finally:
-            await channel.stop()
+) -> AbstractAsyncContextManager[TelegramChannel]:
+    """A Telegram channel polling the fake Bot API ``api``."""
+    section = telegram_section(api, **extra)
+    return running_channel(TelegramChannel, tmp_path, upstream, section, wrap)
 
 
 def services_of(channel: TelegramChannel) -> Services:
     return channel._services
 
 
-@asynccontextmanager
-async def running_discord(
+def running_discord(
     tmp_path: Path,
     upstream: FakeUpstream,
     api: FakeDiscordApi,
     *,
     wrap: Callable[[Handler], Handler] | None = None,
     **extra: Any,
-) -> AsyncIterator[DiscordChannel]:
-    """Services over ``upstream`` and a started Discord channel connected to ``api``."""
+) -> AbstractAsyncContextManager[DiscordChannel]:
+    """A Discord channel connected to the fake API and gateway ``api``."""
     section = {"discord": {"enabled": True, "bot_token": DISCORD_TOKEN, **extra}}
-    config = relay_config(tmp_path, upstream.url, channels=section)
-    async with open_services(config) as services:
-        if wrap is not None:
-            services.pipeline = wrap(services.pipeline)
-        channel = DiscordChannel(services)
-        await channel.start()
-        try:
-            yield channel
-        finally:
-            await channel.stop()
+    return running_channel(DiscordChannel, tmp_path, upstream, section, wrap)

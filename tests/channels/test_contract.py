@@ -29,9 +29,12 @@ from tests.fakes.upstream import FakeUpstream
 
 class Driver(Protocol):
     name: str
-    # The most characters one delivered message may hold; None when unlimited.
-    limit: int | None
     turns: list[Turn]
+
+    @property
+    def limit(self) -> int | None:
+        """The most characters one delivered message may hold; None when unlimited."""
+        ...
 
     async def say(self, text: str) -> list[str]:
         """Send ``text`` as the user; return the messages the bot delivered for it."""
@@ -68,18 +71,24 @@ class TerminalDriver:
         return [printed[len("bot> ") : -1]]
 
 
-class TelegramDriver:
-    name = "telegram"
-    limit = 4096
+class PlatformDriver:
+    """A chat platform behind a fake API: push a user message, collect the parts sent."""
 
-    def __init__(self, api: FakeTelegramApi, watch: Watch) -> None:
+    name: str
+    limit: int
+    text_field: str
+
+    def __init__(self, api: FakeTelegramApi | FakeDiscordApi, watch: Watch) -> None:
         self._api = api
         self.turns = watch.turns
+
+    async def push(self, text: str) -> None:
+        raise NotImplementedError
 
     async def say(self, text: str) -> list[str]:
         before = len(self._api.sent())
         count = len(self.turns)
-        await self._api.push_message(text, chat_id=1001, user_id=42)
+        await self.push(text)
         # Wait for the turn, then for the last part (one more send each time a part lands).
         sent = await self._api.wait_for_sent(before + 1)
         while True:
@@ -88,29 +97,23 @@ class TelegramDriver:
             except TimeoutError:
                 break
         assert len(self.turns) == count + 1
-        return [message["text"] for message in sent[before:]]
+        return [message[self.text_field] for message in sent[before:]]
 
 
-class DiscordDriver:
-    name = "discord"
-    limit = 2000
+class TelegramDriver(PlatformDriver):
+    name, limit, text_field = "telegram", 4096, "text"
 
-    def __init__(self, api: FakeDiscordApi, watch: Watch) -> None:
-        self._api = api
-        self.turns = watch.turns
+    async def push(self, text: str) -> None:
+        assert isinstance(self._api, FakeTelegramApi)
+        await self._api.push_message(text, chat_id=1001, user_id=42)
 
-    async def say(self, text: str) -> list[str]:
-        before = len(self._api.sent())
-        count = len(self.turns)
+
+class DiscordDriver(PlatformDriver):
+    name, limit, text_field = "discord", 2000, "content"
+
+    async def push(self, text: str) -> None:
+        assert isinstance(self._api, FakeDiscordApi)
         await self._api.push_message(text, channel_id=1001, user_id=42)
-        sent = await self._api.wait_for_sent(before + 1)
-        while True:
-            try:
-                sent = await self._api.wait_for_sent(len(sent) + 1, within=0.3)
-            except TimeoutError:
-                break
-        assert len(self.turns) == count + 1
-        return [message["content"] for message in sent[before:]]
 
 
 @pytest.fixture(params=["terminal", "telegram", "discord"])
