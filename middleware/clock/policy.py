@@ -173,7 +173,9 @@ def _default_tool_patterns() -> list[str]:
 
 class InferencePolicy(_Block):
     enabled: bool = True
-    allow_for_tone_only: bool = True
+    # Inference shapes tone and confirming questions, never facts (spec 000 §6.5 "hard
+    # rule", §8.1): only true is accepted.
+    allow_for_tone_only: Literal[True] = True
     require_confirmation_for_impactful_actions: bool = True
     # Tool calls the upstream makes whose names match these (fnmatch, case-insensitive):
     # "enforce" holds them until the user confirms, "annotate" only flags them.

@@ -7,6 +7,7 @@ delivered; the pipeline is wrapped to see the ``Turn`` the adapter built.
 from __future__ import annotations
 
 import io
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -71,7 +72,7 @@ class TerminalDriver:
         return [printed[len("bot> ") : -1]]
 
 
-class PlatformDriver:
+class PlatformDriver(ABC):
     """A chat platform behind a fake API: push a user message, collect the parts sent."""
 
     name: str
@@ -82,8 +83,9 @@ class PlatformDriver:
         self._api = api
         self.turns = watch.turns
 
+    @abstractmethod
     async def push(self, text: str) -> None:
-        raise NotImplementedError
+        """Deliver ``text`` to the fake API as a message from the user."""
 
     async def say(self, text: str) -> list[str]:
         before = len(self._api.sent())

@@ -127,3 +127,8 @@ def test_bad_rules_say_what_to_write(rule: str, expected: str) -> None:
 def test_timestamps_cannot_be_turned_off() -> None:
     with pytest.raises(ConfigError, match="last_message_timestamps"):
         parse_config("[clock.store]\nlast_message_timestamps = false\n")
+
+
+def test_inference_cannot_be_allowed_beyond_tone() -> None:
+    with pytest.raises(ConfigError, match="allow_for_tone_only"):
+        parse_config("[clock.inference]\nallow_for_tone_only = false\n")
