@@ -14,8 +14,9 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
+from channels.history import conversation_body
 from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
-from middleware.types import JSON, Turn
+from middleware.types import ReplyStream, Turn
 
 if TYPE_CHECKING:
     from proxy.services import Services
@@ -59,41 +60,54 @@ def load_channel_class(name: str) -> type:
     return cls
 
 
-async def conversation_body(services: Services, turn: Turn, history_limit: int) -> JSON:
-    """The chat-completions body for a channel where the relay owns the conversation.
-
-    The thread's last ``history_limit`` stored messages, as they were first sent, then the
-    new one: the injection stage recognises the earlier user messages and replays their
-    blocks, so the forwarded conversation only grows at its end.
-    """
-    from middleware.identity import thread_key
-
-    key = thread_key(
-        services.config.server.agent_id, turn.channel, turn.chat_type, turn.thread_id, turn.topic_id
-    )
-    history = await services.store.transcript(key, history_limit)
-    messages: list[JSON] = [{"role": m.role, "content": m.text} for m in history]
-    messages.append({"role": "user", "content": turn.text})
-    return {"model": services.config.upstream.model, "messages": messages}
-
-
-async def answer(services: Services, turn: Turn) -> str:
+async def answer(
+    services: Services, turn: Turn, on_text: Callable[[str], Awaitable[None]] | None = None
+) -> str:
     """Run ``turn`` through the pipeline and return the whole reply text.
 
-    Chat platforms don't stream, so a streamed reply is drained first. Upstream failures
-    become a short message for the user instead of an exception.
+    Without ``on_text`` a streamed reply is drained first. With it the reply is asked for
+    as a stream and ``on_text`` sees the text so far each time more arrives. Upstream
+    failures become a short message for the user instead of an exception (after whatever
+    text had arrived).
     """
+    if on_text is not None:
+        turn.body = {**turn.body, "stream": True}
+    stream: ReplyStream | None = None
     try:
         reply = await services.pipeline(turn)
+        stream = reply.stream
+        if stream is None:
+            return reply.text
+        async for _ in stream:
+            if on_text is not None:
+                await on_text(stream.text)
+        return stream.text
     except UpstreamStatusError as exc:
         return f"[the LLM refused the request: HTTP {exc.status} {exc.body[:300]!r}]"
     except UpstreamError as exc:
+        partial = stream.text if stream is not None else ""
+        if partial:
+            return f"{partial}\n\n[the answer broke off: {exc}]"
         return f"[no answer from the LLM: {exc}]"
-    if reply.stream is not None:
-        async for _ in reply.stream:
-            pass
-        return reply.stream.text
-    return reply.text
+
+
+async def observe(services: Services, turn: Turn) -> None:
+    """Record ``turn`` for the clock (timestamps, transcript) without answering it: a group
+    message the bot was not asked about. Nothing is sent upstream."""
+    turn.observe_only = True
+    await services.pipeline(turn)
+
+
+class LiveReply(Protocol):
+    """A reply shown while it is written (a message edited in place)."""
+
+    async def update(self, text: str) -> None:
+        """Show ``text``, the reply so far; may skip updates to respect rate limits."""
+        ...
+
+    async def finish(self, text: str) -> None:
+        """Deliver the whole reply ``text``, whatever was shown before."""
+        ...
 
 
 class ConversationLocks:
@@ -130,11 +144,16 @@ async def answer_in_order(
     history_limit: int,
     typing: Callable[[], Awaitable[None]],
     deliver: Callable[[str], Awaitable[None]],
+    live: LiveReply | None = None,
 ) -> None:
     """Answer ``turn`` and deliver the reply while holding the conversation's ``lock``,
-    showing ``typing`` until the reply is ready."""
+    showing ``typing`` until the reply is ready. With ``live`` the reply is streamed into
+    it as it is written, and ``live.finish`` delivers it instead of ``deliver``."""
     async with lock:
         async with alongside(typing):
             turn.body = await conversation_body(services, turn, history_limit)
-            text = await answer(services, turn)
-        await deliver(text)
+            text = await answer(services, turn, live.update if live is not None else None)
+        if live is not None:
+            await live.finish(text)
+        else:
+            await deliver(text)

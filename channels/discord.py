@@ -1,11 +1,16 @@
 """The Discord channel: a bot on the Discord gateway, through discord.py.
 
-Each message the bot should answer becomes a ``Turn`` (the channel id as the thread),
-runs through the pipeline, and the reply goes back to the same channel. Discord renders
-Markdown itself, so the model's text passes through unchanged, split at Discord's 2000
-character limit on line boundaries. In servers, ``group_policy = "mention"`` answers only
-messages that mention the bot, reply to it, or are commands; a server reply quotes the
-message it answers.
+Each message the bot should answer becomes a ``Turn`` (the channel or thread id as the
+thread), runs through the pipeline, and the reply goes back to the same channel. Discord
+renders Markdown itself, so the model's text passes through unchanged, split at Discord's
+2000 character limit on line boundaries with code blocks kept whole. In servers,
+``group_policy = "mention"`` answers only messages that mention the bot, reply to it, or
+are commands; a server reply quotes the message it answers.
+
+The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
+picked from Discord's menu runs the same text through the pipeline as the typed command,
+and the answer comes back as the interaction's follow-up. ``allowed_user_ids`` and
+``allowed_channel_ids`` restrict who and where (empty: everyone, everywhere).
 
 No discord.py type leaves this module.
 """
@@ -15,11 +20,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+from collections.abc import Awaitable
 from datetime import UTC
+from typing import Any
 
 import discord
+from discord import app_commands
 
 from channels.base import ConversationLocks, answer_in_order
+from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
 from proxy.config import DiscordConfig
@@ -30,35 +40,76 @@ log = logging.getLogger(__name__)
 MESSAGE_LIMIT = 2000
 # How long start() waits for the gateway's READY before giving up.
 _READY_TIMEOUT = 30.0
+# discord.py holds READY back until no server has arrived for this long (default 2 s) to
+# fill its caches; the relay needs none of them (it answers through partial channels), and
+# servers arriving later are still cached, so it starts promptly.
+_GUILD_READY_TIMEOUT = 0.1
+_NOT_ALLOWED = "This bot doesn't answer you here (the relay's allow-lists)."
+_STOPPING = "The relay is restarting; try again in a moment."
+_ARGUMENT_HELP = "What follows the command, e.g. Europe/Paris for /tz"
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 # The model's text must never ping @everyone, roles or users by accident.
 _NO_PINGS = discord.AllowedMentions.none()
 
 
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
     """``text`` as Discord messages of at most ``limit`` characters, split on line
-    boundaries; a single line longer than ``limit`` is cut where it must be."""
+    boundaries; a single line longer than ``limit`` is cut where it must be.
+
+    A fenced code block split across messages is closed at the end of one and reopened,
+    with its language, at the start of the next, so each message renders on its own.
+    """
     parts: list[str] = []
-    current = ""
+    lines: list[str] = []
+    size = 0
+    # The opening line of the code block open at the end of ``lines``, and its marker.
+    fence: str | None = None
+    marker = ""
+    fresh = True  # nothing but a reopened fence in ``lines`` yet
+
+    def flush() -> None:
+        nonlocal lines, size, fresh
+        body = "\n".join(lines)
+        parts.append(f"{body}\n{marker}" if fence is not None else body)
+        lines = [fence] if fence is not None else []
+        size = len(fence) if fence is not None else 0
+        fresh = True
+
     for line in text.split("\n"):
-        while len(line) > limit:
-            if current:
-                parts.append(current)
-                current = ""
-            parts.append(line[:limit])
-            line = line[limit:]
-        candidate = f"{current}\n{line}" if current else line
-        if len(candidate) <= limit:
-            current = candidate
+        found = _FENCE.match(line)
+        if fence is None and found:
+            after, after_marker = line.strip(), found.group(1)
+        elif fence is not None and found and _closes(line.strip(), marker):
+            after, after_marker = None, ""
         else:
-            parts.append(current)
-            current = line
-    parts.append(current)
+            after, after_marker = fence, marker
+        # Room for the line itself once a part holds a reopened fence and its closing.
+        room = max(limit - ((len(fence) + len(marker) + 2) if fence is not None else 0), 1)
+        pieces = [line[i : i + room] for i in range(0, len(line), room)] or [""]
+        for piece in pieces:
+            closing = len(after_marker) + 1 if after is not None else 0
+            if size + (1 if lines else 0) + len(piece) + closing > limit and not fresh:
+                flush()
+            size += (1 if lines else 0) + len(piece)
+            lines.append(piece)
+            fresh = False
+        fence, marker = after, after_marker
+    if lines and not fresh:
+        parts.append("\n".join(lines))
     return [part for part in (p.strip("\n") for p in parts) if part.strip()]
 
 
+def _closes(line: str, marker: str) -> bool:
+    """Whether ``line`` closes a block opened with ``marker`` (CommonMark: the same
+    character, at least as many, nothing else)."""
+    return len(line) >= len(marker) and set(line) == {marker[0]}
+
+
 class DiscordChannel:
-    """A Discord bot serving DMs and server channels."""
+    """A Discord bot serving DMs, server channels and threads."""
 
     name = "discord"
 
@@ -74,8 +125,18 @@ class DiscordChannel:
         intents = discord.Intents.default()
         intents.message_content = True
         # Reconnects are discord.py's job; the relay only starts and stops it.
-        self._client = client or discord.Client(intents=intents, allowed_mentions=_NO_PINGS)
+        self._client = client or discord.Client(
+            intents=intents,
+            allowed_mentions=_NO_PINGS,
+            guild_ready_timeout=_GUILD_READY_TIMEOUT,
+        )
         self._client.event(self.on_message)
+        self._tree: app_commands.CommandTree[discord.Client] = app_commands.CommandTree(
+            self._client
+        )
+        for command, description in COMMANDS:
+            self._tree.add_command(self._slash_command(command, description))
+        self._tree.error(self._on_tree_error)
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._turns: set[asyncio.Task[None]] = set()
@@ -88,7 +149,8 @@ class DiscordChannel:
         return user.id if user is not None else 0
 
     async def start(self) -> None:
-        """Log in (checks the token), connect to the gateway, return once READY."""
+        """Log in (checks the token), connect to the gateway, return once READY with the
+        slash commands synced."""
         client = self._client
         try:
             await client.login(self._settings.bot_token.get_secret_value())
@@ -122,6 +184,7 @@ class DiscordChannel:
             await self._shut()
             raise
         self._running = True
+        await self._sync_commands()
         log.info("discord channel connected as %s", client.user)
 
     async def stop(self) -> None:
@@ -161,9 +224,9 @@ class DiscordChannel:
         author = message.author
         if author.bot or author.id == self.bot_id or not message.content:
             return None
-        if not self._addressed(message):
-            return None
         group = not isinstance(message.channel, discord.DMChannel)
+        if not self._allowed(author.id, message.channel, group) or not self._addressed(message):
+            return None
         text = message.content
         return Turn(
             channel=self.name,
@@ -176,35 +239,123 @@ class DiscordChannel:
             display_name=author.display_name or author.name,
         )
 
+    def slash_turn(
+        self, interaction: discord.Interaction, command: str, argument: str | None
+    ) -> Turn | None:
+        """The ``Turn`` for a slash command: the same text the typed command would be;
+        ``None`` when the allow-lists refuse the user or the channel."""
+        user, channel_id = interaction.user, interaction.channel_id
+        group = interaction.guild_id is not None
+        if channel_id is None or not self._allowed(user.id, interaction.channel, group):
+            return None
+        text = f"/{command} {argument.strip()}" if argument and argument.strip() else f"/{command}"
+        return Turn(
+            channel=self.name,
+            thread_id=str(channel_id),
+            user_id=str(user.id),
+            text=text,
+            received_at=interaction.created_at.astimezone(UTC),
+            body={},
+            chat_type="group" if group else "dm",
+            display_name=user.display_name or user.name,
+        )
+
     async def on_message(self, message: discord.Message) -> None:
         """discord.py's event: answer ``message`` if it is for the bot."""
         turn = self.to_turn(message) if self._running else None
         if turn is None:
             return
+        await self._tracked(
+            answer_in_order(
+                self._services,
+                turn,
+                lock=self._locks(turn.thread_id),
+                history_limit=self._settings.history_messages,
+                typing=lambda: self._keep_typing(message),
+                deliver=lambda text: self.send(
+                    turn.thread_id,
+                    text,
+                    reply_to=message.id if turn.chat_type == "group" else None,
+                ),
+            )
+        )
+
+    async def on_slash(
+        self, interaction: discord.Interaction, command: str, argument: str | None
+    ) -> None:
+        """A slash command: acknowledge it at once (Discord allows 3 s), run the command
+        text through the pipeline, post the answer as the interaction's follow-up."""
+        turn = self.slash_turn(interaction, command, argument) if self._running else None
+        if turn is None:
+            refusal = _NOT_ALLOWED if self._running else _STOPPING
+            await interaction.response.send_message(refusal, ephemeral=True)
+            return
+        await interaction.response.defer(thinking=True)
+        await self._tracked(
+            answer_in_order(
+                self._services,
+                turn,
+                lock=self._locks(turn.thread_id),
+                history_limit=self._settings.history_messages,
+                # Discord shows "thinking…" until the follow-up arrives.
+                typing=_idle,
+                deliver=lambda text: self._follow_up(interaction, text),
+            )
+        )
+
+    async def _tracked(self, work: Awaitable[None]) -> None:
+        """Run a turn so that stop() waits for it; log what the platform refused."""
         task = asyncio.current_task()
         if task is not None:
             self._turns.add(task)
         try:
-            await self._handle(message, turn)
+            await work
         except ChannelError as exc:
             log.error("discord: %s", exc)
         finally:
             if task is not None:
                 self._turns.discard(task)
 
-    async def _handle(self, message: discord.Message, turn: Turn) -> None:
-        await answer_in_order(
-            self._services,
-            turn,
-            lock=self._locks(turn.thread_id),
-            history_limit=self._settings.history_messages,
-            typing=lambda: self._keep_typing(message),
-            deliver=lambda text: self.send(
-                turn.thread_id,
-                text,
-                reply_to=message.id if turn.chat_type == "group" else None,
-            ),
-        )
+    async def _follow_up(self, interaction: discord.Interaction, text: str) -> None:
+        for part in discord_parts(text) or [_EMPTY_REPLY]:
+            try:
+                await interaction.followup.send(part, allowed_mentions=_NO_PINGS)
+            except discord.HTTPException as exc:
+                raise ChannelError(f"Discord refused a slash command's answer: {exc}") from exc
+
+    def _slash_command(
+        self, command: str, description: str
+    ) -> app_commands.Command[Any, ..., None]:
+        async def run(interaction: discord.Interaction, text: str | None = None) -> None:
+            await self.on_slash(interaction, command, text)
+
+        described = app_commands.describe(text=_ARGUMENT_HELP)(run)
+        return app_commands.Command(name=command, description=description, callback=described)
+
+    async def _sync_commands(self) -> None:
+        """Register the slash commands with Discord (global, replacing what was there)."""
+        try:
+            synced = await self._tree.sync()
+        except discord.HTTPException as exc:
+            # The typed commands still work; only the menu is missing.
+            log.warning("discord: could not register the slash commands: %s", exc)
+            return
+        log.info("discord: %d slash commands registered", len(synced))
+
+    async def _on_tree_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        log.error("discord: slash command failed: %s", error, exc_info=error)
+
+    def _allowed(self, user_id: int, channel: object, group: bool) -> bool:
+        """The allow-lists: the user, and in servers the channel (or a thread's parent)."""
+        users, channels = self._settings.allowed_user_ids, self._settings.allowed_channel_ids
+        if users and user_id not in users:
+            return False
+        if not group or not channels:
+            return True
+        ids = (getattr(channel, "id", None), getattr(channel, "parent_id", None))
+        return any(found in channels for found in ids if found is not None)
 
     def _addressed(self, message: discord.Message) -> bool:
         """Whether a message is for this bot: always in DMs; in servers by the policy."""
@@ -244,3 +395,7 @@ class DiscordChannel:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def _idle() -> None:
+    return None

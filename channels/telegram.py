@@ -1,11 +1,17 @@
-"""The Telegram channel: a bot on the Bot API, through python-telegram-bot long polling.
+"""The Telegram channel: a bot on the Bot API, through python-telegram-bot.
 
-Each text message the bot should answer becomes a ``Turn`` (chat id as the thread, the
-forum topic as ``topic_id``), runs through the pipeline, and the reply goes back to the
-same chat and topic. The model writes Markdown; it is sent as plain text plus message
-entities (no ``parse_mode``, so no escaping can go wrong), split at Telegram's 4096
-UTF-16 code unit limit on line boundaries. In groups, ``group_policy = "mention"`` answers
-only messages that mention the bot, reply to it, or are commands.
+Updates arrive by long polling, or (``mode = "webhook"``) as POSTs to the relay's own HTTP
+server at ``/channels/telegram/<secret>``, checked against ``X-Telegram-Bot-Api-Secret-Token``
+and fed to PTB's update queue. Each text message the bot should answer becomes a ``Turn``
+(chat id as the thread, the forum topic as ``topic_id``), runs through the pipeline, and
+the reply goes back to the same chat and topic. The model writes Markdown; it is sent as
+plain text plus message entities, split at Telegram's limit (``channels.telegram_format``);
+with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
+
+In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
+to it, or are commands; the others are still recorded for the clock (``observe``).
+Messages from outside the allow-lists are ignored altogether. The command menu
+(``setMyCommands``) is the relay's command catalog.
 
 No python-telegram-bot type leaves this module.
 """
@@ -13,70 +19,42 @@ No python-telegram-bot type leaves this module.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
+import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import telegramify_markdown
+from aiohttp import web
 from telegram import Message, MessageEntity, ReplyParameters, Update
-from telegram.constants import ChatAction, ChatType, MessageEntityType, MessageLimit
-from telegram.error import InvalidToken, RetryAfter, TelegramError
+from telegram.constants import ChatAction, ChatType, MessageEntityType
+from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
-from channels.base import ConversationLocks, answer_in_order
+from channels.base import ConversationLocks, answer_in_order, observe
+from channels.live import LiveMessage
+from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
+from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
 from proxy.config import TelegramConfig
 from proxy.services import Services
+from proxy.webhooks import PREFIX
 
 log = logging.getLogger(__name__)
 
-MESSAGE_LIMIT: int = MessageLimit.MAX_TEXT_LENGTH
 # Telegram shows "typing…" for about five seconds per chat action.
 _TYPING_EVERY = 4.0
 _SEND_ATTEMPTS = 3
 _EMPTY_REPLY = "[the LLM's reply had no text]"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# Telegram allows about one edit of a message per second.
+EDIT_INTERVAL = 1.0
 
-Part = tuple[str, list[telegramify_markdown.MessageEntity]]
-
-
-def _render_config() -> telegramify_markdown.RenderConfig:
-    config = telegramify_markdown.RenderConfig.isolated()
-    symbols = config.markdown_symbol
-    # Headings stay bold text; emoji prefixes would be words the model never wrote.
-    symbols.heading_level_1 = symbols.heading_level_2 = ""
-    symbols.heading_level_3 = symbols.heading_level_4 = ""
-    symbols.unordered_list_item = "•"
-    return config
-
-
-_RENDER = _render_config()
-
-
-def telegram_parts(markdown: str, limit: int = MESSAGE_LIMIT) -> list[Part]:
-    """``markdown`` as Telegram messages: plain text plus entities, each part at most
-    ``limit`` UTF-16 code units, split on line boundaries where one fits."""
-    try:
-        text, entities = telegramify_markdown.convert(markdown, config=_RENDER)
-    except Exception:  # a formatting bug must not lose the reply: send it unformatted
-        log.warning("could not convert a reply's Markdown; sending it as plain text")
-        text, entities = markdown, []
-    parts = telegramify_markdown.split_entities(text, entities, max_utf16_len=limit)
-    return [part for part in (_trimmed(t, e) for t, e in parts) if part[0]]
-
-
-def _trimmed(text: str, entities: list[telegramify_markdown.MessageEntity]) -> Part:
-    """Strip the whitespace Telegram would strip, moving the entities with the text."""
-    utf16 = telegramify_markdown.utf16_len
-    body = text.strip()
-    start = utf16(text[: len(text) - len(text.lstrip())])
-    end = start + utf16(body)
-    kept = []
-    for entity in entities:
-        lo, hi = max(entity.offset, start), min(entity.offset + entity.length, end)
-        if hi > lo:
-            kept.append(entity.copy_with(offset=lo - start, length=hi - lo))
-    return body, kept
+T = TypeVar("T")
 
 
 def _entity(entity: telegramify_markdown.MessageEntity) -> MessageEntity:
@@ -95,31 +73,53 @@ class TelegramChannel:
 
     name = "telegram"
 
-    def __init__(self, services: Services, settings: TelegramConfig | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        settings: TelegramConfig | None = None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._services = services
-        self._settings = settings or services.config.channels.telegram
+        self._settings = settings = settings or services.config.channels.telegram
         self._app: Application[Any, Any, Any, Any, Any, Any] | None = None
         self._bot_id = 0
         self._username = ""
         # One turn at a time per chat, so history and replies keep the messages' order.
         self._locks = ConversationLocks()
+        # For throttling streamed edits; injectable so tests need not wait.
+        self._monotonic = monotonic
+        self._sleep = sleep
+        self._allowed_users = frozenset(settings.allowed_user_ids)
+        self._allowed_chats = frozenset(settings.allowed_chat_ids)
+        # Where Telegram posts updates in webhook mode (registered by the channel runner).
+        self.webhook_path: str | None = (
+            webhook_path(settings.webhook_secret.get_secret_value())
+            if settings.mode == "webhook"
+            else None
+        )
 
     async def start(self) -> None:
-        """Check the token (getMe), then poll for updates in the background."""
+        """Check the token (getMe), register the command menu, then receive updates:
+        poll in the background, or point Telegram's webhook at the relay."""
         settings = self._settings
         base_url = settings.base_url
         # httpx logs every request URL at INFO, and the URL holds the bot token.
         httpx_log = logging.getLogger("httpx")
         if httpx_log.level == logging.NOTSET:
             httpx_log.setLevel(logging.WARNING)
-        app = (
+        builder = (
             Application.builder()
             .token(settings.bot_token.get_secret_value())
             .base_url(base_url)
             .base_file_url(_file_url(base_url))
             .concurrent_updates(True)
-            .build()
         )
+        if self.webhook_path is not None:
+            # Updates come through handle_webhook into the update queue; nothing polls.
+            builder = builder.updater(None)
+        app = builder.build()
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_message))
         app.add_error_handler(self._on_error)
         try:
@@ -138,25 +138,54 @@ class TelegramChannel:
             ) from exc
         self._bot_id = app.bot.id
         self._username = app.bot.username
-        updater = app.updater
-        assert updater is not None  # the builder makes one unless told not to
         try:
+            await self._register_commands(app)
             await app.start()
-            await updater.start_polling(
-                timeout=timedelta(seconds=settings.poll_timeout), allowed_updates=["message"]
-            )
+            if self.webhook_path is None:
+                updater = app.updater
+                assert updater is not None  # the builder makes one unless told not to
+                await updater.start_polling(
+                    timeout=timedelta(seconds=settings.poll_timeout), allowed_updates=["message"]
+                )
+            else:
+                # Running before Telegram learns the URL, so the first update finds us.
+                self._app = app
+                await self._set_webhook(app)
         except BaseException:
-            await _shut(app)
+            self._app = None
+            await _shut(app, webhook=False)
             raise
         self._app = app
-        log.info("telegram channel polling as @%s", self._username)
+        how = "polling" if self.webhook_path is None else "on its webhook"
+        log.info("telegram channel running as @%s, %s", self._username, how)
 
     async def stop(self) -> None:
-        """Stop polling, let turns in flight finish, close the HTTP pool."""
+        """Stop receiving (deleting the webhook in webhook mode), let turns in flight
+        finish, close the HTTP pool."""
         app, self._app = self._app, None
         if app is not None:
-            await _shut(app)
+            await _shut(app, webhook=self.webhook_path is not None)
             log.info("telegram channel stopped")
+
+    async def handle_webhook(self, request: web.Request) -> web.StreamResponse:
+        """One update POSTed by Telegram: refused (403) without the right secret token,
+        else handed to PTB's update queue and acknowledged at once."""
+        expected = self._settings.webhook_secret.get_secret_value().encode()
+        given = request.headers.get(SECRET_HEADER, "").encode()
+        if not expected or not hmac.compare_digest(given, expected):
+            log.warning("telegram webhook: refused a request without the right secret token")
+            return web.Response(status=403, text="wrong secret token")
+        app = self._app
+        if app is None:
+            # Starting or stopping: Telegram delivers it again later.
+            return web.Response(status=503, text="the telegram channel is not running")
+        try:
+            update = Update.de_json(await request.json(), app.bot)
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("telegram webhook: not an update: %s", exc)
+            return web.Response(status=400, text="not a Telegram update")
+        await app.update_queue.put(update)
+        return web.Response(text="ok")
 
     async def send(
         self,
@@ -168,30 +197,18 @@ class TelegramChannel:
     ) -> None:
         """Send ``text`` (Markdown) to chat ``thread_id``, in ``topic_id`` if given, split to
         Telegram's limit; the first part replies to message ``reply_to``."""
-        app = self._app
-        if app is None:
-            raise ChannelError("the telegram channel is not running; start it first")
         parts = telegram_parts(text) or [(_EMPTY_REPLY, [])]
-        for index, (part, entities) in enumerate(parts):
-            reply = (
-                ReplyParameters(reply_to, allow_sending_without_reply=True)
-                if reply_to is not None and index == 0
-                else None
-            )
-            await self._send_one(
-                app,
-                chat_id=int(thread_id),
-                text=part,
-                entities=[_entity(e) for e in entities],
-                message_thread_id=int(topic_id) if topic_id else None,
-                reply_parameters=reply,
+        for index, part in enumerate(parts):
+            await self._send_part(
+                thread_id, part, topic_id=topic_id, reply_to=reply_to if index == 0 else None
             )
 
     def to_turn(self, message: Message) -> Turn | None:
-        """The ``Turn`` for ``message``, or ``None`` when the bot should not answer it."""
+        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (not text, from
+        a bot, or from outside the allow-lists). Whether to answer is ``_addressed``'s."""
         user = message.from_user
         text = message.text
-        if user is None or user.is_bot or not text or not self._addressed(message):
+        if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
         topic = message.message_thread_id if message.is_topic_message else None
@@ -214,18 +231,23 @@ class TelegramChannel:
         turn = self.to_turn(message)
         if turn is None:
             return
+        lock = self._locks(f"{turn.thread_id}:{turn.topic_id or ''}")
+        if not self._addressed(message):
+            # Not for the bot, yet the clock keeps every group message's time.
+            async with lock:
+                await observe(self._services, turn)
+            return
+        reply_to = message.message_id if turn.chat_type == "group" else None
         await answer_in_order(
             self._services,
             turn,
-            lock=self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"),
+            lock=lock,
             history_limit=self._settings.history_messages,
             typing=lambda: self._keep_typing(message),
             deliver=lambda text: self.send(
-                turn.thread_id,
-                text,
-                topic_id=turn.topic_id,
-                reply_to=message.message_id if turn.chat_type == "group" else None,
+                turn.thread_id, text, topic_id=turn.topic_id, reply_to=reply_to
             ),
+            live=self._live(turn, reply_to) if self._settings.stream_edits else None,
         )
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -234,6 +256,17 @@ class TelegramChannel:
             log.error("telegram: %s", error)
         else:
             log.error("telegram: handling an update failed", exc_info=error)
+
+    def _allowed(self, message: Message) -> bool:
+        """The allow-lists (the same rule as Discord's): the sender must be listed in
+        ``allowed_user_ids``, and a group in ``allowed_chat_ids``; an empty list allows
+        all, and DMs are governed by ``allowed_user_ids`` alone."""
+        user = message.from_user
+        if self._allowed_users and (user is None or user.id not in self._allowed_users):
+            return False
+        if message.chat.type == ChatType.PRIVATE or not self._allowed_chats:
+            return True
+        return message.chat.id in self._allowed_chats
 
     def _addressed(self, message: Message) -> bool:
         """Whether a message is for this bot: always in DMs; in groups by the policy."""
@@ -286,29 +319,159 @@ class TelegramChannel:
                 log.debug("typing indicator failed: %s", exc)
             await asyncio.sleep(_TYPING_EVERY)
 
-    async def _send_one(
-        self, app: Application[Any, Any, Any, Any, Any, Any], **kwargs: Any
-    ) -> None:
-        for attempt in range(1, _SEND_ATTEMPTS + 1):
-            try:
-                await app.bot.send_message(**kwargs)
+    def _live(self, turn: Turn, reply_to: int | None) -> LiveMessage[int]:
+        """The reply to ``turn`` shown while written: previews are the first message's
+        worth of the text so far; the final text replaces them and any rest follows."""
+        shown: list[Part] = []
+
+        async def start(text: str) -> int:
+            part = _preview(text)
+            message_id = await self._send_part(
+                turn.thread_id, part, topic_id=turn.topic_id, reply_to=reply_to, retry=False
+            )
+            shown[:] = [part]
+            return message_id
+
+        async def edit(message_id: int, text: str) -> None:
+            part = _preview(text)
+            if shown != [part]:
+                await self._edit_part(turn.thread_id, message_id, part, retry=False)
+                shown[:] = [part]
+
+        async def finish(message_id: int | None, text: str) -> None:
+            if message_id is None:
+                await self.send(turn.thread_id, text, topic_id=turn.topic_id, reply_to=reply_to)
                 return
+            first, *rest = telegram_parts(text) or [(_EMPTY_REPLY, [])]
+            if shown != [first]:
+                await self._edit_part(turn.thread_id, message_id, first)
+            for part in rest:
+                await self._send_part(turn.thread_id, part, topic_id=turn.topic_id)
+
+        return LiveMessage(
+            start=start,
+            edit=edit,
+            finish=finish,
+            interval=EDIT_INTERVAL,
+            monotonic=self._monotonic,
+            sleep=self._sleep,
+        )
+
+    async def _register_commands(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Offer the relay's commands in Telegram's menu and autocomplete."""
+        try:
+            await app.bot.set_my_commands(COMMANDS)
+        except TelegramError as exc:
+            # Cosmetic: typed commands work without the menu.
+            log.warning("telegram: could not register the command menu: %s", exc)
+
+    async def _set_webhook(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        assert self.webhook_path is not None
+        url = self._settings.webhook_url + self.webhook_path
+        try:
+            await app.bot.set_webhook(
+                url,
+                secret_token=self._settings.webhook_secret.get_secret_value(),
+                allowed_updates=["message"],
+            )
+        except TelegramError as exc:
+            raise ChannelError(
+                f"Telegram refused the webhook at {self._settings.webhook_url}/…: {exc}; "
+                "check channels.telegram.webhook_url (a public https URL that reaches "
+                "this relay)"
+            ) from exc
+
+    async def _send_part(
+        self,
+        thread_id: str,
+        part: Part,
+        *,
+        topic_id: str | None = None,
+        reply_to: int | None = None,
+        retry: bool = True,
+    ) -> int:
+        """Send one part; return its message id."""
+        app = self._running()
+        text, entities = part
+        reply = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
+        sent: Message = await self._call(
+            lambda: app.bot.send_message(
+                chat_id=int(thread_id),
+                text=text,
+                entities=[_entity(e) for e in entities],
+                message_thread_id=int(topic_id) if topic_id else None,
+                reply_parameters=reply,
+            ),
+            thread_id,
+            retry=retry,
+        )
+        return sent.message_id
+
+    async def _edit_part(
+        self, thread_id: str, message_id: int, part: Part, *, retry: bool = True
+    ) -> None:
+        app = self._running()
+        text, entities = part
+        try:
+            await self._call(
+                lambda: app.bot.edit_message_text(
+                    text,
+                    chat_id=int(thread_id),
+                    message_id=message_id,
+                    entities=[_entity(e) for e in entities],
+                ),
+                thread_id,
+                retry=retry,
+            )
+        except ChannelError as exc:
+            # Telegram refuses an edit that changes nothing; the message is right already.
+            if not isinstance(exc.__cause__, BadRequest) or "not modified" not in str(exc):
+                raise
+
+    async def _call(self, request: Callable[[], Awaitable[T]], chat: str, *, retry: bool) -> T:
+        """Make a Bot API request, waiting out flood control (``retry_after``) up to
+        ``_SEND_ATTEMPTS`` times when ``retry``; failures become ``ChannelError``."""
+        attempts = _SEND_ATTEMPTS if retry else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return await request()
             except RetryAfter as exc:
-                if attempt == _SEND_ATTEMPTS:
+                if attempt == attempts:
                     raise ChannelError(
-                        f"Telegram kept rate-limiting replies to chat {kwargs['chat_id']}"
+                        f"Telegram kept rate-limiting replies to chat {chat}"
                     ) from exc
-                await asyncio.sleep(_seconds(exc.retry_after))
+                await self._sleep(_seconds(exc.retry_after))
             except TelegramError as exc:
-                raise ChannelError(
-                    f"Telegram refused a reply to chat {kwargs['chat_id']}: {exc}"
-                ) from exc
+                raise ChannelError(f"Telegram refused a reply to chat {chat}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _running(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        if self._app is None:
+            raise ChannelError("the telegram channel is not running; start it first")
+        return self._app
 
 
-async def _shut(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-    # In stages: stop fetching updates, let handlers in flight finish, close the pool.
+def webhook_path(secret: str) -> str:
+    """The relay path Telegram posts to: fixed by the secret, unguessable without it."""
+    digest = hashlib.sha256(f"chronorelay telegram webhook {secret}".encode()).hexdigest()
+    return f"{PREFIX}telegram/{digest[:32]}"
+
+
+def _preview(text: str) -> Part:
+    """What a reply written so far looks like in its first message."""
+    parts = telegram_parts(text)
+    return parts[0] if parts else (text.strip()[: MESSAGE_LIMIT // 2], [])
+
+
+async def _shut(app: Application[Any, Any, Any, Any, Any, Any], *, webhook: bool) -> None:
+    # In stages: stop receiving updates, let handlers in flight finish, close the pool.
     if app.updater is not None and app.updater.running:
         await app.updater.stop()
+    if webhook:
+        try:
+            await app.bot.delete_webhook()
+        except TelegramError as exc:
+            log.warning("telegram: could not delete the webhook: %s", exc)
     if app.running:
         await app.stop()
     await app.shutdown()

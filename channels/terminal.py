@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from channels.base import answer, conversation_body
+from channels.base import answer
+from channels.history import conversation_body
 from middleware.types import Turn
 from proxy.services import Services
 

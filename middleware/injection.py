@@ -102,7 +102,9 @@ def injection_stage(store: Store, *, placement: Placement, max_tokens: int) -> S
             return await call_next(turn)
         known = await memory.load(turn.thread_key)
         newest = _newest_user_index(messages) if not turn.continuation else None
-        sections = trim_sections(turn.context.sections, max_tokens)
+        # The cards were sized within their own budget (spec 001 §6.4); only the
+        # temporal sections answer to the block's ceiling.
+        sections = trim_sections(turn.context.sections, max_tokens) + turn.context.cards
         fresh = wrap("\n".join(sections)) if sections and newest is not None else None
         forwarded = list(messages)
         seen: dict[str, int] = {}

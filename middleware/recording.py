@@ -12,13 +12,19 @@ from middleware.clock.source import Clock
 from middleware.errors import StoreError
 from middleware.pipeline import Handler, Stage
 from middleware.store import InboundRecord, Store
-from middleware.types import Reply, ReplyOutcome, Turn
+from middleware.types import UNRECORDED, Reply, ReplyOutcome, Turn
 
 log = logging.getLogger(__name__)
 
+# ``Reply.meta`` key of the empty reply to an ``observe_only`` turn.
+OBSERVED = "observed"
+
 
 def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage:
-    """Store the user message, then the assistant reply (streamed replies when they end)."""
+    """Store the user message, then the assistant reply (streamed replies when they end).
+
+    An ``observe_only`` turn stops here once its message is stored.
+    """
 
     async def record(turn: Turn, call_next: Handler) -> Reply:
         started = clock.now()
@@ -38,7 +44,12 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
             )
             turn.inbound_message_id = inbound.message_id
             turn.prior = inbound.prior
+        if turn.observe_only:
+            # Witnessed, not asked: recorded for the clock, never answered.
+            return Reply(meta={OBSERVED: "1"})
         reply = await call_next(turn)
+        if UNRECORDED in reply.meta:
+            return reply
 
         async def record_reply(outcome: ReplyOutcome) -> None:
             # Replayed turns happen at ``received_at``; the reply follows it by however

@@ -36,6 +36,9 @@ class InjectedContext:
     """
 
     sections: list[str] = field(default_factory=list)
+    # The continuity cards (spec 001 §6), rendered within their own budget; they follow
+    # the sections and are never trimmed by the block's ceiling.
+    cards: list[str] = field(default_factory=list)
     text: str = ""
     tokens: int = 0
 
@@ -62,8 +65,15 @@ class Turn:
     # True when the newest message is not the user's (a tool result coming back): the
     # user did not speak, so no new inbound message is recorded and no new block made.
     continuation: bool = False
+    # True when the channel dropped earlier history to fit its budget on this turn (the
+    # relay's "compaction"): continuity captures first and the cards come back.
+    compacted: bool = False
     # Whether chat commands (/tz, /time…) are answered here; the API channel opts in.
     commands_allowed: bool = True
+    # True for a message the relay only witnesses (a group message not addressed to the
+    # bot): the recording stage stores it, moving its timestamps, and ends the pipeline
+    # there with an empty reply; nothing later runs and nothing is sent upstream.
+    observe_only: bool = False
     # filled by the identity stage
     user_key: str = ""
     thread_key: str = ""
@@ -174,6 +184,9 @@ def completion_text(body: bytes) -> str:
 
 # ``Reply.meta`` key: the reply must reach the client exactly as produced (no rendering).
 VERBATIM = "verbatim"
+# ``Reply.meta`` key: the relay's reply is not recorded in the transcript (``/forget``'s,
+# which must not leave a trace of what it deleted).
+UNRECORDED = "unrecorded"
 # ``Reply.meta`` key: impactful tool calls let through (annotate mode), comma-separated.
 IMPACTFUL_TOOL_CALLS = "impactful_tool_calls"
 

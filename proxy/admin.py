@@ -32,6 +32,7 @@ from middleware.clock.state_file import (
 )
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import agent_timezone, get_zone
+from middleware.continuity.stage import preview_cards
 from middleware.errors import NotFoundError, RequestError
 from middleware.identity import split_user_key, thread_channel
 from middleware.injection import trim_sections, wrap
@@ -55,6 +56,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/admin/users/{user_key:.+}", get_user)
     app.router.add_get("/admin/threads/{thread_key:.+}/clock", get_thread_clock)
     app.router.add_post("/admin/threads/{thread_key:.+}/preview", preview)
+    app.router.add_post("/admin/threads/{thread_key:.+}/capture", capture_thread)
+    app.router.add_post("/admin/jobs/{name}/run", run_job)
     app.router.add_post("/admin/links", post_links)
     app.router.add_delete("/admin/links/{user_key:.+}", delete_link)
     app.router.add_get("/admin/clock-state", export_clock_state)
@@ -212,7 +215,10 @@ async def preview(request: web.Request) -> web.Response:
         [view.block, *awareness_sections(aware, relay_answers=False)],
         services.config.clock.max_block_tokens,
     )
-    block = wrap("\n".join(sections)) if settings.enabled and sections else None
+    sections = (sections if settings.enabled else []) + await preview_cards(
+        services.continuity, turn
+    )
+    block = wrap("\n".join(sections)) if sections else None
     return web.json_response(
         {
             "thread_key": thread_key,
@@ -229,6 +235,47 @@ async def preview(request: web.Request) -> web.Response:
             "relay_reply": aware.reply,
         }
     )
+
+
+async def capture_thread(request: web.Request) -> web.Response:
+    """``POST /admin/threads/{thread_key}/capture``: capture the thread's current session
+    now (spec 001 §5.2 "manual_request"); answers what was captured."""
+    services = _admin(request)
+    thread_key = request.match_info["thread_key"]
+    if await services.store.get_thread(thread_key) is None:
+        raise NotFoundError(f"no thread {thread_key!r} has been seen")
+    if not services.config.continuity.enabled:
+        raise RequestError('continuity is off ([continuity] mode = "off"): nothing is captured')
+    outcome = await services.continuity.capture_thread(thread_key, "manual_request")
+    if outcome is None:
+        return web.json_response({"thread_key": thread_key, "captured": False})
+    return web.json_response(
+        {"thread_key": thread_key, "captured": True, **dataclasses.asdict(outcome)}
+    )
+
+
+JOBS = ("nightly", "scheduler")
+
+
+async def run_job(request: web.Request) -> web.Response:
+    """``POST /admin/jobs/{name}/run``: run a background job now. ``nightly`` runs the
+    nightly job for every active user (whatever their local time); ``scheduler`` runs one
+    pass of the capture scheduler."""
+    services = _admin(request)
+    name = request.match_info["name"]
+    if name == "nightly":
+        report = await services.continuity.run_nightly()
+        return web.json_response({"job": name, **dataclasses.asdict(report)})
+    if name == "scheduler":
+        tick = await services.continuity.tick()
+        return web.json_response(
+            {
+                "job": name,
+                "captures": [dataclasses.asdict(c) for c in tick.captures],
+                "nightly": dataclasses.asdict(tick.nightly) if tick.nightly else None,
+            }
+        )
+    raise NotFoundError(f"no job {name!r}; the jobs are: {', '.join(JOBS)}")
 
 
 async def export_clock_state(request: web.Request) -> web.Response:

@@ -9,7 +9,7 @@ from aiohttp import web
 from middleware.clock.source import Clock
 from middleware.store import Store
 from middleware.types import Upstream
-from proxy import admin, health, openai_api
+from proxy import admin, health, openai_api, webhooks
 from proxy.channel_runner import channels_ctx
 from proxy.config import Config
 from proxy.errors import errors_middleware
@@ -43,4 +43,5 @@ def build_app(
     app.router.add_get("/readyz", health.readyz)
     app.router.add_get("/metrics", health.metrics)
     admin.add_routes(app)
+    webhooks.add_routes(app)
     return app

@@ -12,12 +12,17 @@ from middleware.clock.stage import ClockSettings, clock_stage
 from middleware.commands import commands_stage
 from middleware.commands.action_commands import action_commands
 from middleware.commands.admin_commands import admin_commands
+from middleware.commands.continuity_commands import continuity_commands
+from middleware.commands.forget_commands import forget_commands
 from middleware.commands.link_commands import link_commands
 from middleware.commands.time_commands import time_commands
+from middleware.continuity.service import ContinuityService, ContinuitySettings
+from middleware.continuity.stage import continuity_stage
 from middleware.forward import forward_to
 from middleware.identity import identity_stage
 from middleware.impact.stage import ImpactSettings, impact_stage
 from middleware.injection import injection_stage
+from middleware.notices import Notices, notices_stage
 from middleware.pipeline import Handler, Stage, compose
 from middleware.recording import recording_stage
 from middleware.store import Store
@@ -25,8 +30,12 @@ from middleware.types import Upstream
 from proxy.config import Config
 
 
-def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstream) -> Handler:
+def build_pipeline(
+    config: Config, store: Store, clock: Clock, upstream: Upstream, continuity: ContinuityService
+) -> Handler:
     """Compose the stages once at startup."""
+    # Told to a user on their next message (e.g. which timezone a link kept).
+    notices = Notices()
     stages: list[Stage] = [
         identity_stage(config.server.agent_id),
         # Outside recording: the transcript keeps the model's <time …> markup.
@@ -37,20 +46,36 @@ def build_pipeline(config: Config, store: Store, clock: Clock, upstream: Upstrea
             {
                 **time_commands(store),
                 **action_commands(store),
-                **link_commands(store),
-                **admin_commands(store, frozenset(config.auth.chat_admins)),
+                **link_commands(store, notices),
+                **admin_commands(store, chat_admins(config), notices),
+                **forget_commands(store),
+                **continuity_commands(continuity),
             }
         ),
         clock_stage(store, clock_settings(config)),
+        # After the clock, whose line comes first in the block.
+        notices_stage(notices),
         # After the clock (it reads whether the message mentions times).
         awareness_stage(store, awareness_settings(config)),
         impact_stage(store, impact_settings(config)),
+        # Sessions, living memory, pre-compaction capture and the tier cards at boot.
+        continuity_stage(continuity),
         # Last: renders what the stages above added and replays earlier blocks.
         injection_stage(
             store, placement=config.clock.placement, max_tokens=config.clock.max_block_tokens
         ),
     ]
     return compose(stages, forward_to(upstream))
+
+
+def chat_admins(config: Config) -> frozenset[str]:
+    """The user keys allowed to use /admin: ``[auth] chat_admins`` plus every channel's
+    ``admin_user_ids`` as ``<channel>:<id>``."""
+    keys = set(config.auth.chat_admins)
+    for name in type(config.channels).model_fields:
+        ids = getattr(getattr(config.channels, name), "admin_user_ids", ())
+        keys.update(f"{name}:{platform_id}" for platform_id in ids)
+    return frozenset(keys)
 
 
 def clock_settings(config: Config) -> ClockSettings:
@@ -79,3 +104,10 @@ def impact_settings(config: Config) -> ImpactSettings:
         patterns=tuple(inference.impactful_tool_patterns),
         confirmation_ttl=inference.confirmation_ttl,
     )
+
+
+def continuity_service(
+    config: Config, store: Store, clock: Clock, upstream: Upstream
+) -> ContinuityService:
+    settings = ContinuitySettings(config.continuity, config.cards, config.memory)
+    return ContinuityService(store, settings, clock, upstream, model=config.upstream.model)

@@ -13,14 +13,16 @@ from channels.base import Channel, load_channel_class
 from middleware.errors import ChronorelayError
 from proxy.config import Config
 from proxy.keys import SERVICES
+from proxy.webhooks import WEBHOOKS
 
 log = logging.getLogger(__name__)
 
 
 def enabled_channels(config: Config) -> list[str]:
-    """The ``[channels.<name>]`` tables with ``enabled = true``, in file order."""
+    """The ``[channels.<name>]`` tables with ``enabled = true``, in file order (the
+    ``[channels]`` keys shared by every channel are not tables)."""
     names = type(config.channels).model_fields
-    return [name for name in names if getattr(config.channels, name).enabled]
+    return [name for name in names if getattr(getattr(config.channels, name), "enabled", False)]
 
 
 async def channels_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -28,14 +30,24 @@ async def channels_ctx(app: web.Application) -> AsyncIterator[None]:
 
     Append it after the services context, so channels stop before the store closes.
     A channel that cannot start fails startup (with the ones already started stopped).
+    A channel with a ``webhook_path`` gets its route (``proxy.webhooks``) before it starts
+    and loses it after it stopped.
     """
     services = app[SERVICES]
+    webhooks = app[WEBHOOKS]
     timeout = services.config.server.shutdown_timeout
     started: list[Channel] = []
     try:
         for name in enabled_channels(services.config):
             channel: Channel = load_channel_class(name)(services)
-            await channel.start()
+            path: str | None = getattr(channel, "webhook_path", None)
+            if path is not None:
+                webhooks[path] = channel.handle_webhook  # type: ignore[attr-defined]
+            try:
+                await channel.start()
+            except BaseException:
+                webhooks.pop(path or "", None)
+                raise
             started.append(channel)
             log.info("channel %s started", name)
         yield
@@ -50,3 +62,4 @@ async def channels_ctx(app: web.Application) -> AsyncIterator[None]:
                 log.warning("channel %s did not stop within %.0fs", channel.name, timeout)
             except ChronorelayError as exc:
                 log.error("channel %s did not stop cleanly: %s", channel.name, exc)
+            webhooks.pop(getattr(channel, "webhook_path", None) or "", None)

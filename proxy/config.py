@@ -24,10 +24,12 @@ from pydantic import (
 )
 
 from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
+from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.errors import ConfigError
 
 CONFIG_ENV = "CHRONORELAY_CONFIG"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_WEBHOOK_SECRET = re.compile(r"^[A-Za-z0-9_-]{16,256}$")
 
 
 class _Section(BaseModel):
@@ -143,9 +145,24 @@ class TelegramConfig(_Section):
     # In groups: answer only when mentioned, replied to or commanded ("mention"), or
     # every message ("all").
     group_policy: Literal["mention", "all"] = "mention"
-    mode: Literal["polling"] = "polling"
+    # "polling": getUpdates long polling. "webhook": Telegram POSTs updates to the relay's
+    # own HTTP server at webhook_url + a path derived from webhook_secret.
+    mode: Literal["polling", "webhook"] = "polling"
     # Long-polling timeout in seconds for getUpdates.
     poll_timeout: Annotated[int, Field(ge=0, le=50)] = 30
+    # The relay's public base URL (https) Telegram can reach, for mode = "webhook".
+    webhook_url: str = ""
+    # Telegram sends it back in X-Telegram-Bot-Api-Secret-Token; "${TELEGRAM_WEBHOOK_SECRET}".
+    webhook_secret: SecretStr = SecretStr("")
+    # Show the reply while it is written, by editing one message (at most once a second).
+    stream_edits: bool = False
+    # Telegram user ids the bot answers (empty: everyone), and group chat ids it answers
+    # in (empty: every group); DMs are governed by allowed_user_ids alone. Anything else
+    # is ignored: neither answered nor recorded.
+    allowed_user_ids: list[int] = Field(default_factory=list)
+    allowed_chat_ids: list[int] = Field(default_factory=list)
+    # Telegram user ids that are relay chat admins (as "telegram:<id>" in [auth] chat_admins).
+    admin_user_ids: list[int] = Field(default_factory=list)
     # Earlier messages of the chat forwarded with each new one (from the transcript).
     history_messages: Annotated[int, Field(ge=0, le=500)] = 40
 
@@ -156,6 +173,21 @@ class TelegramConfig(_Section):
             raise ValueError("must start with http:// or https://")
         return value
 
+    @field_validator("webhook_url")
+    @classmethod
+    def _public_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with https:// (the URL Telegram posts updates to)")
+        return value.rstrip("/")
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _telegram_secret(cls, value: SecretStr) -> SecretStr:
+        # Telegram's rule for secret_token; the value itself is never echoed.
+        if value.get_secret_value() and not _WEBHOOK_SECRET.match(value.get_secret_value()):
+            raise ValueError("must be 16-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
     @model_validator(mode="after")
     def _token_when_enabled(self) -> TelegramConfig:
         if self.enabled and not self.bot_token.get_secret_value():
@@ -163,6 +195,17 @@ class TelegramConfig(_Section):
                 "bot_token is required when the channel is enabled; "
                 'set bot_token = "${TELEGRAM_BOT_TOKEN}" and export the token'
             )
+        if self.enabled and self.mode == "webhook":
+            if not self.webhook_url:
+                raise ValueError(
+                    'webhook_url is required with mode = "webhook": the public https URL '
+                    "of this relay (e.g. https://relay.example.com)"
+                )
+            if not self.webhook_secret.get_secret_value():
+                raise ValueError(
+                    'webhook_secret is required with mode = "webhook"; set webhook_secret = '
+                    '"${TELEGRAM_WEBHOOK_SECRET}" and export 16+ random letters and digits'
+                )
         return self
 
 
@@ -177,6 +220,14 @@ class DiscordConfig(_Section):
     group_policy: Literal["mention", "all"] = "mention"
     # Earlier messages of the channel forwarded with each new one (from the transcript).
     history_messages: Annotated[int, Field(ge=0, le=500)] = 40
+    # Discord user ids the bot answers (empty: everyone).
+    allowed_user_ids: list[int] = Field(default_factory=list)
+    # Server channel ids the bot answers in, a thread counting as its parent channel
+    # (empty: every channel). DMs are governed by allowed_user_ids alone.
+    allowed_channel_ids: list[int] = Field(default_factory=list)
+    # Discord user ids who are relay chat admins (/admin), as "discord:<id>" in
+    # [auth] chat_admins.
+    admin_user_ids: list[int] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _token_when_enabled(self) -> DiscordConfig:
@@ -189,6 +240,14 @@ class DiscordConfig(_Section):
 
 
 class ChannelsConfig(_Section):
+    """``[channels]``: what every chat channel shares, then one table per channel."""
+
+    # The system prompt sent first in every channel conversation ("" sends none).
+    persona: str = ""
+    # Estimated tokens of history plus the new message forwarded per turn. Past it the
+    # oldest messages are dropped until about half remains, so the forwarded prefix stays
+    # the same (and cached upstream) between those compactions.
+    history_tokens: Annotated[int, Field(ge=100, le=1_000_000)] = 3000
     telegram: TelegramConfig = Field(default_factory=TelegramConfig)
     discord: DiscordConfig = Field(default_factory=DiscordConfig)
 
@@ -200,6 +259,9 @@ class Config(_Section):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     clock: ClockConfig = Field(default_factory=ClockConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    continuity: ContinuityConfig = Field(default_factory=ContinuityConfig)
+    cards: CardsConfig = Field(default_factory=CardsConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
 
 def config_path(explicit: str | None) -> Path | None:

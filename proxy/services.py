@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from middleware.clock.source import Clock, SystemClock
+from middleware.continuity.service import ContinuityService
 from middleware.pipeline import Handler
 from middleware.store import Store
 from middleware.store.sqlite import SqliteStore
 from middleware.types import Upstream
-from proxy.assembly import build_pipeline
+from proxy.assembly import build_pipeline, continuity_service
 from proxy.auth import Authenticator
 from proxy.config import Config
 from proxy.inspect_upstream import InspectUpstream
@@ -31,6 +32,7 @@ class Services:
     metrics: Metrics
     auth: Authenticator
     pipeline: Handler
+    continuity: ContinuityService
 
 
 def make_upstream(config: Config, clock: Clock, metrics: Metrics) -> Upstream:
@@ -53,6 +55,8 @@ async def open_services(
     store = store or SqliteStore(Path(config.store.path))
     upstream = upstream or make_upstream(config, clock, metrics)
     await store.open()
+    continuity = continuity_service(config, store, clock, upstream)
+    continuity.start()
     try:
         yield Services(
             config=config,
@@ -61,9 +65,12 @@ async def open_services(
             upstream=upstream,
             metrics=metrics,
             auth=Authenticator(config.auth),
-            pipeline=build_pipeline(config, store, clock, upstream),
+            pipeline=build_pipeline(config, store, clock, upstream, continuity),
+            continuity=continuity,
         )
     finally:
+        # Captures in flight still need the upstream and the store: let them finish.
+        await continuity.stop()
         # Upstream first: nothing new can be sent once the store is going away.
         await upstream.close()
         await store.close()

@@ -24,7 +24,8 @@ class Command:
     args: str
 
 
-CommandHandler = Callable[[Turn, Command], Awaitable[str]]
+# A handler answers with text, or with a whole ``Reply`` when it sets ``meta`` flags.
+CommandHandler = Callable[[Turn, Command], Awaitable[str | Reply]]
 
 
 def match_command(text: str) -> Command | None:
@@ -45,6 +46,10 @@ def commands_stage(handlers: Mapping[str, CommandHandler]) -> Stage:
         handler = handlers.get(command.name) if command else None
         if command is None or handler is None or turn.continuation:
             return await call_next(turn)
-        return Reply(text=await handler(turn, command), meta={"command": command.name})
+        answer = await handler(turn, command)
+        if isinstance(answer, Reply):
+            answer.meta.setdefault("command", command.name)
+            return answer
+        return Reply(text=answer, meta={"command": command.name})
 
     return commands

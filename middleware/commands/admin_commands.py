@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from middleware.commands import Command, CommandHandler
+from middleware.commands.link_commands import link_and_report
 from middleware.errors import NotFoundError
+from middleware.notices import Notices
 from middleware.store import Store
 from middleware.types import Turn
 
@@ -16,8 +18,11 @@ USAGE = (
 )
 
 
-def admin_commands(store: Store, admins: Collection[str]) -> dict[str, CommandHandler]:
-    """The handler, keyed by command name; it answers only the listed admins."""
+def admin_commands(
+    store: Store, admins: Collection[str], notices: Notices | None = None
+) -> dict[str, CommandHandler]:
+    """The handler, keyed by command name; it answers only the listed admins. ``notices``
+    tells linked users which timezone was kept when theirs differed."""
 
     async def admin(turn: Turn, command: Command) -> str:
         if turn.user_key not in admins:
@@ -29,10 +34,13 @@ def admin_commands(store: Store, admins: Collection[str]) -> dict[str, CommandHa
         verb, keys = (parts[0].lower(), parts[1:]) if parts else ("", [])
         if verb == "link" and len(set(keys)) >= 2:
             try:
-                person = await store.link_users(keys, now=turn.received_at)
+                person, conflict = await link_and_report(
+                    store, keys, now=turn.received_at, notices=notices, me=turn.user_key
+                )
             except NotFoundError as exc:
                 return str(exc)
-            return f"Linked {', '.join(await store.linked_users(keys[0]))} as person {person}."
+            linked = ", ".join(await store.linked_users(keys[0]))
+            return f"Linked {linked} as person {person}." + (f"\n{conflict}" if conflict else "")
         if verb == "unlink" and len(keys) == 1:
             if await store.unlink_user(keys[0]):
                 return f"{keys[0]} is no longer linked; it keeps a copy of the shared data."

@@ -4,15 +4,22 @@ Identities are per channel until the user links them: ``/link`` on one account m
 one-time code, ``/link CODE`` sent from the other account confirms it. Linked accounts
 share one timezone, one "last contact on any channel", and their clock data (actions,
 calibration, policy overrides). ``/unlink`` undoes it for the account it is sent from.
+
+When the accounts had different default timezones, the store's rule decides (the first
+known wins: an already linked person's, else the account whose code it was, or the first
+listed in ``/admin link``), and every account is told which one was kept and that /tz
+changes it — the one linking in the reply, the others by a notice (``middleware.notices``).
 """
 
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from middleware.commands import Command, CommandHandler
 from middleware.errors import StoreError
+from middleware.notices import Notices
 from middleware.store import Store
 from middleware.types import Turn
 
@@ -31,8 +38,37 @@ def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
-def link_commands(store: Store) -> dict[str, CommandHandler]:
-    """The handlers, keyed by command name."""
+async def link_and_report(
+    store: Store, user_keys: Sequence[str], *, now: datetime, notices: Notices | None, me: str
+) -> tuple[str, str]:
+    """Link ``user_keys`` (``Store.link_users``; the first one's settings win); return the
+    person id and, when their timezones differed, the sentence saying which was kept — also
+    left as a notice for each linked account other than ``me``, the one being answered."""
+    before = {key: (await store.peek_prior("", key)).user_tz for key in user_keys}
+    person = await store.link_users(user_keys, now=now)
+    zones = {zone for zone in before.values() if zone}
+    if len(zones) < 2:
+        return person, ""
+    kept = (await store.peek_prior("", user_keys[0])).user_tz
+    channels = [key.partition(":")[0] for key in before]
+    named = [
+        f"{key.partition(':')[0] if channels.count(key.partition(':')[0]) == 1 else key}: {zone}"
+        for key, zone in before.items()
+        if zone
+    ]
+    said = (
+        f"Your accounts had different time zones ({', '.join(named)}); kept {kept} — use /tz "
+        "to change it."
+    )
+    if notices is not None:
+        for key in await store.linked_users(user_keys[0]):
+            if key != me:
+                notices.add(key, said)
+    return person, said
+
+
+def link_commands(store: Store, notices: Notices | None = None) -> dict[str, CommandHandler]:
+    """The handlers, keyed by command name; ``notices`` tells the other accounts."""
 
     async def describe(user_keys: list[str], me: str) -> str:
         named = []
@@ -78,11 +114,12 @@ def link_commands(store: Store) -> dict[str, CommandHandler]:
             listed = await describe(await store.linked_users(me), me)
             return f"These accounts are already linked: {listed}."
         # The code's owner first: their timezone wins when both have one.
-        await store.link_users([owner, me], now=now)
+        _, conflict = await link_and_report(store, [owner, me], now=now, notices=notices, me=me)
         listed = await describe(await store.linked_users(me), me)
         return (
             f"Linked: {listed}. From now on {SHARED}, so a message on one counts as contact "
             "on all of them. Send /unlink from any of them to undo it."
+            + (f"\n{conflict}" if conflict else "")
         )
 
     async def link(turn: Turn, command: Command) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from middleware.store.continuity import ContinuityStore
 from middleware.types import ChatType
 
 Role = Literal["user", "assistant"]
@@ -195,6 +196,31 @@ class ImportCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """What ``forget_user`` deleted (or would delete), in rows per kind.
+
+    ``threads`` are the user's DM threads, deleted whole (their ``messages`` count the
+    relay's replies there too); ``actions`` are the clocked actions that were theirs;
+    ``unlinked_from`` the accounts they were linked to, which stay.
+    """
+
+    messages: int = 0
+    threads: int = 0
+    thread_memberships: int = 0
+    injections: int = 0
+    held_tool_calls: int = 0
+    link_codes: int = 0
+    actions: int = 0
+    work_contexts: int = 0
+    sessions: int = 0
+    continuity_entries: int = 0
+    rollup_segments: int = 0
+    memory_facts: int = 0
+    job_marks: int = 0
+    unlinked_from: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class StoredMessage:
     """One transcript line."""
 
@@ -205,9 +231,12 @@ class StoredMessage:
     text: str
     at: datetime
     complete: bool
+    # The user's display name, filled in where a reader asks for it (``transcript_from``,
+    # ``session_messages``); ``None`` for assistant messages and nameless users.
+    speaker_name: str | None = None
 
 
-class Store(Protocol):
+class Store(ContinuityStore, Protocol):
     """Everything the relay persists. Implementations own their connections."""
 
     async def open(self) -> None:
@@ -379,4 +408,19 @@ class Store(Protocol):
     async def link_code_owner(self, code: str, now: datetime) -> str | None:
         """Whose code ``code`` is while it is valid at ``now``, without using it up (to
         tell "that is your own code" from "unknown or expired")."""
+        ...
+
+    async def forget_user(self, user_key: str, *, dry_run: bool = False) -> ForgetReport | None:
+        """Delete everything stored about ``user_key`` in one transaction (``/forget``).
+
+        That is: their messages in every thread; their DM threads whole, with everything
+        hanging off them; their group memberships, held tool calls and link codes; the
+        work contexts they own, their sessions, the continuity entries of both, their
+        rollup segments, living memory and job marks; their clocked actions; and their
+        user row. A linked user is unlinked first (as ``unlink_user``), their actions
+        taken out of the person's. Other users' data is untouched.
+
+        Returns the counts deleted, or with ``dry_run`` the counts that would be, changing
+        nothing; ``None`` when the user is unknown.
+        """
         ...

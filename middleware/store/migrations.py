@@ -181,6 +181,120 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX link_codes_user ON link_codes (user_key);
         """,
     ),
+    (
+        6,
+        """
+        -- Continuity (spec 001). A work context is what a thread works on: its own
+        -- default one ('wc:' || thread_key, made on first use) unless the thread was moved
+        -- into a named one. ``constellation`` is the derived view (§4), rebuildable from
+        -- the log at any time; ``constellation_stale`` says the log changed since.
+        CREATE TABLE work_contexts (
+            work_context_id TEXT PRIMARY KEY,
+            owner_key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            name_folded TEXT NOT NULL,
+            named INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            last_active_at TEXT NOT NULL,
+            constellation TEXT,
+            constellation_built_at TEXT,
+            constellation_stale INTEGER NOT NULL DEFAULT 1
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX work_contexts_named ON work_contexts (owner_key, name_folded)
+            WHERE named = 1;
+        CREATE INDEX work_contexts_stale ON work_contexts (constellation_stale)
+            WHERE constellation_stale = 1;
+
+        -- NULL: the thread's own default context.
+        ALTER TABLE threads ADD COLUMN work_context_id TEXT;
+        -- The threads moved into a named context (listing a context's threads).
+        CREATE INDEX threads_work_context ON threads (work_context_id)
+            WHERE work_context_id IS NOT NULL;
+        -- Channel threads: the first transcript message still forwarded after the relay
+        -- compacted the history (NULL: from the start).
+        ALTER TABLE threads ADD COLUMN history_start_id INTEGER;
+
+        -- A run of a thread's turns without an idle gap. Its last turn and counts are
+        -- read from ``messages`` (ids from first_message_id on), so a turn writes nothing
+        -- here; a row is written when a session starts and when it is captured.
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            thread_key TEXT NOT NULL REFERENCES threads (thread_key) ON DELETE CASCADE,
+            work_context_id TEXT NOT NULL,
+            user_key TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            first_message_id INTEGER NOT NULL,
+            tool_used INTEGER NOT NULL DEFAULT 0,
+            captured_message_id INTEGER,
+            last_capture_at TEXT,
+            summary TEXT,
+            summary_mode TEXT,
+            cards_fingerprint TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_thread ON sessions (thread_key, first_message_id);
+        CREATE INDEX sessions_context ON sessions (work_context_id, started_at);
+
+        -- The continuity log (spec 001 §3.2), append-only but for lifecycle fields.
+        CREATE TABLE continuity_entries (
+            entry_id TEXT PRIMARY KEY,
+            work_context_id TEXT NOT NULL,
+            entry_type TEXT NOT NULL CHECK (entry_type IN (
+                'session_summary_ref', 'open_question', 'key_decision',
+                'cross_conversation_update', 'work_phase_change')),
+            source_session_id TEXT NOT NULL,
+            source_agent_id TEXT,
+            captured_at TEXT NOT NULL,
+            capture_mode TEXT NOT NULL
+                CHECK (capture_mode IN ('deterministic', 'llm_enriched')),
+            content TEXT NOT NULL,
+            delivered INTEGER NOT NULL DEFAULT 0,
+            delivered_at TEXT,
+            promoted_to_graph INTEGER NOT NULL DEFAULT 0,
+            promoted_node_id TEXT,
+            decay_at TEXT NOT NULL,
+            linked_entity_ids TEXT NOT NULL DEFAULT '[]',
+            schema_version INTEGER NOT NULL DEFAULT 2
+        ) WITHOUT ROWID;
+        CREATE INDEX continuity_entries_context
+            ON continuity_entries (work_context_id, captured_at);
+        CREATE INDEX continuity_entries_decay ON continuity_entries (decay_at);
+
+        -- A person's recent-activity rollup (tier 2), one segment per work context so
+        -- the renderer can leave out the context tier 1 is about (spec 001 §6.2).
+        CREATE TABLE rollup_segments (
+            user_key TEXT NOT NULL,
+            work_context_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            last_activity_at TEXT NOT NULL,
+            generated_at TEXT NOT NULL,
+            PRIMARY KEY (user_key, work_context_id)
+        ) WITHOUT ROWID;
+
+        -- Living memory (tier 3): stable facts and standing preferences.
+        CREATE TABLE memory_facts (
+            fact_id INTEGER PRIMARY KEY,
+            user_key TEXT NOT NULL,
+            kind TEXT NOT NULL
+                CHECK (kind IN ('name', 'fact', 'preference', 'directive', 'correction')),
+            text TEXT NOT NULL,
+            text_folded TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('user', 'promoted', 'admin')),
+            created_at TEXT NOT NULL,
+            source_entry_id TEXT
+        );
+        CREATE INDEX memory_facts_user ON memory_facts (user_key);
+
+        -- Background jobs' progress marks (e.g. the local date the nightly job last ran
+        -- for a user), so a job is idempotent and survives restarts.
+        CREATE TABLE job_marks (
+            job TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            mark TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (job, scope)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

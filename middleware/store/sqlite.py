@@ -27,13 +27,28 @@ from typing import Any, TypeVar, cast
 
 import aiosqlite
 
+from middleware.continuity.model import (
+    CardSources,
+    ContinuityEntry,
+    MemoryFact,
+    MemoryKind,
+    MemorySource,
+    RollupSegment,
+    Session,
+    WorkContext,
+)
 from middleware.errors import StoreError
 from middleware.store import sqlite_awareness as awareness
+from middleware.store import sqlite_continuity as continuity
+from middleware.store import sqlite_continuity_log as continuity_log
+from middleware.store import sqlite_forget as forget
 from middleware.store import sqlite_links as links
+from middleware.store import sqlite_sessions as sessions
 from middleware.store.base import (
     ClockData,
     ClockDataChange,
     ClockStateSnapshot,
+    ForgetReport,
     HeldToolCall,
     ImportCounts,
     InboundRecord,
@@ -498,6 +513,186 @@ class SqliteStore:
         with self._translate("read a link code"):
             return await links.link_code_owner(self._read(), code, now)
 
+    async def forget_user(self, user_key: str, *, dry_run: bool = False) -> ForgetReport | None:
+        """See ``Store.forget_user``."""
+        return await self._write(
+            "forget a user", lambda conn: forget.forget_user(conn, user_key, dry_run=dry_run)
+        )
+
+    # -- continuity: contracts in ``ContinuityStore``; the SQL in sqlite_continuity,
+    # sqlite_continuity_log and sqlite_sessions.
+
+    async def thread_work_context(self, thread_key: str, *, now: datetime) -> WorkContext:
+        return await continuity.thread_work_context(self._snapshot, self._write, thread_key, now)
+
+    async def use_work_context(
+        self, thread_key: str, user_key: str, name: str, *, now: datetime
+    ) -> tuple[WorkContext, bool]:
+        return await continuity.use_work_context(self._write, thread_key, user_key, name, now)
+
+    async def get_work_context(self, work_context_id: str) -> WorkContext | None:
+        return await continuity.get_work_context(self._snapshot, work_context_id)
+
+    async def assign_unlinked_context(
+        self, thread_key: str, user_key: str, *, now: datetime
+    ) -> WorkContext:
+        return await continuity.assign_unlinked_context(self._write, thread_key, user_key, now)
+
+    async def active_users(self, since: datetime) -> list[tuple[str, str | None]]:
+        return await continuity.active_users(self._snapshot, since)
+
+    async def recent_work_contexts(self, user_key: str, limit: int) -> list[WorkContext]:
+        return await continuity.recent_work_contexts(self._snapshot, user_key, limit)
+
+    async def context_threads(self, work_context_id: str) -> list[str]:
+        return await continuity.context_threads(self._snapshot, work_context_id)
+
+    async def history_start(self, thread_key: str) -> int | None:
+        return await sessions.history_start(self._snapshot, thread_key)
+
+    async def set_history_start(self, thread_key: str, message_id: int) -> None:
+        await sessions.set_history_start(self._write, thread_key, message_id)
+
+    async def transcript_from(
+        self, thread_key: str, first_id: int | None, limit: int
+    ) -> list[StoredMessage]:
+        return await sessions.transcript_from(self._snapshot, thread_key, first_id, limit)
+
+    async def start_session(
+        self,
+        session_id: str,
+        thread_key: str,
+        user_key: str,
+        started_at: datetime,
+        first_message_id: int,
+    ) -> Session:
+        return await sessions.start_session(
+            self._write, session_id, thread_key, user_key, started_at, first_message_id
+        )
+
+    async def current_session(self, thread_key: str) -> Session | None:
+        return await sessions.current_session(self._snapshot, thread_key)
+
+    async def get_session(self, session_id: str) -> Session | None:
+        return await sessions.get_session(self._snapshot, session_id)
+
+    async def set_session_cards(self, session_id: str, fingerprint: str | None) -> None:
+        await sessions.set_session_cards(self._write, session_id, fingerprint)
+
+    async def mark_session_tool_use(self, session_id: str) -> None:
+        await sessions.mark_session_tool_use(self._write, session_id)
+
+    async def capture_candidates(self) -> list[Session]:
+        return await sessions.capture_candidates(self._snapshot)
+
+    async def latest_thread_of(self, user_key: str) -> str | None:
+        return await sessions.latest_thread_of(self._snapshot, user_key)
+
+    async def session_messages(self, session_id: str, limit: int) -> list[StoredMessage]:
+        return await sessions.session_messages(self._snapshot, session_id, limit)
+
+    async def context_sessions(self, work_context_id: str, since: datetime) -> list[Session]:
+        return await sessions.context_sessions(self._snapshot, work_context_id, since)
+
+    async def record_capture(
+        self,
+        session_id: str,
+        *,
+        through_message_id: int,
+        at: datetime,
+        summary: str | None,
+        mode: str,
+        entries: Sequence[ContinuityEntry],
+        unlinked_cap: int,
+    ) -> None:
+        await continuity_log.record_capture(
+            self._write,
+            session_id,
+            through_message_id=through_message_id,
+            at=at,
+            summary=summary,
+            mode=mode,
+            entries=entries,
+            unlinked_cap=unlinked_cap,
+        )
+
+    async def continuity_entries(
+        self, work_context_id: str, *, now: datetime
+    ) -> list[ContinuityEntry]:
+        return await continuity_log.continuity_entries(self._snapshot, work_context_id, now)
+
+    async def all_live_entries(self, *, now: datetime) -> list[ContinuityEntry]:
+        return await continuity_log.all_live_entries(self._snapshot, now)
+
+    async def update_entry(
+        self,
+        entry_id: str,
+        *,
+        content: dict[str, Any] | None = None,
+        decay_at: datetime | None = None,
+        delivered_at: datetime | None = None,
+        promoted_node_id: str | None = None,
+    ) -> None:
+        changes = {
+            "content": content,
+            "decay_at": decay_at,
+            "delivered_at": delivered_at,
+            "promoted_node_id": promoted_node_id,
+        }
+        await continuity_log.update_entry(self._write, entry_id, changes)
+
+    async def decay_entries(self, *, now: datetime) -> list[str]:
+        return await continuity_log.decay_entries(self._write, now)
+
+    async def save_constellation(
+        self, work_context_id: str, view: dict[str, Any], *, built_at: datetime
+    ) -> None:
+        await continuity_log.save_constellation(self._write, work_context_id, view, built_at)
+
+    async def constellation(self, work_context_id: str) -> dict[str, Any] | None:
+        return await continuity_log.constellation(self._snapshot, work_context_id)
+
+    async def stale_constellations(self) -> list[str]:
+        return await continuity_log.stale_constellations(self._snapshot)
+
+    async def card_sources(self, thread_key: str, user_key: str, *, now: datetime) -> CardSources:
+        return await continuity.card_sources(self._snapshot, self._write, thread_key, user_key, now)
+
+    async def replace_rollup(
+        self, user_key: str, segments: Sequence[RollupSegment], *, generated_at: datetime
+    ) -> None:
+        await continuity.replace_rollup(self._write, user_key, segments, generated_at)
+
+    async def rollup_segments(self, user_key: str) -> list[RollupSegment]:
+        return await continuity.rollup_segments(self._snapshot, user_key)
+
+    async def add_memory_fact(
+        self,
+        user_key: str,
+        kind: MemoryKind,
+        text: str,
+        *,
+        source: MemorySource,
+        at: datetime,
+        source_entry_id: str | None = None,
+        replaces_kind: bool = False,
+    ) -> MemoryFact | None:
+        return await continuity.add_memory_fact(
+            self._write, user_key, kind, text, source, at, source_entry_id, replaces_kind
+        )
+
+    async def memory_facts(self, user_key: str) -> list[MemoryFact]:
+        return await continuity.memory_facts(self._snapshot, user_key)
+
+    async def delete_memory_fact(self, user_key: str, fact_id: int) -> bool:
+        return await continuity.delete_memory_fact(self._write, user_key, fact_id)
+
+    async def job_mark(self, job: str, scope: str) -> str | None:
+        return await continuity.job_mark(self._snapshot, job, scope)
+
+    async def set_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> None:
+        await continuity.set_job_mark(self._write, job, scope, mark, at)
+
     # -- plumbing ----------------------------------------------------------------------
 
     async def _connect(self) -> aiosqlite.Connection:
@@ -545,6 +740,12 @@ class SqliteStore:
             raise self._not_open()
         with self._translate(action):
             return await self._batcher.run(write)
+
+    async def _snapshot(self, action: str, read: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``read`` in the reader's thread inside one read transaction: one hop and
+        one consistent view, however many statements it takes."""
+        with self._translate(action):
+            return await continuity.read_snapshot(self._read(), read)
 
     @asynccontextmanager
     async def _transaction(self, action: str) -> AsyncIterator[aiosqlite.Connection]:

@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar
 from channels.discord import DiscordChannel
 from channels.telegram import TelegramChannel
 from middleware.pipeline import Handler
+from proxy.config import DiscordConfig
 from proxy.services import Services, open_services
 from tests.conftest import relay_config
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
@@ -78,6 +79,11 @@ def running_telegram(
 
 def services_of(channel: TelegramChannel) -> Services:
     return channel._services
+
+
+def discord_settings(**extra: Any) -> DiscordConfig:
+    """``[channels.discord]`` enabled with the fake's token, plus ``extra``."""
+    return DiscordConfig.model_validate({"enabled": True, "bot_token": DISCORD_TOKEN, **extra})
 
 
 def running_discord(

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from channels.discord import MESSAGE_LIMIT, discord_parts
+from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from tests.channels.support import running_discord
-from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
+from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, message_payload, user_payload
 from tests.fakes.upstream import FakeUpstream
 
 GUILD = 9000
@@ -39,7 +42,7 @@ async def test_guild_message_needs_a_mention_and_gets_a_reply(
             f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
         )
         [sent] = await discord_api.wait_for_sent(1)
-    assert sent["content"] == "echo: hello"
+    assert sent["content"] == "echo: [Ada] hello"  # groups name the speaker
     assert int(sent["message_reference"]["message_id"]) == message_id
     assert len(fake_upstream.requests) == 1
 
@@ -77,3 +80,169 @@ def test_an_overlong_line_is_cut() -> None:
     parts = discord_parts("z" * 4500)
     assert [len(p) for p in parts] == [2000, 2000, 500]
     assert discord_parts("  \n\n ") == []
+
+
+async def test_slash_commands_are_synced_at_start(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        pass
+    synced = {command["name"]: command for command in discord_api.commands}
+    assert list(synced) == [name for name, _ in COMMANDS]
+    tz = synced["tz"]
+    assert tz["description"] == dict(COMMANDS)["tz"]
+    [option] = tz["options"]
+    assert (option["name"], option["type"], option.get("required", False)) == ("text", 3, False)
+
+
+async def test_a_slash_command_runs_like_the_typed_one(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await discord_api.push_interaction(
+            "tz", "Europe/Paris", channel_id=CHANNEL, user_id=42, guild_id=GUILD
+        )
+        [answer] = await discord_api.wait_for_sent(1)
+        await discord_api.push_message("/tz", channel_id=CHANNEL, user_id=42, guild_id=GUILD)
+        [_, typed] = await discord_api.wait_for_sent(2)
+        transcript = await channel._services.store.transcript(
+            f"agent:main:discord:group:{CHANNEL}", 10
+        )
+    # Acknowledged at once ("thinking…"), answered as the follow-up.
+    assert [callback["type"] for callback in discord_api.callbacks] == [5]
+    assert answer["interaction"] and answer["allowed_mentions"]["parse"] == []
+    assert answer["content"].startswith("Your timezone is now Europe/Paris.")
+    # The typed command sees what the slash command set: same user, same store.
+    assert typed["content"].startswith("Your timezone is Europe/Paris.")
+    assert [m.text for m in transcript if m.role == "user"] == ["/tz Europe/Paris", "/tz"]
+    assert fake_upstream.requests == []
+
+
+async def test_a_slash_command_in_a_dm(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_interaction("whoami", channel_id=CHANNEL, user_id=42)
+        [answer] = await discord_api.wait_for_sent(1)
+    assert answer["content"].startswith("You are discord:42 (Ada).")
+
+
+async def test_allow_lists_refuse_other_users_and_channels(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    lists = {"allowed_user_ids": [42, 43], "allowed_channel_ids": [CHANNEL]}
+    async with running_discord(tmp_path, fake_upstream, discord_api, **lists):
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=99)  # user not listed
+        await discord_api.push_message("/time", channel_id=7, user_id=42, guild_id=GUILD)
+        await discord_api.push_interaction("time", channel_id=7, user_id=43, guild_id=GUILD)
+        await discord_api.push_message("/time", channel_id=CHANNEL, user_id=42, guild_id=GUILD)
+        [sent] = await discord_api.wait_for_sent(1)
+        await discord_api.push_message("hello", channel_id=55, user_id=43)  # a DM: no list
+        [_, dm] = await discord_api.wait_for_sent(2)
+        [refusal] = await discord_api.wait_for_callbacks(1)
+    assert sent["channel_id"] == CHANNEL and sent["content"].startswith("It's ")
+    assert dm["channel_id"] == 55 and dm["content"] == "echo: hello"
+    # The refused slash command is told so, privately (flags 64: ephemeral).
+    assert refusal["type"] == 4 and refusal["data"]["flags"] == 64
+    assert "allow-lists" in refusal["data"]["content"]
+    assert len(fake_upstream.requests) == 1
+
+
+def test_a_thread_counts_as_its_parent_channel() -> None:
+    from channels.discord import DiscordChannel
+    from tests.channels.support import discord_settings
+
+    channel = DiscordChannel.__new__(DiscordChannel)
+    channel._settings = discord_settings(allowed_channel_ids=[CHANNEL])
+    assert channel._allowed(1, SimpleNamespace(id=5, parent_id=CHANNEL), True)
+    assert not channel._allowed(1, SimpleNamespace(id=5, parent_id=6), True)
+    assert channel._allowed(1, SimpleNamespace(id=5), False)  # DMs: users only
+
+
+async def test_discord_admins_may_use_admin_commands(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api, admin_user_ids=[42]):
+        await discord_api.push_message("/admin whois discord:43", channel_id=1, user_id=43)
+        await discord_api.wait_for_sent(1)
+        await discord_api.push_message("/admin whois discord:43", channel_id=2, user_id=42)
+        [refused, answered] = await discord_api.wait_for_sent(2)
+    assert refused["content"].startswith("Only relay admins")
+    assert answered["content"].startswith("discord:43 (Ada)")
+
+
+async def test_group_policy_all_answers_every_server_message(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api, group_policy="all"):
+        await discord_api.push_message(
+            "just chatting", channel_id=CHANNEL, user_id=42, guild_id=GUILD
+        )
+        [sent] = await discord_api.wait_for_sent(1)
+    assert sent["content"] == "echo: [Ada] just chatting"
+
+
+async def test_a_reply_to_the_bot_is_answered(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        [first] = await discord_api.wait_for_sent(1)
+        bots = message_payload(first["id"], first["content"], channel_id=CHANNEL, author=BOT)
+        other = message_payload(1, "someone else", channel_id=CHANNEL, author=user_payload(7))
+        await discord_api.push_message(
+            "not to the bot", channel_id=CHANNEL, user_id=42, guild_id=GUILD, replying_to=other
+        )
+        await discord_api.push_message(
+            "and then?", channel_id=CHANNEL, user_id=42, guild_id=GUILD, replying_to=bots
+        )
+        [_, second] = await discord_api.wait_for_sent(2)
+    assert second["content"] == "echo: [Ada] and then?"
+    assert len(fake_upstream.requests) == 2
+
+
+async def test_times_are_native_discord_timestamps(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    fake_upstream.reply_content = "See you at <time 2026-11-22T08:00:00Z>."
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await discord_api.push_message("when?", channel_id=CHANNEL, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1)
+        [_, reply] = await channel._services.store.transcript(f"agent:main:discord:dm:{CHANNEL}")
+    assert sent["content"] == "See you at <t:1795334400:f>."
+    # The transcript keeps the markup, so the model sees the instant it wrote.
+    assert reply.text == "See you at <time 2026-11-22T08:00:00Z>."
+
+
+async def test_a_long_code_block_is_split_with_its_fences(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    code = [f"    total += {i}  # " + "c" * 60 for i in range(100)]
+    fake_upstream.reply_content = "Here:\n```python\n" + "\n".join(code) + "\n```\nDone."
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("code please", channel_id=CHANNEL, user_id=42)
+        await discord_api.wait_for_sent(4)
+    parts = [sent["content"] for sent in discord_api.sent()]
+    assert all(len(part) <= MESSAGE_LIMIT for part in parts)
+    for part in parts:
+        # Every message renders on its own: its fences pair up, Python highlighting kept.
+        fences = re.findall(r"^```.*$", part, re.MULTILINE)
+        assert len(fences) == 2 and fences[0] == "```python" and fences[1] == "```"
+    assert parts[0].startswith("Here:\n```python\n") and parts[-1].endswith("```\nDone.")
+    inside = [line for part in parts for line in part.split("\n") if line.startswith("    total")]
+    assert inside == code
+
+
+def test_parts_keep_a_fence_language_and_plain_text_untouched() -> None:
+    text = "intro\n~~~js\n" + "\n".join(f"f({i});" + "x" * 40 for i in range(120)) + "\n~~~"
+    parts = discord_parts(text, limit=1000)
+    assert len(parts) > 1
+    assert all(len(part) <= 1000 for part in parts)
+    assert all(part.count("~~~") == 2 for part in parts)
+    assert all(part.startswith("~~~js\n") for part in parts[1:])
+    # Closing fences longer than the opening one still close it; inner shorter ones don't.
+    assert discord_parts("````md\n```\ninner\n```\n````\nafter") == [
+        "````md\n```\ninner\n```\n````\nafter"
+    ]

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from channels.telegram import MESSAGE_LIMIT, TelegramChannel, telegram_parts
+from channels.telegram import TelegramChannel
+from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
+from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from proxy.config import parse_config
-from tests.channels.support import running_telegram, services_of
+from proxy.services import open_services
+from tests.channels.support import running_telegram, services_of, telegram_section
+from tests.conftest import relay_config
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
 from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
 
@@ -88,15 +95,20 @@ async def test_groups_answer_only_when_addressed(
     )
     [sent] = await telegram_api.wait_for_sent(1)
     assert sent["chat_id"] == group
-    assert sent["text"] == "echo: what's up?"
+    # In groups the model sees who speaks.
+    assert sent["text"] == "echo: [Bo] what's up?"
     assert sent["reply_parameters"]["message_id"] > 0
     await telegram_api.push_message(
         "thanks!", chat_id=group, chat_type="supergroup", reply_to_bot=True
     )
     await telegram_api.wait_for_sent(2)
-    # The un-addressed message never reached the upstream.
+    # The un-addressed message was not answered and caused no request of its own ...
     said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
-    assert said == ["what's up?", "thanks!"]
+    assert said == ["[Bo] what's up?", "[Ana] thanks!"]
+    assert len(telegram_api.sent()) == 2
+    # ... but it is in the transcript, so it is part of the group's history.
+    history = [m["content"] for m in fake_upstream.requests[0].body["messages"][:-1]]
+    assert history == ["[Ana] just chatting"]
 
 
 async def test_group_policy_all_answers_everything(
@@ -105,7 +117,7 @@ async def test_group_policy_all_answers_everything(
     async with running_telegram(tmp_path, fake_upstream, telegram_api, group_policy="all"):
         await telegram_api.push_message("anyone?", chat_id=-5, chat_type="group")
         [sent] = await telegram_api.wait_for_sent(1)
-    assert sent["text"] == "echo: anyone?"
+    assert sent["text"] == "echo: [Ana] anyone?"
 
 
 async def test_forum_topic_is_the_thread_and_the_reply_stays_in_it(
@@ -176,3 +188,171 @@ async def test_a_rejected_token_is_a_config_error(
                 pass
     finally:
         await api.stop()
+
+
+class TickingClock:
+    """A monotonic clock that moves ``step`` seconds each time it is read; ``sleep``
+    moves it instead of waiting, and remembers how long it was asked to wait."""
+
+    def __init__(self, step: float = 0.3) -> None:
+        self.now = 0.0
+        self.step = step
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        self.now += self.step
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+@asynccontextmanager
+async def telegram_with_clock(
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    api: FakeTelegramApi,
+    clock: TickingClock,
+    **settings: Any,
+) -> AsyncIterator[TelegramChannel]:
+    """A started Telegram channel whose edit throttle and flood waits use ``clock``."""
+    config = relay_config(tmp_path, upstream.url, channels=telegram_section(api, **settings))
+    async with open_services(config) as services:
+        channel = TelegramChannel(services, monotonic=clock.monotonic, sleep=clock.sleep)
+        await channel.start()
+        try:
+            yield channel
+        finally:
+            await channel.stop()
+
+
+async def test_the_command_menu_is_registered(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    commands = telegram_api.params("setMyCommands")["commands"]
+    assert commands == [{"command": name, "description": text} for name, text in COMMANDS]
+    assert {c["command"] for c in commands} >= {"tz", "time", "link", "whoami", "admin"}
+
+
+async def test_an_unaddressed_group_message_is_recorded_not_answered(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    group = -100400
+    said_at = datetime(2026, 3, 1, 11, 30, tzinfo=UTC)
+    await telegram_api.push_message(
+        "back from lunch", chat_id=group, chat_type="group", user_id=44, date=said_at
+    )
+    # A command afterwards (answered by the relay) shows the first one was handled.
+    await telegram_api.push_message("/time", chat_id=group, chat_type="group", user_id=45)
+    await telegram_api.wait_for_sent(1)
+    store = services_of(bot).store
+    key = f"agent:main:telegram:group:{group}"
+    transcript = await store.transcript(key)
+    assert [(m.user_key, m.text) for m in transcript[:1]] == [("telegram:44", "back from lunch")]
+    thread = await store.get_thread(key)
+    assert thread is not None
+    assert thread.last_user_message_by_user["telegram:44"] == said_at
+    user = await store.get_user("telegram:44")
+    assert user is not None and user.display_name == "Ana"
+    assert fake_upstream.requests == []
+    assert len(telegram_api.sent()) == 1
+
+
+async def test_allow_lists_ignore_everyone_else(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    allowed = {"allowed_user_ids": [42, 47], "allowed_chat_ids": [-100500]}
+    async with running_telegram(tmp_path, fake_upstream, telegram_api, **allowed) as channel:
+        await telegram_api.push_message("let me in", chat_id=43, user_id=43)
+        await telegram_api.push_message(
+            "@chronorelay_bot hi",
+            chat_id=-100500,
+            chat_type="supergroup",
+            user_id=46,
+            entities=[{"type": "mention", "offset": 0, "length": 16}],
+        )
+        await telegram_api.push_message("/time", chat_id=-100600, chat_type="group", user_id=42)
+        await telegram_api.push_message("hi, it's me", chat_id=42, user_id=42)
+        await telegram_api.push_message("/time", chat_id=-100500, chat_type="group", user_id=47)
+        await telegram_api.wait_for_sent(2)
+        store = services_of(channel).store
+        # Ignored means not recorded either: no user, no thread.
+        for outsider in ("telegram:43", "telegram:46"):
+            assert await store.get_user(outsider) is None
+        assert await store.get_thread("agent:main:telegram:group:-100600") is None
+    assert sorted(m["chat_id"] for m in telegram_api.sent()) == [-100500, 42]
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == ["hi, it's me"]
+
+
+async def test_admin_user_ids_are_chat_admins(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    async with running_telegram(tmp_path, fake_upstream, telegram_api, admin_user_ids=[42]):
+        await telegram_api.push_message("/admin whois telegram:42", chat_id=42, user_id=42)
+        [answer] = await telegram_api.wait_for_sent(1)
+        await telegram_api.push_message("/admin whois telegram:42", chat_id=43, user_id=43)
+        refused = (await telegram_api.wait_for_sent(2))[1]
+    assert answer["text"].startswith("telegram:42")
+    assert "Only relay admins" in refused["text"]
+
+
+async def test_flood_control_is_waited_out(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    telegram_api: FakeTelegramApi,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PTB warns that retry_after becomes a timedelta; opt in (the channel takes both).
+    monkeypatch.setenv("PTB_TIMEDELTA", "1")
+    clock = TickingClock()
+    telegram_api.flood("sendMessage", retry_after=7)
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock):
+        await telegram_api.push_message("busy day")
+        # The first attempt was refused with 429; the same message went again.
+        refused, sent = await telegram_api.wait_for_sent(2)
+    assert refused == sent and sent["text"] == "echo: busy day"
+    assert 7 in clock.slept
+    assert [m for m in telegram_api.methods() if m == "sendMessage"] == ["sendMessage"] * 2
+
+
+async def test_stream_edits_show_the_reply_while_it_is_written(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    clock = TickingClock()
+    fake_upstream.event_delay = 0.002
+    fake_upstream.reply_content = " ".join(f"w{i}" for i in range(60)) + " **done**"
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock, stream_edits=True):
+        await telegram_api.push_message("stream please")
+        [first] = await telegram_api.wait_for_sent(1)
+        final = " ".join(f"w{i}" for i in range(60)) + " done"
+        [message] = telegram_api.texts  # (chat id, message id) of the one message
+        await telegram_api.wait_until(lambda: telegram_api.texts[message] == final)
+    assert fake_upstream.last.body["stream"] is True
+    edits = telegram_api.edits()
+    # The first message showed a beginning; every edit shows more of the same text.
+    shown = [first["text"], *(e["text"] for e in edits)]
+    assert shown[-1] == final
+    assert all(final.startswith(text) for text in shown)
+    assert len(first["text"]) < len(final) and len(edits) >= 2
+    assert edits[-1]["entities"] == [{"type": "bold", "offset": len(final) - 4, "length": 4}]
+    assert all(e["message_id"] == edits[0]["message_id"] for e in edits)
+    # Edits were throttled: the final one waited out the rest of the interval.
+    assert all(0 < wait <= 1.0 for wait in clock.slept)
+    assert len(telegram_api.sent()) == 1
+
+
+async def test_stream_edits_split_a_long_final_reply(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    clock = TickingClock()
+    lines = [f"line {i:03d} " + "x" * 90 for i in range(100)]  # about 10,000 characters
+    fake_upstream.reply_content = "\n".join(lines)
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock, stream_edits=True):
+        await telegram_api.push_message("a long one")
+        await telegram_api.wait_for_sent(3)
+    messages = [text for _, text in sorted(telegram_api.texts.items())]
+    assert len(messages) == 3
+    assert all(len(text) <= MESSAGE_LIMIT for text in messages)
+    assert "\n".join(messages).split("\n") == lines

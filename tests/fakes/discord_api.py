@@ -6,6 +6,11 @@ answers login (``GET /users/@me``), ``GET /gateway/bot``, typing and message sen
 runs a websocket gateway that says HELLO, answers IDENTIFY with READY and heartbeats
 with ACKs. Tests push messages with ``push_message`` and wait for the bot's answers with
 ``wait_for_sent``.
+
+Slash commands: the bot's command sync (``PUT /applications/{id}/commands``) is kept in
+``commands``; ``push_interaction`` dispatches an INTERACTION_CREATE, the bot's responses
+(``POST /interactions/{id}/{token}/callback``) land in ``callbacks`` and its follow-ups
+(``POST /webhooks/{app}/{token}``) in ``sent`` like any message.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import discord.utils
 from aiohttp import WSMsgType, web
 
 TOKEN = "discord-test-token"
@@ -55,11 +61,16 @@ class FakeDiscordApi:
     def __init__(self, token: str = TOKEN) -> None:
         self.token = token
         self.typing: list[str] = []
+        # The last command list the bot synced, and every interaction callback body.
+        self.commands: list[dict[str, Any]] = []
+        self.callbacks: list[dict[str, Any]] = []
+        self._interaction_channels: dict[str, int] = {}
         self._sent: list[dict[str, Any]] = []
         self._sent_changed = asyncio.Condition()
         self._sockets: list[web.WebSocketResponse] = []
         self._ready = asyncio.Event()
-        self._ids = itertools.count(5000)
+        # Snowflakes of "now": discord.py reads a message's time from its id.
+        self._ids = (discord.utils.time_snowflake(datetime.now(UTC)) + n for n in itertools.count())
         self._seq = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.base_url = ""
@@ -73,6 +84,11 @@ class FakeDiscordApi:
         app.router.add_get("/api/v10/gateway/bot", self._gateway_bot)
         app.router.add_post("/api/v10/channels/{channel}/messages", self._post_message)
         app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
+        app.router.add_put("/api/v10/applications/{app}/commands", self._sync_commands)
+        app.router.add_post(
+            "/api/v10/interactions/{interaction}/{token}/callback", self._interaction_callback
+        )
+        app.router.add_post("/api/v10/webhooks/{app}/{token}", self._follow_up)
         app.router.add_get("/gateway", self._gateway)
         self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.5)
         await self._runner.setup()
@@ -99,6 +115,13 @@ class FakeDiscordApi:
                 await self._sent_changed.wait_for(lambda: len(self._sent) >= count)
         return self.sent()
 
+    async def wait_for_callbacks(self, count: int, within: float = 5.0) -> list[dict[str, Any]]:
+        """The interaction callbacks, once there are at least ``count``."""
+        async with asyncio.timeout(within):
+            async with self._sent_changed:
+                await self._sent_changed.wait_for(lambda: len(self.callbacks) >= count)
+        return list(self.callbacks)
+
     async def push_message(
         self,
         text: str,
@@ -108,8 +131,10 @@ class FakeDiscordApi:
         guild_id: int | None = None,
         mentions: list[dict[str, Any]] | None = None,
         author: dict[str, Any] | None = None,
+        replying_to: dict[str, Any] | None = None,
     ) -> int:
-        """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id."""
+        """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id.
+        ``replying_to`` is the message object it replies to (e.g. one of ``sent_objects``)."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         message_id = next(self._ids)
         data = message_payload(
@@ -119,10 +144,77 @@ class FakeDiscordApi:
             author=author or user_payload(user_id),
             guild_id=guild_id,
             mentions=mentions,
+            referenced=replying_to,
         )
-        for ws in self._sockets:
-            await ws.send_json({"op": 0, "t": "MESSAGE_CREATE", "s": next(self._seq), "d": data})
+        await self._dispatch("MESSAGE_CREATE", data)
         return message_id
+
+    async def push_interaction(
+        self,
+        command: str,
+        argument: str | None = None,
+        *,
+        channel_id: int,
+        user_id: int,
+        guild_id: int | None = None,
+    ) -> str:
+        """Dispatch a slash command's INTERACTION_CREATE; returns its token."""
+        await asyncio.wait_for(self._ready.wait(), 5.0)
+        interaction_id = next(self._ids)
+        token = f"token-{interaction_id}"
+        self._interaction_channels[token] = channel_id
+        user = user_payload(user_id)
+        options = [{"name": "text", "type": 3, "value": argument}] if argument else []
+        data: dict[str, Any] = {
+            "id": str(interaction_id),
+            "application_id": str(BOT_ID),
+            "type": 2,
+            "token": token,
+            "version": 1,
+            "channel_id": str(channel_id),
+            "locale": "en-US",
+            "app_permissions": "0",
+            "attachment_size_limit": 8388608,
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": str(guild_id or 0)},
+            "context": 0 if guild_id is not None else 1,
+            "data": {"id": "1", "name": command, "type": 1, "options": options},
+        }
+        if guild_id is None:
+            data["user"] = user
+            data["channel"] = {"id": str(channel_id), "type": 1, "recipients": [user]}
+        else:
+            data["guild_id"] = str(guild_id)
+            data["member"] = {
+                "user": user,
+                "roles": [],
+                "joined_at": datetime.now(UTC).isoformat(),
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+                "permissions": "0",
+            }
+            data["channel"] = {
+                "id": str(channel_id),
+                "type": 0,
+                "guild_id": str(guild_id),
+                "name": "general",
+                "position": 0,
+                "permission_overwrites": [],
+                "nsfw": False,
+                "parent_id": None,
+            }
+        await self._dispatch("INTERACTION_CREATE", data)
+        return token
+
+    async def _dispatch(self, event: str, data: dict[str, Any]) -> None:
+        for ws in self._sockets:
+            await ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": data})
+
+    async def _record(self, body: dict[str, Any]) -> None:
+        async with self._sent_changed:
+            self._sent.append(body)
+            self._sent_changed.notify_all()
 
     def _authorized(self, request: web.Request) -> bool:
         return request.headers.get("Authorization") == f"Bot {self.token}"
@@ -166,14 +258,59 @@ class FakeDiscordApi:
     async def _post_message(self, request: web.Request) -> web.Response:
         body = await request.json()
         channel_id = int(request.match_info["channel"])
-        async with self._sent_changed:
-            self._sent.append({**body, "channel_id": channel_id})
-            self._sent_changed.notify_all()
-        return _json(
-            message_payload(
-                next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
-            )
+        message = message_payload(
+            next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
         )
+        await self._record({**body, "channel_id": channel_id, "id": int(message["id"])})
+        return _json(message)
+
+    async def _sync_commands(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return _json({"message": "401: Unauthorized", "code": 0}, status=401)
+        self.commands = await request.json()
+        synced = [
+            {
+                **command,
+                "id": str(900 + index),
+                "application_id": str(BOT_ID),
+                "type": command.get("type", 1),
+                "version": "1",
+                "default_member_permissions": None,
+                "dm_permission": True,
+                "nsfw": False,
+            }
+            for index, command in enumerate(self.commands)
+        ]
+        return web.Response(body=json.dumps(synced).encode(), content_type="application/json")
+
+    async def _interaction_callback(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        async with self._sent_changed:
+            self.callbacks.append(body)
+            self._sent_changed.notify_all()
+        # discord.py asks with_response=1: the callback object comes back.
+        flags = (body.get("data") or {}).get("flags", 0)
+        return _json(
+            {
+                "interaction": {
+                    "id": request.match_info["interaction"],
+                    "type": 2,
+                    "response_message_loading": body["type"] == 5,
+                    "response_message_ephemeral": bool(flags & 64),
+                },
+                "resource": {"type": body["type"]},
+            }
+        )
+
+    async def _follow_up(self, request: web.Request) -> web.Response:
+        # discord.py sends follow-ups as multipart when there are files, JSON otherwise.
+        body = await request.json()
+        channel_id = self._interaction_channels.get(request.match_info["token"], 0)
+        message = message_payload(
+            next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
+        )
+        await self._record({**body, "channel_id": channel_id, "interaction": True})
+        return _json(message)
 
     async def _typing(self, request: web.Request) -> web.Response:
         self.typing.append(request.match_info["channel"])

@@ -1,9 +1,11 @@
 """A fake Telegram Bot API: a real aiohttp server on loopback for python-telegram-bot.
 
 Point the bot's ``base_url`` at ``api.base_url``. It answers the methods the channel uses
-(``getMe``, ``deleteWebhook``, ``getUpdates``, ``sendMessage``, ``sendChatAction``) in
-the Bot API's ``{"ok": true, "result": ...}`` shape and records every call. Tests queue
-updates with ``push_message`` and wait for the bot's answers with ``wait_for_sent``.
+(``getMe``, ``setMyCommands``, ``setWebhook``, ``deleteWebhook``, ``getUpdates``,
+``sendMessage``, ``editMessageText``, ``sendChatAction``) in the Bot API's
+``{"ok": true, "result": ...}`` shape and records every call. Tests queue updates with
+``push_message`` (or build one with ``message_update`` to POST to a webhook), wait for the
+bot's answers with ``wait_for_sent``, and make a method answer 429 with ``flood``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -29,7 +32,7 @@ BOT = {
     "supports_inline_queries": False,
 }
 # Parameters PTB sends as plain strings; every other one is JSON-encoded.
-_STRING_PARAMS = {"text", "parse_mode", "action"}
+_STRING_PARAMS = {"text", "parse_mode", "action", "url", "secret_token"}
 
 
 @dataclass
@@ -49,6 +52,10 @@ class FakeTelegramApi:
         self._sent = asyncio.Condition()
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1000)
+        # The text of every message the bot sent, by (chat id, message id).
+        self.texts: dict[tuple[int, int], str] = {}
+        # Methods that answer 429 (flood control) next, with their retry_after.
+        self._floods: dict[str, list[int]] = {}
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -69,7 +76,17 @@ class FakeTelegramApi:
 
     # ---- what tests do -------------------------------------------------------------
 
-    async def push_message(
+    async def push_message(self, text: str, **fields: Any) -> dict[str, Any]:
+        """Queue a text message update (``fields`` as for ``message_update``); returns the
+        message as sent to the bot."""
+        update = self.message_update(text, **fields)
+        async with self._new_update:
+            self._updates.append(update)
+            self._new_update.notify_all()
+        message: dict[str, Any] = update["message"]
+        return message
+
+    def message_update(
         self,
         text: str,
         *,
@@ -83,7 +100,7 @@ class FakeTelegramApi:
         reply_to_bot: bool = False,
         entities: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Queue a text message update; returns the message as sent to the bot."""
+        """A text message update as Telegram sends it (not queued)."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -117,10 +134,11 @@ class FakeTelegramApi:
                 "from": BOT,
                 "text": "an earlier answer",
             }
-        async with self._new_update:
-            self._updates.append({"update_id": next(self._update_ids), "message": message})
-            self._new_update.notify_all()
-        return message
+        return {"update_id": next(self._update_ids), "message": message}
+
+    def flood(self, method: str, retry_after: int = 1, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
+        self._floods.setdefault(method, []).extend([retry_after] * times)
 
     def sent(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """The ``sendMessage`` parameters so far, optionally for one chat."""
@@ -137,8 +155,21 @@ class FakeTelegramApi:
             await self._sent.wait_for(lambda: len(self.sent()) >= count)
         return self.sent()
 
+    async def wait_until(self, done: Callable[[], bool], within: float = 5.0) -> None:
+        """Wait until ``done()`` holds, checking after each message sent or edited."""
+        async with asyncio.timeout(within), self._sent:
+            await self._sent.wait_for(done)
+
+    def edits(self) -> list[dict[str, Any]]:
+        """The ``editMessageText`` parameters so far."""
+        return [call.params for call in self.calls if call.method == "editMessageText"]
+
     def methods(self) -> list[str]:
         return [call.method for call in self.calls]
+
+    def params(self, method: str) -> dict[str, Any]:
+        """The parameters of the last call of ``method``."""
+        return next(call.params for call in reversed(self.calls) if call.method == method)
 
     # ---- the Bot API -----------------------------------------------------------
 
@@ -148,10 +179,23 @@ class FakeTelegramApi:
         method = request.match_info["method"]
         params = _decode(dict(await request.post()))
         self.calls.append(Call(method, params))
+        if self._floods.get(method):
+            retry_after = self._floods[method].pop(0)
+            return web.json_response(
+                {
+                    "ok": False,
+                    "error_code": 429,
+                    "description": f"Too Many Requests: retry after {retry_after}",
+                    "parameters": {"retry_after": retry_after},
+                },
+                status=429,
+            )
         if method == "getMe":
             return _ok(BOT)
-        if method in ("deleteWebhook", "sendChatAction"):
+        if method in ("deleteWebhook", "setWebhook", "setMyCommands", "sendChatAction"):
             return _ok(True)
+        if method == "editMessageText":
+            return await self._edit_message(params)
         if method == "getUpdates":
             return _ok(await self._get_updates(params))
         if method == "sendMessage":
@@ -182,9 +226,36 @@ class FakeTelegramApi:
         }
         if params.get("message_thread_id"):
             message["message_thread_id"] = params["message_thread_id"]
+        self.texts[(chat_id, message["message_id"])] = params["text"]
         async with self._sent:
             self._sent.notify_all()
         return message
+
+    async def _edit_message(self, params: dict[str, Any]) -> web.Response:
+        key = (params["chat_id"], params["message_id"])
+        if key not in self.texts:
+            return _error(400, "Bad Request: message to edit not found")
+        if self.texts[key] == params["text"]:
+            return _error(
+                400,
+                "Bad Request: message is not modified: specified new message content and "
+                "reply markup are exactly the same as a current content and reply markup "
+                "of the message",
+            )
+        self.texts[key] = params["text"]
+        async with self._sent:
+            self._sent.notify_all()
+        chat_type = "private" if key[0] > 0 else "supergroup"
+        return _ok(
+            {
+                "message_id": key[1],
+                "date": int(datetime.now(UTC).timestamp()),
+                "edit_date": int(datetime.now(UTC).timestamp()),
+                "chat": {"id": key[0], "type": chat_type},
+                "from": BOT,
+                "text": params["text"],
+            }
+        )
 
 
 def _decode(form: dict[str, Any]) -> dict[str, Any]:

@@ -38,9 +38,18 @@ class FakeUpstream:
         self.requests: list[Recorded] = []
         self.failures: list[Scripted] = []
         self.delay = 0.0
+        # Seconds between streamed events, so a client reads them one at a time.
+        self.event_delay = 0.0
         self.hold_stream = False
         # When set, the assistant says this instead of echoing.
         self.reply_content: str | None = None
+        # The answer to continuity capture passes (recognised by their system prompt);
+        # None answers them like any other request.
+        self.synthesis_reply: str | None = None
+        self.synthesis_delay = 0.0
+        # When set, capture passes wait for this event before being answered.
+        self.synthesis_gate: asyncio.Event | None = None
+        self.synthesis_seen = asyncio.Event()
         self.stream_cancelled = asyncio.Event()
         self.request_cancelled = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -81,7 +90,14 @@ class FakeUpstream:
         except asyncio.CancelledError:
             self.request_cancelled.set()
             raise
-        if self.reply_content is not None:
+        if is_synthesis(body):
+            self.synthesis_seen.set()
+        if self.synthesis_reply is not None and is_synthesis(body):
+            await asyncio.sleep(self.synthesis_delay)
+            if self.synthesis_gate is not None:
+                await self.synthesis_gate.wait()
+            body = {**body, "messages": [*body["messages"], _say(self.synthesis_reply)]}
+        elif self.reply_content is not None:
             body = {**body, "messages": [*body["messages"], _say(self.reply_content)]}
         if body.get("stream"):
             return await self._stream(request, body)
@@ -93,6 +109,8 @@ class FakeUpstream:
         try:
             async for event in stream_events(body):
                 await response.write(event)
+                if self.event_delay:
+                    await asyncio.sleep(self.event_delay)
                 if self.hold_stream:
                     await asyncio.sleep(30)
         except (asyncio.CancelledError, ConnectionResetError):
@@ -100,6 +118,14 @@ class FakeUpstream:
             raise
         await response.write_eof()
         return response
+
+
+def is_synthesis(body: dict[str, Any]) -> bool:
+    """Whether ``body`` is a continuity capture pass rather than a chat turn."""
+    first = (body.get("messages") or [{}])[0]
+    return first.get("role") == "system" and str(first.get("content", "")).startswith(
+        "You are reviewing a conversation to capture"
+    )
 
 
 def _say(text: str) -> dict[str, Any]:

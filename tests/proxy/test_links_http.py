@@ -147,3 +147,52 @@ async def test_chat_admins_link_unlink_and_whois_from_chat(
     assert "no longer linked" in await chat(relay, "/admin unlink discord:2", at, TG)
     assert "Linked to: nobody" in await chat(relay, "/admin whois discord:2", at, TG)
     assert "I don't understand" in await chat(relay, "/admin", at, TG)
+
+
+CONFLICT = (
+    "Your accounts had different time zones (telegram: Europe/Paris, discord: "
+    "America/New_York); kept Europe/Paris — use /tz to change it."
+)
+
+
+async def test_linking_tells_both_accounts_which_timezone_was_kept(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await two_users(relay)
+    await chat(relay, "/tz Europe/Paris", "2026-11-21T09:30:00Z", TG)
+    await chat(relay, "/tz America/New_York", "2026-11-21T09:31:00Z", DC)
+    offer = await chat(relay, "/link", "2026-11-21T10:00:00Z", TG)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    # The code's owner came first: their zone is kept; the account linking is told so.
+    done = await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:01:00Z", DC)
+    assert done.endswith("\n" + CONFLICT)
+    assert "Timezone: Europe/Paris." in await chat(relay, "/whoami", "2026-11-21T10:02:00Z", DC)
+    # The other account hears it with its next message, once.
+    await chat(relay, "good morning", "2026-11-21T10:03:00Z", TG)
+    assert CONFLICT in block(fake_upstream)
+    await chat(relay, "and again", "2026-11-21T10:04:00Z", TG)
+    assert CONFLICT not in block(fake_upstream)
+
+
+async def test_admin_link_reports_the_timezone_kept(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(server={"api_commands": True}, auth={"chat_admins": ["api:root"]})
+    await two_users(relay)
+    await chat(relay, "/tz Europe/Paris", "2026-11-21T09:30:00Z", TG)
+    await chat(relay, "/tz America/New_York", "2026-11-21T09:31:00Z", DC)
+    admin = {"channel": "api", "user": "root"}
+    linked = await chat(relay, "/admin link telegram:1 discord:2", "2026-11-21T10:00:00Z", admin)
+    assert linked.endswith("\n" + CONFLICT)
+    same = await chat(relay, "/tz", "2026-11-21T10:01:00Z", DC)
+    assert same.startswith("Your timezone is Europe/Paris.")
+
+
+async def test_no_timezone_note_when_only_one_account_had_one(relay: RunningServer) -> None:
+    await two_users(relay)
+    await chat(relay, "/tz Asia/Tokyo", "2026-11-21T09:30:00Z", DC)
+    offer = await chat(relay, "/link", "2026-11-21T10:00:00Z", TG)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    done = await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:01:00Z", DC)
+    assert "different time zones" not in done
+    assert "Timezone: Asia/Tokyo." in await chat(relay, "/whoami", "2026-11-21T10:02:00Z", TG)

@@ -1,0 +1,52 @@
+"""What the three tier cards are rendered from (spec 001 §6), independent of the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CardItem:
+    """One line of a card. ``tentative`` marks heuristic (deterministic-mode) extraction,
+    shown with reduced confidence (spec 001 §5.3)."""
+
+    text: str
+    tentative: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLine:
+    """A past session of the work context: its summary and when it was captured."""
+
+    summary: str
+    captured_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeContent:
+    """Tier 1, ``resume`` (spec 001 §6.1 ``ContinuityCardContent``), newest items first.
+
+    ``obligations`` are open questions unresolved long enough to be promoted (§3.3);
+    ``phase_hint`` is the activity-type inheritance line (§6.5), set only when the first
+    message of a resumed session is terse.
+    """
+
+    work_context_name: str
+    active_work_phase: str
+    session_history: tuple[SessionLine, ...] = ()
+    open_questions: tuple[CardItem, ...] = ()
+    key_decisions: tuple[CardItem, ...] = ()
+    cross_conversation_updates: tuple[str, ...] = ()
+    obligations: tuple[str, ...] = ()
+    phase_hint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CardBudget:
+    """Token ceilings (spec 001 §6.4): per tier and in total."""
+
+    total: int = 420
+    resume: int = 120
+    recent_activity: int = 200
+    living_memory: int = 100

@@ -1,0 +1,371 @@
+"""Render the three tier cards within their token budgets (spec 001 §6).
+
+Tier 1 ``resume`` is this work context's state, Tier 2 ``recent_activity`` the user's other
+recent work, Tier 3 ``living_memory`` their stable facts. Each card stays within its own
+cap and all of them within the total: Tier 2 goes first, then Tier 1 is trimmed, and Tier
+3 always lands when there is a fact (§6.4). Every count is :func:`count_tokens` of the
+exact card string, tags included. Pure: no I/O, no clock; ``now`` is passed in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo
+
+from middleware.cards.content import CardBudget, CardItem, ResumeContent
+from middleware.cards.tokens import count_tokens
+from middleware.continuity.model import MemoryFact, RollupSegment
+
+logger = logging.getLogger(__name__)
+
+RESUME = "resume"
+RECENT_ACTIVITY = "recent_activity"
+LIVING_MEMORY = "living_memory"
+
+ELLIPSIS = "…"
+MAX_SESSIONS = 3
+MAX_OPEN_QUESTIONS = 3
+MAX_DECISIONS = 2
+# A weekday names a session unambiguously only within the past week.
+_WEEKDAY_WINDOW = timedelta(days=6)
+# Cards are read by the model, in English and one fixed shape (as the temporal block).
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+# Living memory: the name first, then standing instructions, then facts (§6.3).
+_MEMORY_RANK = {"name": 0, "directive": 1, "preference": 1, "fact": 2, "correction": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedCards:
+    """The cards that landed and what the budgets cost.
+
+    ``cards`` are in tier order (resume, recent_activity, living_memory), only those that
+    landed; ``tokens`` is the sum of their :func:`count_tokens`. ``dropped`` names each
+    tier dropped for budget (``"recent_activity"``) or trimmed (``"resume:session_history"``,
+    ``"recent_activity:segments"``, ``"living_memory:facts"``, ``"<tier>:shortened"`` for a
+    line cut with "…"). A tier with nothing to show (no content, a stale rollup) is absent
+    from both.
+    """
+
+    cards: tuple[str, ...]
+    tokens: int
+    dropped: tuple[str, ...]
+
+
+def render_cards(
+    resume: ResumeContent | None,
+    activity: Sequence[RollupSegment],
+    memory: Sequence[MemoryFact],
+    *,
+    current_context_id: str | None,
+    budget: CardBudget,
+    now: datetime,
+    zone: ZoneInfo | None = None,
+    activity_max_age: timedelta = timedelta(days=7),
+) -> RenderedCards:
+    """Render the tier cards for one turn (spec 001 §6).
+
+    ``activity`` segments of ``current_context_id`` are left out (§6.2 anti-duplication),
+    and the whole tier is skipped when its newest remaining segment was generated more than
+    ``activity_max_age`` before ``now``. Dates show in ``zone`` (UTC when ``None``).
+
+    Guarantees: each card is within its own cap and the cards together within
+    ``budget.total``; the living memory card is present whenever ``memory`` has a fact and
+    ``budget.living_memory`` holds its tags and one shortened line (it is never dropped; a
+    cap too small for that is logged and the card lands over it).
+    """
+    tz: tzinfo = zone if zone is not None else UTC
+    dropped: list[str] = []
+
+    memory_card = _living_memory_card(memory, budget.living_memory, dropped)
+    room = budget.total - _cost(memory_card)
+
+    sections = _resume_sections(resume, tz, now) if resume is not None else []
+    header = _resume_header(resume) if resume is not None else ""
+    resume_card = _fit_resume(header, sections, min(budget.resume, room), dropped)
+    if resume_card is None and _has_items(sections):
+        # Not even the header and one shortened line fit beside Tier 3: mis-sized budgets.
+        dropped.append(RESUME)
+        logger.warning(
+            "card budgets (total %s, resume %s) cannot hold the resume card beside "
+            "living_memory (%s tokens); injecting without it",
+            budget.total,
+            budget.resume,
+            _cost(memory_card),
+        )
+    room -= _cost(resume_card)
+
+    segments = _activity_segments(activity, current_context_id, now, activity_max_age)
+    activity_card = _fit_activity(segments, min(budget.recent_activity, room), dropped)
+
+    cards = tuple(card for card in (resume_card, activity_card, memory_card) if card)
+    return RenderedCards(
+        cards=cards,
+        tokens=sum(count_tokens(card) for card in cards),
+        dropped=tuple(dict.fromkeys(dropped)),
+    )
+
+
+# --- shared helpers -----------------------------------------------------------------
+
+
+def _card(kind: str, tag: str, lines: Sequence[str]) -> str:
+    body = "\n".join(lines)
+    return f'<card type="{kind}" tag="{tag}">\n{body}\n</card>'
+
+
+def _cost(card: str | None) -> int:
+    return count_tokens(card) if card else 0
+
+
+def _one_line(text: str) -> str:
+    """An item is one line: newlines and runs of blanks collapse to a space."""
+    return " ".join(text.split())
+
+
+def _shorten(text: str, fits: Callable[[str], bool]) -> str | None:
+    """The longest ``text[:n] + "…"`` that ``fits``, or ``None`` if not even "…" does.
+
+    Binary search assumes longer never costs less; the result is checked, so a counter that
+    breaks that only costs characters, never the budget.
+    """
+    low, high = 0, len(text) - 1
+    best: str | None = None
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = text[:middle].rstrip() + ELLIPSIS
+        if fits(candidate):
+            best = candidate
+            low = middle + 1
+        else:
+            high = middle - 1
+    if best is None and fits(ELLIPSIS):
+        best = ELLIPSIS
+    return best
+
+
+def _date(instant: datetime, tz: tzinfo, now: datetime) -> str:
+    """'Mon' within the past week, '3 Nov' before it, '3 Nov 2025' in an earlier year."""
+    local = instant.astimezone(tz)
+    if timedelta(0) <= now - instant < _WEEKDAY_WINDOW:
+        return _DAYS[local.weekday()]
+    day = f"{local.day} {_MONTHS[local.month - 1]}"
+    return day if local.year == now.astimezone(tz).year else f"{day} {local.year}"
+
+
+# --- Tier 1: resume -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Section:
+    """Lines of one ResumeContent field, most important first; trimmed from the end."""
+
+    name: str
+    lines: list[str]
+
+
+# §6.1: truncate session_history first, then key_decisions, then open_questions, then
+# cross_conversation_updates. Obligations go with the open questions they grew from; the
+# phase hint (§6.5) is one short line kept to the end.
+_TRIM_ORDER = (
+    "session_history",
+    "key_decisions",
+    "open_questions",
+    "obligations",
+    "cross_conversation_updates",
+    "phase_hint",
+)
+# The order lines appear in, as in the §6.1 example.
+_SHOW_ORDER = (
+    "session_history",
+    "open_questions",
+    "key_decisions",
+    "obligations",
+    "cross_conversation_updates",
+    "phase_hint",
+)
+
+
+def _resume_header(content: ResumeContent) -> str:
+    name = _one_line(content.work_context_name) or "This work"
+    phase = _one_line(content.active_work_phase.replace("_", " "))
+    if not phase or phase == "unknown":
+        return f"{name}."
+    return f"{name} — {phase} phase."
+
+
+def _item(label: str, item: CardItem) -> str:
+    mark = " (unconfirmed)" if item.tentative else ""
+    return f"{label}: {_one_line(item.text)}{mark}"
+
+
+def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[_Section]:
+    sessions = sorted(
+        (line for line in content.session_history if _one_line(line.summary)),
+        key=lambda line: line.captured_at,
+        reverse=True,
+    )[:MAX_SESSIONS]
+    history = [
+        f"{'Last session' if index == 0 else 'Earlier'} "
+        f"({_date(line.captured_at, tz, now)}): {_one_line(line.summary)}"
+        for index, line in enumerate(sessions)
+    ]
+    questions = [_item("Open", q) for q in content.open_questions if _one_line(q.text)]
+    decisions = [_item("Decision", d) for d in content.key_decisions if _one_line(d.text)]
+    by_name = {
+        "session_history": history,
+        "open_questions": questions[:MAX_OPEN_QUESTIONS],
+        "key_decisions": decisions[:MAX_DECISIONS],
+        "obligations": [
+            f"Still open: {_one_line(text)}" for text in content.obligations if _one_line(text)
+        ],
+        "cross_conversation_updates": [
+            f"Since last session: {_one_line(text)}"
+            for text in content.cross_conversation_updates
+            if _one_line(text)
+        ],
+        "phase_hint": [_one_line(content.phase_hint)]
+        if content.phase_hint and _one_line(content.phase_hint)
+        else [],
+    }
+    return [_Section(name, by_name[name]) for name in _SHOW_ORDER]
+
+
+def _has_items(sections: Sequence[_Section]) -> bool:
+    return any(section.lines for section in sections)
+
+
+def _resume_text(header: str, sections: Sequence[_Section]) -> str:
+    lines = [header, *(line for section in sections for line in section.lines)]
+    return _card("continuity", RESUME, lines)
+
+
+def _fit_resume(header: str, sections: list[_Section], cap: int, dropped: list[str]) -> str | None:
+    """The resume card within ``cap``, trimmed in §6.1 order; ``None`` when there is
+    nothing to say or not even the header and one shortened line fit."""
+    if not _has_items(sections):
+        return None
+    by_name = {section.name: section for section in sections}
+    for name in _TRIM_ORDER:
+        section = by_name[name]
+        while section.lines:
+            if count_tokens(_resume_text(header, sections)) <= cap:
+                return _resume_text(header, sections)
+            if sum(len(s.lines) for s in sections) == 1:
+                return _shorten_last(header, sections, cap, dropped)
+            section.lines.pop()
+            dropped.append(f"{RESUME}:{name}")
+    return None
+
+
+def _shorten_last(
+    header: str, sections: list[_Section], cap: int, dropped: list[str]
+) -> str | None:
+    """Last resort: cut the one remaining line, then the header, with "…"."""
+    section = next(s for s in sections if s.lines)
+    line = section.lines[0]
+
+    def with_line(candidate: str) -> str:
+        return _card("continuity", RESUME, [header, candidate])
+
+    shortened = _shorten(line, lambda text: count_tokens(with_line(text)) <= cap)
+    if shortened is not None and shortened != ELLIPSIS:
+        dropped.append(f"{RESUME}:shortened")
+        return with_line(shortened)
+    # Not even a word of the line fits beside the header: cut the header too.
+    short_header = _shorten(
+        header, lambda text: count_tokens(_card("continuity", RESUME, [text, ELLIPSIS])) <= cap
+    )
+    if short_header is None or short_header == ELLIPSIS:
+        return None
+    shortened = _shorten(
+        line, lambda text: count_tokens(_card("continuity", RESUME, [short_header, text])) <= cap
+    )
+    if shortened is None or shortened == ELLIPSIS:
+        return None
+    dropped.append(f"{RESUME}:shortened")
+    return _card("continuity", RESUME, [short_header, shortened])
+
+
+# --- Tier 2: recent activity ------------------------------------------------------------
+
+_ACTIVITY_HEADER = "Recently (other work):"
+
+
+def _activity_segments(
+    activity: Sequence[RollupSegment],
+    current_context_id: str | None,
+    now: datetime,
+    max_age: timedelta,
+) -> list[str]:
+    """Texts of the other contexts' segments, newest activity first; none when stale."""
+    others = [
+        segment
+        for segment in activity
+        if segment.work_context_id != current_context_id and _one_line(segment.text)
+    ]
+    if not others or now - max(s.generated_at for s in others) > max_age:
+        return []
+    others.sort(key=lambda segment: segment.last_activity_at, reverse=True)
+    return [_one_line(segment.text) for segment in others]
+
+
+def _fit_activity(texts: list[str], cap: int, dropped: list[str]) -> str | None:
+    """The recent activity card within ``cap``, dropping the oldest segments first."""
+    if not texts:
+        return None
+
+    def card(body: Sequence[str]) -> str:
+        return _card(
+            RECENT_ACTIVITY, RECENT_ACTIVITY, [_ACTIVITY_HEADER, *(f"- {t}" for t in body)]
+        )
+
+    kept = list(texts)
+    while len(kept) > 1 and count_tokens(card(kept)) > cap:
+        kept.pop()
+    if len(kept) < len(texts):
+        dropped.append(f"{RECENT_ACTIVITY}:segments")
+    if count_tokens(card(kept)) <= cap:
+        return card(kept)
+    shortened = _shorten(kept[0], lambda text: count_tokens(card([text])) <= cap)
+    if shortened is None or shortened == ELLIPSIS:
+        dropped.append(RECENT_ACTIVITY)
+        return None
+    dropped.append(f"{RECENT_ACTIVITY}:shortened")
+    return card([shortened])
+
+
+# --- Tier 3: living memory ----------------------------------------------------------------
+
+
+def _living_memory_card(memory: Sequence[MemoryFact], cap: int, dropped: list[str]) -> str | None:
+    """The living memory card: never dropped while there is a fact (§6.3)."""
+    facts = [fact for fact in memory if _one_line(fact.text)]
+    if not facts:
+        return None
+    # Most important first: by kind, then newest; trimming pops from the end.
+    facts.sort(key=lambda fact: fact.created_at, reverse=True)
+    facts.sort(key=lambda fact: _MEMORY_RANK.get(fact.kind, len(_MEMORY_RANK)))
+    lines = [_one_line(fact.text) for fact in facts]
+
+    def card(body: Sequence[str]) -> str:
+        return _card(LIVING_MEMORY, LIVING_MEMORY, body)
+
+    kept = list(lines)
+    while len(kept) > 1 and count_tokens(card(kept)) > cap:
+        kept.pop()
+    if len(kept) < len(lines):
+        dropped.append(f"{LIVING_MEMORY}:facts")
+    if count_tokens(card(kept)) <= cap:
+        return card(kept)
+    dropped.append(f"{LIVING_MEMORY}:shortened")
+    shortened = _shorten(kept[0], lambda text: count_tokens(card([text])) <= cap)
+    if shortened is None:
+        logger.warning(
+            "living_memory cap %s is below the card's own size; it lands over the cap", cap
+        )
+        shortened = ELLIPSIS
+    return card([shortened])

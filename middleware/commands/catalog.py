@@ -1,0 +1,24 @@
+"""The chat command set as users see it: names and one-line descriptions.
+
+One list for every channel that advertises commands (Telegram's ``setMyCommands`` menu,
+Discord's slash commands), so they all offer the same set in the same order. Names have
+no slash and fit every platform's rules (lowercase letters, at most 32 characters);
+descriptions stay under Discord's 100 characters.
+"""
+
+from __future__ import annotations
+
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("tz", "Show or set your timezone, e.g. /tz Europe/Berlin"),
+    ("time", "Show the time for you and this chat"),
+    ("actions", "List what you said you were about to do"),
+    ("recap", "Recap where this conversation stood"),
+    ("context", "Show or switch the work context of this chat"),
+    ("capture", "Save where this conversation stands now"),
+    ("memory", "Show or delete what the relay remembers about you"),
+    ("link", "Link your accounts on other channels with a one-time code"),
+    ("unlink", "Unlink this account from your other accounts"),
+    ("whoami", "Show your keys, timezone and linked accounts"),
+    ("forget", "Delete everything stored about you (asks to confirm)"),
+    ("admin", "Admins only: link, unlink or look up users"),
+)

@@ -1,0 +1,167 @@
+"""``/context``, ``/recap``, ``/capture``, ``/memory``: see and steer continuity (spec 001).
+
+- ``/context`` shows the thread's work context and the user's recent ones;
+  ``/context NAME`` moves this thread into the context called NAME (made if new), so
+  threads on several channels can share one.
+- ``/recap`` shows where this work context stands (phase, last sessions, open questions,
+  decisions), whatever the injection rules would say.
+- ``/capture`` captures the current session now.
+- ``/memory`` lists what the relay remembers about the user; ``/memory forget N``
+  deletes one item, ``/memory add TEXT`` adds one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from middleware.commands import Command, CommandHandler
+from middleware.continuity.capture import rebuild_view
+from middleware.continuity.service import ContinuityService
+from middleware.memory.learn import enforce_limit
+from middleware.types import Turn
+
+_RECENT_CONTEXTS = 8
+_NAME_LIMIT = 80
+
+
+def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]:
+    store = service.store
+    settings = service.settings
+
+    async def context(turn: Turn, command: Command) -> str:
+        name = " ".join(command.args.split())
+        if name:
+            if len(name) > _NAME_LIMIT:
+                return (
+                    f"That name is too long ({len(name)} characters); keep it under {_NAME_LIMIT}."
+                )
+            chosen, made = await store.use_work_context(
+                turn.thread_key, turn.user_key, name, now=turn.received_at
+            )
+            others = [
+                k
+                for k in await store.context_threads(chosen.work_context_id)
+                if k != turn.thread_key
+            ]
+            shared = (
+                f" It is also used by {len(others)} other thread{'s' if len(others) != 1 else ''}."
+                if others
+                else ""
+            )
+            verb = "Started a new work context" if made else "Moved this thread into"
+            return (
+                f"{verb} “{chosen.name}”.{shared} What you do here now continues it, on any "
+                "channel where you use the same name."
+            )
+        current = await store.thread_work_context(turn.thread_key, now=turn.received_at)
+        lines = [
+            f"This thread's work context: “{current.name}”"
+            + ("" if current.named else " (this thread's own)")
+            + "."
+        ]
+        recent = [
+            c
+            for c in await store.recent_work_contexts(turn.user_key, _RECENT_CONTEXTS)
+            if c.work_context_id != current.work_context_id
+        ]
+        if recent:
+            lines.append("Your recent ones:")
+            lines.extend(
+                f"- {c.name}{'' if c.named else ' (a thread of its own)'}, active "
+                f"{c.last_active_at:%Y-%m-%d}"
+                for c in recent
+            )
+        lines.append("Send /context NAME to move this thread into a named context.")
+        return "\n".join(lines)
+
+    async def recap(turn: Turn, command: Command) -> str:
+        now = turn.received_at
+        current = await store.thread_work_context(turn.thread_key, now=now)
+        await rebuild_view(store, settings.continuity, current.work_context_id, now)
+        view = await store.constellation(current.work_context_id)
+        return recap_text(current.name, view)
+
+    async def capture(turn: Turn, command: Command) -> str:
+        if not settings.continuity.enabled:
+            return (
+                'Continuity is off on this relay ([continuity] mode = "off"): nothing is captured.'
+            )
+        outcome = await service.capture_thread(turn.thread_key, "manual_request")
+        if outcome is None:
+            return "Nothing new to capture in this session yet."
+        how = "with the LLM" if outcome.mode == "llm_enriched" else "deterministically"
+        fallback = (
+            f" (the LLM pass failed: {outcome.fallback_reason})" if outcome.fallback_reason else ""
+        )
+        summary = f"\nSummary: {outcome.summary}" if outcome.summary else ""
+        return f"Captured this session {how}{fallback}: {outcome.entries} entries.{summary}"
+
+    async def memory(turn: Turn, command: Command) -> str:
+        verb, _, rest = command.args.partition(" ")
+        verb = verb.lower()
+        if verb in {"forget", "delete", "remove"}:
+            return await forget(turn, rest.strip())
+        if verb == "add":
+            text = " ".join(rest.split())
+            if not text:
+                return "Say what to remember: /memory add I prefer short answers"
+            fact = await store.add_memory_fact(
+                turn.user_key, "fact", text, source="user", at=turn.received_at
+            )
+            if fact is None:
+                return "I already remember that."
+            await enforce_limit(store, turn.user_key, settings.memory.max_facts)
+            return f"Remembered: {text}"
+        if verb:
+            return "Use /memory to list, /memory add TEXT, or /memory forget N."
+        facts = await store.memory_facts(turn.user_key)
+        if not facts:
+            return (
+                'I don\'t remember anything about you yet. Tell me ("remember that …", '
+                '"call me …") or use /memory add TEXT.'
+            )
+        lines = ["What I remember about you (shown to the model at the start of a session):"]
+        lines.extend(
+            f"{n}. {fact.text}" + ("" if fact.source == "user" else f" ({fact.source})")
+            for n, fact in enumerate(facts, 1)
+        )
+        lines.append("Send /memory forget N to delete one.")
+        return "\n".join(lines)
+
+    async def forget(turn: Turn, which: str) -> str:
+        facts = await store.memory_facts(turn.user_key)
+        if not which.isdigit() or not 1 <= int(which) <= len(facts):
+            count = len(facts)
+            return (
+                f"Give the number of the item to forget, 1 to {count}: /memory forget 2"
+                if count
+                else "There is nothing to forget."
+            )
+        fact = facts[int(which) - 1]
+        if not await store.delete_memory_fact(turn.user_key, fact.fact_id):
+            return f"Item {which} was already forgotten."
+        return f"Forgotten: {fact.text}"
+
+    return {"context": context, "recap": recap, "capture": capture, "memory": memory}
+
+
+def recap_text(name: str, view: dict[str, Any] | None) -> str:
+    """Where a work context stands, for a person to read."""
+    if not view or not (
+        view.get("session_history") or view.get("open_questions") or view.get("key_decisions")
+    ):
+        return (
+            f"Nothing captured for “{name}” yet. A session is captured after a pause, or "
+            "now with /capture."
+        )
+    phase = str(view.get("active_work_phase") or "unknown").replace("_", " ")
+    lines = [f"“{name}”" + ("" if phase == "unknown" else f" — {phase} phase") + "."]
+    for line in view.get("session_history", [])[:3]:
+        lines.append(f"- {line['captured_at'][:10]}: {line['summary']}")
+    for question in view.get("open_questions", [])[:5]:
+        mark = " (unconfirmed)" if question.get("tentative") else ""
+        lines.append(f"Open: {question['question']}{mark}")
+    for decision in view.get("key_decisions", [])[:5]:
+        mark = " (unconfirmed)" if decision.get("tentative") else ""
+        lines.append(f"Decided: {decision['decision']}{mark}")
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""``/forget``: delete everything stored about the user, after a confirmation step.
+
+``/forget`` says what would be deleted and asks for ``/forget confirm`` in the same chat
+within ``CONFIRM_WINDOW``; ``/forget confirm`` then deletes it all in one transaction
+(``Store.forget_user``) and says what went.
+
+The pending request is the ``/forget`` message itself, which the recording stage has
+already stored: the confirmation looks for it in the chat's transcript. So a request
+survives a restart and works whichever relay replica gets the confirmation, with no
+state of its own to keep or to forget. Neither reply is recorded (``UNRECORDED``), and
+the two messages are the user's, so they go with everything else.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from middleware.commands import Command, CommandHandler, match_command
+from middleware.store import ForgetReport, Store
+from middleware.types import UNRECORDED, Reply, Turn
+
+CONFIRM_WINDOW = timedelta(minutes=10)
+# How far back in the chat the confirmation looks for the user's /forget.
+_LOOKBACK_MESSAGES = 200
+
+# ForgetReport field → (singular, plural), in the order the reply lists them.
+_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("messages", "message", "messages"),
+    ("threads", "private conversation (whole)", "private conversations (whole)"),
+    ("thread_memberships", "chat membership", "chat memberships"),
+    ("actions", "clocked action", "clocked actions"),
+    ("memory_facts", "remembered fact", "remembered facts"),
+    ("work_contexts", "work context", "work contexts"),
+    ("sessions", "session", "sessions"),
+    ("continuity_entries", "continuity note", "continuity notes"),
+    ("rollup_segments", "activity summary", "activity summaries"),
+    ("injections", "injected context block", "injected context blocks"),
+    ("held_tool_calls", "held tool call", "held tool calls"),
+    ("link_codes", "link code", "link codes"),
+    ("job_marks", "background job mark", "background job marks"),
+)
+
+
+def describe(report: ForgetReport) -> str:
+    """'3 messages, 1 clocked action and your profile (…)'."""
+    items = []
+    for field, one, many in _KINDS:
+        count = getattr(report, field)
+        if count:
+            items.append(f"{count} {one if count == 1 else many}")
+    items.append("your profile (timezone, last contact, settings)")
+    listed = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    if report.unlinked_from:
+        listed += f"; and the link to {', '.join(report.unlinked_from)}, which keep their own data"
+    return listed
+
+
+def forget_commands(store: Store) -> dict[str, CommandHandler]:
+    """The handler, keyed by command name."""
+
+    async def requested(turn: Turn) -> bool:
+        """Whether the user sent a bare /forget here within the window before this turn."""
+        since = turn.received_at - CONFIRM_WINDOW
+        for message in reversed(await store.transcript(turn.thread_key, _LOOKBACK_MESSAGES)):
+            if message.id == turn.inbound_message_id or message.user_key != turn.user_key:
+                continue
+            if message.at < since:
+                return False
+            command = match_command(message.text)
+            if command is not None and command.name == "forget":
+                return not command.args
+        return False
+
+    async def forget(turn: Turn, command: Command) -> Reply:
+        minutes = int(CONFIRM_WINDOW.total_seconds() // 60)
+        verb = command.args.lower()
+        if verb not in ("", "confirm"):
+            text = "Send /forget to see what would be deleted, then /forget confirm to delete it."
+        elif verb == "":
+            report = await store.forget_user(turn.user_key, dry_run=True)
+            what = describe(report) if report else "nothing yet"
+            text = (
+                f"This deletes everything I store about you ({turn.user_key}): {what}. "
+                f"It cannot be undone. To go ahead, send /forget confirm here within "
+                f"{minutes} minutes; otherwise nothing is deleted."
+            )
+        elif not await requested(turn):
+            text = (
+                f"Send /forget first to see what would be deleted, then /forget confirm here "
+                f"within {minutes} minutes."
+            )
+        else:
+            report = await store.forget_user(turn.user_key)
+            text = (
+                f"Done. I deleted everything I stored about you ({turn.user_key}): "
+                f"{describe(report) if report else 'there was nothing'}. If you write to me "
+                "again, I start from scratch."
+            )
+        return Reply(text=text, meta={UNRECORDED: "1"})
+
+    return {"forget": forget}

@@ -1,0 +1,1 @@
+"""Continuity (spec 001): where the user left off."""

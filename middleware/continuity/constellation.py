@@ -1,0 +1,181 @@
+"""The constellation: a work context's derived view of its continuity log (spec 001 §4),
+and the tier 1 content picked from it (§6.1).
+
+Pure and deterministic: the same live entries (and session summaries) always give the
+same view, so deleting a stored view and rebuilding it from the log changes nothing
+(normative rule 2). Views are JSON (instants as ISO text) so the store keeps them as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from middleware.cards.content import CardItem, ResumeContent, SessionLine
+from middleware.continuity.model import ContinuityEntry, WorkContext
+
+MAX_OPEN_QUESTIONS = 10
+MAX_KEY_DECISIONS = 5
+# A heuristic extraction is shown as unconfirmed below this confidence.
+CONFIDENT = 0.8
+View = dict[str, Any]
+
+
+def effective_window(max_window: int, sessions_in_last_30_days: int) -> int:
+    """Spec 001 §3.4 ``computeEffectiveWindow``."""
+    return min(max_window, sessions_in_last_30_days + 2)
+
+
+def build_view(
+    context: WorkContext,
+    entries: Sequence[ContinuityEntry],
+    summaries: Mapping[str, str],
+    *,
+    sessions_in_last_30_days: int,
+    max_window: int,
+    built_at: datetime,
+) -> View:
+    """The context's view from its live ``entries`` (oldest first) and the summary text
+    of each session (by session id), per the §4.2 build procedure."""
+    history: dict[str, dict[str, Any]] = {}
+    questions: list[dict[str, Any]] = []
+    decisions: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    phase = "unknown"
+    for entry in entries:
+        content = entry.content
+        base = {
+            "entry_id": entry.entry_id,
+            "captured_at": entry.captured_at.isoformat(),
+            "source_session_id": entry.source_session_id,
+            "capture_mode": entry.capture_mode,
+        }
+        if entry.entry_type == "session_summary_ref":
+            session_id = str(content.get("doc73_session_summary_id") or entry.source_session_id)
+            # A session captured twice (before compaction, then at idle): the later wins.
+            history.pop(session_id, None)
+            history[session_id] = {
+                **base,
+                "doc73_session_summary_id": session_id,
+                "turn_count": content.get("turn_count"),
+                "summary": summaries.get(session_id, ""),
+            }
+        elif entry.entry_type == "open_question" and not content.get("resolved"):
+            questions.append(
+                {
+                    **base,
+                    "question": content.get("question", ""),
+                    "context": content.get("context", ""),
+                    "tentative": _tentative(content),
+                    "obligation": bool(entry.promoted_node_id),
+                }
+            )
+        elif entry.entry_type == "key_decision" and not content.get("superseded_by"):
+            decisions.append(
+                {
+                    **base,
+                    "decision": content.get("decision", ""),
+                    "rationale": content.get("rationale"),
+                    "tentative": _tentative(content),
+                }
+            )
+        elif entry.entry_type == "cross_conversation_update" and not entry.delivered:
+            updates.append(
+                {
+                    **base,
+                    "summary": content.get("summary", ""),
+                    "for_thread_key": content.get("for_thread_key"),
+                    "source_place": content.get("source_place"),
+                }
+            )
+        elif entry.entry_type == "work_phase_change":
+            phase = str(content.get("new_phase") or "unknown")
+    window = effective_window(max_window, sessions_in_last_30_days)
+    newest_first = list(reversed(history.values()))
+    return {
+        "work_context_id": context.work_context_id,
+        "work_context_name": context.name,
+        "session_history": [line for line in newest_first if line["summary"]][:window],
+        "open_questions": list(reversed(questions))[:MAX_OPEN_QUESTIONS],
+        "key_decisions": list(reversed(decisions))[:MAX_KEY_DECISIONS],
+        "cross_conversation_updates": list(reversed(updates)),
+        "active_work_phase": phase,
+        "built_at": built_at.isoformat(),
+    }
+
+
+def _tentative(content: Mapping[str, Any]) -> bool:
+    confidence = content.get("confidence", 1.0)
+    return isinstance(confidence, int | float) and confidence < CONFIDENT
+
+
+def resume_content(
+    view: View,
+    *,
+    thread_key: str,
+    session_id: str,
+    now: datetime,
+    min_gap: timedelta,
+    phase_hint: str | None = None,
+) -> ResumeContent | None:
+    """Tier 1 content for a turn in ``thread_key`` during ``session_id``, or ``None``
+    when §6.1's injection rules say no: nothing to resume, the latest summary is from this
+    very session, or it is under ``min_gap`` old."""
+    history = view.get("session_history") or []
+    updates = [
+        u for u in view.get("cross_conversation_updates") or [] if u["for_thread_key"] == thread_key
+    ]
+    questions = view.get("open_questions") or []
+    decisions = view.get("key_decisions") or []
+    if not (history or updates or questions or decisions):
+        return None
+    latest = history[0] if history else _latest_item(questions + decisions + updates)
+    if latest["source_session_id"] == session_id and not updates:
+        return None
+    if now - datetime.fromisoformat(latest["captured_at"]) < min_gap and not updates:
+        return None
+    return ResumeContent(
+        work_context_name=str(view.get("work_context_name") or ""),
+        active_work_phase=str(view.get("active_work_phase") or "unknown"),
+        session_history=tuple(
+            SessionLine(line["summary"], datetime.fromisoformat(line["captured_at"]))
+            for line in history[:3]
+        ),
+        open_questions=tuple(
+            CardItem(q["question"], q["tentative"]) for q in questions if not q["obligation"]
+        )[:3],
+        key_decisions=tuple(CardItem(d["decision"], d["tentative"]) for d in decisions)[:2],
+        cross_conversation_updates=tuple(_update_line(u, now) for u in updates),
+        obligations=tuple(q["question"] for q in questions if q["obligation"]),
+        phase_hint=phase_hint,
+    )
+
+
+def delivered_update_ids(view: View, thread_key: str) -> list[str]:
+    """The ids of the updates tier 1 shows in ``thread_key`` (delivered once shown)."""
+    return [
+        u["entry_id"]
+        for u in view.get("cross_conversation_updates") or []
+        if u["for_thread_key"] == thread_key
+    ]
+
+
+def _latest_item(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return max(items, key=lambda item: str(item["captured_at"]))
+
+
+def _update_line(update: Mapping[str, Any], now: datetime) -> str:
+    ago = _ago(now - datetime.fromisoformat(update["captured_at"]))
+    place = update.get("source_place") or "another conversation"
+    return f"advanced on {place} {ago}: {update['summary']}"
+
+
+def _ago(delta: timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    if minutes < 60:
+        return f"{max(minutes, 1)} min ago"
+    hours = minutes // 60
+    if hours < 48:
+        return f"{hours} h ago"
+    return f"{hours // 24} days ago"

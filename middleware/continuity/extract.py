@@ -1,0 +1,540 @@
+"""Heuristic open questions and key decisions from a session's turns (spec 001 §5.3).
+
+Deterministic capture runs without an LLM call, so these are regular expressions over
+the user's own words: "I'll come back to …", "TODO …", "still need to figure out …",
+"we decided …", "let's go with …". They are cheap and knowingly weaker than LLM-enriched
+capture (§5.4); what they produce carries a reduced ``confidence`` (0.5-0.7) that the
+card rendering shows (§6).
+
+Precision beats recall, as in :mod:`middleware.actions.detect`: a missed item is simply
+not on the card, a wrong one puts words in the user's mouth. So a rule fires only at the
+start of a clause, on a first-person or subject-less statement, and never in a
+conditional ("if we decided …"), reported speech ("my friend said they're going with …"),
+a past-tense story ("last year we decided …") or, for decisions, a hedge ("maybe let's go
+with …", "thinking about going with …") or a question ("should we go with X?").
+Assistant turns are not a source: what the assistant proposes is not what the user
+decided, and its "remember to …" is advice, not the user's open work.
+
+docs/continuity-heuristics.md lists what the rules catch and miss, with measured
+precision and recall (``bench/extraction_quality.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "CONTEXT_MAX",
+    "MAX_DECISIONS",
+    "MAX_QUESTIONS",
+    "ExtractTurn",
+    "Extracted",
+    "ItemKind",
+    "classify_sentence",
+    "extract_key_decisions",
+    "extract_open_questions",
+    "find_resolved",
+    "is_terse_continuation",
+]
+
+ItemKind = Literal["open_question", "key_decision"]
+
+MAX_QUESTIONS = 5
+MAX_DECISIONS = 5
+CONTEXT_MAX = 200
+ITEM_MAX = 160
+RESOLVED_OVERLAP = 0.6
+_SCAN_LIMIT = 4000  # per turn: a pasted document is not where the user's plans are
+_HEDGE_WINDOW = 400  # an assistant reply hedges in its opening, not in paragraph nine
+_TERSE_WORDS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractTurn:
+    """One turn of the session, as the extractors see it."""
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """A candidate open question or key decision.
+
+    ``text`` is the item as a card shows it ("come back to the Dura argument in the
+    intro"): leading subject, filler and marker words and trailing punctuation removed (a
+    question keeps its "?"). ``context`` is the sentence it came from, cut to
+    :data:`CONTEXT_MAX` characters; ``sentence`` the whole sentence. ``confidence`` is
+    0.5-0.7: explicit markers ("TODO:", "we decided") score higher than inferred ones
+    ("I need to …", an unanswered question).
+    """
+
+    text: str
+    context: str
+    confidence: float
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A pattern matched at a clause start; its ``item`` group is the card text.
+
+    ``question_ok`` lets an explicit marker fire on a sentence ending in "?"
+    ("Open question: does the class period start in March?").
+    """
+
+    pattern: re.Pattern[str]
+    confidence: float
+    question_ok: bool = False
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _rule(pattern: str, confidence: float, question_ok: bool = False) -> _Rule:
+    return _Rule(_re(pattern), confidence, question_ok)
+
+
+# --- shared vocabulary ----------------------------------------------------------------
+
+_I_WE = r"(?:i|we)"
+_BE = r"(?:i\s*'?\s*m|i\s+am|we\s*'?\s*re|we\s+are)"
+# A first-person future or proposal: "I'll", "we will", "let me", "let's", "I'm going to".
+_FUT = (
+    rf"(?:{_I_WE}\s*'?\s*ll|{_I_WE}\s+will|let\s+me|let\s*'?\s*s|let\s+us"
+    rf"|{_BE}\s+(?:going\s+to|gonna)|gonna|will)"
+)
+_ADV = r"(?:(?:just|definitely|finally|officially|now|already|also|really|probably)\s+)?"
+# When a deferred item is meant to happen: "later", "tomorrow", "after lunch", "once …".
+_WHEN = (
+    r"(?:later|tomorrow|tonight|next\s+\w+|another\s+time|some\s+other\s+time|after\s+\w+"
+    r"|once\s+\w+|when\s+\w+|this\s+(?:week|weekend|afternoon|evening)|on\s+\w+day)"
+)
+_ITEM = r"(?P<item>.+)"
+
+_FILLER = _re(
+    r"^(?:(?:ok(?:ay)?|alright|all\s+right|right|so|well|anyways?|k+|cool|yeah|yep|yup"
+    r"|hey|hmm+|um+|uh+|and|also|now|oh|honestly|great|perfect|fine|got\s+it)\b[\s,!.:;—–-]*)+"
+)
+# Conditionals, reported speech and stories: neither questions nor decisions of the user.
+_REJECT = _re(
+    r"^\s*(?:if|unless|when|whenever|suppose|supposing|imagine|what\s+if|in\s+case|once\s+upon)"
+    r"\b|\b(?:said|says|told|tells|asked|asks|according\s+to|apparently|claims|claimed)\b"
+    r"|\b(?:used\s+to|last\s+(?:year|month|week|time)|back\s+then|when\s+i\s+was|years\s+ago"
+    r"|in\s+the\s+story)\b|\bi\s+wonder\b"
+)
+# A hedge turns a decision back into a proposal.
+_HEDGE = _re(
+    r"\b(?:maybe|perhaps|probably|possibly|might|not\s+sure|unsure|someday|at\s+some\s+point"
+    r"|if\s+i\s+were|tentatively|thinking\s+(?:about|of)|considering|consider|leaning"
+    r"|should\s+we|could\s+we|would\s+you)\b"
+)
+# "I need to vent", "we need to talk", "I need to know …": wants, not deferred work.
+_NOT_WORK = (
+    r"(?:vent|talk|know|understand|say|admit|confess|rant|be|go|leave|run|sleep|eat|pee"
+    r"|rest|relax|breathe|calm|think|hear|see|tell\s+you|ask\s+you|stop|focus)\b"
+)
+
+# --- open questions -------------------------------------------------------------------
+
+_QUESTION_RULES: tuple[_Rule, ...] = (
+    # Explicit markers.
+    _rule(r"to\s*-?\s*do\b(?!\s*(?:lists?|apps?|items?|comments?)\b)\s*[:\-–—]?\s*" + _ITEM, 0.7),
+    _rule(
+        r"(?:the\s+)?(?:open|outstanding|unresolved|pending)\s+(?:question|issue|item|point"
+        r"|problem)s?(?:\s+for\s+later)?\s*(?::|-|is|are|remains?)\s*" + _ITEM,
+        0.7,
+        question_ok=True,
+    ),
+    _rule(r"(?:question|note|something|one)\s+for\s+later\s*[:\-–—]\s*" + _ITEM, 0.7, True),
+    _rule(r"(?:tbd|unresolved|undecided|open)\s*:\s*" + _ITEM, 0.7, question_ok=True),
+    _rule(
+        r"still\s+(?:unresolved|open|undecided|tbd|unclear|not\s+clear)\s*[:\-–—]?\s*" + _ITEM, 0.6
+    ),
+    _rule(r"note\s+to\s+self\s*[:\-–—,]?\s*" + _ITEM, 0.7),
+    # Reminders to self.
+    _rule(
+        rf"(?:{_I_WE}\s+)?(?:(?:must|need\s+to|have\s+to|should|gotta|got\s+to)\s+)?"
+        rf"remember\s+to\s+{_ITEM}",
+        0.65,
+    ),
+    _rule(
+        rf"(?:please\s+)?(?:don\s*'?\s*t|do\s+not)\s+(?:let\s+me\s+)?forget\s+to\s+{_ITEM}", 0.65
+    ),
+    _rule(rf"(?:please\s+)?remind\s+me\s+(?:to|about)\s+{_ITEM}", 0.65),
+    # Deferred: "I'll come back to …", "let's circle back to …", "I'll revisit …".
+    _rule(
+        rf"{_FUT}\s+{_ADV}(?P<item>(?:[\w'-]+\s+){{0,6}}?(?:come|get|circle|loop|go)\s+back"
+        r"\s+(?:to|on)\b.+)",
+        0.65,
+    ),
+    _rule(rf"{_FUT}\s+{_ADV}(?P<item>(?:revisit|return\s+to)\b.+)", 0.65),
+    _rule(
+        rf"{_FUT}\s+{_ADV}(?P<item>(?:deal\s+with|sort\s+out|handle|look\s+(?:at|into)|tackle"
+        r"|fix|finish|do|figure\s+out|work\s+(?:on|out)|check|think\s+about|get\s+to|tidy"
+        rf"|clean\s+up)\b.+?\s+{_WHEN}\b.*)",
+        0.6,
+    ),
+    _rule(
+        r"(?:i\s*'?\s*m\s+|we\s*'?\s*re\s+)?(?:leaving|saving|parking|putting|pushing|keeping)"
+        r"\s+(?P<item>.+?)\s+(?:for\s+later|for\s+now|for\s+another\s+day|on\s+hold|aside)\b.*",
+        0.6,
+    ),
+    # Still to do: "still need to …", "have yet to …", "haven't figured out …".
+    _rule(rf"(?:{_I_WE}\s+)?still\s+(?:need|have|got)\s+to\s+{_ITEM}", 0.65),
+    _rule(rf"(?:{_I_WE}\s+)?still\s+need\s+(?P<item>(?:an?|some|the|more)\b.+)", 0.6),
+    _rule(rf"{_I_WE}\s+(?:still\s+)?(?:have|has)\s+yet\s+to\s+{_ITEM}", 0.65),
+    _rule(rf"(?:{_BE}\s+)?still\s+(?P<item>(?:figuring|working|sorting)\s+out\b.+)", 0.6),
+    _rule(
+        rf"(?:{_I_WE}\s+)?(?P<item>(?:haven\s*'?\s*t|have\s+not)\s+(?:yet\s+)?(?:figured|worked"
+        r"|sorted|decided|settled|found\s+out)\b.+)",
+        0.6,
+    ),
+    _rule(r"still\s+not\s+(?:clear|sure|decided)\s+" + _ITEM, 0.55),
+    _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*(?:to\s+)?" + _ITEM, 0.6),
+    # Deferred work: "I need to <verb> …", "we have to …", "need to check with X about Y".
+    _rule(
+        rf"(?:{_I_WE}\s+)?(?:really\s+|also\s+)?(?:need|have|got)\s+to\s+(?!{_NOT_WORK})"
+        r"(?P<item>[a-z][\w'-]*\s+\S.*)",
+        0.5,
+    ),
+    _rule(rf"{_I_WE}\s+must\s+(?!{_NOT_WORK})(?P<item>[a-z][\w'-]*\s+\S.*)", 0.5),
+)
+
+# --- key decisions --------------------------------------------------------------------
+
+_DECISION_RULES: tuple[_Rule, ...] = (
+    _rule(
+        rf"(?:{_I_WE}\s*(?:'\s*ve|have|had)?\s+)?{_ADV}decided(?!\s*(?:nothing|anything|yet)\b)"
+        r"\s*[:\-–—]?\s*(?:to\s+|that\s+|on\s+)?" + _ITEM,
+        0.7,
+    ),
+    _rule(r"it\s*(?:'\s*s|\s+is|\s+has\s+been)\s+decided\s*[:,\-–—]?\s*(?:that\s+)?" + _ITEM, 0.7),
+    _rule(
+        r"(?:(?:the|my|our)\s+)?(?:final\s+)?(?:decision|choice|verdict)\s*(?::|is\b)\s*"
+        r"(?:to\s+|that\s+)?" + _ITEM,
+        0.7,
+    ),
+    _rule(r"(?:(?:the|my|our)\s+)?(?:final\s+)?(?:answer|call)\s*(?:is\s*)?:\s*" + _ITEM, 0.7),
+    _rule(r"(?:settled|agreed|confirmed|done\s+deal)\s*:\s*" + _ITEM, 0.7),
+    _rule(r"confirmed\s*,\s*(?P<item>(?:\S+\s+){2,}\S+.*)", 0.6),
+    _rule(rf"(?:{_I_WE}\s*(?:'\s*ve|have)?\s+)?{_ADV}settled\s+on\s+{_ITEM}", 0.7),
+    _rule(
+        rf"{_I_WE}\s*(?:'\s*ve|have)?\s+(?:all\s+|both\s+)?agreed\s+(?:that|to|on)\s+{_ITEM}", 0.7
+    ),
+    _rule(
+        rf"{_I_WE}\s*(?:'\s*ve|have)\s+made\s+up\s+(?:my|our)\s+minds?\s*[:,\-–—]?\s*{_ITEM}",
+        0.7,
+    ),
+    _rule(
+        rf"(?:{_I_WE}\s*(?:'\s*ll|will)|{_BE}|{_I_WE}\s*(?:'\s*ve|have))?\s*{_ADV}"
+        rf"(?:commit(?:ting|ted)?)\s+to\s+{_ITEM}",
+        0.65,
+    ),
+    _rule(
+        rf"(?:{_BE}\s+)?{_ADV}(?P<item>(?:going|sticking|staying|rolling)\s+with\b"
+        r"(?!\s+(?:the\s+flow|(?:my|your|our)\s+gut|it\b)).+)",
+        0.6,
+    ),
+    _rule(rf"{_FUT}\s+{_ADV}(?P<item>(?:go|stick|roll)\s+with\b.+)", 0.6),
+    _rule(
+        rf"(?:we\s*'?\s*ll|we\s+will|we\s*'?\s*re\s+going\s+to|we\s+are\s+going\s+to|let\s*'?\s*s"
+        rf"|let\s+us)\s+{_ADV}(?P<item>(?:use|keep|switch\s+to|go\s+for|pick|choose|adopt"
+        r"|stick\s+to|lock\s+in|drop|standardi[sz]e\s+on)\b.+)",
+        0.6,
+    ),
+    _rule(
+        rf"(?:{_FUT}|{_BE})\s+{_ADV}(?P<item>(?:use|using)\s+.+\s+(?:instead\s+of|rather"
+        r"\s+than|over)\s+.+)",
+        0.6,
+    ),
+    _rule(
+        rf"{_BE}\s+{_ADV}(?P<item>(?:switching|migrating|changing)\s+(?:over\s+)?to\b.+"
+        r"|(?:dropping|ditching|scrapping)\s+(?!off\b|by\b|out\b).+)",
+        0.6,
+    ),
+    _rule(
+        rf"{_I_WE}\s+(?:finally\s+|ultimately\s+|eventually\s+)?(?P<item>(?:chose|picked|opted"
+        r"\s+for|went\s+with|selected)\s+(?!up\b|out\b).+)",
+        0.6,
+    ),
+    _rule(r"(?:the|our|my)\s+plan\s+is\s+(?:now\s+)?(?:to\s+|that\s+)?" + _ITEM, 0.55),
+    _rule(r"(?P<item>.+?)\s+is\s+(?:the|our)\s+plan\s*[.!]*\s*$", 0.55),
+    _rule(
+        rf"(?:from\s+now\s+on|going\s+forward|from\s+here\s+on(?:\s+out)?)\s*,?\s*"
+        rf"(?P<item>{_I_WE}\b.+)",
+        0.6,
+    ),
+)
+
+# --- turn-level questions -------------------------------------------------------------
+
+# "how are you?", "right?", "isn't it?": no open work behind them.
+_PHATIC = _re(
+    r"^(?:how\s+are\s+you|how\s*'?\s*s\s+it\s+going|how\s+have\s+you\s+been|what\s*'?\s*s\s+up"
+    r"|sup|you\s+know|right|really|seriously|huh|eh|ok(?:ay)?|yes|no|yeah|got\s+it|ready"
+    r"|make\s+sense|does\s+that\s+make\s+sense|you\s+there|are\s+you\s+there|any\s+thoughts"
+    r"|what\s+do\s+you\s+think)\b"
+    r"|,\s*(?:right|isn\s*'?\s*t\s+it|aren\s*'?\s*t\s+they|don\s*'?\s*t\s+you\s+think|no|eh"
+    r"|huh|you\s+know|yeah|ok(?:ay)?)\s*\?$"
+)
+# A request to the assistant rather than a question about the work.
+_REQUEST = _re(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b|^please\b")
+_ANSWER_HEDGE = _re(
+    r"\b(?:i\s*'?\s*m\s+not\s+(?:sure|certain)|i\s+(?:don\s*'?\s*t|do\s+not)\s+know"
+    r"|you\s*'?\s*d\s+(?:need|have|want)\s+to\s+(?:check|confirm|verify|ask)"
+    r"|(?:can\s*'?\s*t|cannot|couldn\s*'?\s*t)\s+(?:confirm|verify|say\s+for\s+sure|tell\s+for"
+    r"\s+sure|be\s+sure|find)|hard\s+to\s+say|no\s+way\s+(?:for\s+me\s+)?to\s+know"
+    r"|i\s+don\s*'?\s*t\s+have\s+(?:access|enough\s+information)|not\s+enough\s+information)"
+)
+
+# --- resolution and continuation ------------------------------------------------------
+
+_RESOLVED = _re(
+    r"\b(?:done\s+with|finished(?:\s+with)?|figured\s+out|worked\s+out|sorted\s+out|resolved"
+    r"|fixed|took\s+care\s+of|dealt\s+with|handled|never\s*mind|scratch\s+that|forget\s+about"
+    r"|no\s+longer\s+need|(?:is|are|s)\s+(?:now\s+|all\s+)?(?:sorted|resolved|done|fixed"
+    r"|handled|settled|answered|taken\s+care\s+of))\b"
+)
+_NOT_RESOLVED = _re(
+    r"(?:\bnot|n\s*'\s*t|\bnever|\byet\s+to|\bcannot)\s+(?:\w+\s+)?(?:done|finished|figured|worked"
+    r"|sorted|resolved|fixed|dealt|handled)\b"
+)
+_STOPWORDS = frozenset(
+    "a an the and or but if of to in on at for with by from about into over after before"
+    " up down out off it its this that these those is are was were be been being do does"
+    " did have has had i me my we our us you your he she they them his her their there"
+    " here what which who whom whose when where why how all any some no not just so than"
+    " then too very can will would should could need needs get got come back later still"
+    " now also done with figured sorted resolved never mind deal dealt finally".split()
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_TERSE = _re(
+    r"(?:(?:ok(?:ay)?|alright|all\s+right|right|so|yes|yeah|yep|hi|hey|hello|cool|great"
+    r"|good|fine|now|please|back|i\s*'?\s*m\s+back)\b[\s,!.:;—–-]*)*"
+    r"(?:(?:let\s*'?\s*s|let\s+us|shall\s+we|can\s+we|please)\s+)?"
+    r"(?:continue|carry\s+on|keep\s+going|go\s+on|go\s+ahead|resume|proceed|next"
+    r"|move\s+on|on\s+we\s+go|onwards?|(?:let\s*'?\s*s\s+)?get\s+(?:back\s+)?to\s+(?:it|work)"
+    r"|back\s+to\s+(?:it|work)|pick\s+(?:it\s+)?up\s+where\s+we\s+left\s+off"
+    r"|(?:so\s+)?where\s+were\s+we|where\s+did\s+we\s+(?:leave|stop)(?:\s+off)?"
+    r"|where\s+was\s+i|what\s*'?\s*s\s+next|what\s+next|same\s+as\s+before)"
+    r"(?:[\s,]+(?:please|pls|then|now|from\s+(?:here|there)|where\s+we\s+left\s+off"
+    r"|with\s+(?:it|that|this)))*[\s.!?…]*"
+)
+
+_ABBREVIATIONS = frozenset(
+    "dr mr mrs ms prof st v vs e.g i.e etc no inc ltd jr sr co corp fig art sec approx".split()
+)
+_SENTENCE_END = re.compile(r"[.!?…]+[\"')\]]*\s+|\n+")
+_CLAUSE_START = re.compile(r"[,;—–]\s*|\s-\s")
+_TRAILING = _re(r"[\s.!,;:…—–-]+$|\s+(?:for\s+now|later(?:\s+on)?|yet|too)\s*[.!,;:…]*$")
+
+
+# --- public API -----------------------------------------------------------------------
+
+
+def classify_sentence(
+    sentence: str, *, role: Literal["user", "assistant"] = "user"
+) -> ItemKind | None:
+    """What one sentence records: an open item, a decision, or nothing (None).
+
+    This is the sentence-level core that ``bench/extraction_quality.py`` measures; the
+    turn-level rules of :func:`extract_open_questions` (an unanswered question) are not
+    part of it. Assistant sentences are never a source.
+    """
+    found = _classify(sentence, role)
+    return found[0] if found else None
+
+
+def extract_open_questions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
+    """Open items of the session's user turns, oldest first, at most :data:`MAX_QUESTIONS`
+    (the most recent win).
+
+    Two sources: a user sentence matching an open-item rule ("I'll come back to …",
+    "TODO …", "remember to …", "still need to figure out …", "open question: …", "I need
+    to <verb> …", "need to check with X about Y"), and a user question left unanswered:
+    the last thing in the session, or followed by an assistant turn that hedges ("I'm not
+    sure", "you'd need to check"). Phatic and tag questions never count, nor requests
+    ("can you …?") the assistant went on to answer.
+    """
+    items: list[Extracted] = []
+    for index, turn in enumerate(turns):
+        if turn.role != "user":
+            continue
+        reply = next((t for t in turns[index + 1 :] if t.role == "assistant"), None)
+        unanswered = reply is None or _ANSWER_HEDGE.search(reply.text[:_HEDGE_WINDOW])
+        for sentence in _sentences(turn.text):
+            found = _classify(sentence, "user")
+            if found and found[0] == "open_question":
+                items.append(_extracted(found[1], sentence, found[2]))
+            elif not found and unanswered and _is_open_user_question(sentence, reply is None):
+                confidence = 0.55 if reply is None else 0.6
+                items.append(_extracted(_clean(sentence, question=True), sentence, confidence))
+    return _finish(items, MAX_QUESTIONS)
+
+
+def extract_key_decisions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
+    """Key decisions stated in the session's user turns, oldest first, at most
+    :data:`MAX_DECISIONS` (the most recent win).
+
+    Decision language with a decision verb: "we decided …", "I've decided …", "let's go
+    with …", "going with …", "I'll commit to …", "we're committing to …", "final answer:
+    …", "settled on …", "we'll use X instead of Y", "we agreed that …", "the plan is to …".
+    "Definitely" or "for sure" alone decide nothing; hedges and questions never count.
+    """
+    items: list[Extracted] = []
+    for turn in turns:
+        if turn.role != "user":
+            continue
+        for sentence in _sentences(turn.text):
+            found = _classify(sentence, "user")
+            if found and found[0] == "key_decision":
+                items.append(_extracted(found[1], sentence, found[2]))
+    return _finish(items, MAX_DECISIONS)
+
+
+def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> set[int]:
+    """Indexes into ``open_items`` that a user turn in ``turns`` resolves.
+
+    A user sentence resolves an item when it says so ("done with X", "figured out X", "X
+    is sorted/resolved/done", "never mind X"), is not negated or a question ("haven't
+    figured out X", "did you fix X?"), and contains at least :data:`RESOLVED_OVERLAP` of
+    the item's content words (stopwords ignored, a plural "s" dropped).
+    """
+    resolving = [
+        _content_words(sentence)
+        for turn in turns
+        if turn.role == "user"
+        for sentence in _sentences(turn.text)
+        if _RESOLVED.search(sentence)
+        and not _NOT_RESOLVED.search(sentence)
+        and not sentence.rstrip().endswith("?")
+    ]
+    resolved: set[int] = set()
+    for index, item in enumerate(open_items):
+        wanted = _content_words(item)
+        if not wanted:
+            continue
+        for words in resolving:
+            if len(wanted & words) / len(wanted) >= RESOLVED_OVERLAP:
+                resolved.add(index)
+                break
+    return resolved
+
+
+def is_terse_continuation(text: str) -> bool:
+    """Whether ``text`` only asks to carry on ("let's continue", "where were we", "pick up
+    where we left off", "ok, next", "resume"): a short message with no new content, the
+    cue to lean on the continuity card."""
+    text = " ".join(text.replace("’", "'").split())
+    if not text or len(text.split()) > _TERSE_WORDS:
+        return False
+    return _TERSE.fullmatch(text) is not None
+
+
+# --- internals ------------------------------------------------------------------------
+
+
+def _classify(
+    sentence: str, role: Literal["user", "assistant"]
+) -> tuple[ItemKind, str, float] | None:
+    """``(kind, card text, confidence)`` for one sentence, decisions tried first."""
+    if role != "user":
+        return None
+    sentence = " ".join(sentence.replace("’", "'").replace("‘", "'").split())
+    if not sentence or _REJECT.search(_FILLER.sub("", sentence, count=1)):
+        return None
+    question = sentence.endswith("?")
+    if not question and not _HEDGE.search(sentence):
+        for clause in _clauses(sentence):
+            for rule in _DECISION_RULES:
+                match = rule.pattern.match(clause)
+                if match and (text := _clean(match["item"])):
+                    return "key_decision", text, rule.confidence
+    for clause in _clauses(sentence):
+        for rule in _QUESTION_RULES:
+            if question and not rule.question_ok:
+                continue
+            match = rule.pattern.match(clause)
+            if match and (text := _clean(match["item"], question=question)):
+                return "open_question", text, rule.confidence
+    return None
+
+
+def _is_open_user_question(sentence: str, last: bool) -> bool:
+    """A real question about the work: not phatic, not a short aside, and not a request
+    to the assistant unless the assistant hedged on it (``last`` is false)."""
+    sentence = _FILLER.sub("", sentence.strip(), count=1)
+    if not sentence.endswith("?") or len(sentence.split()) < 3:
+        return False
+    if _PHATIC.search(sentence) or _REJECT.search(sentence):
+        return False
+    return not (_REQUEST.match(sentence) and last)
+
+
+def _sentences(text: str) -> Iterator[str]:
+    """Sentences of ``text``; a full stop after "Dr", "v", "e.g" does not end one."""
+    text = text[:_SCAN_LIMIT]
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start : match.start()].rsplit(None, 1)
+        word = before[-1].lower().rstrip(".") if before else ""
+        if text[match.start()] == "." and (word in _ABBREVIATIONS or len(word) == 1):
+            continue
+        sentence = text[start : match.end()].strip()
+        if sentence:
+            yield sentence
+        start = match.end()
+    if text[start:].strip():
+        yield text[start:].strip()
+
+
+def _clauses(sentence: str) -> Iterator[str]:
+    """The sentence from each clause start on, leading filler ("ok so, …") skipped."""
+    starts = [0] + [m.end() for m in _CLAUSE_START.finditer(sentence)]
+    for start in starts:
+        rest = _FILLER.sub("", sentence[start:], count=1)
+        if rest:
+            yield rest
+
+
+def _clean(item: str, question: bool = False) -> str:
+    """Card text: filler and a leading "to"/"that" off, trailing punctuation and
+    "for now"/"later" off, cut to :data:`ITEM_MAX`; a question keeps its "?"."""
+    text = _FILLER.sub("", " ".join(item.split()), count=1)
+    text = re.sub(r"^(?:to|that|-|:)\s+", "", text, flags=re.IGNORECASE)
+    previous = None
+    while previous != text:
+        previous, text = text, _TRAILING.sub("", text)
+    text = text.strip(" \"'")
+    if len(text) > ITEM_MAX:
+        text = text[: ITEM_MAX - 1].rsplit(" ", 1)[0] + "…"
+    if question and text and not text.endswith("?"):
+        text += "?"
+    return text
+
+
+def _extracted(text: str, sentence: str, confidence: float) -> Extracted:
+    context = sentence if len(sentence) <= CONTEXT_MAX else sentence[: CONTEXT_MAX - 1] + "…"
+    return Extracted(text=text, context=context, confidence=confidence, sentence=sentence)
+
+
+def _finish(items: list[Extracted], cap: int) -> list[Extracted]:
+    """Drop repeats (same normalised text, the first kept) and keep the last ``cap``."""
+    seen: set[str] = set()
+    unique: list[Extracted] = []
+    for item in items:
+        key = " ".join(_WORD.findall(item.text.lower()))
+        if key and key not in seen:
+            seen.add(key)
+            unique.append(item)
+    return unique[-cap:]
+
+
+def _content_words(text: str) -> set[str]:
+    words = _WORD.findall(text.lower().replace("’", "'"))
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS}

@@ -1,0 +1,153 @@
+"""The nightly job (spec 001 §3.3, §4.3): sweep-capture dirty sessions, decay expired
+entries, promote what proved durable, regenerate rollups, rebuild stale views.
+
+Idempotent: promotion marks what it promoted and never does it twice, rollups are
+replaced whole, a view rebuilt twice is the same view. Run it twice, or again after a
+restart, and nothing changes the second time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from middleware.cards.content import CardBudget
+from middleware.continuity.capture import Capturer, rebuild_view
+from middleware.continuity.model import RollupSegment
+from middleware.continuity.settings import CardsConfig, ContinuityConfig
+from middleware.continuity.triggers import TriggerSettings, is_dirty
+from middleware.store import Store
+
+log = logging.getLogger(__name__)
+
+ROLLUP_SEGMENTS = 8
+_SEGMENT_CHARS = 220
+
+
+@dataclass(frozen=True, slots=True)
+class NightlyReport:
+    captured: int = 0
+    decayed_contexts: int = 0
+    obligations: int = 0
+    directives: int = 0
+    rollups: int = 0
+    rebuilt: int = 0
+
+
+def trigger_settings(settings: ContinuityConfig) -> TriggerSettings:
+    return TriggerSettings(
+        min_dirty_turns=settings.min_dirty_turns,
+        idle=timedelta(minutes=settings.idle_trigger_minutes),
+        debounce=timedelta(minutes=settings.debounce_minutes),
+    )
+
+
+async def run_nightly(
+    store: Store,
+    capturer: Capturer,
+    cards: CardsConfig,
+    now: datetime,
+    user_keys: Collection[str],
+) -> NightlyReport:
+    """One nightly run for ``user_keys`` (their sessions and rollups) and the log."""
+    settings = capturer.settings
+    captured = 0
+    if settings.enabled:
+        rules = trigger_settings(settings)
+        for session in await store.capture_candidates():
+            if session.speaker_key in user_keys and is_dirty(session, rules):
+                if await capturer.capture(session.session_id, "nightly_sweep"):
+                    captured += 1
+    decayed = await store.decay_entries(now=now)
+    obligations, directives = await promote(store, settings, now)
+    rollups = 0
+    for user_key in user_keys:
+        rollups += await refresh_rollup(store, cards, user_key, now)
+    rebuilt = 0
+    for work_context_id in await store.stale_constellations():
+        await rebuild_view(store, settings, work_context_id, now)
+        rebuilt += 1
+    report = NightlyReport(captured, len(decayed), obligations, directives, rollups, rebuilt)
+    log.info("nightly job: %s", report)
+    return report
+
+
+async def promote(store: Store, settings: ContinuityConfig, now: datetime) -> tuple[int, int]:
+    """Spec 001 §3.3's pre-decay promotion: an open question unresolved for
+    ``obligation_after_days`` becomes an obligation (shown in tier 1); a key decision
+    referenced in ``directive_after_sessions`` sessions becomes a standing directive in
+    the living memory of whoever made it (tier 3)."""
+    obligations = directives = 0
+    old_enough = now - timedelta(days=settings.obligation_after_days)
+    for entry in await store.all_live_entries(now=now):
+        if entry.promoted_to_graph:
+            continue
+        content = entry.content
+        if entry.entry_type == "open_question":
+            if not content.get("resolved") and entry.captured_at <= old_enough:
+                await store.update_entry(
+                    entry.entry_id, promoted_node_id=f"obligation:{entry.entry_id}"
+                )
+                obligations += 1
+        elif entry.entry_type == "key_decision":
+            sessions = {entry.source_session_id, *(content.get("referenced_in") or [])}
+            if len(sessions) < settings.directive_after_sessions:
+                continue
+            source = await store.get_session(entry.source_session_id)
+            if source is None:
+                continue
+            fact = await store.add_memory_fact(
+                source.speaker_key,
+                "directive",
+                str(content.get("decision", "")),
+                source="promoted",
+                at=now,
+                source_entry_id=entry.entry_id,
+            )
+            node = f"memory_fact:{fact.fact_id}" if fact else "memory_fact:existing"
+            await store.update_entry(entry.entry_id, promoted_node_id=node)
+            directives += 1
+    return obligations, directives
+
+
+async def refresh_rollup(store: Store, cards: CardsConfig, user_key: str, now: datetime) -> int:
+    """Regenerate the user's recent-activity rollup (tier 2): one segment per work
+    context active within the window, from its view. Returns the segments written."""
+    since = now - timedelta(days=cards.recent_activity_window_days)
+    segments: list[RollupSegment] = []
+    for context in await store.recent_work_contexts(user_key, ROLLUP_SEGMENTS * 2):
+        if context.last_active_at < since or len(segments) >= ROLLUP_SEGMENTS:
+            continue
+        text = segment_text(context.name, await store.constellation(context.work_context_id))
+        if text:
+            segments.append(
+                RollupSegment(context.work_context_id, text, context.last_active_at, now)
+            )
+    await store.replace_rollup(user_key, segments, generated_at=now)
+    return len(segments)
+
+
+def segment_text(name: str, view: dict[str, Any] | None) -> str | None:
+    """One line for a context: its name, phase and latest summary."""
+    if not view:
+        return None
+    history = view.get("session_history")
+    latest = history[0]["summary"] if isinstance(history, list) and history else ""
+    phase = view.get("active_work_phase")
+    label = f"{name} ({phase})" if phase and phase != "unknown" else name
+    if not latest:
+        return None
+    text = f"{label}: {latest}"
+    return text if len(text) <= _SEGMENT_CHARS else text[: _SEGMENT_CHARS - 1] + "…"
+
+
+def card_budget(cards: CardsConfig) -> CardBudget:
+    return CardBudget(
+        total=cards.max_tokens,
+        resume=cards.resume_max_tokens,
+        recent_activity=cards.recent_activity_max_tokens,
+        living_memory=cards.living_memory_max_tokens,
+    )

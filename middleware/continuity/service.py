@@ -1,0 +1,172 @@
+"""Continuity's long-lived part: the capturer, the background work, and the scheduler
+that fires idle/debounce captures and each person's nightly job (spec 001 §5.2, §3.3).
+
+``tick`` is one pass of the scheduler, so tests (and ``POST /admin/jobs/…``) drive it
+with a fake clock instead of waiting for the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from middleware.clock.source import Clock
+from middleware.clock.zones import get_zone
+from middleware.continuity.background import Background
+from middleware.continuity.capture import CaptureOutcome, Capturer, rebuild_view
+from middleware.continuity.model import Trigger
+from middleware.continuity.nightly import NightlyReport, run_nightly, trigger_settings
+from middleware.continuity.schedule import nightly_due
+from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
+from middleware.continuity.triggers import due_trigger
+from middleware.store import Store
+from middleware.types import Upstream
+
+log = logging.getLogger(__name__)
+
+NIGHTLY = "nightly"
+# Users seen within this long are visited by the nightly job.
+_ACTIVE_DAYS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ContinuitySettings:
+    continuity: ContinuityConfig = field(default_factory=ContinuityConfig)
+    cards: CardsConfig = field(default_factory=CardsConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class TickReport:
+    captures: tuple[CaptureOutcome, ...] = ()
+    nightly: NightlyReport | None = None
+
+
+class ContinuityService:
+    def __init__(
+        self,
+        store: Store,
+        settings: ContinuitySettings,
+        clock: Clock,
+        upstream: Upstream | None,
+        *,
+        model: str,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.capturer = Capturer(store, settings.continuity, clock, upstream, model=model)
+        self.background = Background()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._tick_lock = asyncio.Lock()
+
+    async def capture_thread(
+        self, thread_key: str, trigger: Trigger = "manual_request"
+    ) -> CaptureOutcome | None:
+        """Capture the thread's current session now."""
+        session = await self.store.current_session(thread_key)
+        if session is None:
+            return None
+        return await self.capturer.capture(session.session_id, trigger)
+
+    async def deliver_updates(self, work_context_id: str, entry_ids: Collection[str]) -> None:
+        """Mark cross-conversation updates shown: they decay a few days later (spec 001
+        §3.3) and leave the view at once."""
+        now = self.clock.now()
+        decay_at = now + timedelta(
+            days=self.settings.continuity.cross_update_ttl_days_after_delivery
+        )
+        for entry_id in entry_ids:
+            await self.store.update_entry(entry_id, delivered_at=now, decay_at=decay_at)
+        await rebuild_view(self.store, self.settings.continuity, work_context_id, now)
+
+    async def tick(self) -> TickReport:
+        """One scheduler pass: captures due now, then nightly runs due now."""
+        async with self._tick_lock:
+            captures = await self._due_captures()
+            nightly = await self._due_nightly()
+        return TickReport(tuple(captures), nightly)
+
+    async def run_nightly(self, user_keys: Collection[str] | None = None) -> NightlyReport:
+        """Run the nightly job now (on demand) for ``user_keys``, or everyone active."""
+        now = self.clock.now()
+        if user_keys is None:
+            user_keys = [key for key, _ in await self.store.active_users(_active_since(now))]
+        async with self._tick_lock:
+            return await run_nightly(
+                self.store, self.capturer, self.settings.cards, now, set(user_keys)
+            )
+
+    async def _due_captures(self) -> list[CaptureOutcome]:
+        settings = self.settings.continuity
+        if not settings.enabled:
+            return []
+        rules = trigger_settings(settings)
+        done: list[CaptureOutcome] = []
+        for session in await self.store.capture_candidates():
+            focus = await self.store.latest_thread_of(session.speaker_key)
+            now = self.clock.now()
+            trigger = due_trigger(
+                session, focused=focus == session.thread_key, now=now, settings=rules
+            )
+            if trigger is None:
+                continue
+            outcome = await self.capturer.capture(session.session_id, trigger)
+            if outcome is not None:
+                done.append(outcome)
+        return done
+
+    async def _due_nightly(self) -> NightlyReport | None:
+        settings = self.settings.continuity
+        now = self.clock.now()
+        due: dict[str, str] = {}
+        for user_key, tz in await self.store.active_users(_active_since(now)):
+            zone = get_zone(tz or settings.nightly_timezone)
+            mark = await self.store.job_mark(NIGHTLY, user_key)
+            if mark is None:
+                # Someone new: their first night is the next one, not a run right now in
+                # the middle of their first conversation.
+                today = now.astimezone(zone).date().isoformat()
+                await self.store.set_job_mark(NIGHTLY, user_key, today, at=now)
+                continue
+            night = nightly_due(mark, now, zone, settings.nightly_at)
+            if night is not None:
+                due[user_key] = night
+        if not due:
+            return None
+        report = await run_nightly(self.store, self.capturer, self.settings.cards, now, set(due))
+        for user_key, night in due.items():
+            await self.store.set_job_mark(NIGHTLY, user_key, night, at=now)
+        return report
+
+    def start(self) -> None:
+        """Run the scheduler loop in the background until ``stop``."""
+        if self._loop_task is None:
+            self._loop_task = asyncio.ensure_future(self._loop())
+
+    async def stop(self, grace: float = 10) -> None:
+        """Stop the scheduler, then let captures in flight finish (within ``grace`` s)."""
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+            self._loop_task = None
+        await self.background.drain(grace)
+
+    async def _loop(self) -> None:
+        interval = self.settings.continuity.scheduler_interval_seconds
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.tick()
+            except Exception:
+                # One bad pass (a locked file, say) must not end the scheduler.
+                log.exception("continuity scheduler pass failed; retrying next interval")
+
+
+def _active_since(now: datetime) -> datetime:
+    return now - timedelta(days=_ACTIVE_DAYS)

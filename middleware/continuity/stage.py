@@ -1,0 +1,279 @@
+"""The continuity stage: sessions, living-memory learning, pre-compaction capture and
+the three tier cards at fresh-surface boot (spec 001 §5.2, §6).
+
+On most turns it does no store work at all (the thread's current session is cached).
+At a *boot* — the first turn of a new session, or the first after the history was
+compacted — it reads the card sources in one round trip and renders the cards; the
+injection stage then puts them in the block of that message, and its replay keeps them
+in the forwarded conversation for the rest of the session. Captures never run here:
+they are handed to the background.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+from middleware.cards.render import render_cards
+from middleware.clock.temporal import estimate_tokens
+from middleware.clock.zones import get_zone
+from middleware.continuity.constellation import delivered_update_ids, resume_content
+from middleware.continuity.extract import is_terse_continuation
+from middleware.continuity.model import (
+    CardSources,
+    RollupSegment,
+    WorkContext,
+    default_context_id,
+)
+from middleware.continuity.nightly import card_budget
+from middleware.continuity.service import ContinuityService
+from middleware.identity import API_CHANNEL
+from middleware.injection import fingerprint
+from middleware.memory.learn import learn_from_message
+from middleware.pipeline import Handler, Stage
+from middleware.types import JSON, Reply, Turn
+
+log = logging.getLogger(__name__)
+
+_CACHED_THREADS = 4096
+RESUME_OPEN = '<card type="continuity"'
+
+
+@dataclass(frozen=True, slots=True)
+class _Current:
+    """What the stage remembers about a thread's current session."""
+
+    session_id: str
+    cards_fingerprint: str | None = None
+    near_window_captured: bool = False
+
+
+def continuity_stage(service: ContinuityService) -> Stage:
+    settings = service.settings
+    store = service.store
+    sessions: OrderedDict[str, _Current] = OrderedDict()
+    gap = settings.continuity.session_gap
+    window_limit = (
+        settings.continuity.precompaction_fraction * settings.continuity.model_context_tokens
+    )
+    active = settings.continuity.enabled or settings.cards.enabled or settings.memory.enabled
+
+    def remember(thread_key: str, current: _Current) -> None:
+        sessions[thread_key] = current
+        sessions.move_to_end(thread_key)
+        if len(sessions) > _CACHED_THREADS:
+            sessions.popitem(last=False)
+
+    async def resolve(turn: Turn) -> tuple[_Current, bool]:
+        """The thread's session for this turn, and whether this turn starts it."""
+        prior = turn.prior
+        last = prior.thread_last_interaction_at if prior else None
+        known = sessions.get(turn.thread_key)
+        if last is not None and turn.received_at - last < gap:
+            if known is not None:
+                return known, False
+            stored = await store.current_session(turn.thread_key)
+            if stored is not None:
+                current = _Current(stored.session_id, stored.cards_fingerprint)
+                remember(turn.thread_key, current)
+                return current, False
+        assert turn.inbound_message_id is not None
+        if _unthreaded(turn):
+            await store.assign_unlinked_context(
+                turn.thread_key, turn.user_key, now=turn.received_at
+            )
+        session = await store.start_session(
+            f"s_{uuid.uuid4().hex[:16]}",
+            turn.thread_key,
+            turn.user_key,
+            turn.received_at,
+            turn.inbound_message_id,
+        )
+        current = _Current(session.session_id)
+        remember(turn.thread_key, current)
+        return current, True
+
+    async def stage(turn: Turn, call_next: Handler) -> Reply:
+        if not active or not turn.thread_key:
+            return await call_next(turn)
+        if turn.continuation:
+            known = sessions.get(turn.thread_key)
+            if known is not None and _ran_tools(turn.body):
+                service.background.spawn(
+                    store.mark_session_tool_use(known.session_id), what="session tool mark"
+                )
+            return await call_next(turn)
+        if turn.inbound_message_id is None:
+            return await call_next(turn)
+        current, boot = await resolve(turn)
+        if settings.memory.enabled and settings.memory.capture_from_messages:
+            await learn_from_message(
+                store, settings.memory, turn.user_key, turn.text, turn.received_at
+            )
+        messages = turn.body.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        compacted = turn.compacted or _lost_cards(messages, current.cards_fingerprint)
+        near_window = not current.near_window_captured and _request_tokens(messages) >= window_limit
+        if settings.continuity.enabled and (compacted or near_window):
+            # Capture what the session holds before the history is (or gets) summarised
+            # away (spec 001 §5.2 "pre_compaction", mandatory when continuity is on).
+            service.background.spawn(
+                service.capturer.capture(current.session_id, "pre_compaction"),
+                what="pre-compaction capture",
+            )
+            if near_window:
+                current = replace(current, near_window_captured=True)
+                remember(turn.thread_key, current)
+        if settings.cards.enabled and (boot or compacted):
+            newest = _newest_user(messages)
+            cards = await boot_cards(turn, current.session_id, boot)
+            if cards:
+                turn.context.cards = cards
+                mark = fingerprint(newest) if newest is not None else None
+                current = replace(current, cards_fingerprint=mark)
+                remember(turn.thread_key, current)
+                service.background.spawn(
+                    store.set_session_cards(current.session_id, mark), what="session cards mark"
+                )
+        return await call_next(turn)
+
+    async def boot_cards(turn: Turn, session_id: str, boot: bool) -> list[str]:
+        sources = await store.card_sources(turn.thread_key, turn.user_key, now=turn.received_at)
+        cards, shown = render_boot_cards(service, turn, sources, session_id=session_id, boot=boot)
+        if shown:
+            service.background.spawn(
+                service.deliver_updates(sources.work_context.work_context_id, shown),
+                what="mark updates delivered",
+            )
+        return cards
+
+    return stage
+
+
+def render_boot_cards(
+    service: ContinuityService, turn: Turn, sources: CardSources, *, session_id: str, boot: bool
+) -> tuple[list[str], list[str]]:
+    """The cards for a boot turn, and the ids of the cross-conversation updates they
+    show (to be marked delivered). Pure given ``sources``: previews use it too."""
+    settings = service.settings
+    now = turn.received_at
+    prior = turn.prior
+    zone_name = (prior.thread_tz or prior.user_tz) if prior else None
+    resume = None
+    view = sources.constellation
+    if view is not None and settings.continuity.enabled:
+        phase = str(view.get("active_work_phase") or "unknown")
+        hint = None
+        if boot and phase != "unknown" and is_terse_continuation(turn.text):
+            hint = (
+                f"“{turn.text.strip()}” continues the {phase.replace('_', ' ')} work "
+                f"on {sources.work_context.name}."
+            )
+        resume = resume_content(
+            view,
+            thread_key=turn.thread_key,
+            session_id=session_id,
+            now=now,
+            min_gap=timedelta(minutes=settings.cards.resume_min_gap_minutes),
+            phase_hint=hint,
+        )
+    rendered = render_cards(
+        resume,
+        _unique_segments(sources),
+        sources.memory,
+        current_context_id=sources.work_context.work_context_id,
+        budget=card_budget(settings.cards),
+        now=now,
+        zone=get_zone(zone_name) if zone_name else None,
+        activity_max_age=timedelta(days=settings.cards.recent_activity_max_age_days),
+    )
+    shown: list[str] = []
+    if view is not None and any(card.startswith(RESUME_OPEN) for card in rendered.cards):
+        shown = delivered_update_ids(view, turn.thread_key)
+    return list(rendered.cards), shown
+
+
+async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
+    """The cards ``turn`` would get, without starting a session or marking anything
+    delivered (for ``POST /admin/threads/{thread_key}/preview``)."""
+    settings = service.settings
+    if not settings.cards.enabled:
+        return []
+    prior = turn.prior
+    last = prior.thread_last_interaction_at if prior else None
+    if last is not None and turn.received_at - last < settings.continuity.session_gap:
+        return []
+    store = service.store
+    if await store.get_thread(turn.thread_key) is None:
+        sources = CardSources(
+            work_context=WorkContext(
+                default_context_id(turn.thread_key),
+                turn.thread_key,
+                turn.user_key,
+                False,
+                turn.received_at,
+                turn.received_at,
+            ),
+            constellation=None,
+            rollups=tuple(await store.rollup_segments(turn.user_key)),
+            memory=tuple(await store.memory_facts(turn.user_key)),
+        )
+    else:
+        sources = await store.card_sources(turn.thread_key, turn.user_key, now=turn.received_at)
+    cards, _ = render_boot_cards(service, turn, sources, session_id="preview", boot=True)
+    return cards
+
+
+def _unthreaded(turn: Turn) -> bool:
+    """An API turn without a thread of its own (no thread header: the thread is the
+    user): its continuity goes to the user's unlinked bucket (spec 001 §3.1)."""
+    return turn.channel == API_CHANNEL and turn.thread_id == turn.user_id
+
+
+def _unique_segments(sources: CardSources) -> list[RollupSegment]:
+    # Linked users each keep a rollup of the same person's contexts: show each once.
+    seen: dict[str, RollupSegment] = {}
+    for segment in sources.rollups:
+        known = seen.get(segment.work_context_id)
+        if known is None or segment.generated_at > known.generated_at:
+            seen[segment.work_context_id] = segment
+    return sorted(seen.values(), key=lambda s: s.last_activity_at, reverse=True)
+
+
+def _newest_user(messages: Sequence[Any]) -> JSON | None:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return message
+    return None
+
+
+def _lost_cards(messages: Sequence[Any], cards_fingerprint: str | None) -> bool:
+    """Whether a request that carries history no longer has the message the session's
+    cards rode with: the client (or the relay) compacted the conversation."""
+    if cards_fingerprint is None:
+        return False
+    history = [m for m in messages if isinstance(m, dict) and m.get("role") != "system"]
+    if len(history) < 2:
+        return False
+    return not any(m.get("role") == "user" and fingerprint(m) == cards_fingerprint for m in history)
+
+
+def _request_tokens(messages: Sequence[Any]) -> int:
+    total = 0
+    for message in messages:
+        if isinstance(message, dict):
+            content = message.get("content")
+            total += estimate_tokens(content if isinstance(content, str) else str(content))
+    return total
+
+
+def _ran_tools(body: JSON) -> bool:
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "tool" for m in messages[-3:]
+    )

@@ -1,0 +1,1 @@
+"""Living memory (spec 003): stable facts and standing preferences of a person."""

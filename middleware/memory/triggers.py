@@ -1,0 +1,303 @@
+"""What in a user's message is worth keeping in living memory (spec 003 §7, §8).
+
+Spec 003's heartbeat triage flags memory triggers with regular expressions; here they
+become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
+
+- ``name``: "my name is X", "call me X", "I go by X" → ``Name: X``, and it replaces the
+  name known before (``replaces_kind``);
+- ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
+  <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …";
+- ``preference``: "I prefer …", "I like my answers …", "I want your replies …", "I hate it
+  when you …" (and a "remember that …" whose content is one);
+- ``directive``: an instruction to the assistant that stands: "please always …",
+  "never <verb> …", "from now on, …", "going forward, …";
+- ``correction``: "actually, my … is …", "actually, I live/work/moved …", "no, I meant …",
+  "correction: …" ("actually, my name is X" is a ``name``).
+
+Spec 003's "decision:", "we agreed", "the plan is", "note to self" and "remember to …"
+are about the work, not the person: continuity captures them
+(:mod:`middleware.continuity.extract`).
+
+Texts are stored about the user, not in their voice, because the card is read by the
+model, for whom "I" is itself: the first person becomes a subject-less third person
+("I prefer short answers" → "Prefers short answers", "I'm a paralegal" → "Is a
+paralegal", "my cat is called Miso" → "Their cat is called Miso"), and a directive stays
+an imperative with "me" made "the user" ("never call me Bob" → "Never call the user
+Bob"). Nothing fires on a question, a conditional or hypothetical ("if I were a lawyer"),
+reported speech ("she said I'm …"), recollection ("remember when we …", "do you remember
+…"), or a refusal ("I prefer not to say").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from middleware.continuity.model import MemoryKind
+
+__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory"]
+
+TEXT_MAX = 200
+_SCAN_LIMIT = 4000
+_MIN_WORDS = 2  # "remember that!" holds nothing to remember
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCandidate:
+    """Something to remember about the user: ``text`` as the card shows it (see the
+    module docstring); ``replaces_kind`` when it supersedes every earlier fact of its
+    kind (a person has one name)."""
+
+    kind: MemoryKind
+    text: str
+    replaces_kind: bool = False
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_FILLER = _re(
+    r"^(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi|just"
+    r"|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b[\s,!.:;—–-]*)+"
+)
+_REJECT = _re(
+    r"^\s*(?:if|unless|suppose|supposing|imagine|what\s+if|when|whenever|were\s+i|even\s+if"
+    r"|in\s+case|say)\b|\b(?:said|says|told|tells|asked|asks|according\s+to|claims|claimed"
+    r"|thinks|thought)\b|\bremember\s+(?:when|how|the\s+time)\b"
+    r"|\b(?:do|don\s*'?\s*t|did|didn\s*'?\s*t)\s+you\s+remember\b"
+    r"|\b(?:would|'d)\s+prefer\b|\bprefer\s+(?:not\s+to|to\s+not)\b"
+)
+_NOT_A_NAME = frozenset(
+    "a an the later back tomorrow tonight today now soon when if whenever anytime asap once"
+    " after before at on in by crazy maybe whatever anything something old-fashioned lazy"
+    " please sometime again first then and or but".split()
+)
+_NAME_STOP = frozenset(
+    "and but from by please now instead though btw not or because since so thanks thank"
+    " if when then too here lol ok okay actually instead".split()
+)
+_NAME = _re(
+    r"(?:my\s+name\s*(?:'\s*s|\s+is)|(?:you\s+can\s+|please\s+|just\s+)?call\s+me"
+    r"|i\s+go\s+by|i\s*'?\s*m\s+called|(?:every(?:one|body)|people|friends)\s+calls?\s+me)"
+    r"\s+(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){0,2})"
+)
+_REMEMBER = _re(
+    r"(?:please\s+)?(?:remember|keep\s+in\s+mind|(?:don\s*'?\s*t|do\s+not|never)\s+forget)"
+    r"(?!\s+(?:to|when|how|what|who|where|why|the\s+time|me|us|it|this)\b)"
+    r"(?:\s+(?:that|this)\b)?\s*[:,—–-]?\s*(?P<body>.+)"
+    r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
+    r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
+)
+_CORRECTION = _re(
+    r"correction\s*[:—–-]\s*(?P<body>.+)"
+    r"|(?:no|nope|sorry|oops|wait)\b[\s,.!]*(?P<meant>i\s+meant\s+.+)"
+    r"|actually\s*[,:]?\s*(?P<fix>my\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|'s)\s+.+"
+    r"|i\s*'?\s*m\s+(?:a|an|based|from|not|now|in)\b.+|i\s+(?:live|work|moved|switched"
+    r"|changed)\b.+)"
+)
+# Verbs that start a standing instruction to the assistant ("always answer in French").
+_DIRECTIVE_VERBS = (
+    r"(?:answer|reply|respond|write|use|say|call|give|include|add|start|end|keep|put|show"
+    r"|explain|mention|suggest|recommend|ask|assume|format|cite|quote|translate|summari[sz]e"
+    r"|round|spell|address|refer|sign|apologi[sz]e|hedge|lecture|moralize|repeat|sugarcoat"
+    r"|check|confirm|double-check|remind|tell|be|list|number|bold|switch|talk|speak|send"
+    r"|offer|sugar-coat|end|open|close|try|make|give|let)"
+)
+_DIRECTIVE = _re(
+    rf"(?:please\s+)?(?P<adv>always|never|don\s*'?\s*t\s+ever|do\s+not\s+ever)\s+(?:please\s+)?"
+    rf"(?P<body>{_DIRECTIVE_VERBS}\b.+)"
+    r"|(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|henceforth)\s*[,:]?\s*"
+    r"(?!\s*(?:i|we)\b)(?:please\s+)?(?P<standing>.+)"
+)
+_PREFERENCE = _re(
+    r"(?P<pref>i\s+(?:really\s+|much\s+|generally\s+|usually\s+|strongly\s+|always\s+)?prefer"
+    r"\s+.+"
+    r"|i\s+(?:like|want|love|need)\s+(?:my|your|the)\s+(?:answers?|responses?|replies"
+    r"|explanations?|summaries|code|messages?|feedback|emails?|drafts?)\b.+"
+    r"|i\s+(?:like|love|appreciate|hate|dislike|can\s*'?\s*t\s+stand|don\s*'?\s*t\s+like)"
+    r"\s+(?:it\s+)?when\s+you\b.+)"
+)
+_PROFESSION_MOD = (
+    r"(?:(?:senior|junior|lead|head|chief|principal|staff|freelance|self-employed|professional"
+    r"|retired|full-time|part-time|practicing|practising|licensed|certified|trainee|student"
+    r"|graduate|phd|software|data|civil|criminal|corporate|family|tax|patent|music|session"
+    r"|high\s+school|primary\s+school|school|registered|medical|research|product|ux|web"
+    r"|backend|frontend|front-end|back-end|mechanical|electrical|sound|recording|studio"
+    r"|litigation|immigration|defense|defence|real\s+estate)\s+){0,3}"
+)
+_PROFESSION = (
+    r"(?:lawyer|attorney|solicitor|barrister|paralegal|judge|clerk|notary|developer|engineer"
+    r"|programmer|scientist|analyst|designer|architect|teacher|professor|lecturer|tutor|nurse"
+    r"|doctor|physician|surgeon|dentist|pharmacist|therapist|psychologist|student|researcher"
+    r"|writer|author|journalist|editor|musician|guitarist|drummer|bassist|pianist|singer"
+    r"|songwriter|composer|producer|dj|accountant|consultant|manager|founder|ceo|cto|cfo"
+    r"|chef|cook|baker|farmer|electrician|plumber|carpenter|mechanic|pilot|driver|artist"
+    r"|photographer|translator|librarian|veterinarian|vet|paramedic|firefighter|officer"
+    r"|entrepreneur|investor|economist|statistician|mathematician|physicist|chemist"
+    r"|biologist|marketer|recruiter|administrator|sysadmin|technician|contractor"
+    r"|freelancer|intern|parent|mom|mum|dad|teacher|coach|trainer|owner|partner|associate"
+    r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
+)
+_FACT = _re(
+    rf"(?P<fact>i\s*'?\s*m\s+an?\s+{_PROFESSION_MOD}{_PROFESSION}s?\b.*"
+    rf"|i\s+am\s+an?\s+{_PROFESSION_MOD}{_PROFESSION}s?\b.*"
+    r"|i\s+work\s+(?:as|at|for|in|from)\s+(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b)"
+    r".+|i\s+live\s+(?:in|on|near)\s+.+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
+    r"|i\s+am\s+based\s+(?:in|out\s+of)\s+.+)"
+)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
+
+
+def detect_memory(text: str) -> list[MemoryCandidate]:
+    """Living-memory candidates stated in one user message, in order, without repeats.
+
+    At most one per sentence; see the module docstring for the triggers, kinds and the
+    form of ``text``.
+    """
+    found: list[MemoryCandidate] = []
+    seen: set[tuple[str, str]] = set()
+    for sentence in _sentences(text):
+        candidate = _candidate(sentence)
+        if candidate is not None and (key := (candidate.kind, candidate.text.lower())) not in seen:
+            seen.add(key)
+            found.append(candidate)
+    return found
+
+
+def _sentences(text: str) -> Iterator[str]:
+    for sentence in _SENTENCE.split(text[:_SCAN_LIMIT].replace("’", "'").replace("‘", "'")):
+        sentence = " ".join(sentence.split())
+        if sentence and not sentence.endswith("?"):
+            yield sentence
+
+
+def _candidate(sentence: str) -> MemoryCandidate | None:
+    sentence = _FILLER.sub("", sentence, count=1)
+    if not sentence or _REJECT.search(sentence):
+        return None
+    match = _REMEMBER.match(sentence)
+    if match:
+        body = match["body"] or match["body2"] or match["body3"]
+        return _statement(body, default="fact")
+    match = _CORRECTION.match(sentence)
+    if match:
+        if match["fix"]:
+            name = _name(match["fix"])
+            return name or _made("correction", match["fix"], _third_person)
+        return _made("correction", match["body"] or match["meant"], _third_person)
+    return _statement(sentence, default=None)
+
+
+def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
+    """A name, directive, preference or fact stated in ``clause``; ``default`` is the kind
+    of anything else (a "remember that …" body is a fact whatever it says)."""
+    clause = _FILLER.sub("", clause.strip(), count=1)
+    name = _name(clause)
+    if name is not None:
+        return name
+    match = _DIRECTIVE.match(clause)
+    if match:
+        body = match["body"] or match["standing"]
+        if match["adv"]:
+            body = f"{match['adv']} {body}"
+        return _made("directive", body, _imperative)
+    match = _PREFERENCE.match(clause)
+    if match:
+        return _made("preference", match["pref"], _third_person)
+    match = _FACT.match(clause)
+    if match:
+        return _made("fact", match["fact"], _third_person)
+    if default is not None:
+        return _made(default, clause, _third_person)
+    return None
+
+
+def _name(clause: str) -> MemoryCandidate | None:
+    match = _NAME.match(clause)
+    if match is None:
+        return None
+    words: list[str] = []
+    for raw in match["name"].split():
+        word = raw.rstrip(".,!'")
+        if not word or word.lower() in _NAME_STOP:
+            break
+        words.append(word)
+    if not words or words[0].lower() in _NOT_A_NAME:
+        return None
+    name = " ".join(w if any(c.isupper() for c in w) else w.capitalize() for w in words)
+    return MemoryCandidate("name", f"Name: {name}", replaces_kind=True)
+
+
+def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> MemoryCandidate | None:
+    clause = _TRAILING.sub("", " ".join(clause.split()))
+    if len(clause.split()) < _MIN_WORDS:
+        return None
+    text = rewrite(clause)
+    if len(text) > TEXT_MAX:
+        text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
+    return MemoryCandidate(kind, text[:1].upper() + text[1:])
+
+
+# --- the user's voice to the card's ---------------------------------------------------
+
+_LEADING_I = _re(r"^i\s*(?P<aux>'\s*m|'\s*ve|'\s*d|'\s*ll|\s+am|\s+have|\s+was)?\s+(?P<rest>.*)$")
+_AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll": "will"}
+_MODALS = frozenset("can can't cannot could will won't would should must might may".split())
+_NO_CONJUGATION = frozenset(
+    "was had did went grew got made used meant said thought knew came left took gave never"
+    " always also".split()
+)
+_IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}
+_PRONOUNS = (
+    (_re(r"\bi\s*'\s*m\b"), "they're"),
+    (_re(r"\bi\s+am\b"), "they are"),
+    (_re(r"\bi\s*'\s*ve\b"), "they've"),
+    (_re(r"\bmyself\b"), "themselves"),
+    (_re(r"\bmine\b"), "theirs"),
+    (_re(r"\bmy\b"), "their"),
+    (_re(r"\bme\b"), "them"),
+    (_re(r"\bi\b"), "they"),
+)
+
+
+def _third_person(clause: str) -> str:
+    """ "I prefer X" → "prefers X", "I'm a nurse" → "is a nurse", "my X" → "their X"."""
+    match = _LEADING_I.match(clause)
+    if match:
+        aux = (match["aux"] or "").replace(" ", "").lower()
+        rest = match["rest"]
+        if aux == "was":
+            head = "was"
+        elif aux:
+            head = _AUX[aux]
+        else:
+            verb, _, rest = rest.partition(" ")
+            head = _conjugate(verb)
+        clause = f"{head} {rest}".strip()
+    for pattern, replacement in _PRONOUNS:
+        clause = pattern.sub(replacement, clause)
+    return clause
+
+
+def _conjugate(verb: str) -> str:
+    word = verb.lower()
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word in _MODALS or word in _NO_CONJUGATION or word.endswith("ed"):
+        return word
+    if word.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return word + "es"
+    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _imperative(clause: str) -> str:
+    """A directive stays addressed to the assistant; the user is named, not "me"."""
+    clause = _re(r"\bmy\b").sub("the user's", clause)
+    clause = _re(r"\b(?:me|myself)\b").sub("the user", clause)
+    return _re(r"\bi\s*'\s*m\b|\bi\s+am\b").sub("the user is", clause)

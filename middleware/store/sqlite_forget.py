@@ -1,0 +1,203 @@
+"""Forgetting a user in the SQLite store: every row kept about one user key, deleted in
+one transaction (``/forget``).
+
+What counts as the user's:
+
+- their DM threads, whole: a DM thread they are the only participant of, with every
+  message in it (the relay's replies too), its injections, held tool calls, sessions,
+  default work context and job marks;
+- everywhere else, their own rows: their messages in groups, the relay's replies to them
+  and any reply of the relay's that names their key (a link confirmation, say), the
+  injected blocks made for their messages (known by thread and instant) or naming their
+  key, their group memberships, tool
+  calls held for them, link codes, the work contexts they own (with their sessions and
+  log entries), their sessions and what was captured from them, rollup segments, living
+  memory, job marks scoped to them, and their user row (timezone, last contact, clock
+  data);
+- when linked, they are unlinked first (as ``unlink_user`` does: a person left with
+  fewer than two users is dissolved) and the actions they clocked are taken out of the
+  person's shared list, so what the other accounts keep holds nothing of theirs.
+
+Children are deleted before their parents, rather than left to ``ON DELETE CASCADE``, so
+each kind is counted. A dry run does all of it inside a savepoint it then rolls back, so
+the preview counts are exactly what the real deletion removes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from middleware.continuity.model import (
+    DEFAULT_CONTEXT_PREFIX,
+    default_context_id,
+    unlinked_context_id,
+)
+from middleware.store import sqlite_links as links
+from middleware.store.base import ForgetReport
+
+_SELECT_USER = "SELECT person_id, latest_actions FROM users WHERE user_key = ?"
+
+# DM threads the user is the only participant of.
+_SELECT_DM_THREADS = """
+SELECT t.thread_key FROM threads AS t
+JOIN thread_participants AS p ON p.thread_key = t.thread_key
+WHERE p.user_key = :user_key AND t.chat_type = 'dm'
+  AND NOT EXISTS (SELECT 1 FROM thread_participants AS o
+                  WHERE o.thread_key = t.thread_key AND o.user_key <> :user_key)
+ORDER BY t.thread_key
+"""
+
+# A group's own context they happened to start goes to the group's latest other speaker.
+_HAND_OVER_CONTEXTS = """
+UPDATE work_contexts SET owner_key = COALESCE((
+    SELECT p.user_key FROM thread_participants AS p
+    WHERE :prefix || p.thread_key = work_contexts.work_context_id AND p.user_key <> :user_key
+    ORDER BY p.last_user_message_at DESC LIMIT 1), '')
+WHERE owner_key = :user_key
+"""
+
+_SELECT_LINKED = "SELECT user_key FROM users WHERE person_id = ? AND user_key <> ? ORDER BY 1"
+_SELECT_PERSON_ACTIONS = "SELECT latest_actions FROM persons WHERE person_id = ?"
+_SET_PERSON_ACTIONS = "UPDATE persons SET latest_actions = ? WHERE person_id = ?"
+
+
+def forget_user(conn: sqlite3.Connection, user_key: str, *, dry_run: bool) -> ForgetReport | None:
+    """Delete everything stored about ``user_key``; ``None`` if the user is unknown.
+
+    Runs inside the store's writer, so it is one transaction with nothing interleaved.
+    With ``dry_run`` nothing changes and the report says what would be deleted.
+    """
+    conn.execute("SAVEPOINT forget_user")
+    try:
+        report = _forget(conn, user_key)
+    except BaseException:
+        conn.execute("ROLLBACK TO forget_user")
+        conn.execute("RELEASE forget_user")
+        raise
+    if dry_run:
+        conn.execute("ROLLBACK TO forget_user")
+    conn.execute("RELEASE forget_user")
+    return report
+
+
+def _forget(conn: sqlite3.Connection, user_key: str) -> ForgetReport | None:
+    user = conn.execute(_SELECT_USER, (user_key,)).fetchone()
+    if user is None:
+        return None
+    person_id, own_actions = user
+    threads = [row[0] for row in conn.execute(_SELECT_DM_THREADS, {"user_key": user_key})]
+    default_contexts = [default_context_id(key) for key in threads]
+    # Their named contexts; a group's own context is the group's, whoever made it.
+    contexts = _column(
+        conn,
+        "SELECT work_context_id FROM work_contexts WHERE owner_key = ? AND named = 1",
+        [user_key],
+    )
+    # Work may hang off a context id with no row of its own yet (made on first use).
+    contexts = sorted({*contexts, *default_contexts, unlinked_context_id(user_key)})
+    in_threads = f"thread_key IN ({_marks(threads) or 'NULL'})"
+    in_contexts = f"work_context_id IN ({_marks(contexts)})"
+    # A subquery rather than a list of ids: a user of years has many sessions.
+    their_sessions = (
+        f"SELECT session_id FROM sessions WHERE user_key = ? OR {in_threads} OR {in_contexts}"
+    )
+    session_params = [user_key, *threads, *contexts]
+    counts: dict[str, int] = {}
+    counts["continuity_entries"] = _delete(
+        conn,
+        f"continuity_entries WHERE {in_contexts} OR source_session_id IN ({their_sessions})",
+        [*contexts, *session_params],
+    )
+    counts["sessions"] = _delete(
+        conn, f"sessions WHERE session_id IN ({their_sessions})", session_params
+    )
+    counts["rollup_segments"] = _delete(
+        conn,
+        f"rollup_segments WHERE user_key = ? OR {in_contexts}",
+        [user_key, *contexts],
+    )
+    # Threads that stay (groups) but were moved into a context that goes: back to their own.
+    conn.execute(
+        f"UPDATE threads SET work_context_id = NULL WHERE {in_contexts}",
+        contexts,
+    )
+    counts["work_contexts"] = _delete(conn, f"work_contexts WHERE {in_contexts}", contexts)
+    conn.execute(_HAND_OVER_CONTEXTS, {"user_key": user_key, "prefix": DEFAULT_CONTEXT_PREFIX})
+    counts["memory_facts"] = _delete(conn, "memory_facts WHERE user_key = ?", [user_key])
+    counts["job_marks"] = _delete(
+        conn,
+        f"job_marks WHERE scope = ? OR scope IN ({_marks(threads) or 'NULL'}) "
+        f"OR scope IN ({_marks(contexts)})",
+        [user_key, *threads, *contexts],
+    )
+    # A block injected into a group message is stored under the message's instant.
+    counts["injections"] = _delete(
+        conn,
+        f"injections WHERE {in_threads} OR instr(text, ?) > 0 OR EXISTS (SELECT 1 FROM "
+        "messages AS m WHERE m.user_key = ? AND m.thread_key = injections.thread_key "
+        "AND m.at = injections.at)",
+        [*threads, user_key, user_key],
+    )
+    counts["held_tool_calls"] = _delete(
+        conn, f"held_tool_calls WHERE {in_threads} OR user_key = ?", [*threads, user_key]
+    )
+    # The relay's replies to them in groups (each follows the message it answers; a
+    # conversation's turns are answered in order), and any reply of the relay's naming them.
+    replies = _delete(
+        conn,
+        "messages WHERE role = 'assistant' AND (instr(text, :user_key) > 0 OR :user_key = "
+        "(SELECT m.user_key FROM messages AS m WHERE m.thread_key = messages.thread_key "
+        "AND m.role = 'user' AND m.id < messages.id ORDER BY m.id DESC LIMIT 1))",
+        {"user_key": user_key},
+    )
+    counts["messages"] = replies + _delete(
+        conn, f"messages WHERE {in_threads} OR user_key = ?", [*threads, user_key]
+    )
+    counts["thread_memberships"] = _delete(
+        conn, f"thread_participants WHERE {in_threads} OR user_key = ?", [*threads, user_key]
+    )
+    counts["threads"] = _delete(conn, f"threads WHERE {in_threads}", threads)
+    counts["link_codes"] = _delete(conn, "link_codes WHERE user_key = ?", [user_key])
+    actions = len(_actions(own_actions))
+    linked: tuple[str, ...] = ()
+    if person_id is not None:
+        linked = tuple(row[0] for row in conn.execute(_SELECT_LINKED, (person_id, user_key)))
+        actions += _drop_person_actions(conn, person_id, user_key)
+        links.unlink_user(conn, user_key)
+    conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
+    return ForgetReport(**counts, actions=actions, unlinked_from=linked)
+
+
+def _drop_person_actions(conn: sqlite3.Connection, person_id: str, user_key: str) -> int:
+    """Take the user's actions out of the person's shared list; return how many."""
+    row = conn.execute(_SELECT_PERSON_ACTIONS, (person_id,)).fetchone()
+    stored = _actions(row[0] if row else None)
+    kept = [a for a in stored if not (isinstance(a, dict) and a.get("user_key") == user_key)]
+    if len(kept) != len(stored):
+        conn.execute(_SET_PERSON_ACTIONS, (json.dumps(kept) if kept else None, person_id))
+    return len(stored) - len(kept)
+
+
+def _actions(raw: str | None) -> list[Any]:
+    try:
+        parsed = json.loads(raw) if raw else []
+    except ValueError:
+        return []
+    return parsed if isinstance(parsed, list) else []
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _column(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> list[str]:
+    return [str(row[0]) for row in conn.execute(sql, params)]
+
+
+def _delete(
+    conn: sqlite3.Connection, where: str, params: Sequence[object] | dict[str, object]
+) -> int:
+    return conn.execute(f"DELETE FROM {where}", params).rowcount

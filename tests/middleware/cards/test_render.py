@@ -1,0 +1,413 @@
+"""Rendering the three tier cards within their budgets (spec 001 §6).
+
+Budgets here are derived from ``count_tokens`` of the expected card text, so each test
+holds whichever counter is in use (the estimate, or an offline tokenizer).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from middleware.cards.content import CardBudget, CardItem, ResumeContent, SessionLine
+from middleware.cards.render import RenderedCards, render_cards
+from middleware.cards.tokens import count_tokens
+from middleware.continuity.model import MemoryFact, MemoryKind, RollupSegment
+
+NOW = datetime(2025, 11, 19, 9, 0, tzinfo=UTC)  # a Wednesday
+WIDE = CardBudget(total=5000, resume=2000, recent_activity=2000, living_memory=1000)
+
+EXAMPLE = ResumeContent(
+    work_context_name="Henderson damages section",
+    active_work_phase="drafting",
+    session_history=(
+        SessionLine(
+            "Completed subsections 1-3 (price impact). Event study pending — waiting on "
+            "Christensen data.",
+            datetime(2025, 11, 17, 16, 0, tzinfo=UTC),
+        ),
+    ),
+    open_questions=(CardItem("Need to address Dura more directly in intro."),),
+    key_decisions=(
+        CardItem("Focusing on price impact approach over corrective disclosure alone."),
+    ),
+    cross_conversation_updates=("DOC72 updated in another conversation (entity graph changes).",),
+)
+EXAMPLE_CARD = """<card type="continuity" tag="resume">
+Henderson damages section — drafting phase.
+Last session (Mon): Completed subsections 1-3 (price impact). Event study pending — waiting on Christensen data.
+Open: Need to address Dura more directly in intro.
+Decision: Focusing on price impact approach over corrective disclosure alone.
+Since last session: DOC72 updated in another conversation (entity graph changes).
+</card>"""  # noqa: E501 - the spec's example, verbatim
+
+
+def render(
+    resume: ResumeContent | None = None,
+    activity: tuple[RollupSegment, ...] = (),
+    memory: tuple[MemoryFact, ...] = (),
+    *,
+    budget: CardBudget = WIDE,
+    current: str | None = "wc:here",
+    zone: ZoneInfo | None = None,
+) -> RenderedCards:
+    return render_cards(
+        resume, activity, memory, current_context_id=current, budget=budget, now=NOW, zone=zone
+    )
+
+
+def card(kind: str, tag: str, *lines: str) -> str:
+    body = "\n".join(lines)
+    return f'<card type="{kind}" tag="{tag}">\n{body}\n</card>'
+
+
+def resume_card(*lines: str) -> str:
+    return card("continuity", "resume", *lines)
+
+
+def activity_card(*items: str) -> str:
+    return card(
+        "recent_activity", "recent_activity", "Recently (other work):", *(f"- {i}" for i in items)
+    )
+
+
+def memory_card(*lines: str) -> str:
+    return card("living_memory", "living_memory", *lines)
+
+
+def segment(
+    context: str, text: str, active_days_ago: float, generated_days_ago: float = 0.5
+) -> RollupSegment:
+    return RollupSegment(
+        work_context_id=context,
+        text=text,
+        last_activity_at=NOW - timedelta(days=active_days_ago),
+        generated_at=NOW - timedelta(days=generated_days_ago),
+    )
+
+
+def fact(fact_id: int, kind: MemoryKind, text: str, days_ago: float = 10) -> MemoryFact:
+    return MemoryFact(
+        fact_id=fact_id,
+        user_key="u1",
+        kind=kind,
+        text=text,
+        source="user",
+        created_at=NOW - timedelta(days=days_ago),
+    )
+
+
+# --- Tier 1 ---------------------------------------------------------------------------
+
+
+def test_the_spec_example_renders_as_in_the_spec_within_120_tokens() -> None:
+    out = render(EXAMPLE, budget=CardBudget())
+    assert out.cards == (EXAMPLE_CARD,)
+    assert out.tokens == count_tokens(EXAMPLE_CARD) <= 120
+    assert out.dropped == ()
+
+
+def test_name_and_phase_alone_make_no_card() -> None:
+    assert render(ResumeContent("Henderson", "drafting")).cards == ()
+    assert (
+        render(ResumeContent("Henderson", "drafting", open_questions=(CardItem("  "),))).cards == ()
+    )
+
+
+def test_unknown_phase_is_left_out_and_phase_names_read_as_words() -> None:
+    content = ResumeContent("Henderson", "unknown", obligations=("Send the draft",))
+    assert render(content).cards == (resume_card("Henderson.", "Still open: Send the draft"),)
+    waiting = ResumeContent("Henderson", "waiting_for_external", obligations=("x",))
+    assert render(waiting).cards[0].splitlines()[1] == "Henderson — waiting for external phase."
+
+
+def test_sessions_newest_first_at_most_three_dated_in_the_zone() -> None:
+    content = ResumeContent(
+        "Brief",
+        "review",
+        session_history=(
+            SessionLine("oldest", NOW - timedelta(days=30)),
+            SessionLine("newest", datetime(2025, 11, 18, 23, 30, tzinfo=UTC)),
+            SessionLine("two", NOW - timedelta(days=20)),
+            SessionLine("one", datetime(2025, 11, 3, 12, 0, tzinfo=UTC)),
+        ),
+    )
+    # 23:30 UTC Tuesday is Wednesday morning in Tokyo; 3 Nov is over a week ago.
+    assert render(content, zone=ZoneInfo("Asia/Tokyo")).cards == (
+        resume_card(
+            "Brief — review phase.",
+            "Last session (Wed): newest",
+            "Earlier (3 Nov): one",
+            "Earlier (30 Oct): two",
+        ),
+    )
+    assert "Last session (Tue): newest" in render(content).cards[0]  # UTC by default
+
+
+def test_items_capped_tentative_marked_and_phase_hint_last() -> None:
+    content = ResumeContent(
+        "Brief",
+        "drafting",
+        open_questions=tuple(CardItem(f"q{i}", tentative=i == 0) for i in range(5)),
+        key_decisions=(CardItem("d0"), CardItem("d1", tentative=True), CardItem("d2")),
+        cross_conversation_updates=("news",),
+        obligations=("owed",),
+        phase_hint="The user is continuing drafting work.",
+    )
+    assert render(content).cards == (
+        resume_card(
+            "Brief — drafting phase.",
+            "Open: q0 (unconfirmed)",
+            "Open: q1",
+            "Open: q2",
+            "Decision: d0",
+            "Decision: d1 (unconfirmed)",
+            "Still open: owed",
+            "Since last session: news",
+            "The user is continuing drafting work.",
+        ),
+    )
+
+
+def test_item_text_is_kept_to_one_line() -> None:
+    content = ResumeContent("Brief", "drafting", open_questions=(CardItem("a\nb\n\n  c"),))
+    assert "Open: a b c" in render(content).cards[0]
+
+
+def test_resume_cap_trims_session_history_first() -> None:
+    header = "Henderson damages section — drafting phase."
+    rest = [line for line in EXAMPLE_CARD.splitlines()[2:-1] if not line.startswith("Last")]
+    cap = count_tokens(EXAMPLE_CARD) - 1
+    out = render(EXAMPLE, budget=CardBudget(resume=cap))
+    assert out.cards == (resume_card(header, *rest),)
+    assert out.dropped == ("resume:session_history",)
+
+
+def test_resume_cap_trims_decisions_then_questions_then_updates() -> None:
+    header = "Henderson damages section — drafting phase."
+    update = "Since last session: DOC72 updated in another conversation (entity graph changes)."
+    question = "Open: Need to address Dura more directly in intro."
+    cap = count_tokens(resume_card(header, question, update))
+    out = render(EXAMPLE, budget=CardBudget(resume=cap))
+    assert out.cards == (resume_card(header, question, update),)
+    assert out.dropped == ("resume:session_history", "resume:key_decisions")
+
+    cap = count_tokens(resume_card(header, update))
+    out = render(EXAMPLE, budget=CardBudget(resume=cap))
+    assert out.cards == (resume_card(header, update),)
+    assert out.dropped == (
+        "resume:session_history",
+        "resume:key_decisions",
+        "resume:open_questions",
+    )
+
+
+def test_one_overlong_line_is_shortened_with_an_ellipsis() -> None:
+    long = " ".join(["the event study still waits on the data"] * 30)
+    content = ResumeContent("Brief", "drafting", open_questions=(CardItem(long),))
+    out = render(content, budget=CardBudget(resume=60))
+    (text,) = out.cards
+    assert count_tokens(text) <= 60
+    line = text.splitlines()[2]
+    assert line.startswith("Open: the event study") and line.endswith("…")
+    assert out.dropped == ("resume:shortened",)
+
+
+# --- Tier 2 ---------------------------------------------------------------------------
+
+
+def test_activity_excludes_the_current_context_newest_first() -> None:
+    activity = (
+        segment("wc:a", "Smith v. Acme: deposition prep", active_days_ago=5),
+        segment("wc:here", "the current matter", active_days_ago=0.1),
+        segment("wc:b", "DOC24 budget waterfall finalized", active_days_ago=1),
+    )
+    out = render(activity=activity)
+    assert out.cards == (
+        activity_card("DOC24 budget waterfall finalized", "Smith v. Acme: deposition prep"),
+    )
+    assert out.dropped == ()
+
+
+def test_activity_of_only_the_current_context_makes_no_card() -> None:
+    assert render(activity=(segment("wc:here", "current", 1),)).cards == ()
+
+
+def test_stale_rollup_is_skipped() -> None:
+    stale = (segment("wc:a", "old news", 10, generated_days_ago=8),)
+    assert render(activity=stale).cards == ()
+    # Freshness is judged on the segments that would be shown.
+    mixed = (*stale, segment("wc:here", "current", 0, generated_days_ago=0))
+    assert render(activity=mixed).cards == ()
+    fresh = (segment("wc:a", "recent news", 10, generated_days_ago=6.9),)
+    assert render(activity=fresh).cards == (activity_card("recent news"),)
+
+
+def test_activity_cap_drops_the_oldest_segments_first() -> None:
+    activity = tuple(segment(f"wc:{i}", f"matter {i} work", active_days_ago=i) for i in range(4))
+    cap = count_tokens(activity_card("matter 0 work", "matter 1 work"))
+    out = render(activity=activity, budget=CardBudget(recent_activity=cap))
+    assert out.cards == (activity_card("matter 0 work", "matter 1 work"),)
+    assert out.dropped == ("recent_activity:segments",)
+
+
+# --- Tier 3 ---------------------------------------------------------------------------
+
+MEMORY = (
+    fact(1, "fact", "Securities litigator.", days_ago=30),
+    fact(2, "preference", "Prefers direct assessment, no hedging.", days_ago=20),
+    fact(3, "name", "Will Brody.", days_ago=40),
+    fact(4, "correction", "Principal architect of ELNOR.", days_ago=5),
+    fact(5, "directive", "Cite section numbers when reviewing.", days_ago=2),
+)
+
+
+def test_memory_name_first_then_instructions_then_facts_newest_first() -> None:
+    assert render(memory=MEMORY).cards == (
+        memory_card(
+            "Will Brody.",
+            "Cite section numbers when reviewing.",
+            "Prefers direct assessment, no hedging.",
+            "Principal architect of ELNOR.",
+            "Securities litigator.",
+        ),
+    )
+
+
+def test_memory_cap_keeps_the_newest_within_each_rank() -> None:
+    expected = memory_card(
+        "Will Brody.",
+        "Cite section numbers when reviewing.",
+        "Prefers direct assessment, no hedging.",
+        "Principal architect of ELNOR.",
+    )
+    out = render(memory=MEMORY, budget=CardBudget(living_memory=count_tokens(expected)))
+    assert out.cards == (expected,)
+    assert out.dropped == ("living_memory:facts",)
+
+
+# --- Total budget (§6.4) --------------------------------------------------------------
+
+ACTIVITY = (segment("wc:a", "Smith v. Acme appeal: motion practice", 1),)
+
+
+def test_total_drops_tier_2_first() -> None:
+    memory_text = render(memory=MEMORY).cards[0]
+    total = count_tokens(EXAMPLE_CARD) + count_tokens(memory_text)
+    out = render(EXAMPLE, ACTIVITY, MEMORY, budget=CardBudget(total=total, living_memory=200))
+    assert out.cards == (EXAMPLE_CARD, memory_text)
+    assert "recent_activity" in out.dropped
+    assert not any(d.startswith("resume") for d in out.dropped)
+    assert out.tokens <= total
+
+
+def test_total_then_trims_tier_1() -> None:
+    memory_text = render(memory=MEMORY).cards[0]
+    trimmed = render(EXAMPLE, budget=CardBudget(resume=count_tokens(EXAMPLE_CARD) - 1))
+    total = trimmed.tokens + count_tokens(memory_text)
+    out = render(EXAMPLE, ACTIVITY, MEMORY, budget=CardBudget(total=total, living_memory=200))
+    assert out.cards == (*trimmed.cards, memory_text)
+    assert "resume:session_history" in out.dropped and "recent_activity" in out.dropped
+
+
+def test_tier_3_only_with_a_warning_when_tier_1_cannot_fit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    memory_text = render(memory=MEMORY).cards[0]
+    total = count_tokens(memory_text) + 5
+    with caplog.at_level(logging.WARNING, logger="middleware.cards.render"):
+        out = render(EXAMPLE, ACTIVITY, MEMORY, budget=CardBudget(total=total, living_memory=200))
+    assert out.cards == (memory_text,)
+    assert "resume" in out.dropped
+    assert "cannot hold the resume card" in caplog.text
+
+
+def test_tier_3_is_never_dropped_even_when_it_fills_the_total() -> None:
+    budget = CardBudget(total=40, resume=40, recent_activity=40, living_memory=40)
+    out = render(EXAMPLE, ACTIVITY, MEMORY, budget=budget)
+    assert len(out.cards) >= 1 and out.cards[-1].startswith('<card type="living_memory"')
+    assert out.tokens <= 40
+
+
+def test_nothing_to_show_renders_nothing() -> None:
+    assert render() == RenderedCards(cards=(), tokens=0, dropped=())
+
+
+# --- Property: budgets hold for any content -------------------------------------------
+
+texts = st.text(min_size=0, max_size=300) | st.text(
+    alphabet=st.characters(codec="utf-8"), min_size=0, max_size=40
+).map(lambda s: s * 20)
+items = st.builds(CardItem, texts, st.booleans())
+instants = st.datetimes(
+    min_value=datetime(2025, 1, 1), max_value=datetime(2025, 12, 1), timezones=st.just(UTC)
+)
+resumes = st.none() | st.builds(
+    ResumeContent,
+    texts,
+    st.sampled_from(["drafting", "unknown", "waiting_for_external", ""]) | texts,
+    st.lists(st.builds(SessionLine, texts, instants), max_size=5).map(tuple),
+    st.lists(items, max_size=5).map(tuple),
+    st.lists(items, max_size=4).map(tuple),
+    st.lists(texts, max_size=3).map(tuple),
+    st.lists(texts, max_size=3).map(tuple),
+    st.none() | texts,
+)
+segments = st.builds(
+    RollupSegment, st.sampled_from(["wc:here", "wc:a", "wc:b", "wc:c"]), texts, instants, instants
+)
+facts = st.builds(
+    MemoryFact,
+    st.integers(1, 1000),
+    st.just("u1"),
+    st.sampled_from(["name", "fact", "preference", "directive", "correction"]),
+    texts,
+    st.just("user"),
+    instants,
+)
+
+
+@st.composite
+def budgets(draw: st.DrawFn) -> CardBudget:
+    # The living memory card's tags and an ellipsis cost at most ~25 tokens estimated.
+    living = draw(st.integers(30, 300))
+    return CardBudget(
+        total=draw(st.integers(living, 1200)),
+        resume=draw(st.integers(20, 400)),
+        recent_activity=draw(st.integers(20, 400)),
+        living_memory=living,
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    resume=resumes,
+    activity=st.lists(segments, max_size=6),
+    memory=st.lists(facts, max_size=8),
+    budget=budgets(),
+    current=st.sampled_from([None, "wc:here", "wc:a"]),
+)
+def test_budgets_hold_for_any_content(
+    resume: ResumeContent | None,
+    activity: list[RollupSegment],
+    memory: list[MemoryFact],
+    budget: CardBudget,
+    current: str | None,
+) -> None:
+    out = render_cards(resume, activity, memory, current_context_id=current, budget=budget, now=NOW)
+    assert out.tokens == sum(count_tokens(c) for c in out.cards) <= budget.total
+    caps = {
+        "continuity": budget.resume,
+        "recent_activity": budget.recent_activity,
+        "living_memory": budget.living_memory,
+    }
+    for text in out.cards:
+        kind = text.split('"', 2)[1]
+        assert count_tokens(text) <= caps[kind]
+    has_memory = any(f.text.split() for f in memory)
+    assert any(c.startswith('<card type="living_memory"') for c in out.cards) == has_memory

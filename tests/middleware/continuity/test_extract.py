@@ -1,0 +1,376 @@
+"""Heuristic open questions and key decisions (spec 001 §5.3).
+
+The labelled set measures the sentence-level rules; the turn-level rule (an unanswered
+question), deduplication, caps, resolution and terse continuations are tested directly.
+Hard negatives matter as much as positives: a wrong item puts words in the user's mouth.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from middleware.continuity.extract import (
+    CONTEXT_MAX,
+    MAX_DECISIONS,
+    MAX_QUESTIONS,
+    Extracted,
+    ExtractTurn,
+    classify_sentence,
+    extract_key_decisions,
+    extract_open_questions,
+    find_resolved,
+    is_terse_continuation,
+)
+
+DATA = Path(__file__).parent / "data"
+
+
+def _user(text: str) -> ExtractTurn:
+    return ExtractTurn("user", text)
+
+
+def _assistant(text: str) -> ExtractTurn:
+    return ExtractTurn("assistant", text)
+
+
+def _texts(items: list[Extracted]) -> list[str]:
+    return [item.text for item in items]
+
+
+# --- the labelled set -----------------------------------------------------------------
+
+
+def _scores(name: str) -> dict[str, tuple[float, float]]:
+    with (DATA / name).open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    assert rows
+    result = {}
+    for label in ("open_question", "key_decision"):
+        tp = fp = fn = 0
+        for row in rows:
+            role = "assistant" if row["role"] == "assistant" else "user"
+            predicted = classify_sentence(row["sentence"], role=role) or "none"
+            tp += predicted == label and row["label"] == label
+            fp += predicted == label and row["label"] != label
+            fn += predicted != label and row["label"] == label
+        result[label] = (tp / (tp + fp) if tp + fp else 1.0, tp / (tp + fn))
+    return result
+
+
+def test_labelled_set_is_large_and_well_formed() -> None:
+    with (DATA / "extraction_labelled.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    assert len(rows) >= 150
+    assert {row["label"] for row in rows} == {"open_question", "key_decision", "none"}
+    assert {row["role"] for row in rows} <= {"user", "assistant"}
+    assert all(row["sentence"].strip() for row in rows)
+
+
+@pytest.mark.parametrize("name", ["extraction_labelled.tsv", "extraction_heldout.tsv"])
+@pytest.mark.parametrize("label", ["open_question", "key_decision"])
+def test_precision_and_recall_on_labelled_sets(name: str, label: str) -> None:
+    precision, recall = _scores(name)[label]
+    assert precision >= 0.8, f"{label} precision {precision:.3f} on {name}"
+    assert recall >= 0.6, f"{label} recall {recall:.3f} on {name}"
+
+
+# --- sentence rules -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I'll come back to the Dura argument in the intro.",
+        "Let me deal with the exhibit list later.",
+        "TODO: add a test for the DST edge case.",
+        "Remember to send the invoice to the label.",
+        "I still need to figure out the loss causation section.",
+        "Open question: is the class period March or April?",
+        "We need to rewrite the chorus before Friday.",
+        "Need to check with Sarah about the deposition dates.",
+        "We have yet to pick a license.",
+        "Haven't figured out the caching layer yet.",
+        "Parking the refactor for now.",
+        "ok so, I'll revisit the bridge tomorrow.",
+    ],
+)
+def test_open_items(sentence: str) -> None:
+    assert classify_sentence(sentence) == "open_question"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We decided to drop the Dura argument.",
+        "I've decided to file in the Southern District.",
+        "Let's go with Postgres for the event store.",
+        "Going with the blue cover.",
+        "I'll commit to the two-week schedule.",
+        "We're committing to the March release.",
+        "Final answer: we settle.",
+        "Settled on drop D tuning.",
+        "We'll use SQLite instead of Postgres.",
+        "I'm definitely going with the rental car.",
+        "We agreed that the client pays the expert.",
+    ],
+)
+def test_decisions(sentence: str) -> None:
+    assert classify_sentence(sentence) == "key_decision"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # hedges and proposals
+        "We should consider going with Postgres.",
+        "Maybe let's go with the blue cover.",
+        "I'm thinking about going with the Fender.",
+        "I'm leaning towards going with Go.",
+        "Perhaps we'll use Redis someday.",
+        # questions and conditionals
+        "Should we go with option B?",
+        "If we decided to settle, what then?",
+        "Have we decided on the venue yet?",
+        "Do we need to update the lockfile?",
+        "If I need to reschedule, how much notice do I give?",
+        # "definitely"/"for sure" without a decision verb
+        "This is definitely the best bridge I've written.",
+        "For sure, that progression is tricky.",
+        # stories, third parties, reported speech
+        "Last year we decided to move the office.",
+        "The band decided to break up in 2015.",
+        "My friend said they're going with a lawyer from Boston.",
+        "We needed to rewrite the parser last year.",
+        "We decided nothing in the meeting.",
+        # recollection and wants, not work
+        "Remember when we deployed on a Friday?",
+        "Do you remember what the judge said?",
+        "I need to vent for a second.",
+        "We need to talk.",
+        "Going with the flow today.",
+        "The TODO list app I use is broken.",
+        "How are you today?",
+    ],
+)
+def test_hard_negatives(sentence: str) -> None:
+    assert classify_sentence(sentence) is None
+
+
+def test_assistant_sentences_are_never_a_source() -> None:
+    assert classify_sentence("Let's go with Postgres.", role="assistant") is None
+    assert classify_sentence("Remember to cite the pin page.", role="assistant") is None
+    assert classify_sentence("Let's go with Postgres.", role="user") == "key_decision"
+
+
+# --- extraction over turns ------------------------------------------------------------
+
+
+def test_item_text_is_normalised_and_context_kept() -> None:
+    [item] = extract_open_questions(
+        [_user("Alright, I'll come back to the Dura argument in the intro later.")]
+    )
+    assert item.text == "come back to the Dura argument in the intro"
+    assert item.sentence == "Alright, I'll come back to the Dura argument in the intro later."
+    assert item.context == item.sentence
+    assert 0.5 <= item.confidence <= 0.7
+
+
+def test_context_is_truncated() -> None:
+    long = "TODO: " + " ".join(["check the exhibit index"] * 30) + "."
+    [item] = extract_open_questions([_user(long)])
+    assert len(item.context) <= CONTEXT_MAX
+    assert item.sentence == long
+
+
+def test_decision_text() -> None:
+    turns = [
+        _user("We decided to drop the Dura argument from the intro."),
+        _user("ok so let's go with Postgres for the event store!"),
+        _user("Final answer: we settle for $40k."),
+    ]
+    assert _texts(extract_key_decisions(turns)) == [
+        "drop the Dura argument from the intro",
+        "go with Postgres for the event store",
+        "we settle for $40k",
+    ]
+
+
+def test_several_sentences_in_one_turn() -> None:
+    turns = [_user("Thanks, that helps. TODO: fix the flaky test. Let's go with pytest-xdist.")]
+    assert _texts(extract_open_questions(turns)) == ["fix the flaky test"]
+    assert _texts(extract_key_decisions(turns)) == ["go with pytest-xdist"]
+
+
+def test_abbreviations_do_not_split_sentences() -> None:
+    [item] = extract_open_questions([_user("I need to ask Dr. Patel about the refill.")])
+    assert item.text == "ask Dr. Patel about the refill"
+
+
+def test_dedupe_keeps_order_and_first() -> None:
+    turns = [
+        _user("TODO: fix the flaky test."),
+        _user("Remember to renew the passport."),
+        _user("todo - fix the flaky test"),
+    ]
+    assert _texts(extract_open_questions(turns)) == ["fix the flaky test", "renew the passport"]
+
+
+def test_caps_keep_the_most_recent() -> None:
+    turns = [_user(f"TODO: task number {n}.") for n in range(MAX_QUESTIONS + 3)]
+    texts = _texts(extract_open_questions(turns))
+    assert len(texts) == MAX_QUESTIONS
+    assert texts[-1] == f"task number {MAX_QUESTIONS + 2}"
+    decisions = [_user(f"Let's go with option {n}.") for n in range(MAX_DECISIONS + 2)]
+    assert len(extract_key_decisions(decisions)) == MAX_DECISIONS
+
+
+def test_assistant_turns_are_skipped() -> None:
+    turns = [_assistant("We still need to confirm the hearing date. Let's go with plan B.")]
+    assert extract_open_questions(turns) == []
+    assert extract_key_decisions(turns) == []
+
+
+# --- unanswered questions (turn level) ------------------------------------------------
+
+
+def test_last_question_without_answer_is_open() -> None:
+    turns = [
+        _user("Let's look at the damages section."),
+        _assistant("Sure, here it is."),
+        _user("Does the event study cover the whole class period?"),
+    ]
+    [item] = extract_open_questions(turns)
+    assert item.text == "Does the event study cover the whole class period?"
+
+
+def test_question_with_hedged_answer_is_open() -> None:
+    turns = [
+        _user("What's the filing deadline for the reply brief?"),
+        _assistant("I'm not sure; you'd need to check the local rules."),
+        _user("Ok thanks."),
+    ]
+    assert _texts(extract_open_questions(turns)) == [
+        "What's the filing deadline for the reply brief?"
+    ]
+
+
+def test_answered_question_is_not_open() -> None:
+    turns = [
+        _user("What's the filing deadline for the reply brief?"),
+        _assistant("Fourteen days after service of the opposition."),
+    ]
+    assert extract_open_questions(turns) == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How are you?",
+        "That works, right?",
+        "It's a tough call, isn't it?",
+        "What's up?",
+        "Really?",
+        "Any thoughts?",
+    ],
+)
+def test_phatic_questions_are_never_open(question: str) -> None:
+    assert extract_open_questions([_user(question)]) == []
+    hedged = [_user(question), _assistant("Hard to say.")]
+    assert extract_open_questions(hedged) == []
+
+
+def test_requests_count_only_when_the_answer_hedges() -> None:
+    request = "Can you confirm the hearing is on the 12th?"
+    assert extract_open_questions([_user(request)]) == []
+    answered = [_user(request), _assistant("Yes, the docket says the 12th at 9am.")]
+    assert extract_open_questions(answered) == []
+    hedged = [_user(request), _assistant("I can't confirm that from the documents I have.")]
+    assert _texts(extract_open_questions(hedged)) == [request]
+
+
+def test_a_hedge_deep_in_a_long_answer_does_not_count() -> None:
+    answer = "The deadline is 14 days after service. " * 20 + "I'm not sure about holidays."
+    turns = [_user("What's the deadline for the reply?"), _assistant(answer)]
+    assert extract_open_questions(turns) == []
+
+
+# --- resolution -----------------------------------------------------------------------
+
+
+def test_find_resolved() -> None:
+    items = [
+        "come back to the Dura argument in the intro",
+        "fix the flaky scheduler test",
+        "renew the passport",
+        "check with Sarah about the deposition dates",
+    ]
+    turns = [
+        _user("Done with the Dura argument in the intro, it reads well now."),
+        _assistant("Great."),
+        _user("The flaky scheduler test is fixed."),
+        _user("Never mind the deposition dates with Sarah."),
+    ]
+    assert find_resolved(items, turns) == {0, 1, 3}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Haven't figured out the Dura argument in the intro yet.",
+        "I'm not done with the Dura argument in the intro.",
+        "Did you finish the Dura argument in the intro?",
+        "Done with the conclusion.",  # resolves something else
+        "The Dura argument in the intro needs work.",  # no resolution marker
+    ],
+)
+def test_find_resolved_negatives(text: str) -> None:
+    items = ["come back to the Dura argument in the intro"]
+    assert find_resolved(items, [_user(text)]) == set()
+
+
+def test_find_resolved_ignores_assistant_turns_and_empty_items() -> None:
+    items = ["", "fix the flaky scheduler test"]
+    assert find_resolved(items, [_assistant("The flaky scheduler test is fixed.")]) == set()
+
+
+# --- terse continuations --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "let's continue",
+        "Continue",
+        "where were we?",
+        "Ok, where were we",
+        "pick up where we left off",
+        "Let's pick up where we left off.",
+        "carry on",
+        "ok, next",
+        "go on",
+        "resume",
+        "back to it",
+        "I'm back, let's continue",
+    ],
+)
+def test_terse_continuation(text: str) -> None:
+    assert is_terse_continuation(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "let's continue with the damages section",
+        "continue the email to Sarah",
+        "next, rewrite the intro",
+        "where were we on the Henderson timeline?",
+        "hello",
+        "let's continue the conversation about the lease, I have a new question about it",
+    ],
+)
+def test_not_terse_continuation(text: str) -> None:
+    assert not is_terse_continuation(text)

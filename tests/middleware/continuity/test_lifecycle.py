@@ -1,0 +1,241 @@
+"""The continuity log's lifecycle with a fake clock and a real store: captures, TTLs,
+promotion boundaries, the nightly job's idempotence and timing, tier 2 and tier 3."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from middleware.cards.content import CardBudget
+from middleware.clock.source import FakeClock
+from middleware.continuity.model import ContinuityEntry
+from middleware.continuity.service import ContinuityService, ContinuitySettings
+from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
+from middleware.continuity.stage import render_boot_cards
+from middleware.store import InboundRecord, SqliteStore
+from middleware.types import Turn
+
+START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+
+
+@dataclass
+class Thread:
+    """One user's thread, talking straight to the store as the pipeline would."""
+
+    store: SqliteStore
+    clock: FakeClock
+    key: str
+    user: str = "api:ana"
+    session_id: str | None = None
+    said: list[str] = field(default_factory=list)
+
+    async def session(self, *texts: str) -> str:
+        """A new session saying ``texts`` one minute apart; returns its id."""
+        self.session_id = None
+        for text in texts:
+            await self.say(text)
+            self.clock.advance(timedelta(minutes=1))
+        assert self.session_id is not None
+        return self.session_id
+
+    async def say(self, text: str) -> None:
+        result = await self.store.record_inbound(
+            InboundRecord(
+                user_key=self.user,
+                channel="api",
+                platform_user_id=self.user.split(":", 1)[1],
+                display_name=None,
+                thread_key=self.key,
+                chat_type="dm",
+                text=text,
+                received_at=self.clock.now(),
+            )
+        )
+        if self.session_id is None:
+            self.session_id = f"s_{uuid.uuid4().hex[:12]}"
+            await self.store.start_session(
+                self.session_id, self.key, self.user, self.clock.now(), result.message_id
+            )
+        await self.store.record_reply(self.key, "noted", self.clock.now())
+
+
+def service_for(store: SqliteStore, clock: FakeClock, **continuity: Any) -> ContinuityService:
+    settings = ContinuitySettings(
+        ContinuityConfig(mode="deterministic", **continuity), CardsConfig(), MemoryConfig()
+    )
+    return ContinuityService(store, settings, clock, None, model="m")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(START)
+
+
+def entries_of(entries: list[ContinuityEntry], kind: str) -> list[ContinuityEntry]:
+    return [e for e in entries if e.entry_type == kind]
+
+
+async def context_of(store: SqliteStore, thread: Thread) -> str:
+    context = await store.thread_work_context(thread.key, now=START)
+    return context.work_context_id
+
+
+async def test_each_entry_type_decays_at_its_ttl(store: SqliteStore, clock: FakeClock) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session(
+        "Let's draft the opening brief.",
+        "We decided to go with the price impact theory.",
+        "I still need to figure out the expert schedule.",
+    )
+    outcome = await service.capture_thread(thread.key)
+    assert outcome is not None and outcome.entries >= 4
+    captured_at = clock.now()
+    wc = await context_of(store, thread)
+    live = await store.continuity_entries(wc, now=captured_at)
+    kinds = {e.entry_type for e in live}
+    assert {"session_summary_ref", "work_phase_change", "open_question", "key_decision"} <= kinds
+    for kind, days in (
+        ("session_summary_ref", 30),
+        ("work_phase_change", 30),
+        ("open_question", 60),
+        ("key_decision", 60),
+    ):
+        just_before = await store.continuity_entries(
+            wc, now=captured_at + timedelta(days=days) - timedelta(microseconds=1)
+        )
+        at_ttl = await store.continuity_entries(wc, now=captured_at + timedelta(days=days))
+        assert entries_of(just_before, kind), kind
+        assert not entries_of(at_ttl, kind), kind
+    # The nightly job deletes what decayed and rebuilds the view without it.
+    clock.set(captured_at + timedelta(days=31))
+    report = await service.run_nightly([thread.user])
+    assert report.decayed_contexts == 1
+    view = await store.constellation(wc)
+    assert view is not None and view["session_history"] == []
+    assert view["open_questions"]  # 60 days: still there
+
+
+async def test_open_question_becomes_an_obligation_after_fourteen_days(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session("I still need to figure out the expert schedule.", "ok", "thanks")
+    await service.capture_thread(thread.key)
+    captured_at = clock.now()
+    clock.set(captured_at + timedelta(days=14) - timedelta(seconds=1))
+    assert (await service.run_nightly([thread.user])).obligations == 0
+    clock.set(captured_at + timedelta(days=14))
+    assert (await service.run_nightly([thread.user])).obligations == 1
+    assert (await service.run_nightly([thread.user])).obligations == 0  # idempotent
+    view = await store.constellation(await context_of(store, thread))
+    assert view is not None and view["open_questions"][0]["obligation"] is True
+    cards, _ = render_boot_cards(
+        service,
+        turn_in(thread, clock),
+        await store.card_sources(thread.key, thread.user, now=clock.now()),
+        session_id="new",
+        boot=True,
+    )
+    assert any("Still open" in card and "expert schedule" in card for card in cards)
+
+
+async def test_decision_referenced_in_three_sessions_becomes_a_standing_directive(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session("We decided to cite the circuit cases first.", "ok", "next")
+    await service.capture_thread(thread.key)
+    clock.advance(timedelta(days=1))
+    await thread.session("Citing the circuit cases first, as decided.", "more", "fine")
+    await service.capture_thread(thread.key)
+    assert (await service.run_nightly([thread.user])).directives == 0
+    clock.advance(timedelta(days=1))
+    await thread.session("Again the circuit cases first in this section.", "a", "b")
+    await service.capture_thread(thread.key)
+    assert (await service.run_nightly([thread.user])).directives == 1
+    assert (await service.run_nightly([thread.user])).directives == 0
+    facts = await store.memory_facts(thread.user)
+    assert [f.kind for f in facts] == ["directive"]
+    assert "circuit cases first" in facts[0].text and facts[0].source == "promoted"
+
+
+async def test_nightly_runs_once_in_each_persons_own_night(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    tokyo = Thread(store, clock, "agent:main:api:tk", user="api:kenji")
+    await tokyo.session("hello")
+    await store.set_user_timezone("api:kenji", "Asia/Tokyo")
+    # Someone new waits for their next night: 19:00 in Tokyo, nothing.
+    clock.set(datetime(2026, 3, 3, 10, 0, tzinfo=UTC))
+    assert (await service.tick()).nightly is None
+    # 02:59 in Tokyo: not yet.
+    clock.set(datetime(2026, 3, 3, 17, 59, tzinfo=UTC))
+    assert (await service.tick()).nightly is None
+    clock.set(datetime(2026, 3, 3, 18, 0, tzinfo=UTC))
+    assert (await service.tick()).nightly is not None
+    clock.advance(timedelta(hours=5))
+    assert (await service.tick()).nightly is None
+    clock.advance(timedelta(hours=19))
+    assert (await service.tick()).nightly is not None
+
+
+async def test_recent_activity_leaves_out_the_current_context(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    brief = Thread(store, clock, "agent:main:api:brief")
+    album = Thread(store, clock, "agent:main:api:album")
+    await brief.session("Let's draft the reply brief.", "section one", "section two")
+    await service.capture_thread(brief.key)
+    await album.session("Mixing the drums on the album.", "snare", "kick")
+    await service.capture_thread(album.key)
+    await service.run_nightly(["api:ana"])
+    clock.advance(timedelta(days=1))
+    sources = await store.card_sources(brief.key, "api:ana", now=clock.now())
+    cards, _ = render_boot_cards(service, turn_in(brief, clock), sources, session_id="n", boot=True)
+    activity = [c for c in cards if 'tag="recent_activity"' in c]
+    assert len(activity) == 1
+    assert "drums" in activity[0] and "reply brief" not in activity[0]
+    resume = [c for c in cards if 'tag="resume"' in c]
+    assert resume and "reply brief" in resume[0]
+
+
+async def test_living_memory_survives_budget_pressure(store: SqliteStore, clock: FakeClock) -> None:
+    settings = ContinuitySettings(
+        ContinuityConfig(mode="deterministic"),
+        CardsConfig(max_tokens=110, living_memory_max_tokens=100),
+        MemoryConfig(),
+    )
+    service = ContinuityService(store, settings, clock, None, model="m")
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session(*(f"We decided to go with option {n} for part {n}." for n in range(8)))
+    await service.capture_thread(thread.key)
+    await store.add_memory_fact(thread.user, "name", "Name: Ana", source="user", at=clock.now())
+    clock.advance(timedelta(days=2))
+    sources = await store.card_sources(thread.key, thread.user, now=clock.now())
+    cards, _ = render_boot_cards(
+        service, turn_in(thread, clock), sources, session_id="n", boot=True
+    )
+    assert any('tag="living_memory"' in c and "Ana" in c for c in cards)
+    assert CardBudget().living_memory == 100
+
+
+def turn_in(thread: Thread, clock: FakeClock) -> Turn:
+    turn = Turn(
+        channel="api",
+        thread_id=thread.key,
+        user_id="ana",
+        text="hi",
+        received_at=clock.now(),
+        body={"messages": []},
+    )
+    turn.thread_key, turn.user_key = thread.key, thread.user
+    return turn

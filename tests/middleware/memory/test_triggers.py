@@ -1,0 +1,138 @@
+"""Living-memory triggers (spec 003 §7): what fires, as which kind, with what text, and
+the hard negatives that must not fire."""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "stored"),
+    [
+        # explicit
+        ("Remember that I'm allergic to peanuts.", "fact", "Is allergic to peanuts"),
+        ("remember: my sister's name is Ana", "fact", "Their sister's name is Ana"),
+        (
+            "Please remember my office is on the 4th floor.",
+            "fact",
+            "Their office is on the 4th floor",
+        ),
+        ("Don't forget that my flight is on the 12th.", "fact", "Their flight is on the 12th"),
+        ("Remember this: the client is Henderson LLC.", "fact", "The client is Henderson LLC"),
+        ("Please remember I prefer metric units.", "preference", "Prefers metric units"),
+        # name
+        ("My name is Sam.", "name", "Name: Sam"),
+        ("my name is mary jane", "name", "Name: Mary Jane"),
+        ("Call me Ishmael.", "name", "Name: Ishmael"),
+        ("I go by Alex now.", "name", "Name: Alex"),
+        ("Hi! You can call me Jo.", "name", "Name: Jo"),
+        ("Actually, my name is Samantha.", "name", "Name: Samantha"),
+        # preferences and directives
+        (
+            "I prefer direct assessment, no hedging.",
+            "preference",
+            "Prefers direct assessment, no hedging",
+        ),
+        (
+            "I like my answers short and to the point.",
+            "preference",
+            "Likes their answers short and to the point",
+        ),
+        (
+            "I hate it when you use bullet points.",
+            "preference",
+            "Hates it when you use bullet points",
+        ),
+        (
+            "Please always answer in British English.",
+            "directive",
+            "Always answer in British English",
+        ),
+        ("Never use emojis.", "directive", "Never use emojis"),
+        ("Never call me Bob.", "directive", "Never call the user Bob"),
+        ("From now on, reply in French.", "directive", "Reply in French"),
+        (
+            "Going forward, keep answers under 200 words.",
+            "directive",
+            "Keep answers under 200 words",
+        ),
+        # facts about the person
+        ("I'm a paralegal at a small firm.", "fact", "Is a paralegal at a small firm"),
+        ("I'm a senior software engineer.", "fact", "Is a senior software engineer"),
+        ("I work as a session drummer.", "fact", "Works as a session drummer"),
+        ("I work at Acme Corp.", "fact", "Works at Acme Corp"),
+        ("I live in Porto.", "fact", "Lives in Porto"),
+        ("I'm based in Berlin.", "fact", "Is based in Berlin"),
+        # corrections
+        ("Actually, my birthday is in June.", "correction", "Their birthday is in June"),
+        ("Actually, I live in Lisbon now.", "correction", "Lives in Lisbon now"),
+        ("No, I meant the other file.", "correction", "Meant the other file"),
+        ("Correction: the hearing is on Tuesday.", "correction", "The hearing is on Tuesday"),
+    ],
+)
+def test_fires(text: str, kind: str, stored: str) -> None:
+    assert detect_memory(text) == [
+        MemoryCandidate(kind, stored, replaces_kind=kind == "name")  # type: ignore[arg-type]
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # recollection and questions
+        "Remember when we went to Rome?",
+        "remember when we tried the other approach, it failed",
+        "Do you remember my dog's name?",
+        "Don't you remember what I said?",
+        "Can you call me Sam from now on?",
+        "Is my name on the list?",
+        # refusals and in-the-moment wishes
+        "I prefer not to say.",
+        "I'd prefer a shorter version of this one.",
+        # hypotheticals and reported speech
+        "If I were a lawyer I'd sue them.",
+        "Suppose I work at a bank, what then?",
+        "Imagine I live in Tokyo.",
+        "She said I'm a genius.",
+        "My boss thinks I'm a slacker.",
+        "My brother is a lawyer.",
+        # not about the person, or not standing
+        "I'm a big fan of jazz.",
+        "I'm a bit tired today.",
+        "I work at night mostly.",
+        "Never mind.",
+        "Never again, that was awful.",
+        "Always the same with this printer.",
+        "Call me later.",
+        "Call me when you're done.",
+        "Remember to buy milk.",
+        "Don't forget to cancel the gym membership.",
+        "From now on we're squashing merges on main.",
+        "remember that!",
+        "The plan is to ship Monday.",
+        "",
+    ],
+)
+def test_does_not_fire(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+def test_several_sentences_and_no_repeats() -> None:
+    text = "Hi, my name is Jo. I'm a nurse. I live in Leeds. My name is Jo."
+    assert detect_memory(text) == [
+        MemoryCandidate("name", "Name: Jo", replaces_kind=True),
+        MemoryCandidate("fact", "Is a nurse"),
+        MemoryCandidate("fact", "Lives in Leeds"),
+    ]
+
+
+def test_curly_apostrophes() -> None:
+    assert detect_memory("I’m a paralegal.") == [MemoryCandidate("fact", "Is a paralegal")]
+
+
+def test_long_text_is_cut() -> None:
+    [candidate] = detect_memory("Remember that " + "my cat likes tuna " * 40)
+    assert len(candidate.text) <= TEXT_MAX
+    assert candidate.text.endswith("…")

@@ -1,0 +1,366 @@
+"""Continuity through the HTTP endpoint (spec 001): sessions, captures, the three tier
+cards at boot, across days, threads and linked channels, with a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+
+from middleware.cards.tokens import count_tokens
+from middleware.clock.source import FakeClock
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream, is_synthesis
+
+MONDAY = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+ADMIN = "admin-token-0123456789"
+SESSION_ONE = {
+    "session_summary": (
+        "Completed subsections 1-3 (price impact). Event study pending — waiting on "
+        "Christensen data."
+    ),
+    "open_questions": [{"question": "Address Dura more directly in the intro", "context": ""}],
+    "key_decisions": [
+        {"decision": "Focusing on price impact approach over corrective disclosure alone"}
+    ],
+    "work_phase": "drafting",
+}
+SESSION_TWO = {
+    "session_summary": "Outlined the event study section; expert data still missing.",
+    "open_questions": [],
+    "key_decisions": [],
+    "work_phase": "drafting",
+}
+
+
+class Person:
+    """Someone talking to the relay as an agent would: channel, thread and user headers."""
+
+    def __init__(
+        self,
+        relay: RunningServer,
+        upstream: FakeUpstream,
+        clock: FakeClock,
+        *,
+        channel: str = "api",
+        user: str = "ana",
+        thread: str | None = "t1",
+        chat_type: str = "dm",
+    ) -> None:
+        self.relay, self.upstream, self.clock = relay, upstream, clock
+        self.channel, self.user, self.thread, self.chat_type = channel, user, thread, chat_type
+
+    def headers(self) -> dict[str, str]:
+        headers = {
+            "X-Chronorelay-Channel": self.channel,
+            "X-Chronorelay-User": self.user,
+            "X-Chronorelay-Chat-Type": self.chat_type,
+        }
+        if self.thread is not None:
+            headers["X-Chronorelay-Thread"] = self.thread
+        return headers
+
+    async def send(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        body = {"model": "m", "messages": messages}
+        async with aiohttp.ClientSession() as http:
+            async with http.post(
+                f"{self.relay.url}/v1/chat/completions", json=body, headers=self.headers()
+            ) as response:
+                assert response.status == 200, await response.text()
+                return dict(await response.json())
+
+    async def say(self, text: str, *, after: timedelta = timedelta(0)) -> str:
+        """Send ``text``; return the relay's answer text."""
+        self.clock.advance(after)
+        answer = await self.send([{"role": "user", "content": text}])
+        return str(answer["choices"][0]["message"]["content"])
+
+    async def block_for(self, text: str, *, after: timedelta = timedelta(0)) -> str:
+        """Send ``text``; return the relay block the upstream received with it."""
+        await self.say(text, after=after)
+        chats = [r for r in self.upstream.requests if not is_synthesis(r.body)]
+        content = str(chats[-1].body["messages"][-1]["content"])
+        if "<relay_context>" not in content:
+            return ""
+        return content.split("<relay_context>\n", 1)[1].split("\n</relay_context>")[0]
+
+
+async def admin(relay: RunningServer, method: str, path: str, body: Any = None) -> Any:
+    async with aiohttp.ClientSession() as http:
+        async with http.request(
+            method, f"{relay.url}{path}", json=body, headers={"Authorization": f"Bearer {ADMIN}"}
+        ) as response:
+            payload = await response.json()
+            return response.status, payload
+
+
+async def tick(relay: RunningServer) -> list[dict[str, Any]]:
+    status, report = await admin(relay, "POST", "/admin/jobs/scheduler/run")
+    assert status == 200, report
+    return list(report["captures"])
+
+
+def cards_in(block: str) -> dict[str, str]:
+    """The block's cards by tag."""
+    found = {}
+    for part in block.split("<card ")[1:]:
+        tag = part.split('tag="', 1)[1].split('"', 1)[0]
+        found[tag] = "<card " + part.split("</card>", 1)[0] + "</card>"
+    return found
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(MONDAY)
+
+
+async def make_relay(
+    relay_factory: RelayFactory, clock: FakeClock, **sections: dict[str, Any]
+) -> RunningServer:
+    return await relay_factory(
+        fake_clock=clock,
+        server={"api_commands": True},
+        auth={"admin_token": ADMIN},
+        **sections,
+    )
+
+
+async def test_returning_user_meets_where_they_left_off_across_channels(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Spec 001 §1.1: three sessions on two linked channels; a week later the first
+    prompt carries the §6.1 card."""
+    relay = await make_relay(relay_factory, clock)
+    tg = Person(relay, fake_upstream, clock, channel="telegram", user="1", thread="1")
+    dc = Person(
+        relay, fake_upstream, clock, channel="discord", user="2", thread="legal", chat_type="group"
+    )
+    await tg.say("hello")
+    await dc.say("hello", after=timedelta(minutes=1))
+    status, _ = await admin(
+        relay, "POST", "/admin/links", {"user_keys": ["telegram:1", "discord:2"]}
+    )
+    assert status == 200
+
+    # Session 1, Monday, Telegram.
+    fake_upstream.synthesis_reply = json.dumps(SESSION_ONE)
+    answer = await tg.say("/context Henderson damages", after=timedelta(hours=2))
+    assert "Henderson damages" in answer
+    await tg.say("Let's draft the damages section: subsections 1-3 on price impact.")
+    await tg.say("Remember that I'm a securities litigator.")
+    await tg.say("Event study is pending, waiting on expert data from Christensen.")
+    captures = await tick(relay)
+    assert captures == []  # still talking: not idle yet
+    clock.advance(timedelta(minutes=16))
+    captures = await tick(relay)
+    assert [c["trigger"] for c in captures] == ["idle_timeout"]
+    assert captures[0]["mode"] == "llm_enriched"
+
+    # Session 2, Wednesday, Discord: same work context, advanced there.
+    fake_upstream.synthesis_reply = json.dumps(SESSION_TWO)
+    await dc.say("/context henderson damages", after=timedelta(days=2))
+    for text in ("Outlining the event study now.", "Sections A and B done.", "ok"):
+        await dc.say(text)
+    clock.advance(timedelta(minutes=20))
+    assert [c["trigger"] for c in await tick(relay)] == ["idle_timeout"]
+
+    # A week later, back on Telegram.
+    block = await tg.block_for("let's continue", after=timedelta(days=5))
+    cards = cards_in(block)
+    resume = cards["resume"]
+    assert resume.startswith('<card type="continuity" tag="resume">')
+    assert "Henderson damages" in resume and "drafting" in resume
+    assert "Outlined the event study section" in resume
+    assert "Dura" in resume
+    assert "price impact approach" in resume
+    assert "Discord" in resume  # since last session: advanced elsewhere
+    assert "continues the drafting work" in resume  # §6.5 terse first message
+    assert "securities litigator" in cards["living_memory"]
+    assert count_tokens(resume) <= 120
+    assert sum(count_tokens(card) for card in cards.values()) <= 420
+
+    # The cards ride with the first message only; the next turn gets none.
+    assert "<card" not in await tg.block_for("and the intro?")
+
+
+async def test_preview_shows_the_cards_a_returning_user_would_get(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "We decided to go with the SQLite store first.",
+        "I still need to figure out the backup story.",
+        "ok, more later",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    assert result["mode"] == "deterministic"
+    clock.advance(timedelta(days=1))
+    status, preview = await admin(
+        relay,
+        "POST",
+        "/admin/threads/agent:main:api:t1/preview",
+        {"text": "hi again", "user_key": "api:ana"},
+    )
+    assert status == 200, preview
+    assert '<card type="continuity" tag="resume">' in preview["block"]
+    assert "backup story" in preview["block"] and "(unconfirmed)" in preview["block"]
+    # A preview writes nothing: the real first message still gets the same card.
+    block = await ana.block_for("hi again")
+    assert cards_in(block)["resume"] in preview["block"]
+
+
+async def test_rapid_switching_captures_twice_not_five_times(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Spec 001 §5.2's table, minute by minute."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    start = clock.now()
+    script: dict[int, list[tuple[str, int]]] = {
+        0: [("henderson", 5)],
+        3: [("johnson", 1)],
+        8: [("henderson", 1)],
+        11: [("doc24", 1)],
+        16: [("johnson", 3)],
+        31: [("johnson", 1)],
+    }
+    fired: list[tuple[int, str, str]] = []
+    for minute in range(0, 50):
+        clock.set(start + timedelta(minutes=minute))
+        for thread, turns in script.get(minute, []):
+            who = Person(relay, fake_upstream, clock, thread=thread)
+            for n in range(turns):
+                await who.say(f"{thread} point {n}")
+        for capture in await tick(relay):
+            thread = capture["session_id"]
+            fired.append((minute, capture["trigger"], thread))
+    assert [(m, t) for m, t, _ in fired] == [(30, "debounced_defocus"), (46, "idle_timeout")]
+
+
+async def test_capture_falls_back_when_the_llm_fails(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"synthesis_timeout_seconds": 0.3})
+    ana = Person(relay, fake_upstream, clock)
+    for reply, reason in (
+        ("this is not JSON at all", "invalid JSON"),
+        ('{"session_summary": 5}', "wrong shape"),
+    ):
+        fake_upstream.synthesis_reply = reply
+        for text in ("We decided to ship on Friday.", "one", "two"):
+            await ana.say(text, after=timedelta(minutes=1))
+        status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+        assert result["captured"] and result["mode"] == "deterministic", result
+        assert reason in result["fallback_reason"]
+    fake_upstream.synthesis_reply = json.dumps(SESSION_TWO)
+    fake_upstream.synthesis_delay = 5
+    for text in ("three", "four", "five"):
+        await ana.say(text, after=timedelta(minutes=1))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert "timed out" in result["fallback_reason"]
+    fake_upstream.synthesis_delay = 0
+    for text in ("six", "seven", "eight"):
+        await ana.say(text, after=timedelta(minutes=1))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert result["mode"] == "llm_enriched" and result["summary"] == SESSION_TWO["session_summary"]
+
+
+async def test_client_compaction_captures_in_the_background_and_brings_the_cards_back(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"synthesis_timeout_seconds": 2})
+    ana = Person(relay, fake_upstream, clock)
+    history: list[dict[str, Any]] = []
+
+    async def turn(text: str) -> str:
+        history.append({"role": "user", "content": text})
+        answer = await ana.send(history)
+        history.append({"role": "assistant", "content": answer["choices"][0]["message"]["content"]})
+        chats = [r for r in fake_upstream.requests if not is_synthesis(r.body)]
+        return str(chats[-1].body["messages"][-1]["content"])
+
+    first = await turn("Remember that I prefer short answers.")
+    # Learned from this very message, and at once part of the session's cards.
+    assert 'tag="living_memory"' in first and "Prefers short answers" in first
+    clock.advance(timedelta(hours=3))
+    boot = await turn("Call me Ana.")
+    assert 'tag="living_memory"' in boot and "short answers" in boot
+    for text in ("a", "b", "c"):
+        assert "<card" not in await turn(text)
+    # The capture pass will not be answered until the gate opens: if the reply waited
+    # for it, this test would hang.
+    fake_upstream.synthesis_reply = json.dumps(SESSION_TWO)
+    fake_upstream.synthesis_gate = asyncio.Event()
+    del history[:4]  # the client compacted: the message with the cards is gone
+    compacted = await turn("d")
+    assert 'tag="living_memory"' in compacted and "Ana" in compacted
+    async with asyncio.timeout(10):
+        await fake_upstream.synthesis_seen.wait()
+    fake_upstream.synthesis_gate.set()
+    await wait_for_capture(ana)
+
+
+async def wait_for_capture(person: Person) -> None:
+    """Until the thread's latest capture is done (/recap shows a summary)."""
+    async with asyncio.timeout(10):
+        # The relay announces no finished capture: ask until /recap shows it.
+        while "Nothing captured" in await person.say("/recap"):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+
+
+async def test_commands_context_recap_capture_memory(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    assert "this thread's own" in await ana.say("/context")
+    assert "Started a new work context “Album mix”" in await ana.say("/context Album mix")
+    other = Person(relay, fake_upstream, clock, thread="t2")
+    assert "Moved this thread into “Album mix”" in await other.say("/context  album   MIX ")
+    assert "Nothing captured" in await ana.say("/recap")
+    assert "Nothing new to capture" in await ana.say("/capture")
+    for text in (
+        "Let's go with the analog tape sim on the drums.",
+        "I still need to figure out the vocal reverb.",
+    ):
+        await ana.say(text)
+    captured = await ana.say("/capture")
+    assert captured.startswith("Captured this session deterministically")
+    recap = await ana.say("/recap")
+    assert "Album mix" in recap and "vocal reverb" in recap and "tape sim" in recap
+    # The other thread of the same context hears about it once.
+    block = await other.block_for("back", after=timedelta(hours=2))
+    assert "advanced on the API" in block
+    assert "advanced on" not in await other.block_for("again", after=timedelta(hours=2))
+
+    assert "don't remember anything" in await ana.say("/memory")
+    assert "Remembered" in await ana.say("/memory add I mix on headphones at night")
+    await ana.say("Call me Annie.")
+    listing = await ana.say("/memory")
+    assert "1. I mix on headphones at night" in listing and "Annie" in listing
+    assert "Forgotten: I mix on headphones" in await ana.say("/memory forget 1")
+    assert "headphones" not in await ana.say("/memory")
+    assert "1 to" in await ana.say("/memory forget 9")
+
+
+async def test_admin_jobs_and_capture_errors(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    status, body = await admin(relay, "POST", "/admin/jobs/dreaming/run")
+    assert status == 404 and "nightly" in body["error"]["message"]
+    status, body = await admin(relay, "POST", "/admin/threads/agent:main:api:nope/capture")
+    assert status == 404
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("hello")
+    status, report = await admin(relay, "POST", "/admin/jobs/nightly/run")
+    assert status == 200 and report["job"] == "nightly"
+    status, again = await admin(relay, "POST", "/admin/jobs/nightly/run")
+    assert again["obligations"] == 0 and again["directives"] == 0

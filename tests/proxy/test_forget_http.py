@@ -1,0 +1,194 @@
+"""``/forget``: the confirmation step, and nothing left in any table about the user."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.proxy.test_clock_http import chat as send
+
+ME = "telegram:42"
+MARK = "zebracorn"  # in every message the forgotten user writes
+
+
+@pytest.fixture
+async def relay(relay_factory: RelayFactory) -> RunningServer:
+    return await relay_factory(server={"api_commands": True})
+
+
+async def say(
+    relay: RunningServer,
+    text: str,
+    at: str,
+    who: str = ME,
+    *,
+    thread: str | None = None,
+    group: bool = False,
+) -> str:
+    channel, _, user = who.partition(":")
+    reply = await send(
+        relay,
+        text,
+        at=at,
+        channel=channel,
+        user=user,
+        thread=thread,
+        chat_type="group" if group else "dm",
+        name=f"Name of {user}",
+    )
+    return str(reply["choices"][0]["message"]["content"])
+
+
+def rows_mentioning(db: Path, *needles: str) -> dict[str, int]:
+    """For every table in the file, how many rows hold one of ``needles`` in a text value."""
+    found: dict[str, int] = {}
+    with sqlite3.connect(db) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                if any(isinstance(v, str) and any(n in v for n in needles) for v in row):
+                    found[table] = found.get(table, 0) + 1
+    return found
+
+
+def count(db: Path, sql: str, *params: object) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute(sql, params).fetchone()[0])
+
+
+def continuity_rows(
+    db: Path, user_key: str, dm_thread: str, group_thread: str, held_in: str
+) -> None:
+    """Continuity rows for the user, as the continuity service would leave them: a named
+    context and their DM's default one, sessions, log entries, a rollup, memory, a job mark,
+    and a tool call held for them in the group."""
+    at = "2026-11-21T08:00:00.000000+00:00"
+    named, default = f"ctx-{user_key}", f"wc:{dm_thread}"
+    with sqlite3.connect(db) as conn:
+        for context, is_named in ((named, 1), (default, 0)):
+            conn.execute(
+                "INSERT OR IGNORE INTO work_contexts (work_context_id, owner_key, name, "
+                "name_folded, named, created_at, last_active_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (context, user_key, f"work of {user_key}", context.lower(), is_named, at, at),
+            )
+        for session, thread, context in (
+            (f"s1-{user_key}", dm_thread, default),
+            (f"s2-{user_key}", group_thread, f"wc:{group_thread}"),
+        ):
+            conn.execute(
+                "INSERT INTO sessions (session_id, thread_key, work_context_id, user_key, "
+                "started_at, first_message_id, summary) VALUES (?, ?, ?, ?, ?, 1, ?)",
+                (session, thread, context, user_key, at, f"talked about {user_key}'s plans"),
+            )
+            conn.execute(
+                "INSERT INTO continuity_entries (entry_id, work_context_id, entry_type, "
+                "source_session_id, captured_at, capture_mode, content, decay_at) "
+                "VALUES (?, ?, 'open_question', ?, ?, 'deterministic', ?, ?)",
+                (f"e-{session}", context, session, at, f'{{"q": "{user_key}?"}}', at),
+            )
+        conn.execute(
+            "INSERT INTO rollup_segments VALUES (?, ?, ?, ?, ?)",
+            (user_key, named, f"{user_key} worked on things", at, at),
+        )
+        conn.execute(
+            "INSERT INTO memory_facts (user_key, kind, text, text_folded, source, created_at) "
+            "VALUES (?, 'fact', ?, ?, 'user', ?)",
+            (user_key, f"{user_key} likes tea", f"{user_key} likes tea", at),
+        )
+        conn.execute("INSERT INTO job_marks VALUES ('nightly', ?, '2026-11-21', ?)", (user_key, at))
+        conn.execute(
+            "INSERT INTO held_tool_calls VALUES (?, ?, '{}', 'send_email', 'm', ?, ?)",
+            (held_in, user_key, at, at),
+        )
+
+
+def thread_of(db: Path, user_key: str, chat_type: str) -> str:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT t.thread_key FROM threads AS t JOIN thread_participants AS p "
+            "USING (thread_key) WHERE p.user_key = ? AND t.chat_type = ?",
+            (user_key, chat_type),
+        ).fetchone()
+    return str(row[0])
+
+
+async def test_forget_asks_first_then_leaves_nothing_behind(
+    relay: RunningServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "relay.sqlite3"
+    other, linked = "telegram:43", "discord:44"
+    # The user in their DM and in a group with someone else; their linked account.
+    await say(relay, f"clock it: {MARK} walk with the dog", "2026-11-21T08:00:00Z")
+    await say(relay, "/tz Europe/Paris", "2026-11-21T08:01:00Z")
+    await say(relay, f"hello {MARK} group", "2026-11-21T08:02:00Z", thread="g1", group=True)
+    await say(relay, "hello group", "2026-11-21T08:03:00Z", other, thread="g1", group=True)
+    await say(relay, "clock it: reading", "2026-11-21T08:03:30Z", other)
+    await say(relay, "hi", "2026-11-21T08:04:00Z", linked)
+    await say(relay, "clock it: cooking", "2026-11-21T08:04:30Z", linked)
+    offer = await say(relay, f"/link {MARK}", "2026-11-21T08:05:00Z")
+    offer = await say(relay, "/link", "2026-11-21T08:05:00Z")
+    code = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert code, offer
+    assert "Linked:" in await say(relay, f"/link {code.group(1)}", "2026-11-21T08:06:00Z", linked)
+    await say(relay, "/link", "2026-11-21T08:07:00Z")  # a live code of theirs
+    mine_dm, group = thread_of(db, ME, "dm"), thread_of(db, ME, "group")
+    continuity_rows(db, ME, mine_dm, group, held_in=group)
+    continuity_rows(
+        db, other, thread_of(db, other, "dm"), group, held_in=thread_of(db, other, "dm")
+    )
+    before = rows_mentioning(db, ME, MARK)
+    for table in ("users", "messages", "thread_participants", "link_codes", "persons"):
+        assert table in before, (table, before)
+    kept_before = rows_mentioning(db, other)
+
+    preview = await say(relay, "/forget", "2026-11-21T09:00:00Z")
+    assert f"This deletes everything I store about you ({ME}):" in preview
+    assert "1 private conversation (whole)" in preview and "1 clocked action" in preview
+    assert "send /forget confirm here within 10 minutes" in preview
+    assert rows_mentioning(db, ME, MARK) != {}  # nothing deleted yet
+
+    late = await say(relay, "/forget confirm", "2026-11-21T09:11:00Z")
+    assert late.startswith("Send /forget first")
+    assert "private conversation" in await say(relay, "/forget", "2026-11-21T09:12:00Z")
+    elsewhere = await say(relay, "/forget confirm", "2026-11-21T09:13:00Z", thread="g1", group=True)
+    assert elsewhere.startswith("Send /forget first")  # the request was made in the DM
+
+    done = await say(relay, "/forget confirm", "2026-11-21T09:14:00Z")
+    assert done.startswith(f"Done. I deleted everything I stored about you ({ME}):")
+    for said in (
+        "1 private conversation (whole)",
+        "1 clocked action",
+        "work contexts",
+        "sessions",
+        "continuity notes",
+        "1 remembered fact",
+        "1 held tool call",
+        "1 link code",
+        "the link to discord:44",
+    ):
+        assert said in done, said
+
+    # Every table, including any added later: no row names the user or holds their words.
+    assert rows_mentioning(db, ME, MARK, mine_dm) == {}
+    # The others keep theirs.
+    kept = rows_mentioning(db, other)
+    assert {table: kept.get(table, 0) for table in kept_before} == kept_before | {
+        # The group's own work context, which the user happened to start, is now theirs.
+        "work_contexts": kept_before["work_contexts"] + 1
+    }
+    assert count(db, "SELECT COUNT(*) FROM work_contexts WHERE owner_key = ?", other) >= 1
+    assert count(db, "SELECT COUNT(*) FROM messages WHERE thread_key = ?", group) >= 2
+    assert count(db, "SELECT COUNT(*) FROM users WHERE user_key = ?", linked) == 1
+    assert count(db, "SELECT COUNT(*) FROM persons") == 0  # a person of one is dissolved
+    who = await say(relay, "/whoami", "2026-11-21T09:20:00Z", linked)
+    assert "Linked accounts: none." in who and "Timezone: Europe/Paris." in who
+    actions = await say(relay, "/actions", "2026-11-21T09:21:00Z", linked)
+    assert "cooking" in actions.lower() and MARK not in actions
+    # Forgotten is forgotten: a new message starts from scratch.
+    assert "nothing yet" not in await say(relay, "/forget", "2026-11-21T09:30:00Z")
+    assert count(db, "SELECT COUNT(*) FROM messages WHERE user_key = ?", ME) == 1
