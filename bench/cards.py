@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from middleware.cards import render  # noqa: E402
 from middleware.clock.source import FakeClock  # noqa: E402
 from middleware.continuity.capture import new_entry_id, rebuild_view  # noqa: E402
 from middleware.continuity.model import ContinuityEntry, RollupSegment  # noqa: E402
@@ -126,6 +127,8 @@ async def main() -> None:
             await store.get_thread(target)
 
         async def assemble() -> None:
+            # Each sample renders as if for the first time: no counts remembered.
+            render.count_tokens.cache_clear()
             sources = await store.card_sources(target, USER, now=turn.received_at)
             render_boot_cards(service, turn, sources, session_id="s_new", boot=True)
 

@@ -29,7 +29,12 @@ REGISTRY: dict[str, str] = {
 
 
 class Channel(Protocol):
-    """A chat surface the relay serves."""
+    """A chat surface the relay serves.
+
+    A channel that receives updates over HTTP also has ``webhook_path`` (``None`` when it
+    does not) and ``async handle_webhook(request)``; the channel runner routes that path
+    of the relay's own server to it while the channel runs (``proxy.webhooks``).
+    """
 
     name: str
 

@@ -9,6 +9,7 @@ exact card string, tags included. Pure: no I/O, no clock; ``now`` is passed in.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,8 +17,16 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 from middleware.cards.content import CardBudget, CardItem, ResumeContent
-from middleware.cards.tokens import count_tokens
+from middleware.cards.tokens import count_tokens as _count_tokens
 from middleware.continuity.model import MemoryFact, RollupSegment
+
+
+@functools.lru_cache(maxsize=1024)
+def count_tokens(text: str) -> int:
+    """:func:`middleware.cards.tokens.count_tokens`, remembered: fitting a card counts
+    the same candidate texts more than once (and a card is counted again at the end)."""
+    return _count_tokens(text)
+
 
 logger = logging.getLogger(__name__)
 

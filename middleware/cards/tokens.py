@@ -118,6 +118,10 @@ def conservative_estimate(text: str) -> int:
         kind = match.lastgroup
         piece = match.group()
         if kind == "word":
+            if foreign == 0.0 and piece.isascii():
+                # Plain English, the common case: ``_word_cost`` without the call.
+                total += 1 if len(piece) <= _SHORT_WORD else -(-len(piece) // _LETTERS_PER_TOKEN)
+                continue
             total += _word_cost(piece, foreign)
         elif kind == "num":
             total += math.ceil(len(piece) / 3)
@@ -131,12 +135,15 @@ def conservative_estimate(text: str) -> int:
 
 def _foreignness(text: str) -> float:
     """0 for plain English, 1 for text whose Latin words split like a foreign language."""
-    latin = accented = 0
-    for char in text:
-        if char.isalpha() and _is_latin(char):
-            latin += 1
-            accented += not char.isascii()
-    by_accents = min(1.0, accented / latin / _ACCENT_SATURATION) if latin else 0.0
+    if text.isascii():
+        by_accents = 0.0  # the common case, without a Python loop over every character
+    else:
+        latin = accented = 0
+        for char in text:
+            if char.isalpha() and _is_latin(char):
+                latin += 1
+                accented += not char.isascii()
+        by_accents = min(1.0, accented / latin / _ACCENT_SATURATION) if latin else 0.0
     words = _ENGLISH_WORD.findall(text)
     if not words:
         return by_accents
@@ -147,6 +154,9 @@ def _foreignness(text: str) -> float:
 def _word_cost(word: str, foreign: float) -> float:
     latin = accented = 0
     cost = 0.0
+    if word.isascii():
+        latin = len(word)  # every ASCII letter is Latin and unaccented: same result, faster
+        word = ""
     for char in word:
         if _is_latin(char):
             latin += 1

@@ -262,7 +262,7 @@ async def test_an_unaddressed_group_message_is_recorded_not_answered(
 async def test_allow_lists_ignore_everyone_else(
     tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
 ) -> None:
-    allowed = {"allowed_user_ids": [42, 47], "allowed_chat_ids": [-100500]}
+    allowed: dict[str, Any] = {"allowed_user_ids": [42, 47], "allowed_chat_ids": [-100500]}
     async with running_telegram(tmp_path, fake_upstream, telegram_api, **allowed) as channel:
         await telegram_api.push_message("let me in", chat_id=43, user_id=43)
         await telegram_api.push_message(
