@@ -239,3 +239,52 @@ def turn_in(thread: Thread, clock: FakeClock) -> Turn:
     )
     turn.thread_key, turn.user_key = thread.key, thread.user
     return turn
+
+
+async def test_cross_conversation_update_is_delivered_once_then_decays_after_seven_days(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    telegram = Thread(store, clock, "agent:main:telegram:dm:1")
+    discord = Thread(store, clock, "agent:main:discord:group:legal")
+    await telegram.session("hello")
+    await discord.session("hello")
+    await store.use_work_context(telegram.key, telegram.user, "Brief", now=clock.now())
+    context, _ = await store.use_work_context(discord.key, telegram.user, "brief", now=clock.now())
+    await discord.session("Let's draft the reply brief.", "section one", "section two")
+    await service.capture_thread(discord.key)
+    live = await store.continuity_entries(context.work_context_id, now=clock.now())
+    updates = entries_of(live, "cross_conversation_update")
+    assert [u.content["for_thread_key"] for u in updates] == [telegram.key]
+    assert updates[0].decay_at == clock.now() + timedelta(days=30)  # undelivered
+    await service.deliver_updates(context.work_context_id, [updates[0].entry_id])
+    delivered_at = clock.now()
+    view = await store.constellation(context.work_context_id)
+    assert view is not None and view["cross_conversation_updates"] == []
+    week = delivered_at + timedelta(days=7)
+    just_before = await store.continuity_entries(
+        context.work_context_id, now=week - timedelta(seconds=1)
+    )
+    assert entries_of(just_before, "cross_conversation_update")
+    at_ttl = await store.continuity_entries(context.work_context_id, now=week)
+    assert not entries_of(at_ttl, "cross_conversation_update")
+
+
+async def test_unthreaded_api_turns_share_a_bucket_capped_at_twenty(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:ana")
+    await thread.say("hello")
+    bucket = await store.assign_unlinked_context(thread.key, thread.user, now=clock.now())
+    for day in range(12):
+        clock.advance(timedelta(days=1))
+        await thread.session(
+            f"We decided to use plan {day}.", f"I still need to figure out step {day}.", "ok"
+        )
+        await service.capture_thread(thread.key)
+    live = await store.continuity_entries(bucket.work_context_id, now=clock.now())
+    assert len(live) == 20
+    decisions = {e.content.get("decision") for e in live}
+    assert "use plan 11" in decisions  # the newest kept
+    assert "use plan 0" not in decisions  # the oldest evicted first
