@@ -32,7 +32,7 @@ from aiohttp import web
 from telegram import Message, MessageEntity, ReplyParameters, Update
 from telegram.constants import ChatAction, ChatType, MessageEntityType
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
-from telegram.ext import Application, ContextTypes, MessageHandler, filters
+from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
 
 from channels.base import ConversationLocks, answer_in_order, observe
 from channels.live import LiveMessage
@@ -115,6 +115,10 @@ class TelegramChannel:
             .base_url(base_url)
             .base_file_url(_file_url(base_url))
             .concurrent_updates(True)
+            # Telegram's flood limits (30 messages/s, 20/min per group) are kept by PTB's
+            # limiter; a 429 that still happens is waited out by ``_call`` (no retries
+            # here, so a retry is never doubled).
+            .rate_limiter(AIORateLimiter(max_retries=0))
         )
         if self.webhook_path is not None:
             # Updates come through handle_webhook into the update queue; nothing polls.
