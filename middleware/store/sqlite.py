@@ -698,9 +698,15 @@ class SqliteStore:
     async def _connect(self) -> aiosqlite.Connection:
         # isolation_level=None: no implicit BEGINs from the sqlite3 module; transactions
         # are exactly the BEGIN IMMEDIATE ... COMMIT blocks below.
-        conn = await aiosqlite.connect(
-            self._path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
-        )
+        conn = aiosqlite.connect(self._path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            await conn
+        except BaseException:
+            # On a failed connect aiosqlite stops its worker thread without waiting for
+            # it; if the event loop is gone before the thread hands back its last result,
+            # the thread dies with "Event loop is closed". Wait for it to finish.
+            await asyncio.to_thread(conn._thread.join, 5)
+            raise
         try:
             await conn.executescript(
                 f"PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d};"
