@@ -110,4 +110,7 @@ def continuity_service(
     config: Config, store: Store, clock: Clock, upstream: Upstream
 ) -> ContinuityService:
     settings = ContinuitySettings(config.continuity, config.cards, config.memory)
-    return ContinuityService(store, settings, clock, upstream, model=config.upstream.model)
+    # The inspect upstream answers with the request itself, never JSON: capture
+    # deterministically rather than fail over on every pass.
+    synthesis = None if config.upstream.mode == "inspect" else upstream
+    return ContinuityService(store, settings, clock, synthesis, model=config.upstream.model)
