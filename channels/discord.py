@@ -28,7 +28,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from channels.base import ConversationLocks, answer_in_order
+from channels.base import ConversationLocks, answer_in_order, observe
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
@@ -220,12 +220,14 @@ class DiscordChannel:
                 ) from exc
 
     def to_turn(self, message: discord.Message) -> Turn | None:
-        """The ``Turn`` for ``message``, or ``None`` when the bot should not answer it."""
+        """The ``Turn`` for ``message``, or ``None`` when the relay ignores it (a bot, an
+        empty message, or from outside the allow-lists). Whether to answer is
+        ``_addressed``'s."""
         author = message.author
         if author.bot or author.id == self.bot_id or not message.content:
             return None
         group = not isinstance(message.channel, discord.DMChannel)
-        if not self._allowed(author.id, message.channel, group) or not self._addressed(message):
+        if not self._allowed(author.id, message.channel, group):
             return None
         text = message.content
         return Turn(
@@ -261,9 +263,14 @@ class DiscordChannel:
         )
 
     async def on_message(self, message: discord.Message) -> None:
-        """discord.py's event: answer ``message`` if it is for the bot."""
+        """discord.py's event: answer ``message`` if it is for the bot, else record it."""
         turn = self.to_turn(message) if self._running else None
         if turn is None:
+            return
+        if not self._addressed(message):
+            # Not for the bot, yet the clock keeps every group message's time.
+            async with self._locks(turn.thread_id):
+                await self._tracked(observe(self._services, turn))
             return
         await self._tracked(
             answer_in_order(

@@ -188,11 +188,7 @@ class Capturer:
         self, session: Session, messages: Sequence[StoredMessage], fallback: str | None
     ) -> _Extraction:
         turns = [ExtractTurn(m.role, m.text) for m in messages]
-        fresh = [
-            ExtractTurn(m.role, m.text)
-            for m in messages
-            if session.captured_message_id is None or m.id > session.captured_message_id
-        ]
+        fresh = [ExtractTurn(m.role, m.text) for m in since_capture(session, messages)]
         questions: list[tuple[str, str, float]] = []
         decisions: list[tuple[str, str | None, float]] = []
         if self._settings.deterministic_heuristic_capture:
@@ -302,11 +298,7 @@ class Capturer:
         existing: Sequence[ContinuityEntry],
     ) -> None:
         """Close open questions the session resolved; note decisions it came back to."""
-        fresh = [
-            m
-            for m in messages
-            if session.captured_message_id is None or m.id > session.captured_message_id
-        ]
+        fresh = since_capture(session, messages)
         turns = [ExtractTurn(m.role, m.text) for m in fresh]
         open_items = [
             e
@@ -388,6 +380,12 @@ async def rebuild_view(
         built_at=now,
     )
     await store.save_constellation(work_context_id, view, built_at=now)
+
+
+def since_capture(session: Session, messages: Sequence[StoredMessage]) -> list[StoredMessage]:
+    """The messages the session's last capture did not cover (all when never captured)."""
+    last = session.captured_message_id
+    return [m for m in messages if last is None or m.id > last]
 
 
 def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:

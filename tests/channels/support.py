@@ -77,7 +77,7 @@ def running_telegram(
     return running_channel(TelegramChannel, tmp_path, upstream, section, wrap)
 
 
-def services_of(channel: TelegramChannel) -> Services:
+def services_of(channel: TelegramChannel | DiscordChannel) -> Services:
     return channel._services
 
 

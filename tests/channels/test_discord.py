@@ -11,7 +11,7 @@ import pytest
 from channels.discord import MESSAGE_LIMIT, discord_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
-from tests.channels.support import running_discord
+from tests.channels.support import running_discord, services_of
 from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, message_payload, user_payload
 from tests.fakes.upstream import FakeUpstream
 
@@ -45,6 +45,29 @@ async def test_guild_message_needs_a_mention_and_gets_a_reply(
     assert sent["content"] == "echo: [Ada] hello"  # groups name the speaker
     assert int(sent["message_reference"]["message_id"]) == message_id
     assert len(fake_upstream.requests) == 1
+
+
+async def test_an_unaddressed_guild_message_is_recorded_not_answered(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await discord_api.push_message(
+            "back from lunch", channel_id=CHANNEL, user_id=44, guild_id=GUILD
+        )
+        # A mention afterwards (answered in order) shows the first one was handled.
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        await discord_api.wait_for_sent(1)
+        store = services_of(channel).store
+        key = f"agent:main:discord:group:{CHANNEL}"
+        transcript = await store.transcript(key)
+        thread = await store.get_thread(key)
+    assert (transcript[0].user_key, transcript[0].text) == ("discord:44", "back from lunch")
+    assert thread is not None and "discord:44" in thread.last_user_message_by_user
+    # Only the mention went upstream, with the earlier message as named history.
+    [request] = fake_upstream.requests
+    assert [m["content"] for m in request.body["messages"]][0] == "[Ada] back from lunch"
 
 
 async def test_bots_are_ignored(
