@@ -6,7 +6,9 @@ crash after forwarding) never loses the user's message or its timestamp.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from functools import partial
 
 from middleware.clock.source import Clock
 from middleware.errors import StoreError
@@ -55,14 +57,12 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
             # Replayed turns happen at ``received_at``; the reply follows it by however
             # long the answer really took.
             sent_at = turn.received_at + (clock.now() - started)
-            try:
-                await store.record_reply(
-                    turn.thread_key, outcome.text, sent_at, complete=outcome.complete
-                )
-            except StoreError as exc:
-                # The client already has (or is getting) the answer; failing it now
-                # would lose more than it saves.
-                log.error("could not record the reply in %s: %s", turn.thread_key, exc)
+            # Queued, not awaited: it commits right after the answer is handed out (and
+            # before any later read), so the user never waits for the disk.
+            stored = store.record_reply(
+                turn.thread_key, outcome.text, sent_at, complete=outcome.complete
+            )
+            stored.add_done_callback(partial(_log_unrecorded, turn.thread_key))
 
         if reply.stream is not None:
             reply.stream.on_complete(record_reply)
@@ -71,3 +71,15 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
         return reply
 
     return record
+
+
+def _log_unrecorded(thread_key: str, stored: asyncio.Future[int]) -> None:
+    # The client already has (or is getting) the answer; failing it now would lose more
+    # than it saves.
+    if stored.cancelled():
+        return
+    exc = stored.exception()
+    if isinstance(exc, StoreError):
+        log.error("could not record the reply in %s: %s", thread_key, exc)
+    elif exc is not None:
+        log.error("could not record the reply in %s", thread_key, exc_info=exc)

@@ -7,6 +7,7 @@ causes) a half-applied update (spec 000 §10.3).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -263,10 +264,16 @@ class Store(ContinuityStore, Protocol):
         """
         ...
 
-    async def record_reply(
+    def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
-    ) -> int:
-        """Store the assistant message and move the thread's agent/interaction times."""
+    ) -> asyncio.Future[int]:
+        """Store the assistant message and move the thread's agent/interaction times.
+
+        The write is queued when this is called, ahead of any later read or write; the
+        future gives the message id once it is committed. A caller that need not wait
+        (the reply is already on its way to the user) may leave the future, but must
+        then see to its failure.
+        """
         ...
 
     async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:

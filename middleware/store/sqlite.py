@@ -70,7 +70,7 @@ from middleware.store.sqlite_clock_state import (
     prior_from_row,
     read_prior,
 )
-from middleware.store.sqlite_writer import BatchedWriter
+from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
 from middleware.types import ChatType
 
 log = logging.getLogger(__name__)
@@ -197,7 +197,7 @@ class SqliteStore:
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
-        self._batcher: BatchedWriter | None = None
+        self._batcher: GroupCommitWriter | None = None
 
     @property
     def path(self) -> Path:
@@ -225,8 +225,11 @@ class SqliteStore:
                 version = await apply_migrations(self._writer, str(self._path))
                 self._reader = await self._connect()
                 await self._reader.executescript("PRAGMA query_only = ON;")
-                self._batcher = BatchedWriter(self._writer, self._write_lock)
-                self._batcher.start()
+                # Opened on the loop's thread, which alone uses it (a local file: quick).
+                inline = connect_inline(str(self._path))
+                self._batcher = GroupCommitWriter(
+                    inline, self._writer, self._write_lock, self._store_error
+                )
             except (OSError, sqlite3.Error) as exc:
                 await self._close_connections()
                 raise StoreError(
@@ -296,10 +299,11 @@ class SqliteStore:
 
         return await self._write("record an inbound message", write)
 
-    async def record_reply(
+    def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
-    ) -> int:
-        """See ``Store.record_reply``. Raises ``StoreError`` for a thread never seen."""
+    ) -> asyncio.Future[int]:
+        """See ``Store.record_reply``. The future raises ``StoreError`` for a thread never
+        seen."""
         at = to_db(sent_at)
         message = _message_params(thread_key, None, "assistant", text, at, complete=complete)
 
@@ -312,7 +316,7 @@ class SqliteStore:
                 )
             return int(conn.execute(_INSERT_MESSAGE, message).fetchall()[0][0])
 
-        return await self._write("record a reply", write)
+        return self._submit("record a reply", write)
 
     async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
         """See ``Store.set_user_timezone``."""
@@ -726,8 +730,10 @@ class SqliteStore:
         self._reader = self._writer = None
 
     def _read(self) -> aiosqlite.Connection:
-        if self._reader is None:
+        """The reader, once the writes queued so far are applied: reads see them."""
+        if self._reader is None or self._batcher is None:
             raise self._not_open()
+        self._batcher.flush()
         return self._reader
 
     def _not_open(self) -> StoreError:
@@ -738,14 +744,34 @@ class SqliteStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(f"the SQLite store at {self._path} could not {action}: {exc}") from exc
+            raise self._store_error(action, exc) from exc
 
     async def _write(self, action: str, write: Callable[[sqlite3.Connection], T]) -> T:
-        """Apply one write through the batching writer (its own savepoint, group commit)."""
+        """Apply one write now, with whatever was queued before it (one commit).
+
+        The caller waits for the result, so there is no point batching it with writes
+        still to come: that would only add a loop iteration to its latency. Shielded: a
+        caller cancelled while the write waits for a lock does not take it back.
+        """
+        writer = self._group_writer()
+        done = writer.submit(action, write)
+        writer.flush()
+        return await asyncio.shield(done)
+
+    def _submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """Queue one write (its own savepoint, group commit at the end of this loop
+        iteration); the future raises ``StoreError`` naming ``action`` if SQLite fails."""
+        return self._group_writer().submit(action, write)
+
+    def _group_writer(self) -> GroupCommitWriter:
         if self._batcher is None:
             raise self._not_open()
-        with self._translate(action):
-            return await self._batcher.run(write)
+        return self._batcher
+
+    def _store_error(self, action: str, exc: sqlite3.Error) -> StoreError:
+        error = StoreError(f"the SQLite store at {self._path} could not {action}: {exc}")
+        error.__cause__ = exc
+        return error
 
     async def _snapshot(self, action: str, read: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``read`` in the reader's thread inside one read transaction: one hop and
@@ -757,6 +783,10 @@ class SqliteStore:
     async def _transaction(self, action: str) -> AsyncIterator[aiosqlite.Connection]:
         """The writer, inside one ``BEGIN IMMEDIATE`` that commits if the body returns and
         rolls back if it raises; other writers wait on the lock until it ends."""
+        if self._batcher is None:
+            raise self._not_open()
+        # The writes queued before this transaction land before it.
+        await self._batcher.drain()
         async with self._write_lock:
             conn = self._writer
             if conn is None:

@@ -1,14 +1,26 @@
-"""The store's single writer: group commit over one aiosqlite connection.
+"""The store's single writer: group commit on the event loop's own thread.
 
-Every write is a function ``(sqlite3.Connection) -> T`` run in the connection's worker
-thread. Writes that arrive while a batch is running are queued and then applied together:
-one thread hop and one ``BEGIN IMMEDIATE … COMMIT`` for the whole batch, each write in its
-own SAVEPOINT so one that fails is rolled back alone and reports its own error. Alone, a
-write costs one hop; under load, many writes share one commit. This is what keeps the
-store off the critical path of every turn (measured in ``bench/overhead.py``).
+Every write is a function ``(sqlite3.Connection) -> T``. ``submit`` queues it and returns a
+future at once; the queue is applied at the end of the current loop iteration, or at once
+by ``flush`` (a caller that waits for its result), all of it in one ``BEGIN IMMEDIATE …
+COMMIT``, each write in its own SAVEPOINT so one that fails is rolled back alone and
+reports its own error. Alone, a write costs its statements and a commit; writes queued
+without waiting (a reply already on its way out) share the next commit.
 
-aiosqlite exposes no public "run this function in the connection thread"; we use its
-``_execute``/``_conn`` (stable since aiosqlite 0.11, the version range is pinned), which
+Why on the loop's thread, not a worker thread: a turn's write is a handful of indexed
+UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,
+while a hop to aiosqlite's thread and back costs several times that in wake-ups and GIL
+hand-offs (measured in ``bench/overhead.py``). The two things that could block the loop
+for long are kept off it:
+
+- another connection holding the write lock (a multi-statement transaction of this store,
+  or another process): the loop's connection never waits (``busy_timeout = 0``); the batch
+  goes to the worker-thread connection instead, which waits its normal busy timeout;
+- WAL checkpoints, which fsync: automatic checkpoints are off on the loop's connection, and
+  a passive checkpoint runs on the worker thread every ``CHECKPOINT_EVERY`` commits.
+
+aiosqlite exposes no public "run this function in the connection thread"; the fallback uses
+its ``_execute``/``_conn`` (stable since aiosqlite 0.11, the version range is pinned), which
 is one hop instead of one hop per statement.
 """
 
@@ -26,80 +38,186 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
+Pending = tuple[str, Write, "asyncio.Future[Any]"]
+# Turns an SQLite failure during ``action`` into the error the caller sees.
+ErrorFor = Callable[[str, sqlite3.Error], Exception]
+
 # A batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
+# Commits between two passive WAL checkpoints on the worker thread (a turn's commit adds
+# a handful of pages; SQLite's own default is a checkpoint per 1,000 pages).
+CHECKPOINT_EVERY = 200
 
 
-class BatchedWriter:
-    """Serialises all writes through one connection, batching concurrent ones."""
+class GroupCommitWriter:
+    """Serialises all writes, batching the ones queued in the same loop iteration.
 
-    def __init__(self, conn: aiosqlite.Connection, lock: asyncio.Lock) -> None:
-        self._conn = conn
-        # Shared with the store's other (multi-statement) transactions on this connection.
+    ``inline`` is a connection of the loop's thread; ``threaded`` is the aiosqlite
+    connection the store's multi-statement transactions use, under ``lock``.
+    """
+
+    def __init__(
+        self,
+        inline: sqlite3.Connection,
+        threaded: aiosqlite.Connection,
+        lock: asyncio.Lock,
+        error_for: ErrorFor,
+    ) -> None:
+        self._inline = inline
+        self._threaded = threaded
         self._lock = lock
-        self._pending: list[tuple[Write, asyncio.Future[Any]]] = []
-        self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._closing = False
+        self._error_for = error_for
+        self._pending: list[Pending] = []
+        self._scheduled = False
+        # A batch handed to the worker thread; later batches wait for it (order).
+        self._handoff: asyncio.Task[None] | None = None
+        self._checkpoint: asyncio.Task[None] | None = None
+        self._commits = 0
+        self._closed = False
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._drain(), name="sqlite-writer")
+    def submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """Queue ``write`` now; the future resolves once it is committed.
 
-    async def run(self, write: Callable[[sqlite3.Connection], T]) -> T:
-        """Apply ``write`` atomically; return its result or raise its ``sqlite3.Error``.
-
-        Once queued, the write happens even if the caller is cancelled: data a client
-        handed over is not lost because the client went away.
+        The future raises what ``error_for`` makes of an SQLite failure, or whatever
+        ``write`` itself raised. Once queued, the write happens whether or not anybody
+        awaits the future: data a client handed over is not lost because it went away.
         """
-        if self._closing or self._task is None:
-            raise sqlite3.ProgrammingError("the writer is closed")
+        if self._closed:
+            raise self._error_for(action, sqlite3.ProgrammingError("the writer is closed"))
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((write, future))
-        self._wakeup.set()
-        return await asyncio.shield(future)
+        self._pending.append((action, write, future))
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+        return future
+
+    def flush(self) -> None:
+        """Apply what is queued now, unless the worker thread has it (order is kept).
+
+        Called before reads, so a read sees every write queued before it.
+        """
+        while self._pending and self._handoff is None:
+            batch = self._pending[:MAX_BATCH]
+            del self._pending[:MAX_BATCH]
+            if self._lock.locked():
+                # A multi-statement transaction owns the file: queue behind it.
+                self._hand_off(batch)
+                return
+            try:
+                outcomes = _apply_batch(self._inline, [write for _, write, _ in batch])
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    self._fail(batch, exc)
+                    continue
+                # Another process holds the write lock: wait for it off the loop.
+                self._hand_off(batch)
+                return
+            except sqlite3.Error as exc:
+                self._fail(batch, exc)
+                continue
+            self._settle(batch, outcomes)
+            self._committed()
+
+    async def drain(self) -> None:
+        """Return once everything queued so far is committed (or failed)."""
+        while self._pending or self._handoff is not None:
+            self.flush()
+            if self._handoff is not None:
+                await asyncio.shield(self._handoff)
 
     async def close(self) -> None:
-        """Apply what is queued, then stop."""
-        self._closing = True
-        self._wakeup.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        """Apply what is queued, let the checkpoint finish, then refuse new writes."""
+        await self.drain()
+        self._closed = True
+        if self._checkpoint is not None:
+            await self._checkpoint
+        self._inline.close()
 
-    async def _drain(self) -> None:
-        while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            while self._pending:
-                batch = self._pending[:MAX_BATCH]
-                del self._pending[:MAX_BATCH]
-                await self._apply(batch)
-            if self._closing:
-                return
+    def _flush_soon(self) -> None:
+        self._scheduled = False
+        self.flush()
 
-    async def _apply(self, batch: list[tuple[Write, asyncio.Future[Any]]]) -> None:
-        writes = [write for write, _ in batch]
+    def _hand_off(self, batch: list[Pending]) -> None:
+        self._handoff = asyncio.get_running_loop().create_task(
+            self._apply_threaded(batch), name="sqlite-writer-handoff"
+        )
+
+    async def _apply_threaded(self, batch: list[Pending]) -> None:
+        writes = [write for _, write, _ in batch]
         try:
             async with self._lock:
-                outcomes = await self._conn._execute(  # type: ignore[no-untyped-call]
-                    _apply_batch, self._conn._conn, writes
+                outcomes = await self._threaded._execute(  # type: ignore[no-untyped-call]
+                    _apply_batch, self._threaded._conn, writes
                 )
-        except Exception as exc:  # the whole batch failed (BEGIN or COMMIT)
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+        except sqlite3.Error as exc:
+            self._fail(batch, exc)
+        else:
+            self._settle(batch, outcomes)
+        finally:
+            self._handoff = None
+        # What queued up meanwhile goes next, in order.
+        if self._pending and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+
+    def _committed(self) -> None:
+        self._commits += 1
+        if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoint is None:
+            self._checkpoint = asyncio.get_running_loop().create_task(
+                self._passive_checkpoint(), name="sqlite-checkpoint"
+            )
+
+    async def _passive_checkpoint(self) -> None:
+        try:
+            async with self._lock:
+                await self._threaded.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            # Harmless: the WAL only grows until the next one succeeds.
+            log.warning("WAL checkpoint failed: %s", exc)
+        finally:
+            self._checkpoint = None
+
+    def _settle(self, batch: list[Pending], outcomes: list[tuple[bool, Any]]) -> None:
+        for (action, _, future), (ok, value) in zip(batch, outcomes, strict=True):
             if future.done():
                 continue
             if ok:
                 future.set_result(value)
+            elif isinstance(value, sqlite3.Error):
+                future.set_exception(self._error_for(action, value))
             else:
                 future.set_exception(value)
 
+    def _fail(self, batch: list[Pending], exc: sqlite3.Error) -> None:
+        """The whole batch failed (BEGIN or COMMIT): every write reports it."""
+        for action, _, future in batch:
+            if not future.done():
+                future.set_exception(self._error_for(action, exc))
+
+
+def connect_inline(path: str) -> sqlite3.Connection:
+    """The loop thread's connection: never waits for a lock, never checkpoints."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0)
+    try:
+        conn.executescript(
+            "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
+            "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;"
+        )
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return int(code) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
 
 def _apply_batch(conn: sqlite3.Connection, writes: list[Write]) -> list[tuple[bool, Any]]:
-    """Runs in the connection's thread: one transaction, one savepoint per write."""
+    """One transaction, one savepoint per write; runs on whichever thread owns ``conn``."""
     outcomes: list[tuple[bool, Any]] = []
     conn.execute("BEGIN IMMEDIATE")
     try:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 
 import aiohttp
+import pytest
 
+from middleware.errors import StoreError
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -62,6 +65,31 @@ async def test_inbound_recorded_even_when_upstream_fails(
     store = relay.runner.app[SERVICES].store
     messages = await store.transcript("agent:main:api:t2")
     assert [(m.role, m.text) for m in messages] == [("user", "hi there")]
+
+
+async def test_a_reply_the_store_cannot_take_still_reaches_the_client_and_is_logged(
+    relay: RunningServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = relay.runner.app[SERVICES].store
+
+    def full_disk(thread_key: str, *args: object, **kwargs: object) -> asyncio.Future[int]:
+        failed: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        failed.set_exception(StoreError("database or disk is full"))
+        return failed
+
+    monkeypatch.setattr(store, "record_reply", full_disk)
+    status, body = await post(
+        relay, {"model": "m", "messages": HI}, **{"X-Chronorelay-Thread": "d"}
+    )
+    await asyncio.sleep(0)  # the failure is reported once the answer is out
+
+    assert status == 200
+    assert body["choices"][0]["message"]["content"] == "echo: hi there"  # type: ignore[index]
+    assert "could not record the reply in agent:main:api:d: database or disk is full" in (
+        caplog.text
+    )
+    # The inbound message was stored before the upstream was asked.
+    assert [m.role for m in await store.transcript("agent:main:api:d")] == ["user"]
 
 
 async def test_replayed_turn_is_recorded_at_its_instant(relay: RunningServer) -> None:

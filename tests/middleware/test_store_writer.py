@@ -1,0 +1,145 @@
+"""The store's group-commit writer: order, read-your-writes, a busy file, checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from middleware.errors import StoreError
+from middleware.store import SqliteStore, sqlite_writer
+from tests.middleware.test_store import THREAD, inbound
+
+T0 = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
+
+
+async def test_a_reply_queued_without_waiting_is_seen_by_the_next_read(
+    store: SqliteStore,
+) -> None:
+    await store.record_inbound(inbound(T0))
+    queued = store.record_reply(THREAD, "answer", T0 + timedelta(seconds=2))
+    assert not queued.done()  # nothing committed yet: it waits for the loop iteration
+
+    transcript = await store.transcript(THREAD, limit=10)
+
+    assert [m.text for m in transcript] == ["hello", "answer"]
+    assert queued.done() and queued.result() == transcript[-1].id
+
+
+async def test_replies_queued_together_share_one_commit_and_keep_their_order(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.record_inbound(inbound(T0))
+    batches: list[int] = []
+    apply_batch = sqlite_writer._apply_batch
+
+    def counting(conn: sqlite3.Connection, writes: list[sqlite_writer.Write]) -> object:
+        batches.append(len(writes))
+        return apply_batch(conn, writes)
+
+    monkeypatch.setattr(sqlite_writer, "_apply_batch", counting)
+    ids = await asyncio.gather(
+        *(store.record_reply(THREAD, f"r{i}", T0 + timedelta(seconds=i)) for i in range(5))
+    )
+
+    assert batches == [5]
+    assert ids == sorted(ids)
+    assert [m.text for m in await store.transcript(THREAD, limit=5)] == [f"r{i}" for i in range(5)]
+
+
+async def test_a_failed_queued_write_reports_itself_and_spares_the_others(
+    store: SqliteStore,
+) -> None:
+    await store.record_inbound(inbound(T0))
+    good = store.record_reply(THREAD, "kept", T0 + timedelta(seconds=1))
+    bad = store.record_reply("agent:main:api:never-seen", "lost", T0)
+
+    with pytest.raises(StoreError, match="unknown thread"):
+        await bad
+    assert isinstance(await good, int)
+    assert [m.text for m in await store.transcript(THREAD, limit=5)] == ["hello", "kept"]
+
+
+async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
+    store: SqliteStore, db_path: Path
+) -> None:
+    """Another connection holds the write lock: the loop keeps running, the writes land
+    in order once the lock is released, and none is lost."""
+    await store.record_inbound(inbound(T0))
+    locked = threading.Event()
+    release = threading.Event()
+
+    def hold_the_lock() -> None:
+        conn = sqlite3.connect(db_path, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        locked.set()
+        release.wait(10)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    await asyncio.to_thread(locked.wait, 10)
+    try:
+        first_task = asyncio.create_task(
+            store.record_inbound(inbound(T0 + timedelta(seconds=1), text="first"))
+        )
+        await asyncio.sleep(0)  # the task queues its write
+        pending = asyncio.gather(
+            first_task, store.record_reply(THREAD, "second", T0 + timedelta(seconds=2))
+        )
+        # The event loop is not blocked: it still runs other work meanwhile.
+        ticks = 0
+        for _ in range(5):
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert ticks == 5 and not pending.done()
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join, 10)
+    first, second = await asyncio.wait_for(pending, 10)
+
+    assert first.message_id < second
+    texts = [m.text for m in await store.transcript(THREAD, limit=5)]
+    assert texts == ["hello", "first", "second"]
+
+
+async def test_a_transaction_sees_the_writes_queued_before_it(store: SqliteStore) -> None:
+    """A multi-statement transaction (here the export) runs on another connection: the
+    reply queued just before it must already be in what it reads."""
+    await store.record_inbound(inbound(T0))
+    replied = T0 + timedelta(seconds=30)
+    store.record_reply(THREAD, "queued before the export", replied)
+
+    snapshot = await store.export_clock_state()
+
+    (thread,) = snapshot.threads
+    assert thread.last_interaction_at == replied
+
+
+async def test_the_wal_is_checkpointed_so_it_stops_growing(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_writer, "CHECKPOINT_EVERY", 20)
+    store = SqliteStore(db_path)
+    await store.open()
+    wal = Path(f"{db_path}-wal")
+    try:
+        sizes = []
+        for round_ in range(6):
+            for i in range(100):
+                at = T0 + timedelta(minutes=round_, seconds=i)
+                await store.record_inbound(inbound(at, text=f"message {round_}.{i} " * 20))
+                # Give the background checkpoint its turn, as live traffic would.
+                await asyncio.sleep(0)
+            await asyncio.sleep(0.05)
+            sizes.append(await asyncio.to_thread(os.path.getsize, wal))
+    finally:
+        await store.close()
+    # Checkpointed pages are reused from the start of the file, so it levels off.
+    assert sizes[-1] == sizes[2], sizes
