@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -75,6 +75,7 @@ _SEPARATOR = " · "
 _UTC_ZONES = frozenset({"UTC", "Etc/UTC"})
 
 
+@lru_cache(maxsize=64)  # every turn builds an audience; babel's parse is the slow part
 def _check_locale(name: str) -> str:
     """Return the babel identifier for ``name`` (``de-DE`` or ``de_DE``) or raise ValueError."""
     normalised = name.replace("-", "_")

@@ -22,6 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from middleware.clock.parsing import (
+    _CAPITAL_MONTH_DAY,
+    _TIMEISH,
     ParseResult,
     date_order_for_locale,
     find_time_expressions,
@@ -538,6 +540,30 @@ def test_find_ignores_words_that_are_not_times(message: str) -> None:
 )  # fmt: skip
 def test_looks_timeish(text: str, timeish: bool) -> None:
     assert looks_timeish(text) is timeish
+
+
+# Pieces of every _TIMEISH alternative, in odd cases and glued to neighbours, so the
+# property below reaches the corners of the cheap pre-check.
+_TIMEISH_PIECES = (
+    "TODAY Tomorrow tonıght NOON midnight EOD end of the day Monday SATURDAY next this "
+    "last WEEKEND month year in an a two half an hour hours min sec hr fortnight ago at by "
+    "around until @ 9 12 2026 - / . : h am p.m. o'clock 22nd of March Sept may May MAR "
+    "holiday admin secure ſec"
+).split()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.one_of(
+        st.lists(st.sampled_from(_TIMEISH_PIECES), min_size=1, max_size=5).map(" ".join),
+        st.lists(st.sampled_from(_TIMEISH_PIECES), min_size=1, max_size=5).map("".join),
+        st.text(max_size=40),
+    )
+)
+def test_looks_timeish_is_exactly_the_full_pattern(text: str) -> None:
+    """The pre-check in front of the slow pattern only skips texts it cannot match."""
+    full = _TIMEISH.search(text) is not None or _CAPITAL_MONTH_DAY.search(text) is not None
+    assert looks_timeish(text) is full
 
 
 # --- invariants on arbitrary input -------------------------------------------------------
