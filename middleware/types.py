@@ -5,11 +5,12 @@ No platform SDK type appears here; channel adapters and the HTTP edge convert to
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from middleware import json_codec
 
 if TYPE_CHECKING:
     from middleware.clock.presentation import Audience
@@ -162,7 +163,7 @@ class ReplyStream:
 def delta_text(payload: bytes) -> str:
     """The assistant text carried by one streamed chunk's JSON, or '' if none."""
     try:
-        event = json.loads(payload)
+        event = json_codec.peek(payload)
         choices = event.get("choices") or []
         if not choices:
             return ""
@@ -175,7 +176,7 @@ def delta_text(payload: bytes) -> str:
 def completion_text(body: bytes) -> str:
     """The assistant text of a non-streamed chat completion body, or '' if none."""
     try:
-        parsed = json.loads(body)
+        parsed = json_codec.peek(body)
         content = parsed["choices"][0]["message"].get("content")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return ""

@@ -99,6 +99,8 @@ async def _read_body(request: web.Request) -> JSON:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object with a 'messages' list")
+    if _plainly_valid(body):
+        return body
     try:
         _ChatRequest.model_validate(body)
     except ValidationError as exc:
@@ -107,6 +109,26 @@ async def _read_body(request: web.Request) -> JSON:
         )
         raise RequestError(f"invalid chat completion request: {problems}") from exc
     return body
+
+
+def _plainly_valid(body: JSON) -> bool:
+    """A strict subset of what ``_ChatRequest`` accepts, checked without building a model
+    per message (a long conversation has hundreds). Anything else goes to pydantic, which
+    accepts it or says exactly what is wrong."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return False
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return False
+        content = message.get("content")
+        if content is not None and not isinstance(content, str | list):
+            return False
+    return (
+        isinstance(body.get("stream", False), bool)
+        and isinstance(body.get("model", ""), str | None)
+        and isinstance(body.get("user", ""), str | None)
+    )
 
 
 def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: datetime) -> Turn:

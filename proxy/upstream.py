@@ -8,7 +8,6 @@ ends that stream.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from middleware import json_codec
 from middleware.errors import (
     UpstreamError,
     UpstreamStatusError,
@@ -101,7 +101,7 @@ class HttpUpstream:
         for index, target in enumerate(self._targets):
             payload = body if not target.model else {**body, "model": target.model}
             try:
-                return await self._with_retries(target, json.dumps(payload).encode(), stream)
+                return await self._with_retries(target, json_codec.dump(payload), stream)
             except UpstreamStatusError as exc:
                 # A client error (bad request, unknown model…) is the same everywhere.
                 if exc.status not in _RETRY_STATUSES:
