@@ -228,7 +228,7 @@ class SqliteStore:
                 # Opened on the loop's thread, which alone uses it (a local file: quick).
                 inline = connect_inline(str(self._path))
                 self._batcher = GroupCommitWriter(
-                    inline, self._writer, self._write_lock, self._store_error
+                    inline, self._writer, self._write_lock, self._store_error, self._reader
                 )
             except (OSError, sqlite3.Error) as exc:
                 await self._close_connections()

@@ -17,7 +17,8 @@ for long are kept off it:
   or another process): the loop's connection never waits (``busy_timeout = 0``); the batch
   goes to the worker-thread connection instead, which waits its normal busy timeout;
 - WAL checkpoints, which fsync: automatic checkpoints are off on the loop's connection, and
-  a passive checkpoint runs on the worker thread every ``CHECKPOINT_EVERY`` commits.
+  a passive checkpoint runs every ``CHECKPOINT_EVERY`` commits on the store's reader (its
+  own thread; a passive checkpoint takes no lock a writer needs, so writes go on inline).
 
 aiosqlite exposes no public "run this function in the connection thread"; the fallback uses
 its ``_execute``/``_conn`` (stable since aiosqlite 0.11, the version range is pinned), which
@@ -53,7 +54,8 @@ class GroupCommitWriter:
     """Serialises all writes, batching the ones queued in the same loop iteration.
 
     ``inline`` is a connection of the loop's thread; ``threaded`` is the aiosqlite
-    connection the store's multi-statement transactions use, under ``lock``.
+    connection the store's multi-statement transactions use, under ``lock``;
+    ``checkpointer`` is another aiosqlite connection to the file (the store's reader).
     """
 
     def __init__(
@@ -62,9 +64,11 @@ class GroupCommitWriter:
         threaded: aiosqlite.Connection,
         lock: asyncio.Lock,
         error_for: ErrorFor,
+        checkpointer: aiosqlite.Connection,
     ) -> None:
         self._inline = inline
         self._threaded = threaded
+        self._checkpointer = checkpointer
         self._lock = lock
         self._error_for = error_for
         self._pending: list[Pending] = []
@@ -169,8 +173,7 @@ class GroupCommitWriter:
 
     async def _passive_checkpoint(self) -> None:
         try:
-            async with self._lock:
-                await self._threaded.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+            await self._checkpointer.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error as exc:
             # Harmless: the WAL only grows until the next one succeeds.
             log.warning("WAL checkpoint failed: %s", exc)
@@ -217,18 +220,24 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 def _apply_batch(conn: sqlite3.Connection, writes: list[Write]) -> list[tuple[bool, Any]]:
-    """One transaction, one savepoint per write; runs on whichever thread owns ``conn``."""
+    """One transaction, one savepoint per write (none for a write alone: the transaction is
+    its savepoint); runs on whichever thread owns ``conn``."""
     outcomes: list[tuple[bool, Any]] = []
+    alone = len(writes) == 1
     conn.execute("BEGIN IMMEDIATE")
     try:
         for write in writes:
-            conn.execute("SAVEPOINT write")
+            if not alone:
+                conn.execute("SAVEPOINT write")
             try:
                 outcomes.append((True, write(conn)))
             except Exception as exc:
-                conn.execute("ROLLBACK TO write")
+                conn.execute("ROLLBACK" if alone else "ROLLBACK TO write")
                 outcomes.append((False, exc))
-            conn.execute("RELEASE write")
+                if alone:
+                    return outcomes
+            if not alone:
+                conn.execute("RELEASE write")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
