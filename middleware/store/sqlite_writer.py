@@ -1,11 +1,11 @@
 """The store's single writer: group commit on the event loop's own thread.
 
 Every write is a function ``(sqlite3.Connection) -> T``. ``submit`` queues it and returns a
-future at once; the queue is applied at the end of the current loop iteration, or at once
-by ``flush`` (a caller that waits for its result), all of it in one ``BEGIN IMMEDIATE …
-COMMIT``, each write in its own SAVEPOINT so one that fails is rolled back alone and
-reports its own error. Alone, a write costs its statements and a commit; writes queued
-without waiting (a reply already on its way out) share the next commit.
+future at once; the queue is applied at the end of the current loop iteration (or by
+``flush``, before a read), all of it in one ``BEGIN IMMEDIATE … COMMIT``, each write in
+its own SAVEPOINT so one that fails is rolled back alone and reports its own error. Alone,
+a write costs its statements and a commit; under load, the writes of every turn that got
+that far in the same iteration share one commit.
 
 Why on the loop's thread, not a worker thread: a turn's write is a handful of indexed
 UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,

@@ -52,6 +52,25 @@ async def test_replies_queued_together_share_one_commit_and_keep_their_order(
     assert [m.text for m in await store.transcript(THREAD, limit=5)] == [f"r{i}" for i in range(5)]
 
 
+async def test_turns_that_write_in_the_same_iteration_share_one_commit(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches: list[int] = []
+    apply_batch = sqlite_writer._apply_batch
+
+    def counting(conn: sqlite3.Connection, writes: list[sqlite_writer.Write]) -> object:
+        batches.append(len(writes))
+        return apply_batch(conn, writes)
+
+    monkeypatch.setattr(sqlite_writer, "_apply_batch", counting)
+    results = await asyncio.gather(
+        *(store.record_inbound(inbound(T0 + timedelta(seconds=i), user=str(i))) for i in range(8))
+    )
+
+    assert batches == [8]
+    assert len({r.message_id for r in results}) == 8
+
+
 async def test_a_failed_queued_write_reports_itself_and_spares_the_others(
     store: SqliteStore,
 ) -> None:
