@@ -31,18 +31,25 @@ async def test_a_reply_queued_without_waiting_is_seen_by_the_next_read(
     assert queued.done() and queued.result() == transcript[-1].id
 
 
-async def test_replies_queued_together_share_one_commit_and_keep_their_order(
-    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    await store.record_inbound(inbound(T0))
-    batches: list[int] = []
+@pytest.fixture
+def batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every batch the writer commits, in order."""
+    sizes: list[int] = []
     apply_batch = sqlite_writer._apply_batch
 
     def counting(conn: sqlite3.Connection, writes: list[sqlite_writer.Write]) -> object:
-        batches.append(len(writes))
+        sizes.append(len(writes))
         return apply_batch(conn, writes)
 
     monkeypatch.setattr(sqlite_writer, "_apply_batch", counting)
+    return sizes
+
+
+async def test_replies_queued_together_share_one_commit_and_keep_their_order(
+    store: SqliteStore, batches: list[int]
+) -> None:
+    await store.record_inbound(inbound(T0))
+    batches.clear()
     ids = await asyncio.gather(
         *(store.record_reply(THREAD, f"r{i}", T0 + timedelta(seconds=i)) for i in range(5))
     )
@@ -53,16 +60,8 @@ async def test_replies_queued_together_share_one_commit_and_keep_their_order(
 
 
 async def test_turns_that_write_in_the_same_iteration_share_one_commit(
-    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+    store: SqliteStore, batches: list[int]
 ) -> None:
-    batches: list[int] = []
-    apply_batch = sqlite_writer._apply_batch
-
-    def counting(conn: sqlite3.Connection, writes: list[sqlite_writer.Write]) -> object:
-        batches.append(len(writes))
-        return apply_batch(conn, writes)
-
-    monkeypatch.setattr(sqlite_writer, "_apply_batch", counting)
     results = await asyncio.gather(
         *(store.record_inbound(inbound(T0 + timedelta(seconds=i), user=str(i))) for i in range(8))
     )
