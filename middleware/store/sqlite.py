@@ -1,17 +1,22 @@
-"""The embedded SQLite ``Store``, through aiosqlite.
+"""The embedded SQLite ``Store``: the standard ``sqlite3`` module and aiosqlite.
 
-Two connections, both in autocommit mode so every transaction is one we wrote:
+Three connections, all in autocommit mode so every transaction is one we wrote:
 
-- the writer, the only one that changes anything. An ``asyncio.Lock`` serialises its use,
-  so the statements of two concurrent turns never interleave inside one
-  ``BEGIN IMMEDIATE ... COMMIT`` (spec 000 §10.3: atomic, locked state updates);
-- the reader, ``query_only``, for lookups. WAL lets it read the last committed state
-  while the writer works, so reads never wait for the lock.
+- the inline writer, on the event loop's own thread: single writes (every turn's inbound
+  message and reply) go through ``GroupCommitWriter`` (``sqlite_writer``), which applies
+  the writes queued in one loop iteration in one ``BEGIN IMMEDIATE ... COMMIT``, so the
+  statements of two concurrent turns never interleave (spec 000 §10.3: atomic, locked
+  state updates);
+- the threaded writer (aiosqlite) for multi-statement transactions (import, export,
+  timezones), serialised by an ``asyncio.Lock``, and for writes that must wait for a file
+  another process holds;
+- the reader, ``query_only`` (aiosqlite), for lookups and WAL checkpoints. WAL lets it read
+  the last committed state while a writer works; queued writes are applied before a read,
+  so a read sees every write made before it.
 
-Each aiosqlite call is a hop to the connection's worker thread, and ``record_inbound`` is
-on the path of every turn, so each write is a handful of UPSERTs that move timestamps in
-SQL (``MAX``/``CASE`` on the fixed-format ISO text, whose string order is time order)
-rather than read-modify-write round trips.
+``record_inbound`` is on the path of every turn, so each write is a handful of UPSERTs that
+move timestamps in SQL (``MAX``/``CASE`` on the fixed-format ISO text, whose string order
+is time order) rather than read-modify-write round trips.
 """
 
 from __future__ import annotations
