@@ -8,11 +8,11 @@ Three connections, all in autocommit mode so every transaction is one we wrote:
   statements of two concurrent turns never interleave (spec 000 §10.3: atomic, locked
   state updates);
 - the threaded writer (aiosqlite) for multi-statement transactions (import, export,
-  timezones), serialised by an ``asyncio.Lock``, and for writes that must wait for a file
-  another process holds;
-- the reader, ``query_only`` (aiosqlite), for lookups and WAL checkpoints. WAL lets it read
-  the last committed state while a writer works; queued writes are applied before a read,
-  so a read sees every write made before it.
+  timezones) and the end of each WAL checkpoint, serialised by an ``asyncio.Lock``, and for
+  writes that must wait for a file another process holds;
+- the reader, ``query_only`` (aiosqlite), for lookups and the bulk of each WAL checkpoint.
+  WAL lets it read the last committed state while a writer works; queued writes are
+  applied before a read, so a read sees every write made before it.
 
 ``record_inbound`` is on the path of every turn, so each write is a handful of UPSERTs that
 move timestamps in SQL (``MAX``/``CASE`` on the fixed-format ISO text, whose string order

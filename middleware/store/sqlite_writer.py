@@ -16,9 +16,13 @@ for long are kept off it:
 - another connection holding the write lock (a multi-statement transaction of this store,
   or another process): the loop's connection never waits (``busy_timeout = 0``); the batch
   goes to the worker-thread connection instead, which waits its normal busy timeout;
-- WAL checkpoints, which fsync: automatic checkpoints are off on the loop's connection, and
-  a passive checkpoint runs every ``CHECKPOINT_EVERY`` commits on the store's reader (its
-  own thread; a passive checkpoint takes no lock a writer needs, so writes go on inline).
+- WAL checkpoints, which copy pages and fsync: automatic checkpoints are off on the loop's
+  connection. Every ``CHECKPOINT_EVERY`` commits, a passive checkpoint on the store's
+  reader copies the WAL while writes go on inline; then a ``RESTART`` checkpoint on the
+  worker-thread connection, under the write lock, copies the few pages written meanwhile,
+  so the next commit writes the WAL from its start again. Writes made during that second
+  step queue behind it as behind any transaction. (A passive checkpoint alone never
+  catches up under steady load, and the WAL then grows without bound.)
 
 aiosqlite exposes no public "run this function in the connection thread"; the fallback uses
 its ``_execute``/``_conn`` (stable since aiosqlite 0.11, the version range is pinned), which
@@ -45,8 +49,8 @@ ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
 # A batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
-# Commits between two passive WAL checkpoints on the worker thread (a turn's commit adds
-# a handful of pages; SQLite's own default is a checkpoint per 1,000 pages).
+# Commits between two WAL checkpoints (a turn's commit adds a handful of pages; SQLite's
+# own default is a checkpoint per 1,000 pages).
 CHECKPOINT_EVERY = 200
 
 
@@ -168,12 +172,16 @@ class GroupCommitWriter:
         self._commits += 1
         if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoint is None:
             self._checkpoint = asyncio.get_running_loop().create_task(
-                self._passive_checkpoint(), name="sqlite-checkpoint"
+                self._restart_wal(), name="sqlite-checkpoint"
             )
 
-    async def _passive_checkpoint(self) -> None:
+    async def _restart_wal(self) -> None:
+        """Copy the whole WAL into the database, so the next commit starts it over: the
+        bulk beside the writes, the rest (a few pages and the fsyncs) holding them."""
         try:
             await self._checkpointer.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+            async with self._lock:
+                await self._threaded.execute_fetchall("PRAGMA wal_checkpoint(RESTART)")
         except sqlite3.Error as exc:
             # Harmless: the WAL only grows until the next one succeeds.
             log.warning("WAL checkpoint failed: %s", exc)

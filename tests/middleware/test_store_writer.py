@@ -140,24 +140,29 @@ async def test_a_transaction_sees_the_writes_queued_before_it(store: SqliteStore
     assert thread.last_interaction_at == replied
 
 
-async def test_the_wal_is_checkpointed_so_it_stops_growing(
+async def test_the_wal_stops_growing_under_steady_writes(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Writes never pause, as under steady traffic: each checkpoint still copies the whole
+    WAL, so commits start it over and its file levels off."""
     monkeypatch.setattr(sqlite_writer, "CHECKPOINT_EVERY", 20)
     store = SqliteStore(db_path)
     await store.open()
     wal = Path(f"{db_path}-wal")
     try:
         sizes = []
-        for round_ in range(6):
-            for i in range(100):
+        for round_ in range(8):
+            for i in range(60):
                 at = T0 + timedelta(minutes=round_, seconds=i)
-                await store.record_inbound(inbound(at, text=f"message {round_}.{i} " * 20))
-                # Give the background checkpoint its turn, as live traffic would.
-                await asyncio.sleep(0)
-            await asyncio.sleep(0.05)
+                await asyncio.gather(
+                    *(
+                        store.record_inbound(inbound(at, user=str(u), text=f"m{i} " * 40))
+                        for u in range(4)
+                    )
+                )
             sizes.append(await asyncio.to_thread(os.path.getsize, wal))
     finally:
         await store.close()
-    # Checkpointed pages are reused from the start of the file, so it levels off.
-    assert sizes[-1] == sizes[2], sizes
+    # 60 commits a round and a checkpoint every 20: the WAL holds about 20 commits' pages
+    # at most, a little more when a checkpoint is late. Unchecked, it grows every round.
+    assert sizes[-1] < 2 * sizes[1], sizes
