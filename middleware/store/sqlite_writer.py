@@ -1,11 +1,21 @@
-"""The store's single writer: group commit on the event loop's own thread.
+"""The store's single writer: on the event loop's own thread, one commit per loop iteration.
 
-Every write is a function ``(sqlite3.Connection) -> T``. ``submit`` queues it and returns a
-future at once; the queue is applied at the end of the current loop iteration (or by
-``flush``, before a read), all of it in one ``BEGIN IMMEDIATE … COMMIT``, each write in
-its own SAVEPOINT so one that fails is rolled back alone and reports its own error. Alone,
-a write costs its statements and a commit; under load, the writes of every turn that got
-that far in the same iteration share one commit.
+Every write is a function ``(sqlite3.Connection) -> T``, applied in order on the loop's
+connection inside a ``BEGIN IMMEDIATE`` that commits at the end of the loop iteration it
+was opened in (or earlier, before a read through another connection). Each write runs in
+its own SAVEPOINT, so one that fails is rolled back alone and raises its own error. Under
+load, every turn that wrote in the same iteration shares the commit.
+
+There are two ways in:
+
+- ``write`` applies at once and returns the result, before the commit: the turn's inbound
+  message is in the database (and seen by every later write and read) before the turn goes
+  on, and the commit runs while the upstream is already working on the request. If that
+  commit fails (the disk is full or failing), those writes are lost: they are logged, and
+  until a commit succeeds again each ``write`` commits before it returns, so callers see
+  the failure as they did before.
+- ``submit`` queues and returns a future that resolves once the write is committed: the
+  reply, applied after the answer has gone out.
 
 Why on the loop's thread, not a worker thread: a turn's write is a handful of indexed
 UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,
@@ -14,8 +24,9 @@ hand-offs (measured in ``bench/overhead.py``). The two things that could block t
 for long are kept off it:
 
 - another connection holding the write lock (a multi-statement transaction of this store,
-  or another process): the loop's connection never waits (``busy_timeout = 0``); the batch
-  goes to the worker-thread connection instead, which waits its normal busy timeout;
+  or another process): the loop's connection never waits (``busy_timeout = 0``); writes
+  queue and go to the worker-thread connection instead, which waits its normal busy
+  timeout, in order;
 - WAL checkpoints, which copy pages and fsync: automatic checkpoints are off on the loop's
   connection. Every ``CHECKPOINT_EVERY`` commits, a passive checkpoint on the store's
   reader copies the WAL while writes go on inline; then a ``RESTART`` checkpoint on the
@@ -44,18 +55,23 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
 Pending = tuple[str, Write, "asyncio.Future[Any]"]
+Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
 # Turns an SQLite failure during ``action`` into the error the caller sees.
 ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
-# A batch larger than this is split, so one commit never holds the file for long.
+# A queued batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
 # Commits between two WAL checkpoints (a turn's commit adds a handful of pages; SQLite's
 # own default is a checkpoint per 1,000 pages).
 CHECKPOINT_EVERY = 200
 
 
+class _Busy(Exception):
+    """The loop's connection cannot take a write now: it must queue."""
+
+
 class GroupCommitWriter:
-    """Serialises all writes, batching the ones queued in the same loop iteration.
+    """Serialises all writes; the ones of one loop iteration share a commit.
 
     ``inline`` is a connection of the loop's thread; ``threaded`` is the aiosqlite
     connection the store's multi-statement transactions use, under ``lock``;
@@ -77,75 +93,190 @@ class GroupCommitWriter:
         self._error_for = error_for
         self._pending: list[Pending] = []
         self._scheduled = False
-        # A batch handed to the worker thread; later batches wait for it (order).
+        # The open transaction: the actions applied at once, and the queued writes applied
+        # in it, whose futures resolve when it commits.
+        self._uncommitted: list[str] = []
+        self._settling: list[tuple[Pending, Outcome]] = []
+        # After a failed commit: every ``write`` commits before it returns.
+        self._commit_each = False
+        # A batch handed to the worker thread; later writes wait for it (order).
         self._handoff: asyncio.Task[None] | None = None
         self._checkpoint: asyncio.Task[None] | None = None
-        self._commits = 0
+        self.commits = 0
         self._closed = False
 
+    async def write(self, action: str, write: Callable[[sqlite3.Connection], T]) -> T:
+        """Apply ``write`` now, after the writes queued before it; return its result.
+
+        It commits at the end of this loop iteration, with the others (see the module
+        docstring for a commit that fails). Raises what ``error_for`` makes of an SQLite
+        failure, or whatever ``write`` itself raised; the write is then rolled back alone.
+        When the loop's connection cannot take it now, it queues, and this waits for its
+        commit: shielded, so a caller cancelled meanwhile does not take the write back.
+        """
+        self._check_open(action)
+        try:
+            if not self._begin():
+                return await asyncio.shield(self.submit(action, write))
+            self._apply_pending()
+        except sqlite3.Error as exc:
+            self._abort(exc)
+            raise self._error_for(action, exc) from exc
+        ok, value = _apply_one(self._inline, write)
+        if self._commit_each:
+            # Reported to this caller, not logged as lost.
+            failed = self._commit()
+            if failed is not None:
+                raise self._error_for(action, failed) from failed
+        else:
+            self._uncommitted.append(action)
+        if not ok:
+            raise self._error(action, value)
+        return value  # type: ignore[no-any-return]
+
     def submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        """Queue ``write`` now; the future resolves once it is committed.
+        """Queue ``write``; the future resolves once it is committed, at the end of this
+        loop iteration.
 
         The future raises what ``error_for`` makes of an SQLite failure, or whatever
         ``write`` itself raised. Once queued, the write happens whether or not anybody
         awaits the future: data a client handed over is not lost because it went away.
         """
-        if self._closed:
-            raise self._error_for(action, sqlite3.ProgrammingError("the writer is closed"))
+        self._check_open(action)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._pending.append((action, write, future))
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+        self._schedule_flush()
         return future
 
     def flush(self) -> None:
-        """Apply what is queued now, unless the worker thread has it (order is kept).
-
-        Called before reads, so a read sees every write queued before it.
-        """
-        while self._pending and self._handoff is None:
-            batch = self._pending[:MAX_BATCH]
-            del self._pending[:MAX_BATCH]
-            if self._lock.locked():
-                # A multi-statement transaction owns the file: queue behind it.
-                self._hand_off(batch)
-                return
+        """Apply what is queued and commit, unless the worker thread has the writes (order
+        is kept). Called before reads, so a read sees every write made before it."""
+        if self._pending and self._handoff is None:
             try:
-                outcomes = _apply_batch(self._inline, [write for _, write, _ in batch])
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    self._fail(batch, exc)
-                    continue
-                # Another process holds the write lock: wait for it off the loop.
-                self._hand_off(batch)
-                return
+                if self._begin():
+                    self._apply_pending()
             except sqlite3.Error as exc:
-                self._fail(batch, exc)
-                continue
-            self._settle(batch, outcomes)
-            self._committed()
+                self._abort(exc)
+                failed, self._pending = self._pending, []
+                for action, _, future in failed:
+                    _settle(future, (False, self._error_for(action, exc)))
+        self._commit()
+        if self._pending and self._handoff is None:
+            self._hand_off()
 
     async def drain(self) -> None:
-        """Return once everything queued so far is committed (or failed)."""
-        while self._pending or self._handoff is not None:
+        """Return once everything written or queued so far is committed (or failed)."""
+        while self._pending or self._handoff is not None or self._inline.in_transaction:
             self.flush()
             if self._handoff is not None:
                 await asyncio.shield(self._handoff)
 
+    def commit_before_locking(self) -> None:
+        """Commit the open transaction now: called by whoever just took ``lock``, whose
+        connection would otherwise wait for this one."""
+        self._commit()
+
     async def close(self) -> None:
-        """Apply what is queued, let the checkpoint finish, then refuse new writes."""
+        """Commit what is written and queued, let the checkpoint finish, then refuse new
+        writes."""
         await self.drain()
         self._closed = True
         if self._checkpoint is not None:
             await self._checkpoint
         self._inline.close()
 
+    # -- the inline transaction ----------------------------------------------------------
+
+    def _check_open(self, action: str) -> None:
+        if self._closed:
+            raise self._error_for(action, sqlite3.ProgrammingError("the writer is closed"))
+
+    def _begin(self) -> bool:
+        """Make sure the loop's connection is in a transaction it may write in now.
+
+        False when writes must queue instead: the worker thread has writes to apply before
+        these, another transaction holds the lock, or another process holds the file.
+        """
+        if self._inline.in_transaction:
+            return True
+        if self._handoff is not None or self._lock.locked():
+            return False
+        try:
+            self._inline.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                return False
+            raise
+        self._schedule_flush()
+        return True
+
+    def _apply_pending(self) -> None:
+        """Apply the queued writes, in order, in the open transaction; they resolve when
+        it commits."""
+        while self._pending:
+            pending = self._pending[0]
+            outcome = _apply_one(self._inline, pending[1])
+            del self._pending[0]
+            self._settling.append((pending, outcome))
+
+    def _commit(self) -> sqlite3.Error | None:
+        """Commit the open transaction, if any, and resolve the queued writes in it. On
+        failure, abort it (see ``_abort``) and return the error."""
+        if not self._inline.in_transaction:
+            return None
+        try:
+            self._inline.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._abort(exc)
+            return exc
+        settling, self._settling = self._settling, []
+        self._uncommitted = []
+        self._commit_each = False
+        for (action, _, future), (ok, value) in settling:
+            _settle(future, (True, value) if ok else (False, self._error(action, value)))
+        self._committed()
+        return None
+
+    def _abort(self, exc: sqlite3.Error) -> None:
+        """The open transaction cannot commit: roll it back. The queued writes in it fail
+        with ``exc``; the ones already returned are logged as lost. From now until a
+        commit succeeds, each ``write`` commits before it returns."""
+        settling, self._settling = self._settling, []
+        lost, self._uncommitted = self._uncommitted, []
+        self._commit_each = True
+        if self._inline.in_transaction:
+            try:
+                self._inline.execute("ROLLBACK")
+            except sqlite3.Error as rollback_exc:
+                log.error("SQLite could not roll back a failed transaction: %s", rollback_exc)
+        if lost:
+            log.error(
+                "SQLite could not commit; %d write(s) already applied are lost (%s): %s. "
+                "Until a commit succeeds, each write commits before it returns.",
+                len(lost),
+                ", ".join(lost),
+                exc,
+            )
+        for (action, _, future), _outcome in settling:
+            _settle(future, (False, self._error_for(action, exc)))
+
+    def _schedule_flush(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+
     def _flush_soon(self) -> None:
         self._scheduled = False
         self.flush()
 
-    def _hand_off(self, batch: list[Pending]) -> None:
+    def _error(self, action: str, exc: BaseException) -> BaseException:
+        return self._error_for(action, exc) if isinstance(exc, sqlite3.Error) else exc
+
+    # -- the worker thread ---------------------------------------------------------------
+
+    def _hand_off(self) -> None:
+        batch = self._pending[:MAX_BATCH]
+        del self._pending[:MAX_BATCH]
         self._handoff = asyncio.get_running_loop().create_task(
             self._apply_threaded(batch), name="sqlite-writer-handoff"
         )
@@ -154,23 +285,25 @@ class GroupCommitWriter:
         writes = [write for _, write, _ in batch]
         try:
             async with self._lock:
+                self.commit_before_locking()
                 outcomes = await self._threaded._execute(  # type: ignore[no-untyped-call]
                     _apply_batch, self._threaded._conn, writes
                 )
         except sqlite3.Error as exc:
-            self._fail(batch, exc)
+            for action, _, future in batch:
+                _settle(future, (False, self._error_for(action, exc)))
         else:
-            self._settle(batch, outcomes)
+            for (action, _, future), (ok, value) in zip(batch, outcomes, strict=True):
+                _settle(future, (True, value) if ok else (False, self._error(action, value)))
         finally:
             self._handoff = None
         # What queued up meanwhile goes next, in order.
-        if self._pending and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+        if self._pending:
+            self._schedule_flush()
 
     def _committed(self) -> None:
-        self._commits += 1
-        if self._commits % CHECKPOINT_EVERY == 0 and self._checkpoint is None:
+        self.commits += 1
+        if self.commits % CHECKPOINT_EVERY == 0 and self._checkpoint is None:
             self._checkpoint = asyncio.get_running_loop().create_task(
                 self._restart_wal(), name="sqlite-checkpoint"
             )
@@ -181,6 +314,7 @@ class GroupCommitWriter:
         try:
             await self._checkpointer.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
             async with self._lock:
+                self.commit_before_locking()
                 await self._threaded.execute_fetchall("PRAGMA wal_checkpoint(RESTART)")
         except sqlite3.Error as exc:
             # Harmless: the WAL only grows until the next one succeeds.
@@ -188,22 +322,15 @@ class GroupCommitWriter:
         finally:
             self._checkpoint = None
 
-    def _settle(self, batch: list[Pending], outcomes: list[tuple[bool, Any]]) -> None:
-        for (action, _, future), (ok, value) in zip(batch, outcomes, strict=True):
-            if future.done():
-                continue
-            if ok:
-                future.set_result(value)
-            elif isinstance(value, sqlite3.Error):
-                future.set_exception(self._error_for(action, value))
-            else:
-                future.set_exception(value)
 
-    def _fail(self, batch: list[Pending], exc: sqlite3.Error) -> None:
-        """The whole batch failed (BEGIN or COMMIT): every write reports it."""
-        for action, _, future in batch:
-            if not future.done():
-                future.set_exception(self._error_for(action, exc))
+def _settle(future: asyncio.Future[Any], outcome: Outcome) -> None:
+    if future.done():
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
 
 
 def connect_inline(path: str) -> sqlite3.Connection:
@@ -227,25 +354,25 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def _apply_batch(conn: sqlite3.Connection, writes: list[Write]) -> list[tuple[bool, Any]]:
-    """One transaction, one savepoint per write (none for a write alone: the transaction is
-    its savepoint); runs on whichever thread owns ``conn``."""
-    outcomes: list[tuple[bool, Any]] = []
-    alone = len(writes) == 1
+def _apply_one(conn: sqlite3.Connection, write: Write) -> Outcome:
+    """Run ``write`` in its own savepoint of the open transaction; a write that raises is
+    rolled back alone."""
+    conn.execute("SAVEPOINT write")
+    try:
+        result = write(conn)
+    except Exception as exc:
+        conn.execute("ROLLBACK TO write")
+        conn.execute("RELEASE write")
+        return False, exc
+    conn.execute("RELEASE write")
+    return True, result
+
+
+def _apply_batch(conn: sqlite3.Connection, writes: list[Write]) -> list[Outcome]:
+    """One transaction, one savepoint per write; runs on the worker thread."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for write in writes:
-            if not alone:
-                conn.execute("SAVEPOINT write")
-            try:
-                outcomes.append((True, write(conn)))
-            except Exception as exc:
-                conn.execute("ROLLBACK" if alone else "ROLLBACK TO write")
-                outcomes.append((False, exc))
-                if alone:
-                    return outcomes
-            if not alone:
-                conn.execute("RELEASE write")
+        outcomes = [_apply_one(conn, write) for write in writes]
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -32,42 +32,115 @@ async def test_a_reply_queued_without_waiting_is_seen_by_the_next_read(
 
 
 @pytest.fixture
-def batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The size of every batch the writer commits, in order."""
-    sizes: list[int] = []
-    apply_batch = sqlite_writer._apply_batch
+def commits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per commit of the loop's connection."""
+    seen: list[int] = []
+    committed = sqlite_writer.GroupCommitWriter._committed
 
-    def counting(conn: sqlite3.Connection, writes: list[sqlite_writer.Write]) -> object:
-        sizes.append(len(writes))
-        return apply_batch(conn, writes)
+    def counting(writer: sqlite_writer.GroupCommitWriter) -> None:
+        seen.append(writer.commits)
+        committed(writer)
 
-    monkeypatch.setattr(sqlite_writer, "_apply_batch", counting)
-    return sizes
+    monkeypatch.setattr(sqlite_writer.GroupCommitWriter, "_committed", counting)
+    return seen
+
+
+def committed_texts(db_path: Path) -> list[str]:
+    """The messages another connection sees: only what is committed."""
+    with sqlite3.connect(db_path) as conn:
+        return [text for (text,) in conn.execute("SELECT text FROM messages ORDER BY id")]
 
 
 async def test_replies_queued_together_share_one_commit_and_keep_their_order(
-    store: SqliteStore, batches: list[int]
+    store: SqliteStore, commits: list[int]
 ) -> None:
     await store.record_inbound(inbound(T0))
-    batches.clear()
+    await asyncio.sleep(0)
+    commits.clear()
     ids = await asyncio.gather(
         *(store.record_reply(THREAD, f"r{i}", T0 + timedelta(seconds=i)) for i in range(5))
     )
 
-    assert batches == [5]
+    assert len(commits) == 1
     assert ids == sorted(ids)
     assert [m.text for m in await store.transcript(THREAD, limit=5)] == [f"r{i}" for i in range(5)]
 
 
 async def test_turns_that_write_in_the_same_iteration_share_one_commit(
-    store: SqliteStore, batches: list[int]
+    store: SqliteStore, commits: list[int]
 ) -> None:
     results = await asyncio.gather(
         *(store.record_inbound(inbound(T0 + timedelta(seconds=i), user=str(i))) for i in range(8))
     )
+    await asyncio.sleep(0)
 
-    assert batches == [8]
+    assert len(commits) == 1
     assert len({r.message_id for r in results}) == 8
+
+
+async def test_an_inbound_message_is_applied_at_once_and_committed_right_after(
+    store: SqliteStore, db_path: Path
+) -> None:
+    """The turn goes on before the commit (it overlaps the upstream's work), and the
+    commit comes at the end of that same loop iteration."""
+    result = await store.record_inbound(inbound(T0, text="first"))
+
+    assert committed_texts(db_path) == []
+    later = await store.record_inbound(inbound(T0 + timedelta(seconds=5), text="second"))
+    assert later.prior.thread_last_user_message_at == T0  # sees its uncommitted forerunner
+    await asyncio.sleep(0)
+    assert committed_texts(db_path) == ["first", "second"]
+    assert later.message_id > result.message_id
+
+
+async def test_a_queued_reply_goes_before_a_later_inbound_message(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0, text="question"))
+    await asyncio.sleep(0)
+    store.record_reply(THREAD, "answer", T0 + timedelta(seconds=1))
+
+    follow_up = await store.record_inbound(inbound(T0 + timedelta(seconds=9), text="thanks"))
+
+    assert follow_up.prior.thread_last_agent_message_at == T0 + timedelta(seconds=1)
+    texts = [m.text for m in await store.transcript(THREAD, limit=5)]
+    assert texts == ["question", "answer", "thanks"]
+
+
+def _unsatisfied_at_commit(conn: sqlite3.Connection) -> None:
+    """A write whose statement succeeds but whose transaction cannot commit (a deferred
+    foreign key): what a full or failing disk does to a commit."""
+    conn.execute("PRAGMA defer_foreign_keys = ON")
+    conn.execute(
+        "INSERT INTO messages (thread_key, role, text, at) VALUES ('nowhere', 'user', 'x', '')"
+    )
+
+
+async def test_a_failed_commit_is_logged_and_then_every_write_commits_before_returning(
+    store: SqliteStore, db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await store.record_inbound(inbound(T0, text="applied, then lost"))
+    await store._write("break the commit", _unsatisfied_at_commit)
+    reply = store.record_reply(THREAD, "queued, then failed", T0 + timedelta(seconds=1))
+
+    with caplog.at_level("ERROR", logger=sqlite_writer.__name__):
+        await asyncio.sleep(0)
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        await reply
+    assert "2 write(s) already applied are lost" in caplog.text
+    assert "record an inbound message" in caplog.text
+    assert committed_texts(db_path) == []
+
+    # Until a commit succeeds, a write commits before returning: a failure reaches it.
+    with pytest.raises(StoreError, match="could not break the commit: FOREIGN KEY"):
+        await store._write("break the commit", _unsatisfied_at_commit)
+    kept = await store.record_inbound(inbound(T0 + timedelta(seconds=3), text="kept"))
+    assert committed_texts(db_path) == ["kept"]
+
+    # A commit succeeded: back to committing at the end of the iteration.
+    await store.record_inbound(inbound(T0 + timedelta(seconds=4), text="batched"))
+    assert committed_texts(db_path) == ["kept"]
+    await asyncio.sleep(0)
+    assert committed_texts(db_path) == ["kept", "batched"]
+    assert kept.message_id > 0
 
 
 async def test_a_failed_queued_write_reports_itself_and_spares_the_others(
