@@ -1,7 +1,8 @@
 """Recording: the inbound message is stored before anything else can fail, the reply after.
 
-The inbound write happens before the upstream is called, so an upstream failure (or a
-crash after forwarding) never loses the user's message or its timestamp.
+The inbound write is applied before the upstream is called (and committed as the request
+goes out, in the same loop iteration), so an upstream failure never loses the user's
+message or its timestamp.
 """
 
 from __future__ import annotations
