@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import itertools
 import json
 import logging
 import math
@@ -63,19 +64,57 @@ MAX_RSS_MB = 80.0
 
 # Sent to every target; the direct upstream and the floor ignore the relay's headers.
 BENCH_API_KEY = "bench-relay-key-0123456789abcdef"
-_MESSAGES = [
-    {"role": "system", "content": "You are a helpful assistant."},
-    {"role": "user", "content": "What time is it where you are?"},
-]
-PLAIN_BODY = json.dumps({"model": "fake-model", "messages": _MESSAGES}).encode()
-STREAM_BODY = json.dumps(
-    {
-        "model": "fake-model",
-        "messages": _MESSAGES,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-).encode()
+# Every request carries a different user message, as real traffic does, so nothing the
+# relay keeps per text (its analysis caches) is reused across requests: 16 x 16 x 16
+# ordinary chat lines, no explicit times or places (a message with a time phrase costs
+# the relay's time parser milliseconds more; that is measured elsewhere).
+_OPENERS = (
+    "Quick question:", "Hey,", "Okay so", "Thanks for that.", "Hmm,", "One more thing:",
+    "Sorry to bother you,", "Right,", "Alright,", "So,", "Listen,", "By the way,",
+    "Good point.", "Interesting.", "Got it.", "Makes sense.",
+)  # fmt: skip
+_ASKS = (
+    "what time is it where you are", "can you summarise the plan again",
+    "how should I name this function", "what would you change in the draft",
+    "is the test suite still green", "which option did we pick",
+    "can you rephrase the second paragraph", "what is left on the list",
+    "do you remember the recipe idea", "how big would the refactor be",
+    "should I merge the branch", "what did the reviewer say", "can you check the numbers",
+    "is there a simpler way", "what was the error message", "could you explain that step",
+)  # fmt: skip
+_ENDINGS = (
+    "?", " please?", " for me?", "? Thanks.", "? No rush.", "? Just curious.", "? Ta.",
+    "? Keep it short.", "? Be honest.", "? In one line.", " again?", "? Cheers.",
+    "? I forgot.", "? Thank you!", "? Briefly.", "? Go on.",
+)  # fmt: skip
+USER_TEXTS = [f"{o} {a}{e}" for o in _OPENERS for a in _ASKS for e in _ENDINGS]
+
+
+def _bodies(**extra: Any) -> list[bytes]:
+    return [
+        json.dumps(
+            {
+                "model": "fake-model",
+                "messages": [
+                    {"role": "system", "content": "You are a helpful assistant."},
+                    {"role": "user", "content": text},
+                ],
+                **extra,
+            }
+        ).encode()
+        for text in USER_TEXTS
+    ]
+
+
+PLAIN_BODIES = _bodies()
+STREAM_BODIES = _bodies(stream=True, stream_options={"include_usage": True})
+_next_body = itertools.count()
+
+
+def next_body(bodies: Sequence[bytes]) -> bytes:
+    """The next request body, cycling through every text before any comes again."""
+    return bodies[next(_next_body) % len(bodies)]
+
 
 Kind = Literal["upstream", "floor", "relay"]
 
@@ -410,7 +449,7 @@ _FAILURES = (aiohttp.ClientError, TimeoutError, BenchError)
 async def plain_request(session: aiohttp.ClientSession, url: str, thread: str) -> float:
     started = time.perf_counter()
     async with session.post(
-        url, data=PLAIN_BODY, headers={**HEADERS, "X-Chronorelay-Thread": thread}
+        url, data=next_body(PLAIN_BODIES), headers={**HEADERS, "X-Chronorelay-Thread": thread}
     ) as response:
         body = await response.read()
     elapsed = time.perf_counter() - started
@@ -425,7 +464,7 @@ async def stream_request(
     """(time to the first body chunk, time to the end of the stream)."""
     started = time.perf_counter()
     async with session.post(
-        url, data=STREAM_BODY, headers={**HEADERS, "X-Chronorelay-Thread": thread}
+        url, data=next_body(STREAM_BODIES), headers={**HEADERS, "X-Chronorelay-Thread": thread}
     ) as response:
         if response.status != 200:
             raise BenchError(f"HTTP {response.status}: {(await response.read())[:200]!r}")

@@ -25,7 +25,9 @@ from typing import Literal
 from middleware.actions.directives import SEPARATORS
 from middleware.actions.language import ActionStatus, IntentRule, LanguagePatterns, StatusRule
 from middleware.actions.patterns_en import ENGLISH
+from middleware.actions.prefilter import fold
 from middleware.actions.templates import match_activity
+from middleware.text_cache import per_text
 
 __all__ = [
     "PATTERNS",
@@ -48,6 +50,23 @@ _PHRASE_WORDS = 8  # a clocked activity phrase, not a paragraph
 SCHEDULING_CONFIDENT = 0.8
 
 PATTERNS: dict[str, LanguagePatterns] = {"en": ENGLISH}
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_BREAK = re.compile(r"[,;:—–]\s*|\s-\s")
+
+
+# --- the rules worth trying ---------------------------------------------------------------
+
+
+@per_text
+def _folded(text: str) -> str:
+    # The text the sentences are cut from (see _statements): every clause is part of it.
+    return fold(text[:_SCAN_LIMIT].replace("’", "'"))
+
+
+def _may_match(gate: re.Pattern[str] | None, text: str) -> bool:
+    """False when no rule behind ``gate`` can match anywhere in ``text`` (see
+    :mod:`middleware.actions.prefilter`): most messages skip the sentence and clause loops."""
+    return gate is None or gate.search(_folded(text)) is not None
 
 
 # --- temporal actions -----------------------------------------------------------------
@@ -65,6 +84,7 @@ class DetectedAction:
     temporal: bool
 
 
+@per_text
 def detect_temporal_action(text: str) -> DetectedAction | None:
     """A near-term temporal action announced in ``text`` (spec 000 §6.2 B), or None.
 
@@ -76,15 +96,23 @@ def detect_temporal_action(text: str) -> DetectedAction | None:
     "about to/heading/brb/going to sleep" are ``in_progress``; "later/tonight/after X"
     ``planned``.
     """
-    for patterns in PATTERNS.values():
-        for sentence in _sentences(text, patterns):
-            for clause in _clauses(sentence, patterns.filler):
-                for rule in patterns.intents:
-                    match = rule.pattern.match(clause)
-                    if match:
-                        found = _action(rule, match, clause, patterns)
-                        if found is not None:
-                            return found
+    for language, patterns in PATTERNS.items():
+        found = _first_action(text, language) if _may_match(patterns.intent_gate, text) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _first_action(text: str, language: str) -> DetectedAction | None:
+    patterns = PATTERNS[language]
+    for sentence in _sentences(text, language):
+        for clause in _clauses(sentence, patterns.filler):
+            for rule in patterns.intents:
+                match = rule.pattern.match(clause)
+                if match:
+                    found = _action(rule, match, clause, patterns)
+                    if found is not None:
+                        return found
     return None
 
 
@@ -113,22 +141,28 @@ def label_for_clocked(label_text: str) -> DetectedAction:
     return DetectedAction(label, None, "planned", temporal=False)
 
 
-def _sentences(text: str, patterns: LanguagePatterns, questions: bool = True) -> Iterator[str]:
+def _sentences(text: str, language: str, questions: bool = True) -> Iterator[str]:
     """Sentences not hedged, conditional or reported (and not questions unless asked)."""
+    for sentence in _statements(text[:_SCAN_LIMIT], language):
+        if questions or not sentence.endswith("?"):
+            yield sentence
+
+
+@per_text
+def _statements(text: str, language: str) -> tuple[str, ...]:
+    """Sentences of ``text`` not hedged, conditional or reported, questions included;
+    every detector reads them, so they are split once per text."""
     # What people say about their plans sits in short chat messages; a pasted log or
     # document is read no further than this, so a huge message costs no more.
-    text = text[:_SCAN_LIMIT].replace("’", "'")
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        sentence = sentence.strip()
-        if sentence and (questions or not sentence.endswith("?")):
-            if not patterns.reject.search(sentence):
-                yield sentence
+    reject = PATTERNS[language].reject
+    sentences = (s.strip() for s in _SENTENCE_BREAK.split(text.replace("’", "'")))
+    return tuple(s for s in sentences if s and not reject.search(s))
 
 
 def _clauses(sentence: str, filler: re.Pattern[str]) -> Iterator[str]:
     """The sentence from each clause start on, fillers ("ok so, …") skipped; a clause
     that is a question is skipped ("heading out, wanna come?" still heads out)."""
-    starts = [0] + [m.end() for m in re.finditer(r"[,;:—–]\s*|\s-\s", sentence)]
+    starts = [0] + [m.end() for m in _CLAUSE_BREAK.finditer(sentence)]
     for start, end in zip(starts, [*starts[1:], len(sentence)], strict=True):
         rest = filler.sub("", sentence[start:], count=1)
         if rest and "?" not in sentence[start:end]:
@@ -221,6 +255,7 @@ class DurationReport:
     minutes: int
 
 
+@per_text
 def detect_status_update(text: str) -> StatusUpdate | None:
     """A done/canceled statement in ``text`` (clause start, not a question), or None.
 
@@ -228,14 +263,22 @@ def detect_status_update(text: str) -> StatusUpdate | None:
     that names something (finished X, skipped X) only counts when X is a known activity
     (or "it"/"that"), so "I finished the report" does not close the gym.
     """
-    for patterns in PATTERNS.values():
-        for sentence in _sentences(text, patterns):
-            for clause in _clauses(sentence, patterns.status_filler):
-                for rule in (*patterns.canceled, *patterns.done):
-                    match = rule.pattern.match(clause)
-                    update = _status(rule, match) if match else None
-                    if update is not None:
-                        return update
+    for language, patterns in PATTERNS.items():
+        update = _first_status(text, language) if _may_match(patterns.status_gate, text) else None
+        if update is not None:
+            return update
+    return None
+
+
+def _first_status(text: str, language: str) -> StatusUpdate | None:
+    patterns = PATTERNS[language]
+    for sentence in _sentences(text, language):
+        for clause in _clauses(sentence, patterns.status_filler):
+            for rule in patterns.status:
+                match = rule.pattern.match(clause)
+                update = _status(rule, match) if match else None
+                if update is not None:
+                    return update
     return None
 
 
@@ -248,20 +291,30 @@ def _status(rule: StatusRule, match: re.Match[str]) -> StatusUpdate | None:
     return StatusUpdate(rule.status, activity)
 
 
+@per_text
 def detect_duration_report(text: str) -> DurationReport | None:
     """How long a known activity took ("the gym took me 2.5 hours", "slept 9 hours"), or
     None. The activity must resolve through :func:`match_activity`; at most a day."""
-    for patterns in PATTERNS.values():
-        for sentence in _sentences(text, patterns, questions=False):
-            for rule in patterns.durations:
-                match = rule.pattern.search(sentence)
-                if match is None:
-                    continue
-                template = match_activity(match.groupdict().get("act") or "")
-                activity = rule.activity or (template.key if template else None)
-                minutes = _minutes(match, patterns)
-                if activity is not None and minutes is not None:
-                    return DurationReport(activity, minutes)
+    for language, patterns in PATTERNS.items():
+        gate = patterns.duration_gate
+        report = _first_report(text, language) if _may_match(gate, text) else None
+        if report is not None:
+            return report
+    return None
+
+
+def _first_report(text: str, language: str) -> DurationReport | None:
+    patterns = PATTERNS[language]
+    for sentence in _sentences(text, language, questions=False):
+        for rule in patterns.durations:
+            match = rule.pattern.search(sentence)
+            if match is None:
+                continue
+            template = match_activity(match.groupdict().get("act") or "")
+            activity = rule.activity or (template.key if template else None)
+            minutes = _minutes(match, patterns)
+            if activity is not None and minutes is not None:
+                return DurationReport(activity, minutes)
     return None
 
 
@@ -280,6 +333,7 @@ def _minutes(match: re.Match[str], patterns: LanguagePatterns) -> int | None:
 # --- scheduling -----------------------------------------------------------------------
 
 
+@per_text
 def scheduling_confidence(text: str) -> float:
     """0..1: how clearly ``text`` is about scheduling (spec 000 §5.1, §5.2).
 

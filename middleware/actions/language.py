@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
+
+from middleware.actions.prefilter import needle_search, needles
 
 __all__ = [
     "ActionStatus",
@@ -37,6 +39,11 @@ class IntentRule:
     status: ActionStatus
     needs: Literal["any", "activity", "activity_or_later"] = "any"
     activity: str | None = None
+    # Derived: strings one of which every match contains (see middleware.actions.prefilter).
+    needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "needles", needles(self.pattern))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,11 @@ class StatusRule:
     pattern: re.Pattern[str]
     status: Literal["done", "canceled"]
     activity: str | None = None
+    # Derived: strings one of which every match contains (see middleware.actions.prefilter).
+    needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "needles", needles(self.pattern))
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +68,11 @@ class DurationRule:
 
     pattern: re.Pattern[str]
     activity: str | None = None
+    # Derived: strings one of which every match contains (see middleware.actions.prefilter).
+    needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "needles", needles(self.pattern))
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +103,27 @@ class LanguagePatterns:
     hour_unit: re.Pattern[str]
     scheduling_strong: re.Pattern[str]
     scheduling_medium: re.Pattern[str]
+    # Derived: cancellations, then done statements, in the order they are tried.
+    status: tuple[StatusRule, ...] = field(init=False, repr=False, compare=False)
+    # Derived: found in a folded text wherever one of the rules could match (None: any
+    # text, a rule has no needles); see middleware.actions.prefilter.
+    intent_gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    status_gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    duration_gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", (*self.canceled, *self.done))
+        object.__setattr__(self, "intent_gate", _gate(self.intents))
+        object.__setattr__(self, "status_gate", _gate(self.status))
+        object.__setattr__(self, "duration_gate", _gate(self.durations))
+
+
+def _gate(
+    rules: tuple[IntentRule, ...] | tuple[StatusRule, ...] | tuple[DurationRule, ...],
+) -> re.Pattern[str] | None:
+    found: set[str] = set()
+    for rule in rules:
+        if rule.needles is None:
+            return None
+        found |= rule.needles
+    return needle_search(found)

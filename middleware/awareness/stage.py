@@ -53,5 +53,7 @@ async def save(store: Store, turn: Turn, view: AwarenessView) -> None:
     if view.kind_change is not None:
         kind, explicit = view.kind_change
         writes.append(store.set_thread_kind(turn.thread_key, kind, explicit=explicit))
-    if writes:
+    if len(writes) == 1:
+        await writes[0]  # alone, it needs no task of its own
+    elif writes:
         await asyncio.gather(*writes)

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from babel.dates import format_timedelta
 
 from middleware.clock.zones import format_offset
+from middleware.text_cache import per_text
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
 _RECENCY = re.compile(
@@ -23,6 +24,12 @@ _RECENCY = re.compile(
     r"recently|breaking|update|what happened|news)\b",
     re.IGNORECASE,
 )
+# Built once rather than on every turn's block.
+_ZERO = timedelta(0)
+_MINUTE = timedelta(minutes=1)
+_HALF_HOUR = timedelta(minutes=30)
+_TWO_HOURS = timedelta(hours=2)
+_MONTH = timedelta(days=30)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,7 @@ class TemporalFacts:
     extra: Sequence[str] = field(default_factory=tuple)
 
 
+@per_text
 def asks_about_current_events(text: str) -> bool:
     """spec 001 §12.4: does the message need up-to-date knowledge?"""
     return _RECENCY.search(text) is not None
@@ -94,15 +102,16 @@ def render_block(facts: TemporalFacts) -> str:
 
 def _now_line(facts: TemporalFacts) -> str:
     zone, tz = facts.zone, facts.tz
-    stamp = _stamp(facts.now, tz, with_year=True)
-    utc_offset = facts.now.astimezone(tz).utcoffset() or timedelta(0)
-    offset = format_offset(int(utc_offset.total_seconds() // 60))
+    local_now = facts.now.astimezone(tz)
+    stamp = _local_stamp(local_now, with_year=True)
     if facts.fallback:
         head = (
             f"Now: {stamp} (UTC; the user's timezone is unknown — ask for it before "
             "relying on their local time or scheduling anything)."
         )
     else:
+        utc_offset = local_now.utcoffset() or _ZERO
+        offset = format_offset(int(utc_offset.total_seconds() // 60))
         note = f"; {facts.zone_note}" if facts.zone_note else ""
         head = f"Now: {stamp} ({zone}, {offset}{note})."
     if facts.speaker:
@@ -114,9 +123,8 @@ def _now_line(facts: TemporalFacts) -> str:
         when = _stamp(facts.last_here.at, tz, with_year=True)
         parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
     else:
-        at = facts.last_here.at
-        same_year = at.astimezone(tz).year == facts.now.astimezone(tz).year
-        when = _stamp(at, tz, with_year=not same_year)
+        at = facts.last_here.at.astimezone(tz)
+        when = _local_stamp(at, with_year=at.year != local_now.year)
         parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
     other = facts.last_any_channel
     if (
@@ -146,20 +154,20 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
     if last is None:
         return None
     gap = now - last
-    if gap < timedelta(0):
+    if gap < _ZERO:
         return None  # replayed out of order: no meaningful gap
-    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
-    if gap < timedelta(minutes=30):
+    if gap < _HALF_HOUR:
         # Spec 004 §5 suggests a brief "back to it" from 5 minutes on; said on every turn
         # of a conversation with 5-minute pauses it is exactly the elapsed-time remark
         # spec 000 §9 forbids, so below 30 minutes the model just continues.
         return None
-    if next_day and gap >= timedelta(hours=2):
+    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
+    if next_day and gap >= _TWO_HOURS:
         return (
             "Gap: a new day since the last interaction — treat it as a fresh start and "
             "briefly review where things stood before."
         )
-    if gap < timedelta(hours=2):
+    if gap < _TWO_HOURS:
         return "Gap: a while since the last message — re-orient before continuing."
     return "Gap: several hours — summarize where you left off before continuing."
 
@@ -170,27 +178,15 @@ def ago(delta: timedelta) -> str:
     Below 30 days the two largest units are shown, truncated (never rounded up, so
     "7 hours 40 minutes" is not "8 hours"); beyond that one rounded unit is enough.
     """
-    if delta < timedelta(minutes=1):
+    if delta < _MINUTE:
         return "just now"
-    if delta >= timedelta(days=30):
-        return _unit(delta) + " ago"
+    if delta >= _MONTH:
+        return f"{format_timedelta(delta, threshold=1, add_direction=False, locale='en')} ago"
     days, rest = divmod(int(delta.total_seconds()), 86400)
     hours, rest = divmod(rest, 3600)
-    minutes = rest // 60
-    units = [timedelta(days=days), timedelta(hours=hours), timedelta(minutes=minutes)]
-    shown = [_unit(u) for u in units if u][:2]
-    return " ".join(shown) + " ago"
-
-
-def _unit(delta: timedelta) -> str:
-    if delta >= timedelta(days=30):
-        return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en"))
-    seconds = int(delta.total_seconds())
-    for size, name in ((86400, "day"), (3600, "hour"), (60, "minute")):
-        if seconds >= size:
-            count = seconds // size
-            return f"{count} {name}{'' if count == 1 else 's'}"
-    return f"{seconds} seconds"
+    counts = ((days, "day"), (hours, "hour"), (rest // 60, "minute"))
+    shown = [f"{count} {name}{'' if count == 1 else 's'}" for count, name in counts if count]
+    return " ".join(shown[:2]) + " ago"
 
 
 # The block is read by the model, always in English and one fixed shape, on every turn:
@@ -201,7 +197,10 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 
 def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
     """'Sat 21 Nov 2026 16:40' (or without the year) in ``tz``."""
-    local = instant.astimezone(tz)
+    return _local_stamp(instant.astimezone(tz), with_year=with_year)
+
+
+def _local_stamp(local: datetime, *, with_year: bool) -> str:
     year = f" {local.year}" if with_year else ""
     day = f"{_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"
     return f"{day}{year} {local.hour:02d}:{local.minute:02d}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from middleware.text_cache import per_text
+
 _IMPACTFUL = re.compile(
     r"\b("
     r"send|email|e-mail|text (?:him|her|them)|message (?:him|her|them)|dm (?:him|her|them)|"
@@ -22,6 +24,7 @@ _IMPACTFUL = re.compile(
 )
 
 
+@per_text
 def mentions_impactful_action(text: str) -> bool:
     """Whether ``text`` mentions an action that needs the user's confirmation first."""
     return _IMPACTFUL.search(text) is not None

@@ -6,7 +6,11 @@ than recall, so the negative lists are as important as the positive ones.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from middleware.actions.detect import (
     PATTERNS,
@@ -14,6 +18,7 @@ from middleware.actions.detect import (
     DetectedAction,
     DurationReport,
     StatusUpdate,
+    _sentences,
     detect_duration_report,
     detect_status_update,
     detect_temporal_action,
@@ -407,3 +412,58 @@ def test_not_scheduling(text: str) -> None:
 def test_patterns_are_keyed_by_language() -> None:
     assert "en" in PATTERNS
     assert all(isinstance(p, LanguagePatterns) for p in PATTERNS.values())
+
+
+# --- every detector reads one shared, cached analysis of the text ------------------------
+
+_DETECTOR_PIECES = (
+    "ok so heading to the gym now , back in 10 . I'm back ! didn't go . the gym took me "
+    "2 hours . slept 9 hours ? maybe I'll go running later . can we schedule a call "
+    "tomorrow at 3pm ? remind me she said she's heading out , wanna come ? gonna cook "
+    "dinner tonight — brb \n about to sleep finished it . I’m off to work"
+).split(" ")
+
+
+def _reference_sentences(text: str, questions: bool) -> list[str]:
+    """The sentence split as it was before it was shared between the detectors."""
+    text = text[:4000].replace("’", "'")
+    found = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        sentence = sentence.strip()
+        if sentence and (questions or not sentence.endswith("?")):
+            if not PATTERNS["en"].reject.search(sentence):
+                found.append(sentence)
+    return found
+
+
+_DETECTOR_TEXTS = st.one_of(
+    st.lists(st.sampled_from(_DETECTOR_PIECES), min_size=1, max_size=12).map(" ".join),
+    st.text(max_size=60),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_DETECTOR_TEXTS, questions=st.booleans())
+def test_the_shared_sentences_are_the_split_of_the_text(text: str, questions: bool) -> None:
+    for _ in range(2):  # computed, then from the cache
+        assert list(_sentences(text, "en", questions)) == _reference_sentences(text, questions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_DETECTOR_TEXTS)
+def test_a_cached_detection_is_the_computed_one(text: str) -> None:
+    for detector in (
+        detect_temporal_action,
+        detect_status_update,
+        detect_duration_report,
+        scheduling_confidence,
+    ):
+        computed = detector.__wrapped__(text)  # type: ignore[attr-defined]
+        assert detector(text) == computed
+        assert detector(text) == computed
+
+
+def test_a_cached_detection_follows_its_text() -> None:
+    assert detect_status_update("I'm back") == StatusUpdate("done", None)
+    assert detect_status_update("I'm back?") is None
+    assert detect_status_update("I'm back") == StatusUpdate("done", None)

@@ -1,0 +1,158 @@
+"""The temporal block's wording, checked against the plain implementation it replaced
+(``timedelta`` arithmetic, each instant converted where it is used)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo
+
+from babel.dates import format_timedelta
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from middleware.clock.temporal import (
+    Elapsed,
+    TemporalFacts,
+    _now_line,
+    _stamp,
+    ago,
+    asks_about_current_events,
+    gap_hint,
+)
+from middleware.clock.zones import format_offset
+
+
+def _reference_unit(delta: timedelta) -> str:
+    if delta >= timedelta(days=30):
+        return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en"))
+    seconds = int(delta.total_seconds())
+    for size, name in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {name}{'' if count == 1 else 's'}"
+    return f"{seconds} seconds"
+
+
+def _reference_ago(delta: timedelta) -> str:
+    if delta < timedelta(minutes=1):
+        return "just now"
+    if delta >= timedelta(days=30):
+        return _reference_unit(delta) + " ago"
+    days, rest = divmod(int(delta.total_seconds()), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    units = [timedelta(days=days), timedelta(hours=hours), timedelta(minutes=minutes)]
+    return " ".join([_reference_unit(u) for u in units if u][:2]) + " ago"
+
+
+def _reference_gap_hint(now: datetime, last: datetime, tz: tzinfo) -> str | None:
+    gap = now - last
+    if gap < timedelta(0):
+        return None
+    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
+    if gap < timedelta(minutes=30):
+        return None
+    if next_day and gap >= timedelta(hours=2):
+        return (
+            "Gap: a new day since the last interaction — treat it as a fresh start and "
+            "briefly review where things stood before."
+        )
+    if gap < timedelta(hours=2):
+        return "Gap: a while since the last message — re-orient before continuing."
+    return "Gap: several hours — summarize where you left off before continuing."
+
+
+def _reference_now_line(facts: TemporalFacts) -> str:
+    zone, tz = facts.zone, facts.tz
+    stamp = _stamp(facts.now, tz, with_year=True)
+    utc_offset = facts.now.astimezone(tz).utcoffset() or timedelta(0)
+    offset = format_offset(int(utc_offset.total_seconds() // 60))
+    if facts.fallback:
+        head = (
+            f"Now: {stamp} (UTC; the user's timezone is unknown — ask for it before "
+            "relying on their local time or scheduling anything)."
+        )
+    else:
+        note = f"; {facts.zone_note}" if facts.zone_note else ""
+        head = f"Now: {stamp} ({zone}, {offset}{note})."
+    if facts.speaker:
+        head = f"{head} Speaker: {facts.speaker}."
+    parts = [head]
+    if facts.last_here is None:
+        parts.append("First message in this thread.")
+    elif facts.last_here.at > facts.now:
+        when = _stamp(facts.last_here.at, tz, with_year=True)
+        parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
+    else:
+        at = facts.last_here.at
+        same_year = at.astimezone(tz).year == facts.now.astimezone(tz).year
+        when = _stamp(at, tz, with_year=not same_year)
+        parts.append(f"Last message here: {_reference_ago(facts.now - at)} ({when}).")
+    other = facts.last_any_channel
+    if (
+        other is not None
+        and other.at <= facts.now
+        and (facts.last_here is None or other.at > facts.last_here.at)
+    ):
+        where = f" ({other.channel.capitalize()})" if other.channel else ""
+        parts.append(f"Last contact on any channel: {_reference_ago(facts.now - other.at)}{where}.")
+    return " ".join(parts)
+
+
+_DELTAS = st.one_of(
+    st.timedeltas(min_value=timedelta(days=-2), max_value=timedelta(days=800)),
+    st.integers(min_value=-5, max_value=40 * 86400).map(lambda s: timedelta(seconds=s)),
+    st.sampled_from([timedelta(days=d, hours=h) for d in (0, 1, 29, 30) for h in (0, 1, 23)]),
+)
+_ZONES = st.sampled_from(
+    [UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("Pacific/Kiritimati"), timezone(-timedelta(hours=11))]
+)
+_NOW = datetime(2026, 12, 31, 22, 30, tzinfo=UTC)
+
+
+@settings(max_examples=400, deadline=None)
+@given(delta=_DELTAS)
+def test_ago_reads_as_before(delta: timedelta) -> None:
+    assert ago(delta) == _reference_ago(delta)
+
+
+@settings(max_examples=400, deadline=None)
+@given(delta=_DELTAS, tz=_ZONES)
+def test_gap_hint_reads_as_before(delta: timedelta, tz: tzinfo) -> None:
+    assert gap_hint(_NOW, _NOW - delta, tz) == _reference_gap_hint(_NOW, _NOW - delta, tz)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    last=st.none() | _DELTAS,
+    other=st.none() | _DELTAS,
+    tz=_ZONES,
+    fallback=st.booleans(),
+    note=st.sampled_from([None, "this thread's timezone"]),
+    speaker=st.sampled_from([None, "Ana"]),
+)
+def test_the_now_line_reads_as_before(
+    last: timedelta | None,
+    other: timedelta | None,
+    tz: tzinfo,
+    fallback: bool,
+    note: str | None,
+    speaker: str | None,
+) -> None:
+    facts = TemporalFacts(
+        now=_NOW,
+        zone="Europe/Berlin",
+        tz=tz,
+        zone_note=note,
+        fallback=fallback,
+        last_here=Elapsed(_NOW - last) if last is not None else None,
+        last_any_channel=Elapsed(_NOW - other, "telegram") if other is not None else None,
+        speaker=speaker,
+    )
+    assert _now_line(facts) == _reference_now_line(facts)
+
+
+def test_recency_follows_the_text() -> None:
+    assert asks_about_current_events("any news today?")
+    assert not asks_about_current_events("any thoughts?")
+    assert asks_about_current_events("any news today?")
