@@ -9,15 +9,19 @@ upstream's prompt (prefix) cache stays valid.
 
 A user message is recognised by the hash of its original content plus its ordinal among
 equal messages in the request (a second "ok" is a different message from the first).
+
+Only a thread's most recent blocks stay in memory (``InjectionMemory``); a message older
+than those that comes back is looked up in the store, so a long thread costs bounded memory.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from middleware.clock.temporal import estimate_tokens
@@ -33,6 +37,11 @@ OPEN_TAG = "<relay_context>"
 CLOSE_TAG = "</relay_context>"
 # Threads whose injections are kept in memory; older ones are re-read from the store.
 _CACHED_THREADS = 4096
+# Blocks kept in memory per thread, the most recent: more user turns than a model's
+# context window holds, so a resent history is normally answered from memory.
+_CACHED_BLOCKS = 256
+
+Key = tuple[str, int]
 
 
 def wrap(block: str) -> str:
@@ -73,58 +82,114 @@ def apply_block(messages: list[Any], index: int, text: str, placement: Placement
     messages[index] = message
 
 
+@dataclass(slots=True)
+class _ThreadBlocks:
+    # Least recently sent first; ``None`` marks a message the store has no block for.
+    blocks: OrderedDict[Key, str | None]
+    # Whether ``blocks`` holds every block the thread has: then a message not in it has none.
+    complete: bool
+
+
 class InjectionMemory:
-    """Per-thread record of injections: an LRU in memory over the store."""
+    """Per-thread record of injections over the store: for each of the recently used
+    threads, the blocks of its ``blocks_per_thread`` most recently sent user messages."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, blocks_per_thread: int = _CACHED_BLOCKS) -> None:
         self._store = store
-        self._threads: OrderedDict[str, dict[tuple[str, int], str]] = OrderedDict()
+        self._limit = blocks_per_thread
+        self._threads: OrderedDict[str, _ThreadBlocks] = OrderedDict()
 
-    async def load(self, thread_key: str) -> dict[tuple[str, int], str]:
-        known = self._threads.get(thread_key)
-        if known is None:
-            known = await self._store.injections(thread_key)
-            self._threads[thread_key] = known
+    def __len__(self) -> int:
+        """How many messages' blocks (or known absences) are held, over all threads."""
+        return sum(len(thread.blocks) for thread in self._threads.values())
+
+    async def recall(
+        self, thread_key: str, keys: Sequence[Key], *, fresh: Key | None = None
+    ) -> dict[Key, str]:
+        """The blocks injected into the thread's messages ``keys``, for those that have one.
+
+        Messages not in memory are looked up in the store (one query) unless the memory
+        holds the whole thread, or the message is ``fresh``: it gets a block made now
+        whatever it had, so only memory is asked about it and a long thread's new message
+        costs no query (the store keeps its first block if it had one). ``keys`` are in
+        request order, and the newest are what stays in memory.
+        """
+        thread = await self._thread(thread_key)
+        complete = thread.complete
+        found = {key: text for key in keys if (text := thread.blocks.get(key)) is not None}
+        missing = [key for key in keys if key not in thread.blocks and key != fresh]
+        if missing and not complete:
+            found.update(await self._store.injections_for(thread_key, missing))
+        for key in keys:
+            # A message of a complete thread that is not in memory has no block to keep.
+            if key in found or (not complete and key != fresh):
+                self._keep(thread, key, found.get(key))
+        return found
+
+    def remember(self, thread_key: str, key: Key, text: str) -> None:
+        """Keep a block just made for the thread (the caller saves it to the store)."""
+        thread = self._threads.get(thread_key)
+        if thread is not None:
+            self._keep(thread, key, text)
+
+    async def _thread(self, thread_key: str) -> _ThreadBlocks:
+        thread = self._threads.get(thread_key)
+        if thread is None:
+            loaded = await self._store.injections(thread_key, self._limit)
+            thread = _ThreadBlocks(OrderedDict(loaded), complete=len(loaded) < self._limit)
+            self._threads[thread_key] = thread
             if len(self._threads) > _CACHED_THREADS:
                 self._threads.popitem(last=False)
         else:
             self._threads.move_to_end(thread_key)
-        return known
+        return thread
+
+    def _keep(self, thread: _ThreadBlocks, key: Key, text: str | None) -> None:
+        thread.blocks[key] = text
+        thread.blocks.move_to_end(key)
+        if len(thread.blocks) > self._limit:
+            thread.blocks.popitem(last=False)
+            thread.complete = False
 
 
-def injection_stage(store: Store, *, placement: Placement, max_tokens: int) -> Stage:
-    """Render ``turn.context`` into the newest user message and replay earlier blocks."""
-    memory = InjectionMemory(store)
+def injection_stage(
+    store: Store,
+    *,
+    placement: Placement,
+    max_tokens: int,
+    memory: InjectionMemory | None = None,
+) -> Stage:
+    """Render ``turn.context`` into the newest user message and replay earlier blocks.
+
+    ``memory`` (over the same ``store``) is made here unless given.
+    """
+    recorded = InjectionMemory(store) if memory is None else memory
 
     async def inject(turn: Turn, call_next: Handler) -> Reply:
         messages = turn.body.get("messages")
         if not isinstance(messages, list):
             return await call_next(turn)
-        known = await memory.load(turn.thread_key)
         newest = _newest_user_index(messages) if not turn.continuation else None
         # The cards were sized within their own budget (spec 001 §6.4); only the
         # temporal sections answer to the block's ceiling.
         sections = trim_sections(turn.context.sections, max_tokens) + turn.context.cards
         fresh = wrap("\n".join(sections)) if sections and newest is not None else None
         forwarded = list(messages)
-        seen: dict[str, int] = {}
+        users = _user_messages(messages)
+        fresh_key = users[newest] if fresh is not None and newest is not None else None
+        known = await recorded.recall(turn.thread_key, list(users.values()), fresh=fresh_key)
         save: tuple[str, int, str] | None = None
         # Walk backwards so inserting system messages does not shift indices still to visit.
         plan: list[tuple[int, str]] = []
-        for index, message in enumerate(messages):
-            if not isinstance(message, dict) or message.get("role") != "user":
-                continue
-            key = fingerprint(message)
-            ordinal = seen.get(key, 0)
-            seen[key] = ordinal + 1
-            text = known.get((key, ordinal))
+        for index, key in users.items():
+            text = known.get(key)
             if index == newest and fresh is not None:
                 # The newest message always gets a block made now: a client that sends only
                 # the newest message says "hi" tomorrow as it did today, and must not get
                 # today's time. Only the first block made for a message is remembered.
                 if text is None:
-                    known[(key, ordinal)] = fresh
-                    save = (key, ordinal, fresh)
+                    recorded.remember(turn.thread_key, key, fresh)
+                    save = (*key, fresh)
                 text = fresh
             if text is not None:
                 plan.append((index, text))
@@ -136,10 +201,8 @@ def injection_stage(store: Store, *, placement: Placement, max_tokens: int) -> S
         turn.body = {**turn.body, "messages": forwarded}
         if save is None:
             return await call_next(turn)
-        # Remember the block while the upstream works; both must finish before we answer.
-        saving = asyncio.ensure_future(
-            store.save_injection(turn.thread_key, save[0], save[1], save[2], turn.received_at)
-        )
+        # Queued now, it commits while the upstream works; both must finish before we answer.
+        saving = store.save_injection(turn.thread_key, save[0], save[1], save[2], turn.received_at)
         try:
             reply = await call_next(turn)
         finally:
@@ -151,6 +214,19 @@ def injection_stage(store: Store, *, placement: Placement, max_tokens: int) -> S
         return reply
 
     return inject
+
+
+def _user_messages(messages: list[Any]) -> dict[int, Key]:
+    """The user messages' keys (fingerprint, ordinal among equal ones) by index."""
+    keys: dict[int, Key] = {}
+    seen: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            key = fingerprint(message)
+            ordinal = seen.get(key, 0)
+            seen[key] = ordinal + 1
+            keys[index] = (key, ordinal)
+    return keys
 
 
 def _newest_user_index(messages: list[Any]) -> int | None:

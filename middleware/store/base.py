@@ -293,14 +293,30 @@ class Store(ContinuityStore, Protocol):
         """Members who spoke in the thread at or after ``since``, most recent first."""
         ...
 
-    async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
-        """What was injected into the thread's user messages, by (fingerprint, ordinal)."""
+    async def injections(
+        self, thread_key: str, limit: int | None = None
+    ) -> dict[tuple[str, int], str]:
+        """What was injected into the thread's user messages, by (fingerprint, ordinal).
+
+        With ``limit``, only that many of the most recent blocks. Oldest first either way.
+        """
         ...
 
-    async def save_injection(
+    async def injections_for(
+        self, thread_key: str, keys: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        """The blocks stored for the messages ``keys`` (fingerprint, ordinal) of the thread;
+        a message without one is left out."""
+        ...
+
+    def save_injection(
         self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
-    ) -> None:
-        """Remember an injection; the first one stored for a message wins."""
+    ) -> asyncio.Future[None]:
+        """Remember an injection; the first one stored for a message wins.
+
+        Queued when this is called, like ``record_reply``; the future resolves once it is
+        committed (with the turn's other writes, while the upstream works).
+        """
         ...
 
     async def get_user(self, user_key: str) -> UserState | None:

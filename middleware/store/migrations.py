@@ -295,6 +295,14 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        7,
+        """
+        -- A thread's most recent injections, read when the relay first sees the thread
+        -- since it started (only those are kept in memory), without reading its others.
+        CREATE INDEX injections_recent ON injections (thread_key, at);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

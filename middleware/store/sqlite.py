@@ -162,7 +162,27 @@ WHERE p.thread_key = ? AND p.last_user_message_at >= ?
 ORDER BY p.last_user_message_at DESC, p.user_key LIMIT ?
 """
 
-_SELECT_INJECTIONS = "SELECT fingerprint, ordinal, text FROM injections WHERE thread_key = ?"
+# Newest first (LIMIT -1 is no limit); the caller wants them oldest first.
+_SELECT_INJECTIONS = """
+SELECT fingerprint, ordinal, text FROM injections WHERE thread_key = ?
+ORDER BY at DESC, fingerprint DESC, ordinal DESC LIMIT ?
+"""
+
+# Joined from the keys so each one is a primary-key lookup (a row-value IN list would scan
+# the whole thread). Two parameters a key: a batch stays within SQLite's oldest default
+# limit of 999 parameters.
+_INJECTION_KEYS_PER_QUERY = 400
+
+
+def _select_injections_for(count: int) -> str:
+    keys = ", ".join(["(?, ?)"] * count)
+    return f"""
+WITH wanted (fingerprint, ordinal) AS (VALUES {keys})
+SELECT i.fingerprint, i.ordinal, i.text FROM wanted AS w
+JOIN injections AS i
+  ON i.thread_key = ? AND i.fingerprint = w.fingerprint AND i.ordinal = w.ordinal
+"""
+
 
 _INSERT_INJECTION = """
 INSERT INTO injections (thread_key, fingerprint, ordinal, text, at)
@@ -353,22 +373,40 @@ class SqliteStore:
             for row in rows
         ]
 
-    async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
+    async def injections(
+        self, thread_key: str, limit: int | None = None
+    ) -> dict[tuple[str, int], str]:
         """See ``Store.injections``."""
+        params = (thread_key, -1 if limit is None else limit)
         with self._translate("read injections"):
-            rows = await self._read().execute_fetchall(_SELECT_INJECTIONS, (thread_key,))
-        return {(row[0], int(row[1])): row[2] for row in rows}
+            rows = await self._read().execute_fetchall(_SELECT_INJECTIONS, params)
+        return {(row[0], int(row[1])): row[2] for row in reversed(list(rows))}
 
-    async def save_injection(
+    async def injections_for(
+        self, thread_key: str, keys: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        """See ``Store.injections_for``."""
+        found: dict[tuple[str, int], str] = {}
+        with self._translate("read injections"):
+            for start in range(0, len(keys), _INJECTION_KEYS_PER_QUERY):
+                batch = keys[start : start + _INJECTION_KEYS_PER_QUERY]
+                params = [*(part for key in batch for part in key), thread_key]
+                rows = await self._read().execute_fetchall(
+                    _select_injections_for(len(batch)), params
+                )
+                found.update({(row[0], int(row[1])): row[2] for row in rows})
+        return found
+
+    def save_injection(
         self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
-    ) -> None:
+    ) -> asyncio.Future[None]:
         """See ``Store.save_injection``."""
         params = (thread_key, fingerprint, ordinal, text, to_db(at))
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(_INSERT_INJECTION, params)
 
-        await self._write("save an injection", write)
+        return self._submit("save an injection", write)
 
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""

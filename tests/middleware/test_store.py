@@ -365,3 +365,33 @@ async def test_injections_first_one_wins(store: SqliteStore) -> None:
     await store.save_injection(THREAD, "abc", 0, "block two", T0)
     await store.save_injection(THREAD, "abc", 1, "block three", T0)
     assert await store.injections(THREAD) == {("abc", 0): "block one", ("abc", 1): "block three"}
+
+
+async def test_injections_limited_to_the_most_recent_oldest_first(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0))
+    for n in (3, 0, 4, 1, 2):
+        await store.save_injection(THREAD, f"m{n}", 0, f"block {n}", T0 + timedelta(minutes=n))
+    recent = await store.injections(THREAD, 3)
+    assert list(recent.items()) == [
+        (("m2", 0), "block 2"),
+        (("m3", 0), "block 3"),
+        (("m4", 0), "block 4"),
+    ]
+    assert list(await store.injections(THREAD)) == [(f"m{n}", 0) for n in range(5)]
+
+
+async def test_injections_for_finds_only_the_keys_asked_for(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0))
+    await store.record_inbound(inbound(T0, thread="other"))
+    for n in range(1000):
+        await store.save_injection(THREAD, f"m{n}", n % 2, f"block {n}", T0)
+    await store.save_injection("other", "m1", 1, "elsewhere", T0)
+    # More keys than one query takes; some with no block, one of another thread's.
+    keys = [(f"m{n}", n % 2) for n in range(0, 1000, 2)] + [("m1", 0), ("m1", 1), ("none", 0)]
+    found = await store.injections_for(THREAD, keys)
+    assert found == {
+        **{(f"m{n}", 0): f"block {n}" for n in range(0, 1000, 2)},
+        ("m1", 1): "block 1",
+    }
+    assert await store.injections_for("other", [("m1", 1), ("m2", 0)]) == {("m1", 1): "elsewhere"}
+    assert await store.injections_for(THREAD, []) == {}

@@ -1,0 +1,186 @@
+"""The injection stage's memory: bounded per thread, backed by a real SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+import pytest
+
+from middleware.injection import InjectionMemory, fingerprint, injection_stage
+from middleware.pipeline import Stage
+from middleware.store import InboundRecord, SqliteStore, Store
+from middleware.types import JSON, Reply, Turn
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+THREAD = "agent:main:telegram:dm:42"
+LIMIT = 16
+
+
+class CountingStore:
+    """The real store, counting the injection reads that reach it."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+        self.loads = 0
+        self.lookups: list[list[tuple[str, int]]] = []
+
+    async def injections(
+        self, thread_key: str, limit: int | None = None
+    ) -> dict[tuple[str, int], str]:
+        self.loads += 1
+        return await self._store.injections(thread_key, limit)
+
+    async def injections_for(
+        self, thread_key: str, keys: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        self.lookups.append(list(keys))
+        return await self._store.injections_for(thread_key, keys)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+@pytest.fixture
+async def counting(store: SqliteStore) -> CountingStore:
+    await store.record_inbound(
+        InboundRecord(
+            user_key="telegram:42",
+            channel="telegram",
+            platform_user_id="42",
+            display_name="Ada",
+            thread_key=THREAD,
+            chat_type="dm",
+            text="hello",
+            received_at=T0,
+        )
+    )
+    return CountingStore(store)
+
+
+def user(text: str) -> JSON:
+    return {"role": "user", "content": text}
+
+
+class Relay:
+    """The injection stage in front of an upstream that records what it is sent."""
+
+    def __init__(self, store: CountingStore, memory: InjectionMemory) -> None:
+        self.stage: Stage = injection_stage(
+            cast(Store, store), placement="user", max_tokens=200, memory=memory
+        )
+        self.sent: list[list[JSON]] = []
+        self.turns = 0
+
+    async def send(self, messages: list[JSON], *, block: bool = True) -> list[JSON]:
+        """Forward one request; ``block`` says whether this turn has a block to inject."""
+        self.turns += 1
+        turn = Turn(
+            channel="api",
+            thread_id="42",
+            user_id="42",
+            text="",
+            received_at=T0 + timedelta(minutes=self.turns),
+            body={"messages": messages},
+            thread_key=THREAD,
+        )
+        if block:
+            turn.context.sections = [f"turn {self.turns}"]
+
+        async def upstream(forwarded: Turn) -> Reply:
+            self.sent.append(forwarded.body["messages"])
+            return Reply(text="ok")
+
+        await self.stage(turn, upstream)
+        return self.sent[-1]
+
+
+def window(count: int, size: int = 5) -> list[JSON]:
+    """What a client bounded by its context sends on its ``count``-th turn."""
+    return [user(f"message {n}") for n in range(max(0, count - size), count)]
+
+
+async def test_memory_stays_bounded_in_a_long_thread(
+    counting: CountingStore, store: SqliteStore
+) -> None:
+    memory = InjectionMemory(cast(Store, counting), blocks_per_thread=LIMIT)
+    relay = Relay(counting, memory)
+    for count in range(1, 201):
+        await relay.send(window(count))
+    assert len(memory) == LIMIT
+    assert len(await store.injections(THREAD)) == 200
+    # The resent history was always in memory, and each turn's new message gets a fresh
+    # block whatever it had: the long thread never queried the store.
+    assert counting.lookups == []
+
+
+async def test_an_evicted_block_comes_back_identical_from_the_store(
+    counting: CountingStore,
+) -> None:
+    memory = InjectionMemory(cast(Store, counting), blocks_per_thread=LIMIT)
+    relay = Relay(counting, memory)
+    first = await relay.send(window(1))
+    for count in range(2, 101):
+        await relay.send(window(count))
+    counting.lookups.clear()
+
+    # The client sends its whole history again (it was compacted, say).
+    history = [user(f"message {n}") for n in range(100)]
+    forwarded = await relay.send(history, block=False)
+    assert forwarded[0] == first[0]
+    assert forwarded[99] == relay.sent[99][-1]
+    assert len(counting.lookups) == 1
+    assert len(counting.lookups[0]) == 100 - LIMIT
+    assert len(memory) == LIMIT
+
+    # Blocks just read back are in memory again: a repeat is answered without the store.
+    tail = history[-LIMIT // 2 :]
+    await relay.send(tail, block=False)
+    assert len(counting.lookups) == 1
+
+
+async def test_a_message_never_injected_does_not_query_a_complete_thread(
+    counting: CountingStore,
+) -> None:
+    memory = InjectionMemory(cast(Store, counting))
+    relay = Relay(counting, memory)
+    for count in range(1, 11):
+        # No block on these turns (nothing to say): their messages never get one.
+        await relay.send(window(count), block=count % 2 == 0)
+    assert counting.loads == 1
+    assert counting.lookups == []
+
+
+async def test_an_incomplete_thread_asks_the_store_once_per_message(
+    counting: CountingStore,
+) -> None:
+    memory = InjectionMemory(cast(Store, counting), blocks_per_thread=4)
+    relay = Relay(counting, memory)
+    for count in range(1, 11):
+        await relay.send(window(count))
+    counting.lookups.clear()
+    never = [user("sent before the relay"), user("also before")]
+    await relay.send([*never, *window(10, 2)], block=False)
+    await relay.send([*never, *window(10, 2)], block=False)
+    assert counting.lookups == [[(fingerprint(message), 0) for message in never]]
+
+
+async def test_first_sight_loads_only_the_most_recent_blocks(
+    counting: CountingStore, store: SqliteStore
+) -> None:
+    keys = [(f"message {n}", 0) for n in range(50)]
+    for n, (key, ordinal) in enumerate(keys):
+        await store.save_injection(THREAD, key, ordinal, f"block {n}", T0 + timedelta(minutes=n))
+    memory = InjectionMemory(cast(Store, counting), blocks_per_thread=10)
+
+    assert await memory.recall(THREAD, keys[-10:]) == {
+        key: f"block {40 + n}" for n, key in enumerate(keys[-10:])
+    }
+    assert counting.loads == 1
+    assert counting.lookups == []
+    assert len(memory) == 10
+
+    assert await memory.recall(THREAD, keys[:1]) == {keys[0]: "block 0"}
+    assert counting.lookups == [keys[:1]]
+    assert len(memory) == 10
