@@ -21,6 +21,10 @@ class Caller:
     permissions: frozenset[Permission]
 
 
+# Who calls an open relay (no keys configured). Frozen, so one instance serves every request.
+_LOCAL = Caller("local", ALL_PERMISSIONS)
+
+
 class Authenticator:
     """Checks bearer keys against ``[auth] keys``.
 
@@ -40,7 +44,7 @@ class Authenticator:
 
     def caller(self, request: web.Request, needs: Permission = "chat") -> Caller:
         if self.open:
-            return Caller("local", ALL_PERMISSIONS)
+            return _LOCAL
         token = _bearer(request)
         if token is None:
             raise AuthError(

@@ -42,5 +42,24 @@ class Metrics:
             registry=self.registry,
         )
 
+        # Children bound on first use: ``labels()`` costs more than the increment, and a
+        # child made in advance would be exposed (at 0) before anything happened.
+        self._request_children: dict[tuple[str, str], Counter] = {}
+        self._error_children: dict[str, Counter] = {}
+
+    def count_request(self, channel: str, status: str) -> None:
+        """One chat request on ``channel`` answered with ``status``."""
+        child = self._request_children.get((channel, status))
+        if child is None:
+            child = self._request_children[channel, status] = self.requests.labels(channel, status)
+        child.inc()
+
+    def count_error(self, kind: str) -> None:
+        """One request that ended in an error of ``kind``."""
+        child = self._error_children.get(kind)
+        if child is None:
+            child = self._error_children[kind] = self.errors.labels(kind)
+        child.inc()
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

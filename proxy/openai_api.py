@@ -52,16 +52,16 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     try:
         reply = await services.pipeline(turn)
     except UpstreamStatusError as exc:
-        services.metrics.requests.labels(channel, str(exc.status)).inc()
-        services.metrics.errors.labels("upstream_status").inc()
+        services.metrics.count_request(channel, str(exc.status))
+        services.metrics.count_error("upstream_status")
         return web.Response(
             status=exc.status, body=exc.body, headers={"Content-Type": exc.content_type}
         )
     except UpstreamError:
-        services.metrics.errors.labels("upstream").inc()
+        services.metrics.count_error("upstream")
         raise
     services.metrics.injected_tokens.inc(turn.context.tokens)
-    services.metrics.requests.labels(channel, "200").inc()
+    services.metrics.count_request(channel, "200")
     headers = {
         "X-Chronorelay-Thread-Key": turn.thread_key,
         "X-Chronorelay-Injected-Tokens": str(turn.context.tokens),

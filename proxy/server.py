@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 import logging
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -14,12 +15,51 @@ from proxy.config import Config
 
 log = logging.getLogger(__name__)
 
+# The cyclic GC's first-generation threshold while a server runs. At the default (700), the
+# objects that in-flight requests hold for a moment (frames, futures, headers, bodies) are
+# enough to start a collection every few requests; each one walks them all and promotes
+# them towards the oldest generation, whose collections walk every object the relay has
+# loaded. Measured with the bench's load (32 concurrent plain requests): ~45 µs of CPU
+# per request spent collecting at 700, under 1 µs at 10 000. Garbage cycles are still
+# collected, only after more allocations; RSS after the bench's load is unchanged.
+GC_THRESHOLD = 10_000
+
+
+class _GcTuning:
+    """Raises the GC threshold while at least one server runs; restores it after the last.
+
+    A higher threshold, or 0 (automatic collection off), set by whoever runs the relay
+    is left alone.
+    """
+
+    def __init__(self) -> None:
+        self._servers = 0
+        self._saved: tuple[int, int, int] | None = None
+
+    def acquire(self) -> None:
+        if self._servers == 0:
+            self._saved = gc.get_threshold()
+            gen0, gen1, gen2 = self._saved
+            if 0 < gen0 < GC_THRESHOLD:
+                gc.set_threshold(GC_THRESHOLD, gen1, gen2)
+        self._servers += 1
+
+    def release(self) -> None:
+        self._servers -= 1
+        if self._servers == 0 and self._saved is not None:
+            gc.set_threshold(*self._saved)
+            self._saved = None
+
+
+_gc_tuning = _GcTuning()
+
 
 @dataclass(slots=True)
 class RunningServer:
     runner: web.AppRunner
     host: str
     port: int
+    _stopped: bool = field(default=False, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -29,7 +69,12 @@ class RunningServer:
         # AppRunner.cleanup, in order: stop accepting (close the listening sites), let
         # in-flight requests and streams finish for up to shutdown_timeout, cancel the
         # rest, then run cleanup contexts (upstream pool, then the store).
-        await self.runner.cleanup()
+        try:
+            await self.runner.cleanup()
+        finally:
+            if not self._stopped:
+                self._stopped = True
+                _gc_tuning.release()
 
 
 def is_loopback(host: str) -> bool:
@@ -66,6 +111,7 @@ async def start(
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound = int(runner.addresses[0][1]) if runner.addresses else port
+    _gc_tuning.acquire()
     return RunningServer(runner, host, bound)
 
 

@@ -12,9 +12,11 @@ import logging
 import random
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiohttp
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from middleware import json_codec
 from middleware.errors import (
@@ -41,10 +43,13 @@ class Target:
     base_url: str
     api_key: str
     model: str
+    # Built once: every request to this target sends the same URL and headers.
+    completions_url: URL = field(init=False, compare=False, repr=False)
+    headers: CIMultiDictProxy[str] = field(init=False, compare=False, repr=False)
 
-    @property
-    def completions_url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "completions_url", URL(f"{self.base_url}/chat/completions"))
+        object.__setattr__(self, "headers", CIMultiDictProxy(CIMultiDict(_headers(self))))
 
 
 class HttpUpstream:
@@ -140,7 +145,7 @@ class HttpUpstream:
         started = time.perf_counter()
         try:
             response = await self._client().post(
-                target.completions_url, data=data, headers=_headers(target)
+                target.completions_url, data=data, headers=target.headers
             )
         except TimeoutError as exc:
             raise UpstreamTimeout(

@@ -365,9 +365,7 @@ class SqliteStore:
     ) -> list[ParticipantState]:
         """See ``Store.group_participants``."""
         with self._translate("read group participants"):
-            rows = await self._read().execute_fetchall(
-                _SELECT_PARTICIPANTS, (thread_key, to_db(since), limit)
-            )
+            rows = await self._fetch(_SELECT_PARTICIPANTS, (thread_key, to_db(since), limit))
         return [
             ParticipantState(row[0], row[1], row[2], row[3], cast(datetime, from_db(row[4])))
             for row in rows
@@ -379,7 +377,7 @@ class SqliteStore:
         """See ``Store.injections``."""
         params = (thread_key, -1 if limit is None else limit)
         with self._translate("read injections"):
-            rows = await self._read().execute_fetchall(_SELECT_INJECTIONS, params)
+            rows = await self._fetch(_SELECT_INJECTIONS, params)
         return {(row[0], int(row[1])): row[2] for row in reversed(list(rows))}
 
     async def injections_for(
@@ -391,9 +389,7 @@ class SqliteStore:
             for start in range(0, len(keys), _INJECTION_KEYS_PER_QUERY):
                 batch = keys[start : start + _INJECTION_KEYS_PER_QUERY]
                 params = [*(part for key in batch for part in key), thread_key]
-                rows = await self._read().execute_fetchall(
-                    _select_injections_for(len(batch)), params
-                )
+                rows = await self._fetch(_select_injections_for(len(batch)), params)
                 found.update({(row[0], int(row[1])): row[2] for row in rows})
         return found
 
@@ -411,7 +407,7 @@ class SqliteStore:
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""
         with self._translate("read a user"):
-            rows = list(await self._read().execute_fetchall(_SELECT_USER, (user_key,)))
+            rows = await self._fetch(_SELECT_USER, (user_key,))
         if not rows:
             return None
         row = rows[0]
@@ -430,7 +426,7 @@ class SqliteStore:
     async def get_thread(self, thread_key: str) -> ThreadState | None:
         """See ``Store.get_thread``."""
         with self._translate("read a thread"):
-            rows = list(await self._read().execute_fetchall(_SELECT_THREAD, (thread_key,)))
+            rows = await self._fetch(_SELECT_THREAD, (thread_key,))
         if not rows:
             return None
         first = rows[0]
@@ -461,9 +457,7 @@ class SqliteStore:
             # SQLite reads a negative LIMIT as "no limit".
             return []
         with self._translate("read a transcript"):
-            rows = list(
-                await self._read().execute_fetchall(_SELECT_TRANSCRIPT, (thread_key, limit))
-            )
+            rows = await self._fetch(_SELECT_TRANSCRIPT, (thread_key, limit))
         rows.reverse()
         return [
             StoredMessage(
@@ -481,12 +475,12 @@ class SqliteStore:
     async def peek_prior(self, thread_key: str, user_key: str) -> PriorState:
         """See ``Store.peek_prior``; read on the reader, so it never waits for a write."""
         with self._translate("read the prior state"):
-            return await read_prior(self._read(), thread_key, user_key)
+            return await read_prior(await self._read(), thread_key, user_key)
 
     async def get_clock_data(self, user_key: str) -> ClockData | None:
         """See ``Store.get_clock_data``."""
         with self._translate("read a user's clock data"):
-            rows = list(await self._read().execute_fetchall(SELECT_CLOCK_DATA, (user_key,)))
+            rows = await self._fetch(SELECT_CLOCK_DATA, (user_key,))
         if not rows:
             return None
         return clock_data_from_row(rows[0][1:4], rows[0][0] or user_key)
@@ -541,7 +535,7 @@ class SqliteStore:
     async def linked_users(self, user_key: str) -> list[str]:
         """See ``Store.linked_users``."""
         with self._translate("read linked users"):
-            return await links.linked_users(self._read(), user_key)
+            return await links.linked_users(await self._read(), user_key)
 
     async def create_link_code(self, user_key: str, code: str, expires_at: datetime) -> None:
         """See ``Store.create_link_code``."""
@@ -559,7 +553,7 @@ class SqliteStore:
     async def link_code_owner(self, code: str, now: datetime) -> str | None:
         """See ``Store.link_code_owner``."""
         with self._translate("read a link code"):
-            return await links.link_code_owner(self._read(), code, now)
+            return await links.link_code_owner(await self._read(), code, now)
 
     async def forget_user(self, user_key: str, *, dry_run: bool = False) -> ForgetReport | None:
         """See ``Store.forget_user``."""
@@ -773,12 +767,17 @@ class SqliteStore:
                     log.warning("closing the SQLite store at %s failed: %s", self._path, exc)
         self._reader = self._writer = None
 
-    def _read(self) -> aiosqlite.Connection:
-        """The reader, once the writes queued so far are applied: reads see them."""
+    async def _read(self) -> aiosqlite.Connection:
+        """The reader, once every write made or queued so far is committed (including any
+        the worker thread has): reads see them. Returns at once when nothing is pending."""
         if self._reader is None or self._batcher is None:
             raise self._not_open()
-        self._batcher.flush()
+        await self._batcher.drain()
         return self._reader
+
+    async def _fetch(self, sql: str, params: Any = ()) -> list[Any]:
+        """The rows of one query on the reader (see ``_read``)."""
+        return list(await (await self._read()).execute_fetchall(sql, params))
 
     def _not_open(self) -> StoreError:
         return StoreError(f"the SQLite store at {self._path} is not open; call open() first")
@@ -814,7 +813,7 @@ class SqliteStore:
         """Run ``read`` in the reader's thread inside one read transaction: one hop and
         one consistent view, however many statements it takes."""
         with self._translate(action):
-            return await continuity.read_snapshot(self._read(), read)
+            return await continuity.read_snapshot(await self._read(), read)
 
     @asynccontextmanager
     async def _transaction(self, action: str) -> AsyncIterator[aiosqlite.Connection]:

@@ -200,6 +200,38 @@ async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
     assert texts == ["hello", "first", "second"]
 
 
+async def test_a_read_waits_for_the_writes_the_worker_thread_has(
+    store: SqliteStore, db_path: Path
+) -> None:
+    """Another process holds the file, so a queued write goes to the worker thread and
+    waits there; a read made after it waits for it too, rather than missing it."""
+    await store.record_inbound(inbound(T0))
+    locked = threading.Event()
+    release = threading.Event()
+
+    def hold_the_lock() -> None:
+        conn = sqlite3.connect(db_path, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        locked.set()
+        release.wait(10)
+        conn.execute("COMMIT")
+        conn.close()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    await asyncio.to_thread(locked.wait, 10)
+    try:
+        store.record_reply(THREAD, "handed off", T0 + timedelta(seconds=1))
+        read = asyncio.create_task(store.transcript(THREAD, limit=5))
+        await asyncio.sleep(0.1)
+        assert not read.done()
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join, 10)
+
+    assert [m.text for m in await asyncio.wait_for(read, 10)] == ["hello", "handed off"]
+
+
 async def test_a_transaction_sees_the_writes_queued_before_it(store: SqliteStore) -> None:
     """A multi-statement transaction (here the export) runs on another connection: the
     reply queued just before it must already be in what it reads."""

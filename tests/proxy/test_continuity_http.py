@@ -13,6 +13,7 @@ import pytest
 
 from middleware.cards.tokens import count_tokens
 from middleware.clock.source import FakeClock
+from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
 from tests.fakes.upstream import FakeUpstream, is_synthesis
@@ -338,6 +339,8 @@ async def test_commands_context_recap_capture_memory(
     # The other thread of the same context hears about it once.
     block = await other.block_for("back", after=timedelta(hours=2))
     assert "advanced on the API" in block
+    # Marked delivered in the background once shown (a person takes longer to answer).
+    await relay.runner.app[SERVICES].continuity.background.drain()
     assert "advanced on" not in await other.block_for("again", after=timedelta(hours=2))
 
     assert "don't remember anything" in await ana.say("/memory")

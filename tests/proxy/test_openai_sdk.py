@@ -306,3 +306,36 @@ async def test_models_lists_configured_models(relay: RunningServer) -> None:
     async with client(relay) as sdk:
         models = await sdk.models.list()
     assert [m.id for m in models.data] == ["fake-model"]
+
+
+async def test_each_target_sends_its_own_headers_on_every_request(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    # The headers and URL of a target are built once; repeated requests and a fallback
+    # in between must still each carry the right ones.
+    relay = await relay_factory(
+        upstream={
+            "retries": 0,
+            "fallbacks": [{"base_url": fake_upstream.url + "/", "api_key": "sk-fallback"}],
+        }
+    )
+    fake_upstream.failures.append(Scripted(503, {"error": {"message": "busy"}}))
+    async with client(relay) as sdk:
+        for _ in range(2):
+            await sdk.chat.completions.create(model="fake-model", messages=HI)  # type: ignore[arg-type]
+    keys = [seen.headers["Authorization"] for seen in fake_upstream.requests]
+    assert keys == ["Bearer sk-upstream-secret", "Bearer sk-fallback", "Bearer sk-upstream-secret"]
+    for seen in fake_upstream.requests:
+        assert seen.path == "/v1/chat/completions"
+        assert seen.headers["Content-Type"] == "application/json"
+        assert seen.headers["Accept"] == "application/json"
+
+
+async def test_a_target_without_api_key_sends_no_authorization(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(upstream={"api_key": ""})
+    async with client(relay) as sdk:
+        for _ in range(2):
+            await sdk.chat.completions.create(model="fake-model", messages=HI)  # type: ignore[arg-type]
+    assert all("Authorization" not in seen.headers for seen in fake_upstream.requests)
