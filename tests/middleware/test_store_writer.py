@@ -6,6 +6,8 @@ import asyncio
 import os
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -156,12 +158,10 @@ async def test_a_failed_queued_write_reports_itself_and_spares_the_others(
     assert [m.text for m in await store.transcript(THREAD, limit=5)] == ["hello", "kept"]
 
 
-async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
-    store: SqliteStore, db_path: Path
-) -> None:
-    """Another connection holds the write lock: the loop keeps running, the writes land
-    in order once the lock is released, and none is lost."""
-    await store.record_inbound(inbound(T0))
+@asynccontextmanager
+async def another_process_holding(db_path: Path) -> AsyncIterator[None]:
+    """The file's write lock, held by another connection (as another process would) until
+    the block ends."""
     locked = threading.Event()
     release = threading.Event()
 
@@ -177,6 +177,19 @@ async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
     holder.start()
     await asyncio.to_thread(locked.wait, 10)
     try:
+        yield
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join, 10)
+
+
+async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
+    store: SqliteStore, db_path: Path
+) -> None:
+    """Another connection holds the write lock: the loop keeps running, the writes land
+    in order once the lock is released, and none is lost."""
+    await store.record_inbound(inbound(T0))
+    async with another_process_holding(db_path):
         first_task = asyncio.create_task(
             store.record_inbound(inbound(T0 + timedelta(seconds=1), text="first"))
         )
@@ -190,9 +203,6 @@ async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
             await asyncio.sleep(0.01)
             ticks += 1
         assert ticks == 5 and not pending.done()
-    finally:
-        release.set()
-        await asyncio.to_thread(holder.join, 10)
     first, second = await asyncio.wait_for(pending, 10)
 
     assert first.message_id < second
@@ -206,28 +216,11 @@ async def test_a_read_waits_for_the_writes_the_worker_thread_has(
     """Another process holds the file, so a queued write goes to the worker thread and
     waits there; a read made after it waits for it too, rather than missing it."""
     await store.record_inbound(inbound(T0))
-    locked = threading.Event()
-    release = threading.Event()
-
-    def hold_the_lock() -> None:
-        conn = sqlite3.connect(db_path, isolation_level=None)
-        conn.execute("BEGIN IMMEDIATE")
-        locked.set()
-        release.wait(10)
-        conn.execute("COMMIT")
-        conn.close()
-
-    holder = threading.Thread(target=hold_the_lock)
-    holder.start()
-    await asyncio.to_thread(locked.wait, 10)
-    try:
+    async with another_process_holding(db_path):
         store.record_reply(THREAD, "handed off", T0 + timedelta(seconds=1))
         read = asyncio.create_task(store.transcript(THREAD, limit=5))
         await asyncio.sleep(0.1)
         assert not read.done()
-    finally:
-        release.set()
-        await asyncio.to_thread(holder.join, 10)
 
     assert [m.text for m in await asyncio.wait_for(read, 10)] == ["hello", "handed off"]
 
