@@ -7,8 +7,8 @@ last :data:`TEXTS` seen. Only texts up to :data:`MAX_CHARS` characters are kept,
 cache stays small however large the messages are; longer ones are computed every time.
 
 Only for functions whose result depends on nothing but their (hashable) arguments and
-is immutable (a
-frozen dataclass, a tuple, a number, None): every caller gets the same object.
+is immutable (a frozen dataclass, a tuple, a number, None): every caller gets the same
+object.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from babel.dates import get_date_format
 from dateparser.search import search_dates
 from dateparser.timezone_parser import pop_tz_offset_from_string
 
+from middleware.actions.prefilter import fold
 from middleware.clock.abbreviations import clarification_for, resolve_abbreviation
 from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
@@ -345,8 +346,8 @@ def looks_timeish(text: str) -> bool:
     """Cheap check: does ``text`` hold any clearly time-related token? If not, there is
     no point calling dateparser (``find_time_expressions`` returns [] at once)."""
     if _DIGIT.search(text) is None:
-        # casefold() plus the dotless i: what IGNORECASE matches against these letters.
-        folded = text.casefold().replace("ı", "i")
+        # Folded as IGNORECASE matches these letters (the dotted İ and dotless ı included).
+        folded = fold(text)
         if not any(fragment in folded for fragment in _TIME_FRAGMENTS + _UNIT_FRAGMENTS):
             return False
     return _TIMEISH.search(text) is not None or _CAPITAL_MONTH_DAY.search(text) is not None

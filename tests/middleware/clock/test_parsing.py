@@ -533,7 +533,7 @@ def test_find_ignores_words_that_are_not_times(message: str) -> None:
     [
         ("at 9am", True), ("14:30", True), ("tomorrow", True), ("next week", True),
         ("in 3 days", True), ("2 hours ago", True), ("Friday", True), ("nov 22", True),
-        ("May 5", True), ("22nd of March", True), ("end of day", True),
+        ("May 5", True), ("22nd of March", True), ("end of day", True), ("TONİGHT", True),
         ("I may go", False), ("march on", False), ("a second", False), ("now", False),
         ("we will see", False), ("3 cats", False), ("may 5 people come", False),
     ],
@@ -545,7 +545,8 @@ def test_looks_timeish(text: str, timeish: bool) -> None:
 # Pieces of every _TIMEISH alternative, in odd cases and glued to neighbours, so the
 # property below reaches the corners of the cheap pre-check.
 _TIMEISH_PIECES = (
-    "TODAY Tomorrow tonıght NOON midnight EOD end of the day Monday SATURDAY next this "
+    "TODAY Tomorrow tonıght TONİGHT mİdnight NOON midnight EOD end of the day Monday SATURDAY "
+    "next this "
     "last WEEKEND month year in an a two half an hour hours min sec hr fortnight ago at by "
     "around until @ 9 12 2026 - / . : h am p.m. o'clock 22nd of March Sept may May MAR "
     "holiday admin secure ſec"
