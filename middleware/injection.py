@@ -12,6 +12,9 @@ equal messages in the request (a second "ok" is a different message from the fir
 
 Only a thread's most recent blocks stay in memory (``InjectionMemory``); a message older
 than those that comes back is looked up in the store, so a long thread costs bounded memory.
+They are held UTF-8 encoded: a block with one non-ASCII character (the clock's dash) is
+two bytes per character as a ``str``, and SQLite's binding adds a UTF-8 copy to the
+``str`` it was given, so a ``str`` held after saving costs three times the bytes.
 """
 
 from __future__ import annotations
@@ -84,8 +87,9 @@ def apply_block(messages: list[Any], index: int, text: str, placement: Placement
 
 @dataclass(slots=True)
 class _ThreadBlocks:
-    # Least recently sent first; ``None`` marks a message the store has no block for.
-    blocks: OrderedDict[Key, str | None]
+    # Least recently sent first, UTF-8 encoded; ``None`` marks a message the store has no
+    # block for.
+    blocks: OrderedDict[Key, bytes | None]
     # Whether ``blocks`` holds every block the thread has: then a message not in it has none.
     complete: bool
 
@@ -116,27 +120,30 @@ class InjectionMemory:
         """
         thread = await self._thread(thread_key)
         complete = thread.complete
-        found = {key: text for key in keys if (text := thread.blocks.get(key)) is not None}
+        held = {key: block for key in keys if (block := thread.blocks.get(key)) is not None}
         missing = [key for key in keys if key not in thread.blocks and key != fresh]
         if missing and not complete:
-            found.update(await self._store.injections_for(thread_key, missing))
+            read = await self._store.injections_for(thread_key, missing)
+            held.update({key: text.encode() for key, text in read.items()})
         for key in keys:
             # A message of a complete thread that is not in memory has no block to keep.
-            if key in found or (not complete and key != fresh):
-                self._keep(thread, key, found.get(key))
-        return found
+            if key in held or (not complete and key != fresh):
+                self._keep(thread, key, held.get(key))
+        return {key: block.decode() for key, block in held.items()}
 
     def remember(self, thread_key: str, key: Key, text: str) -> None:
         """Keep a block just made for the thread (the caller saves it to the store)."""
         thread = self._threads.get(thread_key)
         if thread is not None:
-            self._keep(thread, key, text)
+            self._keep(thread, key, text.encode())
 
     async def _thread(self, thread_key: str) -> _ThreadBlocks:
         thread = self._threads.get(thread_key)
         if thread is None:
             loaded = await self._store.injections(thread_key, self._limit)
-            thread = _ThreadBlocks(OrderedDict(loaded), complete=len(loaded) < self._limit)
+            thread = _ThreadBlocks(OrderedDict(), complete=len(loaded) < self._limit)
+            for key, text in loaded.items():
+                self._keep(thread, key, text.encode())
             self._threads[thread_key] = thread
             if len(self._threads) > _CACHED_THREADS:
                 self._threads.popitem(last=False)
@@ -144,8 +151,13 @@ class InjectionMemory:
             self._threads.move_to_end(thread_key)
         return thread
 
-    def _keep(self, thread: _ThreadBlocks, key: Key, text: str | None) -> None:
-        thread.blocks[key] = text
+    def _keep(self, thread: _ThreadBlocks, key: Key, block: bytes | None) -> None:
+        if block is not None and thread.blocks:
+            # Turns close together usually get the same block: hold it once.
+            newest = thread.blocks[next(reversed(thread.blocks))]
+            if newest == block:
+                block = newest
+        thread.blocks[key] = block
         thread.blocks.move_to_end(key)
         if len(thread.blocks) > self._limit:
             thread.blocks.popitem(last=False)

@@ -17,6 +17,7 @@ import aiosqlite
 
 from middleware.errors import StoreError
 from middleware.identity import split_user_key, thread_channel
+from middleware.json_codec import peek
 from middleware.store.base import (
     ChannelTimes,
     ClockData,
@@ -383,7 +384,7 @@ def _load(text: str | None, empty: Any, user_key: str) -> Any:
     if text is None:
         return empty
     try:
-        value = json.loads(text)
+        value = peek(text)
     except ValueError as exc:
         raise StoreError(
             f"the stored clock data of user {user_key!r} is not valid JSON ({exc}); "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -184,3 +185,38 @@ async def test_first_sight_loads_only_the_most_recent_blocks(
     assert await memory.recall(THREAD, keys[:1]) == {keys[0]: "block 0"}
     assert counting.lookups == [keys[:1]]
     assert len(memory) == 10
+
+
+async def test_held_blocks_cost_their_utf8_bytes_and_repeats_are_held_once(
+    counting: CountingStore,
+) -> None:
+    """A block with a non-ASCII character is two bytes per character as a ``str``, plus
+    the UTF-8 copy SQLite's binding attaches; memory holds only the encoded bytes, and a
+    block equal to the one before it is held once."""
+    memory = InjectionMemory(cast(Store, counting), blocks_per_thread=600)
+    await memory.recall(THREAD, [])
+    block = "Now: Sat 1 Mar 2025 09:00 (UTC — the user's timezone is unknown). " * 8
+    distinct = [f"{n:04d} {block}" for n in range(200)]
+    tracemalloc.start()
+    try:
+        # Each turn makes its block anew, as the stage does.
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(200):
+            memory.remember(THREAD, (f"distinct {n}", 0), f"{n:04d} {block}")
+        after_distinct = tracemalloc.get_traced_memory()[0]
+        for n in range(200):
+            memory.remember(THREAD, (f"repeated {n}", 0), block.encode().decode())  # equal, new
+        after_repeats = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+
+    encoded = len(distinct[0].encode())
+    per_distinct = (after_distinct - before) / len(distinct)
+    per_repeat = (after_repeats - after_distinct) / 200
+    # The bytes object plus its key and slot; well under the 2-byte-per-char str.
+    assert per_distinct < encoded + 400 < 2 * len(distinct[0])
+    assert per_repeat < 400
+    assert await memory.recall(THREAD, [("distinct 7", 0), ("repeated 9", 0)]) == {
+        ("distinct 7", 0): distinct[7],
+        ("repeated 9", 0): block,
+    }
