@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from middleware.clock.temporal import estimate_tokens
-from middleware.errors import StoreError
 from middleware.pipeline import Handler, Stage
-from middleware.store import Store
+from middleware.store import Store, log_if_failed
 from middleware.types import JSON, Reply, Turn
 
 log = logging.getLogger(__name__)
@@ -211,19 +210,14 @@ def injection_stage(
             turn.context.text = fresh
             turn.context.tokens = estimate_tokens(fresh)
         turn.body = {**turn.body, "messages": forwarded}
-        if save is None:
-            return await call_next(turn)
-        # Queued now, it commits while the upstream works; both must finish before we answer.
-        saving = store.save_injection(turn.thread_key, save[0], save[1], save[2], turn.received_at)
-        try:
-            reply = await call_next(turn)
-        finally:
-            try:
-                await saving
-            except StoreError as exc:
-                # Only the cache-friendliness of later requests suffers; don't fail this one.
-                log.error("could not remember the injection in %s: %s", turn.thread_key, exc)
-        return reply
+        if save is not None:
+            # Queued, not awaited: memory has the block for this process's next requests,
+            # and a failure only costs later requests their cache-friendliness.
+            saving = store.save_injection(
+                turn.thread_key, save[0], save[1], save[2], turn.received_at
+            )
+            saving.add_done_callback(log_if_failed(log, "remember the injection", turn.thread_key))
+        return await call_next(turn)
 
     return inject
 

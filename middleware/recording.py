@@ -7,14 +7,11 @@ message or its timestamp.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from functools import partial
 
 from middleware.clock.source import Clock
-from middleware.errors import StoreError
 from middleware.pipeline import Handler, Stage
-from middleware.store import InboundRecord, Store
+from middleware.store import InboundRecord, Store, log_if_failed
 from middleware.types import UNRECORDED, Reply, ReplyOutcome, Turn
 
 log = logging.getLogger(__name__)
@@ -58,12 +55,12 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
             # Replayed turns happen at ``received_at``; the reply follows it by however
             # long the answer really took.
             sent_at = turn.received_at + (clock.now() - started)
-            # Queued, not awaited: it commits right after the answer is handed out (and
-            # before any later read), so the user never waits for the disk.
+            # Queued, not awaited: it is applied right after the answer is handed out and
+            # committed before any later read, so the user never waits for the disk.
             stored = store.record_reply(
                 turn.thread_key, outcome.text, sent_at, complete=outcome.complete
             )
-            stored.add_done_callback(partial(_log_unrecorded, turn.thread_key))
+            stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
 
         if reply.stream is not None:
             reply.stream.on_complete(record_reply)
@@ -72,15 +69,3 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
         return reply
 
     return record
-
-
-def _log_unrecorded(thread_key: str, stored: asyncio.Future[int]) -> None:
-    # The client already has (or is getting) the answer; failing it now would lose more
-    # than it saves.
-    if stored.cancelled():
-        return
-    exc = stored.exception()
-    if isinstance(exc, StoreError):
-        log.error("could not record the reply in %s: %s", thread_key, exc)
-    elif exc is not None:
-        log.error("could not record the reply in %s", thread_key, exc_info=exc)

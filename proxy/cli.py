@@ -173,7 +173,7 @@ def _import_clock_state(config: Config, source: str) -> int:
 
 
 async def _with_store(config: Config, action: Callable[[Store], Awaitable[T]]) -> T:
-    store = SqliteStore(Path(config.store.path))
+    store = SqliteStore(Path(config.store.path), commit_delay=config.store.commit_delay_ms / 1000)
     await store.open()
     try:
         return await action(store)

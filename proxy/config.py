@@ -77,6 +77,7 @@ class UpstreamConfig(_Section):
 
 class StoreConfig(_Section):
     path: str = "chronorelay.sqlite3"
+    commit_delay_ms: Annotated[float, Field(ge=0, le=1000)] = 10.0
 
 
 Permission = Literal["chat", "replay", "commands"]

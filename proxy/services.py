@@ -52,7 +52,9 @@ async def open_services(
     """Open the store and upstream, build the pipeline; close both on exit."""
     clock = clock or SystemClock()
     metrics = Metrics()
-    store = store or SqliteStore(Path(config.store.path))
+    store = store or SqliteStore(
+        Path(config.store.path), commit_delay=config.store.commit_delay_ms / 1000
+    )
     upstream = upstream or make_upstream(config, clock, metrics)
     await store.open()
     continuity = continuity_service(config, store, clock, upstream)

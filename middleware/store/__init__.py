@@ -18,6 +18,7 @@ from middleware.store.base import (
     ThreadState,
     UserClockState,
     UserState,
+    log_if_failed,
 )
 from middleware.store.sqlite import SqliteStore
 
@@ -40,4 +41,5 @@ __all__ = [
     "ThreadState",
     "UserClockState",
     "UserState",
+    "log_if_failed",
 ]

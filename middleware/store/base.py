@@ -8,11 +8,13 @@ causes) a half-applied update (spec 000 §10.3).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from middleware.errors import StoreError
 from middleware.store.continuity import ContinuityStore
 from middleware.types import ChatType
 
@@ -315,7 +317,7 @@ class Store(ContinuityStore, Protocol):
         """Remember an injection; the first one stored for a message wins.
 
         Queued when this is called, like ``record_reply``; the future resolves once it is
-        committed (with the turn's other writes, while the upstream works).
+        committed, with the writes made meanwhile.
         """
         ...
 
@@ -447,3 +449,25 @@ class Store(ContinuityStore, Protocol):
         nothing; ``None`` when the user is unknown.
         """
         ...
+
+
+def log_if_failed(
+    log: logging.Logger, what: str, key: str
+) -> Callable[[asyncio.Future[Any]], None]:
+    """A done callback for a queued write nobody waits for (``record_reply``,
+    ``save_injection``): its failure is logged as "could not {what} in {key}", and the
+    future's exception counts as retrieved."""
+
+    def report(stored: asyncio.Future[Any]) -> None:
+        if stored.cancelled():
+            return
+        exc = stored.exception()
+        if exc is None:
+            return
+        # A StoreError already says what failed and what to do; anything else is a bug.
+        if isinstance(exc, StoreError):
+            log.error("could not %s in %s: %s", what, key, exc)
+        else:
+            log.error("could not %s in %s", what, key, exc_info=exc)
+
+    return report

@@ -217,8 +217,11 @@ class SqliteStore:
     programming error and raises ``ValueError``.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, commit_delay: float = 0.0) -> None:
+        """``commit_delay``: seconds a write may wait for others to share its commit (see
+        ``sqlite_writer``); 0 commits at the end of the loop iteration."""
         self._path = Path(path)
+        self._commit_delay = commit_delay
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
@@ -253,7 +256,12 @@ class SqliteStore:
                 # Opened on the loop's thread, which alone uses it (a local file: quick).
                 inline = connect_inline(str(self._path))
                 self._batcher = GroupCommitWriter(
-                    inline, self._writer, self._write_lock, self._store_error, self._reader
+                    inline,
+                    self._writer,
+                    self._write_lock,
+                    self._store_error,
+                    self._reader,
+                    commit_delay=self._commit_delay,
                 )
             except (OSError, sqlite3.Error) as exc:
                 await self._close_connections()
@@ -791,12 +799,12 @@ class SqliteStore:
 
     async def _write(self, action: str, write: Callable[[sqlite3.Connection], T]) -> T:
         """Apply one write now (after the queued ones); it commits with the others written
-        in this loop iteration. Raises ``StoreError`` naming ``action`` if SQLite fails."""
+        meanwhile. Raises ``StoreError`` naming ``action`` if SQLite fails."""
         return await self._group_writer().write(action, write)
 
     def _submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        """Queue one write, applied and committed at the end of this loop iteration; the
-        future raises ``StoreError`` naming ``action`` if SQLite fails."""
+        """Queue one write, applied at the end of this loop iteration; the future resolves
+        when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails."""
         return self._group_writer().submit(action, write)
 
     def _group_writer(self) -> GroupCommitWriter:

@@ -1,10 +1,13 @@
-"""The store's single writer: on the event loop's own thread, one commit per loop iteration.
+"""The store's single writer: on the event loop's own thread, group commits.
 
 Every write is a function ``(sqlite3.Connection) -> T``, applied in order on the loop's
-connection inside a ``BEGIN IMMEDIATE`` that commits at the end of the loop iteration it
-was opened in (or earlier, before a read through another connection). Each write runs in
-its own SAVEPOINT, so one that fails is rolled back alone and raises its own error. Under
-load, every turn that wrote in the same iteration shares the commit.
+connection inside a ``BEGIN IMMEDIATE`` that commits ``commit_delay`` seconds after it was
+opened (with no delay: at the end of the loop iteration it was opened in), or earlier,
+before a read through another connection or a transaction of the store's own. Each write
+runs in its own SAVEPOINT, so one that fails is rolled back alone and raises its own
+error. Every turn that wrote meanwhile shares the commit: a commit writes each changed
+page once (the thread's row, the index leaves all turns append to), so a few milliseconds
+of delay take most of the store's cost off each turn under load.
 
 There are two ways in:
 
@@ -13,9 +16,10 @@ There are two ways in:
   on, and the commit runs while the upstream is already working on the request. If that
   commit fails (the disk is full or failing), those writes are lost: they are logged, and
   until a commit succeeds again each ``write`` commits before it returns, so callers see
-  the failure as they did before.
+  the failure as they did before. A crash of the process before the commit loses them too.
 - ``submit`` queues and returns a future that resolves once the write is committed: the
-  reply, applied after the answer has gone out.
+  reply, applied at the end of the loop iteration (after the answer has gone out) and
+  committed with the others.
 
 Why on the loop's thread, not a worker thread: a turn's write is a handful of indexed
 UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,
@@ -85,14 +89,18 @@ class GroupCommitWriter:
         lock: asyncio.Lock,
         error_for: ErrorFor,
         checkpointer: aiosqlite.Connection,
+        *,
+        commit_delay: float = 0.0,
     ) -> None:
         self._inline = inline
+        self._commit_delay = commit_delay
         self._threaded = threaded
         self._checkpointer = checkpointer
         self._lock = lock
         self._error_for = error_for
         self._pending: list[Pending] = []
         self._scheduled = False
+        self._commit_timer: asyncio.Handle | None = None
         # The open transaction: the actions applied at once, and the queued writes applied
         # in it, whose futures resolve when it commits.
         self._uncommitted: list[str] = []
@@ -135,8 +143,8 @@ class GroupCommitWriter:
         return value  # type: ignore[no-any-return]
 
     def submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        """Queue ``write``; the future resolves once it is committed, at the end of this
-        loop iteration.
+        """Queue ``write``; it is applied at the end of this loop iteration, and the future
+        resolves once it is committed.
 
         The future raises what ``error_for`` makes of an SQLite failure, or whatever
         ``write`` itself raised. Once queued, the write happens whether or not anybody
@@ -145,21 +153,13 @@ class GroupCommitWriter:
         self._check_open(action)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._pending.append((action, write, future))
-        self._schedule_flush()
+        self._schedule_apply()
         return future
 
     def flush(self) -> None:
         """Apply what is queued and commit, unless the worker thread has the writes (order
         is kept). Called before reads, so a read sees every write made before it."""
-        if self._pending and self._handoff is None:
-            try:
-                if self._begin():
-                    self._apply_pending()
-            except sqlite3.Error as exc:
-                self._abort(exc)
-                failed, self._pending = self._pending, []
-                for action, _, future in failed:
-                    _settle(future, (False, self._error_for(action, exc)))
+        self._apply_queued()
         self._commit()
         if self._pending and self._handoff is None:
             self._hand_off()
@@ -207,8 +207,22 @@ class GroupCommitWriter:
             if _is_busy(exc):
                 return False
             raise
-        self._schedule_flush()
+        self._schedule_commit()
         return True
+
+    def _apply_queued(self) -> None:
+        """Apply the queued writes in the open transaction (opening one) if the loop's
+        connection may write now; if SQLite fails, they fail with its error."""
+        if not self._pending or self._handoff is not None:
+            return
+        try:
+            if self._begin():
+                self._apply_pending()
+        except sqlite3.Error as exc:
+            self._abort(exc)
+            failed, self._pending = self._pending, []
+            for action, _, future in failed:
+                _settle(future, (False, self._error_for(action, exc)))
 
     def _apply_pending(self) -> None:
         """Apply the queued writes, in order, in the open transaction; they resolve when
@@ -222,6 +236,9 @@ class GroupCommitWriter:
     def _commit(self) -> sqlite3.Error | None:
         """Commit the open transaction, if any, and resolve the queued writes in it. On
         failure, abort it (see ``_abort``) and return the error."""
+        if self._commit_timer is not None:
+            self._commit_timer.cancel()
+            self._commit_timer = None
         if not self._inline.in_transaction:
             return None
         try:
@@ -260,13 +277,35 @@ class GroupCommitWriter:
         for (action, _, future), _outcome in settling:
             _settle(future, (False, self._error_for(action, exc)))
 
-    def _schedule_flush(self) -> None:
+    def _schedule_apply(self) -> None:
+        """Apply the queued writes at the end of this loop iteration."""
         if not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+            asyncio.get_running_loop().call_soon(self._apply_soon)
 
-    def _flush_soon(self) -> None:
+    def _apply_soon(self) -> None:
         self._scheduled = False
+        if self._commit_delay <= 0 or self._commit_each:
+            self.flush()
+            return
+        self._apply_queued()
+        if self._pending and self._handoff is None:
+            # The loop's connection may not write now: ``flush`` hands them over.
+            self.flush()
+
+    def _schedule_commit(self) -> None:
+        """Commit the transaction just opened ``commit_delay`` from now (with no delay, at
+        the end of this loop iteration)."""
+        if self._commit_timer is None:
+            loop = asyncio.get_running_loop()
+            self._commit_timer = (
+                loop.call_later(self._commit_delay, self._commit_due)
+                if self._commit_delay > 0
+                else loop.call_soon(self._commit_due)
+            )
+
+    def _commit_due(self) -> None:
+        self._commit_timer = None
         self.flush()
 
     def _error(self, action: str, exc: BaseException) -> BaseException:
@@ -299,7 +338,7 @@ class GroupCommitWriter:
             self._handoff = None
         # What queued up meanwhile goes next, in order.
         if self._pending:
-            self._schedule_flush()
+            self._schedule_apply()
 
     def _committed(self) -> None:
         self.commits += 1

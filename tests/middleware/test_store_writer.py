@@ -95,6 +95,63 @@ async def test_an_inbound_message_is_applied_at_once_and_committed_right_after(
     assert later.message_id > result.message_id
 
 
+DELAY = 0.05
+
+
+@pytest.fixture
+async def delayed(db_path: Path) -> AsyncIterator[SqliteStore]:
+    """A store whose writes wait ``DELAY`` seconds to share a commit, as the relay's do."""
+    opened = SqliteStore(db_path, commit_delay=DELAY)
+    await opened.open()
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_with_a_commit_delay_turns_over_many_iterations_share_one_commit(
+    delayed: SqliteStore, db_path: Path, commits: list[int]
+) -> None:
+    for n in range(3):
+        await delayed.record_inbound(inbound(T0 + timedelta(minutes=n), text=f"q{n}"))
+        await asyncio.sleep(0)
+        reply = delayed.record_reply(THREAD, f"a{n}", T0 + timedelta(minutes=n, seconds=1))
+        await asyncio.sleep(0)
+        assert not reply.done()  # applied, waiting for the shared commit
+    assert committed_texts(db_path) == []
+
+    await asyncio.wait_for(reply, timeout=10 * DELAY)
+
+    assert len(commits) == 1
+    assert committed_texts(db_path) == ["q0", "a0", "q1", "a1", "q2", "a2"]
+
+
+async def test_with_a_commit_delay_a_read_commits_first_and_sees_everything(
+    delayed: SqliteStore, db_path: Path
+) -> None:
+    await delayed.record_inbound(inbound(T0, text="question"))
+    reply = delayed.record_reply(THREAD, "answer", T0 + timedelta(seconds=1))
+
+    transcript = await delayed.transcript(THREAD, limit=5)
+
+    assert [m.text for m in transcript] == ["question", "answer"]
+    assert reply.done() and committed_texts(db_path) == ["question", "answer"]
+
+
+async def test_with_a_commit_delay_a_transaction_and_a_clean_close_lose_nothing(
+    delayed: SqliteStore, db_path: Path
+) -> None:
+    await delayed.record_inbound(inbound(T0, text="question"))
+    # A multi-statement transaction takes the file's lock: the open one commits first.
+    assert await delayed.set_thread_timezone(THREAD, "Europe/Paris")
+    assert committed_texts(db_path) == ["question"]
+
+    delayed.record_reply(THREAD, "answer", T0 + timedelta(seconds=1))
+    await delayed.close()
+
+    assert committed_texts(db_path) == ["question", "answer"]
+
+
 async def test_a_queued_reply_goes_before_a_later_inbound_message(store: SqliteStore) -> None:
     await store.record_inbound(inbound(T0, text="question"))
     await asyncio.sleep(0)

@@ -18,7 +18,10 @@ MARK = "zebracorn"  # in every message the forgotten user writes
 
 @pytest.fixture
 async def relay(relay_factory: RelayFactory) -> RunningServer:
-    return await relay_factory(server={"api_commands": True})
+    # This test reads and writes the file behind the relay's back, from the event loop's
+    # own thread: it needs each turn committed when the turn ends, not a moment later (a
+    # blocking write here would hold up the very loop that is to commit).
+    return await relay_factory(server={"api_commands": True}, store={"commit_delay_ms": 0})
 
 
 async def say(
