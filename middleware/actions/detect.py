@@ -25,9 +25,9 @@ from typing import Literal
 from middleware.actions.directives import SEPARATORS
 from middleware.actions.language import ActionStatus, IntentRule, LanguagePatterns, StatusRule
 from middleware.actions.patterns_en import ENGLISH
-from middleware.actions.prefilter import fold
+from middleware.actions.prefilter import fold, gate_text
 from middleware.actions.templates import match_activity
-from middleware.text_cache import per_text
+from middleware.text_cache import MAX_CHARS, per_text
 
 __all__ = [
     "PATTERNS",
@@ -57,10 +57,13 @@ _CLAUSE_BREAK = re.compile(r"[,;:—–]\s*|\s-\s")
 # --- the rules worth trying ---------------------------------------------------------------
 
 
-@per_text
 def _folded(text: str) -> str:
-    # The text the sentences are cut from (see _statements): every clause is part of it.
-    return fold(text[:_SCAN_LIMIT].replace("’", "'"))
+    # The text the sentences are cut from (see _statements): every clause is part of it
+    # (the gates' needles have straight apostrophes, as the sentences do). A short text's
+    # is the one all stages' gates share.
+    if len(text) <= MAX_CHARS:
+        return gate_text(text)
+    return fold(text[:_SCAN_LIMIT].replace("’", "'").replace("‘", "'"))
 
 
 def _may_match(gate: re.Pattern[str] | None, text: str) -> bool:
@@ -344,13 +347,20 @@ def scheduling_confidence(text: str) -> float:
     """
     best = 0.0
     for patterns in PATTERNS.values():
-        strong = len(patterns.scheduling_strong.findall(text))
-        medium = len(patterns.scheduling_medium.findall(text))
-        if strong:
-            best = max(best, min(1.0, 0.9 + 0.05 * (strong + medium - 1)))
-        elif medium:
-            best = max(best, min(0.75, 0.6 + 0.05 * (medium - 1)))
+        if patterns.scheduling_gate.may_match(text):  # else neither pattern can match
+            best = max(best, _scheduling_score(text, patterns))
     return best
+
+
+def _scheduling_score(text: str, patterns: LanguagePatterns) -> float:
+    """One language's :func:`scheduling_confidence`, read with its patterns."""
+    strong = len(patterns.scheduling_strong.findall(text))
+    medium = len(patterns.scheduling_medium.findall(text))
+    if strong:
+        return min(1.0, 0.9 + 0.05 * (strong + medium - 1))
+    if medium:
+        return min(0.75, 0.6 + 0.05 * (medium - 1))
+    return 0.0
 
 
 def is_time_or_scheduling(text: str) -> bool:

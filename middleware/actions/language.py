@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from middleware.actions.prefilter import needle_search, needles
+from middleware.actions.prefilter import Gate, gate_needle, needle_search, needles
 
 __all__ = [
     "ActionStatus",
@@ -110,12 +110,15 @@ class LanguagePatterns:
     intent_gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     status_gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     duration_gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    scheduling_gate: Gate = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", (*self.canceled, *self.done))
         object.__setattr__(self, "intent_gate", _gate(self.intents))
         object.__setattr__(self, "status_gate", _gate(self.status))
         object.__setattr__(self, "duration_gate", _gate(self.durations))
+        gate = Gate(self.scheduling_strong, self.scheduling_medium)
+        object.__setattr__(self, "scheduling_gate", gate)
 
 
 def _gate(
@@ -125,5 +128,5 @@ def _gate(
     for rule in rules:
         if rule.needles is None:
             return None
-        found |= rule.needles
+        found |= {gate_needle(needle) for needle in rule.needles}
     return needle_search(found)

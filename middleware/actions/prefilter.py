@@ -13,6 +13,11 @@ The guarantee, for every pattern ``p`` and text ``t``: if ``p`` matches anywhere
 (ignoring case or not), some needle of ``p`` is in ``fold(t)``. Needles are built from
 the literal characters, whitespace (``\\s``) and optional parts of a pattern; anything
 else (``.``, ``[^,]``, a named group's free text) only separates them.
+
+The same test guards the per-message checks of the other stages (is it about current
+events, an impactful action, scheduling, something to remember): a :class:`Gate` built
+from their patterns answers "cannot match" from one search of the shared
+:func:`gate_text`, so an ordinary message skips their case-insensitive scans.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from re import _constants as sre  # type: ignore[attr-defined]  # no public API 
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["fold", "needle_search", "needles"]
+from middleware.text_cache import MAX_CHARS, per_text
+
+__all__ = ["GATES", "Gate", "fold", "gate_needle", "gate_text", "needle_search", "needles"]
 
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 _ZERO_WIDTH = (sre.AT, sre.ASSERT, sre.ASSERT_NOT)
@@ -45,6 +52,59 @@ def _fold_chars(text: str) -> str:
     # letter onto that letter, except the dotted İ (to "i" and a combining dot above)
     # and the dotless ı (unchanged); those two are mapped here.
     return text.casefold().replace("\u0307", "").replace("ı", "i")
+
+
+def _straight(text: str) -> str:
+    # Curly apostrophes as straight ones: several stages read "I’m" as "I'm", so one text
+    # serves them all.
+    return text.replace("’", "'").replace("‘", "'")
+
+
+def gate_needle(needle: str) -> str:
+    """A needle as it is searched for in :func:`gate_text` (apostrophes straight, as
+    there), so a pattern written with ’ still finds its text."""
+    return _straight(needle)
+
+
+@per_text
+def gate_text(text: str) -> str:
+    """What every :class:`Gate` searches: :func:`fold` of ``text`` with straight
+    apostrophes, made once per text for all of them."""
+    return fold(_straight(text))
+
+
+class Gate:
+    """A cheap, conservative "none of these patterns can match" test.
+
+    ``may_match(text)`` is False only when no pattern matches anywhere in ``text``, nor in
+    any span of it with curly apostrophes made straight or whitespace runs joined (with
+    any flags, at any position): none of their needles is in :func:`gate_text`. A pattern without
+    needles, or a text longer than the per-text cache keeps, always may match.
+    """
+
+    __slots__ = ("_search",)
+
+    def __init__(self, *patterns: re.Pattern[str]) -> None:
+        found: set[str] = set()
+        for pattern in patterns:
+            required = needles(pattern)
+            if required is None:
+                self._search = None
+                break
+            found |= {gate_needle(needle) for needle in required}
+        else:
+            self._search = needle_search(found).search
+        GATES.append((self, patterns))
+
+    def may_match(self, text: str) -> bool:
+        """False when no pattern of this gate can match ``text``."""
+        if self._search is None or len(text) > MAX_CHARS:
+            return True
+        return self._search(gate_text(text)) is not None
+
+
+#: Every gate made, with its patterns, so the tests can hold each to its patterns.
+GATES: list[tuple[Gate, tuple[re.Pattern[str], ...]]] = []
 
 
 def needles(pattern: re.Pattern[str]) -> frozenset[str] | None:

@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from middleware.actions.cues import find_cue
 from middleware.actions.detect import (
@@ -74,9 +75,12 @@ class AwarenessSettings:
     inference: InferencePolicy = field(default_factory=InferencePolicy)
 
 
-@dataclass(frozen=True, slots=True)
-class AwarenessView:
-    """What awareness decided for one message."""
+class AwarenessView(NamedTuple):
+    """What awareness decided for one message.
+
+    A NamedTuple rather than a frozen dataclass: one is built on every turn, and a frozen
+    dataclass sets each of its fields through ``object.__setattr__`` (about 3x the cost).
+    """
 
     mode: Mode
     thread_kind: str

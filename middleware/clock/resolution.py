@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 from zoneinfo import ZoneInfo, available_timezones
 
@@ -174,6 +174,31 @@ def resolve_session_timezone(
     :func:`middleware.clock.places.lookup_place`). ``now`` only picks the year whose rules
     are used to match abbreviations to the user's zones.
     """
+    refs = find_zone_references(text, known_places=known_places)
+    mentions = find_place_mentions(text, known_places=known_places)
+    abbreviations = find_abbreviations(text)
+    if not refs and not mentions and not abbreviations:
+        # Most messages name no zone, place or abbreviation: then the stored zones alone
+        # decide, and the answer for them is kept.
+        return _from_stored_zones(thread_tz, user_tz)
+    return _resolve(refs, mentions, abbreviations, thread_tz, user_tz, now)
+
+
+@lru_cache(maxsize=256)
+def _from_stored_zones(thread_tz: str | None, user_tz: str | None) -> TimezoneResolution:
+    """The resolution of a message that names nothing: the same for every such message."""
+    return _resolve([], [], [], thread_tz, user_tz, None)
+
+
+def _resolve(
+    refs: list[ZoneReference],
+    mentions: list[PlaceMention],
+    abbreviations: list[str],
+    thread_tz: str | None,
+    user_tz: str | None,
+    now: datetime | None,
+) -> TimezoneResolution:
+    """The §4.2 precedence over what the message names (see ``resolve_session_timezone``)."""
     notes: list[str] = []
     context: list[str] = []
     for label, zone in (("thread", thread_tz), ("user", user_tz)):
@@ -184,8 +209,6 @@ def resolve_session_timezone(
     valid_thread = thread_tz if thread_tz in context else None
     valid_user = user_tz if user_tz in context else None
 
-    refs = find_zone_references(text, known_places=known_places)
-    mentions = find_place_mentions(text, known_places=known_places)
     ambiguous = [
         AmbiguousPlace(ref.name, ref.candidates, True, _place_question(ref.name, ref.candidates))
         for ref in refs
@@ -203,7 +226,7 @@ def resolve_session_timezone(
 
     resolved: list[ResolvedAbbreviation] = []
     unresolved: list[AbbreviationQuestion] = []
-    for abbr in find_abbreviations(text):
+    for abbr in abbreviations:
         zone = resolve_abbreviation(abbr, context, at=now)
         if zone is not None:
             resolved.append(ResolvedAbbreviation(abbr, zone))

@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
+from typing import NamedTuple
 
 from middleware.clock.parsing import ParseResult, find_time_expressions
 from middleware.clock.places import lookup_place
@@ -50,9 +52,9 @@ class ClockSettings:
     ambiguity_threshold: timedelta = timedelta(hours=4)
 
 
-@dataclass(frozen=True, slots=True)
-class ClockView:
-    """What the clock decided for one message (also what ``preview`` shows)."""
+class ClockView(NamedTuple):
+    """What the clock decided for one message (also what ``preview`` shows); a NamedTuple,
+    as it is built on every turn (see ``TemporalFacts``)."""
 
     resolution: TimezoneResolution
     block: str
@@ -85,7 +87,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     members: Sequence[MemberTime] = ()
     speaker = None
     locale = prior.user_locale or "en"
-    audience: Audience = DirectAudience(anchor or "UTC", locale)
+    audience: Audience = _direct_audience(anchor or "UTC", locale)
     if turn.chat_type == "group":
         found = await store.group_participants(
             turn.thread_key, now - settings.group_window, settings.group_limit
@@ -188,13 +190,23 @@ def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | Non
     return prior.thread_tz or prior.user_tz
 
 
+@lru_cache(maxsize=256)
+def _direct_audience(zone: str, locale: str) -> DirectAudience:
+    """The audience of a direct message, kept per zone and locale: building one checks
+    both (over a microsecond a turn), and it is immutable, so it can be shared."""
+    return DirectAudience(zone, locale)
+
+
+_ZONE_NOTES = {
+    "explicit": "named in this message",
+    "thread": "this thread's timezone",
+    "user": None,
+    "location": "from where the user says they are",
+}
+
+
 def _zone_note(resolution: TimezoneResolution) -> str | None:
-    return {
-        "explicit": "named in this message",
-        "thread": "this thread's timezone",
-        "user": None,
-        "location": "from where the user says they are",
-    }.get(resolution.source)
+    return _ZONE_NOTES.get(resolution.source)
 
 
 def _iso_in(instant: datetime, zone: str) -> str:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_timedelta
 
+from middleware.actions.prefilter import Gate
 from middleware.clock.zones import format_offset
 from middleware.text_cache import per_text
 
@@ -24,6 +26,7 @@ _RECENCY = re.compile(
     r"recently|breaking|update|what happened|news)\b",
     re.IGNORECASE,
 )
+_RECENCY_GATE = Gate(_RECENCY)
 # Built once rather than on every turn's block.
 _ZERO = timedelta(0)
 _MINUTE = timedelta(minutes=1)
@@ -48,9 +51,12 @@ class MemberTime:
     zone: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class TemporalFacts:
-    """Everything the block states, resolved by the clock stage."""
+class TemporalFacts(NamedTuple):
+    """Everything the block states, resolved by the clock stage.
+
+    A NamedTuple rather than a frozen dataclass: one is built on every turn, and a frozen
+    dataclass sets each of its fields through ``object.__setattr__`` (about 3x the cost).
+    """
 
     now: datetime
     zone: str  # IANA id, or a label such as "UTC+05:45" for a fixed offset
@@ -65,13 +71,13 @@ class TemporalFacts:
     questions: Sequence[str] = ()
     recency: bool = False
     markup_instruction: str | None = None
-    extra: Sequence[str] = field(default_factory=tuple)
+    extra: Sequence[str] = ()
 
 
 @per_text
 def asks_about_current_events(text: str) -> bool:
     """spec 001 §12.4: does the message need up-to-date knowledge?"""
-    return _RECENCY.search(text) is not None
+    return _RECENCY_GATE.may_match(text) and _RECENCY.search(text) is not None
 
 
 def render_block(facts: TemporalFacts) -> str:

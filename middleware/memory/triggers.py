@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from middleware.actions.prefilter import Gate
 from middleware.continuity.model import MemoryKind
 
 __all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory"]
@@ -148,6 +149,10 @@ _FACT = _re(
     r"|i\s+am\s+based\s+(?:in|out\s+of)\s+.+)"
 )
 
+# A sentence yields a candidate only through one of these patterns (see _candidate and
+# _statement), matched on a span of the text with straight apostrophes: where none can
+# match, as in most messages, there is nothing to remember.
+_TRIGGERS = Gate(_NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
@@ -158,6 +163,10 @@ def detect_memory(text: str) -> list[MemoryCandidate]:
     At most one per sentence; see the module docstring for the triggers, kinds and the
     form of ``text``.
     """
+    return _detect(text) if _TRIGGERS.may_match(text) else []
+
+
+def _detect(text: str) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):

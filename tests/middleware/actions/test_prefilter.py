@@ -1,4 +1,5 @@
-"""The needle pre-check in front of the action detectors only skips texts no rule can match.
+"""The needle pre-checks (the action detectors' and the other stages' gates) only skip texts
+no rule can match.
 
 Every detector first asks a gate built from its rules' needles
 (:mod:`middleware.actions.prefilter`); these tests hold the gate to the full path on
@@ -19,12 +20,26 @@ from middleware.actions.detect import (
     _first_action,
     _first_report,
     _first_status,
+    _scheduling_score,
     detect_duration_report,
     detect_status_update,
     detect_temporal_action,
+    scheduling_confidence,
 )
 from middleware.actions.language import DurationRule, IntentRule, StatusRule
-from middleware.actions.prefilter import _fold_chars, fold, needle_search, needles
+from middleware.actions.prefilter import (
+    GATES,
+    Gate,
+    _fold_chars,
+    fold,
+    gate_text,
+    needle_search,
+    needles,
+)
+from middleware.clock.temporal import _RECENCY, asks_about_current_events
+from middleware.impact.intent import _IMPACTFUL, mentions_impactful_action
+from middleware.memory.triggers import _detect, detect_memory
+from middleware.text_cache import MAX_CHARS
 
 _RULES: list[IntentRule | StatusRule | DurationRule] = [
     rule
@@ -134,3 +149,94 @@ def test_the_detectors_find_what_the_full_path_finds(text: str) -> None:
         assert detect_temporal_action.__wrapped__(text) == _first_action(text, language)  # type: ignore[attr-defined]
         assert detect_status_update.__wrapped__(text) == _first_status(text, language)  # type: ignore[attr-defined]
         assert detect_duration_report.__wrapped__(text) == _first_report(text, language)  # type: ignore[attr-defined]
+
+
+# --- the gates in front of the other stages' per-message checks -----------------------
+
+
+_GATE_PATTERNS = [pattern for _, patterns in GATES for pattern in patterns]
+_GATE_NEEDLES = sorted({needle for pattern in _GATE_PATTERNS for needle in needles(pattern) or ()})
+_GATE_WORDS = sorted(
+    {word for needle in _GATE_NEEDLES for word in needle.split()}
+    | set(
+        "I I'm I’m i‘m we're we’re my name is call me remember that don't don’t forget "
+        "actually prefer like when you always never from now on going forward schedule "
+        "meeting at what time are you free today news latest send email merge delete book "
+        "a the it later 3pm tomorrow please ok so well".split()
+    )
+)
+_GATE_SPACES = (" ", "  ", "\t", "\n", "\u00a0", ", ", ". ", "! ", "? ", ": ", "’", "‘", "")
+
+
+@st.composite
+def _gate_texts(draw: st.DrawFn) -> str:
+    words = draw(st.lists(st.sampled_from(_GATE_WORDS), min_size=1, max_size=10))
+    text = ""
+    for word in words:
+        if draw(st.booleans()):
+            word = "".join(
+                draw(st.sampled_from(_ODD.get(char.lower(), char + char.upper()))) for char in word
+            )
+        text += word + draw(st.sampled_from(_GATE_SPACES))
+    return text
+
+
+_GATE_TEXTS = st.one_of(
+    _gate_texts(),
+    st.sampled_from(_GATE_PATTERNS).flatmap(lambda pattern: st.from_regex(pattern)),
+    st.text(max_size=40),
+)
+
+
+def test_every_check_behind_a_gate_has_needles() -> None:
+    # A pattern without needles turns its gate off: every text would be searched.
+    assert len(GATES) >= 4
+    assert all(needles(pattern) for pattern in _GATE_PATTERNS)
+
+
+def test_gate_needles_fold_as_ignorecase_matches() -> None:
+    """As for the action rules: wherever a needle's letter matches a character ignoring
+    case, the folds are equal."""
+    alphabet = sorted({char for needle in _GATE_NEEDLES for char in needle} - {" "})
+    candidates = re.compile(f"[{re.escape(''.join(alphabet))}]", re.IGNORECASE)
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if candidates.fullmatch(char):
+            for letter in alphabet:
+                if re.fullmatch(re.escape(letter), char, re.IGNORECASE):
+                    assert _fold_chars(char) == _fold_chars(letter), (hex(code), letter)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=_GATE_TEXTS)
+def test_a_gate_lets_through_every_text_its_patterns_match(text: str) -> None:
+    straight = text.replace("’", "'").replace("‘", "'")
+    joined = " ".join(straight.split())
+    for gate, patterns in GATES:
+        if any(p.search(t) for p in patterns for t in (text, straight, joined)):
+            assert gate.may_match(text), [p.pattern[:40] for p in patterns]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=_GATE_TEXTS)
+def test_the_gated_checks_answer_as_their_full_paths(text: str) -> None:
+    recency = asks_about_current_events.__wrapped__  # type: ignore[attr-defined]
+    impactful = mentions_impactful_action.__wrapped__  # type: ignore[attr-defined]
+    scheduling = scheduling_confidence.__wrapped__  # type: ignore[attr-defined]
+    assert recency(text) is (_RECENCY.search(text) is not None)
+    assert impactful(text) is (_IMPACTFUL.search(text) is not None)
+    full_score = max([0.0, *(_scheduling_score(text, p) for p in PATTERNS.values())])
+    assert scheduling(text) == full_score
+    assert detect_memory(text) == _detect(text)
+
+
+def test_a_gate_says_no_only_without_needles_and_never_for_long_texts() -> None:
+    pattern = re.compile(r"\bhello\b", re.IGNORECASE)
+    gate = Gate(pattern)
+    try:
+        assert gate.may_match("well, HELLO there") and gate.may_match("say hellos")
+        assert not gate.may_match("goodbye")
+        assert gate.may_match("goodbye " * MAX_CHARS)  # not kept per text, so not folded
+    finally:
+        GATES.remove((gate, (pattern,)))
+    assert gate_text("I’m  Here ‘now’") == "i'm here 'now'"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from middleware.clock.policy import (
@@ -17,6 +18,7 @@ from middleware.clock.policy import (
     RuleFacts,
     RuleWhen,
     evaluate,
+    rule_fires,
 )
 
 NOW = datetime(2026, 2, 9, 12, 0, tzinfo=UTC)
@@ -36,7 +38,7 @@ def facts(**changes: Any) -> RuleFacts:
         has_open_action=False,
         mentions_time=False,
     )
-    return replace(base, **changes)
+    return base._replace(**changes)
 
 
 def fired(policy: CheckinsPolicy, **changes: Any) -> list[str]:
@@ -249,3 +251,63 @@ def test_durations_accept_iso_8601_in_either_case() -> None:
 def test_months_and_years_are_refused_with_a_hint(value: str) -> None:
     with pytest.raises(ValidationError, match="use days, e.g. P30D"):
         RuleWhen(elapsed_gte=value)  # type: ignore[arg-type]
+
+
+# --- rule_fires stops at the first condition that fails: the same answer as all of them --
+
+_SPANS = st.none() | st.sampled_from([timedelta(0), MINUTE, timedelta(hours=2), timedelta(days=1)])
+
+
+def _all_conditions(rule: CheckinRule, facts: RuleFacts) -> bool:
+    """Every condition evaluated, then combined: the reading the rule table is written for."""
+    when = rule.when
+
+    def listed(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else [value]
+
+    checks = (
+        when.thread_kind is None or facts.thread_kind in listed(when.thread_kind),
+        when.mode is None or facts.mode in listed(when.mode),
+        when.chat_type is None or facts.chat_type == when.chat_type,
+        when.has_open_action is None or facts.has_open_action == when.has_open_action,
+        when.mentions_time is None or facts.mentions_time == when.mentions_time,
+        when.elapsed_gte is None
+        or (facts.elapsed is not None and facts.elapsed >= when.elapsed_gte),
+        when.elapsed_lt is None or (facts.elapsed is not None and facts.elapsed < when.elapsed_lt),
+        when.elapsed_any_channel_gte is None
+        or (
+            facts.elapsed_any_channel is not None
+            and facts.elapsed_any_channel >= when.elapsed_any_channel_gte
+        ),
+    )
+    return all(checks)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    when=st.fixed_dictionaries(
+        {},
+        optional={
+            "thread_kind": st.sampled_from(["project", ["project", "scheduling"]]),
+            "mode": st.sampled_from(["light", ["light", "normal"]]),
+            "chat_type": st.sampled_from(["dm", "group"]),
+            "has_open_action": st.booleans(),
+            "mentions_time": st.booleans(),
+            "elapsed_gte": _SPANS.filter(bool),
+            "elapsed_lt": _SPANS.filter(bool),
+            "elapsed_any_channel_gte": _SPANS.filter(bool),
+        },
+    ),
+    thread_kind=st.sampled_from(["project", "conversation", "scheduling"]),
+    mode=st.sampled_from(["light", "normal"]),
+    chat_type=st.sampled_from(["dm", "group"]),
+    has_open_action=st.booleans(),
+    mentions_time=st.booleans(),
+    elapsed=_SPANS,
+    elapsed_any_channel=_SPANS,
+)
+def test_rule_fires_as_when_every_condition_is_checked(
+    when: dict[str, Any], **changes: Any
+) -> None:
+    checkin = CheckinRule.model_validate(rule("r", **when))
+    assert rule_fires(checkin, facts(**changes)) == _all_conditions(checkin, facts(**changes))

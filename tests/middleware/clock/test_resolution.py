@@ -5,8 +5,13 @@ from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from middleware.clock.resolution import resolve_session_timezone
+from middleware.clock.abbreviations import find_abbreviations
+from middleware.clock.places import find_place_mentions
+from middleware.clock.references import find_zone_references
+from middleware.clock.resolution import _resolve, resolve_session_timezone
 
 # One sentence per step, each pointing at a different zone.
 EXPLICIT = "What is 9am Tokyo time for us?"  # Asia/Tokyo
@@ -219,3 +224,42 @@ def test_question_about_a_place_is_explicit_not_location() -> None:
     )
     assert (result.zone, result.source) == ("Asia/Tokyo", "explicit")
     assert result.mentioned_places == ()
+
+
+# --- a message that names nothing: the stored zones alone decide, and that is kept -----
+
+_PIECES = (
+    "I'm in Lisbon this week. What is 9am Tokyo time? Call at 3pm EST. UTC+9 in Portland "
+    "I live in Springfield, Europe/Berlin IST. Quick question: can you summarise the plan?"
+).split()
+_STORED = st.sampled_from([None, "Europe/Berlin", "America/New_York", "Mars/Olympus"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(_PIECES), max_size=6).map(" ".join),
+    thread_tz=_STORED,
+    user_tz=_STORED,
+)
+def test_the_kept_answer_is_the_full_resolution(
+    text: str, thread_tz: str | None, user_tz: str | None
+) -> None:
+    now = datetime(2026, 1, 15, tzinfo=UTC)
+    found = resolve_session_timezone(text, thread_tz=thread_tz, user_tz=user_tz, now=now)
+    full = _resolve(
+        find_zone_references(text),
+        find_place_mentions(text),
+        find_abbreviations(text),
+        thread_tz,
+        user_tz,
+        now,
+    )
+    assert found == full
+
+
+def test_a_message_naming_nothing_shares_the_answer_for_its_zones() -> None:
+    plain = resolve_session_timezone("thanks!", thread_tz=None, user_tz="Europe/Berlin")
+    again = resolve_session_timezone("what next?", thread_tz=None, user_tz="Europe/Berlin")
+    assert again is plain and (plain.zone, plain.source) == ("Europe/Berlin", "user")
+    located = resolve_session_timezone("I'm in Lisbon", thread_tz=None, user_tz=None)
+    assert (located.zone, located.source) == ("Europe/Lisbon", "location")
