@@ -101,19 +101,29 @@ class ReplyOutcome:
     complete: bool
 
 
+# Events a ``ReplyStream`` holds unparsed at most before it reads their text anyway, so a
+# long stream whose text nobody asks for keeps a bounded amount of raw JSON.
+_UNREAD_EVENTS = 256
+
+
 class ReplyStream:
     """An upstream SSE stream passed through byte-for-byte.
 
     Iterating yields the raw chunks exactly as they arrived from the upstream (no
-    coalescing, no re-serialising). On the side it parses the ``data:`` lines to accumulate
-    the assistant text, and when the stream ends (or is abandoned) it runs the completion
-    callbacks once with what was seen.
+    coalescing, no re-serialising). On the side it collects the ``data:`` lines, whose
+    assistant text ``text`` returns, and when the stream ends (or is abandoned) it runs
+    the completion callbacks once with what was seen.
+
+    The lines are parsed only when the text is asked for (``text``, or the callbacks at
+    the end): a stage that wraps a stream in another ``ReplyStream`` makes one whose text
+    nobody may read, and parsing every event there would be wasted.
     """
 
     def __init__(self, chunks: AsyncIterator[bytes], close: Callable[[], None]) -> None:
         self._chunks = chunks
         self._close = close
         self._pending = b""
+        self._unread: list[bytes] = []
         self._parts: list[str] = []
         self._done_marker = False
         self._callbacks: list[OnComplete] = []
@@ -124,6 +134,8 @@ class ReplyStream:
 
     @property
     def text(self) -> str:
+        """The assistant text of the events seen so far."""
+        self._read_unread()
         return "".join(self._parts)
 
     async def __aiter__(self) -> AsyncGenerator[bytes, None]:
@@ -142,6 +154,8 @@ class ReplyStream:
         if self._finished:
             return
         self._finished = True
+        if not self._callbacks:
+            return
         outcome = ReplyOutcome(self.text, complete)
         for callback in self._callbacks:
             await callback(outcome)
@@ -157,7 +171,14 @@ class ReplyStream:
             if payload == b"[DONE]":
                 self._done_marker = True
                 continue
-            self._parts.append(delta_text(payload))
+            self._unread.append(payload)
+        if len(self._unread) > _UNREAD_EVENTS:
+            self._read_unread()
+
+    def _read_unread(self) -> None:
+        if self._unread:
+            self._parts.extend(map(delta_text, self._unread))
+            self._unread.clear()
 
 
 def delta_text(payload: bytes) -> str:

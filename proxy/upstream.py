@@ -79,7 +79,13 @@ class HttpUpstream:
                 limit=self._config.max_connections, keepalive_timeout=30
             )
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, auto_decompress=False
+                connector=connector,
+                timeout=self._timeout,
+                # Bodies pass through as they came; ``_headers`` asks for them uncompressed.
+                auto_decompress=False,
+                # One session serves every caller: a cookie one upstream answer sets must
+                # not ride along on another caller's requests (nor be parsed per answer).
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session
 
@@ -210,7 +216,13 @@ async def _chunks(first: bytes, response: aiohttp.ClientResponse) -> AsyncIterat
 
 
 def _headers(target: Target) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    # "identity": the relay neither decompresses nor forwards Content-Encoding, and it reads
+    # the answer's text; without it aiohttp would offer gzip/deflate/br on our behalf.
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "Accept-Encoding": "identity",
+    }
     if target.api_key:
         headers["Authorization"] = f"Bearer {target.api_key}"
     return headers

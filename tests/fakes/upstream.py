@@ -41,6 +41,11 @@ class FakeUpstream:
         # Seconds between streamed events, so a client reads them one at a time.
         self.event_delay = 0.0
         self.hold_stream = False
+        # When set, answers are compressed with whatever the request's Accept-Encoding
+        # allows, as many real endpoints (and the CDNs in front of them) do.
+        self.compress = False
+        # Added to every successful answer (e.g. a Set-Cookie, as CDNs send).
+        self.answer_headers: dict[str, str] = {}
         # When set, the assistant says this instead of echoing.
         self.reply_content: str | None = None
         # The answer to continuity capture passes (recognised by their system prompt);
@@ -101,10 +106,17 @@ class FakeUpstream:
             body = {**body, "messages": [*body["messages"], _say(self.reply_content)]}
         if body.get("stream"):
             return await self._stream(request, body)
-        return web.json_response(completion(body))
+        answer = web.json_response(completion(body), headers=self.answer_headers)
+        if self.compress:
+            answer.enable_compression()
+        return answer
 
     async def _stream(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", **self.answer_headers}
+        )
+        if self.compress:
+            response.enable_compression()
         await response.prepare(request)
         try:
             async for event in stream_events(body):

@@ -1,0 +1,77 @@
+"""``ReplyStream``: chunks pass through unchanged; the text is read only when wanted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from middleware import types
+from middleware.types import ReplyOutcome, ReplyStream
+
+
+def _event(content: str) -> bytes:
+    payload = {"choices": [{"index": 0, "delta": {"content": content}}]}
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+async def _chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every event payload whose text is read, in order."""
+    seen: list[bytes] = []
+    real = types.delta_text
+
+    def counting(payload: bytes) -> str:
+        seen.append(payload)
+        return real(payload)
+
+    monkeypatch.setattr(types, "delta_text", counting)
+    return seen
+
+
+async def test_a_stream_nobody_reads_the_text_of_parses_no_event(parsed: list[bytes]) -> None:
+    chunks = [_event("It "), _event("is "), _event("late."), b"data: [DONE]\n\n"]
+    stream = ReplyStream(_chunks(chunks), lambda: None)
+    assert [chunk async for chunk in stream] == chunks
+    assert parsed == []
+    # Asked afterwards, the text is all there.
+    assert stream.text == "It is late."
+
+
+async def test_text_read_while_streaming_is_the_text_so_far(parsed: list[bytes]) -> None:
+    # An event split across chunks counts once it is whole, as channels show it.
+    whole = _event("late.")
+    chunks = [_event("It ") + _event("is "), whole[:9], whole[9:], b"data: [DONE]\n\n"]
+    stream = ReplyStream(_chunks(chunks), lambda: None)
+    seen = [stream.text async for _ in stream]
+    assert seen == ["It is ", "It is ", "It is late.", "It is late."]
+    assert len(parsed) == 3
+
+
+async def test_callbacks_get_the_whole_text_once_at_the_end() -> None:
+    outcomes: list[ReplyOutcome] = []
+
+    async def record(outcome: ReplyOutcome) -> None:
+        outcomes.append(outcome)
+
+    stream = ReplyStream(_chunks([_event("a"), _event("b"), b"data: [DONE]\n\n"]), lambda: None)
+    stream.on_complete(record)
+    async for _ in stream:
+        pass
+    await stream.finish(complete=False)
+    assert outcomes == [ReplyOutcome("ab", complete=True)]
+
+
+async def test_a_long_unread_stream_does_not_hold_all_its_events(parsed: list[bytes]) -> None:
+    count = 3 * types._UNREAD_EVENTS
+    stream = ReplyStream(_chunks([_event("x")] * count), lambda: None)
+    async for _ in stream:
+        pass
+    assert len(parsed) >= count - types._UNREAD_EVENTS
+    assert stream.text == "x" * count
