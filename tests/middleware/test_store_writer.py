@@ -318,6 +318,8 @@ async def test_the_wal_stops_growing_under_steady_writes(
             sizes.append(await asyncio.to_thread(os.path.getsize, wal))
     finally:
         await store.close()
-    # 60 commits a round and a checkpoint every 20: the WAL holds about 20 commits' pages
-    # at most, a little more when a checkpoint is late. Unchecked, it grows every round.
-    assert sizes[-1] < 2 * sizes[1], sizes
+    # 60 commits a round and a checkpoint every 20: the WAL holds about 20 commits' pages,
+    # more when a checkpoint is late (the file keeps its largest size: on a busy machine
+    # it can double or triple once). Unchecked, it grows by a round's pages every round:
+    # eight rounds, eight times the first.
+    assert sizes[-1] < 5 * sizes[0], sizes
