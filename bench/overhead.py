@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import functools
 import io
 import itertools
 import json
@@ -90,7 +91,13 @@ _ENDINGS = (
 USER_TEXTS = [f"{o} {a}{e}" for o in _OPENERS for a in _ASKS for e in _ENDINGS]
 
 
-def _bodies(**extra: Any) -> list[bytes]:
+@functools.cache
+def request_bodies(stream: bool) -> list[bytes]:
+    """One request body per text (built on first use, so only the load generator holds
+    them: every server process imports this module too, and its RSS is measured)."""
+    extra: dict[str, Any] = (
+        {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
+    )
     return [
         json.dumps(
             {
@@ -106,8 +113,6 @@ def _bodies(**extra: Any) -> list[bytes]:
     ]
 
 
-PLAIN_BODIES = _bodies()
-STREAM_BODIES = _bodies(stream=True, stream_options={"include_usage": True})
 _next_body = itertools.count()
 
 
@@ -449,7 +454,9 @@ _FAILURES = (aiohttp.ClientError, TimeoutError, BenchError)
 async def plain_request(session: aiohttp.ClientSession, url: str, thread: str) -> float:
     started = time.perf_counter()
     async with session.post(
-        url, data=next_body(PLAIN_BODIES), headers={**HEADERS, "X-Chronorelay-Thread": thread}
+        url,
+        data=next_body(request_bodies(stream=False)),
+        headers={**HEADERS, "X-Chronorelay-Thread": thread},
     ) as response:
         body = await response.read()
     elapsed = time.perf_counter() - started
@@ -464,7 +471,9 @@ async def stream_request(
     """(time to the first body chunk, time to the end of the stream)."""
     started = time.perf_counter()
     async with session.post(
-        url, data=next_body(STREAM_BODIES), headers={**HEADERS, "X-Chronorelay-Thread": thread}
+        url,
+        data=next_body(request_bodies(stream=True)),
+        headers={**HEADERS, "X-Chronorelay-Thread": thread},
     ) as response:
         if response.status != 200:
             raise BenchError(f"HTTP {response.status}: {(await response.read())[:200]!r}")
