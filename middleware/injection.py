@@ -11,7 +11,8 @@ A user message is recognised by the hash of its original content plus its ordina
 equal messages in the request (a second "ok" is a different message from the first).
 
 Only a thread's most recent blocks stay in memory (``InjectionMemory``); a message older
-than those that comes back is looked up in the store, so a long thread costs bounded memory.
+than those that comes back, or one sent before the relay started, is looked up in the store
+by its key, so a long thread costs bounded memory and a turn writes one index entry.
 They are held UTF-8 encoded: a block with one non-ASCII character (the clock's dash) is
 two bytes per character as a ``str``, and SQLite's binding adds a UTF-8 copy to the
 ``str`` it was given, so a ``str`` held after saving costs three times the bytes.
@@ -89,7 +90,8 @@ class _ThreadBlocks:
     # Least recently sent first, UTF-8 encoded; ``None`` marks a message the store has no
     # block for.
     blocks: OrderedDict[Key, bytes | None]
-    # Whether ``blocks`` holds every block the thread has: then a message not in it has none.
+    # Whether ``blocks`` holds every block the thread has: then a message not in it has none
+    # (a thread with no stored block when the relay first saw it, until one is evicted).
     complete: bool
 
 
@@ -139,10 +141,9 @@ class InjectionMemory:
     async def _thread(self, thread_key: str) -> _ThreadBlocks:
         thread = self._threads.get(thread_key)
         if thread is None:
-            loaded = await self._store.injections(thread_key, self._limit)
-            thread = _ThreadBlocks(OrderedDict(), complete=len(loaded) < self._limit)
-            for key, text in loaded.items():
-                self._keep(thread, key, text.encode())
+            # Nothing is read ahead: the request's keys are looked up when it needs them.
+            complete = not await self._store.has_injections(thread_key)
+            thread = _ThreadBlocks(OrderedDict(), complete=complete)
             self._threads[thread_key] = thread
             if len(self._threads) > _CACHED_THREADS:
                 self._threads.popitem(last=False)

@@ -295,13 +295,13 @@ class Store(ContinuityStore, Protocol):
         """Members who spoke in the thread at or after ``since``, most recent first."""
         ...
 
-    async def injections(
-        self, thread_key: str, limit: int | None = None
-    ) -> dict[tuple[str, int], str]:
-        """What was injected into the thread's user messages, by (fingerprint, ordinal).
+    async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
+        """What was injected into the thread's user messages, by (fingerprint, ordinal),
+        oldest first."""
+        ...
 
-        With ``limit``, only that many of the most recent blocks. Oldest first either way.
-        """
+    async def has_injections(self, thread_key: str) -> bool:
+        """Whether any block was stored for the thread's messages."""
         ...
 
     async def injections_for(

@@ -159,11 +159,12 @@ WHERE p.thread_key = ? AND p.last_user_message_at >= ?
 ORDER BY p.last_user_message_at DESC, p.user_key LIMIT ?
 """
 
-# Newest first (LIMIT -1 is no limit); the caller wants them oldest first.
 _SELECT_INJECTIONS = """
 SELECT fingerprint, ordinal, text FROM injections WHERE thread_key = ?
-ORDER BY at DESC, fingerprint DESC, ordinal DESC LIMIT ?
+ORDER BY at, fingerprint, ordinal
 """
+
+_HAS_INJECTIONS = "SELECT EXISTS (SELECT 1 FROM injections WHERE thread_key = ?)"
 
 # Joined from the keys so each one is a primary-key lookup (a row-value IN list would scan
 # the whole thread). Two parameters a key: a batch stays within SQLite's oldest default
@@ -375,14 +376,17 @@ class SqliteStore:
             for row in rows
         ]
 
-    async def injections(
-        self, thread_key: str, limit: int | None = None
-    ) -> dict[tuple[str, int], str]:
+    async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
         """See ``Store.injections``."""
-        params = (thread_key, -1 if limit is None else limit)
         with self._translate("read injections"):
-            rows = await self._fetch(_SELECT_INJECTIONS, params)
-        return {(row[0], int(row[1])): row[2] for row in reversed(list(rows))}
+            rows = await self._fetch(_SELECT_INJECTIONS, (thread_key,))
+        return {(row[0], int(row[1])): row[2] for row in rows}
+
+    async def has_injections(self, thread_key: str) -> bool:
+        """See ``Store.has_injections``."""
+        with self._translate("read injections"):
+            rows = await self._fetch(_HAS_INJECTIONS, (thread_key,))
+        return bool(rows[0][0])
 
     async def injections_for(
         self, thread_key: str, keys: Sequence[tuple[str, int]]

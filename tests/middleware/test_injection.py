@@ -24,14 +24,12 @@ class CountingStore:
 
     def __init__(self, store: SqliteStore) -> None:
         self._store = store
-        self.loads = 0
+        self.probes = 0
         self.lookups: list[list[tuple[str, int]]] = []
 
-    async def injections(
-        self, thread_key: str, limit: int | None = None
-    ) -> dict[tuple[str, int], str]:
-        self.loads += 1
-        return await self._store.injections(thread_key, limit)
+    async def has_injections(self, thread_key: str) -> bool:
+        self.probes += 1
+        return await self._store.has_injections(thread_key)
 
     async def injections_for(
         self, thread_key: str, keys: Sequence[tuple[str, int]]
@@ -149,7 +147,7 @@ async def test_a_message_never_injected_does_not_query_a_complete_thread(
     for count in range(1, 11):
         # No block on these turns (nothing to say): their messages never get one.
         await relay.send(window(count), block=count % 2 == 0)
-    assert counting.loads == 1
+    assert counting.probes == 1
     assert counting.lookups == []
 
 
@@ -167,9 +165,10 @@ async def test_an_incomplete_thread_asks_the_store_once_per_message(
     assert counting.lookups == [[(fingerprint(message), 0) for message in never]]
 
 
-async def test_first_sight_loads_only_the_most_recent_blocks(
+async def test_first_sight_reads_only_the_blocks_the_request_needs(
     counting: CountingStore, store: SqliteStore
 ) -> None:
+    """A thread with stored blocks (the relay restarted) is read by key, never whole."""
     keys = [(f"message {n}", 0) for n in range(50)]
     for n, (key, ordinal) in enumerate(keys):
         await store.save_injection(THREAD, key, ordinal, f"block {n}", T0 + timedelta(minutes=n))
@@ -178,13 +177,26 @@ async def test_first_sight_loads_only_the_most_recent_blocks(
     assert await memory.recall(THREAD, keys[-10:]) == {
         key: f"block {40 + n}" for n, key in enumerate(keys[-10:])
     }
-    assert counting.loads == 1
-    assert counting.lookups == []
+    assert counting.probes == 1
+    assert counting.lookups == [keys[-10:]]
     assert len(memory) == 10
 
+    # Held now: asked again, memory answers.
+    await memory.recall(THREAD, keys[-10:])
+    assert len(counting.lookups) == 1
+
     assert await memory.recall(THREAD, keys[:1]) == {keys[0]: "block 0"}
-    assert counting.lookups == [keys[:1]]
+    assert counting.lookups[1:] == [keys[:1]]
+    assert counting.probes == 1
     assert len(memory) == 10
+
+
+async def test_a_thread_with_no_stored_block_is_never_read(counting: CountingStore) -> None:
+    memory = InjectionMemory(cast(Store, counting))
+    assert await memory.recall(THREAD, [("sent before the relay", 0)]) == {}
+    assert await memory.recall(THREAD, [("another", 0), ("sent before the relay", 0)]) == {}
+    assert counting.probes == 1
+    assert counting.lookups == []
 
 
 async def test_held_blocks_cost_their_utf8_bytes_and_repeats_are_held_once(

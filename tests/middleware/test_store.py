@@ -14,7 +14,7 @@ import pytest
 
 from middleware.errors import StoreError
 from middleware.store import InboundRecord, SqliteStore
-from middleware.store.migrations import LATEST_VERSION, from_db, to_db
+from middleware.store.migrations import LATEST_VERSION, MIGRATIONS, from_db, to_db
 from middleware.types import ChatType
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -367,17 +367,44 @@ async def test_injections_first_one_wins(store: SqliteStore) -> None:
     assert await store.injections(THREAD) == {("abc", 0): "block one", ("abc", 1): "block three"}
 
 
-async def test_injections_limited_to_the_most_recent_oldest_first(store: SqliteStore) -> None:
+async def test_injections_are_listed_oldest_first(store: SqliteStore) -> None:
     await store.record_inbound(inbound(T0))
+    await store.record_inbound(inbound(T0, thread="other"))
+    assert not await store.has_injections(THREAD)
     for n in (3, 0, 4, 1, 2):
         await store.save_injection(THREAD, f"m{n}", 0, f"block {n}", T0 + timedelta(minutes=n))
-    recent = await store.injections(THREAD, 3)
-    assert list(recent.items()) == [
-        (("m2", 0), "block 2"),
-        (("m3", 0), "block 3"),
-        (("m4", 0), "block 4"),
+    assert list((await store.injections(THREAD)).items()) == [
+        ((f"m{n}", 0), f"block {n}") for n in range(5)
     ]
-    assert list(await store.injections(THREAD)) == [(f"m{n}", 0) for n in range(5)]
+    assert await store.has_injections(THREAD)
+    assert not await store.has_injections("other")
+
+
+async def test_migration_8_drops_the_recent_index_and_keeps_the_blocks(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        for version, script in MIGRATIONS:
+            if version <= 7:
+                await conn.executescript(
+                    f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;"
+                )
+        await conn.execute(
+            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+            "VALUES (?, 'telegram', 'dm', ?)",
+            (THREAD, to_db(T0)),
+        )
+        await conn.execute(
+            "INSERT INTO injections VALUES (?, 'abc', 0, 'block one', ?)", (THREAD, to_db(T0))
+        )
+    indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'injections'"
+    assert ("injections_recent",) in await sql(db_path, indexes)
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        assert await store.injections_for(THREAD, [("abc", 0)]) == {("abc", 0): "block one"}
+    finally:
+        await store.close()
+    assert ("injections_recent",) not in await sql(db_path, indexes)
 
 
 async def test_injections_for_finds_only_the_keys_asked_for(store: SqliteStore) -> None:
