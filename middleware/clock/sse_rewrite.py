@@ -3,7 +3,9 @@
 Only ``choices[0].delta.content`` is rewritten, through one ``StreamingTimeRenderer``.
 Everything else passes through byte for byte: an event whose content does not change is
 re-emitted from its original bytes, and a network chunk made only of such whole events is
-yielded as the very same ``bytes`` object. An event whose content changes is re-serialised
+yielded as the very same ``bytes`` object. An event is parsed only when it could change:
+while the renderer holds nothing, one without a ``<`` (raw or JSON-escaped) cannot, and a
+long answer is hundreds of events. An event whose content changes is re-serialised
 with ``json.dumps``, keeping every other field. Text the renderer still holds is flushed into
 the event that sets ``finish_reason`` (as content, or as an extra content event just before
 it), else before ``data: [DONE]``, else at the end of the stream; the extra event copies
@@ -32,6 +34,11 @@ class _EventRewriter:
 
     def rewrite(self, raw: bytes) -> list[bytes] | None:
         """Return the bytes replacing ``raw``, or ``None`` when ``raw`` goes out unchanged."""
+        if not self._renderer.holding and not _may_hold_markup(raw):
+            # Nothing held, so nothing to flush at a finish or [DONE], and no markup here.
+            # (``_last`` stays exact: text is held only from a parsed event on, and every
+            # event after it is parsed until it is flushed.)
+            return None
         data = _data_of(raw)
         if data is None:
             return None
@@ -73,6 +80,11 @@ class _EventRewriter:
         event: dict[str, Any] = {k: base[k] for k in _COPIED_FIELDS if k in base}
         event["choices"] = [{"index": 0, "delta": {"content": text}, "finish_reason": None}]
         return b"data: " + _dumps(event) + b"\n\n"
+
+
+def _may_hold_markup(raw: bytes) -> bool:
+    """Whether the event's text could contain a ``<`` (``\\u003c`` once JSON-escaped)."""
+    return b"<" in raw or b"\\u003" in raw
 
 
 def _first_choice(event: dict[str, Any]) -> dict[str, Any] | None:

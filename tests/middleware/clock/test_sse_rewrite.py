@@ -119,6 +119,15 @@ async def test_markup_in_one_event_is_rendered_and_other_fields_kept() -> None:
     assert out[-1] == DONE
 
 
+async def test_markup_written_with_json_escapes_is_rendered() -> None:
+    """Servers that escape ``<`` for HTML safety send it as ``\\u003c``; only events
+    without any ``<`` skip parsing."""
+    escaped = sse(chunk_event("At <time 2026-11-22T09:00:00+01:00>.")).replace(b"<", b"\\u003c")
+    assert b"<" not in escaped
+    (event,) = parse(b"".join(await run([escaped])))
+    assert event == chunk_event(f"At {STAMP}.")
+
+
 async def test_markup_split_across_events_is_rendered() -> None:
     chunks = [
         sse(chunk_event("See you <ti")),
