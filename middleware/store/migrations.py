@@ -308,7 +308,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         """
         -- The relay now fetches a thread's blocks by key when it first needs them, so the
         -- index of version 7 is no longer read. It cost every turn's commit a page of its
-        -- own (each thread appends to its own leaf), about a fifth of the turn's writes.
+        -- own (each thread appends to its own leaf): a quarter of the WAL a turn wrote.
         DROP INDEX IF EXISTS injections_recent;
         """,
     ),
