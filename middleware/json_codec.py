@@ -7,18 +7,24 @@ and refuses NaN, lone surrogates and such integers when writing. So:
 - ``dump`` (the body sent upstream) uses orjson and falls back to ``json`` for what orjson
   refuses (an integer beyond 64 bits, a lone surrogate), so those go out as they came in.
   NaN and Infinity, which are not JSON but which ``json`` reads, are written as null;
+- ``load`` (a request body, which is forwarded, so it must be exact) uses orjson unless
+  the text holds a run of 19 digits or more, which may be an integer beyond 64 bits, or
+  orjson refuses it (NaN, a lone surrogate, UTF-16): those are read by ``json``;
 - ``peek`` is for reading what the relay only looks at (the text of a reply or of a
   streamed chunk) and never sends on: there a big integer read as a float does no harm.
-
-Request bodies are still read with ``json``: they are forwarded, so they must be exact.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
+
+# 19 digits: the shortest integer that may not fit in 64 bits (-9223372036854775809),
+# which orjson would read as a float. Digits in a string trip it too, harmlessly.
+_LONG_DIGITS = re.compile(rb"\d{19}")
 
 
 def dump(value: Any) -> bytes:
@@ -27,6 +33,17 @@ def dump(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError: a >64-bit int, a lone surrogate
         return json.dumps(value, separators=(",", ":")).encode()
+
+
+def load(raw: bytes) -> Any:
+    """Parse JSON that is sent on, exactly as ``json`` reads it; raises ``ValueError`` if
+    it is not JSON (``json``'s error, which says where)."""
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw)
 
 
 def peek(raw: bytes | str) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from middleware import json_codec
 from middleware.errors import AuthError, RequestError, UpstreamError, UpstreamStatusError
 from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
@@ -92,7 +93,7 @@ async def list_models(request: web.Request) -> web.Response:
 async def _read_body(request: web.Request) -> JSON:
     try:
         raw = await request.read()
-        body = json.loads(raw)
+        body = json_codec.load(raw)
     except web.HTTPRequestEntityTooLarge:
         raise
     except ValueError as exc:

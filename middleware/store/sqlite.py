@@ -410,7 +410,7 @@ class SqliteStore:
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(_INSERT_INJECTION, params)
 
-        return self._submit("save an injection", write)
+        return self._submit("save an injection", write, one_statement=True)
 
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""
@@ -802,10 +802,17 @@ class SqliteStore:
         meanwhile. Raises ``StoreError`` naming ``action`` if SQLite fails."""
         return await self._group_writer().write(action, write)
 
-    def _submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+    def _submit(
+        self,
+        action: str,
+        write: Callable[[sqlite3.Connection], T],
+        *,
+        one_statement: bool = False,
+    ) -> asyncio.Future[T]:
         """Queue one write, applied at the end of this loop iteration; the future resolves
-        when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails."""
-        return self._group_writer().submit(action, write)
+        when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails.
+        ``one_statement``: see ``GroupCommitWriter.submit``."""
+        return self._group_writer().submit(action, write, one_statement=one_statement)
 
     def _group_writer(self) -> GroupCommitWriter:
         if self._batcher is None:

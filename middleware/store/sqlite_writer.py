@@ -4,10 +4,11 @@ Every write is a function ``(sqlite3.Connection) -> T``, applied in order on the
 connection inside a ``BEGIN IMMEDIATE`` that commits ``commit_delay`` seconds after it was
 opened (with no delay: at the end of the loop iteration it was opened in), or earlier,
 before a read through another connection or a transaction of the store's own. Each write
-runs in its own SAVEPOINT, so one that fails is rolled back alone and raises its own
-error. Every turn that wrote meanwhile shares the commit: a commit writes each changed
-page once (the thread's row, the index leaves all turns append to), so a few milliseconds
-of delay take most of the store's cost off each turn under load.
+runs in its own SAVEPOINT (a single statement needs none: SQLite applies it whole or not
+at all), so one that fails is rolled back alone and raises its own error. Every turn that
+wrote meanwhile shares the commit: a commit writes each changed page once (the thread's
+row, the index leaves all turns append to), so a few milliseconds of delay take most of
+the store's cost off each turn under load.
 
 There are two ways in:
 
@@ -58,7 +59,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Write = Callable[[sqlite3.Connection], Any]
-Pending = tuple[str, Write, "asyncio.Future[Any]"]
+# A queued write: what it does (for errors), the write, its future, and whether it runs
+# in a savepoint of its own (see ``submit``).
+Pending = tuple[str, Write, "asyncio.Future[Any]", bool]
 Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
 # Turns an SQLite failure during ``action`` into the error the caller sees.
 ErrorFor = Callable[[str, sqlite3.Error], Exception]
@@ -142,17 +145,27 @@ class GroupCommitWriter:
             raise self._error(action, value)
         return value  # type: ignore[no-any-return]
 
-    def submit(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+    def submit(
+        self,
+        action: str,
+        write: Callable[[sqlite3.Connection], T],
+        *,
+        one_statement: bool = False,
+    ) -> asyncio.Future[T]:
         """Queue ``write``; it is applied at the end of this loop iteration, and the future
         resolves once it is committed.
 
         The future raises what ``error_for`` makes of an SQLite failure, or whatever
         ``write`` itself raised. Once queued, the write happens whether or not anybody
         awaits the future: data a client handed over is not lost because it went away.
+
+        ``one_statement``: ``write`` executes a single statement, which SQLite applies
+        whole or not at all, so it fails alone without a savepoint of its own (two
+        statements fewer per write).
         """
         self._check_open(action)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((action, write, future))
+        self._pending.append((action, write, future, not one_statement))
         self._schedule_apply()
         return future
 
@@ -221,7 +234,7 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             failed, self._pending = self._pending, []
-            for action, _, future in failed:
+            for action, _, future, _ in failed:
                 _settle(future, (False, self._error_for(action, exc)))
 
     def _apply_pending(self) -> None:
@@ -229,7 +242,7 @@ class GroupCommitWriter:
         it commits."""
         while self._pending:
             pending = self._pending[0]
-            outcome = _apply_one(self._inline, pending[1])
+            outcome = _apply_one(self._inline, pending[1], savepoint=pending[3])
             del self._pending[0]
             self._settling.append((pending, outcome))
 
@@ -249,7 +262,7 @@ class GroupCommitWriter:
         settling, self._settling = self._settling, []
         self._uncommitted = []
         self._commit_each = False
-        for (action, _, future), (ok, value) in settling:
+        for (action, _, future, _), (ok, value) in settling:
             _settle(future, (True, value) if ok else (False, self._error(action, value)))
         self._committed()
         return None
@@ -274,7 +287,7 @@ class GroupCommitWriter:
                 ", ".join(lost),
                 exc,
             )
-        for (action, _, future), _outcome in settling:
+        for (action, _, future, _), _outcome in settling:
             _settle(future, (False, self._error_for(action, exc)))
 
     def _schedule_apply(self) -> None:
@@ -321,7 +334,7 @@ class GroupCommitWriter:
         )
 
     async def _apply_threaded(self, batch: list[Pending]) -> None:
-        writes = [write for _, write, _ in batch]
+        writes = [(write, savepoint) for _, write, _, savepoint in batch]
         try:
             async with self._lock:
                 self.commit_before_locking()
@@ -329,10 +342,10 @@ class GroupCommitWriter:
                     _apply_batch, self._threaded._conn, writes
                 )
         except sqlite3.Error as exc:
-            for action, _, future in batch:
+            for action, _, future, _ in batch:
                 _settle(future, (False, self._error_for(action, exc)))
         else:
-            for (action, _, future), (ok, value) in zip(batch, outcomes, strict=True):
+            for (action, _, future, _), (ok, value) in zip(batch, outcomes, strict=True):
                 _settle(future, (True, value) if ok else (False, self._error(action, value)))
         finally:
             self._handoff = None
@@ -393,9 +406,15 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
-def _apply_one(conn: sqlite3.Connection, write: Write) -> Outcome:
+def _apply_one(conn: sqlite3.Connection, write: Write, *, savepoint: bool = True) -> Outcome:
     """Run ``write`` in its own savepoint of the open transaction; a write that raises is
-    rolled back alone."""
+    rolled back alone. Without ``savepoint``, ``write`` is one statement, which SQLite
+    rolls back alone."""
+    if not savepoint:
+        try:
+            return True, write(conn)
+        except Exception as exc:
+            return False, exc
     conn.execute("SAVEPOINT write")
     try:
         result = write(conn)
@@ -407,11 +426,12 @@ def _apply_one(conn: sqlite3.Connection, write: Write) -> Outcome:
     return True, result
 
 
-def _apply_batch(conn: sqlite3.Connection, writes: list[Write]) -> list[Outcome]:
-    """One transaction, one savepoint per write; runs on the worker thread."""
+def _apply_batch(conn: sqlite3.Connection, writes: list[tuple[Write, bool]]) -> list[Outcome]:
+    """One transaction, each write in a savepoint if it asks for one; runs on the worker
+    thread."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        outcomes = [_apply_one(conn, write) for write in writes]
+        outcomes = [_apply_one(conn, write, savepoint=savepoint) for write, savepoint in writes]
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -43,3 +43,35 @@ def test_peek_reads_what_json_reads() -> None:
 def test_peek_refuses_what_is_not_json() -> None:
     with pytest.raises(ValueError):
         json_codec.peek(b"data: [DONE]")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 0.1}',
+        b'{"seed": 1180591620717411303424, "n": -9223372036854775809}',  # beyond 64 bits
+        b'{"user": "order 12345678901234567890", "x": 18446744073709551615}',
+        b'{"x": NaN, "y": -Infinity}',  # not JSON, but json reads it
+        b'{"content": "broken \\ud800 pair"}',  # a lone surrogate
+        '{"content": "Grüße"}'.encode("utf-16"),  # another encoding json detects
+        b'{"a": 1, "a": 2, "f": 1.0000000000000002, "tiny": 5e-324, "z": -0.0}',
+    ],
+)
+def test_load_reads_exactly_what_json_reads(raw: bytes) -> None:
+    loaded = json_codec.load(raw)
+    expected = json.loads(raw)
+    # repr: NaN is not equal to itself, and 1 == 1.0 would hide an int read as a float.
+    assert repr(loaded) == repr(expected)
+
+
+def test_load_keeps_big_integers_exact() -> None:
+    assert json_codec.load(b'{"seed": 1180591620717411303425}')["seed"] == 2**70 + 1
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a": }', b"\xff\xfe\xfa", b"[1, 2"])
+def test_load_says_what_json_says_about_what_is_not_json(raw: bytes) -> None:
+    with pytest.raises(ValueError) as loaded:
+        json_codec.load(raw)
+    with pytest.raises(ValueError) as expected:
+        json.loads(raw)
+    assert str(loaded.value) == str(expected.value)

@@ -215,6 +215,54 @@ async def test_a_failed_queued_write_reports_itself_and_spares_the_others(
     assert [m.text for m in await store.transcript(THREAD, limit=5)] == ["hello", "kept"]
 
 
+async def test_a_failed_single_statement_write_reports_itself_and_spares_the_others(
+    store: SqliteStore,
+) -> None:
+    """A block saved for a thread the store never saw breaks a foreign key: SQLite takes
+    that one statement back, without a savepoint, and the writes around it commit."""
+    await store.record_inbound(inbound(T0))
+    before = store.record_reply(THREAD, "before", T0 + timedelta(seconds=1))
+    bad = store.save_injection("agent:main:api:never-seen", "f" * 32, 0, "block", T0)
+    saved = store.save_injection(THREAD, "a" * 32, 0, "kept block", T0)
+    after = store.record_reply(THREAD, "after", T0 + timedelta(seconds=2))
+
+    with pytest.raises(StoreError, match="save an injection.*FOREIGN KEY"):
+        await bad
+    await asyncio.gather(before, saved, after)
+    assert [m.text for m in await store.transcript(THREAD, limit=5)] == [
+        "hello",
+        "before",
+        "after",
+    ]
+    assert await store.injections(THREAD) == {("a" * 32, 0): "kept block"}
+    assert await store.injections("agent:main:api:never-seen") == {}
+
+
+async def test_a_single_statement_write_runs_without_a_savepoint(store: SqliteStore) -> None:
+    """The per-turn injection costs one statement; a multi-statement write keeps its
+    savepoint."""
+    await store.record_inbound(inbound(T0))
+    assert store._batcher is not None
+    await store._batcher.drain()
+    statements: list[str] = []
+    store._batcher._inline.set_trace_callback(lambda sql: statements.append(sql.split()[0]))
+
+    await asyncio.gather(
+        store.save_injection(THREAD, "a" * 32, 0, "block", T0),
+        store.record_reply(THREAD, "answer", T0 + timedelta(seconds=1)),
+    )
+
+    assert statements == [
+        "BEGIN",
+        "INSERT",  # the injection, alone
+        "SAVEPOINT",
+        "UPDATE",  # the reply: two statements, one savepoint
+        "INSERT",
+        "RELEASE",
+        "COMMIT",
+    ]
+
+
 @asynccontextmanager
 async def another_process_holding(db_path: Path) -> AsyncIterator[None]:
     """The file's write lock, held by another connection (as another process would) until
@@ -280,6 +328,27 @@ async def test_a_read_waits_for_the_writes_the_worker_thread_has(
         assert not read.done()
 
     assert [m.text for m in await asyncio.wait_for(read, 10)] == ["hello", "handed off"]
+
+
+async def test_writes_handed_to_the_worker_thread_fail_alone_with_or_without_savepoint(
+    store: SqliteStore, db_path: Path
+) -> None:
+    await store.record_inbound(inbound(T0))
+    async with another_process_holding(db_path):
+        bad_block = store.save_injection("agent:main:api:never-seen", "f" * 32, 0, "x", T0)
+        bad_reply = store.record_reply("agent:main:api:never-seen", "lost", T0)
+        block = store.save_injection(THREAD, "a" * 32, 0, "kept block", T0)
+        reply = store.record_reply(THREAD, "kept", T0 + timedelta(seconds=1))
+        await asyncio.sleep(0.05)
+        assert not reply.done()  # waiting on the worker thread for the lock
+
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        await asyncio.wait_for(bad_block, 10)
+    with pytest.raises(StoreError, match="unknown thread"):
+        await asyncio.wait_for(bad_reply, 10)
+    await asyncio.wait_for(asyncio.gather(block, reply), 10)
+    assert [m.text for m in await store.transcript(THREAD, limit=5)] == ["hello", "kept"]
+    assert await store.injections(THREAD) == {("a" * 32, 0): "kept block"}
 
 
 async def test_a_transaction_sees_the_writes_queued_before_it(store: SqliteStore) -> None:
