@@ -414,6 +414,10 @@ def _apply_one(conn: sqlite3.Connection, write: Write, *, savepoint: bool = True
         try:
             return True, write(conn)
         except Exception as exc:
+            if isinstance(exc, sqlite3.Error) and not conn.in_transaction:
+                # SQLite rolled back the whole transaction (a full disk, an I/O error):
+                # the writes before this one are gone too, so the caller aborts it.
+                raise
             return False, exc
     conn.execute("SAVEPOINT write")
     try:

@@ -263,6 +263,32 @@ async def test_a_single_statement_write_runs_without_a_savepoint(store: SqliteSt
     ]
 
 
+@pytest.mark.parametrize("one_statement", [False, True])
+async def test_a_write_whose_failure_ends_the_transaction_fails_every_write_in_it(
+    store: SqliteStore, one_statement: bool
+) -> None:
+    """SQLite rolls back the whole transaction on some errors (a full disk): the writes
+    applied before in it are gone, and must not be reported as committed."""
+    await store.record_inbound(inbound(T0))
+    assert store._batcher is not None
+    await store._batcher.drain()
+
+    def disk_full(conn: sqlite3.Connection) -> None:
+        conn.execute("ROLLBACK")  # what SQLite does itself on SQLITE_FULL
+        raise sqlite3.OperationalError("database or disk is full")
+
+    earlier = store.record_reply(THREAD, "lost with the transaction", T0 + timedelta(seconds=1))
+    failing = store._batcher.submit("fill the disk", disk_full, one_statement=one_statement)
+
+    with pytest.raises(StoreError):
+        await asyncio.wait_for(earlier, 5)
+    with pytest.raises(StoreError):
+        await asyncio.wait_for(failing, 5)
+    assert [m.text for m in await store.transcript(THREAD, limit=5)] == ["hello"]
+    # The writer recovers: the next write commits.
+    assert isinstance(await store.record_reply(THREAD, "next", T0 + timedelta(seconds=2)), int)
+
+
 @asynccontextmanager
 async def another_process_holding(db_path: Path) -> AsyncIterator[None]:
     """The file's write lock, held by another connection (as another process would) until
