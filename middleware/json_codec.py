@@ -17,14 +17,16 @@ and refuses NaN, lone surrogates and such integers when writing. So:
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
 # 19 digits: the shortest integer that may not fit in 64 bits (-9223372036854775809),
-# which orjson would read as a float. Digits in a string trip it too, harmlessly.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# which orjson would read as a float. Digits in a string trip it too, harmlessly. Found by
+# mapping every digit to "0" and every other byte to " ", then one substring search: a
+# regex tries a match at every byte, which on a long conversation costs more than ``json``.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
 
 
 def dump(value: Any) -> bytes:
@@ -38,7 +40,7 @@ def dump(value: Any) -> bytes:
 def load(raw: bytes) -> Any:
     """Parse JSON that is sent on, exactly as ``json`` reads it; raises ``ValueError`` if
     it is not JSON (``json``'s error, which says where)."""
-    if _LONG_DIGITS.search(raw) is None:
+    if _LONG_RUN not in raw.translate(_DIGITS_ONLY):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
