@@ -312,6 +312,36 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         DROP INDEX IF EXISTS injections_recent;
         """,
     ),
+    (
+        9,
+        """
+        -- Storing a message moves its thread's times (and, for a user's message, the
+        -- sender's time in the thread) inside the INSERT itself: every turn stores two
+        -- messages, and these were three more statements of their own, each a round trip
+        -- from Python. Timestamps only move forward (MAX on the fixed-format text).
+        CREATE TRIGGER messages_user_moves_thread
+        AFTER INSERT ON messages WHEN NEW.role = 'user' AND NEW.user_key IS NOT NULL
+        BEGIN
+            UPDATE threads SET
+                created_at = MIN(created_at, NEW.at),
+                last_interaction_at = MAX(COALESCE(last_interaction_at, ''), NEW.at),
+                last_user_message_at = MAX(COALESCE(last_user_message_at, ''), NEW.at)
+            WHERE thread_key = NEW.thread_key;
+            INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
+            VALUES (NEW.thread_key, NEW.user_key, NEW.at)
+            ON CONFLICT (thread_key, user_key) DO UPDATE SET last_user_message_at =
+                MAX(COALESCE(thread_participants.last_user_message_at, ''), NEW.at);
+        END;
+        CREATE TRIGGER messages_reply_moves_thread
+        AFTER INSERT ON messages WHEN NEW.role = 'assistant'
+        BEGIN
+            UPDATE threads SET
+                last_agent_message_at = MAX(COALESCE(last_agent_message_at, ''), NEW.at),
+                last_interaction_at = MAX(COALESCE(last_interaction_at, ''), NEW.at)
+            WHERE thread_key = NEW.thread_key;
+        END;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

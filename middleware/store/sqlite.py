@@ -67,6 +67,7 @@ from middleware.store.base import (
 )
 from middleware.store.migrations import apply_migrations, from_db, move_contact_forward, to_db
 from middleware.store.sqlite_clock_state import (
+    PRIOR_THREAD_EXISTS,
     SELECT_CLOCK_DATA,
     SELECT_PRIOR,
     clock_data_from_row,
@@ -105,33 +106,16 @@ UPDATE persons SET
 WHERE person_id = :person_id
 """
 
-_UPSERT_THREAD = """
-INSERT INTO threads (
-    thread_key, channel, chat_type, created_at, last_interaction_at, last_user_message_at
-) VALUES (:thread_key, :channel, :chat_type, :at, :at, :at)
-ON CONFLICT (thread_key) DO UPDATE SET
-    created_at = MIN(threads.created_at, :at),
-    last_interaction_at = MAX(COALESCE(threads.last_interaction_at, ''), :at),
-    last_user_message_at = MAX(COALESCE(threads.last_user_message_at, ''), :at)
-"""
-
-_UPSERT_PARTICIPANT = """
-INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
-VALUES (:thread_key, :user_key, :at)
-ON CONFLICT (thread_key, user_key) DO UPDATE SET
-    last_user_message_at = MAX(COALESCE(thread_participants.last_user_message_at, ''), :at)
+# A new thread's row; storing its first message sets its times (migration 9's triggers
+# move a thread's times and its participants' on every message insert).
+_INSERT_THREAD = """
+INSERT INTO threads (thread_key, channel, chat_type, created_at)
+VALUES (:thread_key, :channel, :chat_type, :at)
 """
 
 _INSERT_MESSAGE = """
 INSERT INTO messages (thread_key, user_key, role, text, at, complete)
 VALUES (:thread_key, :user_key, :role, :text, :at, :complete)
-"""
-
-_MOVE_THREAD_ON_REPLY = """
-UPDATE threads SET
-    last_agent_message_at = MAX(COALESCE(last_agent_message_at, ''), :at),
-    last_interaction_at = MAX(COALESCE(last_interaction_at, ''), :at)
-WHERE thread_key = :thread_key
 """
 
 _SET_USER_TZ = """
@@ -316,7 +300,8 @@ class SqliteStore:
         keys = {"thread_key": record.thread_key, "user_key": record.user_key}
 
         def write(conn: sqlite3.Connection) -> InboundResult:
-            prior = prior_from_row(conn.execute(SELECT_PRIOR, keys).fetchone())
+            row = conn.execute(SELECT_PRIOR, keys).fetchone()
+            prior = prior_from_row(row)
             conn.execute(_UPSERT_USER, user)
             # The upsert never changes the user's person (a new user has none).
             person_id = prior.person_id
@@ -324,8 +309,9 @@ class SqliteStore:
                 conn.execute(
                     _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
                 )
-            conn.execute(_UPSERT_THREAD, thread)
-            conn.execute(_UPSERT_PARTICIPANT, {**keys, "at": at})
+            if not row[PRIOR_THREAD_EXISTS]:
+                conn.execute(_INSERT_THREAD, thread)
+            # Also moves the thread's times and the user's in the thread (triggers).
             return InboundResult(_inserted_id(conn.execute(_INSERT_MESSAGE, message)), prior)
 
         return await self._write("record an inbound message", write)
@@ -339,15 +325,18 @@ class SqliteStore:
         message = _message_params(thread_key, None, "assistant", text, at, complete=complete)
 
         def write(conn: sqlite3.Connection) -> int:
-            moved = conn.execute(_MOVE_THREAD_ON_REPLY, {"at": at, "thread_key": thread_key})
-            if moved.rowcount == 0:
+            # One statement: the insert also moves the thread's times (a trigger).
+            try:
+                return _inserted_id(conn.execute(_INSERT_MESSAGE, message))
+            except sqlite3.IntegrityError as exc:
+                if exc.sqlite_errorcode != sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+                    raise
                 raise StoreError(
                     f"cannot record a reply in unknown thread {thread_key!r}: "
                     "record the inbound message that started it first"
-                )
-            return _inserted_id(conn.execute(_INSERT_MESSAGE, message))
+                ) from exc
 
-        return self._submit("record a reply", write)
+        return self._submit("record a reply", write, one_statement=True)
 
     async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
         """See ``Store.set_user_timezone``."""

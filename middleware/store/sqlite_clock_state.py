@@ -38,6 +38,9 @@ def owner_column(column: str) -> str:
 
 # What "before" looks like for a message from user_key in thread_key. ``record_inbound``
 # reads it inside its transaction before anything moves; ``peek_prior`` reads it alone.
+# The column of ``SELECT_PRIOR`` that says whether the thread has a row yet.
+PRIOR_THREAD_EXISTS = 18
+
 SELECT_PRIOR = f"""
 SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        p.last_user_message_at,
@@ -47,7 +50,8 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        t.session_tz, t.kind, u.person_id, t.kind_source,
        {owner_column("policy_overrides")}, {owner_column("calibration")},
        {owner_column("latest_actions")},
-       (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key)
+       (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key),
+       t.thread_key IS NOT NULL
 FROM (SELECT 1)
 LEFT JOIN threads AS t ON t.thread_key = :thread_key
 LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key

@@ -407,6 +407,60 @@ async def test_migration_8_drops_the_recent_index_and_keeps_the_blocks(db_path: 
     assert ("injections_recent",) not in await sql(db_path, indexes)
 
 
+async def test_migration_9_moves_the_times_of_threads_stored_before_it(db_path: Path) -> None:
+    """A database from before the triggers: its threads' and participants' times move on
+    the first messages stored after the upgrade, and only forward."""
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        for version, script in MIGRATIONS:
+            if version <= 8:
+                await conn.executescript(
+                    f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;"
+                )
+        at = to_db(T0 + timedelta(hours=1))
+        await conn.execute(
+            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
+            "VALUES ('telegram:42', 'telegram', '42', ?)",
+            (at,),
+        )
+        await conn.execute(
+            "INSERT INTO threads (thread_key, channel, chat_type, created_at, "
+            "last_interaction_at, last_user_message_at, last_agent_message_at) "
+            "VALUES (?, 'telegram', 'group', ?, ?, ?, ?)",
+            (THREAD, at, at, at, at),
+        )
+        await conn.execute(
+            "INSERT INTO thread_participants VALUES (?, 'telegram:42', ?)", (THREAD, at)
+        )
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        # Older than what is stored (a replay): nothing moves back, but the thread's
+        # creation does.
+        await store.record_inbound(inbound(T0))
+        await store.record_reply(THREAD, "old answer", T0)
+        times = "SELECT created_at, last_interaction_at, last_user_message_at, "
+        times += "last_agent_message_at FROM threads WHERE thread_key = ?"
+        member = "SELECT user_key, last_user_message_at FROM thread_participants"
+        assert await sql(db_path, times, (THREAD,)) == [(to_db(T0), at, at, at)]
+        assert await sql(db_path, member) == [("telegram:42", at)]
+
+        later = T0 + timedelta(hours=2)
+        await store.record_inbound(inbound(later))
+        await store.record_inbound(inbound(later, user="7", name="Bo"))
+        reply_at = later + timedelta(seconds=3)
+        await store.record_reply(THREAD, "new answer", reply_at)
+        assert await sql(db_path, times, (THREAD,)) == [
+            (to_db(T0), to_db(reply_at), to_db(later), to_db(reply_at))
+        ]
+        assert sorted(await sql(db_path, member)) == [
+            ("telegram:42", to_db(later)),
+            ("telegram:7", to_db(later)),
+        ]
+    finally:
+        await store.close()
+
+
 async def test_injections_for_finds_only_the_keys_asked_for(store: SqliteStore) -> None:
     await store.record_inbound(inbound(T0))
     await store.record_inbound(inbound(T0, thread="other"))
