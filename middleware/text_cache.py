@@ -1,10 +1,13 @@
 """Results of pure functions of a message text, kept for the most recent texts.
 
-Several stages read the same message on every turn (the clock, awareness, the action
-detectors), and a client often sends the same text again (a retry, a regenerate). A
-function decorated with :func:`per_text` computes each text once while it is among the
-last :data:`TEXTS` seen. Only texts up to :data:`MAX_CHARS` characters are kept, so the
-cache stays small however large the messages are; longer ones are computed every time.
+For an analysis that several readers of one message need on the same turn: the action
+detectors' shared prefilter and sentence split. A function decorated with
+:func:`per_text` computes each text once while it is among the last :data:`TEXTS` seen.
+A detector that runs once per turn is not decorated: every turn's text is new, so the
+cache would only add its bookkeeping (measured: a miss costs more than a direct call of
+a gated detector, and a turn would make seven of them). Only texts up to
+:data:`MAX_CHARS` characters are kept, so the cache stays small however large the
+messages are; longer ones are computed every time.
 
 Only for functions whose result depends on nothing but their (hashable) arguments and
 is immutable (a frozen dataclass, a tuple, a number, None): every caller gets the same

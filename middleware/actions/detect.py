@@ -87,7 +87,6 @@ class DetectedAction:
     temporal: bool
 
 
-@per_text
 def detect_temporal_action(text: str) -> DetectedAction | None:
     """A near-term temporal action announced in ``text`` (spec 000 §6.2 B), or None.
 
@@ -258,7 +257,6 @@ class DurationReport:
     minutes: int
 
 
-@per_text
 def detect_status_update(text: str) -> StatusUpdate | None:
     """A done/canceled statement in ``text`` (clause start, not a question), or None.
 
@@ -294,7 +292,6 @@ def _status(rule: StatusRule, match: re.Match[str]) -> StatusUpdate | None:
     return StatusUpdate(rule.status, activity)
 
 
-@per_text
 def detect_duration_report(text: str) -> DurationReport | None:
     """How long a known activity took ("the gym took me 2.5 hours", "slept 9 hours"), or
     None. The activity must resolve through :func:`match_activity`; at most a day."""
@@ -336,7 +333,6 @@ def _minutes(match: re.Match[str], patterns: LanguagePatterns) -> int | None:
 # --- scheduling -----------------------------------------------------------------------
 
 
-@per_text
 def scheduling_confidence(text: str) -> float:
     """0..1: how clearly ``text`` is about scheduling (spec 000 §5.1, §5.2).
 

@@ -18,7 +18,6 @@ from babel.dates import format_timedelta
 
 from middleware.actions.prefilter import Gate
 from middleware.clock.zones import format_offset
-from middleware.text_cache import per_text
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
 _RECENCY = re.compile(
@@ -74,7 +73,6 @@ class TemporalFacts(NamedTuple):
     extra: Sequence[str] = ()
 
 
-@per_text
 def asks_about_current_events(text: str) -> bool:
     """spec 001 §12.4: does the message need up-to-date knowledge?"""
     return _RECENCY_GATE.may_match(text) and _RECENCY.search(text) is not None

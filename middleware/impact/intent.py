@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 from middleware.actions.prefilter import Gate
-from middleware.text_cache import per_text
 
 _IMPACTFUL = re.compile(
     r"\b("
@@ -26,7 +25,6 @@ _IMPACTFUL = re.compile(
 _GATE = Gate(_IMPACTFUL)  # most messages hold none of the words: one cheap search says so
 
 
-@per_text
 def mentions_impactful_action(text: str) -> bool:
     """Whether ``text`` mentions an action that needs the user's confirmation first."""
     return _GATE.may_match(text) and _IMPACTFUL.search(text) is not None

@@ -146,9 +146,9 @@ def test_a_rule_matching_anywhere_leaves_a_needle_in_the_text(text: str) -> None
 @given(text=_TEXTS)
 def test_the_detectors_find_what_the_full_path_finds(text: str) -> None:
     for language in PATTERNS:
-        assert detect_temporal_action.__wrapped__(text) == _first_action(text, language)  # type: ignore[attr-defined]
-        assert detect_status_update.__wrapped__(text) == _first_status(text, language)  # type: ignore[attr-defined]
-        assert detect_duration_report.__wrapped__(text) == _first_report(text, language)  # type: ignore[attr-defined]
+        assert detect_temporal_action(text) == _first_action(text, language)
+        assert detect_status_update(text) == _first_status(text, language)
+        assert detect_duration_report(text) == _first_report(text, language)
 
 
 # --- the gates in front of the other stages' per-message checks -----------------------
@@ -220,13 +220,10 @@ def test_a_gate_lets_through_every_text_its_patterns_match(text: str) -> None:
 @settings(max_examples=1000, deadline=None)
 @given(text=_GATE_TEXTS)
 def test_the_gated_checks_answer_as_their_full_paths(text: str) -> None:
-    recency = asks_about_current_events.__wrapped__  # type: ignore[attr-defined]
-    impactful = mentions_impactful_action.__wrapped__  # type: ignore[attr-defined]
-    scheduling = scheduling_confidence.__wrapped__  # type: ignore[attr-defined]
-    assert recency(text) is (_RECENCY.search(text) is not None)
-    assert impactful(text) is (_IMPACTFUL.search(text) is not None)
+    assert asks_about_current_events(text) is (_RECENCY.search(text) is not None)
+    assert mentions_impactful_action(text) is (_IMPACTFUL.search(text) is not None)
     full_score = max([0.0, *(_scheduling_score(text, p) for p in PATTERNS.values())])
-    assert scheduling(text) == full_score
+    assert scheduling_confidence(text) == full_score
     assert detect_memory(text) == _detect(text)
 
 
