@@ -400,7 +400,7 @@ def place_ending_at(
 
 # Three alternatives, so the scan stays cheap on long messages: "I'm / we're ...",
 # "I / we (have) ... live in / moved to / landed in", and subject-less phrases.
-_SELF_LOCATION = re.compile(
+_SELF_LOCATION_BODY = (
     r"(?:\bi['’]?m|\bi\s+am|\bwe['’]re|\bwe\s+are)\s+"
     r"(?:(?:currently|now|still|just|already|finally|back|here|out|over|staying|working"
     r"|travell?ing|temporarily|actually|also)\s+){0,3}"
@@ -408,8 +408,14 @@ _SELF_LOCATION = re.compile(
     r"|\b(?:i|we)(?:\s+have|['’]ve)?\s+(?:(?:currently|now|still|also|just|recently)\s+)?"
     r"(?:live\s+in|(?:moved|relocated)\s+to|(?:landed|arrived)\s+(?:in|at))\s+"
     r"|\b(?:here\s+in|(?:currently|right\s+now)\s+(?:(?:staying|living|based|located)\s+)?"
-    r"(?:in|at)|(?:just\s+)?(?:landed|arrived)\s+(?:in|at))\s+",
-    re.IGNORECASE,
+    r"(?:in|at)|(?:just\s+)?(?:landed|arrived)\s+(?:in|at))\s+"
+)
+# Every alternative starts with one of these letters (in any case ``re`` folds to them):
+# the lookahead lets the scan pass every other position at once (twice as fast on
+# ordinary messages, which mostly have no phrase at all).
+_SELF_LOCATION_FIRST_LETTERS = "iwhcrjla"
+_SELF_LOCATION = re.compile(
+    rf"(?=[{_SELF_LOCATION_FIRST_LETTERS}])(?:{_SELF_LOCATION_BODY})", re.IGNORECASE
 )
 # Subject-less "landed in" counts only at the start of a sentence ("my friend landed in").
 _SUBJECTLESS_ARRIVAL = re.compile(r"(?:just|landed|arrived)\b", re.IGNORECASE)

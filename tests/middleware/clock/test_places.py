@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import re
 from zoneinfo import available_timezones
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from middleware.clock.places import (
     _CURATED,
+    _SELF_LOCATION,
+    _SELF_LOCATION_BODY,
     find_place_mentions,
     lookup_place,
     normalize_place,
@@ -261,3 +264,52 @@ def test_etc_gmt_sign_is_inverted(hours: int) -> None:
     assert zone is not None
     offset = datetime(2026, 1, 1, tzinfo=UTC).astimezone(ZoneInfo(zone)).utcoffset()
     assert offset is not None and offset.total_seconds() == hours * 3600
+
+
+# --- the self-location scan skips positions no phrase can start at ----------------------
+
+# Each phrase alternative's opening, filler words, and places.
+_PHRASE_WORDS = (
+    "I'm in",
+    "I’m at",
+    "im in",
+    "I am currently in",
+    "we're based in",
+    "We are visiting",
+    "I live in",
+    "we've moved to",
+    "I have relocated to",
+    "we landed in",
+    "here in",
+    "currently staying at",
+    "right now in",
+    "just landed in",
+    "arrived at",
+    "not",
+    "when",
+    "still",
+    "Lisbon",
+    "Tokyo",
+    "ok",
+)
+# Letters that case-fold onto ASCII ones (dotted/dotless i, long s, Kelvin sign).
+_FOLDING = {"i": "iIİı", "s": "sSſ", "k": "kKK"}
+
+
+@st.composite
+def _phrase_texts(draw: st.DrawFn) -> str:
+    words = draw(st.lists(st.sampled_from(_PHRASE_WORDS), min_size=1, max_size=6))
+    text = ""
+    for word in words:
+        if draw(st.booleans()):
+            word = "".join(draw(st.sampled_from(_FOLDING.get(c.lower(), c))) for c in word)
+        text += word + draw(st.sampled_from((" ", "  ", "\t", "\n", ", ", ". ", "")))
+    return text
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=st.one_of(_phrase_texts(), st.text(max_size=40)))
+def test_the_self_location_scan_finds_what_the_full_pattern_finds(text: str) -> None:
+    full = re.compile(_SELF_LOCATION_BODY, re.IGNORECASE)
+    spans = [m.span() for m in full.finditer(text)]
+    assert [m.span() for m in _SELF_LOCATION.finditer(text)] == spans
