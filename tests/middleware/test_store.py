@@ -53,6 +53,13 @@ async def sql(path: Path, statement: str, params: tuple[Any, ...] = ()) -> list[
     return rows
 
 
+async def migrate_to(conn: aiosqlite.Connection, last: int) -> None:
+    """Apply the migrations up to version ``last``, as the relay of that time did."""
+    for version, script in MIGRATIONS:
+        if version <= last:
+            await conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;")
+
+
 async def test_open_applies_migrations_and_reopening_keeps_data(db_path: Path) -> None:
     first = SqliteStore(db_path)
     await first.open()
@@ -383,11 +390,7 @@ async def test_injections_are_listed_oldest_first(store: SqliteStore) -> None:
 async def test_migration_8_drops_the_recent_index_and_keeps_the_blocks(db_path: Path) -> None:
     db_path.parent.mkdir(parents=True)
     async with aiosqlite.connect(db_path, isolation_level=None) as conn:
-        for version, script in MIGRATIONS:
-            if version <= 7:
-                await conn.executescript(
-                    f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;"
-                )
+        await migrate_to(conn, 7)
         await conn.execute(
             "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
             "VALUES (?, 'telegram', 'dm', ?)",
@@ -412,11 +415,7 @@ async def test_migration_9_moves_the_times_of_threads_stored_before_it(db_path: 
     the first messages stored after the upgrade, and only forward."""
     db_path.parent.mkdir(parents=True)
     async with aiosqlite.connect(db_path, isolation_level=None) as conn:
-        for version, script in MIGRATIONS:
-            if version <= 8:
-                await conn.executescript(
-                    f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;"
-                )
+        await migrate_to(conn, 8)
         at = to_db(T0 + timedelta(hours=1))
         await conn.execute(
             "INSERT INTO users (user_key, channel, platform_user_id, created_at) "

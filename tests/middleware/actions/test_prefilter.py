@@ -40,6 +40,7 @@ from middleware.clock.temporal import _RECENCY, asks_about_current_events
 from middleware.impact.intent import _IMPACTFUL, mentions_impactful_action
 from middleware.memory.triggers import _detect, detect_memory
 from middleware.text_cache import MAX_CHARS
+from tests.strategies import chat_texts
 
 _RULES: list[IntentRule | StatusRule | DurationRule] = [
     rule
@@ -101,8 +102,6 @@ def test_needle_search_finds_exactly_the_strings(strings: list[str], text: str) 
 
 # --- adversarial texts from pieces of the real patterns -------------------------------
 
-# Spellings IGNORECASE still matches: dotted and dotless i, long s, the Kelvin sign.
-_ODD = {"i": "iIİı", "s": "sSſ", "k": "kK\u212a"}
 _SPACES = (" ", "  ", "\t", "\n", "\u00a0", " - ", ", ", ". ", "? ", "! ", "’")
 _WORDS = sorted(
     {word for needle in _NEEDLES for word in needle.split()}
@@ -113,21 +112,8 @@ _WORDS = sorted(
 )
 
 
-@st.composite
-def _texts(draw: st.DrawFn) -> str:
-    words = draw(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=10))
-    text = ""
-    for word in words:
-        if draw(st.booleans()):  # each letter in any case it matches in
-            word = "".join(
-                draw(st.sampled_from(_ODD.get(char.lower(), char + char.upper()))) for char in word
-            )
-        text += word + draw(st.sampled_from(_SPACES))
-    return text
-
-
 _TEXTS = st.one_of(
-    _texts(),
+    chat_texts(_WORDS, _SPACES),
     st.sampled_from(_RULES).flatmap(lambda rule: st.from_regex(rule.pattern)),
     st.text(max_size=40),
 )
@@ -168,21 +154,8 @@ _GATE_WORDS = sorted(
 _GATE_SPACES = (" ", "  ", "\t", "\n", "\u00a0", ", ", ". ", "! ", "? ", ": ", "’", "‘", "")
 
 
-@st.composite
-def _gate_texts(draw: st.DrawFn) -> str:
-    words = draw(st.lists(st.sampled_from(_GATE_WORDS), min_size=1, max_size=10))
-    text = ""
-    for word in words:
-        if draw(st.booleans()):
-            word = "".join(
-                draw(st.sampled_from(_ODD.get(char.lower(), char + char.upper()))) for char in word
-            )
-        text += word + draw(st.sampled_from(_GATE_SPACES))
-    return text
-
-
 _GATE_TEXTS = st.one_of(
-    _gate_texts(),
+    chat_texts(_GATE_WORDS, _GATE_SPACES),
     st.sampled_from(_GATE_PATTERNS).flatmap(lambda pattern: st.from_regex(pattern)),
     st.text(max_size=40),
 )

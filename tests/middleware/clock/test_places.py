@@ -22,6 +22,7 @@ from middleware.clock.references import (
     fixed_offset_zone,
     format_offset,
 )
+from tests.strategies import chat_texts
 
 
 @pytest.mark.parametrize(
@@ -292,23 +293,15 @@ _PHRASE_WORDS = (
     "Tokyo",
     "ok",
 )
-# Letters that case-fold onto ASCII ones (dotted/dotless i, long s, Kelvin sign).
-_FOLDING = {"i": "iIİı", "s": "sSſ", "k": "kKK"}
-
-
-@st.composite
-def _phrase_texts(draw: st.DrawFn) -> str:
-    words = draw(st.lists(st.sampled_from(_PHRASE_WORDS), min_size=1, max_size=6))
-    text = ""
-    for word in words:
-        if draw(st.booleans()):
-            word = "".join(draw(st.sampled_from(_FOLDING.get(c.lower(), c))) for c in word)
-        text += word + draw(st.sampled_from((" ", "  ", "\t", "\n", ", ", ". ", "")))
-    return text
 
 
 @settings(max_examples=1000, deadline=None)
-@given(text=st.one_of(_phrase_texts(), st.text(max_size=40)))
+@given(
+    text=st.one_of(
+        chat_texts(_PHRASE_WORDS, (" ", "  ", "\t", "\n", ", ", ". ", ""), max_words=6),
+        st.text(max_size=40),
+    )
+)
 def test_the_self_location_scan_finds_what_the_full_pattern_finds(text: str) -> None:
     full = re.compile(_SELF_LOCATION_BODY, re.IGNORECASE)
     spans = [m.span() for m in full.finditer(text)]
