@@ -14,9 +14,10 @@ Three connections, all in autocommit mode so every transaction is one we wrote:
   WAL lets it read the last committed state while a writer works; queued writes are
   applied before a read, so a read sees every write made before it.
 
-``record_inbound`` is on the path of every turn, so each write is a handful of UPSERTs that
+``record_inbound`` is on the path of every turn, so each write is a few statements that
 move timestamps in SQL (``MAX``/``CASE`` on the fixed-format ISO text, whose string order
-is time order) rather than read-modify-write round trips.
+is time order) rather than read-modify-write round trips; inserting a message moves its
+thread's and its sender's times by trigger (migration 9), so a reply is one statement.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from middleware.store.base import (
 )
 from middleware.store.migrations import apply_migrations, from_db, move_contact_forward, to_db
 from middleware.store.sqlite_clock_state import (
+    CREATE_THREAD,
     PRIOR_THREAD_EXISTS,
     SELECT_CLOCK_DATA,
     SELECT_PRIOR,
@@ -104,13 +106,6 @@ _MOVE_PERSON = f"""
 UPDATE persons SET
     {move_contact_forward(":at", ":channel")}
 WHERE person_id = :person_id
-"""
-
-# A new thread's row; storing its first message sets its times (migration 9's triggers
-# move a thread's times and its participants' on every message insert).
-_INSERT_THREAD = """
-INSERT INTO threads (thread_key, channel, chat_type, created_at)
-VALUES (:thread_key, :channel, :chat_type, :at)
 """
 
 _INSERT_MESSAGE = """
@@ -290,12 +285,7 @@ class SqliteStore:
             "any_at": any_at,
             "any_ch": record.channel if record.cross_channel else None,
         }
-        thread = {
-            "thread_key": record.thread_key,
-            "channel": record.channel,
-            "chat_type": record.chat_type,
-            "at": at,
-        }
+        thread = (record.thread_key, record.channel, record.chat_type, at)
         message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
         keys = {"thread_key": record.thread_key, "user_key": record.user_key}
 
@@ -310,8 +300,9 @@ class SqliteStore:
                     _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
                 )
             if not row[PRIOR_THREAD_EXISTS]:
-                conn.execute(_INSERT_THREAD, thread)
-            # Also moves the thread's times and the user's in the thread (triggers).
+                conn.execute(CREATE_THREAD, thread).fetchall()
+            # Also moves the thread's times and the user's in the thread (migration 9's
+            # triggers).
             return InboundResult(_inserted_id(conn.execute(_INSERT_MESSAGE, message)), prior)
 
         return await self._write("record an inbound message", write)

@@ -116,7 +116,8 @@ WHERE person_id = :person_id
 
 _SET_USER_ZONE = "UPDATE users SET default_tz = ? WHERE user_key = ?"
 
-_CREATE_THREAD = """
+# A thread's row if it has none yet (its times are set by its messages: migration 9).
+CREATE_THREAD = """
 INSERT INTO threads (thread_key, channel, chat_type, created_at)
 VALUES (?, ?, ?, ?) ON CONFLICT (thread_key) DO NOTHING RETURNING thread_key
 """
@@ -302,7 +303,7 @@ async def import_snapshot(
     for thread_key, earliest in plan.threads.items():
         channel, chat_type = thread_channel(thread_key)
         params = (thread_key, channel, chat_type, to_db(earliest or now))
-        threads_created += len(list(await conn.execute_fetchall(_CREATE_THREAD, params)))
+        threads_created += len(list(await conn.execute_fetchall(CREATE_THREAD, params)))
         thread = by_thread.get(thread_key)
         user_at = plan.user_at.get(thread_key)
         agent_at = plan.agent_at.get(thread_key)
