@@ -1,12 +1,14 @@
 """Recording: the inbound message is stored before anything else can fail, the reply after.
 
-The inbound write is applied before the upstream is called (and committed as the request
-goes out, in the same loop iteration), so an upstream failure never loses the user's
-message or its timestamp.
+The inbound write is queued before any other stage runs, so nothing that fails later
+(the upstream included) loses the user's message or its timestamp. It lands in the next
+loop iteration, after the request has gone upstream, while the upstream works on it; the
+turn still fails if it could not be stored, once the reply is back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from middleware.clock.source import Clock
@@ -29,7 +31,7 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
     async def record(turn: Turn, call_next: Handler) -> Reply:
         started = clock.now()
         if not turn.continuation:
-            inbound = await store.record_inbound(
+            inbound = await store.queue_inbound(
                 InboundRecord(
                     user_key=turn.user_key,
                     channel=turn.channel,
@@ -42,12 +44,30 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
                     cross_channel=cross_channel,
                 )
             )
-            turn.inbound_message_id = inbound.message_id
+            turn.inbound_id = inbound.message_id
             turn.prior = inbound.prior
         if turn.observe_only:
             # Witnessed, not asked: recorded for the clock, never answered.
+            if turn.inbound_id is not None:
+                await turn.inbound_id
             return Reply(meta={OBSERVED: "1"})
-        reply = await call_next(turn)
+        try:
+            reply = await call_next(turn)
+        except BaseException as failure:
+            stored = turn.inbound_id
+            if stored is not None and not (stored.done() and _raised(stored, failure)):
+                # The turn failed for another reason: the message's own fate is logged.
+                stored.add_done_callback(log_if_failed(log, "record the message", turn.thread_key))
+            raise
+        if turn.inbound_id is not None:
+            # Landed by now unless the turn never waited; a message that could not be
+            # stored fails its turn (StoreError), as it would have before the upstream.
+            try:
+                await turn.inbound_id
+            except BaseException:
+                if reply.stream is not None:
+                    reply.stream.discard()
+                raise
         if UNRECORDED in reply.meta:
             return reply
 
@@ -69,3 +89,8 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
         return reply
 
     return record
+
+
+def _raised(stored: asyncio.Future[int], failure: BaseException) -> bool:
+    """Whether ``failure`` is the error of the message's write (a stage waited for it)."""
+    return not stored.cancelled() and stored.exception() is failure

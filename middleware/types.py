@@ -5,6 +5,7 @@ No platform SDK type appears here; channel adapters and the HTTP edge convert to
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -81,7 +82,9 @@ class Turn:
     person_id: str | None = None
     # filled by later stages
     context: InjectedContext = field(default_factory=InjectedContext)
-    inbound_message_id: int | None = None
+    # The stored inbound message's id, once its write has landed (set by the recording
+    # stage, which queues the write so that it lands while the upstream works).
+    inbound_id: asyncio.Future[int] | None = None
     # What the store held before this message was recorded (set by the recording stage).
     prior: PriorState | None = None
     # Who reads the reply, for rendering <time …> markup (set by the clock stage).
@@ -131,6 +134,11 @@ class ReplyStream:
 
     def on_complete(self, callback: OnComplete) -> None:
         self._callbacks.append(callback)
+
+    def discard(self) -> None:
+        """Release the upstream's stream unread: its turn failed before the answer was
+        sent. The completion callbacks do not run."""
+        self._close()
 
     @property
     def text(self) -> str:

@@ -35,7 +35,7 @@ def time_rendering_stage() -> Stage:
             return reply
         if reply.stream is not None:
             renderer = StreamingTimeRenderer(audience, reference=turn.received_at)
-            reply.stream = ReplyStream(_rendered(reply.stream, renderer), _nothing)
+            reply.stream = ReplyStream(_rendered(reply.stream, renderer), reply.stream.discard)
         elif reply.body is not None and MARKUP_OPEN.encode() in reply.body:
             reply.body, reply.text = _render_body(reply.body, audience, turn)
         return reply
@@ -71,7 +71,3 @@ def _render_body(body: bytes, audience: Audience, turn: Turn) -> tuple[bytes, st
         if index == 0:
             text = rendered
     return json.dumps(parsed).encode(), text
-
-
-def _nothing() -> None:
-    return None

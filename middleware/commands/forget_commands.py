@@ -61,8 +61,9 @@ def forget_commands(store: Store) -> dict[str, CommandHandler]:
     async def requested(turn: Turn) -> bool:
         """Whether the user sent a bare /forget here within the window before this turn."""
         since = turn.received_at - CONFIRM_WINDOW
+        this_message = await turn.inbound_id if turn.inbound_id is not None else None
         for message in reversed(await store.transcript(turn.thread_key, _LOOKBACK_MESSAGES)):
-            if message.id == turn.inbound_message_id or message.user_key != turn.user_key:
+            if message.id == this_message or message.user_key != turn.user_key:
                 continue
             if message.at < since:
                 return False

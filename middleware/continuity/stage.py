@@ -82,7 +82,8 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 current = _Current(stored.session_id, stored.cards_fingerprint)
                 remember(turn.thread_key, current)
                 return current, False
-        assert turn.inbound_message_id is not None
+        assert turn.inbound_id is not None
+        first_message_id = await turn.inbound_id
         if _unthreaded(turn):
             await store.assign_unlinked_context(
                 turn.thread_key, turn.user_key, now=turn.received_at
@@ -92,7 +93,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
             turn.thread_key,
             turn.user_key,
             turn.received_at,
-            turn.inbound_message_id,
+            first_message_id,
         )
         current = _Current(session.session_id)
         remember(turn.thread_key, current)
@@ -108,7 +109,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
                     store.mark_session_tool_use(known.session_id), what="session tool mark"
                 )
             return await call_next(turn)
-        if turn.inbound_message_id is None:
+        if turn.inbound_id is None:
             return await call_next(turn)
         current, boot = await resolve(turn)
         if settings.memory.enabled and settings.memory.capture_from_messages:

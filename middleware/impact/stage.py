@@ -147,7 +147,7 @@ def _guard_stream(
     store: Store, turn: Turn, stream: ReplyStream, impactful: Any, settings: ImpactSettings
 ) -> Reply:
     if settings.guard == "annotate":
-        return Reply(stream=ReplyStream(_annotated(turn, stream, impactful), lambda: None))
+        return Reply(stream=ReplyStream(_annotated(turn, stream, impactful), stream.discard))
 
     async def on_hold(message: dict[str, Any], names: list[str]) -> str:
         calls = [
@@ -163,7 +163,7 @@ def _guard_stream(
                 async for chunk in chunks:
                     yield chunk
 
-    return Reply(stream=ReplyStream(guarded(), lambda: None))
+    return Reply(stream=ReplyStream(guarded(), stream.discard))
 
 
 async def _annotated(turn: Turn, stream: ReplyStream, impactful: Any) -> AsyncIterator[bytes]:

@@ -100,6 +100,15 @@ class InboundResult:
 
 
 @dataclass(frozen=True, slots=True)
+class QueuedInbound:
+    """The state from just before a message, and its write, queued: ``message_id`` gives
+    the stored message's id once applied, or raises ``StoreError``."""
+
+    prior: PriorState
+    message_id: asyncio.Future[int]
+
+
+@dataclass(frozen=True, slots=True)
 class ParticipantState:
     """A group member as the clock sees them."""
 
@@ -257,12 +266,23 @@ class Store(ContinuityStore, Protocol):
     async def record_inbound(self, record: InboundRecord) -> InboundResult:
         """Store the user message and update every timestamp it moves.
 
-        Returns the message id and the ``PriorState`` read in the same transaction.
+        Returns the message id and the ``PriorState`` read just before the write, with no
+        other write between them.
 
         Updates, atomically: the user row, the thread row (last user message, last
         interaction), the per-user last message in the thread, and — if
         ``record.cross_channel`` — the user's (and linked person's) last interaction on
         any channel. A later instant never gets overwritten by an earlier one.
+        """
+        ...
+
+    async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
+        """``record_inbound``, returning as soon as the ``PriorState`` is read.
+
+        The write is queued then, ahead of any later read or write, and happens whatever
+        becomes of the caller; it may land after the caller has sent the turn upstream.
+        ``message_id`` resolves once it is applied. A caller must await it or see to its
+        failure.
         """
         ...
 

@@ -61,6 +61,7 @@ from middleware.store.base import (
     InboundResult,
     ParticipantState,
     PriorState,
+    QueuedInbound,
     Role,
     StoredMessage,
     ThreadState,
@@ -69,6 +70,7 @@ from middleware.store.base import (
 from middleware.store.migrations import apply_migrations, from_db, move_contact_forward, to_db
 from middleware.store.sqlite_clock_state import (
     CREATE_THREAD,
+    PRIOR_PERSON_ID,
     PRIOR_THREAD_EXISTS,
     SELECT_CLOCK_DATA,
     SELECT_PRIOR,
@@ -272,8 +274,14 @@ class SqliteStore:
         return bool(rows) and rows[0][0] == 1
 
     async def record_inbound(self, record: InboundRecord) -> InboundResult:
-        """See ``Store.record_inbound``. The id is the message's row id. Applied at once,
-        committed at the end of this loop iteration (``sqlite_writer``)."""
+        """See ``Store.record_inbound``: ``queue_inbound``, then wait until it is applied."""
+        queued = await self.queue_inbound(record)
+        return InboundResult(await queued.message_id, queued.prior)
+
+    async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
+        """See ``Store.queue_inbound``. The id is the message's row id. The prior state is
+        read at once; the write is applied in the next loop iteration, after the request
+        the turn sends upstream meanwhile has gone out (``sqlite_writer``)."""
         at = to_db(record.received_at)
         any_at = at if record.cross_channel else None
         user = {
@@ -289,12 +297,13 @@ class SqliteStore:
         message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
         keys = {"thread_key": record.thread_key, "user_key": record.user_key}
 
-        def write(conn: sqlite3.Connection) -> InboundResult:
-            row = conn.execute(SELECT_PRIOR, keys).fetchone()
-            prior = prior_from_row(row)
+        def read(conn: sqlite3.Connection) -> Any:
+            return conn.execute(SELECT_PRIOR, keys).fetchone()
+
+        def write(conn: sqlite3.Connection, row: Any) -> int:
             conn.execute(_UPSERT_USER, user)
             # The upsert never changes the user's person (a new user has none).
-            person_id = prior.person_id
+            person_id = row[PRIOR_PERSON_ID]
             if any_at is not None and person_id is not None:
                 conn.execute(
                     _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
@@ -303,9 +312,12 @@ class SqliteStore:
                 conn.execute(CREATE_THREAD, thread).fetchall()
             # Also moves the thread's times and the user's in the thread (migration 9's
             # triggers).
-            return InboundResult(_inserted_id(conn.execute(_INSERT_MESSAGE, message)), prior)
+            return _inserted_id(conn.execute(_INSERT_MESSAGE, message))
 
-        return await self._write("record an inbound message", write)
+        row, stored = await self._group_writer().read_then_queue(
+            "record an inbound message", read, write
+        )
+        return QueuedInbound(prior_from_row(row), stored)
 
     def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True

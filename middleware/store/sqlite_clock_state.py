@@ -36,9 +36,11 @@ def owner_column(column: str) -> str:
     return f"CASE WHEN u.person_id IS NULL THEN u.{column} ELSE per.{column} END"
 
 
-# What "before" looks like for a message from user_key in thread_key. ``record_inbound``
-# reads it inside its transaction before anything moves; ``peek_prior`` reads it alone.
-# The column of ``SELECT_PRIOR`` that says whether the thread has a row yet.
+# What "before" looks like for a message from user_key in thread_key. ``queue_inbound``
+# reads it just before its write, which no other write can come between; ``peek_prior``
+# reads it alone. Columns of ``SELECT_PRIOR``: the user's person, if linked, and whether
+# the thread has a row yet.
+PRIOR_PERSON_ID = 12
 PRIOR_THREAD_EXISTS = 18
 
 SELECT_PRIOR = f"""
@@ -154,7 +156,8 @@ ON CONFLICT (thread_key, user_key) DO UPDATE SET
 
 def prior_from_row(row: Any) -> PriorState:
     """The ``PriorState`` of one ``SELECT_PRIOR`` row."""
-    linked = row[12] is not None
+    person_id = row[PRIOR_PERSON_ID]
+    linked = person_id is not None
     return PriorState(
         thread_last_interaction_at=from_db(row[0]),
         thread_last_user_message_at=from_db(row[1]),
@@ -166,9 +169,9 @@ def prior_from_row(row: Any) -> PriorState:
         user_locale=row[9],
         thread_tz=row[10],
         thread_kind=row[11],
-        person_id=row[12],
+        person_id=person_id,
         thread_kind_source=row[13],
-        clock_data=clock_data_from_row(row[14:17], row[12] or "?"),
+        clock_data=clock_data_from_row(row[14:17], person_id or "?"),
         held_call_expires_at=from_db(row[17]),
     )
 

@@ -10,7 +10,7 @@ wrote meanwhile shares the commit: a commit writes each changed page once (the t
 row, the index leaves all turns append to), so a few milliseconds of delay take most of
 the store's cost off each turn under load.
 
-There are two ways in:
+There are three ways in:
 
 - ``write`` applies at once and returns the result, before the commit: the turn's inbound
   message is in the database (and seen by every later write and read) before the turn goes
@@ -18,9 +18,19 @@ There are two ways in:
   commit fails (the disk is full or failing), those writes are lost: they are logged, and
   until a commit succeeds again each ``write`` commits before it returns, so callers see
   the failure as they did before. A crash of the process before the commit loses them too.
+- ``queue`` is ``write`` applied later: the write is queued and its future resolves once
+  it is applied (before the commit, as ``write`` returns). A turn queues its inbound message
+  so that the request goes upstream first: the write lands while the upstream works on it,
+  instead of on the way there. Once queued, it is applied whatever happens to the caller;
+  every later ``write`` and read applies the queued writes before its own, so nothing sees
+  the database without them.
 - ``submit`` queues and returns a future that resolves once the write is committed: the
-  reply, applied at the end of the loop iteration (after the answer has gone out) and
-  committed with the others.
+  reply, applied right after the answer has gone out and committed with the others.
+
+Queued writes are applied in the loop iteration after the one that queued them, after its
+callbacks and I/O (a timer due at once, not ``call_soon``): a request the turn sends
+upstream meanwhile goes out first. (On Python 3.11 aiohttp writes a request's body from a
+task of its own, which a ``call_soon`` made earlier would run ahead of.)
 
 Why on the loop's thread, not a worker thread: a turn's write is a handful of indexed
 UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,
@@ -51,17 +61,27 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import aiosqlite
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 Write = Callable[[sqlite3.Connection], Any]
-# A queued write: what it does (for errors), the write, its future, and whether it runs
-# in a savepoint of its own (see ``submit``).
-Pending = tuple[str, Write, "asyncio.Future[Any]", bool]
+
+
+class Pending(NamedTuple):
+    """A queued write."""
+
+    action: str  # what it does, for errors
+    write: Write
+    future: asyncio.Future[Any]
+    savepoint: bool  # runs in a savepoint of its own (see ``submit``)
+    resolves_applied: bool  # its future resolves once applied, not committed (``queue``)
+
+
 Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
 # Turns an SQLite failure during ``action`` into the error the caller sees.
 ErrorFor = Callable[[str, sqlite3.Error], Exception]
@@ -145,6 +165,55 @@ class GroupCommitWriter:
             raise self._error(action, value)
         return value  # type: ignore[no-any-return]
 
+    async def read_then_queue(
+        self,
+        action: str,
+        read: Callable[[sqlite3.Connection], R],
+        write: Callable[[sqlite3.Connection, R], T],
+    ) -> tuple[R, asyncio.Future[T]]:
+        """Run ``read`` now, after the writes queued before it, and ``queue`` the ``write``
+        of what it read: no other write lands between the two (every later one applies
+        the queued writes before its own).
+
+        When the loop's connection cannot take writes now, both run as one queued write
+        instead, and this waits for its commit (as ``write`` does). ``read`` is one
+        statement and must not write. Errors as for ``write``.
+        """
+        self._check_open(action)
+        try:
+            inline = self._begin()
+            if inline:
+                self._apply_pending()
+        except sqlite3.Error as exc:
+            self._abort(exc)
+            raise self._error_for(action, exc) from exc
+        if not inline:
+
+            def both(conn: sqlite3.Connection) -> tuple[R, T]:
+                seen = read(conn)
+                return seen, write(conn, seen)
+
+            seen, written = await asyncio.shield(self.submit(action, both))
+            done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+            done.set_result(written)
+            return seen, done
+        ok, seen = _apply_one(self._inline, read, savepoint=False)
+        if not ok:
+            raise self._error(action, seen)
+
+        def then(conn: sqlite3.Connection) -> T:
+            return write(conn, seen)
+
+        return seen, self.queue(action, then)
+
+    def queue(self, action: str, write: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """Queue ``write``; the future resolves with its result once it is applied, before
+        the commit, as ``write`` returns (and like ``write``'s, a failed commit is logged
+        with it among the writes lost). Until a commit succeeds again after one failed, it
+        resolves at the commit instead. Errors as for ``submit``.
+        """
+        return self._enqueue(action, write, one_statement=False, resolves_applied=True)
+
     def submit(
         self,
         action: str,
@@ -152,7 +221,7 @@ class GroupCommitWriter:
         *,
         one_statement: bool = False,
     ) -> asyncio.Future[T]:
-        """Queue ``write``; it is applied at the end of this loop iteration, and the future
+        """Queue ``write``; it is applied in the next loop iteration, and the future
         resolves once it is committed.
 
         The future raises what ``error_for`` makes of an SQLite failure, or whatever
@@ -163,9 +232,19 @@ class GroupCommitWriter:
         whole or not at all, so it fails alone without a savepoint of its own (two
         statements fewer per write).
         """
+        return self._enqueue(action, write, one_statement=one_statement, resolves_applied=False)
+
+    def _enqueue(
+        self,
+        action: str,
+        write: Callable[[sqlite3.Connection], T],
+        *,
+        one_statement: bool,
+        resolves_applied: bool,
+    ) -> asyncio.Future[T]:
         self._check_open(action)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((action, write, future, not one_statement))
+        self._pending.append(Pending(action, write, future, not one_statement, resolves_applied))
         self._schedule_apply()
         return future
 
@@ -234,17 +313,22 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             failed, self._pending = self._pending, []
-            for action, _, future, _ in failed:
-                _settle(future, (False, self._error_for(action, exc)))
+            for pending in failed:
+                _settle(pending.future, (False, self._error_for(pending.action, exc)))
 
     def _apply_pending(self) -> None:
         """Apply the queued writes, in order, in the open transaction; they resolve when
-        it commits."""
+        it commits, or now if they asked to (``queue``)."""
         while self._pending:
             pending = self._pending[0]
-            outcome = _apply_one(self._inline, pending[1], savepoint=pending[3])
+            outcome = _apply_one(self._inline, pending.write, savepoint=pending.savepoint)
             del self._pending[0]
-            self._settling.append((pending, outcome))
+            if pending.resolves_applied and not self._commit_each:
+                if outcome[0]:
+                    self._uncommitted.append(pending.action)
+                self._settle(pending, outcome)
+            else:
+                self._settling.append((pending, outcome))
 
     def _commit(self) -> sqlite3.Error | None:
         """Commit the open transaction, if any, and resolve the queued writes in it. On
@@ -262,8 +346,8 @@ class GroupCommitWriter:
         settling, self._settling = self._settling, []
         self._uncommitted = []
         self._commit_each = False
-        for (action, _, future, _), (ok, value) in settling:
-            _settle(future, (True, value) if ok else (False, self._error(action, value)))
+        for pending, outcome in settling:
+            self._settle(pending, outcome)
         self._committed()
         return None
 
@@ -287,14 +371,15 @@ class GroupCommitWriter:
                 ", ".join(lost),
                 exc,
             )
-        for (action, _, future, _), _outcome in settling:
-            _settle(future, (False, self._error_for(action, exc)))
+        for pending, _outcome in settling:
+            _settle(pending.future, (False, self._error_for(pending.action, exc)))
 
     def _schedule_apply(self) -> None:
-        """Apply the queued writes at the end of this loop iteration."""
+        """Apply the queued writes in the next loop iteration, after its callbacks and I/O
+        (see the module docstring)."""
         if not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._apply_soon)
+            asyncio.get_running_loop().call_later(0, self._apply_soon)
 
     def _apply_soon(self) -> None:
         self._scheduled = False
@@ -324,6 +409,10 @@ class GroupCommitWriter:
     def _error(self, action: str, exc: BaseException) -> BaseException:
         return self._error_for(action, exc) if isinstance(exc, sqlite3.Error) else exc
 
+    def _settle(self, pending: Pending, outcome: Outcome) -> None:
+        ok, value = outcome
+        _settle(pending.future, outcome if ok else (False, self._error(pending.action, value)))
+
     # -- the worker thread ---------------------------------------------------------------
 
     def _hand_off(self) -> None:
@@ -334,7 +423,7 @@ class GroupCommitWriter:
         )
 
     async def _apply_threaded(self, batch: list[Pending]) -> None:
-        writes = [(write, savepoint) for _, write, _, savepoint in batch]
+        writes = [(pending.write, pending.savepoint) for pending in batch]
         try:
             async with self._lock:
                 self.commit_before_locking()
@@ -342,11 +431,11 @@ class GroupCommitWriter:
                     _apply_batch, self._threaded._conn, writes
                 )
         except sqlite3.Error as exc:
-            for action, _, future, _ in batch:
-                _settle(future, (False, self._error_for(action, exc)))
+            for pending in batch:
+                _settle(pending.future, (False, self._error_for(pending.action, exc)))
         else:
-            for (action, _, future, _), (ok, value) in zip(batch, outcomes, strict=True):
-                _settle(future, (True, value) if ok else (False, self._error(action, value)))
+            for pending, outcome in zip(batch, outcomes, strict=True):
+                self._settle(pending, outcome)
         finally:
             self._handoff = None
         # What queued up meanwhile goes next, in order.

@@ -6,8 +6,9 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -80,19 +81,40 @@ async def test_turns_that_write_in_the_same_iteration_share_one_commit(
     assert len({r.message_id for r in results}) == 8
 
 
-async def test_an_inbound_message_is_applied_at_once_and_committed_right_after(
+async def test_an_inbound_message_is_queued_and_the_next_turn_still_sees_it(
     store: SqliteStore, db_path: Path
 ) -> None:
-    """The turn goes on before the commit (it overlaps the upstream's work), and the
-    commit comes at the end of that same loop iteration."""
+    """The turn goes on (and sends its request upstream) before its message is written;
+    a later turn's prior state is read only after it is applied."""
+    first = await store.queue_inbound(inbound(T0, text="first"))
+
+    assert not first.message_id.done() and committed_texts(db_path) == []
+    later = await store.queue_inbound(inbound(T0 + timedelta(seconds=5), text="second"))
+    assert first.message_id.done()  # applied before the read
+    assert later.prior.thread_last_user_message_at == T0
+    assert await later.message_id > first.message_id.result()
+    assert committed_texts(db_path) == ["first", "second"]
+
+
+async def test_a_queued_inbound_that_cannot_be_stored_fails_with_a_store_error(
+    store: SqliteStore,
+) -> None:
+    record = inbound(T0)
+    queued = await store.queue_inbound(replace(record, chat_type="not a chat type"))
+
+    with pytest.raises(StoreError, match="record an inbound message"):
+        await queued.message_id
+    assert await store.transcript(THREAD, limit=5) == []
+
+
+async def test_record_inbound_returns_once_its_message_is_applied(
+    store: SqliteStore, db_path: Path
+) -> None:
     result = await store.record_inbound(inbound(T0, text="first"))
 
-    assert committed_texts(db_path) == []
-    later = await store.record_inbound(inbound(T0 + timedelta(seconds=5), text="second"))
-    assert later.prior.thread_last_user_message_at == T0  # sees its uncommitted forerunner
-    await asyncio.sleep(0)
-    assert committed_texts(db_path) == ["first", "second"]
-    assert later.message_id > result.message_id
+    assert [(m.id, m.text) for m in await store.transcript(THREAD, limit=5)] == [
+        (result.message_id, "first")
+    ]
 
 
 DELAY = 0.05
@@ -107,6 +129,23 @@ async def delayed(db_path: Path) -> AsyncIterator[SqliteStore]:
         yield opened
     finally:
         await opened.close()
+
+
+async def test_a_queued_inbound_lands_after_what_the_turn_does_meanwhile(
+    delayed: SqliteStore,
+) -> None:
+    """aiohttp sends a request body from a task of its own (``call_soon``): the inbound
+    write queued before it lands after it, not on the request's way upstream. (With no
+    commit delay, the commit at the end of the iteration applies it first.)"""
+    queued = await delayed.queue_inbound(inbound(T0))
+    seen_by_the_next_callback: list[bool] = []
+    asyncio.get_running_loop().call_soon(
+        lambda: seen_by_the_next_callback.append(queued.message_id.done())
+    )
+
+    await queued.message_id
+
+    assert seen_by_the_next_callback == [False]
 
 
 async def test_with_a_commit_delay_turns_over_many_iterations_share_one_commit(
@@ -176,14 +215,14 @@ def _unsatisfied_at_commit(conn: sqlite3.Connection) -> None:
 async def test_a_failed_commit_is_logged_and_then_every_write_commits_before_returning(
     store: SqliteStore, db_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await store.record_inbound(inbound(T0, text="applied, then lost"))
+    queued = await store.queue_inbound(inbound(T0, text="applied, then lost"))
     await store._write("break the commit", _unsatisfied_at_commit)
+    assert await queued.message_id > 0  # applied before that write, reported at once
     reply = store.record_reply(THREAD, "queued, then failed", T0 + timedelta(seconds=1))
 
     with caplog.at_level("ERROR", logger=sqlite_writer.__name__):
-        await asyncio.sleep(0)
-    with pytest.raises(StoreError, match="FOREIGN KEY"):
-        await reply
+        with pytest.raises(StoreError, match="FOREIGN KEY"):
+            await reply
     assert "2 write(s) already applied are lost" in caplog.text
     assert "record an inbound message" in caplog.text
     assert committed_texts(db_path) == []
@@ -191,15 +230,31 @@ async def test_a_failed_commit_is_logged_and_then_every_write_commits_before_ret
     # Until a commit succeeds, a write commits before returning: a failure reaches it.
     with pytest.raises(StoreError, match="could not break the commit: FOREIGN KEY"):
         await store._write("break the commit", _unsatisfied_at_commit)
-    kept = await store.record_inbound(inbound(T0 + timedelta(seconds=3), text="kept"))
+    # ... and a queued message learns its fate with the commit, not before.
+    doomed = await store.queue_inbound(inbound(T0 + timedelta(seconds=2), text="doomed"))
+    with pytest.raises(StoreError, match="could not break the commit"):
+        await store._write("break the commit", _unsatisfied_at_commit)
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        await doomed.message_id
+    kept = await store.queue_inbound(inbound(T0 + timedelta(seconds=3), text="kept"))
+    assert await kept.message_id > 0
     assert committed_texts(db_path) == ["kept"]
 
     # A commit succeeded: back to committing at the end of the iteration.
-    await store.record_inbound(inbound(T0 + timedelta(seconds=4), text="batched"))
+    await store._write("an ordinary write", _note("batched"))
     assert committed_texts(db_path) == ["kept"]
     await asyncio.sleep(0)
     assert committed_texts(db_path) == ["kept", "batched"]
-    assert kept.message_id > 0
+
+
+def _note(text: str) -> Callable[[sqlite3.Connection], None]:
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO messages (thread_key, role, text, at) VALUES (?, 'user', ?, '')",
+            (THREAD, text),
+        )
+
+    return write
 
 
 async def test_a_failed_queued_write_reports_itself_and_spares_the_others(
@@ -265,8 +320,8 @@ async def test_a_single_statement_write_runs_without_a_savepoint(store: SqliteSt
         "BEGIN IMMEDIATE",
         "INSERT INTO injections",  # the injection, alone
         "INSERT INTO messages",  # the reply, alone: its trigger moves the thread's times
+        "SELECT t.last_interaction_at, t.last_user_message_at,",  # the inbound's prior state
         "SAVEPOINT write",  # the inbound message: several statements, one savepoint
-        "SELECT t.last_interaction_at, t.last_user_message_at,",
         "INSERT INTO users",
         "INSERT INTO messages",
         "RELEASE write",
@@ -348,6 +403,7 @@ async def test_a_write_waits_off_the_loop_while_another_process_holds_the_file(
     first, second = await asyncio.wait_for(pending, 10)
 
     assert first.message_id < second
+    assert first.prior.thread_last_user_message_at == T0  # read with its write, off the loop
     texts = [m.text for m in await store.transcript(THREAD, limit=5)]
     assert texts == ["hello", "first", "second"]
 

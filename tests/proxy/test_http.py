@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import aiohttp
 import pytest
 
 from middleware.errors import StoreError
+from middleware.store import InboundRecord, QueuedInbound, Store
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -90,6 +92,79 @@ async def test_a_reply_the_store_cannot_take_still_reaches_the_client_and_is_log
     )
     # The inbound message was stored before the upstream was asked.
     assert [m.role for m in await store.transcript("agent:main:api:d")] == ["user"]
+
+
+def _queue_on_a_full_disk(store: Store) -> Callable[[InboundRecord], Awaitable[QueuedInbound]]:
+    """A ``queue_inbound`` whose write fails as it lands, as on a full disk."""
+
+    async def queue_inbound(record: InboundRecord) -> QueuedInbound:
+        prior = await store.peek_prior(record.thread_key, record.user_key)
+        failed: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(
+            failed.set_exception, StoreError("database or disk is full")
+        )
+        return QueuedInbound(prior, failed)
+
+    return queue_inbound
+
+
+_A_TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {}}}
+
+
+@pytest.mark.parametrize(
+    ("stream", "tools"),
+    [(False, []), (True, []), (True, [_A_TOOL])],
+    ids=["plain", "streamed", "streamed-through-the-tool-guard"],
+)
+async def test_a_message_the_store_cannot_take_fails_its_turn(
+    relay: RunningServer,
+    fake_upstream: FakeUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    stream: bool,
+    tools: list[object],
+) -> None:
+    """The write lands while the upstream works; when it fails, the client gets the
+    store's error instead of an answer the relay has no record of, and a streamed answer
+    is let go unread (through the stages that wrap it)."""
+    store = relay.runner.app[SERVICES].store
+    status, _ = await post(relay, {"model": "m", "messages": HI}, **{"X-Chronorelay-Thread": "f"})
+    assert status == 200  # the thread's session started: the next turn goes straight up
+    monkeypatch.setattr(store, "queue_inbound", _queue_on_a_full_disk(store))
+    fake_upstream.hold_stream = stream
+
+    request = {
+        "model": "m",
+        "messages": HI,
+        "stream": stream,
+        **({"tools": tools} if tools else {}),
+    }
+    status, body = await post(relay, request, **{"X-Chronorelay-Thread": "f"})
+
+    assert status == 503
+    assert "store is unavailable: database or disk is full" in str(body["error"])
+    assert len(fake_upstream.requests) == 2  # asked while the message was being written
+    if stream:
+        await asyncio.wait_for(fake_upstream.stream_cancelled.wait(), timeout=5)
+    assert [m.text for m in await store.transcript("agent:main:api:f")] == [
+        "hi there",
+        "echo: hi there",
+    ]  # the first turn's; nothing of the second
+
+
+async def test_a_turn_that_waits_for_its_failed_message_reports_it_once(
+    relay: RunningServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A thread's first turn waits for its message's id (the session starts there)."""
+    store = relay.runner.app[SERVICES].store
+    monkeypatch.setattr(store, "queue_inbound", _queue_on_a_full_disk(store))
+
+    status, body = await post(
+        relay, {"model": "m", "messages": HI}, **{"X-Chronorelay-Thread": "g"}
+    )
+    await asyncio.sleep(0)
+
+    assert status == 503
+    assert caplog.text.count("database or disk is full") == 1
 
 
 async def test_replayed_turn_is_recorded_at_its_instant(relay: RunningServer) -> None:
