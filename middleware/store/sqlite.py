@@ -274,49 +274,22 @@ class SqliteStore:
         return bool(rows) and rows[0][0] == 1
 
     async def record_inbound(self, record: InboundRecord) -> InboundResult:
-        """See ``Store.record_inbound``: ``queue_inbound``, then wait until it is applied."""
-        queued = await self.queue_inbound(record)
-        return InboundResult(await queued.message_id, queued.prior)
+        """See ``Store.record_inbound``. The id is the message's row id. Applied at once,
+        with its read in one savepoint; committed with the others (``sqlite_writer``)."""
+        read, write = _inbound_writes(record)
+
+        def both(conn: sqlite3.Connection) -> InboundResult:
+            row = read(conn)
+            return InboundResult(write(conn, row), prior_from_row(row))
+
+        return await self._write(_RECORD_INBOUND, both)
 
     async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
-        """See ``Store.queue_inbound``. The id is the message's row id. The prior state is
-        read at once; the write is applied in the next loop iteration, after the request
-        the turn sends upstream meanwhile has gone out (``sqlite_writer``)."""
-        at = to_db(record.received_at)
-        any_at = at if record.cross_channel else None
-        user = {
-            "user_key": record.user_key,
-            "channel": record.channel,
-            "platform_user_id": record.platform_user_id,
-            "display_name": record.display_name,
-            "received_at": at,
-            "any_at": any_at,
-            "any_ch": record.channel if record.cross_channel else None,
-        }
-        thread = (record.thread_key, record.channel, record.chat_type, at)
-        message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
-        keys = {"thread_key": record.thread_key, "user_key": record.user_key}
-
-        def read(conn: sqlite3.Connection) -> Any:
-            return conn.execute(SELECT_PRIOR, keys).fetchone()
-
-        def write(conn: sqlite3.Connection, row: Any) -> int:
-            conn.execute(_UPSERT_USER, user)
-            # The upsert never changes the user's person (a new user has none).
-            person_id = row[PRIOR_PERSON_ID]
-            if any_at is not None and person_id is not None:
-                conn.execute(
-                    _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
-                )
-            if not row[PRIOR_THREAD_EXISTS]:
-                conn.execute(CREATE_THREAD, thread).fetchall()
-            # Also moves the thread's times and the user's in the thread (migration 9's
-            # triggers).
-            return _inserted_id(conn.execute(_INSERT_MESSAGE, message))
-
-        row, stored = await self._group_writer().read_then_queue(
-            "record an inbound message", read, write
-        )
+        """See ``Store.queue_inbound``. The prior state is read at once; the write is
+        applied in the next loop iteration, after the request the turn sends upstream
+        meanwhile has gone out (``sqlite_writer``)."""
+        read, write = _inbound_writes(record)
+        row, stored = await self._group_writer().read_then_queue(_RECORD_INBOUND, read, write)
         return QueuedInbound(prior_from_row(row), stored)
 
     def record_reply(
@@ -846,6 +819,49 @@ class SqliteStore:
                     # and before the next transaction's BEGIN.
                     await conn.rollback()
                     raise
+
+
+_RECORD_INBOUND = "record an inbound message"
+
+
+def _inbound_writes(
+    record: InboundRecord,
+) -> tuple[Callable[[sqlite3.Connection], Any], Callable[[sqlite3.Connection, Any], int]]:
+    """The read of an inbound message's prior state (a ``SELECT_PRIOR`` row), and its
+    write given that row, which returns the message's row id."""
+    at = to_db(record.received_at)
+    any_at = at if record.cross_channel else None
+    user = {
+        "user_key": record.user_key,
+        "channel": record.channel,
+        "platform_user_id": record.platform_user_id,
+        "display_name": record.display_name,
+        "received_at": at,
+        "any_at": any_at,
+        "any_ch": record.channel if record.cross_channel else None,
+    }
+    thread = (record.thread_key, record.channel, record.chat_type, at)
+    message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
+    keys = {"thread_key": record.thread_key, "user_key": record.user_key}
+
+    def read(conn: sqlite3.Connection) -> Any:
+        return conn.execute(SELECT_PRIOR, keys).fetchone()
+
+    def write(conn: sqlite3.Connection, row: Any) -> int:
+        conn.execute(_UPSERT_USER, user)
+        # The upsert never changes the user's person (a new user has none).
+        person_id = row[PRIOR_PERSON_ID]
+        if any_at is not None and person_id is not None:
+            conn.execute(
+                _MOVE_PERSON, {"at": at, "channel": record.channel, "person_id": person_id}
+            )
+        if not row[PRIOR_THREAD_EXISTS]:
+            conn.execute(CREATE_THREAD, thread).fetchall()
+        # Also moves the thread's times and the user's in the thread (migration 9's
+        # triggers).
+        return _inserted_id(conn.execute(_INSERT_MESSAGE, message))
+
+    return read, write
 
 
 def _inserted_id(cursor: sqlite3.Cursor) -> int:

@@ -320,8 +320,8 @@ async def test_a_single_statement_write_runs_without_a_savepoint(store: SqliteSt
         "BEGIN IMMEDIATE",
         "INSERT INTO injections",  # the injection, alone
         "INSERT INTO messages",  # the reply, alone: its trigger moves the thread's times
-        "SELECT t.last_interaction_at, t.last_user_message_at,",  # the inbound's prior state
         "SAVEPOINT write",  # the inbound message: several statements, one savepoint
+        "SELECT t.last_interaction_at, t.last_user_message_at,",
         "INSERT INTO users",
         "INSERT INTO messages",
         "RELEASE write",

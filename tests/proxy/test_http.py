@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import aiohttp
 import pytest
@@ -165,6 +166,42 @@ async def test_a_turn_that_waits_for_its_failed_message_reports_it_once(
 
     assert status == 503
     assert caplog.text.count("database or disk is full") == 1
+
+
+async def test_a_turn_alone_queues_its_message_and_one_among_others_writes_it_at_once(
+    relay: RunningServer, fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alone, a turn's message is written while the upstream works (the loop is idle
+    then); with another turn in flight, it is written at once, which costs less CPU."""
+    store = relay.runner.app[SERVICES].store
+    calls: list[str] = []
+    recording = asyncio.Event()
+    for name in ("queue_inbound", "record_inbound"):
+        real = getattr(store, name)
+
+        def spy(record: InboundRecord, real: Any = real, name: str = name) -> Any:
+            calls.append(f"{name}: {record.text}")
+            recording.set()
+            return real(record)
+
+        monkeypatch.setattr(store, name, spy)
+
+    def ask(text: str, thread: str) -> Awaitable[tuple[int, dict[str, object]]]:
+        body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+        return post(relay, body, **{"X-Chronorelay-Thread": thread})
+
+    fake_upstream.delay = 0.5
+    first = asyncio.create_task(ask("first", "a"))
+    await asyncio.wait_for(recording.wait(), timeout=5)
+    await asyncio.sleep(0.05)  # the first turn waits for the upstream
+    fake_upstream.delay = 0
+    status, _ = await ask("second", "b")
+    assert status == 200 and (await first)[0] == 200
+
+    assert calls == ["queue_inbound: first", "record_inbound: second"]
+    for thread, text in (("a", "first"), ("b", "second")):
+        stored = await store.transcript(f"agent:main:api:{thread}")
+        assert [m.text for m in stored] == [text, f"echo: {text}"]
 
 
 async def test_replayed_turn_is_recorded_at_its_instant(relay: RunningServer) -> None:
