@@ -5,8 +5,8 @@ later (the upstream included) loses the user's message or its timestamp. A turn 
 the relay queues it: it lands in the next loop iteration, after the request has gone
 upstream, filling the time the loop would otherwise wait for the answer. With other turns
 in flight there is no such idle time (the loop is busy with them), and writing at once,
-right after its read while their pages are in cache, costs less CPU (≈ 5 % of the relay's
-per request under the bench's load). Either way the turn fails if its message could not
+right after its read while the rows it touches are in cache, costs less CPU (≈ 5 % of the
+relay's per request under the bench's load). Either way the turn fails if its message could not
 be stored: at once, or once the reply is back.
 """
 
