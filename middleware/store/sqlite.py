@@ -774,7 +774,7 @@ class SqliteStore:
         *,
         one_statement: bool = False,
     ) -> asyncio.Future[T]:
-        """Queue one write, applied at the end of this loop iteration; the future resolves
+        """Queue one write, applied in the next loop iteration; the future resolves
         when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails.
         ``one_statement``: see ``GroupCommitWriter.submit``."""
         return self._group_writer().submit(action, write, one_statement=one_statement)

@@ -36,10 +36,10 @@ def owner_column(column: str) -> str:
     return f"CASE WHEN u.person_id IS NULL THEN u.{column} ELSE per.{column} END"
 
 
-# What "before" looks like for a message from user_key in thread_key. ``queue_inbound``
-# reads it just before its write, which no other write can come between; ``peek_prior``
-# reads it alone. Columns of ``SELECT_PRIOR``: the user's person, if linked, and whether
-# the thread has a row yet.
+# What "before" looks like for a message from user_key in thread_key. ``record_inbound``
+# and ``queue_inbound`` read it just before their write, with no other write between;
+# ``peek_prior`` reads it alone. Columns of ``SELECT_PRIOR``: the user's person, if
+# linked, and whether the thread has a row yet.
 PRIOR_PERSON_ID = 12
 PRIOR_THREAD_EXISTS = 18
 

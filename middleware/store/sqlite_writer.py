@@ -19,18 +19,19 @@ There are three ways in:
   until a commit succeeds again each ``write`` commits before it returns, so callers see
   the failure as they did before. A crash of the process before the commit loses them too.
 - ``queue`` is ``write`` applied later: the write is queued and its future resolves once
-  it is applied (before the commit, as ``write`` returns). A turn queues its inbound message
-  so that the request goes upstream first: the write lands while the upstream works on it,
-  instead of on the way there. Once queued, it is applied whatever happens to the caller;
-  every later ``write`` and read applies the queued writes before its own, so nothing sees
-  the database without them.
+  it is applied (before the commit, as ``write`` returns). A turn alone in the relay queues
+  its inbound message so that the request goes upstream first: the write lands while the
+  upstream works on it, instead of on the way there. Once queued, it is applied whatever
+  happens to the caller; every later ``write`` and read applies the queued writes before its
+  own, so nothing sees the database without them.
 - ``submit`` queues and returns a future that resolves once the write is committed: the
   reply, applied right after the answer has gone out and committed with the others.
 
 Queued writes are applied in the loop iteration after the one that queued them, after its
 callbacks and I/O (a timer due at once, not ``call_soon``): a request the turn sends
 upstream meanwhile goes out first. (On Python 3.11 aiohttp writes a request's body from a
-task of its own, which a ``call_soon`` made earlier would run ahead of.)
+task of its own, which a ``call_soon`` made earlier would run ahead of.) With no commit
+delay, the commit at the end of the iteration that queued them applies them first.
 
 Why on the loop's thread, not a worker thread: a turn's write is a handful of indexed
 UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,
@@ -146,13 +147,8 @@ class GroupCommitWriter:
         commit: shielded, so a caller cancelled meanwhile does not take the write back.
         """
         self._check_open(action)
-        try:
-            if not self._begin():
-                return await asyncio.shield(self.submit(action, write))
-            self._apply_pending()
-        except sqlite3.Error as exc:
-            self._abort(exc)
-            raise self._error_for(action, exc) from exc
+        if not self._take_inline(action):
+            return await asyncio.shield(self.submit(action, write))
         ok, value = _apply_one(self._inline, write)
         if self._commit_each:
             # Reported to this caller, not logged as lost.
@@ -180,14 +176,7 @@ class GroupCommitWriter:
         statement and must not write. Errors as for ``write``.
         """
         self._check_open(action)
-        try:
-            inline = self._begin()
-            if inline:
-                self._apply_pending()
-        except sqlite3.Error as exc:
-            self._abort(exc)
-            raise self._error_for(action, exc) from exc
-        if not inline:
+        if not self._take_inline(action):
 
             def both(conn: sqlite3.Connection) -> tuple[R, T]:
                 seen = read(conn)
@@ -282,6 +271,18 @@ class GroupCommitWriter:
     def _check_open(self, action: str) -> None:
         if self._closed:
             raise self._error_for(action, sqlite3.ProgrammingError("the writer is closed"))
+
+    def _take_inline(self, action: str) -> bool:
+        """Whether the loop's connection may write now; if so, the queued writes are
+        applied first. An SQLite failure aborts the transaction and raises for ``action``."""
+        try:
+            if not self._begin():
+                return False
+            self._apply_pending()
+        except sqlite3.Error as exc:
+            self._abort(exc)
+            raise self._error_for(action, exc) from exc
+        return True
 
     def _begin(self) -> bool:
         """Make sure the loop's connection is in a transaction it may write in now.
