@@ -80,6 +80,7 @@ from middleware.store.sqlite_clock_state import (
     prior_from_row,
     read_prior,
 )
+from middleware.store.sqlite_prior_cache import PriorRows, Row
 from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
 from middleware.types import ChatType
 
@@ -205,6 +206,8 @@ class SqliteStore:
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
         self._batcher: GroupCommitWriter | None = None
+        # The prior-state rows of recent pairs, so a turn's message need not read them.
+        self._priors = PriorRows()
 
     @property
     def path(self) -> Path:
@@ -241,6 +244,8 @@ class SqliteStore:
                     self._store_error,
                     self._reader,
                     commit_delay=self._commit_delay,
+                    on_begin=self._priors.began,
+                    on_failure=self._priors.clear,
                 )
             except (OSError, sqlite3.Error) as exc:
                 await self._close_connections()
@@ -275,22 +280,71 @@ class SqliteStore:
 
     async def record_inbound(self, record: InboundRecord) -> InboundResult:
         """See ``Store.record_inbound``. The id is the message's row id. Applied at once,
-        with its read in one savepoint; committed with the others (``sqlite_writer``)."""
+        with its read in one savepoint (no read when the pair's row is held: see
+        ``sqlite_prior_cache``); committed with the others (``sqlite_writer``)."""
         read, write = _inbound_writes(record)
+        writer = self._group_writer()
+        held = self._held_prior(writer, record)
+        # A write that fails drops every row (``on_failure``), these moves included.
+        version = self._moved_by(record)
+        if held is not None:
+            message_id = await writer.write(_RECORD_INBOUND, lambda conn: write(conn, held))
+            return InboundResult(message_id, prior_from_row(held))
 
-        def both(conn: sqlite3.Connection) -> InboundResult:
+        def both(conn: sqlite3.Connection) -> tuple[Row, int]:
             row = read(conn)
-            return InboundResult(write(conn, row), prior_from_row(row))
+            return row, write(conn, row)
 
-        return await self._write(_RECORD_INBOUND, both)
+        row, message_id = await writer.write(_RECORD_INBOUND, both)
+        self._keep_prior(record, row, version)
+        return InboundResult(message_id, prior_from_row(row))
 
     async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
-        """See ``Store.queue_inbound``. The prior state is read at once; the write is
-        applied in the next loop iteration, after the request the turn sends upstream
-        meanwhile has gone out (``sqlite_writer``)."""
+        """See ``Store.queue_inbound``. The prior state is read at once (or was held); the
+        write is applied in the next loop iteration, after the request the turn sends
+        upstream meanwhile has gone out (``sqlite_writer``)."""
         read, write = _inbound_writes(record)
-        row, stored = await self._group_writer().read_then_queue(_RECORD_INBOUND, read, write)
+        writer = self._group_writer()
+        held = self._held_prior(writer, record)
+        # A write that fails drops every row (``on_failure``), these moves included.
+        version = self._moved_by(record)
+        if held is not None:
+            stored = writer.queue(_RECORD_INBOUND, lambda conn: write(conn, held))
+            return QueuedInbound(prior_from_row(held), stored)
+        row, stored = await writer.read_then_queue(_RECORD_INBOUND, read, write)
+        self._keep_prior(record, row, version)
         return QueuedInbound(prior_from_row(row), stored)
+
+    def _held_prior(self, writer: GroupCommitWriter, record: InboundRecord) -> Row | None:
+        """The pair's prior-state row without a read: held, and the loop's connection may
+        write now (its transaction, in which no other connection can commit, is open)."""
+        if not writer.may_write_now(_RECORD_INBOUND):
+            return None
+        return self._priors.get(record.thread_key, record.user_key)
+
+    def _moved_by(self, record: InboundRecord) -> int:
+        """Move the held rows as ``record``'s write (issued now) will; the rows' version."""
+        self._priors.inbound(
+            record.thread_key,
+            record.user_key,
+            to_db(record.received_at),
+            record.channel,
+            cross_channel=record.cross_channel,
+        )
+        return self._priors.version
+
+    def _keep_prior(self, record: InboundRecord, before: Row, version: int) -> None:
+        """Hold the pair's row as ``record``'s write leaves it, given the row it read
+        before, unless another write was issued since (``version`` moved)."""
+        if self._priors.version == version:
+            self._priors.keep(
+                record.thread_key,
+                record.user_key,
+                before,
+                to_db(record.received_at),
+                record.channel,
+                cross_channel=record.cross_channel,
+            )
 
     def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
@@ -312,7 +366,9 @@ class SqliteStore:
                     "record the inbound message that started it first"
                 ) from exc
 
-        return self._submit("record a reply", write, one_statement=True)
+        stored = self._submit("record a reply", write, one_statement=True)
+        self._priors.reply(thread_key, at)
+        return stored
 
     async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
         """See ``Store.set_user_timezone``."""
@@ -764,7 +820,9 @@ class SqliteStore:
 
     async def _write(self, action: str, write: Callable[[sqlite3.Connection], T]) -> T:
         """Apply one write now (after the queued ones); it commits with the others written
-        meanwhile. Raises ``StoreError`` naming ``action`` if SQLite fails."""
+        meanwhile. Raises ``StoreError`` naming ``action`` if SQLite fails. It may change
+        any prior state: the held rows are dropped."""
+        self._priors.clear()
         return await self._group_writer().write(action, write)
 
     def _submit(
@@ -776,7 +834,8 @@ class SqliteStore:
     ) -> asyncio.Future[T]:
         """Queue one write, applied in the next loop iteration; the future resolves
         when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails.
-        ``one_statement``: see ``GroupCommitWriter.submit``."""
+        ``one_statement``: see ``GroupCommitWriter.submit``. Only for writes that change no
+        prior state, or whose change the caller applies to the held rows."""
         return self._group_writer().submit(action, write, one_statement=one_statement)
 
     def _group_writer(self) -> GroupCommitWriter:
@@ -801,6 +860,7 @@ class SqliteStore:
         rolls back if it raises; other writers wait on the lock until it ends."""
         if self._batcher is None:
             raise self._not_open()
+        self._priors.clear()
         # The writes queued before this transaction land before it.
         await self._batcher.drain()
         async with self._write_lock:

@@ -104,6 +104,9 @@ class GroupCommitWriter:
     ``inline`` is a connection of the loop's thread; ``threaded`` is the aiosqlite
     connection the store's multi-statement transactions use, under ``lock``;
     ``checkpointer`` is another aiosqlite connection to the file (the store's reader).
+    ``on_begin`` runs inside each ``BEGIN IMMEDIATE`` of ``inline`` (an SQLite error
+    there aborts it); ``on_failure`` runs, on the loop's thread, as soon as a write or read
+    is known to have failed or an open transaction to be rolled back.
     """
 
     def __init__(
@@ -115,8 +118,14 @@ class GroupCommitWriter:
         checkpointer: aiosqlite.Connection,
         *,
         commit_delay: float = 0.0,
+        on_begin: Callable[[sqlite3.Connection], None] | None = None,
+        on_failure: Callable[[], None] | None = None,
     ) -> None:
         self._inline = inline
+        # Told of each transaction the loop's connection opens (inside it) and of every
+        # failure: what the store keeps beside the file follows them.
+        self._on_begin = on_begin
+        self._on_failure = on_failure
         self._commit_delay = commit_delay
         self._threaded = threaded
         self._checkpointer = checkpointer
@@ -149,7 +158,14 @@ class GroupCommitWriter:
         self._check_open(action)
         if not self._take_inline(action):
             return await asyncio.shield(self.submit(action, write))
-        ok, value = _apply_one(self._inline, write)
+        try:
+            ok, value = _apply_one(self._inline, write)
+        except sqlite3.Error as exc:
+            # The transaction itself is gone (SQLite rolled it back).
+            self._abort(exc)
+            raise self._error_for(action, exc) from exc
+        if not ok:
+            self._failed()
         if self._commit_each:
             # Reported to this caller, not logged as lost.
             failed = self._commit()
@@ -188,6 +204,7 @@ class GroupCommitWriter:
             return seen, done
         ok, seen = _apply_one(self._inline, read, savepoint=False)
         if not ok:
+            self._failed()
             raise self._error(action, seen)
 
         def then(conn: sqlite3.Connection) -> T:
@@ -272,6 +289,12 @@ class GroupCommitWriter:
         if self._closed:
             raise self._error_for(action, sqlite3.ProgrammingError("the writer is closed"))
 
+    def may_write_now(self, action: str) -> bool:
+        """Whether the loop's connection may write now: if so, its transaction is open and
+        the queued writes are applied. Errors as for ``write``."""
+        self._check_open(action)
+        return self._take_inline(action)
+
     def _take_inline(self, action: str) -> bool:
         """Whether the loop's connection may write now; if so, the queued writes are
         applied first. An SQLite failure aborts the transaction and raises for ``action``."""
@@ -301,6 +324,8 @@ class GroupCommitWriter:
                 return False
             raise
         self._schedule_commit()
+        if self._on_begin is not None:
+            self._on_begin(self._inline)
         return True
 
     def _apply_queued(self) -> None:
@@ -324,6 +349,8 @@ class GroupCommitWriter:
             pending = self._pending[0]
             outcome = _apply_one(self._inline, pending.write, savepoint=pending.savepoint)
             del self._pending[0]
+            if not outcome[0]:
+                self._failed()
             if pending.resolves_applied and not self._commit_each:
                 if outcome[0]:
                     self._uncommitted.append(pending.action)
@@ -356,6 +383,7 @@ class GroupCommitWriter:
         """The open transaction cannot commit: roll it back. The queued writes in it fail
         with ``exc``; the ones already returned are logged as lost. From now until a
         commit succeeds, each ``write`` commits before it returns."""
+        self._failed()
         settling, self._settling = self._settling, []
         lost, self._uncommitted = self._uncommitted, []
         self._commit_each = True
@@ -407,6 +435,10 @@ class GroupCommitWriter:
         self._commit_timer = None
         self.flush()
 
+    def _failed(self) -> None:
+        if self._on_failure is not None:
+            self._on_failure()
+
     def _error(self, action: str, exc: BaseException) -> BaseException:
         return self._error_for(action, exc) if isinstance(exc, sqlite3.Error) else exc
 
@@ -432,9 +464,12 @@ class GroupCommitWriter:
                     _apply_batch, self._threaded._conn, writes
                 )
         except sqlite3.Error as exc:
+            self._failed()
             for pending in batch:
                 _settle(pending.future, (False, self._error_for(pending.action, exc)))
         else:
+            if not all(ok for ok, _value in outcomes):
+                self._failed()
             for pending, outcome in zip(batch, outcomes, strict=True):
                 self._settle(pending, outcome)
         finally:

@@ -318,6 +318,7 @@ async def test_a_single_statement_write_runs_without_a_savepoint(store: SqliteSt
 
     assert statements == [
         "BEGIN IMMEDIATE",
+        "PRAGMA data_version",  # did another connection commit since the last transaction?
         "INSERT INTO injections",  # the injection, alone
         "INSERT INTO messages",  # the reply, alone: its trigger moves the thread's times
         "SAVEPOINT write",  # the inbound message: several statements, one savepoint
