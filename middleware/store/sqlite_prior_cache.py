@@ -21,23 +21,24 @@ its keeping (``version``).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 from middleware.store.sqlite_clock_state import PRIOR_PERSON_ID
 
-# Columns of ``SELECT_PRIOR``.
-_THREAD_LAST_INTERACTION = 0
-_THREAD_LAST_USER = 1
-_THREAD_LAST_AGENT = 2
-_PARTICIPANT_LAST = 3
-_USER_CONTACT_AT = 4
-_USER_CONTACT_CHANNEL = 5
-
-# Pairs kept; the oldest go first. A row is ~20 short values: ≈ 1 MB at most.
-MAX_ROWS = 1024
-
 Row = tuple[Any, ...]
+
+# ``SELECT_PRIOR``'s columns, by the row they come from. A row is held as its three parts,
+# so a message moves each part once, however many pairs share it.
+_THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 17, 18)
+_PARTICIPANT_COLUMN = 3
+_USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16)
+_WIDTH = 19
+# Places within the parts.
+_LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE = 0, 1, 2
+_CONTACT_AT, _CONTACT_CHANNEL = 0, 1
+
+# Threads, users and pairs held, each; the oldest go first. ≈ 1 MB at most.
+MAX_ROWS = 1024
 
 
 def _later(stored: str | None, at: str) -> str:
@@ -45,30 +46,54 @@ def _later(stored: str | None, at: str) -> str:
     return at if stored is None or at > stored else stored
 
 
+def _move_contact(user: list[Any], at: str, channel: str) -> None:
+    """``move_contact_forward``: both CASEs compare with the time stored before."""
+    stored = user[_CONTACT_AT] or ""
+    if at >= stored:
+        user[_CONTACT_CHANNEL] = channel
+    if at > stored:
+        user[_CONTACT_AT] = at
+
+
 class PriorRows:
     """``SELECT_PRIOR`` rows by (thread key, user key), moved by the store's own messages."""
 
     def __init__(self, max_rows: int = MAX_ROWS) -> None:
         self._max_rows = max_rows
-        self._rows: dict[tuple[str, str], Row] = {}
-        self._users_of: dict[str, set[str]] = {}  # thread key -> user keys held
-        self._threads_of: dict[str, set[str]] = {}  # user key -> thread keys held
+        self._threads: dict[str, list[Any]] = {}
+        self._users: dict[str, list[Any]] = {}
+        self._participants: dict[tuple[str, str], str] = {}  # the user's last message
         self._data_version: int | None = None
         # Moves on every change: a row read before a change is not kept after it.
         self.version = 0
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._participants)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The (thread key, user key) pairs with a row held."""
+        return [pair for pair in self._participants if self.get(*pair) is not None]
 
     def get(self, thread_key: str, user_key: str) -> Row | None:
         """The row a read would return now, if held."""
-        return self._rows.get((thread_key, user_key))
+        last = self._participants.get((thread_key, user_key))
+        thread = self._threads.get(thread_key)
+        user = self._users.get(user_key)
+        if last is None or thread is None or user is None:
+            return None
+        row: list[Any] = [None] * _WIDTH
+        for column, value in zip(_THREAD_COLUMNS, thread, strict=True):
+            row[column] = value
+        for column, value in zip(_USER_COLUMNS, user, strict=True):
+            row[column] = value
+        row[_PARTICIPANT_COLUMN] = last
+        return tuple(row)
 
     def clear(self) -> None:
         self.version += 1
-        self._rows.clear()
-        self._users_of.clear()
-        self._threads_of.clear()
+        self._threads.clear()
+        self._users.clear()
+        self._participants.clear()
 
     def began(self, conn: sqlite3.Connection) -> None:
         """Called inside each new ``BEGIN IMMEDIATE`` of the loop's connection: drop the
@@ -88,21 +113,28 @@ class PriorRows:
         *,
         cross_channel: bool,
     ) -> None:
-        """A user's message at ``at`` was written (or queued): move the rows it moves."""
+        """A user's message at ``at`` was written (or queued): move the parts it moves."""
         self.version += 1
-        for other in self._users_of.get(thread_key, ()):
-            self._move(thread_key, other, _after_thread_inbound(at))
-        if cross_channel:
-            for thread in self._threads_of.get(user_key, ()):
-                self._move(thread, user_key, _after_contact(at, channel))
-        if (thread_key, user_key) in self._rows:
-            self._move(thread_key, user_key, _after_participant(at))
+        thread = self._threads.get(thread_key)
+        if thread is not None:
+            # Trigger ``messages_user_moves_thread``.
+            thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
+            thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
+        last = self._participants.get((thread_key, user_key))
+        if last is not None:
+            self._participants[thread_key, user_key] = _later(last, at)
+        user = self._users.get(user_key)
+        if cross_channel and user is not None:
+            _move_contact(user, at, channel)
 
     def reply(self, thread_key: str, at: str) -> None:
         """A reply at ``at`` was written (or queued) in the thread."""
         self.version += 1
-        for user_key in self._users_of.get(thread_key, ()):
-            self._move(thread_key, user_key, _after_reply(at))
+        thread = self._threads.get(thread_key)
+        if thread is not None:
+            # Trigger ``messages_reply_moves_thread``.
+            thread[_LAST_AGENT_MESSAGE] = _later(thread[_LAST_AGENT_MESSAGE], at)
+            thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
 
     def keep(
         self,
@@ -118,83 +150,27 @@ class PriorRows:
         just before: only for a user who wrote in the thread before (so the user and the
         thread rows exist, with nothing the message's insert would fill in) and who is
         not linked to a person."""
-        if before[_PARTICIPANT_LAST] is None or before[PRIOR_PERSON_ID] is not None:
+        if before[_PARTICIPANT_COLUMN] is None or before[PRIOR_PERSON_ID] is not None:
             return
-        row = _after_thread_inbound(at)(before)
-        row = _after_participant(at)(row)
+        thread = [before[column] for column in _THREAD_COLUMNS]
+        thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
+        thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
+        user = [before[column] for column in _USER_COLUMNS]
         if cross_channel:
-            row = _after_contact(at, channel)(row)
-        if len(self._rows) >= self._max_rows:
-            self._drop(*next(iter(self._rows)))
-        self._rows[thread_key, user_key] = row
-        self._users_of.setdefault(thread_key, set()).add(user_key)
-        self._threads_of.setdefault(user_key, set()).add(thread_key)
-
-    def _move(self, thread_key: str, user_key: str, change: Callable[[Row], Row]) -> None:
-        self._rows[thread_key, user_key] = change(self._rows[thread_key, user_key])
-
-    def _drop(self, thread_key: str, user_key: str) -> None:
-        del self._rows[thread_key, user_key]
-        for index, key, value in (
-            (self._users_of, thread_key, user_key),
-            (self._threads_of, user_key, thread_key),
-        ):
-            held = index[key]
-            held.discard(value)
-            if not held:
-                del index[key]
-
-
-def _replaced(row: Row, changes: dict[int, Any]) -> Row:
-    return tuple(changes.get(column, value) for column, value in enumerate(row))
-
-
-def _after_thread_inbound(at: str) -> Callable[[Row], Row]:
-    # Trigger ``messages_user_moves_thread``, on the thread.
-    def change(row: Row) -> Row:
-        return _replaced(
-            row,
-            {
-                _THREAD_LAST_INTERACTION: _later(row[_THREAD_LAST_INTERACTION], at),
-                _THREAD_LAST_USER: _later(row[_THREAD_LAST_USER], at),
-            },
+            _move_contact(user, at, channel)
+        _put(self._threads, thread_key, thread, self._max_rows)
+        _put(self._users, user_key, user, self._max_rows)
+        _put(
+            self._participants,
+            (thread_key, user_key),
+            _later(before[_PARTICIPANT_COLUMN], at),
+            self._max_rows,
         )
 
-    return change
 
-
-def _after_participant(at: str) -> Callable[[Row], Row]:
-    # Trigger ``messages_user_moves_thread``, on the sender's row in the thread.
-    def change(row: Row) -> Row:
-        return _replaced(row, {_PARTICIPANT_LAST: _later(row[_PARTICIPANT_LAST], at)})
-
-    return change
-
-
-def _after_contact(at: str, channel: str) -> Callable[[Row], Row]:
-    # ``move_contact_forward``: both CASEs compare with the stored time before the update.
-    def change(row: Row) -> Row:
-        stored = row[_USER_CONTACT_AT] or ""
-        return _replaced(
-            row,
-            {
-                _USER_CONTACT_AT: at if at > stored else row[_USER_CONTACT_AT],
-                _USER_CONTACT_CHANNEL: channel if at >= stored else row[_USER_CONTACT_CHANNEL],
-            },
-        )
-
-    return change
-
-
-def _after_reply(at: str) -> Callable[[Row], Row]:
-    # Trigger ``messages_reply_moves_thread``.
-    def change(row: Row) -> Row:
-        return _replaced(
-            row,
-            {
-                _THREAD_LAST_AGENT: _later(row[_THREAD_LAST_AGENT], at),
-                _THREAD_LAST_INTERACTION: _later(row[_THREAD_LAST_INTERACTION], at),
-            },
-        )
-
-    return change
+def _put(held: dict[Any, Any], key: Any, value: Any, max_items: int) -> None:
+    """Hold ``value`` as the newest; the oldest goes when ``held`` is full."""
+    held.pop(key, None)
+    if len(held) >= max_items:
+        del held[next(iter(held))]
+    held[key] = value

@@ -49,7 +49,8 @@ def assert_held_rows_fresh(store: SqliteStore) -> None:
     writer = store._batcher
     assert writer is not None
     assert writer.may_write_now("test read")
-    for (thread_key, user_key), held in list(store._priors._rows.items()):
+    for thread_key, user_key in store._priors.pairs():
+        held = store._priors.get(thread_key, user_key)
         assert held == fresh_row(store, thread_key, user_key), (thread_key, user_key)
 
 
