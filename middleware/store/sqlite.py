@@ -282,11 +282,12 @@ class SqliteStore:
         """See ``Store.record_inbound``. The id is the message's row id. Applied at once,
         with its read in one savepoint (no read when the pair's row is held: see
         ``sqlite_prior_cache``); committed with the others (``sqlite_writer``)."""
-        read, write = _inbound_writes(record)
+        at = to_db(record.received_at)
+        read, write = _inbound_writes(record, at)
         writer = self._group_writer()
         held = self._held_prior(writer, record)
         # A write that fails drops every row (``on_failure``), these moves included.
-        version = self._moved_by(record)
+        version = self._moved_by(record, at)
         if held is not None:
             message_id = await writer.write(_RECORD_INBOUND, lambda conn: write(conn, held))
             return InboundResult(message_id, prior_from_row(held))
@@ -296,23 +297,24 @@ class SqliteStore:
             return row, write(conn, row)
 
         row, message_id = await writer.write(_RECORD_INBOUND, both)
-        self._keep_prior(record, row, version)
+        self._keep_prior(record, at, row, version)
         return InboundResult(message_id, prior_from_row(row))
 
     async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
         """See ``Store.queue_inbound``. The prior state is read at once (or was held); the
         write is applied in the next loop iteration, after the request the turn sends
         upstream meanwhile has gone out (``sqlite_writer``)."""
-        read, write = _inbound_writes(record)
+        at = to_db(record.received_at)
+        read, write = _inbound_writes(record, at)
         writer = self._group_writer()
         held = self._held_prior(writer, record)
         # A write that fails drops every row (``on_failure``), these moves included.
-        version = self._moved_by(record)
+        version = self._moved_by(record, at)
         if held is not None:
             stored = writer.queue(_RECORD_INBOUND, lambda conn: write(conn, held))
             return QueuedInbound(prior_from_row(held), stored)
         row, stored = await writer.read_then_queue(_RECORD_INBOUND, read, write)
-        self._keep_prior(record, row, version)
+        self._keep_prior(record, at, row, version)
         return QueuedInbound(prior_from_row(row), stored)
 
     def _held_prior(self, writer: GroupCommitWriter, record: InboundRecord) -> Row | None:
@@ -322,29 +324,16 @@ class SqliteStore:
             return None
         return self._priors.get(record.thread_key, record.user_key)
 
-    def _moved_by(self, record: InboundRecord) -> int:
+    def _moved_by(self, record: InboundRecord, at: str) -> int:
         """Move the held rows as ``record``'s write (issued now) will; the rows' version."""
-        self._priors.inbound(
-            record.thread_key,
-            record.user_key,
-            to_db(record.received_at),
-            record.channel,
-            cross_channel=record.cross_channel,
-        )
+        self._priors.inbound(record, at)
         return self._priors.version
 
-    def _keep_prior(self, record: InboundRecord, before: Row, version: int) -> None:
+    def _keep_prior(self, record: InboundRecord, at: str, before: Row, version: int) -> None:
         """Hold the pair's row as ``record``'s write leaves it, given the row it read
         before, unless another write was issued since (``version`` moved)."""
         if self._priors.version == version:
-            self._priors.keep(
-                record.thread_key,
-                record.user_key,
-                before,
-                to_db(record.received_at),
-                record.channel,
-                cross_channel=record.cross_channel,
-            )
+            self._priors.keep(record, at, before)
 
     def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
@@ -885,11 +874,11 @@ _RECORD_INBOUND = "record an inbound message"
 
 
 def _inbound_writes(
-    record: InboundRecord,
+    record: InboundRecord, at: str
 ) -> tuple[Callable[[sqlite3.Connection], Any], Callable[[sqlite3.Connection, Any], int]]:
     """The read of an inbound message's prior state (a ``SELECT_PRIOR`` row), and its
-    write given that row, which returns the message's row id."""
-    at = to_db(record.received_at)
+    write given that row, which returns the message's row id; ``at`` is its stored
+    ``received_at``."""
     any_at = at if record.cross_channel else None
     user = {
         "user_key": record.user_key,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from middleware.store.base import InboundRecord
 from middleware.store.sqlite_clock_state import PRIOR_PERSON_ID
 
 Row = tuple[Any, ...]
@@ -44,6 +45,12 @@ MAX_ROWS = 1024
 def _later(stored: str | None, at: str) -> str:
     """``MAX(COALESCE(stored, ''), at)``: the triggers' rule for a thread's times."""
     return at if stored is None or at > stored else stored
+
+
+def _move_thread(thread: list[Any], at: str) -> None:
+    """Trigger ``messages_user_moves_thread``, on the thread."""
+    thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
+    thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
 
 
 def _move_contact(user: list[Any], at: str, channel: str) -> None:
@@ -104,28 +111,20 @@ class PriorRows:
                 self.clear()
             self._data_version = data_version
 
-    def inbound(
-        self,
-        thread_key: str,
-        user_key: str,
-        at: str,
-        channel: str,
-        *,
-        cross_channel: bool,
-    ) -> None:
-        """A user's message at ``at`` was written (or queued): move the parts it moves."""
+    def inbound(self, record: InboundRecord, at: str) -> None:
+        """``record``'s message (stored as ``at``) was written or queued: move the parts
+        it moves."""
         self.version += 1
-        thread = self._threads.get(thread_key)
+        pair = (record.thread_key, record.user_key)
+        thread = self._threads.get(record.thread_key)
         if thread is not None:
-            # Trigger ``messages_user_moves_thread``.
-            thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
-            thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
-        last = self._participants.get((thread_key, user_key))
+            _move_thread(thread, at)
+        last = self._participants.get(pair)
         if last is not None:
-            self._participants[thread_key, user_key] = _later(last, at)
-        user = self._users.get(user_key)
-        if cross_channel and user is not None:
-            _move_contact(user, at, channel)
+            self._participants[pair] = _later(last, at)
+        user = self._users.get(record.user_key)
+        if record.cross_channel and user is not None:
+            _move_contact(user, at, record.channel)
 
     def reply(self, thread_key: str, at: str) -> None:
         """A reply at ``at`` was written (or queued) in the thread."""
@@ -136,36 +135,22 @@ class PriorRows:
             thread[_LAST_AGENT_MESSAGE] = _later(thread[_LAST_AGENT_MESSAGE], at)
             thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
 
-    def keep(
-        self,
-        thread_key: str,
-        user_key: str,
-        before: Row,
-        at: str,
-        channel: str,
-        *,
-        cross_channel: bool,
-    ) -> None:
-        """Hold the row of a pair as its message (at ``at``) leaves it, given the row read
-        just before: only for a user who wrote in the thread before (so the user and the
-        thread rows exist, with nothing the message's insert would fill in) and who is
-        not linked to a person."""
+    def keep(self, record: InboundRecord, at: str, before: Row) -> None:
+        """Hold the row of ``record``'s pair as its message (stored as ``at``) leaves it,
+        given the row read just before: only for a user who wrote in the thread before
+        (so the user and the thread rows exist, with nothing the message's insert would
+        fill in) and who is not linked to a person."""
         if before[_PARTICIPANT_COLUMN] is None or before[PRIOR_PERSON_ID] is not None:
             return
         thread = [before[column] for column in _THREAD_COLUMNS]
-        thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
-        thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
+        _move_thread(thread, at)
         user = [before[column] for column in _USER_COLUMNS]
-        if cross_channel:
-            _move_contact(user, at, channel)
-        _put(self._threads, thread_key, thread, self._max_rows)
-        _put(self._users, user_key, user, self._max_rows)
-        _put(
-            self._participants,
-            (thread_key, user_key),
-            _later(before[_PARTICIPANT_COLUMN], at),
-            self._max_rows,
-        )
+        if record.cross_channel:
+            _move_contact(user, at, record.channel)
+        last = _later(before[_PARTICIPANT_COLUMN], at)
+        _put(self._threads, record.thread_key, thread, self._max_rows)
+        _put(self._users, record.user_key, user, self._max_rows)
+        _put(self._participants, (record.thread_key, record.user_key), last, self._max_rows)
 
 
 def _put(held: dict[Any, Any], key: Any, value: Any, max_items: int) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import random
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 
 from middleware.errors import NotFoundError, StoreError
 from middleware.store import SqliteStore
-from middleware.store.base import PriorState
+from middleware.store.base import InboundRecord, PriorState
 from middleware.store.sqlite_clock_state import SELECT_PRIOR, prior_from_row
 from middleware.store.sqlite_prior_cache import PriorRows
 from tests.middleware.test_store import inbound
@@ -211,19 +212,26 @@ async def test_a_failed_commit_drops_the_rows(store: SqliteStore) -> None:
     assert len(store._priors) == 0
 
 
+def message_of(thread: str, channel: str, *, cross_channel: bool) -> InboundRecord:
+    """A message of user ``u`` (``PriorRows`` reads its keys, channel and scope)."""
+    return replace(
+        inbound(T0, thread=thread, channel=channel, cross_channel=cross_channel), user_key="u"
+    )
+
+
 def test_the_oldest_rows_go_first_when_full() -> None:
     rows = PriorRows(max_rows=2)
     before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 15
     at = "2026-11-21T10:00:00.000000+00:00"
     for thread in ("a", "b", "c"):
-        rows.keep(thread, "u", before, at, "api", cross_channel=False)
+        rows.keep(message_of(thread, "api", cross_channel=False), at, before)
 
     assert len(rows) == 2
     assert rows.get("a", "u") is None
     assert rows.get("c", "u") is not None
     rows.reply("a", at)  # a thread no longer held: nothing to move
     later = "2026-11-21T11:00:00.000000+00:00"
-    rows.inbound("b", "u", later, "discord", cross_channel=True)
+    rows.inbound(message_of("b", "discord", cross_channel=True), later)
     moved = rows.get("b", "u")
     assert moved is not None
     assert moved[:6] == (later, later, None, later, later, "discord")
