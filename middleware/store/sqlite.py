@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import aiosqlite
 
@@ -282,58 +282,52 @@ class SqliteStore:
         """See ``Store.record_inbound``. The id is the message's row id. Applied at once,
         with its read in one savepoint (no read when the pair's row is held: see
         ``sqlite_prior_cache``); committed with the others (``sqlite_writer``)."""
-        at = to_db(record.received_at)
-        read, write = _inbound_writes(record, at)
-        writer = self._group_writer()
-        held = self._held_prior(writer, record)
-        # A write that fails drops every row (``on_failure``), these moves included.
-        version = self._moved_by(record, at)
+        start = self._start_inbound(record)
+        write, held = start.write, start.held
         if held is not None:
-            message_id = await writer.write(_RECORD_INBOUND, lambda conn: write(conn, held))
+            message_id = await start.writer.write(_RECORD_INBOUND, lambda conn: write(conn, held))
             return InboundResult(message_id, prior_from_row(held))
 
         def both(conn: sqlite3.Connection) -> tuple[Row, int]:
-            row = read(conn)
+            row = start.read(conn)
             return row, write(conn, row)
 
-        row, message_id = await writer.write(_RECORD_INBOUND, both)
-        self._keep_prior(record, at, row, version)
+        row, message_id = await start.writer.write(_RECORD_INBOUND, both)
+        self._keep_prior(record, start, row)
         return InboundResult(message_id, prior_from_row(row))
 
     async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
         """See ``Store.queue_inbound``. The prior state is read at once (or was held); the
         write is applied in the next loop iteration, after the request the turn sends
         upstream meanwhile has gone out (``sqlite_writer``)."""
+        start = self._start_inbound(record)
+        write, held = start.write, start.held
+        if held is not None:
+            stored = start.writer.queue(_RECORD_INBOUND, lambda conn: write(conn, held))
+            return QueuedInbound(prior_from_row(held), stored)
+        row, stored = await start.writer.read_then_queue(_RECORD_INBOUND, start.read, write)
+        self._keep_prior(record, start, row)
+        return QueuedInbound(prior_from_row(row), stored)
+
+    def _start_inbound(self, record: InboundRecord) -> _InboundStart:
+        """``record``'s read and write; its pair's held row, looked up only once the loop's
+        connection may write now (its transaction, in which no other connection can
+        commit, is open); then the held rows moved as its write, issued next, will move
+        the file. A write that fails drops every row (``on_failure``), these moves too."""
         at = to_db(record.received_at)
         read, write = _inbound_writes(record, at)
         writer = self._group_writer()
-        held = self._held_prior(writer, record)
-        # A write that fails drops every row (``on_failure``), these moves included.
-        version = self._moved_by(record, at)
-        if held is not None:
-            stored = writer.queue(_RECORD_INBOUND, lambda conn: write(conn, held))
-            return QueuedInbound(prior_from_row(held), stored)
-        row, stored = await writer.read_then_queue(_RECORD_INBOUND, read, write)
-        self._keep_prior(record, at, row, version)
-        return QueuedInbound(prior_from_row(row), stored)
-
-    def _held_prior(self, writer: GroupCommitWriter, record: InboundRecord) -> Row | None:
-        """The pair's prior-state row without a read: held, and the loop's connection may
-        write now (its transaction, in which no other connection can commit, is open)."""
-        if not writer.may_write_now(_RECORD_INBOUND):
-            return None
-        return self._priors.get(record.thread_key, record.user_key)
-
-    def _moved_by(self, record: InboundRecord, at: str) -> int:
-        """Move the held rows as ``record``'s write (issued now) will; the rows' version."""
+        held = None
+        if writer.may_write_now(_RECORD_INBOUND):
+            held = self._priors.get(record.thread_key, record.user_key)
         self._priors.inbound(record, at)
-        return self._priors.version
+        return _InboundStart(at, read, write, writer, held, self._priors.version)
 
-    def _keep_prior(self, record: InboundRecord, at: str, before: Row, version: int) -> None:
+    def _keep_prior(self, record: InboundRecord, start: _InboundStart, before: Row) -> None:
         """Hold the pair's row as ``record``'s write leaves it, given the row it read
-        before, unless another write was issued since (``version`` moved)."""
-        if self._priors.version == version:
-            self._priors.keep(record, at, before)
+        before, unless another write was issued since it started (the version moved)."""
+        if self._priors.version == start.version:
+            self._priors.keep(record, start.at, before)
 
     def record_reply(
         self, thread_key: str, text: str, sent_at: datetime, *, complete: bool = True
@@ -871,6 +865,17 @@ class SqliteStore:
 
 
 _RECORD_INBOUND = "record an inbound message"
+
+
+class _InboundStart(NamedTuple):
+    """What both ways of recording an inbound message begin with."""
+
+    at: str  # its stored received_at
+    read: Callable[[sqlite3.Connection], Any]  # its SELECT_PRIOR row
+    write: Callable[[sqlite3.Connection, Any], int]  # given that row; its row id
+    writer: GroupCommitWriter
+    held: Row | None  # the pair's row, held: no read needed
+    version: int  # the held rows' version once this message moved them
 
 
 def _inbound_writes(
