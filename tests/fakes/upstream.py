@@ -84,17 +84,21 @@ class FakeUpstream:
         return web.json_response({"object": "list", "data": [{"id": "fake-model"}]})
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._answer(request)
+        except asyncio.CancelledError:
+            # Wherever the client went away: reading the body, waiting, answering.
+            self.request_cancelled.set()
+            raise
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(Recorded(request.path, dict(request.headers), body))
         if self.failures:
             failure = self.failures.pop(0)
             return web.json_response(failure.body, status=failure.status, headers=failure.headers)
-        try:
-            if self.delay:
-                await asyncio.sleep(self.delay)
-        except asyncio.CancelledError:
-            self.request_cancelled.set()
-            raise
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if is_synthesis(body):
             self.synthesis_seen.set()
         if self.synthesis_reply is not None and is_synthesis(body):

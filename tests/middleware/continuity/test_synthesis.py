@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -172,7 +173,7 @@ async def test_timeout(upstream: HttpUpstream, fake_upstream: FakeUpstream) -> N
     assert caught.value.reason == "timed out after 0.2 s"
     assert isinstance(caught.value.__cause__, TimeoutError)
     # The abandoned request is cut, not left running on the upstream.
-    await fake_upstream.request_cancelled.wait()
+    await asyncio.wait_for(fake_upstream.request_cancelled.wait(), timeout=5)
 
 
 async def test_upstream_500(upstream: HttpUpstream, fake_upstream: FakeUpstream) -> None:
