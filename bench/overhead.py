@@ -5,6 +5,7 @@ Run from the repository root::
 
     .venv/bin/python bench/overhead.py [--requests N] [--concurrency 32] [--json]
     .venv/bin/python bench/overhead.py --relay-config-json '{"clock": {"enabled": false}}'
+    .venv/bin/python bench/overhead.py --compare 'no-cards={"cards": {"enabled": false}}'
     .venv/bin/python bench/overhead.py --profile        # cProfile the relay process
 
 Every server runs in its own process (``multiprocessing``, spawn), so the load generator
@@ -13,10 +14,18 @@ upstream answers instantly, so what is measured is the cost of the hops. Sequent
 concurrent samples are taken in interleaved rounds (direct, floor, relay, direct, ...) so
 a drift of the machine's speed hits every target alike.
 
+Besides the relay as configured (every feature on unless ``--relay-config-json`` says
+otherwise), the same run measures relay variants, each in a process and store of its own
+and in the same interleaved rounds (``--compare NAME=JSON``; by default ``no-clock``, the
+Core Clock off, and ``core``, every optional feature off: only the stages that always run),
+so what a feature costs is a difference within one run, not across two runs of a noisy
+machine.
+
 Targets checked (PASS/MISS): the relay's added p50 latency is at most 1.5x the floor's,
 its requests/s at 32 concurrent is at least 70% of the floor's, and its RSS after the load
-is at most 80 MB. This is a benchmark, not a test: it exits 0 whether targets pass or
-miss, and 1 only if requests failed (the numbers are then not trustworthy).
+is at most 80 MB (issue 2); the Core Clock adds at most 0.3 ms to the added p50 (the relay
+against ``no-clock``, issue 3). This is a benchmark, not a test: it exits 0 whether targets
+pass or miss, and 1 only if requests failed (the numbers are then not trustworthy).
 """
 
 from __future__ import annotations
@@ -62,6 +71,19 @@ REQUEST_TIMEOUT = 10.0
 MAX_ADDED_LATENCY_RATIO = 1.5
 MIN_THROUGHPUT_RATIO = 0.70
 MAX_RSS_MB = 80.0
+MAX_CLOCK_ADDED_MS = 0.3
+
+# Relay variants measured beside the relay by default (``--compare`` replaces them).
+DEFAULT_COMPARISONS: dict[str, dict[str, Any]] = {
+    "no-clock": {"clock": {"enabled": False}},
+    # Only the stages that always run: identity, recording, commands, forwarding.
+    "core": {
+        "clock": {"enabled": False},
+        "continuity": {"mode": "off"},
+        "cards": {"enabled": False},
+        "memory": {"enabled": False},
+    },
+}
 
 # Sent to every target; the direct upstream and the floor ignore the relay's headers.
 BENCH_API_KEY = "bench-relay-key-0123456789abcdef"
@@ -613,11 +635,12 @@ ADDED = {
 
 
 def added_latency(summary: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
-    """p50 minus the direct p50, per proxied target and measure."""
+    """p50 minus the direct p50, per proxied target (every target but "direct") and measure."""
     direct = summary["direct"]
     return {
         name: {measure: summary[name][key] - direct[key] for measure, key in ADDED.items()}
-        for name in ("floor", "relay")
+        for name in summary
+        if name != "direct"
     }
 
 
@@ -631,7 +654,10 @@ def checks(
     summary: Mapping[str, Mapping[str, float]],
     added: Mapping[str, Mapping[str, float]],
     relay_rss: float,
+    clock_off: str | None = None,
 ) -> list[dict[str, Any]]:
+    """Issue 2's targets for the relay; with ``clock_off`` (a variant that differs from the
+    relay only by the Core Clock being off), issue 3's budget for the clock too."""
     rows: list[dict[str, Any]] = []
     labels = {
         "plain": "added p50, plain",
@@ -668,13 +694,25 @@ def checks(
             "pass": relay_rss <= MAX_RSS_MB,
         }
     )
+    if clock_off is not None:
+        cost = added["relay"]["plain"] - added[clock_off]["plain"]
+        rows.append(
+            {
+                "name": f"Core Clock cost (relay - {clock_off}) p50",
+                "value": cost,
+                "unit": " ms",
+                "target": f"<= {MAX_CLOCK_ADDED_MS:g} ms",
+                "pass": cost <= MAX_CLOCK_ADDED_MS,
+            }
+        )
     return rows
 
 
 def render_table(report: Mapping[str, Any]) -> str:
     summary = report["targets"]
     added = report["added_p50_ms"]
-    names = ["direct", "floor", "relay"]
+    names = list(summary)
+    relays = names[2:]
     plan = report["plan"]
     env = report["environment"]
     lines = [
@@ -687,6 +725,8 @@ def render_table(report: Mapping[str, Any]) -> str:
     ]
     if report["relay_config_overrides"]:
         lines.append(f"relay config overrides: {json.dumps(report['relay_config_overrides'])}")
+    for name, overrides in report["comparisons"].items():
+        lines.append(f"{name}: the relay with {json.dumps(overrides)}")
     lines.append("")
     header = f"{'':34}" + "".join(f"{n:>10}" for n in names)
     lines.append(header)
@@ -703,23 +743,37 @@ def render_table(report: Mapping[str, Any]) -> str:
 
     measure("plain p50 (ms)", "plain_p50_ms")
     measure("plain p99 (ms)", "plain_p99_ms")
-    row("plain added p50 (ms)", [None, added["floor"]["plain"], added["relay"]["plain"]])
+
+    def added_row(label: str, measure: str) -> None:
+        row(label, [None, *(added[n][measure] for n in names[1:])])
+
+    def per_floor(label: str, values: Mapping[str, float], fmt: str) -> None:
+        row(label, [None, None, *(values[n] for n in relays)], fmt)
+
+    added_row("plain added p50 (ms)", "plain")
     measure("stream first chunk p50 (ms)", "stream_first_chunk_p50_ms")
     measure("stream first chunk p99 (ms)", "stream_first_chunk_p99_ms")
-    row(
-        "stream first chunk added p50 (ms)",
-        [None, added["floor"]["stream_first_chunk"], added["relay"]["stream_first_chunk"]],
-    )
+    added_row("stream first chunk added p50 (ms)", "stream_first_chunk")
     measure("stream complete p50 (ms)", "stream_total_p50_ms")
     measure("stream complete p99 (ms)", "stream_total_p99_ms")
-    row(
-        "stream complete added p50 (ms)",
-        [None, added["floor"]["stream_total"], added["relay"]["stream_total"]],
-    )
+    added_row("stream complete added p50 (ms)", "stream_total")
     row(
         f"req/s at {plan['concurrency']} concurrent (plain)",
         [summary[n]["concurrent_rps"] for n in names],
         "{:10.0f}",
+    )
+    per_floor(
+        "added p50 / floor's, plain",
+        {n: _ratio(added[n]["plain"], added["floor"]["plain"]) for n in relays},
+        "{:9.2f}x",
+    )
+    per_floor(
+        "req/s / floor's",
+        {
+            n: 100 * _ratio(summary[n]["concurrent_rps"], summary["floor"]["concurrent_rps"])
+            for n in relays
+        },
+        "{:9.0f}%",
     )
     row("RSS after load (MB)", [report["rss_mb"][n] for n in names], "{:10.1f}")
     row("peak RSS (MB)", [report["peak_rss_mb"][n] for n in names], "{:10.1f}")
@@ -727,11 +781,12 @@ def render_table(report: Mapping[str, Any]) -> str:
     if any(errors):
         row("failed requests", errors, "{:10.0f}")
     lines.append("")
-    stored = report["store_messages"]
-    if stored is None:
-        lines.append("relay store: no readable SQLite file after the run")
-    else:
-        lines.append(f"relay store: {stored} messages written to SQLite")
+    for name in relays:
+        stored = report["store_messages"][name]
+        if stored is None:
+            lines.append(f"{name} store: no readable SQLite file after the run")
+        else:
+            lines.append(f"{name} store: {stored} messages written to SQLite")
     lines.append("")
     for check in report["checks"]:
         verdict = "PASS" if check["pass"] else "MISS"
@@ -810,6 +865,18 @@ def _parser() -> argparse.ArgumentParser:
         '\'{"clock": {"enabled": false}}\'. With [auth] keys, use the key '
         f"{BENCH_API_KEY!r} (the one the bench sends).",
     )
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=None,
+        metavar="NAME=JSON",
+        help="also measure the relay with these overrides (merged over --relay-config-json), "
+        "in the same rounds; repeatable. Default: "
+        + ", ".join(f"{n}={json.dumps(o)}" for n, o in DEFAULT_COMPARISONS.items()),
+    )
+    parser.add_argument(
+        "--no-compare", action="store_true", help="measure the relay alone (no variants)"
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--profile",
@@ -832,12 +899,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.requests < 1 or args.concurrency < 1 or args.rounds < 1:
         raise SystemExit("--requests, --concurrency and --rounds must be at least 1")
-    try:
-        overrides = json.loads(args.relay_config_json)
-    except ValueError as exc:
-        raise SystemExit(f"--relay-config-json is not valid JSON: {exc}") from exc
-    if not isinstance(overrides, dict):
-        raise SystemExit("--relay-config-json must be a JSON object")
+    overrides = _json_object(args.relay_config_json, "--relay-config-json")
+    comparisons = {} if args.no_compare else _comparisons(args.compare)
     plan = Plan(
         sequential=args.requests,
         concurrent=3 * args.requests,
@@ -847,37 +910,40 @@ def _main(argv: Sequence[str] | None) -> int:
         phase_seconds=args.phase_seconds,
     )
 
-    try:  # before starting anything; the real upstream address is filled in below
-        validate_relay_config(relay_raw_config(f"http://{HOST}:9/v1", Path("x"), overrides))
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise SystemExit(f"the relay config (with overrides) is invalid:\n{exc}") from exc
+    # Each relay's config overrides, the relay first.
+    variants = {"relay": overrides} | {
+        name: deep_merge(overrides, extra) for name, extra in comparisons.items()
+    }
+    for name, variant in variants.items():
+        try:  # before starting anything; the real upstream address is filled in below
+            validate_relay_config(relay_raw_config(f"http://{HOST}:9/v1", Path("x"), variant))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise SystemExit(f"the {name} config (with overrides) is invalid:\n{exc}") from exc
 
     with tempfile.TemporaryDirectory(prefix="chronorelay-bench-") as tmp:
-        store_path = Path(tmp) / "relay.sqlite3"
+        store_paths = {name: Path(tmp) / f"{name}.sqlite3" for name in variants}
         profile_path = Path(tmp) / "relay.prof" if args.profile else None
         with ExitStack() as servers:
             upstream = servers.enter_context(running("upstream", {}))
-            raw = relay_raw_config(upstream.base, store_path, overrides)
             floor = servers.enter_context(running("floor", {"upstream_base": upstream.base}))
-            relay_options: dict[str, Any] = {"config": raw}
-            if profile_path is not None:
-                relay_options["profile_path"] = str(profile_path)
-            relay = servers.enter_context(running("relay", relay_options))
+            started_servers = {"direct": upstream, "floor": floor}
+            for name, variant in variants.items():
+                relay_options: dict[str, Any] = {
+                    "config": relay_raw_config(upstream.base, store_paths[name], variant)
+                }
+                if profile_path is not None and name == "relay":
+                    relay_options["profile_path"] = str(profile_path)
+                started_servers[name] = servers.enter_context(running("relay", relay_options))
             targets = [
-                Target("direct", f"{upstream.base}/chat/completions"),
-                Target("floor", f"{floor.base}/chat/completions"),
-                Target("relay", f"{relay.base}/chat/completions"),
+                Target(name, f"{server.base}/chat/completions")
+                for name, server in started_servers.items()
             ]
             started = time.perf_counter()
             samples = asyncio.run(run_load(targets, plan))
             elapsed = time.perf_counter() - started
-            memory = {
-                "direct": rss_mb(upstream.pid),
-                "floor": rss_mb(floor.pid),
-                "relay": rss_mb(relay.pid),
-            }
-        # Servers stopped: the store is closed and the profile written.
-        store_messages = count_messages(store_path)
+            memory = {name: rss_mb(server.pid) for name, server in started_servers.items()}
+        # Servers stopped: the stores are closed and the profile written.
+        store_messages = {name: count_messages(path) for name, path in store_paths.items()}
         profile_text = hotspots(profile_path, args.profile_lines) if profile_path else ""
 
     summary = {name: summarize(s) for name, s in samples.items()}
@@ -891,6 +957,7 @@ def _main(argv: Sequence[str] | None) -> int:
         },
         "plan": vars(plan) | {"load_seconds": round(elapsed, 1)},
         "relay_config_overrides": overrides,
+        "comparisons": comparisons,
         "targets": summary,
         "added_p50_ms": added,
         # RSS of each server process; "direct" is the upstream's own process.
@@ -899,7 +966,9 @@ def _main(argv: Sequence[str] | None) -> int:
         "store_messages": store_messages,
         "first_errors": {name: s.first_error for name, s in samples.items() if s.first_error},
     }
-    report["checks"] = checks(summary, added, report["rss_mb"]["relay"])
+    report["checks"] = checks(
+        summary, added, report["rss_mb"]["relay"], _clock_off_variant(overrides, comparisons)
+    )
     if args.json:
         print(json.dumps(_finite(report), indent=2))
         if args.profile:
@@ -911,6 +980,48 @@ def _main(argv: Sequence[str] | None) -> int:
             print("\nnote: the relay ran under cProfile; its timings above are inflated.\n")
             print(profile_text)
     return 1 if any(s.errors for s in samples.values()) else 0
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise SystemExit(f"{option} is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise SystemExit(f"{option} must be a JSON object")
+    return value
+
+
+def _comparisons(specs: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+    """``--compare NAME=JSON`` options as {name: overrides}; the defaults without any."""
+    if specs is None:
+        return dict(DEFAULT_COMPARISONS)
+    found: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or name in ("direct", "floor", "relay") or name in found:
+            raise SystemExit(
+                f"--compare {spec!r}: expected NAME=JSON with a new name (not direct, floor, "
+                'relay or one given before), e.g. --compare \'no-clock={"clock": '
+                '{"enabled": false}}\''
+            )
+        found[name] = _json_object(text, f"--compare {name}")
+    return found
+
+
+def _clock_off_variant(
+    overrides: Mapping[str, Any], comparisons: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """The variant that is exactly the relay with the Core Clock off, while the relay has it
+    on (what issue 3's clock budget compares); None if there is none."""
+    if deep_merge(overrides, {}).get("clock", {}).get("enabled", True) is False:
+        return None
+    clock_off = deep_merge(overrides, {"clock": {"enabled": False}})
+    for name, extra in comparisons.items():
+        if deep_merge(overrides, extra) == clock_off:
+            return name
+    return None
 
 
 if __name__ == "__main__":
