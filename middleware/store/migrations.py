@@ -342,6 +342,28 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         END;
         """,
     ),
+    (
+        10,
+        """
+        -- A turn's injected block (hundreds of bytes) was a row of a WITHOUT ROWID table
+        -- keyed by the message's fingerprint, a hash: each one landed on a random leaf of
+        -- the table itself, splitting full pages, and every commit rewrote a page per turn.
+        -- Rows now append in rowid order; only the small key lands at random, in the
+        -- UNIQUE index (which the lookups by key and ON CONFLICT use as before).
+        CREATE TABLE injections_v10 (
+            thread_key TEXT NOT NULL REFERENCES threads (thread_key) ON DELETE CASCADE,
+            fingerprint TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            at TEXT NOT NULL,
+            UNIQUE (thread_key, fingerprint, ordinal)
+        );
+        INSERT INTO injections_v10 (thread_key, fingerprint, ordinal, text, at)
+            SELECT thread_key, fingerprint, ordinal, text, at FROM injections;
+        DROP TABLE injections;
+        ALTER TABLE injections_v10 RENAME TO injections;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -410,6 +410,43 @@ async def test_migration_8_drops_the_recent_index_and_keeps_the_blocks(db_path: 
     assert ("injections_recent",) not in await sql(db_path, indexes)
 
 
+async def test_migration_10_keeps_every_block_in_a_table_with_rowids(db_path: Path) -> None:
+    """The blocks of a database from before migration 10 are all still found by key and
+    listed in order; the table now has rowids, and its key is still unique."""
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        await migrate_to(conn, 9)
+        for thread in (THREAD, "other"):
+            await conn.execute(
+                "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+                "VALUES (?, 'telegram', 'dm', ?)",
+                (thread, to_db(T0)),
+            )
+        for n, (thread, fingerprint, ordinal) in enumerate(
+            [(THREAD, "b", 0), (THREAD, "a", 1), ("other", "a", 1), (THREAD, "a", 0)]
+        ):
+            await conn.execute(
+                "INSERT INTO injections VALUES (?, ?, ?, ?, ?)",
+                (thread, fingerprint, ordinal, f"block {n}", to_db(T0 + timedelta(minutes=n))),
+            )
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        assert list((await store.injections(THREAD)).items()) == [
+            (("b", 0), "block 0"),
+            (("a", 1), "block 1"),
+            (("a", 0), "block 3"),
+        ]
+        assert await store.injections_for("other", [("a", 1), ("b", 0)]) == {("a", 1): "block 2"}
+        await store.save_injection(THREAD, "a", 1, "a second block", T0)
+        assert (await store.injections_for(THREAD, [("a", 1)])) == {("a", 1): "block 1"}
+    finally:
+        await store.close()
+    [(schema,)] = await sql(db_path, "SELECT sql FROM sqlite_master WHERE name = 'injections'")
+    assert "WITHOUT ROWID" not in schema and "UNIQUE (thread_key, fingerprint, ordinal)" in schema
+    assert await sql(db_path, "SELECT COUNT(*) FROM injections") == [(4,)]
+
+
 async def test_migration_9_moves_the_times_of_threads_stored_before_it(db_path: Path) -> None:
     """A database from before the triggers: its threads' and participants' times move on
     the first messages stored after the upgrade, and only forward."""
