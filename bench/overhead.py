@@ -1015,7 +1015,7 @@ def _clock_off_variant(
 ) -> str | None:
     """The variant that is exactly the relay with the Core Clock off, while the relay has it
     on (what issue 3's clock budget compares); None if there is none."""
-    if deep_merge(overrides, {}).get("clock", {}).get("enabled", True) is False:
+    if overrides.get("clock", {}).get("enabled", True) is False:
         return None
     clock_off = deep_merge(overrides, {"clock": {"enabled": False}})
     for name, extra in comparisons.items():

@@ -439,7 +439,7 @@ async def test_migration_10_keeps_every_block_in_a_table_with_rowids(db_path: Pa
         ]
         assert await store.injections_for("other", [("a", 1), ("b", 0)]) == {("a", 1): "block 2"}
         await store.save_injection(THREAD, "a", 1, "a second block", T0)
-        assert (await store.injections_for(THREAD, [("a", 1)])) == {("a", 1): "block 1"}
+        assert await store.injections_for(THREAD, [("a", 1)]) == {("a", 1): "block 1"}
     finally:
         await store.close()
     [(schema,)] = await sql(db_path, "SELECT sql FROM sqlite_master WHERE name = 'injections'")
