@@ -132,6 +132,13 @@ class InjectionMemory:
                 self._keep(thread, key, held.get(key))
         return {key: block.decode() for key, block in held.items()}
 
+    async def may_hold_blocks(self, thread_key: str) -> bool:
+        """Whether any message of the thread may have a block: False only for a thread
+        that memory holds whole (``complete``) and in which it holds none."""
+        thread = await self._thread(thread_key)
+        # A complete thread holds only real blocks: recall keeps no absence in one.
+        return not thread.complete or bool(thread.blocks)
+
     def remember(self, thread_key: str, key: Key, text: str) -> None:
         """Keep a block just made for the thread (the caller saves it to the store)."""
         thread = self._threads.get(thread_key)
@@ -186,6 +193,10 @@ def injection_stage(
         # temporal sections answer to the block's ceiling.
         sections = trim_sections(turn.context.sections, max_tokens) + turn.context.cards
         fresh = wrap("\n".join(sections)) if sections and newest is not None else None
+        if fresh is None and not await recorded.may_hold_blocks(turn.thread_key):
+            # Nothing to inject and no earlier block to replay (the Core Clock off, say):
+            # the body goes as it came, without fingerprinting its messages.
+            return await call_next(turn)
         forwarded = list(messages)
         users = _user_messages(messages)
         fresh_key = users[newest] if fresh is not None and newest is not None else None

@@ -232,3 +232,22 @@ async def test_held_blocks_cost_their_utf8_bytes_and_repeats_are_held_once(
         ("distinct 7", 0): distinct[7],
         ("repeated 9", 0): block,
     }
+
+
+async def test_a_thread_without_blocks_is_forwarded_as_it_came(counting: CountingStore) -> None:
+    memory = InjectionMemory(cast(Store, counting))
+    relay = Relay(counting, memory)
+    history = window(3)
+    # Nothing to inject (the Core Clock off, say) and nothing to replay: untouched.
+    assert await relay.send(history, block=False) is history
+    assert await relay.send(window(4), block=False) == window(4)
+    assert counting.probes == 1
+    assert len(memory) == 0
+
+    # Once a message had a block, a later turn with nothing new still replays it.
+    injected = await relay.send(window(5))
+    assert injected[-1] != user("message 4")
+    replayed = await relay.send(window(6), block=False)
+    assert replayed[-2] == injected[-1]
+    assert replayed[-1] == user("message 5")
+    assert counting.lookups == []
