@@ -67,13 +67,17 @@ class UpstreamError(ChronorelayError):
 
 
 class UpstreamStatusError(UpstreamError):
-    """The upstream answered with an error status; its body is passed through as-is."""
+    """The upstream answered with an error status; its body is passed through as-is, with
+    the headers a client acts on (``headers``: its type, ``Retry-After``, rate limits, the
+    request id)."""
 
-    def __init__(self, status: int, body: bytes, content_type: str, retry_after: float | None):
+    def __init__(
+        self, status: int, body: bytes, headers: dict[str, str], retry_after: float | None
+    ):
         super().__init__(f"upstream answered HTTP {status}")
         self.status = status
         self.body = body
-        self.content_type = content_type
+        self.headers = headers
         self.retry_after = retry_after
 
 

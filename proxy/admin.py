@@ -40,6 +40,7 @@ from middleware.store import ClockData, ImportCounts, Store, ThreadState, UserSt
 from middleware.types import JSON, Turn
 from proxy.assembly import awareness_settings, clock_settings
 from proxy.config import Config
+from proxy.errors import NESTED_TOO_DEEPLY
 from proxy.keys import SERVICES
 from proxy.services import Services
 
@@ -135,6 +136,11 @@ async def post_links(request: web.Request) -> web.Response:
     services = _admin(request)
     body = _validated(_LinksBody, await _read_json(request))
     keys = list(dict.fromkeys(body.user_keys))
+    for key in keys:
+        try:
+            split_user_key(key)
+        except ValueError as exc:
+            raise RequestError(str(exc)) from exc
     if len(keys) < 2:
         raise RequestError(
             "linking needs at least two different user keys, e.g. "
@@ -329,6 +335,8 @@ async def _read_json(request: web.Request) -> Any:
         raise
     except ValueError as exc:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise RequestError(NESTED_TOO_DEEPLY) from exc
 
 
 def _validated(model: type[M], data: Any) -> M:

@@ -39,6 +39,7 @@ def build_app(
     app.cleanup_ctx.append(channels_ctx)
     app.router.add_post("/v1/chat/completions", openai_api.chat_completions)
     app.router.add_get("/v1/models", openai_api.list_models)
+    app.router.add_get("/v1/models/{model}", openai_api.get_model)
     app.router.add_get("/healthz", health.healthz)
     app.router.add_get("/readyz", health.readyz)
     app.router.add_get("/metrics", health.metrics)

@@ -8,20 +8,39 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from middleware.errors import AuthError
-from proxy.config import AuthConfig, Permission
+from proxy.config import ANY_CHANNEL, ApiKey, AuthConfig, Permission
 
 ALL_PERMISSIONS: frozenset[Permission] = frozenset({"chat", "replay", "commands"})
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who sent a request: the key's name and what it may do."""
+    """Who sent a request: the key's name, what it may do, and the channels it may speak
+    for (None: any)."""
 
     name: str
     permissions: frozenset[Permission]
+    channels: frozenset[str] | None = None
+
+    @classmethod
+    def of_key(cls, key: ApiKey) -> Caller:
+        channels = None if ANY_CHANNEL in key.channels else frozenset(key.channels)
+        return cls(key.name, frozenset(key.permissions), channels)
+
+    def check_channel(self, channel: str) -> None:
+        """Raises ``AuthError`` (403) unless the caller may speak for ``channel``."""
+        if self.channels is not None and channel not in self.channels:
+            allowed = ", ".join(sorted(self.channels))
+            raise AuthError(
+                f"the API key '{self.name}' may not speak for channel '{channel}' "
+                f"(it may for: {allowed}); add the channel to that key's channels "
+                "in [auth] keys, or drop X-Chronorelay-Channel",
+                status=403,
+            )
 
 
-# Who calls an open relay (no keys configured). Frozen, so one instance serves every request.
+# Who calls an open relay (no keys configured): loopback only, so trusted with everything.
+# Frozen, so one instance serves every request.
 _LOCAL = Caller("local", ALL_PERMISSIONS)
 
 
@@ -33,9 +52,7 @@ class Authenticator:
     """
 
     def __init__(self, config: AuthConfig) -> None:
-        self._keys = [
-            (k.key.encode(), Caller(k.name, frozenset(k.permissions))) for k in config.keys
-        ]
+        self._keys = [(k.key.encode(), Caller.of_key(k)) for k in config.keys]
         self._admin = config.admin_token.encode()
 
     @property
@@ -47,9 +64,7 @@ class Authenticator:
             return _LOCAL
         token = _bearer(request)
         if token is None:
-            raise AuthError(
-                "missing API key: send 'Authorization: Bearer <key>' with a key from [auth] keys"
-            )
+            raise AuthError(_missing_key(request))
         for key, caller in self._keys:
             if hmac.compare_digest(key, token):
                 if needs not in caller.permissions:
@@ -69,6 +84,16 @@ class Authenticator:
         token = _bearer(request)
         if token is None or not hmac.compare_digest(self._admin, token):
             raise AuthError("admin requests need 'Authorization: Bearer <[auth] admin_token>'")
+
+
+def _missing_key(request: web.Request) -> str:
+    scheme = request.headers.get("Authorization", "").partition(" ")[0]
+    if scheme and scheme.lower() != "bearer":
+        return (
+            f"the Authorization header uses the '{scheme}' scheme; send "
+            "'Authorization: Bearer <key>' with a key from [auth] keys"
+        )
+    return "missing API key: send 'Authorization: Bearer <key>' with a key from [auth] keys"
 
 
 def _bearer(request: web.Request) -> bytes | None:

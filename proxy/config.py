@@ -83,10 +83,18 @@ class StoreConfig(_Section):
 Permission = Literal["chat", "replay", "commands"]
 
 
+ANY_CHANNEL = "*"
+
+
 class ApiKey(_Section):
     name: Annotated[str, Field(min_length=1)]
     key: Annotated[str, Field(min_length=16)]
     permissions: list[Permission] = Field(default_factory=lambda: list[Permission](["chat"]))
+    # The channels the key may speak for (X-Chronorelay-Channel); "*" is any. Speaking for
+    # "telegram" means naming Telegram users, whose memory and data the relay then serves.
+    channels: list[Annotated[str, Field(pattern=r"^([A-Za-z0-9_.-]{1,64}|\*)$")]] = Field(
+        default_factory=lambda: ["api"], min_length=1
+    )
 
 
 class AuthConfig(_Section):

@@ -9,47 +9,74 @@ from aiohttp.typedefs import Handler
 
 from middleware.errors import ChronorelayError, RequestError, StoreError, UpstreamError
 from middleware.types import JSON
+from proxy.keys import SERVICES
 
 log = logging.getLogger(__name__)
+
+# A body nested past the JSON reader's recursion limit (about a thousand levels).
+NESTED_TOO_DEEPLY = "the request body is nested too deeply to read; flatten it"
 
 
 def error_body(message: str, code: str, kind: str | None = None) -> JSON:
     return {"error": {"message": message, "type": kind or code, "param": None, "code": code}}
 
 
-def error_response(status: int, message: str, code: str) -> web.Response:
-    return web.json_response(error_body(message, code), status=status)
+def error_response(
+    status: int, message: str, code: str, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.json_response(error_body(message, code), status=status, headers=headers)
 
 
 @web.middleware
 async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except RequestError as exc:
+    except Exception as exc:
+        return response_for(request, exc)
+
+
+def response_for(request: web.Request, exc: Exception) -> web.Response:
+    """The error response for ``exc``; re-raises what is not an error (a redirect, a
+    connection the client already dropped)."""
+    if isinstance(exc, RequestError):
         return error_response(exc.status, str(exc), exc.code)
-    except UpstreamError as exc:
+    if isinstance(exc, UpstreamError):
         log.warning("upstream error on %s: %s", request.path, exc)
         return error_response(exc.status, str(exc), exc.code)
-    except StoreError as exc:
+    if isinstance(exc, StoreError):
         log.error("store error on %s: %s", request.path, exc)
         return error_response(503, f"the relay's store is unavailable: {exc}", "store_error")
-    except ChronorelayError as exc:
+    if isinstance(exc, ChronorelayError):
         log.error("error on %s: %s", request.path, exc)
         return error_response(500, str(exc), "relay_error")
-    except web.HTTPException as exc:
+    if isinstance(exc, web.HTTPException):
         if exc.status < 400:
-            raise
-        return error_response(exc.status, exc.reason, _code_for(exc.status))
-    except (ConnectionResetError, web.HTTPClientError):
-        raise
-    except Exception:
-        log.exception("unexpected error on %s", request.path)
-        return error_response(
-            500, "internal relay error; the details are in the relay's log", "internal_error"
-        )
-
-
-def _code_for(status: int) -> str:
-    return {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(
-        status, "http_error"
+            raise exc
+        return _framework_error(request, exc)
+    if isinstance(exc, ConnectionResetError):
+        raise exc
+    log.error("unexpected error on %s", request.path, exc_info=exc)
+    return error_response(
+        500, "internal relay error; the details are in the relay's log", "internal_error"
     )
+
+
+def _framework_error(request: web.Request, exc: web.HTTPException) -> web.Response:
+    """aiohttp's own refusals (no route, wrong method, body too large), said plainly."""
+    headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+    if isinstance(exc, web.HTTPMethodNotAllowed):
+        allowed = ", ".join(sorted(exc.allowed_methods)) or "none"
+        message = f"{request.method} is not allowed on {request.path}; use {allowed}"
+        return error_response(405, message, "method_not_allowed", headers)
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        limit = request.app[SERVICES].config.server.max_body_bytes
+        message = (
+            f"the request body is larger than the relay accepts ({limit} bytes); "
+            "send less, or raise [server] max_body_bytes"
+        )
+        return error_response(413, message, "request_too_large")
+    if isinstance(exc, web.HTTPNotFound):
+        return error_response(
+            404, f"no such endpoint: {request.method} {request.path}", "not_found"
+        )
+    return error_response(exc.status, exc.reason, "http_error", headers)

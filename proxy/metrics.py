@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
+# The channels the relay serves itself, and the API's default.
+BUILT_IN_CHANNELS = ("api", "terminal", "telegram", "discord")
+
 
 class Metrics:
     """The relay's counters and histograms."""
 
-    def __init__(self) -> None:
+    def __init__(self, channels: Iterable[str] = ()) -> None:
+        """``channels``: the channel names counted under their own label besides the
+        built-in ones; any other name a client sends is counted as ``other``, so callers
+        cannot grow the number of series."""
+        self._channels = frozenset({*BUILT_IN_CHANNELS, *channels})
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "chronorelay_requests",
@@ -51,7 +60,8 @@ class Metrics:
         """One chat request on ``channel`` answered with ``status``."""
         child = self._request_children.get((channel, status))
         if child is None:
-            child = self._request_children[channel, status] = self.requests.labels(channel, status)
+            label = channel if channel in self._channels else "other"
+            child = self._request_children[channel, status] = self.requests.labels(label, status)
         child.inc()
 
     def count_error(self, kind: str) -> None:

@@ -6,25 +6,36 @@ the ``X-Chronorelay-*`` headers (DESIGN.md "Public contract").
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
 from contextlib import aclosing
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from middleware import json_codec
-from middleware.errors import AuthError, RequestError, UpstreamError, UpstreamStatusError
+from middleware.errors import (
+    AuthError,
+    NotFoundError,
+    RequestError,
+    UpstreamError,
+    UpstreamStatusError,
+)
 from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
-from proxy.errors import error_body
+from proxy.completions import completion_body, completion_stream
+from proxy.errors import NESTED_TOO_DEEPLY, error_body, response_for
 from proxy.keys import SERVICES
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ID = re.compile(r"^[^\s:]{1,256}$")
+# How far ahead of the relay's clock a replayed instant may be (the sender's clock skew).
+REPLAY_SKEW = timedelta(minutes=5)
 
 
 class _Message(BaseModel):
@@ -38,31 +49,38 @@ class _ChatRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     messages: list[_Message] = Field(min_length=1)
-    stream: bool = False
+    stream: StrictBool | None = None
     model: str | None = None
     user: str | None = None
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
+    """Every answer, the relay's own refusals included, is counted by channel and status."""
+    metrics = request.app[SERVICES].metrics
+    channel = request.headers.get("X-Chronorelay-Channel", "api")
+    try:
+        response = await _chat_completions(request)
+    except Exception as exc:
+        response = response_for(request, exc)
+    metrics.count_request(channel, str(response.status))
+    return response
+
+
+async def _chat_completions(request: web.Request) -> web.StreamResponse:
     services = request.app[SERVICES]
     caller = services.auth.caller(request, "chat")
     body = await _read_body(request)
     turn = _turn_from_request(request, body, caller, services.clock.now())
     turn.commands_allowed = services.config.server.api_commands and "commands" in caller.permissions
-    channel = turn.channel
     try:
         reply = await services.pipeline(turn)
     except UpstreamStatusError as exc:
-        services.metrics.count_request(channel, str(exc.status))
         services.metrics.count_error("upstream_status")
-        return web.Response(
-            status=exc.status, body=exc.body, headers={"Content-Type": exc.content_type}
-        )
+        return web.Response(status=exc.status, body=exc.body, headers=exc.headers)
     except UpstreamError:
         services.metrics.count_error("upstream")
         raise
     services.metrics.injected_tokens.inc(turn.context.tokens)
-    services.metrics.count_request(channel, "200")
     headers = {
         "X-Chronorelay-Thread-Key": turn.thread_key,
         "X-Chronorelay-Injected-Tokens": str(turn.context.tokens),
@@ -75,19 +93,34 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return web.Response(
             body=reply.body, headers={**headers, "Content-Type": reply.content_type}
         )
-    return _relay_made(request, turn, reply, headers)
+    return await _relay_made(request, turn, reply, headers)
 
 
 async def list_models(request: web.Request) -> web.Response:
+    return web.json_response({"object": "list", "data": _models(request)})
+
+
+async def get_model(request: web.Request) -> web.Response:
+    """``GET /v1/models/{model}``: one of the listed models (the SDK's ``models.retrieve``)."""
+    wanted = request.match_info["model"]
+    for model in _models(request):
+        if model["id"] == wanted:
+            return web.json_response(model)
+    raise NotFoundError(
+        f"the relay serves no model '{wanted}'; GET /v1/models lists the ones it serves"
+    )
+
+
+def _models(request: web.Request) -> list[JSON]:
     services = request.app[SERVICES]
     services.auth.caller(request, "chat")
     upstream = services.config.upstream
-    models = [upstream.model, *(f.model for f in upstream.fallbacks if f.model)]
+    names = dict.fromkeys([upstream.model, *(f.model for f in upstream.fallbacks if f.model)])
     created = int(services.clock.now().timestamp())
-    data = [
-        {"id": m, "object": "model", "created": created, "owned_by": "chronorelay"} for m in models
+    return [
+        {"id": name, "object": "model", "created": created, "owned_by": "chronorelay"}
+        for name in names
     ]
-    return web.json_response({"object": "list", "data": data})
 
 
 async def _read_body(request: web.Request) -> JSON:
@@ -98,6 +131,8 @@ async def _read_body(request: web.Request) -> JSON:
         raise
     except ValueError as exc:
         raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise RequestError(NESTED_TOO_DEEPLY) from exc
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object with a 'messages' list")
     if _plainly_valid(body):
@@ -126,7 +161,7 @@ def _plainly_valid(body: JSON) -> bool:
         if content is not None and not isinstance(content, str | list):
             return False
     return (
-        isinstance(body.get("stream", False), bool)
+        isinstance(body.get("stream"), bool | None)
         and isinstance(body.get("model", ""), str | None)
         and isinstance(body.get("user", ""), str | None)
     )
@@ -137,22 +172,22 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
     channel = headers.get("X-Chronorelay-Channel", "api")
     if not _NAME.match(channel):
         raise RequestError("X-Chronorelay-Channel must be 1-64 letters, digits, '_', '.' or '-'")
-    user_id = headers.get("X-Chronorelay-User") or body.get("user") or caller.name
-    if not isinstance(user_id, str) or not _ID.match(user_id):
-        raise RequestError(
-            "the user id (X-Chronorelay-User or body 'user') must be 1-256 "
-            "characters without spaces or ':'"
-        )
+    caller.check_channel(channel)
+    user_id = headers.get("X-Chronorelay-User")
+    if user_id is None:
+        user_id = _body_user_id(body.get("user")) or caller.name
+    elif not _ID.match(user_id):
+        raise RequestError("X-Chronorelay-User must be 1-256 characters without spaces or ':'")
     thread_id = headers.get("X-Chronorelay-Thread") or user_id
     if not _ID.match(thread_id):
         raise RequestError("X-Chronorelay-Thread must be 1-256 characters without spaces or ':'")
-    chat_type = headers.get("X-Chronorelay-Chat-Type", "dm")
+    chat_type = headers.get("X-Chronorelay-Chat-Type", "dm").lower()
     if chat_type not in ("dm", "group"):
         raise RequestError("X-Chronorelay-Chat-Type must be 'dm' or 'group'")
     received_at = now
     replay = headers.get("X-Chronorelay-Received-At")
     if replay is not None:
-        received_at = _replay_instant(replay, caller)
+        received_at = _replay_instant(replay, caller, now)
     return Turn(
         channel=channel,
         thread_id=thread_id,
@@ -166,7 +201,21 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
     )
 
 
-def _replay_instant(value: str, caller: Caller) -> datetime:
+def _body_user_id(user: object) -> str | None:
+    """The body's ``user`` as a platform user id. OpenAI takes any string there, so one
+    that is not an id as it stands ("bob smith", "org:123") is percent-encoded, and a
+    longer one stands as its hash: the same ``user`` is always the same person."""
+    if not isinstance(user, str) or not user:
+        return None
+    if _ID.match(user):
+        return user
+    quoted = quote(user, safe="")
+    if len(quoted) <= 256:
+        return quoted
+    return "sha256-" + hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _replay_instant(value: str, caller: Caller, now: datetime) -> datetime:
     if "replay" not in caller.permissions:
         raise AuthError(
             f"the API key '{caller.name}' may not set X-Chronorelay-Received-At; "
@@ -183,7 +232,18 @@ def _replay_instant(value: str, caller: Caller) -> datetime:
         raise RequestError(
             "X-Chronorelay-Received-At needs an offset (e.g. 2026-11-21T16:40:00+01:00 or …Z)"
         )
-    return instant.astimezone(UTC)
+    try:
+        instant = instant.astimezone(UTC)
+    except OverflowError as exc:
+        raise RequestError(
+            f"X-Chronorelay-Received-At is out of range once in UTC: {value!r}"
+        ) from exc
+    if instant > now + REPLAY_SKEW:
+        raise RequestError(
+            f"X-Chronorelay-Received-At is in the future ({value}; the relay's clock says "
+            f"{now.isoformat(timespec='seconds')}): replay messages that were already sent"
+        )
+    return instant
 
 
 def _newest_role(messages: list[Any]) -> str | None:
@@ -241,18 +301,21 @@ async def _stream_out(
     return response
 
 
-def _relay_made(
+async def _relay_made(
     request: web.Request, turn: Turn, reply: Reply, headers: dict[str, str]
 ) -> web.StreamResponse:
-    """A reply the relay wrote itself (e.g. a chat command), shaped like a completion."""
+    """A reply the relay wrote itself (e.g. a chat command), shaped like a completion, and
+    streamed when the client asked for a stream."""
     created = int(time.time())
-    message = {"role": "assistant", "content": reply.text}
-    body = {
+    envelope = {
         "id": f"chatcmpl-relay-{created}",
-        "object": "chat.completion",
         "created": created,
         "model": str(turn.body.get("model") or "chronorelay"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
-    return web.json_response(body, headers=headers)
+    if turn.body.get("stream"):
+        stream = completion_stream(envelope, reply.text, turn.body)
+        return await _stream_out(request, stream, headers)
+    return web.Response(
+        body=completion_body(envelope, reply.text),
+        headers={**headers, "Content-Type": "application/json"},
+    )

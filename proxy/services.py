@@ -15,7 +15,7 @@ from middleware.store.sqlite import SqliteStore
 from middleware.types import Upstream
 from proxy.assembly import build_pipeline, continuity_service
 from proxy.auth import Authenticator
-from proxy.config import Config
+from proxy.config import ANY_CHANNEL, Config
 from proxy.inspect_upstream import InspectUpstream
 from proxy.metrics import Metrics
 from proxy.upstream import HttpUpstream
@@ -51,7 +51,9 @@ async def open_services(
 ) -> AsyncIterator[Services]:
     """Open the store and upstream, build the pipeline; close both on exit."""
     clock = clock or SystemClock()
-    metrics = Metrics()
+    metrics = Metrics(
+        channels=[c for k in config.auth.keys for c in k.channels if c != ANY_CHANNEL]
+    )
     store = store or SqliteStore(
         Path(config.store.path), commit_delay=config.store.commit_delay_ms / 1000
     )

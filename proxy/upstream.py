@@ -11,7 +11,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -169,7 +169,7 @@ class HttpUpstream:
                 raise UpstreamStatusError(
                     response.status,
                     raw,
-                    response.headers.get("Content-Type", "application/json"),
+                    _passed_on(response.headers),
                     _retry_after(response.headers.get("Retry-After")),
                 )
             if stream:
@@ -230,6 +230,16 @@ def _headers(target: Target) -> dict[str, str]:
 
 def _json_type(response: aiohttp.ClientResponse) -> str:
     return response.headers.get("Content-Type", "application/json")
+
+
+# An error's headers a client acts on: when to retry, its rate limits, what to quote.
+_PASSED_ON = ("retry-after", "retry-after-ms", "x-request-id", "x-ratelimit-")
+
+
+def _passed_on(headers: Mapping[str, str]) -> dict[str, str]:
+    kept = {name: value for name, value in headers.items() if name.lower().startswith(_PASSED_ON)}
+    kept["Content-Type"] = headers.get("Content-Type", "application/json")
+    return kept
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import pytest
 
+from middleware.clock.source import FakeClock
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -321,8 +323,10 @@ async def test_group_times_are_flagged_when_clocks_are_far_apart(
 
 
 async def test_the_same_words_a_day_later_get_a_fresh_block(
-    relay: RunningServer, fake_upstream: FakeUpstream
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
+    # Both instants are replayed, so both must be past for the relay's clock.
+    relay = await relay_factory(fake_clock=FakeClock(datetime(2026, 12, 1, tzinfo=UTC)))
     # A client that sends only the newest message: equal text, different moments.
     await chat(relay, "hi", at="2026-11-21T10:00:00Z", thread="stateless")
     first = block(fake_upstream)

@@ -6,7 +6,7 @@ from proxy.metrics import Metrics
 
 
 def test_count_request_accumulates_per_channel_and_status() -> None:
-    metrics = Metrics()
+    metrics = Metrics(channels=["slack"])
     metrics.count_request("api", "200")
     metrics.count_request("api", "200")
     metrics.count_request("slack", "200")

@@ -1,0 +1,234 @@
+"""The HTTP edge on what clients get wrong or do unusually: every answer is a clear,
+OpenAI-shaped one, and nothing a client sends can claim what its key may not."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDict
+
+from proxy.server import RunningServer
+from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream, Scripted
+
+URL = "/v1/chat/completions"
+AGENT_KEY = "agent-key-0123456789"
+TELEGRAM_KEY = "bridge-key-0123456789"
+ADMIN = "admin-token-0123456789"
+HELLO = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+
+
+def _keys(**extra: Any) -> dict[str, Any]:
+    return {
+        "keys": [
+            {"name": "agent", "key": AGENT_KEY, "permissions": ["chat", "replay", "commands"]},
+            {"name": "bridge", "key": TELEGRAM_KEY, "channels": ["telegram"]},
+        ],
+        **extra,
+    }
+
+
+async def _post(
+    relay: RunningServer,
+    body: Any,
+    headers: dict[str, str] | None = None,
+    key: str | None = AGENT_KEY,
+    path: str = URL,
+) -> tuple[int, CIMultiDict[str], bytes]:
+    sent = dict(headers or {})
+    if key is not None:
+        sent.setdefault("Authorization", f"Bearer {key}")
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{relay.url}{path}", data=data, headers=sent) as response:
+            return response.status, CIMultiDict(response.headers), await response.read()
+
+
+def _message(raw: bytes) -> str:
+    message = json.loads(raw)["error"]["message"]
+    assert isinstance(message, str)
+    return message
+
+
+async def test_a_key_speaks_only_for_its_channels(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(auth=_keys())
+    as_telegram = {"X-Chronorelay-Channel": "telegram", "X-Chronorelay-User": "42"}
+    status, _, raw = await _post(relay, HELLO, as_telegram)
+    assert status == 403
+    assert "may not speak for channel 'telegram'" in _message(raw)
+    assert "channels" in _message(raw)
+    assert fake_upstream.requests == []  # refused before anything was recorded or sent
+
+    status, headers, _ = await _post(relay, HELLO, as_telegram, key=TELEGRAM_KEY)
+    assert status == 200
+    assert headers["X-Chronorelay-Thread-Key"] == "agent:main:telegram:dm:42"
+    status, _, raw = await _post(relay, HELLO, key=TELEGRAM_KEY)  # "api" is not its channel
+    assert status == 403
+
+
+async def test_an_open_loopback_relay_trusts_every_channel(relay: RunningServer) -> None:
+    status, headers, _ = await _post(
+        relay, HELLO, {"X-Chronorelay-Channel": "discord", "X-Chronorelay-User": "7"}, key=None
+    )
+    assert status == 200
+    assert headers["X-Chronorelay-Thread-Key"] == "agent:main:discord:dm:7"
+
+
+async def test_an_openai_user_field_that_is_no_id_still_names_one_person(
+    relay: RunningServer,
+) -> None:
+    keys = []
+    for user in ("bob smith", "org:123", "bob smith", "x" * 300):
+        status, headers, raw = await _post(relay, {**HELLO, "user": user}, key=None)
+        assert status == 200, raw
+        keys.append(headers["X-Chronorelay-Thread-Key"])
+    assert keys[0] == "agent:main:api:bob%20smith"
+    assert keys[1] == "agent:main:api:org%3A123"
+    assert keys[2] == keys[0]
+    assert keys[3].startswith("agent:main:api:sha256-")
+    status, _, raw = await _post(relay, HELLO, {"X-Chronorelay-User": "bob smith"}, key=None)
+    assert status == 400  # the header is the relay's own contract: said exactly
+    assert "X-Chronorelay-User" in _message(raw)
+
+
+async def test_chat_type_is_read_in_any_case(relay: RunningServer) -> None:
+    status, headers, _ = await _post(
+        relay, HELLO, {"X-Chronorelay-Chat-Type": "GROUP", "X-Chronorelay-Thread": "g"}, key=None
+    )
+    assert status == 200
+    assert headers["X-Chronorelay-Thread-Key"] == "agent:main:api:g"
+
+
+async def test_stream_must_be_a_real_boolean_or_null(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    status, _, raw = await _post(relay, {**HELLO, "stream": "false"}, key=None)
+    assert status == 400
+    assert "stream" in _message(raw)
+    status, headers, raw = await _post(relay, {**HELLO, "stream": None}, key=None)
+    assert status == 200
+    assert headers["Content-Type"].startswith("application/json")
+    assert json.loads(raw)["object"] == "chat.completion"
+    assert fake_upstream.last.body["stream"] is None  # forwarded as the client sent it
+
+
+async def test_replayed_instants_out_of_range_or_ahead_are_refused(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(auth=_keys())
+    for value, says in (
+        ("0001-01-01T00:00:00+14:00", "out of range"),
+        ("9999-12-31T20:00:00-05:00", "out of range"),
+        ("9999-12-31T23:59:59Z", "in the future"),
+    ):
+        status, _, raw = await _post(relay, HELLO, {"X-Chronorelay-Received-At": value})
+        assert status == 400, raw
+        assert says in _message(raw)
+    assert fake_upstream.requests == []
+
+
+async def test_a_body_nested_too_deeply_is_a_400(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(auth={"admin_token": ADMIN})
+    deep = b'{"messages":[{"role":"user","content":"hi","x":' + b"[" * 100_000
+    deep += b"]" * 100_000 + b"}]}"
+    status, _, raw = await _post(relay, deep, key=None)
+    assert status == 400
+    assert "nested too deeply" in _message(raw)
+    status, _, raw = await _post(relay, deep, key=ADMIN, path="/admin/links")
+    assert status == 400
+    assert "nested too deeply" in _message(raw)
+
+
+async def test_admin_links_refuse_what_is_not_a_user_key(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(auth={"admin_token": ADMIN})
+    body = {"user_keys": ["nocolon", "api:ana"]}
+    status, _, raw = await _post(relay, body, key=ADMIN, path="/admin/links")
+    assert status == 400
+    assert "'nocolon' is not a user key" in _message(raw)
+
+
+async def test_framework_refusals_say_what_to_do(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(server={"max_body_bytes": 1024})
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}{URL}") as response:
+            assert response.status == 405
+            assert response.headers["Allow"] == "POST"
+            assert "use POST" in _message(await response.read())
+    status, _, raw = await _post(relay, {**HELLO, "pad": "x" * 2048}, key=None)
+    assert status == 413
+    assert "1024 bytes" in _message(raw)
+    assert "[server] max_body_bytes" in _message(raw)
+
+
+async def test_a_basic_scheme_is_told_to_use_bearer(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(auth=_keys())
+    status, _, raw = await _post(relay, HELLO, {"Authorization": f"Basic {AGENT_KEY}"})
+    assert status == 401
+    assert "'Basic' scheme" in _message(raw)
+
+
+async def test_one_model_can_be_retrieved(relay: RunningServer) -> None:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/v1/models/fake-model") as response:
+            assert response.status == 200
+            assert (await response.json())["id"] == "fake-model"
+        async with http.get(f"{relay.url}/v1/models/other") as response:
+            assert response.status == 404
+            assert "GET /v1/models" in _message(await response.read())
+
+
+async def test_every_answer_is_counted_under_a_bounded_channel(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory()
+    await _post(relay, b"not json", key=None)
+    await _post(relay, HELLO, {"X-Chronorelay-Channel": "made-up-1"}, key=None)
+    await _post(relay, HELLO, {"X-Chronorelay-Channel": "made-up-2"}, key=None)
+    fake_upstream.failures.append(Scripted(400, {"error": {"message": "bad"}}))
+    await _post(relay, HELLO, key=None)
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/metrics") as response:
+            text = await response.text()
+    assert 'chronorelay_requests_total{channel="api",status="400"} 2.0' in text
+    assert 'chronorelay_requests_total{channel="other",status="200"} 2.0' in text
+    assert "made-up" not in text
+
+
+async def test_an_upstream_refusal_keeps_the_headers_clients_act_on(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    limits = {"Retry-After": "120", "x-ratelimit-remaining-requests": "0", "x-request-id": "r1"}
+    fake_upstream.failures.append(Scripted(429, {"error": {"message": "slow down"}}, limits))
+    status, headers, raw = await _post(relay, HELLO, key=None)
+    assert status == 429
+    assert json.loads(raw)["error"]["message"] == "slow down"
+    assert headers["Retry-After"] == "120"
+    assert headers["x-ratelimit-remaining-requests"] == "0"
+    assert headers["X-Request-Id"] == "r1"
+    assert "Set-Cookie" not in headers
+
+
+async def test_a_reply_the_relay_makes_itself_is_streamed_when_asked(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(server={"api_commands": True})
+    body = {
+        "model": "m",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [{"role": "user", "content": "/time"}],
+    }
+    status, headers, raw = await _post(relay, body, key=None)
+    assert status == 200
+    assert headers["Content-Type"] == "text/event-stream"
+    events = [line.removeprefix("data: ") for line in raw.decode().split("\n\n") if line]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+    assert "UTC" in text  # /time's answer, not the upstream's
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 0
+    assert fake_upstream.requests == []
