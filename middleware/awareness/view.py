@@ -162,6 +162,8 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
             if closed is not None:
                 ops.append(_close(closed))
                 lines.append(wording.closed(closed, now))
+                # Done now: no cue or check-in may ask whether it happened.
+                visible = [a for a in visible if a.id != closed.id]
         report = detect_duration_report(turn.text)
         if report is not None:
             ops.append(lambda d: replace(d, calibration=calibrate(d.calibration, report, now=now)))

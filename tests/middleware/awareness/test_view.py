@@ -77,3 +77,17 @@ def test_nothing_applies_means_no_lines_and_no_writes() -> None:
     assert view.lines == ()
     assert view.ops == ()
     assert view.kind_change is None and view.reply is None
+
+
+def test_an_action_the_message_closes_is_not_asked_about_in_the_same_block() -> None:
+    gym = action(
+        label="Go to the gym",
+        activity="gym",
+        source="auto",
+        recorded_at=NOW - timedelta(hours=2),
+        expires_at=NOW + timedelta(hours=22),
+    )
+    view = awareness_view(turn("back. I'm so sore", prior_with(gym)), AwarenessSettings())
+    assert any("done with" in line and "Go to the gym" in line for line in view.lines)
+    assert not any("did you end up going" in line for line in view.lines)
+    assert not any("Check-in" in line and "Go to the gym" in line for line in view.lines)
