@@ -53,6 +53,7 @@ def new_action(
     max_ttl: timedelta,
     quote: str | None,
     action_id: str,
+    start: datetime | None = None,
 ) -> Action:
     """An action recorded ``now`` from what was detected (§6.3, §6.4).
 
@@ -62,6 +63,11 @@ def new_action(
     ``project_ttl``. The TTL is clamped to ``max_ttl``, and expiry is never before the
     expected maximum duration has passed (a 12h-max activity outlives a shorter TTL).
     A non-temporal item is a ``note`` with no duration window.
+
+    ``start``, a later instant the user gave for a planned action, is the user's longer
+    horizon (§6.4): the TTL and the maximum duration count from it rather than from
+    ``now``, but expiry stays within ``max_ttl`` of ``now``. A ``start`` that is not
+    after ``now``, or given for an action already under way, is ignored.
     """
     template = TEMPLATES.get(detected.activity or "") if detected.temporal else None
     typical: int | None = None
@@ -72,9 +78,14 @@ def new_action(
         ttl = min(ttl, template.ttl)
     if project and detected.activity not in _SHORT_LIVED:
         ttl = project_ttl
-    expires = now + min(ttl, max_ttl)
+    if start is not None and (start <= now or detected.status != "planned"):
+        start = None
+    opens = start or now
+    expires = opens + ttl
     if maximum is not None:
-        expires = max(expires, now + timedelta(minutes=maximum))
+        expires = max(expires, opens + timedelta(minutes=maximum))
+    # The ceiling, whatever the user said (a 12h-max activity still outlives a shorter one).
+    expires = min(expires, now + max(max_ttl, timedelta(minutes=maximum or 0)))
     return Action(
         id=action_id,
         label=detected.label,
@@ -90,6 +101,7 @@ def new_action(
         expected_max_minutes=maximum,
         scope=scope,
         quote=quote,
+        start_at=start,
     )
 
 

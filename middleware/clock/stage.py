@@ -145,7 +145,7 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
             view = await clock_view(store, turn, settings)
             turn.context.sections.insert(0, view.block)
             turn.audience = view.audience
-            turn.mentions_time = bool(view.expressions)
+            turn.time_expressions = view.expressions
         return await call_next(turn)
 
     return clock

@@ -46,6 +46,7 @@ def create(
     project_ttl: timedelta = timedelta(days=7),
     max_ttl: timedelta = timedelta(days=30),
     source: Source = "auto",
+    start: datetime | None = None,
 ) -> Action:
     return new_action(
         detected,
@@ -61,6 +62,7 @@ def create(
         max_ttl=max_ttl,
         quote=None,
         action_id="act_1",
+        start=start,
     )
 
 
@@ -154,6 +156,45 @@ def test_status_moves_with_time_at_exact_boundaries() -> None:
     assert created.status_at(created.expires_at - timedelta(seconds=1)) == "likely_done"
     assert created.status_at(created.expires_at) == "expired"
     assert not created.is_open(created.expires_at)
+
+
+CALL = DetectedAction("Call the bank", "call", "planned", True)  # typical 20 min
+TOMORROW_9 = datetime(2026, 2, 10, 9, 0, tzinfo=UTC)
+
+
+def test_a_later_start_opens_the_window_and_the_ttl_then() -> None:
+    created = create(CALL, start=TOMORROW_9)
+    assert created.start_at == TOMORROW_9
+    assert created.expires_at == datetime(2026, 2, 11, 9, 0, tzinfo=UTC)  # start + 24h
+    # Planned until it begins, likely done only a typical duration after that.
+    assert created.status_at(TOMORROW_9 - timedelta(seconds=1)) == "planned"
+    assert not created.has_started(TOMORROW_9 - timedelta(seconds=1))
+    assert created.has_started(TOMORROW_9)
+    assert created.status_at(TOMORROW_9 + timedelta(minutes=19)) == "planned"
+    assert created.status_at(TOMORROW_9 + timedelta(minutes=20)) == "likely_done"
+
+
+def test_a_start_counts_only_for_a_planned_action_still_ahead() -> None:
+    past = create(CALL, start=NOW - timedelta(minutes=1))
+    assert past.start_at is None and past.expires_at == NOW + timedelta(days=1)
+    under_way = create(GYM, start=NOW + timedelta(hours=3))  # "heading to the gym, back in 3h"
+    assert under_way.start_at is None and under_way.expires_at == NOW + timedelta(days=1)
+
+
+def test_a_far_start_still_expires_within_max_ttl() -> None:
+    created = create(CALL, start=NOW + timedelta(days=40), max_ttl=timedelta(days=30))
+    assert created.expires_at == NOW + timedelta(days=30)
+
+
+def test_the_start_is_stored_and_old_entries_without_one_still_load() -> None:
+    created = create(CALL, start=TOMORROW_9)
+    stored = created.to_json()
+    assert stored["start_iso"] == "2026-02-10T09:00:00+00:00"
+    assert Action.from_json(stored) == created
+    del stored["start_iso"]
+    old = Action.from_json(stored)
+    assert old.start_at is None and old.has_started(NOW)
+    assert old.status_at(NOW + timedelta(minutes=20)) == "likely_done"
 
 
 # --- add_action: precedence -----------------------------------------------------------
