@@ -188,7 +188,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         mode=mode,
         thread_kind=kind,
         chat_type=turn.chat_type,
-        elapsed=_since(now, prior.thread_last_interaction_at),
+        elapsed=_since(now, prior.last_interaction_seen_at(now)),
         elapsed_any_channel=_since(now, prior.any_channel_at),
         has_open_action=bool(visible),
         mentions_time=mentions_time,
@@ -345,6 +345,7 @@ def _set_override(key: str, value: object) -> ClockOp:
 
 
 def _since(now: datetime, then: datetime | None) -> timedelta | None:
+    # None: a first message, or one replayed out of order (no meaningful gap).
     if then is None or then > now:
         return None
     return now - then

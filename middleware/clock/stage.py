@@ -114,7 +114,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             )
     if turn.channel == "discord":
         audience = DiscordAudience()
-    last_here = prior.thread_last_interaction_at
+    last_here = prior.last_interaction_seen_at(now)
     facts = TemporalFacts(
         now=now,
         zone=resolution.zone,

@@ -102,6 +102,23 @@ async def test_zone_elapsed_and_gap_hint(relay: RunningServer, fake_upstream: Fa
     assert "Gap: a new day since the last interaction" in text
 
 
+async def test_a_message_sent_while_the_reply_was_written_is_not_out_of_order(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    # The reply is stamped when the answer ends, after the next message was sent.
+    fake_upstream.delay = 0.3
+    await chat(relay, "first thought", at="2026-11-21T10:00:00Z")
+    fake_upstream.delay = 0
+    await chat(relay, "and a second one", at="2026-11-21T10:00:00.100Z")
+    text = block(fake_upstream)
+    assert "out of order" not in text
+    assert "Last message here: just now (Sat 21 Nov 11:00)." in text
+    # A message dated before the thread's last user message still is.
+    await chat(relay, "an old one", at="2026-11-21T09:30:00Z")
+    assert "Latest message here is dated later" in block(fake_upstream)
+
+
 async def test_explicit_zone_wins_and_times_are_anchored(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

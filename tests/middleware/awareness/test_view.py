@@ -77,3 +77,27 @@ def test_nothing_applies_means_no_lines_and_no_writes() -> None:
     assert view.lines == ()
     assert view.ops == ()
     assert view.kind_change is None and view.reply is None
+
+
+def test_a_reply_stamped_after_the_message_leaves_an_elapsed_of_zero() -> None:
+    # The previous message at NOW - 1s, its reply stamped when it ended, at NOW + 1s.
+    quick = CheckinsPolicy(
+        rules=[
+            CheckinRule.model_validate(
+                {"id": "quick", "when": {"elapsed_lt": "PT5M"}, "then": {"offer_recap": True}}
+            )
+        ]
+    )
+    answered = PriorState(
+        thread_last_interaction_at=NOW + timedelta(seconds=1),
+        thread_last_user_message_at=NOW - timedelta(seconds=1),
+    )
+    view = awareness_view(turn("and another thing", answered), AwarenessSettings(checkins=quick))
+    assert view.fired == ("quick",)
+    assert "the last interaction here was just now" in view.lines[0]
+
+    replayed = PriorState(
+        thread_last_interaction_at=NOW + timedelta(seconds=1),
+        thread_last_user_message_at=NOW + timedelta(seconds=1),
+    )
+    assert awareness_view(turn("old", replayed), AwarenessSettings(checkins=quick)).fired == ()
