@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from middleware.clock.temporal import estimate_tokens
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -117,6 +118,23 @@ async def test_a_message_sent_while_the_reply_was_written_is_not_out_of_order(
     # A message dated before the thread's last user message still is.
     await chat(relay, "an old one", at="2026-11-21T09:30:00Z")
     assert "Latest message here is dated later" in block(fake_upstream)
+
+
+async def test_the_block_stays_under_its_token_ceiling(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    meetings = "meetings " + "; ".join(f"on Dec {day} at {day % 7 + 1}pm" for day in range(1, 21))
+    for ceiling in (100, 400):
+        relay = await relay_factory(
+            server={"api_commands": True}, clock={"max_block_tokens": ceiling}
+        )
+        await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+        await chat(relay, meetings, at="2026-11-21T10:00:00Z")
+        text = block(fake_upstream)
+        assert estimate_tokens(text) <= ceiling, (ceiling, text)
+        assert text.startswith("Now: Sat 21 Nov 2026 11:00 (Europe/Berlin")
+        assert all(line.endswith(".") for line in text.splitlines())  # whole lines only
+    assert "; and 14 more, resolved the same way." in text
 
 
 async def test_explicit_zone_wins_and_times_are_anchored(
