@@ -1,7 +1,8 @@
 """A latest action (spec 000 §6): what a user said they were about to do, stored minimally.
 
 The stored shape is the spec's §10.2 ``latest_actions`` entry, plus a few optional fields
-of ours (``activity``, ``scope``, ``user_key``, ``quote``, ``start_iso``, ``updated_iso``);
+of ours (``activity``, ``scope``, ``user_key``, ``chat_type``, ``quote``, ``start_iso``,
+``updated_iso``);
 a document exported here is a valid v3 clock-state file, and v3 entries from elsewhere
 load (an entry stored before a field of ours existed loads without it).
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast, get_args
+
+from middleware.types import ChatType
 
 Status = Literal["planned", "in_progress", "likely_done", "done", "canceled", "expired"]
 Source = Literal["auto", "clock_it", "user_confirmed"]
@@ -53,6 +56,9 @@ class Action:
     referenced_at: datetime | None = None
     # When a planned action begins, if the user said a later time for it; None: at once.
     start_at: datetime | None = None
+    # Where it was recorded, a DM or a group (an API thread key does not say); None for an
+    # action stored before this was kept.
+    chat_type: ChatType | None = None
 
     @property
     def window_opens_at(self) -> datetime:
@@ -99,6 +105,7 @@ class Action:
         }
         optional = {
             "user_key": self.user_key or None,
+            "chat_type": self.chat_type,
             "activity": self.activity,
             "expected_typical_minutes": self.expected_typical_minutes,
             "expected_max_minutes": self.expected_max_minutes,
@@ -124,6 +131,7 @@ class Action:
             updated_raw = data.get("updated_iso")
             referenced_raw = data.get("referenced_iso")
             start_raw = data.get("start_iso")
+            chat_raw = data.get("chat_type")
             return cls(
                 id=_text(data["id"], "id"),
                 label=_text(data["label"], "label"),
@@ -144,6 +152,7 @@ class Action:
                     _instant(referenced_raw, "referenced_iso") if referenced_raw else None
                 ),
                 start_at=_instant(start_raw, "start_iso") if start_raw else None,
+                chat_type=_choice(chat_raw, ChatType, "chat_type") if chat_raw else None,
             )
         except KeyError as exc:
             raise ValueError(f"a latest action needs {exc.args[0]!r}") from exc

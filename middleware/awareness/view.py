@@ -156,7 +156,12 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         update = detect_status_update(turn.text)
         if update is not None:
             _, closed = close_latest(
-                visible, update, now=now, user_key=turn.user_key, thread_key=turn.thread_key
+                visible,
+                update,
+                now=now,
+                user_key=turn.user_key,
+                thread_key=turn.thread_key,
+                chat_type=turn.chat_type,
             )
             if closed is not None:
                 ops.append(_close(closed))
@@ -279,6 +284,7 @@ def _new(
         detected,
         now=turn.received_at,
         thread_key=turn.thread_key,
+        chat_type=turn.chat_type,
         user_key=turn.user_key,
         source=source,
         scope=scope,

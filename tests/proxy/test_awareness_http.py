@@ -242,6 +242,22 @@ async def test_a_group_member_never_sees_another_members_action(
     assert "did you end up going to the gym" in anas.lower()
 
 
+async def test_an_api_group_action_never_reaches_the_users_dm(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(fake_clock=clock)
+    group = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
+    dm = Conversation(relay, fake_upstream, clock, thread="d1")
+    await group.say("heading to the gym")
+    await dm.say("hello")
+    block = await dm.block_for("hey", after=timedelta(hours=3))
+    assert "gym" not in block.lower()
+    assert "Check-in" not in block
+    await dm.say("I'm back")  # closes nothing said in the group
+    anas = await group.block_for("I'm so sore", after=timedelta(minutes=1))
+    assert "did you end up going to the gym" in anas.lower()
+
+
 async def test_five_minute_gaps_get_no_check_in_text_at_all(talk: Conversation) -> None:
     await talk.say("let's plan the trip")
     for turn in range(12):
