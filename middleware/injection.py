@@ -59,16 +59,33 @@ def fingerprint(message: JSON) -> str:
 
 
 def trim_sections(sections: list[str], max_tokens: int) -> list[str]:
-    """Keep sections in order within ``max_tokens``; the first one is never dropped."""
+    """Keep sections in order within ``max_tokens``, a hard ceiling on their joined text.
+
+    A later section that does not fit is dropped whole. The first (the clock's) is never
+    dropped for them; when it alone is over the ceiling, its own lines are kept the same
+    way, in order, each whole or not at all (a line is never cut): its first lines, the
+    time now and the elapsed time, are kept whenever they fit.
+    """
     kept: list[str] = []
-    used = 0
+    used = 0  # each section's estimate, plus one for the newline joining it
     for index, section in enumerate(sections):
+        if index == 0 and estimate_tokens(section) + 1 > max_tokens:
+            section = _lines_within(section, max_tokens - 1)
         cost = estimate_tokens(section) + 1
-        if index and used + cost > max_tokens:
+        if not section or used + cost > max_tokens:
             continue
         kept.append(section)
         used += cost
     return kept
+
+
+def _lines_within(text: str, max_tokens: int) -> str:
+    """``text``'s lines in order, leaving out each that would take it over ``max_tokens``."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if estimate_tokens("\n".join([*kept, line])) <= max_tokens:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def apply_block(messages: list[Any], index: int, text: str, placement: Placement) -> None:

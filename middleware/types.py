@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from middleware import json_codec
 
 if TYPE_CHECKING:
+    from middleware.clock.parsing import ParseResult
     from middleware.clock.presentation import Audience
     from middleware.store.base import PriorState
 
@@ -89,8 +90,13 @@ class Turn:
     prior: PriorState | None = None
     # Who reads the reply, for rendering <time …> markup (set by the clock stage).
     audience: Audience | None = None
-    # Whether the message has time expressions (set by the clock stage).
-    mentions_time: bool = False
+    # The message's time phrases, read in its session zone (set by the clock stage).
+    time_expressions: tuple[ParseResult, ...] = ()
+
+    @property
+    def mentions_time(self) -> bool:
+        """Whether the message has time expressions (known once the clock stage ran)."""
+        return bool(self.time_expressions)
 
 
 OnComplete = Callable[["ReplyOutcome"], Awaitable[None]]

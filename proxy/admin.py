@@ -212,7 +212,7 @@ async def preview(request: web.Request) -> web.Response:
     turn.prior = await store.peek_prior(thread_key, body.user_key)
     settings = clock_settings(services.config)
     view = await clock_view(store, turn, settings)
-    turn.mentions_time = bool(view.expressions)
+    turn.time_expressions = view.expressions
     aware = awareness_view(turn, awareness_settings(services.config))
     # As the stages add them and the injection stage renders them: the clock's section
     # first (never dropped), then awareness, as on a channel where the relay doesn't

@@ -108,13 +108,13 @@ def find_cue(
     extra: Mapping[str, Sequence[str]] = _NO_EXTRA,
 ) -> CueMatch | None:
     """The newest open (planned, in progress or likely done) action whose activity's cues
-    occur in ``text``, or None. Expired and closed actions never match; an action with no
-    activity has no cues. A meal action uses both its own ("meal:dinner") and the meal
-    family's cues."""
+    occur in ``text``, or None. Expired and closed actions never match, nor one whose
+    start is still ahead (it cannot explain anything yet); an action with no activity has
+    no cues. A meal action uses both its own ("meal:dinner") and the meal family's cues."""
     table = merge_cues(extra) if extra else CUES
     text = text.replace("’", "'")
     for action in sorted(actions, key=lambda a: a.recorded_at, reverse=True):
-        if action.activity is None or not action.is_open(now):
+        if action.activity is None or not action.is_open(now) or not action.has_started(now):
             continue
         family = action.activity.split(":", 1)[0]
         words = (*table.get(action.activity, ()), *table.get(family, ()))

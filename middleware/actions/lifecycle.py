@@ -20,6 +20,7 @@ from typing import Any, Literal
 from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate
 from middleware.actions.model import Action, Scope, Source, Status
 from middleware.actions.templates import TEMPLATES, expected_minutes
+from middleware.types import ChatType
 
 __all__ = [
     "CLOSED_RETENTION",
@@ -43,6 +44,7 @@ def new_action(
     *,
     now: datetime,
     thread_key: str,
+    chat_type: ChatType,
     user_key: str,
     source: Source,
     scope: Scope,
@@ -53,8 +55,10 @@ def new_action(
     max_ttl: timedelta,
     quote: str | None,
     action_id: str,
+    start: datetime | None = None,
 ) -> Action:
-    """An action recorded ``now`` from what was detected (§6.3, §6.4).
+    """An action recorded ``now`` in ``thread_key`` (a ``chat_type`` chat) from what was
+    detected (§6.3, §6.4).
 
     Expected durations come from the activity template, a user's calibration winning.
     TTL: ``ttl_default``, or the activity template's when that is shorter (sleep 12h,
@@ -62,6 +66,11 @@ def new_action(
     ``project_ttl``. The TTL is clamped to ``max_ttl``, and expiry is never before the
     expected maximum duration has passed (a 12h-max activity outlives a shorter TTL).
     A non-temporal item is a ``note`` with no duration window.
+
+    ``start``, a later instant the user gave for a planned action, is the user's longer
+    horizon (§6.4): the TTL and the maximum duration count from it rather than from
+    ``now``, but expiry stays within ``max_ttl`` of ``now``. A ``start`` that is not
+    after ``now``, or given for an action already under way, is ignored.
     """
     template = TEMPLATES.get(detected.activity or "") if detected.temporal else None
     typical: int | None = None
@@ -72,9 +81,14 @@ def new_action(
         ttl = min(ttl, template.ttl)
     if project and detected.activity not in _SHORT_LIVED:
         ttl = project_ttl
-    expires = now + min(ttl, max_ttl)
+    if start is not None and (start <= now or detected.status != "planned"):
+        start = None
+    opens = start or now
+    expires = opens + ttl
     if maximum is not None:
-        expires = max(expires, now + timedelta(minutes=maximum))
+        expires = max(expires, opens + timedelta(minutes=maximum))
+    # The ceiling, whatever the user said (a 12h-max activity still outlives a shorter one).
+    expires = min(expires, now + max(max_ttl, timedelta(minutes=maximum or 0)))
     return Action(
         id=action_id,
         label=detected.label,
@@ -90,6 +104,8 @@ def new_action(
         expected_max_minutes=maximum,
         scope=scope,
         quote=quote,
+        start_at=start,
+        chat_type=chat_type,
     )
 
 
@@ -132,22 +148,22 @@ def close_latest(
     now: datetime,
     user_key: str,
     thread_key: str,
+    chat_type: ChatType,
 ) -> tuple[list[Action], Action | None]:
     """Apply a done/canceled the user just said to their most recent open action.
 
-    Candidates are the user's own open actions in this thread, or in any DM thread when
-    this is a DM (as :func:`visible_actions` shows them). When ``update`` names an
+    Candidates are the user's own open actions in this thread, or in any private thread
+    when this is a DM (as :func:`visible_actions` shows them). When ``update`` names an
     activity, only actions of that activity family qualify ("meal" closes "meal:dinner",
     "woke up" closes a nap); when none qualifies nothing changes. A "done" is marked
     ``user_confirmed``. Returns the new list and the changed action (or None).
     """
-    group_thread = _is_group(thread_key)
     candidates = [
         a
         for a in actions
         if a.user_key == user_key
         and a.is_open(now)
-        and (a.thread_key == thread_key or (not group_thread and not _is_group(a.thread_key)))
+        and (a.thread_key == thread_key or (chat_type == "dm" and _recorded_in_private(a)))
         and (update.activity is None or _family(a.activity) == _family(update.activity))
     ]
     if not candidates:
@@ -204,9 +220,9 @@ def visible_actions(
 
     In a group: the user's own actions recorded in this thread, plus ``scope="group"``
     actions recorded in this thread by anyone. In a DM: the user's own actions from this
-    thread or any DM/API thread — never one recorded in a group, so nothing said in a
-    group leaks into a private chat or the other way round. Expired and closed actions
-    never appear. Oldest first.
+    thread or any private one — never one recorded in a group (an API thread included,
+    whose key does not say it is one), so nothing said in a group leaks into a private
+    chat or the other way round. Expired and closed actions never appear. Oldest first.
     """
     visible: list[Action] = []
     for action in actions:
@@ -218,7 +234,7 @@ def visible_actions(
             )
         else:
             shown = action.user_key == user_key and (
-                action.thread_key == thread_key or _is_private(action.thread_key)
+                action.thread_key == thread_key or _recorded_in_private(action)
             )
         if shown:
             visible.append(action)
@@ -241,9 +257,10 @@ def _family(activity: str | None) -> str | None:
     return "sleep" if family == "nap" else family
 
 
-def _is_group(thread_key: str) -> bool:
-    return ":group:" in thread_key
-
-
-def _is_private(thread_key: str) -> bool:
-    return not _is_group(thread_key) and (":dm:" in thread_key or ":api:" in thread_key)
+def _recorded_in_private(action: Action) -> bool:
+    """Whether the action was said in a private chat: as recorded with it, or, for one
+    stored before the chat type was kept, as its thread key says (a DM or API thread)."""
+    if action.chat_type is not None:
+        return action.chat_type == "dm"
+    key = action.thread_key
+    return ":group:" not in key and (":dm:" in key or ":api:" in key)

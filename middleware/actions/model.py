@@ -1,12 +1,16 @@
 """A latest action (spec 000 §6): what a user said they were about to do, stored minimally.
 
 The stored shape is the spec's §10.2 ``latest_actions`` entry, plus a few optional fields
-of ours (``activity``, ``scope``, ``user_key``, ``quote``, ``updated_iso``); a document
-exported here is a valid v3 clock-state file, and v3 entries from elsewhere load.
+of ours (``activity``, ``scope``, ``user_key``, ``chat_type``, ``quote``, ``start_iso``,
+``updated_iso``);
+a document exported here is a valid v3 clock-state file, and v3 entries from elsewhere
+load (an entry stored before a field of ours existed loads without it).
 
 Status moves with time without being written: past the typical duration an open action
-reads as ``likely_done``, past ``expires`` as ``expired`` (``status_at``). Only what the
-user says (done, canceled, confirmed) changes the stored status.
+reads as ``likely_done``, past ``expires`` as ``expired`` (``status_at``). The duration
+window (§6.5) opens at ``start_at`` for an action the user placed later ("call the bank
+tomorrow at 9"), else when it was recorded. Only what the user says (done, canceled,
+confirmed) changes the stored status.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast, get_args
+
+from middleware.types import ChatType
 
 Status = Literal["planned", "in_progress", "likely_done", "done", "canceled", "expired"]
 Source = Literal["auto", "clock_it", "user_confirmed"]
@@ -48,6 +54,22 @@ class Action:
     updated_at: datetime | None = None
     # When a check-in last asked the model to mention it: once is enough (spec 000 §9).
     referenced_at: datetime | None = None
+    # When a planned action begins, if the user said a later time for it; None: at once.
+    start_at: datetime | None = None
+    # Where it was recorded, a DM or a group (an API thread key does not say); None for an
+    # action stored before this was kept.
+    chat_type: ChatType | None = None
+
+    @property
+    def window_opens_at(self) -> datetime:
+        """When the action's duration window starts (spec 000 §6.5): its start, if the
+        user gave one, else when it was recorded."""
+        return self.start_at or self.recorded_at
+
+    def has_started(self, now: datetime) -> bool:
+        """Whether ``now`` is at or past the action's start: before it, there is nothing
+        to ask about yet ("how did it go?" about tomorrow's call)."""
+        return self.start_at is None or now >= self.start_at
 
     def status_at(self, now: datetime) -> Status:
         """The status as of ``now``: stored, unless time has moved it on."""
@@ -56,7 +78,7 @@ class Action:
         if now >= self.expires_at:
             return "expired"
         typical = self.expected_typical_minutes
-        if typical is not None and now >= self.recorded_at + timedelta(minutes=typical):
+        if typical is not None and now >= self.window_opens_at + timedelta(minutes=typical):
             return "likely_done"
         return self.status
 
@@ -83,10 +105,12 @@ class Action:
         }
         optional = {
             "user_key": self.user_key or None,
+            "chat_type": self.chat_type,
             "activity": self.activity,
             "expected_typical_minutes": self.expected_typical_minutes,
             "expected_max_minutes": self.expected_max_minutes,
             "quote": self.quote,
+            "start_iso": _iso(self.start_at),
             "updated_iso": _iso(self.updated_at),
             "referenced_iso": _iso(self.referenced_at),
         }
@@ -106,6 +130,8 @@ class Action:
             )
             updated_raw = data.get("updated_iso")
             referenced_raw = data.get("referenced_iso")
+            start_raw = data.get("start_iso")
+            chat_raw = data.get("chat_type")
             return cls(
                 id=_text(data["id"], "id"),
                 label=_text(data["label"], "label"),
@@ -125,6 +151,8 @@ class Action:
                 referenced_at=(
                     _instant(referenced_raw, "referenced_iso") if referenced_raw else None
                 ),
+                start_at=_instant(start_raw, "start_iso") if start_raw else None,
+                chat_type=_choice(chat_raw, ChatType, "chat_type") if chat_raw else None,
             )
         except KeyError as exc:
             raise ValueError(f"a latest action needs {exc.args[0]!r}") from exc

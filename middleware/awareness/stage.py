@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 
 def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
-    """Runs after the clock stage (it reads ``turn.mentions_time``), before injection."""
+    """Runs after the clock stage (it reads ``turn.time_expressions``), before injection."""
 
     async def awareness(turn: Turn, call_next: Handler) -> Reply:
         if turn.continuation or not settings.enabled:

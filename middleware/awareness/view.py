@@ -133,9 +133,8 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         else:
             detected = label_for_clocked(directive.label_text)
             scope: Scope = "group" if directive.group and turn.chat_type == "group" else "user"
-            clocked = _new(
-                turn, detected, "clock_it", scope, data, settings, kind, directive.label_text
-            )
+            said = directive.label_text
+            clocked = _new(turn, detected, "clock_it", scope, data, settings, kind, said, said)
             ops.append(_add(clocked, policy.max_items))
             lines.append(wording.clocked(clocked))
     directive_only = directive is not None and is_directive_only(turn.text, directive)
@@ -157,7 +156,12 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         update = detect_status_update(turn.text)
         if update is not None:
             _, closed = close_latest(
-                visible, update, now=now, user_key=turn.user_key, thread_key=turn.thread_key
+                visible,
+                update,
+                now=now,
+                user_key=turn.user_key,
+                thread_key=turn.thread_key,
+                chat_type=turn.chat_type,
             )
             if closed is not None:
                 ops.append(_close(closed))
@@ -173,7 +177,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
             found.temporal or not policy.require_explicit_clock_it_for_non_temporal
         ):
             quote = turn.text if policy.store_quotes else None
-            action = _new(turn, found, "auto", "user", data, settings, kind, quote)
+            action = _new(turn, found, "auto", "user", data, settings, kind, turn.text, quote)
             ops.append(_add(action, policy.max_items))
 
     mentions_time = turn.mentions_time or is_time_or_scheduling(turn.text)
@@ -191,7 +195,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         mode=mode,
         thread_kind=kind,
         chat_type=turn.chat_type,
-        elapsed=_since(now, prior.thread_last_interaction_at),
+        elapsed=_since(now, prior.last_interaction_seen_at(now)),
         elapsed_any_channel=_since(now, prior.any_channel_at),
         has_open_action=bool(visible),
         mentions_time=mentions_time,
@@ -253,11 +257,11 @@ def _checkin(
         now_lines.append(wording.offer_recap(rule.id, elapsed))
     if rule.then.allow_hedged_reference:
         # The newest action not mentioned before; one the cue line already asks about is
-        # not asked about twice.
+        # not asked about twice, and one that has not begun yet has nothing to ask about.
         candidates = [
             a
             for a in sorted(visible, key=lambda a: a.recorded_at)
-            if a != cued and a.referenced_at is None
+            if a != cued and a.referenced_at is None and a.has_started(facts.now)
         ]
         if candidates:
             referenced = candidates[-1]
@@ -273,13 +277,16 @@ def _new(
     data: ClockData,
     settings: AwarenessSettings,
     kind: str,
+    said: str,
     quote: str | None,
 ) -> Action:
+    """The action ``detected`` in ``said`` (the user's words about it), recorded now."""
     policy = settings.actions
     return new_action(
         detected,
         now=turn.received_at,
         thread_key=turn.thread_key,
+        chat_type=turn.chat_type,
         user_key=turn.user_key,
         source=source,
         scope=scope,
@@ -290,7 +297,23 @@ def _new(
         max_ttl=policy.max_ttl,
         quote=quote[:200] if quote and policy.store_quotes else None,
         action_id=f"act_{secrets.token_hex(4)}",
+        start=_start(turn, said),
     )
+
+
+def _start(turn: Turn, said: str) -> datetime | None:
+    """The first later instant a time phrase in ``said`` gives ("call the bank tomorrow at
+    9"), as the clock stage read the message in its session zone (spec 000 §4.3: a phrase
+    with no zone to anchor it gives none). A phrase that could mean several instants
+    ("at 9": 09:00 or 21:00) gives the earliest: the action cannot begin before it."""
+    for found in turn.time_expressions:
+        if found.matched_text not in said:
+            continue
+        readings = (found.start_instant,) if found.start_instant else found.candidates
+        later = [instant for instant in readings if instant > turn.received_at]
+        if later:
+            return min(later)
+    return None
 
 
 def on_actions(change: Callable[[list[Action]], list[Action]]) -> ClockOp:
@@ -330,6 +353,7 @@ def _set_override(key: str, value: object) -> ClockOp:
 
 
 def _since(now: datetime, then: datetime | None) -> timedelta | None:
+    # None: a first message, or one replayed out of order (no meaningful gap).
     if then is None or then > now:
         return None
     return now - then

@@ -38,6 +38,9 @@ from middleware.store import PriorState, Store
 from middleware.types import Reply, Turn
 
 _OFFSET_LABEL = re.compile(r"^UTC([+-])(\d{2}):(\d{2})$")
+# Time phrases spelled out in the block, resolved and to ask about (each list): enough for
+# any real message, few enough to stay well inside the block's token ceiling.
+LISTED_PHRASES = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             )
     if turn.channel == "discord":
         audience = DiscordAudience()
-    last_here = prior.thread_last_interaction_at
+    last_here = prior.last_interaction_seen_at(now)
     facts = TemporalFacts(
         now=now,
         zone=resolution.zone,
@@ -145,7 +148,7 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
             view = await clock_view(store, turn, settings)
             turn.context.sections.insert(0, view.block)
             turn.audience = view.audience
-            turn.mentions_time = bool(view.expressions)
+            turn.time_expressions = view.expressions
         return await call_next(turn)
 
     return clock
@@ -154,19 +157,37 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
 def describe_expressions(
     expressions: Sequence[ParseResult], anchor: str | None
 ) -> tuple[list[str], list[str]]:
-    """Resolved phrases as absolute instants; unresolved ones as questions to ask."""
+    """Resolved phrases as absolute instants; unresolved ones as questions to ask.
+
+    At most ``LISTED_PHRASES`` of each are spelled out, in message order; the rest are counted, so
+    a message full of dates cannot outgrow the block's token ceiling.
+    """
     resolved: list[str] = []
     questions: list[str] = []
+    unlisted_questions = 0
     for found in expressions:
         if found.needs_clarification or found.start_instant is None:
             if found.clarification_question:
-                questions.append(f"Ask the user: {found.clarification_question}")
+                if len(questions) < LISTED_PHRASES:
+                    questions.append(f"Ask the user: {found.clarification_question}")
+                else:
+                    unlisted_questions += 1
             continue
         zone = found.zone or anchor or "UTC"
         start = _iso_in(found.start_instant, zone)
         span = f" to {_iso_in(found.end_instant, zone)}" if found.end_instant else ""
         resolved.append(f'"{found.matched_text}" = {start}{span} ({zone})')
-    lines = ["Times in this message: " + "; ".join(resolved) + "."] if resolved else []
+    lines = []
+    if resolved:
+        more = len(resolved) - LISTED_PHRASES
+        tail = f"; and {more} more, resolved the same way" if more > 0 else ""
+        listed = "; ".join(resolved[:LISTED_PHRASES])
+        lines.append(f"Times in this message: {listed}{tail}.")
+    if unlisted_questions:
+        questions.append(
+            f"Ask the user: {unlisted_questions} more time phrases in this message are "
+            "ambiguous too; confirm them as well."
+        )
     return lines, questions
 
 

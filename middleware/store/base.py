@@ -63,6 +63,22 @@ class PriorState:
     # When a tool call held for confirmation in this thread expires (None: none held).
     held_call_expires_at: datetime | None = None
 
+    def last_interaction_seen_at(self, now: datetime) -> datetime | None:
+        """The thread's last interaction as a message sent at ``now`` sees it.
+
+        A reply is stamped when its answer ended, so a message sent while it was being
+        written (a chat platform stamps its own send time) is dated before it: the reply
+        then counts as at ``now``, an interaction just now. Only a user message dated
+        after ``now`` (spec 000 §4.1 keeps the thread's last one) makes this message
+        older than the thread, that is replayed out of order: then the later stamp is
+        returned as it is. None for a thread's first message.
+        """
+        last = self.thread_last_interaction_at
+        if last is None or last <= now:
+            return last
+        user = self.thread_last_user_message_at
+        return last if user is not None and user > now else now
+
 
 @dataclass(frozen=True, slots=True)
 class ClockData:

@@ -9,7 +9,8 @@ from typing import Any, cast
 
 import pytest
 
-from middleware.injection import InjectionMemory, fingerprint, injection_stage
+from middleware.clock.temporal import estimate_tokens
+from middleware.injection import InjectionMemory, fingerprint, injection_stage, trim_sections
 from middleware.pipeline import Stage
 from middleware.store import InboundRecord, SqliteStore, Store
 from middleware.types import JSON, Reply, Turn
@@ -251,3 +252,27 @@ async def test_a_thread_without_blocks_is_forwarded_as_it_came(counting: Countin
     assert replayed[-2] == injected[-1]
     assert replayed[-1] == user("message 5")
     assert counting.lookups == []
+
+
+# -- the block's ceiling ------------------------------------------------------------------
+
+CLOCK_SECTION = "\n".join(
+    [
+        "Now: Sat 21 Nov 2026 11:00 (Europe/Berlin, UTC+01:00).",  # 14 tokens
+        "Times in this message: " + "x" * 400,  # 106 tokens
+        "Today is 2026-11-21.",  # 5 tokens
+    ]
+)
+
+
+def test_the_ceiling_is_hard_even_for_the_clock_section() -> None:
+    kept = trim_sections([CLOCK_SECTION, "Check-in: " + "y" * 100], 40)
+    # The line that does not fit goes whole; the lines around it stay, in order.
+    assert kept == ["Now: Sat 21 Nov 2026 11:00 (Europe/Berlin, UTC+01:00).\nToday is 2026-11-21."]
+    assert estimate_tokens("\n".join(kept)) <= 40
+
+
+def test_sections_within_the_ceiling_are_kept_whole() -> None:
+    small = "Now: Sat 21 Nov 2026 11:00.\nToday is 2026-11-21."
+    assert trim_sections([small, "Check-in: hi", "z" * 400], 60) == [small, "Check-in: hi"]
+    assert trim_sections(["w" * 400], 10) == []  # not even one whole line fits

@@ -172,6 +172,33 @@ async def test_an_expired_action_is_never_referenced(talk: Conversation) -> None
     assert [a["status_now"] for a in user["latest_actions"]] == ["expired"]
 
 
+async def test_an_action_set_for_later_stays_planned_until_its_time(talk: Conversation) -> None:
+    # START is Mon 2 Nov 09:00 UTC; "tomorrow at 9" in Berlin is 08:00 UTC at the earliest.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: call the bank tomorrow at 9")
+    before = await talk.block_for("hey there", after=timedelta(hours=3))
+    assert "Call the bank" not in before
+    assert "likely done" not in before
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["start_iso"] == "2026-11-03T08:00:00+00:00"
+    assert stored["status_now"] == "planned"
+
+    talk.clock.set(datetime(2026, 11, 3, 10, 0, tzinfo=UTC))
+    after = await talk.block_for("hey again")
+    assert 'the user was about to: "Call the bank tomorrow at 9" (likely done' in after
+
+
+async def test_an_appointment_days_ahead_outlives_the_default_ttl(talk: Conversation) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: dentist appointment next Friday at 3pm")
+    listing = reply_text(await talk.say("/actions", after=timedelta(days=2)))
+    assert "1. Dentist appointment next Friday at 3pm — 2 days ago, planned" in listing
+    [stored] = (await talk.admin_user())["latest_actions"]
+    # Fri 6 Nov 15:00 Berlin, open for the default day from then.
+    assert stored["start_iso"] == "2026-11-06T14:00:00+00:00"
+    assert stored["expires_iso"] == "2026-11-07T14:00:00+00:00"
+
+
 async def test_explicit_clock_it_wins_over_the_automatic_action(talk: Conversation) -> None:
     await talk.say("heading to the gym")
     block = await talk.block_for("clock it: gym with Sam, leg day", after=timedelta(minutes=2))
@@ -212,6 +239,22 @@ async def test_a_group_member_never_sees_another_members_action(
     assert "gym" not in bobs.lower()
     assert "Possible connection" not in bobs
     anas = await ana.block_for("I'm so sore", after=timedelta(minutes=1))
+    assert "did you end up going to the gym" in anas.lower()
+
+
+async def test_an_api_group_action_never_reaches_the_users_dm(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(fake_clock=clock)
+    group = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
+    dm = Conversation(relay, fake_upstream, clock, thread="d1")
+    await group.say("heading to the gym")
+    await dm.say("hello")
+    block = await dm.block_for("hey", after=timedelta(hours=3))
+    assert "gym" not in block.lower()
+    assert "Check-in" not in block
+    await dm.say("I'm back")  # closes nothing said in the group
+    anas = await group.block_for("I'm so sore", after=timedelta(minutes=1))
     assert "did you end up going to the gym" in anas.lower()
 
 

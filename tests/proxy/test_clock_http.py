@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 
 from middleware.clock.source import FakeClock
+from middleware.clock.temporal import estimate_tokens
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -102,6 +103,40 @@ async def test_zone_elapsed_and_gap_hint(relay: RunningServer, fake_upstream: Fa
         "Last message here: 3 days 7 hours ago (Wed 18 Nov 09:12)."
     )
     assert "Gap: a new day since the last interaction" in text
+
+
+async def test_a_message_sent_while_the_reply_was_written_is_not_out_of_order(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    # The reply is stamped when the answer ends, after the next message was sent.
+    fake_upstream.delay = 0.3
+    await chat(relay, "first thought", at="2026-11-21T10:00:00Z")
+    fake_upstream.delay = 0
+    await chat(relay, "and a second one", at="2026-11-21T10:00:00.100Z")
+    text = block(fake_upstream)
+    assert "out of order" not in text
+    assert "Last message here: just now (Sat 21 Nov 11:00)." in text
+    # A message dated before the thread's last user message still is.
+    await chat(relay, "an old one", at="2026-11-21T09:30:00Z")
+    assert "Latest message here is dated later" in block(fake_upstream)
+
+
+async def test_the_block_stays_under_its_token_ceiling(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    meetings = "meetings " + "; ".join(f"on Dec {day} at {day % 7 + 1}pm" for day in range(1, 21))
+    for ceiling in (100, 400):
+        relay = await relay_factory(
+            server={"api_commands": True}, clock={"max_block_tokens": ceiling}
+        )
+        await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+        await chat(relay, meetings, at="2026-11-21T10:00:00Z")
+        text = block(fake_upstream)
+        assert estimate_tokens(text) <= ceiling, (ceiling, text)
+        assert text.startswith("Now: Sat 21 Nov 2026 11:00 (Europe/Berlin")
+        assert all(line.endswith(".") for line in text.splitlines())  # whole lines only
+    assert "; and 14 more, resolved the same way." in text
 
 
 async def test_explicit_zone_wins_and_times_are_anchored(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -116,6 +117,13 @@ def test_expired_and_closed_actions_never_match() -> None:
     canceled = GYM.with_status("canceled", NOW)
     assert expired.status_at(NOW) == "expired"
     assert find_cue("so sore", [expired, closed, canceled], now=NOW) is None
+
+
+def test_an_action_that_has_not_begun_explains_nothing() -> None:
+    tomorrow = replace(GYM, status="planned", start_at=NOW + timedelta(hours=15))
+    assert tomorrow.is_open(NOW)
+    assert find_cue("so sore", [tomorrow], now=NOW) is None
+    assert find_cue("so sore", [tomorrow], now=NOW + timedelta(hours=16)) is not None
 
 
 def test_an_action_without_activity_has_no_cues() -> None:

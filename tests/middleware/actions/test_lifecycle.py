@@ -23,11 +23,13 @@ from middleware.actions.lifecycle import (
     visible_actions,
 )
 from middleware.actions.model import Action, Scope, Source
+from middleware.types import ChatType
 
 NOW = datetime(2026, 2, 9, 9, 10, tzinfo=UTC)
 DM = "agent:main:telegram:dm:42"
 DM_OTHER_CHANNEL = "agent:main:discord:dm:42"
 API = "agent:main:api:thread-1"
+API_GROUP = "agent:main:api:g1"  # an API group thread: its key has no chat-type segment
 GROUP = "agent:main:telegram:group:-1001"
 OTHER_GROUP = "agent:main:telegram:group:-2002"
 ALICE = "telegram:42"
@@ -46,11 +48,13 @@ def create(
     project_ttl: timedelta = timedelta(days=7),
     max_ttl: timedelta = timedelta(days=30),
     source: Source = "auto",
+    start: datetime | None = None,
 ) -> Action:
     return new_action(
         detected,
         now=NOW,
         thread_key=DM,
+        chat_type="dm",
         user_key=ALICE,
         source=source,
         scope="user",
@@ -61,6 +65,7 @@ def create(
         max_ttl=max_ttl,
         quote=None,
         action_id="act_1",
+        start=start,
     )
 
 
@@ -75,6 +80,7 @@ def action(
     thread: str = DM,
     scope: Scope = "user",
     hours: float = 24,
+    chat_type: ChatType | None = None,
 ) -> Action:
     return Action(
         id=id,
@@ -89,6 +95,7 @@ def action(
         expected_typical_minutes=120 if activity else None,
         expected_max_minutes=240 if activity else None,
         scope=scope,
+        chat_type=chat_type,
     )
 
 
@@ -154,6 +161,45 @@ def test_status_moves_with_time_at_exact_boundaries() -> None:
     assert created.status_at(created.expires_at - timedelta(seconds=1)) == "likely_done"
     assert created.status_at(created.expires_at) == "expired"
     assert not created.is_open(created.expires_at)
+
+
+CALL = DetectedAction("Call the bank", "call", "planned", True)  # typical 20 min
+TOMORROW_9 = datetime(2026, 2, 10, 9, 0, tzinfo=UTC)
+
+
+def test_a_later_start_opens_the_window_and_the_ttl_then() -> None:
+    created = create(CALL, start=TOMORROW_9)
+    assert created.start_at == TOMORROW_9
+    assert created.expires_at == datetime(2026, 2, 11, 9, 0, tzinfo=UTC)  # start + 24h
+    # Planned until it begins, likely done only a typical duration after that.
+    assert created.status_at(TOMORROW_9 - timedelta(seconds=1)) == "planned"
+    assert not created.has_started(TOMORROW_9 - timedelta(seconds=1))
+    assert created.has_started(TOMORROW_9)
+    assert created.status_at(TOMORROW_9 + timedelta(minutes=19)) == "planned"
+    assert created.status_at(TOMORROW_9 + timedelta(minutes=20)) == "likely_done"
+
+
+def test_a_start_counts_only_for_a_planned_action_still_ahead() -> None:
+    past = create(CALL, start=NOW - timedelta(minutes=1))
+    assert past.start_at is None and past.expires_at == NOW + timedelta(days=1)
+    under_way = create(GYM, start=NOW + timedelta(hours=3))  # "heading to the gym, back in 3h"
+    assert under_way.start_at is None and under_way.expires_at == NOW + timedelta(days=1)
+
+
+def test_a_far_start_still_expires_within_max_ttl() -> None:
+    created = create(CALL, start=NOW + timedelta(days=40), max_ttl=timedelta(days=30))
+    assert created.expires_at == NOW + timedelta(days=30)
+
+
+def test_the_start_is_stored_and_old_entries_without_one_still_load() -> None:
+    created = create(CALL, start=TOMORROW_9)
+    stored = created.to_json()
+    assert stored["start_iso"] == "2026-02-10T09:00:00+00:00"
+    assert Action.from_json(stored) == created
+    del stored["start_iso"]
+    old = Action.from_json(stored)
+    assert old.start_at is None and old.has_started(NOW)
+    assert old.status_at(NOW + timedelta(minutes=20)) == "likely_done"
 
 
 # --- add_action: precedence -----------------------------------------------------------
@@ -248,7 +294,12 @@ def test_done_closes_the_most_recent_open_action_as_user_confirmed() -> None:
     newer = action("a2", at=NOW - timedelta(hours=1))
     later = NOW + timedelta(minutes=5)
     actions, changed = close_latest(
-        [older, newer], StatusUpdate("done", None), now=later, user_key=ALICE, thread_key=DM
+        [older, newer],
+        StatusUpdate("done", None),
+        now=later,
+        user_key=ALICE,
+        thread_key=DM,
+        chat_type="dm",
     )
     assert changed is not None and changed.id == "a2"
     assert (changed.status, changed.source, changed.updated_at) == ("done", "user_confirmed", later)
@@ -259,7 +310,12 @@ def test_a_named_activity_closes_only_that_activity() -> None:
     gym = action("a1", at=NOW - timedelta(hours=2))
     dinner = action("a2", label="Eat dinner", activity="meal:dinner", at=NOW - timedelta(hours=1))
     _, changed = close_latest(
-        [gym, dinner], StatusUpdate("canceled", "gym"), now=NOW, user_key=ALICE, thread_key=DM
+        [gym, dinner],
+        StatusUpdate("canceled", "gym"),
+        now=NOW,
+        user_key=ALICE,
+        thread_key=DM,
+        chat_type="dm",
     )
     assert changed is not None and changed.id == "a1"
     assert (changed.status, changed.source) == ("canceled", "auto")
@@ -269,10 +325,15 @@ def test_activity_families_match() -> None:
     dinner = action("a1", label="Eat dinner", activity="meal:dinner")
     nap = action("a2", label="Take a nap", activity="nap")
     _, meal = close_latest(
-        [dinner], StatusUpdate("done", "meal"), now=NOW, user_key=ALICE, thread_key=DM
+        [dinner],
+        StatusUpdate("done", "meal"),
+        now=NOW,
+        user_key=ALICE,
+        thread_key=DM,
+        chat_type="dm",
     )
     _, woke = close_latest(
-        [nap], StatusUpdate("done", "sleep"), now=NOW, user_key=ALICE, thread_key=DM
+        [nap], StatusUpdate("done", "sleep"), now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
     )
     assert meal is not None and woke is not None
 
@@ -283,7 +344,9 @@ def test_nothing_closes_without_a_matching_open_action() -> None:
     bobs = action("b1", label="Take a shower", activity="shower", user=BOB)
     actions = [gym, expired, bobs]
     for update in (StatusUpdate("done", "meal:dinner"), StatusUpdate("done", "shower")):
-        result = close_latest(actions, update, now=NOW, user_key=ALICE, thread_key=DM)
+        result = close_latest(
+            actions, update, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
+        )
         assert result == (actions, None)
 
 
@@ -291,7 +354,12 @@ def test_closing_in_a_group_only_touches_that_thread() -> None:
     dm_gym = action("a1", at=NOW - timedelta(minutes=1))
     group_gym = action("a2", thread=GROUP, at=NOW - timedelta(hours=1))
     _, changed = close_latest(
-        [group_gym, dm_gym], StatusUpdate("done", None), now=NOW, user_key=ALICE, thread_key=GROUP
+        [group_gym, dm_gym],
+        StatusUpdate("done", None),
+        now=NOW,
+        user_key=ALICE,
+        thread_key=GROUP,
+        chat_type="group",
     )
     assert changed is not None and changed.id == "a2"
 
@@ -300,7 +368,12 @@ def test_closing_in_a_dm_reaches_the_users_other_private_threads() -> None:
     api_gym = action("a1", thread=API, at=NOW - timedelta(hours=1))
     group_gym = action("a2", thread=GROUP, at=NOW - timedelta(minutes=1))
     _, changed = close_latest(
-        [api_gym, group_gym], StatusUpdate("done", None), now=NOW, user_key=ALICE, thread_key=DM
+        [api_gym, group_gym],
+        StatusUpdate("done", None),
+        now=NOW,
+        user_key=ALICE,
+        thread_key=DM,
+        chat_type="dm",
     )
     assert changed is not None and changed.id == "a1"
 
@@ -410,3 +483,44 @@ def test_visible_actions_are_oldest_first() -> None:
     older = action("o", at=NOW - timedelta(hours=1))
     seen = visible_actions([newer, older], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")
     assert [a.id for a in seen] == ["o", "n"]
+
+
+def test_an_action_keeps_the_chat_type_it_was_recorded_in() -> None:
+    created = create()
+    assert created.chat_type == "dm"
+    stored = created.to_json()
+    assert stored["chat_type"] == "dm"
+    assert Action.from_json(stored) == created
+    del stored["chat_type"]  # stored before the chat type was kept
+    assert Action.from_json(stored).chat_type is None
+
+
+def test_an_api_group_action_stays_in_its_group() -> None:
+    in_group = action("g", thread=API_GROUP, chat_type="group")
+    in_api_dm = action("d", label="Eat dinner", activity="meal:dinner", thread=API, chat_type="dm")
+    seen = visible_actions(
+        [in_group, in_api_dm], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
+    )
+    assert ids(seen) == {"d"}
+    _, closed = close_latest(
+        [in_group],
+        StatusUpdate("done", None),
+        now=NOW,
+        user_key=ALICE,
+        thread_key=DM,
+        chat_type="dm",
+    )
+    assert closed is None
+    # In the group itself it is seen and closed as before.
+    assert visible_actions(
+        [in_group], now=NOW, user_key=ALICE, thread_key=API_GROUP, chat_type="group"
+    ) == [in_group]
+
+
+def test_an_action_stored_without_a_chat_type_is_judged_by_its_thread_key() -> None:
+    old_api = action("a", thread=API)
+    old_group = action("g", label="Eat dinner", activity="meal:dinner", thread=GROUP)
+    seen = visible_actions(
+        [old_api, old_group], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
+    )
+    assert ids(seen) == {"a"}

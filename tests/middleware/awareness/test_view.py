@@ -91,3 +91,27 @@ def test_an_action_the_message_closes_is_not_asked_about_in_the_same_block() -> 
     assert any("done with" in line and "Go to the gym" in line for line in view.lines)
     assert not any("did you end up going" in line for line in view.lines)
     assert not any("Check-in" in line and "Go to the gym" in line for line in view.lines)
+
+
+def test_a_reply_stamped_after_the_message_leaves_an_elapsed_of_zero() -> None:
+    # The previous message at NOW - 1s, its reply stamped when it ended, at NOW + 1s.
+    quick = CheckinsPolicy(
+        rules=[
+            CheckinRule.model_validate(
+                {"id": "quick", "when": {"elapsed_lt": "PT5M"}, "then": {"offer_recap": True}}
+            )
+        ]
+    )
+    answered = PriorState(
+        thread_last_interaction_at=NOW + timedelta(seconds=1),
+        thread_last_user_message_at=NOW - timedelta(seconds=1),
+    )
+    view = awareness_view(turn("and another thing", answered), AwarenessSettings(checkins=quick))
+    assert view.fired == ("quick",)
+    assert "the last interaction here was just now" in view.lines[0]
+
+    replayed = PriorState(
+        thread_last_interaction_at=NOW + timedelta(seconds=1),
+        thread_last_user_message_at=NOW + timedelta(seconds=1),
+    )
+    assert awareness_view(turn("old", replayed), AwarenessSettings(checkins=quick)).fired == ()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from middleware.clock.parsing import ParseResult
 from middleware.clock.presentation import DirectAudience
-from middleware.clock.stage import _direct_audience
+from middleware.clock.stage import LISTED_PHRASES, _direct_audience, describe_expressions
 
 
 def test_the_kept_direct_audience_is_the_one_built_for_its_zone_and_locale() -> None:
@@ -19,3 +22,36 @@ def test_a_bad_zone_fails_every_time_it_is_asked_for() -> None:
     for _ in range(2):
         with pytest.raises(ValueError):
             _direct_audience("Mars/Olympus", "en")
+
+
+def test_a_message_full_of_times_lists_a_few_and_counts_the_rest() -> None:
+    resolved = [
+        ParseResult(
+            "absolute",
+            start_instant=datetime(2026, 12, day, 12, tzinfo=UTC),
+            matched_text=f"Dec {day} at noon",
+            zone="UTC",
+        )
+        for day in range(1, 21)
+    ]
+    unclear = [
+        ParseResult(
+            "floating",
+            needs_clarification=True,
+            clarification_question=f"Which timezone for phrase {n}?",
+            matched_text=f"at {n}",
+        )
+        for n in range(1, 11)
+    ]
+    lines, questions = describe_expressions([*resolved, *unclear], "UTC")
+    [line] = lines
+    assert line.count(" = ") == LISTED_PHRASES
+    assert '"Dec 1 at noon" = 2026-12-01T12:00:00+00:00 (UTC)' in line
+    assert '"Dec 7 at noon"' not in line
+    assert line.endswith("; and 14 more, resolved the same way.")
+    assert questions[:LISTED_PHRASES] == [
+        f"Ask the user: Which timezone for phrase {n}?" for n in range(1, LISTED_PHRASES + 1)
+    ]
+    assert questions[LISTED_PHRASES:] == [
+        "Ask the user: 4 more time phrases in this message are ambiguous too; confirm them as well."
+    ]
