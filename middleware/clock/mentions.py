@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from middleware.clock.abbreviations import ABBREVIATIONS, AFTER_TIME_ONLY
+from middleware.clock.abbreviations import ABBREVIATIONS, AFTER_TIME_ONLY, find_zone_names
 from middleware.clock.zones import valid_zones
 
 __all__ = [
@@ -38,7 +38,8 @@ class ZoneMention:
     """A zone named in a phrase; ``text[start:end]`` is the part to strip before parsing.
 
     Exactly one of ``zone`` (IANA id), ``offset`` (minutes east of UTC) or
-    ``abbreviation`` (upper-cased key, possibly absent from ``ABBREVIATIONS``) is set.
+    ``abbreviation`` is set: an upper-cased abbreviation, possibly absent from
+    ``ABBREVIATIONS``, or a key of ``ZONE_NAMES`` ("Eastern Time").
     """
 
     kind: Literal["zone", "offset", "abbreviation"]
@@ -150,8 +151,9 @@ def _find_place(text: str, resolvers: list[PlaceZone]) -> ZoneMention | None:
 def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMention | None:
     """The first explicit zone mention in ``text``, or None.
 
-    Priority: numeric offsets, ``UTC``/``GMT``, IANA ids, places (``place_zone`` first,
-    then ``iana_place_zone``), abbreviations. ``place_zone`` results that are not valid
+    Priority: numeric offsets, ``UTC``/``GMT``, IANA ids, spelled-out zone names
+    ("Pacific time"), places (``place_zone`` first, then ``iana_place_zone``),
+    abbreviations. ``place_zone`` results that are not valid
     IANA ids are ignored.
     """
     for pattern in (_ATTACHED_OFFSET, _NAMED_OFFSET):
@@ -170,6 +172,8 @@ def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMen
     for match in _IANA.finditer(text):
         if match[0] in valid_zones():
             return ZoneMention("zone", match.start(), match.end(), zone=match[0])
+    for start, end, name in find_zone_names(text)[:1]:
+        return ZoneMention("abbreviation", start, end, abbreviation=name)
     resolvers: list[PlaceZone] = [iana_place_zone]
     if place_zone is not None:
         resolvers.insert(0, place_zone)

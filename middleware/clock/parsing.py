@@ -243,7 +243,8 @@ def parse_anchored_time(
     ``tz`` is the Session TZ (IANA id) or None. A zone in the phrase wins over ``tz``:
     an ISO timestamp with offset, ``UTC+9``/``10:00+05:45``, ``UTC``/``GMT``/``Z``, an
     IANA id, or a place ("Tokyo time", "3pm in Berlin") resolved by ``place_zone`` and
-    then by the IANA city names. An abbreviation ("9am PST") is used only when
+    then by the IANA city names. An abbreviation ("9am PST") or its spelled-out name
+    ("9am Pacific time") is used only when
     ``abbreviation_context`` maps it (e.g. ``{"IST": "Asia/Kolkata"}``) or ``tz`` is one
     of its usual zones; otherwise the result is floating with a question.
 
@@ -276,7 +277,7 @@ def parse_anchored_time(
         else:
             abbr = mention.abbreviation or ""
             context = {key.upper(): value for key, value in (abbreviation_context or {}).items()}
-            known = context.get(abbr)
+            known = context.get(abbr.upper())
             from_tz = resolve_abbreviation(abbr, [tz], at=reference_instant)
             if known is not None and is_valid_zone(known):
                 anchor = _Anchor(zone=known)

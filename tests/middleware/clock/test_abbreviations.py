@@ -7,6 +7,7 @@ import pytest
 
 from middleware.clock.abbreviations import (
     ABBREVIATIONS,
+    ZONE_NAMES,
     candidates_for,
     clarification_for,
     find_abbreviations,
@@ -108,3 +109,39 @@ def test_clarification_wording() -> None:
         "By EST, do you mean US Eastern time (America/New_York)? If not, which city or timezone?"
     )
     assert "XYZ" in clarification_for("XYZ")
+
+
+def test_zone_names_are_valid_and_spelled_out() -> None:
+    zones = available_timezones()
+    for name, meanings in ZONE_NAMES.items():
+        assert name.endswith(" Time") and name not in ABBREVIATIONS
+        assert meanings and all(meaning.zone in zones for meaning in meanings), name
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("meet 9am Eastern time", ["Eastern Time"]),
+        (
+            "9am eastern time or 3pm  Central   European Summer Time",
+            ["Eastern Time", "Central European Summer Time"],
+        ),
+        ("is that Pacific Standard Time?", ["Pacific Standard Time"]),
+        ("noon Australian Eastern time, not ET", ["Australian Eastern Time"]),
+        ("a central time slot in the mountain time-out", []),
+        ("3pm ET or Eastern time, 4pm ET", ["ET", "Eastern Time"]),
+    ],
+)
+def test_find_spelled_out_zone_names(text: str, found: list[str]) -> None:
+    assert find_abbreviations(text) == found
+
+
+def test_spelled_out_names_resolve_or_ask_like_abbreviations() -> None:
+    assert resolve_abbreviation("Eastern Time", ["America/Toronto"]) == "America/Toronto"
+    assert resolve_abbreviation("Central European Time", ["Europe/Paris"]) == "Europe/Paris"
+    assert resolve_abbreviation("Eastern Time", ["Europe/Berlin"]) is None
+    assert candidates_for("Mountain Standard Time") == ("America/Denver", "America/Phoenix")
+    assert clarification_for("Pacific Time") == (
+        "By Pacific Time, do you mean US Pacific time (America/Los_Angeles)? "
+        "If not, which city or timezone?"
+    )

@@ -455,6 +455,30 @@ def test_place_zone_plugs_in_a_city_index() -> None:
     assert parse_anchored_time("3pm in bad", None, REF, place_zone=place_zone).kind != "absolute"
 
 
+@pytest.mark.parametrize(
+    "message", ["meet 9am Eastern time", "meet 9am Pacific time", "9am Central European time"]
+)
+def test_a_spelled_out_zone_name_is_asked_about_not_read_in_the_session_zone(
+    message: str,
+) -> None:
+    [found] = find_time_expressions(message, "Asia/Tokyo", REF)
+    assert found.kind == "floating" and found.needs_clarification
+    assert found.start_instant is None
+    assert found.clarification_question is not None
+    assert found.clarification_question.startswith("By ")
+
+
+def test_a_spelled_out_zone_name_resolves_from_the_users_zone() -> None:
+    [eastern] = find_time_expressions("meet 9am Eastern time", "America/Toronto", REF)
+    assert eastern.zone == "America/Toronto"
+    assert eastern.start_instant == iso("2026-11-22T09:00:00-05:00")
+    [pacific] = find_time_expressions(
+        "meet 9am Pacific time", "Asia/Tokyo", REF,
+        abbreviation_context={"Pacific Time": "America/Vancouver"},
+    )  # fmt: skip
+    assert pacific.start_instant == iso("2026-11-21T09:00:00-08:00")  # 07:40 there
+
+
 def test_context_with_an_invalid_zone_still_asks() -> None:
     result = parse_anchored_time("9am EST", None, REF, abbreviation_context={"EST": "EST"})
     assert result.kind == "floating" and result.needs_clarification
