@@ -23,6 +23,7 @@ from dateparser.timezone_parser import pop_tz_offset_from_string
 from middleware.actions.prefilter import fold, gate_text, needle_search
 from middleware.clock.abbreviations import clarification_for, resolve_abbreviation
 from middleware.clock.mentions import PlaceZone, find_zone_mention
+from middleware.clock.places import place_question
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, localize
 from middleware.text_cache import MAX_CHARS
@@ -243,7 +244,9 @@ def parse_anchored_time(
     ``tz`` is the Session TZ (IANA id) or None. A zone in the phrase wins over ``tz``:
     an ISO timestamp with offset, ``UTC+9``/``10:00+05:45``, ``UTC``/``GMT``/``Z``, an
     IANA id, or a place ("Tokyo time", "3pm in Berlin") resolved by ``place_zone`` and
-    then by the IANA city names. An abbreviation ("9am PST") or its spelled-out name
+    then by the IANA city names; a place the first of them that knows it calls
+    ambiguous (``place_zone`` returns its candidates) makes the result floating with a
+    question. An abbreviation ("9am PST") or its spelled-out name
     ("9am Pacific time") is used only when
     ``abbreviation_context`` maps it (e.g. ``{"IST": "Asia/Kolkata"}``) or ``tz`` is one
     of its usual zones; otherwise the result is floating with a question.
@@ -274,6 +277,8 @@ def parse_anchored_time(
             anchor = _Anchor(zone=mention.zone)
         elif mention.offset is not None:
             anchor = _Anchor(offset=mention.offset)
+        elif mention.candidates:
+            anchor, question = None, place_question(mention.place or "", mention.candidates)
         else:
             abbr = mention.abbreviation or ""
             context = {key.upper(): value for key, value in (abbreviation_context or {}).items()}

@@ -176,8 +176,10 @@ def _clock_spread(zones: Sequence[str | None], now: datetime) -> timedelta:
     return timedelta(minutes=max(offsets) - min(offsets)) if offsets else timedelta(0)
 
 
-def _place_zone(name: str) -> str | None:
-    return lookup_place(name).zone
+def _place_zone(name: str) -> str | tuple[str, ...] | None:
+    """The zone of a place name, or its candidates when it is ambiguous ("Victoria")."""
+    found = lookup_place(name)
+    return found.zone or found.candidates or None
 
 
 def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | None:

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from middleware.clock.mentions import iana_place_zone
 from middleware.clock.parsing import (
     _CAPITAL_MONTH_DAY,
     _TIMEISH,
@@ -30,6 +31,7 @@ from middleware.clock.parsing import (
     looks_timeish,
     parse_anchored_time,
 )
+from middleware.clock.places import lookup_place
 
 REF = datetime(2026, 11, 21, 15, 40, tzinfo=UTC)  # Saturday
 SUNDAY = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)  # Berlin Sun 13:00
@@ -530,6 +532,33 @@ def test_find_time_expressions(message: str, expected: list[tuple[str, str, str 
     results = found(message)
     got = [(r.matched_text, r.kind, r.start_instant) for r in results]
     assert got == [(text, kind, iso(start) if start else None) for text, kind, start in expected]
+
+
+def places(name: str) -> str | tuple[str, ...] | None:
+    """A place resolver as the clock stage passes it: ids, or candidates if ambiguous."""
+    match = lookup_place(name)
+    return match.zone or match.candidates or None
+
+
+@pytest.mark.parametrize("message", ["call me at 3pm Victoria time", "call me at 3pm in Victoria"])
+def test_an_ambiguous_place_is_asked_about_not_settled_by_the_zone_ids(message: str) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", REF, place_zone=places)
+    assert result.kind == "floating" and result.start_instant is None
+    assert result.clarification_question == (
+        "Which Victoria do you mean — America/Vancouver, Australia/Melbourne or Indian/Mahe?"
+    )
+
+
+def test_legacy_region_ids_and_lowercase_words_are_not_places() -> None:
+    assert iana_place_zone("Victoria") is None  # Australia/Victoria is a state, not a city
+    assert iana_place_zone("Melbourne") == "Australia/Melbourne"
+    [weather] = find_time_expressions("at 3pm in nice weather", "Europe/Berlin", REF)
+    assert weather.zone == "Europe/Berlin"
+    [nice] = find_time_expressions("at 3pm in Nice", "Asia/Tokyo", REF, place_zone=places)
+    assert nice.zone == "Europe/Paris"
+    [holiday] = find_time_expressions("at 3pm Christmas time", "Europe/Berlin", REF,
+                                      place_zone=places)  # fmt: skip
+    assert holiday.zone == "Europe/Berlin"
 
 
 def test_find_without_a_session_zone_keeps_phrases_floating() -> None:
