@@ -84,6 +84,8 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     )
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
+    # The resolution and the phrase that holds an abbreviation or place ask the same.
+    questions = list(dict.fromkeys(questions))
     members: Sequence[MemberTime] = ()
     speaker = None
     locale = prior.user_locale or "en"

@@ -150,6 +150,22 @@ async def test_abbreviation_and_fold_become_questions(
     ) in block(fake_upstream)
 
 
+@pytest.mark.parametrize(
+    ("message", "question"),
+    [
+        ("call at 9am EST", "Ask the user: By EST, do you mean US Eastern time"),
+        ("call at 9am PST tomorrow", "Ask the user: Which timezone do you mean by PST"),
+        ("call me at 3pm in Victoria", "Ask the user: Which Victoria do you mean"),
+    ],
+)
+async def test_each_question_is_asked_once(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, question: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    await chat(relay, message, at="2026-11-21T10:00:00Z")
+    assert block(fake_upstream).count(question) == 1
+
+
 async def test_recency_hint_for_current_events(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
