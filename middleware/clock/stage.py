@@ -71,6 +71,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     )
     tz = resolution.tzinfo()
     anchor = _anchor_zone(resolution, prior)
+    own = _own_zone(prior)
     context = {r.abbreviation: r.zone for r in resolution.resolved_abbreviations}
     expressions = tuple(
         find_time_expressions(
@@ -89,7 +90,9 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     members: Sequence[MemberTime] = ()
     speaker = None
     locale = prior.user_locale or "en"
-    audience: Audience = _direct_audience(anchor or "UTC", locale)
+    # spec 000 §7.3: the reader sees times in their own zone, whatever zone the message
+    # names; only a reader with no known zone gets the one the message gave.
+    audience: Audience = _direct_audience(own or anchor or "UTC", locale)
     if turn.chat_type == "group":
         found = await store.group_participants(
             turn.thread_key, now - settings.group_window, settings.group_limit
@@ -122,6 +125,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         zone=resolution.zone,
         tz=tz,
         zone_note=_zone_note(resolution),
+        own_zone=own if resolution.source == "explicit" and own != resolution.zone else None,
         fallback=resolution.fallback,
         last_here=Elapsed(last_here) if last_here else None,
         last_any_channel=(
@@ -192,6 +196,15 @@ def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | Non
         return resolution.zone
     # A bare offset in the message anchors its own phrase; others use the known zone.
     return prior.thread_tz or prior.user_tz
+
+
+def _own_zone(prior: PriorState) -> str | None:
+    """The user's own zone (the thread's override, else their default), if a valid one
+    is known."""
+    for zone in (prior.thread_tz, prior.user_tz):
+        if zone is not None and is_valid_zone(zone):
+            return zone
+    return None
 
 
 @lru_cache(maxsize=256)

@@ -61,6 +61,9 @@ class TemporalFacts(NamedTuple):
     zone: str  # IANA id, or a label such as "UTC+05:45" for a fixed offset
     tz: tzinfo
     zone_note: str | None = None
+    # The user's own IANA zone, given when the message names another one (spec 000 §2:
+    # the Session TZ may differ from the User TZ).
+    own_zone: str | None = None
     fallback: bool = False
     last_here: Elapsed | None = None
     last_any_channel: Elapsed | None = None
@@ -114,13 +117,18 @@ def _now_line(facts: TemporalFacts) -> str:
             "relying on their local time or scheduling anything)."
         )
     else:
-        utc_offset = local_now.utcoffset() or _ZERO
-        offset = format_offset(int(utc_offset.total_seconds() // 60))
         note = f"; {facts.zone_note}" if facts.zone_note else ""
-        head = f"Now: {stamp} ({zone}, {offset}{note})."
+        head = f"Now: {stamp} ({zone}, {_offset_label(local_now)}{note})."
     if facts.speaker:
         head = f"{head} Speaker: {facts.speaker}."
     parts = [head]
+    if facts.own_zone is not None:
+        own = facts.now.astimezone(ZoneInfo(facts.own_zone))
+        whose = "The speaker's" if facts.speaker else "The user's"
+        parts.append(
+            f"{whose} own time: {_local_stamp(own, with_year=own.year != local_now.year)} "
+            f"({facts.own_zone}, {_offset_label(own)})."
+        )
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
@@ -139,6 +147,11 @@ def _now_line(facts: TemporalFacts) -> str:
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def _offset_label(local: datetime) -> str:
+    """'UTC+09:00' for an aware local time."""
+    return format_offset(int((local.utcoffset() or _ZERO).total_seconds() // 60))
 
 
 def _members_line(facts: TemporalFacts) -> str:

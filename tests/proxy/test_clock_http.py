@@ -243,6 +243,25 @@ async def test_dm_times_render_in_the_users_zone(
     )
 
 
+async def test_naming_another_zone_keeps_the_users_own_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz America/New_York", at="2026-11-21T09:00:00Z")
+    fake_upstream.reply_content = "That is <time 2026-11-22T15:00:00+09:00>."
+    reply = await chat(
+        relay, "what is 3pm tomorrow Tokyo time in my time?", at="2026-11-21T10:00:00Z"
+    )
+    assert reply["choices"][0]["message"]["content"] == (
+        f"That is Sun, Nov 22, 1:00{NNBSP}AM New York Time."
+    )
+    assert block(fake_upstream).startswith(
+        "Now: Sat 21 Nov 2026 19:00 (Asia/Tokyo, UTC+09:00; named in this message). "
+        "The user's own time: Sat 21 Nov 05:00 (America/New_York, UTC-05:00). "
+    )
+    await chat(relay, "and 3pm tomorrow New York time?", at="2026-11-21T10:05:00Z")
+    assert "The user's own time" not in block(fake_upstream)
+
+
 async def test_time_command_lists_group_members(relay: RunningServer) -> None:
     group = {"thread": "g2", "chat_type": "group"}
     await chat(
