@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from babel.dates import format_timedelta
 
 from middleware.actions.prefilter import Gate
-from middleware.clock.zones import format_offset
+from middleware.clock.zones import format_offset, is_repeated_wall_time
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
 _RECENCY = re.compile(
@@ -132,11 +132,12 @@ def _now_line(facts: TemporalFacts) -> str:
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
-        when = _stamp(facts.last_here.at, tz, with_year=True)
+        at = facts.last_here.at.astimezone(tz)
+        when = _past_stamp(at, with_year=True)
         parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
     else:
         at = facts.last_here.at.astimezone(tz)
-        when = _local_stamp(at, with_year=at.year != local_now.year)
+        when = _past_stamp(at, with_year=at.year != local_now.year)
         parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
     other = facts.last_any_channel
     if (
@@ -212,12 +213,15 @@ _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
-    """'Sat 21 Nov 2026 16:40' (or without the year) in ``tz``."""
-    return _local_stamp(instant.astimezone(tz), with_year=with_year)
+def _past_stamp(local: datetime, *, with_year: bool) -> str:
+    """``_local_stamp`` with the offset when the wall time occurs twice (DST fall-back):
+    'Sun 1 Nov 01:30, UTC-04:00' is not the 01:30 an hour later."""
+    stamp = _local_stamp(local, with_year=with_year)
+    return f"{stamp}, {_offset_label(local)}" if is_repeated_wall_time(local) else stamp
 
 
 def _local_stamp(local: datetime, *, with_year: bool) -> str:
+    """'Sat 21 Nov 2026 16:40' (or without the year) for an aware local time."""
     year = f" {local.year}" if with_year else ""
     day = f"{_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"
     return f"{day}{year} {local.hour:02d}:{local.minute:02d}"
