@@ -32,7 +32,7 @@ from middleware.clock.temporal import (
     asks_about_current_events,
     render_block,
 )
-from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
+from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.pipeline import Handler, Stage
 from middleware.store import PriorState, Store
 from middleware.types import Reply, Turn
@@ -122,7 +122,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     last_here = prior.thread_last_interaction_at
     facts = TemporalFacts(
         now=now,
-        zone=resolution.zone,
+        zone=_zone_label(resolution),
         tz=tz,
         zone_note=_zone_note(resolution),
         own_zone=own if resolution.source == "explicit" and own != resolution.zone else None,
@@ -220,6 +220,14 @@ _ZONE_NOTES = {
     "user": None,
     "location": "from where the user says they are",
 }
+
+
+def _zone_label(resolution: TimezoneResolution) -> str:
+    """The zone as the block names it: a fixed offset as "UTC+09:00", never as the
+    sign-inverted "Etc/GMT-9" id it is stored under."""
+    if resolution.offset_minutes:
+        return format_offset(resolution.offset_minutes)
+    return resolution.zone
 
 
 def _zone_note(resolution: TimezoneResolution) -> str | None:

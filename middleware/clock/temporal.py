@@ -58,7 +58,7 @@ class TemporalFacts(NamedTuple):
     """
 
     now: datetime
-    zone: str  # IANA id, or a label such as "UTC+05:45" for a fixed offset
+    zone: str  # IANA id, or a label such as "UTC+09:00" for a fixed offset
     tz: tzinfo
     zone_note: str | None = None
     # The user's own IANA zone, given when the message names another one (spec 000 §2:
@@ -118,7 +118,9 @@ def _now_line(facts: TemporalFacts) -> str:
         )
     else:
         note = f"; {facts.zone_note}" if facts.zone_note else ""
-        head = f"Now: {stamp} ({zone}, {_offset_label(local_now)}{note})."
+        offset = _offset_label(local_now)
+        named = offset if zone == offset else f"{zone}, {offset}"  # "UTC+05:45" once
+        head = f"Now: {stamp} ({named}{note})."
     if facts.speaker:
         head = f"{head} Speaker: {facts.speaker}."
     parts = [head]

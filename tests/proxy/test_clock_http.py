@@ -116,6 +116,19 @@ async def test_explicit_zone_wins_and_times_are_anchored(
     assert "(Asia/Kathmandu, UTC+05:45; named in this message)" in text
 
 
+async def test_a_fixed_offset_is_named_as_an_offset(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "meet at 10:00 UTC+9 tomorrow?", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert text.startswith("Now: Sat 21 Nov 2026 19:00 (UTC+09:00; named in this message).")
+    assert "Etc/GMT" not in text
+    await chat(relay, "meet at 10:00 UTC+5:45 tomorrow?", at="2026-11-21T10:00:00Z")
+    assert block(fake_upstream).startswith(
+        "Now: Sat 21 Nov 2026 15:45 (UTC+05:45; named in this message)."
+    )
+
+
 async def test_location_mention_sets_zone_when_nothing_else_does(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
