@@ -91,6 +91,13 @@ _NOW = re.compile(r"^(?:right\s+|just\s+)?now$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "f": 1209600}
 
 
+def _days_later(instant: datetime, days: float, tz: str | None) -> datetime:
+    """``days`` calendar days on in the Session TZ (UTC without one): the same wall-clock
+    time, whatever DST does in between (aware arithmetic in one zone is wall-clock)."""
+    local = instant.astimezone(get_zone(tz) if tz else UTC)
+    return (local + timedelta(days=days)).astimezone(UTC)
+
+
 def _months_later(instant: datetime, months: int, tz: str | None) -> datetime:
     zone = get_zone(tz) if tz else UTC
     local = instant.astimezone(zone)
@@ -107,8 +114,9 @@ def _months_later(instant: datetime, months: int, tz: str | None) -> datetime:
 
 
 def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult | None:
-    """Durations: seconds to weeks are exact (a day is 24 h, even across DST); months and
-    years move the calendar in the Session TZ (UTC without one), clamping the day."""
+    """Durations: seconds to hours are exact; days and weeks keep the wall-clock time in
+    the Session TZ (UTC without one) across DST, as people mean "in 2 days"; months and
+    years move the calendar there too, clamping the day."""
     lowered = " ".join(phrase.lower().split())
     if _NOW.match(lowered):
         return ParseResult("relative", start_instant=reference, matched_text=phrase)
@@ -131,6 +139,9 @@ def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult |
                 return None
             months = int(amount) * (12 if unit.startswith("year") else 1)
             instant = _months_later(reference, sign * months, tz)
+        elif unit.startswith(("day", "week", "fortnight")):
+            days = amount * _UNIT_SECONDS[unit[0]] / _UNIT_SECONDS["d"]
+            instant = _days_later(reference, sign * days, tz)
         else:
             key = "m" if unit.startswith("min") else unit[0]
             instant = reference + timedelta(seconds=sign * amount * _UNIT_SECONDS[key])
@@ -253,7 +264,8 @@ def parse_anchored_time(
 
     ``date_order`` ("MDY", "DMY", "YMD") reads numeric dates; it defaults to the order
     of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
-    relative durations are exact (``"in 2 days"`` is 48 h). Raises ValueError for a
+    relative hours and minutes are exact; days, weeks and months keep the wall-clock time
+    in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). Raises ValueError for a
     naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:

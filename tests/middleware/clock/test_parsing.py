@@ -82,13 +82,43 @@ CASES = [
     case("in half an hour", None, "relative", "2026-11-21T16:10:00+00:00"),
     case("now", None, "relative", "2026-11-21T15:40:00+00:00"),
     case("in 3 months", "Europe/Berlin", "relative", "2027-02-21T16:40:00+01:00"),
-    # A day is 24 h even across the spring-forward night: 10:00 EST + 24 h = 11:00 EDT.
+    # Days and weeks are calendar days in the Session TZ: across the spring-forward night
+    # 10:00 EST + 1 day is 10:00 EDT (23 h later), as "in a month" keeps 10:00 too.
     case(
         "in 1 day",
         "America/New_York",
         "relative",
-        "2026-03-08T11:00:00-04:00",
+        "2026-03-08T10:00:00-04:00",
         ref=BEFORE_NY_SPRING,
+    ),  # fmt: skip
+    case(
+        "in 2 days",
+        "Europe/Berlin",
+        "relative",
+        "2026-03-30T13:00:00+02:00",
+        ref=BEFORE_BERLIN_SPRING,
+    ),  # fmt: skip
+    case(
+        "in a week",
+        "Europe/Berlin",
+        "relative",
+        "2026-10-31T14:00:00+01:00",
+        ref=BEFORE_BERLIN_FALL,
+    ),  # fmt: skip
+    case(
+        "2 days ago",
+        "Europe/Berlin",
+        "relative",
+        "2026-03-27T13:00:00+01:00",
+        ref=datetime(2026, 3, 29, 11, 0, tzinfo=UTC),
+    ),  # fmt: skip
+    # Hours stay exact across the same night: 13:00 CET + 48 h = 14:00 CEST.
+    case(
+        "in 48 hours",
+        "Europe/Berlin",
+        "relative",
+        "2026-03-30T14:00:00+02:00",
+        ref=BEFORE_BERLIN_SPRING,
     ),  # fmt: skip
     # --- floating: wall-clock phrases with no zone are not parsed into instants --------
     floating("tomorrow at 9am", None),
