@@ -33,6 +33,7 @@ __all__ = [
     "find_abbreviations",
     "find_zone_names",
     "resolve_abbreviation",
+    "stated_offset",
 ]
 
 
@@ -268,6 +269,23 @@ def resolve_abbreviation(
     if len(matched) != 1:
         return None
     return next(iter(matched.values()))
+
+
+def stated_offset(abbr: str, zone: str, at: datetime) -> int | None:
+    """The UTC offset (minutes) ``abbr`` states when ``zone`` is not on it at ``at``.
+
+    A season's abbreviation names an offset: "CEST" is Europe/Berlin's summer time,
+    UTC+02:00. When ``zone`` calls one of its seasons ``abbr`` but is on another at
+    ``at`` ("15:00 CEST" in November), that season's offset is returned, as the writer
+    may mean either. None when the zone is on ``abbr`` at ``at`` or never uses it (a
+    generic "ET", or a zone resolved from a name).
+    """
+    if zone not in _valid_zones():
+        return None
+    if datetime.fromtimestamp(at.timestamp(), ZoneInfo(zone)).tzname() == abbr:
+        return None
+    stated = [int(offset // 60) for name, offset in _signature(zone, at.year) if name == abbr]
+    return stated[0] if stated else None
 
 
 def _option(meaning: Meaning) -> str:

@@ -21,11 +21,21 @@ from dateparser.search import search_dates
 from dateparser.timezone_parser import pop_tz_offset_from_string
 
 from middleware.actions.prefilter import fold, gate_text, needle_search
-from middleware.clock.abbreviations import clarification_for, resolve_abbreviation
+from middleware.clock.abbreviations import (
+    clarification_for,
+    resolve_abbreviation,
+    stated_offset,
+)
 from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.places import place_question
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
-from middleware.clock.zones import format_offset, get_zone, is_valid_zone, localize
+from middleware.clock.zones import (
+    format_offset,
+    get_zone,
+    is_valid_zone,
+    localize,
+    offset_minutes,
+)
 from middleware.text_cache import MAX_CHARS
 
 __all__ = [
@@ -260,7 +270,9 @@ def parse_anchored_time(
     question. An abbreviation ("9am PST") or its spelled-out name
     ("9am Pacific time") is used only when
     ``abbreviation_context`` maps it (e.g. ``{"IST": "Asia/Kolkata"}``) or ``tz`` is one
-    of its usual zones; otherwise the result is floating with a question.
+    of its usual zones; otherwise the result is floating with a question. A season's
+    abbreviation its zone is not on at that time ("15:00 CEST" in November) asks which
+    offset is meant, with both instants as candidates.
 
     ``date_order`` ("MDY", "DMY", "YMD") reads numeric dates; it defaults to the order
     of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
@@ -281,7 +293,7 @@ def parse_anchored_time(
         return found
 
     anchor = _Anchor(zone=tz) if tz else None
-    rest, question = phrase, None
+    rest, question, abbreviation = phrase, None, None
     mention = find_zone_mention(phrase, place_zone)
     if mention is not None:
         rest = f"{phrase[: mention.start]} {phrase[mention.end :]}"
@@ -297,9 +309,9 @@ def parse_anchored_time(
             known = context.get(abbr.upper())
             from_tz = resolve_abbreviation(abbr, [tz], at=reference_instant)
             if known is not None and is_valid_zone(known):
-                anchor = _Anchor(zone=known)
+                anchor, abbreviation = _Anchor(zone=known), abbr
             elif from_tz is not None:
-                anchor = _Anchor(zone=from_tz)
+                anchor, abbreviation = _Anchor(zone=from_tz), abbr
             else:
                 anchor, question = None, clarification_for(abbr)
     # Any zone token dateparser knows but we did not take (say "ACT") must not be applied
@@ -321,7 +333,31 @@ def parse_anchored_time(
             or f"Which timezone is '{phrase}' in? Name a city or an IANA zone such as "
             "Europe/Berlin.",
         )
-    return _anchor(reading, anchor, phrase)
+    result = _anchor(reading, anchor, phrase)
+    if abbreviation is not None and reading.kind == "point":
+        return _check_stated_offset(result, abbreviation, reading.times[0])
+    return result
+
+
+def _check_stated_offset(result: ParseResult, abbr: str, naive: datetime) -> ParseResult:
+    """Ask when the abbreviation states another offset than its zone has then: "15:00
+    CEST" in November is 15:00 Berlin time (UTC+01:00) or 15:00 UTC+02:00 (spec 000 §4.2:
+    never map an abbreviation silently)."""
+    if result.start_instant is None or result.zone is None:
+        return result
+    stated = stated_offset(abbr, result.zone, result.start_instant)
+    if stated is None:
+        return result
+    actual = format_offset(offset_minutes(result.zone, result.start_instant))
+    when = f"{_clock(naive)} on {describe_day(naive.date())}"
+    question = (
+        f"{abbr} is {format_offset(stated)}, but {result.zone} is on {actual} at {when}: "
+        f"did you mean {_clock(naive)} {result.zone} time ({actual}) or "
+        f"{_clock(naive)} {format_offset(stated)}?"
+    )
+    candidates = (result.start_instant, _Anchor(offset=stated).fixed(naive))
+    return replace(result, start_instant=None, needs_clarification=True,
+                   clarification_question=question, candidates=candidates)  # fmt: skip
 
 
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"

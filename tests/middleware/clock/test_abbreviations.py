@@ -12,6 +12,7 @@ from middleware.clock.abbreviations import (
     clarification_for,
     find_abbreviations,
     resolve_abbreviation,
+    stated_offset,
 )
 
 
@@ -145,3 +146,16 @@ def test_spelled_out_names_resolve_or_ask_like_abbreviations() -> None:
         "By Pacific Time, do you mean US Pacific time (America/Los_Angeles)? "
         "If not, which city or timezone?"
     )
+
+
+def test_stated_offset_only_when_the_zone_is_on_another_season() -> None:
+    november = datetime(2026, 11, 21, 14, 0, tzinfo=UTC)
+    july = datetime(2026, 7, 1, 13, 0, tzinfo=UTC)
+    assert stated_offset("CEST", "Europe/Berlin", november) == 120
+    assert stated_offset("CEST", "Europe/Berlin", july) is None
+    assert stated_offset("CET", "Europe/Berlin", july) == 60
+    assert stated_offset("EDT", "America/Toronto", november) == -240
+    assert stated_offset("IST", "Europe/Dublin", november) == 60
+    assert stated_offset("IST", "Asia/Kolkata", november) is None
+    assert stated_offset("ET", "America/New_York", november) is None
+    assert stated_offset("CEST", "Bogus/Zone", november) is None

@@ -212,11 +212,13 @@ CASES = [
         "2026-11-22T09:00:00+05:30",
         options={"abbreviation_context": {"IST": "Asia/Kolkata"}},
     ),  # fmt: skip
+    # BST is London's summer time (UTC+01:00): in November it may mean London or +01:00.
     case(
         "noon BST",
         None,
         "absolute",
-        "2026-11-22T12:00:00+00:00",
+        clarify=True,
+        candidates=("2026-11-22T12:00:00+00:00", "2026-11-22T12:00:00+01:00"),
         options={"abbreviation_context": {"bst": "Europe/London"}},
     ),  # fmt: skip
     case("9am PST", "America/Los_Angeles", "absolute", "2026-11-21T09:00:00-08:00"),
@@ -509,6 +511,24 @@ def test_a_spelled_out_zone_name_resolves_from_the_users_zone() -> None:
         abbreviation_context={"Pacific Time": "America/Vancouver"},
     )  # fmt: skip
     assert pacific.start_instant == iso("2026-11-21T09:00:00-08:00")  # 07:40 there
+
+
+def test_a_summer_abbreviation_in_winter_asks_which_offset_is_meant() -> None:
+    result = parse_anchored_time("15:00 CEST", "Europe/Berlin", REF)
+    assert result.start_instant is None and result.needs_clarification
+    assert result.clarification_question == (
+        "CEST is UTC+02:00, but Europe/Berlin is on UTC+01:00 at 15:00 on Sunday 22 "
+        "November: did you mean 15:00 Europe/Berlin time (UTC+01:00) or 15:00 UTC+02:00?"
+    )
+    assert result.candidates == (
+        iso("2026-11-22T15:00:00+01:00"),
+        iso("2026-11-22T15:00:00+02:00"),
+    )
+    # The season's own abbreviation, and a generic one, are taken as they come.
+    for text in ("15:00 CET", "15:00 CEST on July 1"):
+        assert parse_anchored_time(text, "Europe/Berlin", REF).start_instant is not None
+    ny = parse_anchored_time("9am ET", "America/New_York", REF)
+    assert ny.start_instant == iso("2026-11-22T09:00:00-05:00")
 
 
 def test_context_with_an_invalid_zone_still_asks() -> None:
