@@ -1,10 +1,13 @@
 """Timezone abbreviations: found, resolved from the user's known zones, or asked about.
 
 Spec 000 §4.2: abbreviations (EST/CST/PST) MUST NOT be auto-mapped silently; they MUST be
-resolved via known user context or asked about. So nothing here maps an abbreviation on
-its own, not even one with a single usual meaning (EST): :func:`resolve_abbreviation`
-answers only from the zones the caller already knows for the user (thread override,
-profile default), and :func:`clarification_for` words the question otherwise.
+resolved via known user context or asked about. Their spelled-out names ("Eastern time",
+"Central European Summer Time", :data:`ZONE_NAMES`) are the same shorthand and take the
+same path: every function here accepts such a name wherever it takes an abbreviation.
+So nothing here maps an abbreviation on its own, not even one with a single usual
+meaning (EST): :func:`resolve_abbreviation` answers only from the zones the caller already
+knows for the user (thread override, profile default), and :func:`clarification_for`
+words the question otherwise.
 
 ``UTC`` and ``GMT`` are not abbreviations in this sense (they name one offset) and are
 handled as explicit references by ``middleware.clock.references``.
@@ -23,11 +26,14 @@ from zoneinfo import ZoneInfo, available_timezones
 __all__ = [
     "ABBREVIATIONS",
     "AFTER_TIME_ONLY",
+    "ZONE_NAMES",
     "Meaning",
     "candidates_for",
     "clarification_for",
     "find_abbreviations",
+    "find_zone_names",
     "resolve_abbreviation",
+    "stated_offset",
 ]
 
 
@@ -39,15 +45,15 @@ class Meaning:
     label: str
 
 
-def _table(rows: str) -> Mapping[str, tuple[Meaning, ...]]:
+def _table(rows: str, separator: str | None = None) -> Mapping[str, tuple[Meaning, ...]]:
     table: dict[str, tuple[Meaning, ...]] = {}
     for row in rows.strip().splitlines():
-        abbrs, _, meanings = row.partition(" = ")
+        keys, _, meanings = row.partition(" = ")
         parsed = tuple(
             Meaning(*part.strip().split(" ", 1)) for part in meanings.split(";") if part.strip()
         )
-        for abbr in abbrs.split():
-            table[abbr] = parsed
+        for key in keys.split(separator):
+            table[key.strip()] = parsed
     return MappingProxyType(table)
 
 
@@ -110,6 +116,38 @@ AFT = Asia/Kabul Afghanistan
 """
 )
 
+# "Name Time, ... = zone label; ...": spelled-out names (a backslash continues a row).
+# "Central Standard Time" is the US one: China's is "China Standard Time".
+ZONE_NAMES: Mapping[str, tuple[Meaning, ...]] = _table(
+    """
+Eastern Time, US Eastern Time, Eastern Standard Time, Eastern Daylight Time = \
+America/New_York US Eastern
+Central Time, US Central Time, Central Standard Time, Central Daylight Time = \
+America/Chicago US Central
+Mountain Time, US Mountain Time, Mountain Daylight Time = America/Denver US Mountain
+Mountain Standard Time = America/Denver US Mountain; America/Phoenix Arizona
+Pacific Time, US Pacific Time, Pacific Standard Time, Pacific Daylight Time = \
+America/Los_Angeles US Pacific
+Alaska Time, Alaska Standard Time, Alaska Daylight Time = America/Anchorage Alaska
+Hawaii Time, Hawaii Standard Time, Hawaii-Aleutian Time = Pacific/Honolulu Hawaii
+Atlantic Time, Atlantic Standard Time, Atlantic Daylight Time = \
+America/Halifax Atlantic Canada; America/Puerto_Rico the Caribbean
+Newfoundland Time, Newfoundland Standard Time = America/St_Johns Newfoundland
+Central European Time, Central European Standard Time, Central European Summer Time = \
+Europe/Berlin Central Europe
+Eastern European Time, Eastern European Standard Time, Eastern European Summer Time = \
+Europe/Athens Eastern Europe
+Western European Time, Western European Summer Time = Europe/Lisbon Western Europe
+British Summer Time = Europe/London the UK
+Australian Eastern Time, Australian Eastern Standard Time, Australian Eastern Daylight Time = \
+Australia/Sydney Eastern Australia; Australia/Brisbane Queensland
+Australian Central Time, Australian Central Standard Time = \
+Australia/Adelaide South Australia; Australia/Darwin the Northern Territory
+Australian Western Time, Australian Western Standard Time = Australia/Perth Western Australia
+""",
+    ",",
+)
+
 # Abbreviations that are also words or initialisms ("my CAT", "PT session", "GST" the
 # tax) count only right after a clock time ("3pm PT", "15:00 CAT").
 AFTER_TIME_ONLY = frozenset("ET CT MT PT CAT EAT WAT ART PET COT AFT AMT GST SST ICT".split())
@@ -123,24 +161,58 @@ _AFTER_TIME = re.compile(
     re.IGNORECASE,
 )
 _CAPITALS = re.compile(r"[A-Z]{2}")
+_NAME_KEYS = {name.casefold(): name for name in ZONE_NAMES}
+_ZONE_NAME = re.compile(
+    r"(?<![\w/-])(?:"
+    + "|".join(
+        r"\s+".join(map(re.escape, name.split()))
+        for name in sorted(ZONE_NAMES, key=len, reverse=True)
+    )
+    + r")\b",
+    re.IGNORECASE,
+)
+_CLOCK_BEFORE = re.compile(r"\d{1,2}(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?\s*$", re.IGNORECASE)
+
+
+def find_zone_names(text: str) -> list[tuple[int, int, str]]:
+    """Spelled-out zone names in ``text`` as (start, end, key in :data:`ZONE_NAMES`).
+
+    A name counts when its first word is capitalised ("Eastern time") or when it follows
+    a clock time ("9am eastern time"): "a mountain time-out" is not a zone.
+    """
+    if "ime" not in text and "IME" not in text:
+        return []
+    found: list[tuple[int, int, str]] = []
+    for match in _ZONE_NAME.finditer(text):
+        start = match.start()
+        if match[0][0].isupper() or _CLOCK_BEFORE.search(text, max(0, start - 16), start):
+            key = _NAME_KEYS[" ".join(match[0].split()).casefold()]
+            found.append((start, match.end(), key))
+    return found
 
 
 def find_abbreviations(text: str) -> list[str]:
-    """Abbreviations from :data:`ABBREVIATIONS` in ``text``, each once, in order.
+    """Abbreviations from :data:`ABBREVIATIONS` and names from :data:`ZONE_NAMES` in
+    ``text``, each once, in order.
 
     Matching is case-sensitive and by whole word, so "est" and "Ist" are words, not
-    zones; the word-like ones (``AFTER_TIME_ONLY``) count only after a clock time.
+    zones; the word-like ones (``AFTER_TIME_ONLY``) count only after a clock time. Names
+    follow :func:`find_zone_names`.
     """
-    if not _CAPITALS.search(text):
-        return []
-    found = [(m.start(1), m[1]) for m in _ANYWHERE.finditer(text)]
-    found += [(m.start(1), m[1]) for m in _AFTER_TIME.finditer(text) if m[1].isupper()]
+    found = [(start, name) for start, _, name in find_zone_names(text)]
+    if _CAPITALS.search(text):
+        found += [(m.start(1), m[1]) for m in _ANYWHERE.finditer(text)]
+        found += [(m.start(1), m[1]) for m in _AFTER_TIME.finditer(text) if m[1].isupper()]
     return list(dict.fromkeys(abbr for _, abbr in sorted(found)))
+
+
+def _meanings(abbr: str) -> tuple[Meaning, ...]:
+    return ABBREVIATIONS.get(abbr) or ZONE_NAMES.get(abbr, ())
 
 
 def candidates_for(abbr: str) -> tuple[str, ...]:
     """The representative zones ``abbr`` is used for, most common first; () if unknown."""
-    return tuple(meaning.zone for meaning in ABBREVIATIONS.get(abbr, ()))
+    return tuple(meaning.zone for meaning in _meanings(abbr))
 
 
 @cache
@@ -182,7 +254,7 @@ def resolve_abbreviation(
     matches, and only if exactly one meaning is matched: a user known in both
     Asia/Kolkata and Europe/Dublin who writes "IST" is asked.
     """
-    meanings = ABBREVIATIONS.get(abbr, ())
+    meanings = _meanings(abbr)
     year = at.year if at is not None else _REFERENCE_YEAR
     matched: dict[str, str] = {}  # meaning -> first context zone matching it
     for zone in context_zones:
@@ -199,6 +271,23 @@ def resolve_abbreviation(
     return next(iter(matched.values()))
 
 
+def stated_offset(abbr: str, zone: str, at: datetime) -> int | None:
+    """The UTC offset (minutes) ``abbr`` states when ``zone`` is not on it at ``at``.
+
+    A season's abbreviation names an offset: "CEST" is Europe/Berlin's summer time,
+    UTC+02:00. When ``zone`` calls one of its seasons ``abbr`` but is on another at
+    ``at`` ("15:00 CEST" in November), that season's offset is returned, as the writer
+    may mean either. None when the zone is on ``abbr`` at ``at`` or never uses it (a
+    generic "ET", or a zone resolved from a name).
+    """
+    if zone not in _valid_zones():
+        return None
+    if datetime.fromtimestamp(at.timestamp(), ZoneInfo(zone)).tzname() == abbr:
+        return None
+    stated = [int(offset // 60) for name, offset in _signature(zone, at.year) if name == abbr]
+    return stated[0] if stated else None
+
+
 def _option(meaning: Meaning) -> str:
     label = meaning.label.removeprefix("the ")
     return f"{label[:1].upper()}{label[1:]} ({meaning.zone})"
@@ -210,7 +299,7 @@ def clarification_for(abbr: str) -> str:
     "Which timezone do you mean by IST — India (Asia/Kolkata), Israel (Asia/Jerusalem) or
     Ireland (Europe/Dublin)?"
     """
-    meanings = ABBREVIATIONS.get(abbr, ())
+    meanings = _meanings(abbr)
     if not meanings:
         return f"Which timezone do you mean by {abbr}? A city or a zone like Europe/Berlin helps."
     if len(meanings) == 1:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from middleware.clock.abbreviations import ABBREVIATIONS, AFTER_TIME_ONLY
+from middleware.clock.abbreviations import ABBREVIATIONS, AFTER_TIME_ONLY, find_zone_names
+from middleware.clock.places import is_place_zone_id, is_wordlike_place
 from middleware.clock.zones import valid_zones
 
 __all__ = [
@@ -26,8 +27,9 @@ __all__ = [
     "iana_place_zone",
 ]
 
-#: Resolves a place name as typed ("Tokyo", "new york") to an IANA id, or None.
-PlaceZone = Callable[[str], str | None]
+#: Resolves a place name as typed ("Tokyo", "new york") to an IANA id; to its candidate
+#: ids when the name is known but ambiguous ("Victoria"); or to None when it is unknown.
+PlaceZone = Callable[[str], str | tuple[str, ...] | None]
 
 # Abbreviations that are also words or initialisms count only when written in capitals.
 _UPPERCASE_ONLY = AFTER_TIME_ONLY | frozenset({"WEST", "SGT"})
@@ -37,16 +39,20 @@ _UPPERCASE_ONLY = AFTER_TIME_ONLY | frozenset({"WEST", "SGT"})
 class ZoneMention:
     """A zone named in a phrase; ``text[start:end]`` is the part to strip before parsing.
 
-    Exactly one of ``zone`` (IANA id), ``offset`` (minutes east of UTC) or
-    ``abbreviation`` (upper-cased key, possibly absent from ``ABBREVIATIONS``) is set.
+    Exactly one of ``zone`` (IANA id), ``offset`` (minutes east of UTC),
+    ``abbreviation`` (an upper-cased abbreviation, possibly absent from
+    ``ABBREVIATIONS``, or a key of ``ZONE_NAMES`` such as "Eastern Time") or
+    ``candidates`` (kind ``"place"``: an ambiguous place, ``place`` as written) is set.
     """
 
-    kind: Literal["zone", "offset", "abbreviation"]
+    kind: Literal["zone", "offset", "abbreviation", "place"]
     start: int
     end: int
     zone: str | None = None
     offset: int | None = None
     abbreviation: str | None = None
+    place: str | None = None
+    candidates: tuple[str, ...] = ()
 
 
 # Words that can follow "in" or precede "time" without being a place.
@@ -55,7 +61,7 @@ _NOT_PLACES = frozenset(
     "tomorrow yesterday morning afternoon evening night noon midnight day week month year "
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december an hour minutes hours "
-    "advance total general case fact order short".split()
+    "advance total general case fact order short christmas easter".split()
 )
 # Zone ids whose last part is an everyday word: never matched as a bare place name.
 _PLACE_STOPLIST = frozenset(
@@ -74,7 +80,7 @@ _AREAS = ("Africa/", "America/", "Asia/", "Atlantic/", "Australia/", "Europe/", 
 def _place_index() -> dict[str, str]:
     by_city: dict[str, list[str]] = {}
     for name in valid_zones():
-        if name.startswith(_AREAS) and not name.startswith(_SUB_AREAS):
+        if name.startswith(_AREAS) and not name.startswith(_SUB_AREAS) and is_place_zone_id(name):
             city = name.rsplit("/", 1)[1].casefold()
             if city not in _PLACE_STOPLIST:
                 by_city.setdefault(city, []).append(name)
@@ -114,17 +120,37 @@ def _offset(match: re.Match[str]) -> ZoneMention | None:
     return ZoneMention("offset", match.start(), match.end(), offset=total)
 
 
-def _resolve_place(words: list[str], resolvers: list[PlaceZone]) -> tuple[int, str] | None:
-    """Longest leading run of ``words`` that a resolver maps to a valid zone."""
+def _known_zones(answer: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """A resolver's answer as the valid zones it names (none when it knows nothing)."""
+    zones = (answer,) if isinstance(answer, str) else answer or ()
+    return tuple(zone for zone in zones if zone in valid_zones())
+
+
+def _resolve_place(
+    words: list[str], resolvers: list[PlaceZone]
+) -> tuple[int, tuple[str, ...]] | None:
+    """Longest leading run of ``words`` that a resolver knows, with the zones it means
+    (one, or several for an ambiguous name). The first resolver that knows a name has
+    the last word on it: an ambiguous answer is never settled by a later resolver.
+    A place name that is also a word ("nice", "reunion") counts only capitalised."""
     for count in range(len(words), 0, -1):
         candidate = words[:count]
         if any(word.casefold() in _NOT_PLACES for word in candidate):
             continue
+        name = " ".join(candidate)
+        if is_wordlike_place(name) and not name[:1].isupper():
+            continue
         for resolve in resolvers:
-            zone = resolve(" ".join(candidate))
-            if zone is not None and zone in valid_zones():
-                return count, zone
+            zones = _known_zones(resolve(name))
+            if zones:
+                return count, zones
     return None
+
+
+def _place_mention(start: int, end: int, name: str, zones: tuple[str, ...]) -> ZoneMention:
+    if len(zones) == 1:
+        return ZoneMention("zone", start, end, zone=zones[0])
+    return ZoneMention("place", start, end, place=name, candidates=zones)
 
 
 def _find_place(text: str, resolvers: list[PlaceZone]) -> ZoneMention | None:
@@ -132,9 +158,10 @@ def _find_place(text: str, resolvers: list[PlaceZone]) -> ZoneMention | None:
         words = match["words"].split()
         found = _resolve_place(words, resolvers)
         if found:
-            count, zone = found
-            end = match.start("words") + len(" ".join(words[:count]))
-            return ZoneMention("zone", match.start(), end, zone=zone)
+            count, zones = found
+            name = " ".join(words[:count])
+            end = match.start("words") + len(name)
+            return _place_mention(match.start(), end, name, zones)
     for match in _PLACE_TIME.finditer(text):
         words = match["words"].split()
         if words[-1].casefold() == "local":
@@ -143,16 +170,17 @@ def _find_place(text: str, resolvers: list[PlaceZone]) -> ZoneMention | None:
             found = _resolve_place(words[skip:], resolvers)
             if found and found[0] == len(words) - skip:
                 start = match.start() + match[0].index(words[skip])
-                return ZoneMention("zone", start, match.end(), zone=found[1])
+                return _place_mention(start, match.end(), " ".join(words[skip:]), found[1])
     return None
 
 
 def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMention | None:
     """The first explicit zone mention in ``text``, or None.
 
-    Priority: numeric offsets, ``UTC``/``GMT``, IANA ids, places (``place_zone`` first,
-    then ``iana_place_zone``), abbreviations. ``place_zone`` results that are not valid
-    IANA ids are ignored.
+    Priority: numeric offsets, ``UTC``/``GMT``, IANA ids, spelled-out zone names
+    ("Pacific time"), places (``place_zone`` first, then ``iana_place_zone``; an
+    ambiguous place is a ``"place"`` mention with its candidates), abbreviations.
+    ``place_zone`` results that are not valid IANA ids are ignored.
     """
     for pattern in (_ATTACHED_OFFSET, _NAMED_OFFSET):
         for match in pattern.finditer(text):
@@ -170,6 +198,8 @@ def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMen
     for match in _IANA.finditer(text):
         if match[0] in valid_zones():
             return ZoneMention("zone", match.start(), match.end(), zone=match[0])
+    for start, end, name in find_zone_names(text)[:1]:
+        return ZoneMention("abbreviation", start, end, abbreviation=name)
     resolvers: list[PlaceZone] = [iana_place_zone]
     if place_zone is not None:
         resolvers.insert(0, place_zone)

@@ -21,10 +21,21 @@ from dateparser.search import search_dates
 from dateparser.timezone_parser import pop_tz_offset_from_string
 
 from middleware.actions.prefilter import fold, gate_text, needle_search
-from middleware.clock.abbreviations import clarification_for, resolve_abbreviation
+from middleware.clock.abbreviations import (
+    clarification_for,
+    resolve_abbreviation,
+    stated_offset,
+)
 from middleware.clock.mentions import PlaceZone, find_zone_mention
+from middleware.clock.places import place_question
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
-from middleware.clock.zones import format_offset, get_zone, is_valid_zone, localize
+from middleware.clock.zones import (
+    format_offset,
+    get_zone,
+    is_valid_zone,
+    localize,
+    offset_minutes,
+)
 from middleware.text_cache import MAX_CHARS
 
 __all__ = [
@@ -90,6 +101,13 @@ _NOW = re.compile(r"^(?:right\s+|just\s+)?now$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "f": 1209600}
 
 
+def _days_later(instant: datetime, days: float, tz: str | None) -> datetime:
+    """``days`` calendar days on in the Session TZ (UTC without one): the same wall-clock
+    time, whatever DST does in between (aware arithmetic in one zone is wall-clock)."""
+    local = instant.astimezone(get_zone(tz) if tz else UTC)
+    return (local + timedelta(days=days)).astimezone(UTC)
+
+
 def _months_later(instant: datetime, months: int, tz: str | None) -> datetime:
     zone = get_zone(tz) if tz else UTC
     local = instant.astimezone(zone)
@@ -106,8 +124,9 @@ def _months_later(instant: datetime, months: int, tz: str | None) -> datetime:
 
 
 def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult | None:
-    """Durations: seconds to weeks are exact (a day is 24 h, even across DST); months and
-    years move the calendar in the Session TZ (UTC without one), clamping the day."""
+    """Durations: seconds to hours are exact; days and weeks keep the wall-clock time in
+    the Session TZ (UTC without one) across DST, as people mean "in 2 days"; months and
+    years move the calendar there too, clamping the day."""
     lowered = " ".join(phrase.lower().split())
     if _NOW.match(lowered):
         return ParseResult("relative", start_instant=reference, matched_text=phrase)
@@ -130,6 +149,9 @@ def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult |
                 return None
             months = int(amount) * (12 if unit.startswith("year") else 1)
             instant = _months_later(reference, sign * months, tz)
+        elif unit.startswith(("day", "week", "fortnight")):
+            days = amount * _UNIT_SECONDS[unit[0]] / _UNIT_SECONDS["d"]
+            instant = _days_later(reference, sign * days, tz)
         else:
             key = "m" if unit.startswith("min") else unit[0]
             instant = reference + timedelta(seconds=sign * amount * _UNIT_SECONDS[key])
@@ -243,13 +265,19 @@ def parse_anchored_time(
     ``tz`` is the Session TZ (IANA id) or None. A zone in the phrase wins over ``tz``:
     an ISO timestamp with offset, ``UTC+9``/``10:00+05:45``, ``UTC``/``GMT``/``Z``, an
     IANA id, or a place ("Tokyo time", "3pm in Berlin") resolved by ``place_zone`` and
-    then by the IANA city names. An abbreviation ("9am PST") is used only when
+    then by the IANA city names; a place the first of them that knows it calls
+    ambiguous (``place_zone`` returns its candidates) makes the result floating with a
+    question. An abbreviation ("9am PST") or its spelled-out name
+    ("9am Pacific time") is used only when
     ``abbreviation_context`` maps it (e.g. ``{"IST": "Asia/Kolkata"}``) or ``tz`` is one
-    of its usual zones; otherwise the result is floating with a question.
+    of its usual zones; otherwise the result is floating with a question. A season's
+    abbreviation its zone is not on at that time ("15:00 CEST" in November) asks which
+    offset is meant, with both instants as candidates.
 
     ``date_order`` ("MDY", "DMY", "YMD") reads numeric dates; it defaults to the order
     of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
-    relative durations are exact (``"in 2 days"`` is 48 h). Raises ValueError for a
+    relative hours and minutes are exact; days, weeks and months keep the wall-clock time
+    in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). Raises ValueError for a
     naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
@@ -265,7 +293,7 @@ def parse_anchored_time(
         return found
 
     anchor = _Anchor(zone=tz) if tz else None
-    rest, question = phrase, None
+    rest, question, abbreviation = phrase, None, None
     mention = find_zone_mention(phrase, place_zone)
     if mention is not None:
         rest = f"{phrase[: mention.start]} {phrase[mention.end :]}"
@@ -273,15 +301,17 @@ def parse_anchored_time(
             anchor = _Anchor(zone=mention.zone)
         elif mention.offset is not None:
             anchor = _Anchor(offset=mention.offset)
+        elif mention.candidates:
+            anchor, question = None, place_question(mention.place or "", mention.candidates)
         else:
             abbr = mention.abbreviation or ""
             context = {key.upper(): value for key, value in (abbreviation_context or {}).items()}
-            known = context.get(abbr)
+            known = context.get(abbr.upper())
             from_tz = resolve_abbreviation(abbr, [tz], at=reference_instant)
             if known is not None and is_valid_zone(known):
-                anchor = _Anchor(zone=known)
+                anchor, abbreviation = _Anchor(zone=known), abbr
             elif from_tz is not None:
-                anchor = _Anchor(zone=from_tz)
+                anchor, abbreviation = _Anchor(zone=from_tz), abbr
             else:
                 anchor, question = None, clarification_for(abbr)
     # Any zone token dateparser knows but we did not take (say "ACT") must not be applied
@@ -303,7 +333,31 @@ def parse_anchored_time(
             or f"Which timezone is '{phrase}' in? Name a city or an IANA zone such as "
             "Europe/Berlin.",
         )
-    return _anchor(reading, anchor, phrase)
+    result = _anchor(reading, anchor, phrase)
+    if abbreviation is not None and reading.kind == "point":
+        return _check_stated_offset(result, abbreviation, reading.times[0])
+    return result
+
+
+def _check_stated_offset(result: ParseResult, abbr: str, naive: datetime) -> ParseResult:
+    """Ask when the abbreviation states another offset than its zone has then: "15:00
+    CEST" in November is 15:00 Berlin time (UTC+01:00) or 15:00 UTC+02:00 (spec 000 §4.2:
+    never map an abbreviation silently)."""
+    if result.start_instant is None or result.zone is None:
+        return result
+    stated = stated_offset(abbr, result.zone, result.start_instant)
+    if stated is None:
+        return result
+    actual = format_offset(offset_minutes(result.zone, result.start_instant))
+    when = f"{_clock(naive)} on {describe_day(naive.date())}"
+    question = (
+        f"{abbr} is {format_offset(stated)}, but {result.zone} is on {actual} at {when}: "
+        f"did you mean {_clock(naive)} {result.zone} time ({actual}) or "
+        f"{_clock(naive)} {format_offset(stated)}?"
+    )
+    candidates = (result.start_instant, _Anchor(offset=stated).fixed(naive))
+    return replace(result, start_instant=None, needs_clarification=True,
+                   clarification_question=question, candidates=candidates)  # fmt: skip
 
 
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"

@@ -44,10 +44,13 @@ __all__ = [
     "PlaceMention",
     "PlaceSpan",
     "find_place_mentions",
+    "is_place_zone_id",
+    "is_wordlike_place",
     "lookup_place",
     "normalize_place",
     "place_at",
     "place_ending_at",
+    "place_question",
     "self_location_spans",
 ]
 
@@ -238,7 +241,7 @@ def _index() -> dict[str, _Entry]:
             merged.setdefault(key, (shown, {}))[1].update(dict.fromkeys(ids))
 
     for zone in sorted(zones):
-        if zone.split("/", 1)[0] not in _AREAS or zone in _NOT_PLACE_IDS:
+        if not is_place_zone_id(zone):
             continue
         target = canonical(zone)
         if not zone.startswith(_QUALIFIED_AREAS):
@@ -293,6 +296,26 @@ def _word_limits() -> tuple[dict[str, int], dict[str, int]]:
         first[words[0]] = max(first.get(words[0], 0), len(words))
         last[words[-1]] = max(last.get(words[-1], 0), len(words))
     return first, last
+
+
+def is_place_zone_id(zone: str) -> bool:
+    """Does the last part of ``zone`` name the place it is for? False for legacy region
+    ids ("Australia/Victoria" is not the city of Victoria) and non-geographic ids."""
+    return zone.split("/", 1)[0] in _AREAS and zone not in _NOT_PLACE_IDS
+
+
+def is_wordlike_place(name: str) -> bool:
+    """Is ``name`` a place name that is also an everyday word ("nice", "reunion")? Such a
+    name means the place only when written capitalised."""
+    return normalize_place(name) in _WORDLIKE
+
+
+def place_question(name: str, candidates: tuple[str, ...]) -> str:
+    """The question to ask about an ambiguous place name with these candidate zones."""
+    if len(candidates) <= 4:
+        options = ", ".join(candidates[:-1]) + f" or {candidates[-1]}"
+        return f"Which {name} do you mean — {options}?"
+    return f"{name} spans {len(candidates)} timezones; which city or timezone do you mean?"
 
 
 def lookup_place(name: str, *, known_places: Mapping[str, str] | None = None) -> PlaceMatch:

@@ -51,7 +51,7 @@ from babel.dates import (
     get_timezone_location,
 )
 
-from middleware.clock.zones import get_zone
+from middleware.clock.zones import get_zone, is_repeated_wall_time
 
 __all__ = [
     "MARKUP_OPEN",
@@ -139,7 +139,7 @@ class DirectAudience:
             self.locale,
         )
         text = f"{text} {_zone_label(self.zone, self.locale)}"
-        if _is_repeated_wall_time(local):
+        if is_repeated_wall_time(local):
             text += f" ({str(get_timezone_gmt(local, locale=self.locale))})"
         return text
 
@@ -227,12 +227,6 @@ def _zone_label(zone: str, locale: str) -> str:
     """The locale's "<city> time" form: "Tokyo Time", "Tokio (Ortszeit)", "東京時間"."""
     region_format = str(Locale.parse(locale).zone_formats["region"])
     return region_format % _city(zone, locale)
-
-
-def _is_repeated_wall_time(local: datetime) -> bool:
-    """True when ``local``'s wall-clock time occurs twice in its zone (DST fall-back)."""
-    other = local.replace(fold=1 - local.fold)
-    return other.utcoffset() != local.utcoffset()
 
 
 def _parse_instant(inner: str) -> datetime | None:

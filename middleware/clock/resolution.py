@@ -34,7 +34,7 @@ from middleware.clock.abbreviations import (
     find_abbreviations,
     resolve_abbreviation,
 )
-from middleware.clock.places import PlaceMention, find_place_mentions
+from middleware.clock.places import PlaceMention, find_place_mentions, place_question
 from middleware.clock.references import ZoneReference, find_zone_references, format_offset
 
 __all__ = [
@@ -126,13 +126,6 @@ def _reference_label(ref: ZoneReference) -> str:
     return format_offset(ref.offset_minutes or 0)
 
 
-def _place_question(name: str, candidates: tuple[str, ...]) -> str:
-    if len(candidates) <= 4:
-        options = ", ".join(candidates[:-1]) + f" or {candidates[-1]}"
-        return f"Which {name} do you mean — {options}?"
-    return f"{name} spans {len(candidates)} timezones; which city or timezone do you mean?"
-
-
 def _explicit(refs: list[ZoneReference]) -> tuple[ZoneReference | None, tuple[str, ...]]:
     """The first usable reference and the distinct labels of the other usable ones."""
     usable = [ref for ref in refs if ref.kind != "place"]
@@ -210,7 +203,7 @@ def _resolve(
     valid_user = user_tz if user_tz in context else None
 
     ambiguous = [
-        AmbiguousPlace(ref.name, ref.candidates, True, _place_question(ref.name, ref.candidates))
+        AmbiguousPlace(ref.name, ref.candidates, True, place_question(ref.name, ref.candidates))
         for ref in refs
         if ref.kind == "place"
     ] + [
@@ -218,7 +211,7 @@ def _resolve(
             m.place.canonical_name,
             m.place.candidates,
             False,
-            _place_question(m.place.canonical_name, m.place.candidates),
+            place_question(m.place.canonical_name, m.place.candidates),
         )
         for m in mentions
         if m.place.ambiguous

@@ -32,7 +32,7 @@ from middleware.clock.temporal import (
     asks_about_current_events,
     render_block,
 )
-from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
+from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.pipeline import Handler, Stage
 from middleware.store import PriorState, Store
 from middleware.types import Reply, Turn
@@ -74,6 +74,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     )
     tz = resolution.tzinfo()
     anchor = _anchor_zone(resolution, prior)
+    own = _own_zone(prior)
     context = {r.abbreviation: r.zone for r in resolution.resolved_abbreviations}
     expressions = tuple(
         find_time_expressions(
@@ -87,10 +88,14 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     )
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
+    # The resolution and the phrase that holds an abbreviation or place ask the same.
+    questions = list(dict.fromkeys(questions))
     members: Sequence[MemberTime] = ()
     speaker = None
     locale = prior.user_locale or "en"
-    audience: Audience = _direct_audience(anchor or "UTC", locale)
+    # spec 000 §7.3: the reader sees times in their own zone, whatever zone the message
+    # names; only a reader with no known zone gets the one the message gave.
+    audience: Audience = _direct_audience(own or anchor or "UTC", locale)
     if turn.chat_type == "group":
         found = await store.group_participants(
             turn.thread_key, now - settings.group_window, settings.group_limit
@@ -120,9 +125,10 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     last_here = prior.last_interaction_seen_at(now)
     facts = TemporalFacts(
         now=now,
-        zone=resolution.zone,
+        zone=_zone_label(resolution),
         tz=tz,
         zone_note=_zone_note(resolution),
+        own_zone=own if resolution.source == "explicit" and own != resolution.zone else None,
         fallback=resolution.fallback,
         last_here=Elapsed(last_here) if last_here else None,
         last_any_channel=(
@@ -197,8 +203,10 @@ def _clock_spread(zones: Sequence[str | None], now: datetime) -> timedelta:
     return timedelta(minutes=max(offsets) - min(offsets)) if offsets else timedelta(0)
 
 
-def _place_zone(name: str) -> str | None:
-    return lookup_place(name).zone
+def _place_zone(name: str) -> str | tuple[str, ...] | None:
+    """The zone of a place name, or its candidates when it is ambiguous ("Victoria")."""
+    found = lookup_place(name)
+    return found.zone or found.candidates or None
 
 
 def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | None:
@@ -209,6 +217,15 @@ def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | Non
         return resolution.zone
     # A bare offset in the message anchors its own phrase; others use the known zone.
     return prior.thread_tz or prior.user_tz
+
+
+def _own_zone(prior: PriorState) -> str | None:
+    """The user's own zone (the thread's override, else their default), if a valid one
+    is known."""
+    for zone in (prior.thread_tz, prior.user_tz):
+        if zone is not None and is_valid_zone(zone):
+            return zone
+    return None
 
 
 @lru_cache(maxsize=256)
@@ -224,6 +241,14 @@ _ZONE_NOTES = {
     "user": None,
     "location": "from where the user says they are",
 }
+
+
+def _zone_label(resolution: TimezoneResolution) -> str:
+    """The zone as the block names it: a fixed offset as "UTC+09:00", never as the
+    sign-inverted "Etc/GMT-9" id it is stored under."""
+    if resolution.offset_minutes:
+        return format_offset(resolution.offset_minutes)
+    return resolution.zone
 
 
 def _zone_note(resolution: TimezoneResolution) -> str | None:

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from babel.dates import format_timedelta
 
 from middleware.actions.prefilter import Gate
-from middleware.clock.zones import format_offset
+from middleware.clock.zones import format_offset, is_repeated_wall_time
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
 _RECENCY = re.compile(
@@ -58,9 +58,12 @@ class TemporalFacts(NamedTuple):
     """
 
     now: datetime
-    zone: str  # IANA id, or a label such as "UTC+05:45" for a fixed offset
+    zone: str  # IANA id, or a label such as "UTC+09:00" for a fixed offset
     tz: tzinfo
     zone_note: str | None = None
+    # The user's own IANA zone, given when the message names another one (spec 000 §2:
+    # the Session TZ may differ from the User TZ).
+    own_zone: str | None = None
     fallback: bool = False
     last_here: Elapsed | None = None
     last_any_channel: Elapsed | None = None
@@ -114,21 +117,29 @@ def _now_line(facts: TemporalFacts) -> str:
             "relying on their local time or scheduling anything)."
         )
     else:
-        utc_offset = local_now.utcoffset() or _ZERO
-        offset = format_offset(int(utc_offset.total_seconds() // 60))
         note = f"; {facts.zone_note}" if facts.zone_note else ""
-        head = f"Now: {stamp} ({zone}, {offset}{note})."
+        offset = _offset_label(local_now)
+        named = offset if zone == offset else f"{zone}, {offset}"  # "UTC+05:45" once
+        head = f"Now: {stamp} ({named}{note})."
     if facts.speaker:
         head = f"{head} Speaker: {facts.speaker}."
     parts = [head]
+    if facts.own_zone is not None:
+        own = facts.now.astimezone(ZoneInfo(facts.own_zone))
+        whose = "The speaker's" if facts.speaker else "The user's"
+        parts.append(
+            f"{whose} own time: {_local_stamp(own, with_year=own.year != local_now.year)} "
+            f"({facts.own_zone}, {_offset_label(own)})."
+        )
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
-        when = _stamp(facts.last_here.at, tz, with_year=True)
+        at = facts.last_here.at.astimezone(tz)
+        when = _past_stamp(at, with_year=True)
         parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
     else:
         at = facts.last_here.at.astimezone(tz)
-        when = _local_stamp(at, with_year=at.year != local_now.year)
+        when = _past_stamp(at, with_year=at.year != local_now.year)
         parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
     other = facts.last_any_channel
     if (
@@ -139,6 +150,11 @@ def _now_line(facts: TemporalFacts) -> str:
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def _offset_label(local: datetime) -> str:
+    """'UTC+09:00' for an aware local time."""
+    return format_offset(int((local.utcoffset() or _ZERO).total_seconds() // 60))
 
 
 def _members_line(facts: TemporalFacts) -> str:
@@ -199,12 +215,15 @@ _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
-    """'Sat 21 Nov 2026 16:40' (or without the year) in ``tz``."""
-    return _local_stamp(instant.astimezone(tz), with_year=with_year)
+def _past_stamp(local: datetime, *, with_year: bool) -> str:
+    """``_local_stamp`` with the offset when the wall time occurs twice (DST fall-back):
+    'Sun 1 Nov 01:30, UTC-04:00' is not the 01:30 an hour later."""
+    stamp = _local_stamp(local, with_year=with_year)
+    return f"{stamp}, {_offset_label(local)}" if is_repeated_wall_time(local) else stamp
 
 
 def _local_stamp(local: datetime, *, with_year: bool) -> str:
+    """'Sat 21 Nov 2026 16:40' (or without the year) for an aware local time."""
     year = f" {local.year}" if with_year else ""
     day = f"{_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"
     return f"{day}{year} {local.hour:02d}:{local.minute:02d}"

@@ -32,6 +32,7 @@ __all__ = [
     "agent_timezone",
     "format_offset",
     "get_zone",
+    "is_repeated_wall_time",
     "is_valid_zone",
     "localize",
     "offset_minutes",
@@ -128,6 +129,13 @@ def to_iso(instant: datetime, tz: str) -> str:
     """
     _require_aware(instant)
     return instant.astimezone(get_zone(tz)).isoformat(timespec="seconds")
+
+
+def is_repeated_wall_time(local: datetime) -> bool:
+    """True when ``local``'s wall-clock time occurs twice in its zone (DST fall-back), so
+    the time alone does not say which instant it is."""
+    other = local.replace(fold=1 - local.fold)
+    return other.utcoffset() != local.utcoffset()
 
 
 def format_offset(minutes: int) -> str:

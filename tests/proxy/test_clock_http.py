@@ -153,6 +153,19 @@ async def test_explicit_zone_wins_and_times_are_anchored(
     assert "(Asia/Kathmandu, UTC+05:45; named in this message)" in text
 
 
+async def test_a_fixed_offset_is_named_as_an_offset(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "meet at 10:00 UTC+9 tomorrow?", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert text.startswith("Now: Sat 21 Nov 2026 19:00 (UTC+09:00; named in this message).")
+    assert "Etc/GMT" not in text
+    await chat(relay, "meet at 10:00 UTC+5:45 tomorrow?", at="2026-11-21T10:00:00Z")
+    assert block(fake_upstream).startswith(
+        "Now: Sat 21 Nov 2026 15:45 (UTC+05:45; named in this message)."
+    )
+
+
 async def test_location_mention_sets_zone_when_nothing_else_does(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
@@ -185,6 +198,22 @@ async def test_abbreviation_and_fold_become_questions(
         "Ask the user: Which 01:30 on Sunday 1 November in America/New_York — "
         "the first (UTC-04:00) or the second (UTC-05:00)?"
     ) in block(fake_upstream)
+
+
+@pytest.mark.parametrize(
+    ("message", "question"),
+    [
+        ("call at 9am EST", "Ask the user: By EST, do you mean US Eastern time"),
+        ("call at 9am PST tomorrow", "Ask the user: Which timezone do you mean by PST"),
+        ("call me at 3pm in Victoria", "Ask the user: Which Victoria do you mean"),
+    ],
+)
+async def test_each_question_is_asked_once(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, question: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    await chat(relay, message, at="2026-11-21T10:00:00Z")
+    assert block(fake_upstream).count(question) == 1
 
 
 async def test_recency_hint_for_current_events(
@@ -262,6 +291,25 @@ async def test_dm_times_render_in_the_users_zone(
         reply["choices"][0]["message"]["content"]
         == "Done by Sun, Nov 22, 12:15\u202fAM Kathmandu Time."
     )
+
+
+async def test_naming_another_zone_keeps_the_users_own_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz America/New_York", at="2026-11-21T09:00:00Z")
+    fake_upstream.reply_content = "That is <time 2026-11-22T15:00:00+09:00>."
+    reply = await chat(
+        relay, "what is 3pm tomorrow Tokyo time in my time?", at="2026-11-21T10:00:00Z"
+    )
+    assert reply["choices"][0]["message"]["content"] == (
+        f"That is Sun, Nov 22, 1:00{NNBSP}AM New York Time."
+    )
+    assert block(fake_upstream).startswith(
+        "Now: Sat 21 Nov 2026 19:00 (Asia/Tokyo, UTC+09:00; named in this message). "
+        "The user's own time: Sat 21 Nov 05:00 (America/New_York, UTC-05:00). "
+    )
+    await chat(relay, "and 3pm tomorrow New York time?", at="2026-11-21T10:05:00Z")
+    assert "The user's own time" not in block(fake_upstream)
 
 
 async def test_time_command_lists_group_members(relay: RunningServer) -> None:

@@ -7,10 +7,12 @@ import pytest
 
 from middleware.clock.abbreviations import (
     ABBREVIATIONS,
+    ZONE_NAMES,
     candidates_for,
     clarification_for,
     find_abbreviations,
     resolve_abbreviation,
+    stated_offset,
 )
 
 
@@ -108,3 +110,52 @@ def test_clarification_wording() -> None:
         "By EST, do you mean US Eastern time (America/New_York)? If not, which city or timezone?"
     )
     assert "XYZ" in clarification_for("XYZ")
+
+
+def test_zone_names_are_valid_and_spelled_out() -> None:
+    zones = available_timezones()
+    for name, meanings in ZONE_NAMES.items():
+        assert name.endswith(" Time") and name not in ABBREVIATIONS
+        assert meanings and all(meaning.zone in zones for meaning in meanings), name
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("meet 9am Eastern time", ["Eastern Time"]),
+        (
+            "9am eastern time or 3pm  Central   European Summer Time",
+            ["Eastern Time", "Central European Summer Time"],
+        ),
+        ("is that Pacific Standard Time?", ["Pacific Standard Time"]),
+        ("noon Australian Eastern time, not ET", ["Australian Eastern Time"]),
+        ("a central time slot in the mountain time-out", []),
+        ("3pm ET or Eastern time, 4pm ET", ["ET", "Eastern Time"]),
+    ],
+)
+def test_find_spelled_out_zone_names(text: str, found: list[str]) -> None:
+    assert find_abbreviations(text) == found
+
+
+def test_spelled_out_names_resolve_or_ask_like_abbreviations() -> None:
+    assert resolve_abbreviation("Eastern Time", ["America/Toronto"]) == "America/Toronto"
+    assert resolve_abbreviation("Central European Time", ["Europe/Paris"]) == "Europe/Paris"
+    assert resolve_abbreviation("Eastern Time", ["Europe/Berlin"]) is None
+    assert candidates_for("Mountain Standard Time") == ("America/Denver", "America/Phoenix")
+    assert clarification_for("Pacific Time") == (
+        "By Pacific Time, do you mean US Pacific time (America/Los_Angeles)? "
+        "If not, which city or timezone?"
+    )
+
+
+def test_stated_offset_only_when_the_zone_is_on_another_season() -> None:
+    november = datetime(2026, 11, 21, 14, 0, tzinfo=UTC)
+    july = datetime(2026, 7, 1, 13, 0, tzinfo=UTC)
+    assert stated_offset("CEST", "Europe/Berlin", november) == 120
+    assert stated_offset("CEST", "Europe/Berlin", july) is None
+    assert stated_offset("CET", "Europe/Berlin", july) == 60
+    assert stated_offset("EDT", "America/Toronto", november) == -240
+    assert stated_offset("IST", "Europe/Dublin", november) == 60
+    assert stated_offset("IST", "Asia/Kolkata", november) is None
+    assert stated_offset("ET", "America/New_York", november) is None
+    assert stated_offset("CEST", "Bogus/Zone", november) is None

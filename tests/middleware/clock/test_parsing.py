@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from middleware.clock.mentions import iana_place_zone
 from middleware.clock.parsing import (
     _CAPITAL_MONTH_DAY,
     _TIMEISH,
@@ -30,6 +31,7 @@ from middleware.clock.parsing import (
     looks_timeish,
     parse_anchored_time,
 )
+from middleware.clock.places import lookup_place
 
 REF = datetime(2026, 11, 21, 15, 40, tzinfo=UTC)  # Saturday
 SUNDAY = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)  # Berlin Sun 13:00
@@ -80,13 +82,43 @@ CASES = [
     case("in half an hour", None, "relative", "2026-11-21T16:10:00+00:00"),
     case("now", None, "relative", "2026-11-21T15:40:00+00:00"),
     case("in 3 months", "Europe/Berlin", "relative", "2027-02-21T16:40:00+01:00"),
-    # A day is 24 h even across the spring-forward night: 10:00 EST + 24 h = 11:00 EDT.
+    # Days and weeks are calendar days in the Session TZ: across the spring-forward night
+    # 10:00 EST + 1 day is 10:00 EDT (23 h later), as "in a month" keeps 10:00 too.
     case(
         "in 1 day",
         "America/New_York",
         "relative",
-        "2026-03-08T11:00:00-04:00",
+        "2026-03-08T10:00:00-04:00",
         ref=BEFORE_NY_SPRING,
+    ),  # fmt: skip
+    case(
+        "in 2 days",
+        "Europe/Berlin",
+        "relative",
+        "2026-03-30T13:00:00+02:00",
+        ref=BEFORE_BERLIN_SPRING,
+    ),  # fmt: skip
+    case(
+        "in a week",
+        "Europe/Berlin",
+        "relative",
+        "2026-10-31T14:00:00+01:00",
+        ref=BEFORE_BERLIN_FALL,
+    ),  # fmt: skip
+    case(
+        "2 days ago",
+        "Europe/Berlin",
+        "relative",
+        "2026-03-27T13:00:00+01:00",
+        ref=datetime(2026, 3, 29, 11, 0, tzinfo=UTC),
+    ),  # fmt: skip
+    # Hours stay exact across the same night: 13:00 CET + 48 h = 14:00 CEST.
+    case(
+        "in 48 hours",
+        "Europe/Berlin",
+        "relative",
+        "2026-03-30T14:00:00+02:00",
+        ref=BEFORE_BERLIN_SPRING,
     ),  # fmt: skip
     # --- floating: wall-clock phrases with no zone are not parsed into instants --------
     floating("tomorrow at 9am", None),
@@ -180,11 +212,13 @@ CASES = [
         "2026-11-22T09:00:00+05:30",
         options={"abbreviation_context": {"IST": "Asia/Kolkata"}},
     ),  # fmt: skip
+    # BST is London's summer time (UTC+01:00): in November it may mean London or +01:00.
     case(
         "noon BST",
         None,
         "absolute",
-        "2026-11-22T12:00:00+00:00",
+        clarify=True,
+        candidates=("2026-11-22T12:00:00+00:00", "2026-11-22T12:00:00+01:00"),
         options={"abbreviation_context": {"bst": "Europe/London"}},
     ),  # fmt: skip
     case("9am PST", "America/Los_Angeles", "absolute", "2026-11-21T09:00:00-08:00"),
@@ -455,6 +489,48 @@ def test_place_zone_plugs_in_a_city_index() -> None:
     assert parse_anchored_time("3pm in bad", None, REF, place_zone=place_zone).kind != "absolute"
 
 
+@pytest.mark.parametrize(
+    "message", ["meet 9am Eastern time", "meet 9am Pacific time", "9am Central European time"]
+)
+def test_a_spelled_out_zone_name_is_asked_about_not_read_in_the_session_zone(
+    message: str,
+) -> None:
+    [found] = find_time_expressions(message, "Asia/Tokyo", REF)
+    assert found.kind == "floating" and found.needs_clarification
+    assert found.start_instant is None
+    assert found.clarification_question is not None
+    assert found.clarification_question.startswith("By ")
+
+
+def test_a_spelled_out_zone_name_resolves_from_the_users_zone() -> None:
+    [eastern] = find_time_expressions("meet 9am Eastern time", "America/Toronto", REF)
+    assert eastern.zone == "America/Toronto"
+    assert eastern.start_instant == iso("2026-11-22T09:00:00-05:00")
+    [pacific] = find_time_expressions(
+        "meet 9am Pacific time", "Asia/Tokyo", REF,
+        abbreviation_context={"Pacific Time": "America/Vancouver"},
+    )  # fmt: skip
+    assert pacific.start_instant == iso("2026-11-21T09:00:00-08:00")  # 07:40 there
+
+
+def test_a_summer_abbreviation_in_winter_asks_which_offset_is_meant() -> None:
+    result = parse_anchored_time("15:00 CEST", "Europe/Berlin", REF)
+    assert result.start_instant is None and result.needs_clarification
+    assert result.clarification_question == (
+        "CEST is UTC+02:00, but Europe/Berlin is on UTC+01:00 at 15:00 on Sunday 22 "
+        "November: did you mean 15:00 Europe/Berlin time (UTC+01:00) or 15:00 UTC+02:00?"
+    )
+    assert result.candidates == (
+        iso("2026-11-22T15:00:00+01:00"),
+        iso("2026-11-22T15:00:00+02:00"),
+    )
+    # The season's own abbreviation, and a generic one, are taken as they come.
+    for text in ("15:00 CET", "15:00 CEST on July 1"):
+        assert parse_anchored_time(text, "Europe/Berlin", REF).start_instant is not None
+    ny = parse_anchored_time("9am ET", "America/New_York", REF)
+    assert ny.start_instant == iso("2026-11-22T09:00:00-05:00")
+
+
 def test_context_with_an_invalid_zone_still_asks() -> None:
     result = parse_anchored_time("9am EST", None, REF, abbreviation_context={"EST": "EST"})
     assert result.kind == "floating" and result.needs_clarification
@@ -506,6 +582,33 @@ def test_find_time_expressions(message: str, expected: list[tuple[str, str, str 
     results = found(message)
     got = [(r.matched_text, r.kind, r.start_instant) for r in results]
     assert got == [(text, kind, iso(start) if start else None) for text, kind, start in expected]
+
+
+def places(name: str) -> str | tuple[str, ...] | None:
+    """A place resolver as the clock stage passes it: ids, or candidates if ambiguous."""
+    match = lookup_place(name)
+    return match.zone or match.candidates or None
+
+
+@pytest.mark.parametrize("message", ["call me at 3pm Victoria time", "call me at 3pm in Victoria"])
+def test_an_ambiguous_place_is_asked_about_not_settled_by_the_zone_ids(message: str) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", REF, place_zone=places)
+    assert result.kind == "floating" and result.start_instant is None
+    assert result.clarification_question == (
+        "Which Victoria do you mean — America/Vancouver, Australia/Melbourne or Indian/Mahe?"
+    )
+
+
+def test_legacy_region_ids_and_lowercase_words_are_not_places() -> None:
+    assert iana_place_zone("Victoria") is None  # Australia/Victoria is a state, not a city
+    assert iana_place_zone("Melbourne") == "Australia/Melbourne"
+    [weather] = find_time_expressions("at 3pm in nice weather", "Europe/Berlin", REF)
+    assert weather.zone == "Europe/Berlin"
+    [nice] = find_time_expressions("at 3pm in Nice", "Asia/Tokyo", REF, place_zone=places)
+    assert nice.zone == "Europe/Paris"
+    [holiday] = find_time_expressions("at 3pm Christmas time", "Europe/Berlin", REF,
+                                      place_zone=places)  # fmt: skip
+    assert holiday.zone == "Europe/Berlin"
 
 
 def test_find_without_a_session_zone_keeps_phrases_floating() -> None:

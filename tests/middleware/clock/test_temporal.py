@@ -14,7 +14,6 @@ from middleware.clock.temporal import (
     Elapsed,
     TemporalFacts,
     _now_line,
-    _stamp,
     ago,
     asks_about_current_events,
     gap_hint,
@@ -62,6 +61,21 @@ def _reference_gap_hint(now: datetime, last: datetime, tz: tzinfo) -> str | None
     return "Gap: several hours — summarize where you left off before continuing."
 
 
+def _stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
+    local = instant.astimezone(tz)
+    year = f" {local.year}" if with_year else ""
+    return f"{local:%a} {local.day} {local:%b}{year} {local:%H:%M}"
+
+
+def _past_stamp(instant: datetime, tz: tzinfo, *, with_year: bool) -> str:
+    local = instant.astimezone(tz)
+    other = local.replace(fold=1 - local.fold).astimezone(UTC)
+    if other == instant:
+        return _stamp(instant, tz, with_year=with_year)
+    offset = format_offset(int((local.utcoffset() or timedelta(0)).total_seconds() // 60))
+    return f"{_stamp(instant, tz, with_year=with_year)}, {offset}"
+
+
 def _reference_now_line(facts: TemporalFacts) -> str:
     zone, tz = facts.zone, facts.tz
     stamp = _stamp(facts.now, tz, with_year=True)
@@ -81,12 +95,12 @@ def _reference_now_line(facts: TemporalFacts) -> str:
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
-        when = _stamp(facts.last_here.at, tz, with_year=True)
+        when = _past_stamp(facts.last_here.at, tz, with_year=True)
         parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
     else:
         at = facts.last_here.at
         same_year = at.astimezone(tz).year == facts.now.astimezone(tz).year
-        when = _stamp(at, tz, with_year=not same_year)
+        when = _past_stamp(at, tz, with_year=not same_year)
         parts.append(f"Last message here: {_reference_ago(facts.now - at)} ({when}).")
     other = facts.last_any_channel
     if (
@@ -105,8 +119,9 @@ _DELTAS = st.one_of(
     st.sampled_from([timedelta(days=d, hours=h) for d in (0, 1, 29, 30) for h in (0, 1, 23)]),
 )
 _ZONES = st.sampled_from(
-    [UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("Pacific/Kiritimati"), timezone(-timedelta(hours=11))]
-)
+    [UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("Pacific/Kiritimati"), timezone(-timedelta(hours=11)),
+     ZoneInfo("America/New_York")]
+)  # fmt: skip
 _NOW = datetime(2026, 12, 31, 22, 30, tzinfo=UTC)
 
 
@@ -156,3 +171,20 @@ def test_recency_follows_the_text() -> None:
     assert asks_about_current_events("any news today?")
     assert not asks_about_current_events("any thoughts?")
     assert asks_about_current_events("any news today?")
+
+
+def test_a_last_stamp_in_a_repeated_hour_carries_its_offset() -> None:
+    new_york = ZoneInfo("America/New_York")
+    now = datetime(2026, 11, 1, 6, 30, tzinfo=UTC)  # 01:30 EST, the second 01:30
+    facts = TemporalFacts(
+        now=now,
+        zone="America/New_York",
+        tz=new_york,
+        last_here=Elapsed(now - timedelta(hours=1)),  # 01:30 EDT, the first
+    )
+    assert _now_line(facts) == (
+        "Now: Sun 1 Nov 2026 01:30 (America/New_York, UTC-05:00). "
+        "Last message here: 1 hour ago (Sun 1 Nov 01:30, UTC-04:00)."
+    )
+    facts = facts._replace(last_here=Elapsed(now - timedelta(hours=2)))  # 00:30 EDT
+    assert _now_line(facts).endswith("Last message here: 2 hours ago (Sun 1 Nov 00:30).")
