@@ -279,10 +279,24 @@ def load_config(path: Path | None, env: dict[str, str] | None = None) -> Config:
     if path is None:
         return Config()
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        # utf-8-sig: a byte-order mark some editors write is skipped, not parsed as TOML.
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: {_not_utf8(data, exc)}") from exc
     return parse_config(text, source=str(path), env=os.environ if env is None else env)
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    # The decoder counts from after a byte-order mark; the operator counts from the start.
+    offset = exc.start + len(data) - len(exc.object)
+    line = data[:offset].count(b"\n") + 1
+    return (
+        f"not UTF-8 (line {line}, byte {offset + 1} is {data[offset]:#04x}); save the file as UTF-8"
+    )
 
 
 def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Config:

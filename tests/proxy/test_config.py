@@ -132,3 +132,23 @@ def test_timestamps_cannot_be_turned_off() -> None:
 def test_inference_cannot_be_allowed_beyond_tone() -> None:
     with pytest.raises(ConfigError, match="allow_for_tone_only"):
         parse_config("[clock.inference]\nallow_for_tone_only = false\n")
+
+
+def test_a_file_that_is_not_utf8_says_where_and_what_to_do(tmp_path: Path) -> None:
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b'[server]\nhost = "\xff"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(latin1)
+    assert str(caught.value) == (
+        f"{latin1}: not UTF-8 (line 2, byte 18 is 0xff); save the file as UTF-8"
+    )
+    with_bom = tmp_path / "bom.toml"
+    with_bom.write_bytes(b'\xef\xbb\xbf[server]\nhost = "\xff"\n')
+    with pytest.raises(ConfigError, match=r"not UTF-8 \(line 2, byte 21 is 0xff\)"):
+        load_config(with_bom)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf[server]\nport = 1234\n")
+    assert load_config(path).server.port == 1234
