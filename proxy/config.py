@@ -26,6 +26,7 @@ from pydantic import (
 from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.errors import ConfigError
+from proxy.toml_source import TomlSource
 
 CONFIG_ENV = "CHRONORELAY_CONFIG"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -305,14 +306,15 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    where = TomlSource(text, raw)
     problems: list[str] = []
-    expanded = _expand_env(raw, env if env is not None else os.environ, (), problems, text)
+    expanded = _expand_env(raw, env if env is not None else os.environ, (), problems, where)
     try:
         config = Config.model_validate(expanded)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(str(part) for part in error["loc"])
-            problems.append(_describe(error["type"], error["msg"], loc, text))
+            problems.append(_describe(error["type"], error["msg"], loc, where))
         config = None
     if problems:
         listing = "\n".join(f"  - {source}:{p}" for p in problems)
@@ -321,18 +323,20 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
     return config
 
 
-def _expand_env(value: Any, env: Any, loc: tuple[str, ...], problems: list[str], text: str) -> Any:
+def _expand_env(
+    value: Any, env: Any, loc: tuple[str, ...], problems: list[str], where: TomlSource
+) -> Any:
     if isinstance(value, dict):
-        return {k: _expand_env(v, env, (*loc, k), problems, text) for k, v in value.items()}
+        return {k: _expand_env(v, env, (*loc, k), problems, where) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand_env(v, env, (*loc, str(i)), problems, text) for i, v in enumerate(value)]
+        return [_expand_env(v, env, (*loc, str(i)), problems, where) for i, v in enumerate(value)]
     if isinstance(value, str) and "${" in value:
 
         def substitute(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in env:
                 problems.append(
-                    f"{_line_of(loc, text)}: {'.'.join(loc)} refers to ${{{name}}}, "
+                    f"{_line(where.line(loc))}: {where.name(loc)} refers to ${{{name}}}, "
                     f"which is not set; export {name} or put the value in the file"
                 )
                 return ""
@@ -342,15 +346,33 @@ def _expand_env(value: Any, env: Any, loc: tuple[str, ...], problems: list[str],
     return value
 
 
-def _describe(kind: str, message: str, loc: tuple[str, ...], text: str) -> str:
-    dotted = ".".join(loc)
-    line = _line_of(loc, text)
+def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource) -> str:
     if kind == "extra_forbidden":
-        parent = ".".join(part for part in loc[:-1] if not part.isdigit()) or "the top level"
+        parent = where.name(loc[:-1]) or "the top level"
         known = _known_keys(loc[:-1])
         hint = f" (known keys: {', '.join(known)})" if known else ""
-        return f"{line}: unknown key '{loc[-1]}' in {parent}{hint}; remove it or fix the name"
-    return f"{line}: {dotted}: {message}"
+        return (
+            f"{_line(where.line(loc))}: unknown key '{loc[-1]}' in {parent}{hint}; "
+            "remove it or fix the name"
+        )
+    message = message.removeprefix("Value error, ")
+    line = where.line(loc)
+    if kind == "value_error":
+        # A check across keys of one table (e.g. "living_memory_max_tokens must not
+        # exceed max_tokens") is reported on the table; the line of the first key it
+        # names that the file sets is where the fix goes.
+        named = [
+            (found.start(), key_line)
+            for key in _known_keys(loc)
+            if (found := re.search(rf"(?<![\w.]){re.escape(key)}\b", message))
+            and (key_line := where.key_line((*loc, key))) is not None
+        ]
+        line = min(named)[1] if named else line
+    return f"{_line(line)}: {where.name(loc) or 'the top level'}: {message}"
+
+
+def _line(number: int | None) -> str:
+    return f"line {number}" if number is not None else "line ?"
 
 
 def _known_keys(loc: tuple[str, ...]) -> list[str]:
@@ -367,34 +389,3 @@ def _known_keys(loc: tuple[str, ...]) -> list[str]:
         if not isinstance(model, type) or not issubclass(model, BaseModel):
             return []
     return sorted(model.model_fields)
-
-
-def _line_of(loc: tuple[str, ...], text: str) -> str:
-    """Best-effort 'line N' for a dotted key path in the TOML source."""
-    keys = [part for part in loc if not part.isdigit()]
-    if not keys:
-        return "line ?"
-    table_path: list[str] = []
-    best: int | None = None
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        line = raw_line.strip()
-        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
-        if header:
-            table_path = [p.strip().strip('"') for p in header.group(1).split(".")]
-            if (
-                table_path == keys[: len(table_path)]
-                and best is None
-                and len(keys) == len(table_path)
-            ):
-                best = number
-            continue
-        key = re.match(r'^"?([A-Za-z0-9_.-]+)"?\s*=', line)
-        if (
-            key
-            and [*table_path, *key.group(1).split(".")]
-            == keys[: len(table_path) + 1 + key.group(1).count(".")]
-        ):
-            if len(table_path) + 1 + key.group(1).count(".") == len(keys):
-                return f"line {number}"
-            best = best or number
-    return f"line {best}" if best is not None else "line ?"

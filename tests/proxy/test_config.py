@@ -44,8 +44,67 @@ def test_bad_values_are_all_reported_with_lines() -> None:
 
 def test_array_of_tables_errors_point_at_the_entry() -> None:
     text = '[auth]\n[[auth.keys]]\nname = "a"\nkey = "short"\n'
-    with pytest.raises(ConfigError, match=r"line 4: auth\.keys\.0\.key"):
+    with pytest.raises(ConfigError, match=r"line 4: auth\.keys\[entry 1\]\.key"):
         parse_config(text)
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="c.toml")
+    return [line.removeprefix("  - ") for line in str(caught.value).splitlines()[1:]]
+
+
+def test_errors_in_a_later_entry_point_at_that_entry() -> None:
+    text = """[[auth.keys]]
+name = "first"
+key = "0123456789abcdef"
+
+[[auth.keys]]
+name = "second"
+key = "short"
+
+[[upstream.fallbacks]]
+base_url = "http://127.0.0.1:9001"
+
+[[upstream.fallbacks]]
+base_url = "http://127.0.0.1:9002"
+
+[[upstream.fallbacks]]
+model = "small"
+"""
+    assert problems(text) == [
+        "c.toml:line 15: upstream.fallbacks[entry 3].base_url: Field required",
+        "c.toml:line 7: auth.keys[entry 2].key: String should have at least 16 characters",
+    ]
+    # A single entry missing its key is reported at its header, not "line ?".
+    assert problems("[upstream]\n\n[[upstream.fallbacks]]\nmodel = 'small'\n") == [
+        "c.toml:line 3: upstream.fallbacks[entry 1].base_url: Field required"
+    ]
+
+
+def test_errors_in_an_inline_array_point_at_the_element_and_name_the_rule() -> None:
+    text = """[clock.checkins]
+rules = [
+    { id = "one", when = { elapsed_gte = "P1D" }, then = { offer_recap = true } },
+    { when = { elapsed_gte = "P2D" }, then = { offer_recap = true } },
+    { id = "three", when = { elapsed_gt = "P2D" }, then = { offer_recap = true } },
+]
+"""
+    assert problems(text) == [
+        "c.toml:line 4: clock.checkins.rules[entry 2].id: Field required",
+        "c.toml:line 5: unknown key 'elapsed_gt' in clock.checkins.rules[id 'three'].when "
+        "(known keys: chat_type, elapsed_any_channel_gte, elapsed_gte, elapsed_lt, "
+        "has_open_action, mentions_time, mode, thread_kind); remove it or fix the name",
+    ]
+
+
+def test_a_check_across_keys_points_at_the_key_it_names() -> None:
+    text = "[cards]\nenabled = true\n\nmax_tokens = 60\nliving_memory_max_tokens = 100\n"
+    [problem] = problems(text)
+    assert problem.startswith("c.toml:line 5: cards: living_memory_max_tokens must not exceed")
+    # Only max_tokens is in the file: that is the line to change.
+    [problem] = problems("[cards]\nenabled = true\nmax_tokens = 60\n")
+    assert problem.startswith("c.toml:line 3: cards: living_memory_max_tokens must not exceed")
 
 
 def test_env_references_fill_secrets() -> None:
