@@ -34,7 +34,9 @@ _WEBHOOK_SECRET = re.compile(r"^[A-Za-z0-9_-]{16,256}$")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: TOML has real booleans and numbers, so port = true or shutdown_timeout = "30"
+    # is a mistake to report, not a value to convert (an int still fills a float).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ServerConfig(_Section):
@@ -355,7 +357,7 @@ def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource) 
             f"{_line(where.line(loc))}: unknown key '{loc[-1]}' in {parent}{hint}; "
             "remove it or fix the name"
         )
-    message = message.removeprefix("Value error, ")
+    message = message.removeprefix("Value error, ") + _TYPE_HINTS.get(kind, "")
     line = where.line(loc)
     if kind == "value_error":
         # A check across keys of one table (e.g. "living_memory_max_tokens must not
@@ -369,6 +371,15 @@ def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource) 
         ]
         line = min(named)[1] if named else line
     return f"{_line(line)}: {where.name(loc) or 'the top level'}: {message}"
+
+
+# Strict types (see _Section): what to write instead of a quoted number and the like.
+_TYPE_HINTS = {
+    "bool_type": "; write true or false, without quotes",
+    "int_type": "; write a whole number, without quotes",
+    "float_type": "; write a number, without quotes",
+    "string_type": "; put the text in double quotes",
+}
 
 
 def _line(number: int | None) -> str:

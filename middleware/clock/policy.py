@@ -15,7 +15,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 
 Mode = Literal["off", "light", "normal"]
 ThreadKind = Literal["project", "conversation", "scheduling", "operations"]
@@ -42,11 +42,14 @@ def _iso_duration(value: Any) -> Any:
     return text
 
 
-Duration = Annotated[timedelta, BeforeValidator(_iso_duration)]
+# Not strict: the ISO 8601 text is the intended input, turned into a timedelta here.
+Duration = Annotated[timedelta, Strict(False), BeforeValidator(_iso_duration)]
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: the policy block is read from TOML, whose booleans and numbers are typed;
+    # "no" or 1 for a boolean is a mistake to report, not a value to convert.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class RuleWhen(_Block):
@@ -189,6 +192,9 @@ class InferencePolicy(_Block):
 
 class PolicyOverrides(_Block):
     """What a user (or an admin for them) may override (spec 000 §10.2 ``policy_overrides``)."""
+
+    # Read from stored JSON and the admin API rather than the config file: as lax as before.
+    model_config = ConfigDict(strict=False)
 
     mode: Mode | None = None
     auto_clock_temporal_actions: bool | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import time
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,38 @@ def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf[server]\nport = 1234\n")
     assert load_config(path).server.port == 1234
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[server]\nport = true\n",
+            "line 2: server.port: Input should be a valid integer; write a whole number",
+        ),
+        (
+            '[server]\nshutdown_timeout = "30"\n',
+            "line 2: server.shutdown_timeout: Input should be a valid number; write a number",
+        ),
+        (
+            '[clock]\nenabled = "no"\n',
+            "line 2: clock.enabled: Input should be a valid boolean; write true or false",
+        ),
+        ("[server]\napi_commands = 1\n", "server.api_commands: Input should be a valid boolean"),
+        ("[cards]\nenabled = 0\n", "cards.enabled: Input should be a valid boolean"),
+        ("[server]\nhost = 127\n", "server.host: Input should be a valid string; put the text"),
+    ],
+)
+def test_values_of_the_wrong_type_are_not_converted(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert expected in str(caught.value)
+
+
+def test_numbers_fill_floats_and_times_may_be_text() -> None:
+    config = parse_config('[server]\nshutdown_timeout = 30\n\n[continuity]\nnightly_at = "04:30"\n')
+    assert config.server.shutdown_timeout == 30.0
+    assert config.continuity.nightly_at == time(4, 30)
+    assert parse_config("[continuity]\nnightly_at = 04:30:00\n").continuity.nightly_at == time(
+        4, 30
+    )
