@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,6 +23,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from yarl import URL
 
 from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
@@ -49,8 +51,30 @@ class ServerConfig(_Section):
     api_commands: bool = False
 
 
+def _url(value: str, *, schemes: tuple[str, ...], example: str) -> str:
+    """``value`` if it is an absolute URL with one of ``schemes`` and a host; else a
+    ValueError saying what to write. The one URL check of the config."""
+    wanted = " or ".join(f"{scheme}://" for scheme in schemes)
+    problem = f"must be an {wanted} URL with a host, e.g. {example}, not {value!r}"
+    try:
+        url = URL(value)
+    except ValueError as exc:
+        raise ValueError(f"{problem} ({exc})") from exc
+    if url.scheme not in schemes or not url.host or any(char.isspace() for char in value):
+        raise ValueError(problem)
+    return value
+
+
+def _upstream_url(value: str) -> str:
+    # Stripped: the client appends "/chat/completions" and "/models".
+    return _url(value, schemes=("http", "https"), example="https://api.openai.com/v1").rstrip("/")
+
+
+UpstreamUrl = Annotated[str, AfterValidator(_upstream_url)]
+
+
 class FallbackUpstream(_Section):
-    base_url: str
+    base_url: UpstreamUrl
     api_key: str = ""
     model: str = ""
 
@@ -59,7 +83,7 @@ class UpstreamConfig(_Section):
     # "inspect" answers with the exact messages that would have been forwarded, so the
     # relay can be tried without any LLM; "forward" calls base_url.
     mode: Literal["inspect", "forward"] = "inspect"
-    base_url: str = "https://api.openai.com/v1"
+    base_url: UpstreamUrl = "https://api.openai.com/v1"
     api_key: str = ""
     model: str = "gpt-4o-mini"
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
@@ -69,13 +93,6 @@ class UpstreamConfig(_Section):
     backoff_max: Annotated[float, Field(ge=0)] = 8.0
     max_connections: Annotated[int, Field(gt=0)] = 100
     fallbacks: list[FallbackUpstream] = Field(default_factory=list)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
 
 
 class StoreConfig(_Section):
@@ -173,9 +190,7 @@ class TelegramConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
+        return _url(value, schemes=("http", "https"), example="https://api.telegram.org/bot")
 
     @field_validator("webhook_url")
     @classmethod

@@ -247,3 +247,31 @@ def test_numbers_fill_floats_and_times_may_be_text() -> None:
     assert parse_config("[continuity]\nnightly_at = 04:30:00\n").continuity.nightly_at == time(
         4, 30
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[upstream]\nbase_url = "http://"\n',
+        '[upstream]\nbase_url = "https:/api.example/v1"\n',
+        '[upstream]\nbase_url = "http://relay:port/v1"\n',
+        '[[upstream.fallbacks]]\nbase_url = "x"\n',
+        '[[upstream.fallbacks]]\nbase_url = "ftp://files.example"\n',
+    ],
+)
+def test_upstream_urls_need_a_scheme_and_a_host(text: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert "line 2: upstream." in str(caught.value)
+    assert "must be an http:// or https:// URL with a host, e.g. https://api.openai.com/v1" in (
+        str(caught.value)
+    )
+
+
+def test_upstream_urls_lose_a_trailing_slash() -> None:
+    config = parse_config(
+        '[upstream]\nbase_url = "http://127.0.0.1:9/v1/"\n\n'
+        '[[upstream.fallbacks]]\nbase_url = "https://[::1]:9/v1/"\n'
+    )
+    assert config.upstream.base_url == "http://127.0.0.1:9/v1"
+    assert config.upstream.fallbacks[0].base_url == "https://[::1]:9/v1"
