@@ -195,8 +195,9 @@ class TelegramConfig(_Section):
     @field_validator("webhook_url")
     @classmethod
     def _public_url(cls, value: str) -> str:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with https:// (the URL Telegram posts updates to)")
+        # Telegram posts updates to https URLs only.
+        if value:
+            _url(value, schemes=("https",), example="https://relay.example.com")
         return value.rstrip("/")
 
     @field_validator("webhook_secret")
