@@ -325,14 +325,23 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
     where = TomlSource(text, raw)
-    problems: list[str] = []
-    expanded = _expand_env(raw, env if env is not None else os.environ, (), problems, where)
+    # Per value: what is wrong with its ${NAME} references.
+    env_problems: dict[tuple[str, ...], list[str]] = {}
+    expanded = _expand_env(raw, env if env is not None else os.environ, (), env_problems)
+    problems = [
+        f"{_line(where.line(loc))}: {where.name(loc)} {problem}"
+        for loc, found in env_problems.items()
+        for problem in found
+    ]
     try:
         config = Config.model_validate(expanded)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(str(part) for part in error["loc"])
-            problems.append(_describe(error["type"], error["msg"], loc, where))
+            # A value whose reference failed is not what the file meant: what pydantic
+            # makes of it ("at least 16 characters" for an unset key) would only mislead.
+            if not any(loc[: len(bad)] == bad for bad in env_problems):
+                problems.append(_describe(error["type"], error["msg"], loc, where))
         config = None
     if problems:
         listing = "\n".join(f"  - {source}:{p}" for p in problems)
@@ -342,26 +351,37 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
 
 
 def _expand_env(
-    value: Any, env: Any, loc: tuple[str, ...], problems: list[str], where: TomlSource
+    value: Any, env: Any, loc: tuple[str, ...], problems: dict[tuple[str, ...], list[str]]
 ) -> Any:
     if isinstance(value, dict):
-        return {k: _expand_env(v, env, (*loc, k), problems, where) for k, v in value.items()}
+        return {k: _expand_env(v, env, (*loc, k), problems) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand_env(v, env, (*loc, str(i)), problems, where) for i, v in enumerate(value)]
-    if isinstance(value, str) and "${" in value:
+        return [_expand_env(v, env, (*loc, str(i)), problems) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    found: list[str] = []
 
-        def substitute(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in env:
-                problems.append(
-                    f"{_line(where.line(loc))}: {where.name(loc)} refers to ${{{name}}}, "
-                    f"which is not set; export {name} or put the value in the file"
-                )
-                return ""
-            return str(env[name])
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            found.append(
+                f"refers to ${{{name}}}, which is not set; export {name} or put the value in "
+                "the file"
+            )
+            return ""
+        return str(env[name])
 
-        return _ENV_REF.sub(substitute, value)
-    return value
+    expanded = _ENV_REF.sub(substitute, value)
+    # Any "${" outside a well-formed reference would otherwise be used as it stands (a
+    # literal "${OPENAI_API_KEY" sent as the key): the file's text, not the variables'.
+    for malformed in re.finditer(r"\$\{[^}]{0,40}\}?", _ENV_REF.sub("", value)):
+        found.append(
+            f"has a malformed reference {malformed.group()!r}; write ${{NAME}}, NAME being "
+            "letters, digits and _ (not starting with a digit), closed by }"
+        )
+    if found:
+        problems[loc] = found
+    return expanded
 
 
 def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource) -> str:

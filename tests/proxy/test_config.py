@@ -51,7 +51,7 @@ def test_array_of_tables_errors_point_at_the_entry() -> None:
 
 def problems(text: str) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        parse_config(text, source="c.toml")
+        parse_config(text, source="c.toml", env={"KEY": "sk-0123456789abcdef"})
     return [line.removeprefix("  - ") for line in str(caught.value).splitlines()[1:]]
 
 
@@ -117,6 +117,34 @@ def test_env_references_fill_secrets() -> None:
 def test_missing_env_reference_is_an_error() -> None:
     with pytest.raises(ConfigError, match=r"line 2: upstream\.api_key refers to \$\{NOPE\}"):
         parse_config('[upstream]\napi_key = "${NOPE}"\n', env={})
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("${OPENAI_API_KEY", "'${OPENAI_API_KEY'"),
+        ("${ADMIN-TOKEN-FOR-PROD}", "'${ADMIN-TOKEN-FOR-PROD}'"),
+        ("sk-${KEY}-${}", "'${}'"),
+    ],
+)
+def test_a_malformed_env_reference_is_an_error(value: str, fragment: str) -> None:
+    assert problems(f'[auth]\nadmin_token = "{value}"\n') == [
+        f"c.toml:line 2: auth.admin_token has a malformed reference {fragment}; write ${{NAME}}, "
+        "NAME being letters, digits and _ (not starting with a digit), closed by }"
+    ]
+
+
+def test_an_unset_variable_is_one_problem_not_two() -> None:
+    text = '[[auth.keys]]\nname = "ci"\nkey = "${MISSINGKEY}"\n'
+    assert problems(text) == [
+        "c.toml:line 3: auth.keys[entry 1].key refers to ${MISSINGKEY}, which is not set; "
+        "export MISSINGKEY or put the value in the file"
+    ]
+
+
+def test_a_variable_value_may_hold_a_dollar_brace() -> None:
+    config = parse_config('[upstream]\napi_key = "${KEY}"\n', env={"KEY": "sk-${not-a-ref"})
+    assert config.upstream.api_key == "sk-${not-a-ref"
 
 
 def test_invalid_toml_says_where() -> None:
