@@ -163,6 +163,21 @@ def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "unknown key 'pth' in store" in capsys.readouterr().err
 
 
+def test_check_config_shows_the_address_serve_binds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    open_to_all = tmp_path / "open.toml"
+    open_to_all.write_text('[server]\nhost = "0.0.0.0"\n')
+    assert main(["check-config", "--config", str(open_to_all)]) == 0
+    assert "listen:   127.0.0.1:8790 (loopback only: no [auth] keys)\n" in capsys.readouterr().out
+    with_key = tmp_path / "key.toml"
+    with_key.write_text(
+        '[server]\nhost = "0.0.0.0"\n\n[[auth.keys]]\nname = "ci"\nkey = "0123456789abcdef"\n'
+    )
+    assert main(["check-config", "--config", str(with_key)]) == 0
+    assert "listen:   0.0.0.0:8790\n" in capsys.readouterr().out
+
+
 def test_policy_block_reads_iso_durations_and_rules() -> None:
     text = """
 [clock]
