@@ -34,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        config = load_config(config_path(args.config))
+        named_by = "--config" if args.config else f"${CONFIG_ENV}"
+        config = load_config(config_path(args.config), named_by=named_by)
         if args.command == "check-config":
             return _check_config(args.config, config)
         if args.command == "chat":

@@ -290,8 +290,11 @@ def config_path(explicit: str | None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
-def load_config(path: Path | None, env: dict[str, str] | None = None) -> Config:
-    """Load and validate ``path`` (or the defaults when ``None``).
+def load_config(
+    path: Path | None, env: dict[str, str] | None = None, *, named_by: str = ""
+) -> Config:
+    """Load and validate ``path`` (or the defaults when ``None``); ``named_by`` says
+    where the path came from (``--config``, ``$CHRONORELAY_CONFIG``) for the messages.
 
     Raises ``ConfigError`` listing every problem, each with its key and line number.
     """
@@ -300,13 +303,26 @@ def load_config(path: Path | None, env: dict[str, str] | None = None) -> Config:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+        origin = f" (named by {named_by})" if named_by else ""
+        raise ConfigError(
+            f"cannot read config file {path}{origin}: {exc.strerror}; {_unreadable_hint(exc)}"
+        ) from exc
     try:
         # utf-8-sig: a byte-order mark some editors write is skipped, not parsed as TOML.
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: {_not_utf8(data, exc)}") from exc
     return parse_config(text, source=str(path), env=os.environ if env is None else env)
+
+
+def _unreadable_hint(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "check the path, or copy config.example.toml there and edit it"
+    if isinstance(exc, IsADirectoryError):
+        return "name the TOML file, not its folder"
+    if isinstance(exc, PermissionError):
+        return "let the user running chronorelay read it"
+    return "check the path"
 
 
 def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:

@@ -163,6 +163,21 @@ def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "unknown key 'pth' in store" in capsys.readouterr().err
 
 
+def test_a_missing_file_says_who_named_it_and_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "relay.toml"
+    assert main(["check-config", "--config", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"configuration error: cannot read config file {missing} (named by --config): "
+        "No such file or directory; check the path, or copy config.example.toml there and "
+        "edit it\n"
+    )
+    monkeypatch.setenv("CHRONORELAY_CONFIG", str(tmp_path))
+    assert main(["check-config"]) == 2
+    assert f"{tmp_path} (named by $CHRONORELAY_CONFIG): " in capsys.readouterr().err
+
+
 def test_check_config_shows_the_address_serve_binds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
