@@ -15,7 +15,15 @@ import re
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    model_validator,
+)
 
 Mode = Literal["off", "light", "normal"]
 ThreadKind = Literal["project", "conversation", "scheduling", "operations"]
@@ -173,6 +181,17 @@ def _default_tool_patterns() -> list[str]:
     return list(DEFAULT_PATTERNS)
 
 
+def _known_activity(name: str) -> str:
+    # Only actions of a known activity are ever matched: a misspelt one would never be.
+    from middleware.actions.templates import TEMPLATES
+
+    if name not in TEMPLATES:
+        raise ValueError(
+            f"unknown activity {name!r}; cues are added to one of: {', '.join(sorted(TEMPLATES))}"
+        )
+    return name
+
+
 class InferencePolicy(_Block):
     enabled: bool = True
     # Inference shapes tone and confirming questions, never facts (spec 000 §6.5 "hard
@@ -187,7 +206,9 @@ class InferencePolicy(_Block):
     confirmation_ttl: Duration = timedelta(hours=1)
     # Extra cue words per activity for confirming questions (§6.5), added to the built-in
     # table: e.g. {gym = ["my arms are jelly"]}.
-    cues: dict[str, list[str]] = Field(default_factory=dict)
+    cues: dict[Annotated[str, AfterValidator(_known_activity)], list[str]] = Field(
+        default_factory=dict
+    )
 
 
 class PolicyOverrides(_Block):

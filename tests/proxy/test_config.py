@@ -333,3 +333,12 @@ def test_upstream_urls_lose_a_trailing_slash() -> None:
     )
     assert config.upstream.base_url == "http://127.0.0.1:9/v1"
     assert config.upstream.fallbacks[0].base_url == "https://[::1]:9/v1"
+
+
+def test_a_misspelt_cue_activity_points_at_its_key() -> None:
+    text = '[clock.inference.cues]\ngym = ["jelly arms"]\ngymm = ["x"]\n'
+    [problem] = problems(text)
+    assert problem.startswith(
+        "c.toml:line 3: clock.inference.cues.gymm: unknown activity 'gymm'; cues are added to "
+        "one of: call, commute,"
+    )

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from middleware.clock.policy import (
     CheckinRule,
     CheckinsPolicy,
+    InferencePolicy,
     LatestActionsPolicy,
     PolicyOverrides,
     RuleFacts,
@@ -262,6 +263,17 @@ def test_policy_values_are_not_converted_from_another_type(
     # The policy is read from TOML, which has real booleans and numbers.
     with pytest.raises(ValidationError, match="Input should be a valid"):
         model.model_validate(data)
+
+
+def test_cues_name_known_activities() -> None:
+    policy = InferencePolicy.model_validate({"cues": {"gym": ["jelly arms"], "meal:dinner": []}})
+    assert set(policy.cues) == {"gym", "meal:dinner"}
+    with pytest.raises(
+        ValidationError,
+        match=r"unknown activity 'gymm'; cues are added to one "
+        r"of: call, commute, .*, gym, .*, walk",
+    ):
+        InferencePolicy.model_validate({"cues": {"gymm": ["jelly arms"]}})
 
 
 def test_policy_overrides_stay_lax_for_stored_json() -> None:
