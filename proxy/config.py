@@ -357,7 +357,7 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
             # A value whose reference failed is not what the file meant: what pydantic
             # makes of it ("at least 16 characters" for an unset key) would only mislead.
             if not any(loc[: len(bad)] == bad for bad in env_problems):
-                problems.append(_describe(error["type"], error["msg"], loc, where))
+                problems.append(_describe(error["type"], error["msg"], loc, where, error["input"]))
         config = None
     if problems:
         listing = "\n".join(f"  - {source}:{p}" for p in problems)
@@ -400,7 +400,7 @@ def _expand_env(
     return expanded
 
 
-def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource) -> str:
+def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource, given: Any) -> str:
     if kind == "extra_forbidden":
         parent = where.name(loc[:-1]) or "the top level"
         known = _known_keys(loc[:-1])
@@ -410,6 +410,9 @@ def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource) 
             "remove it or fix the name"
         )
     message = message.removeprefix("Value error, ") + _TYPE_HINTS.get(kind, "")
+    if kind == "list_type" and isinstance(given, dict) and _table_model(loc) is not None:
+        # [table] where [[table]] was meant: one table, not a list of them.
+        message += f"; write [[{where.name(loc)}]], one such table per entry"
     line = where.line(loc)
     if kind == "value_error":
         # A check across keys of one table (e.g. "living_memory_max_tokens must not
@@ -439,16 +442,23 @@ def _line(number: int | None) -> str:
 
 
 def _known_keys(loc: tuple[str, ...]) -> list[str]:
+    model = _table_model(loc)
+    return sorted(model.model_fields) if model is not None else []
+
+
+def _table_model(loc: tuple[str, ...]) -> type[BaseModel] | None:
+    """The model of the table at ``loc``, or of each table of a list at ``loc``; None
+    where ``loc`` holds no table."""
     model: Any = Config
     for part in loc:
         if part.isdigit():
             continue
         field = model.model_fields.get(part)
         if field is None:
-            return []
+            return None
         annotation = field.annotation
         args = getattr(annotation, "__args__", None)
         model = args[0] if args else annotation
         if not isinstance(model, type) or not issubclass(model, BaseModel):
-            return []
-    return sorted(model.model_fields)
+            return None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None

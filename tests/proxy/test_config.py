@@ -342,3 +342,14 @@ def test_a_misspelt_cue_activity_points_at_its_key() -> None:
         "c.toml:line 3: clock.inference.cues.gymm: unknown activity 'gymm'; cues are added to "
         "one of: call, commute,"
     )
+
+
+def test_a_single_bracket_table_where_a_list_is_meant_says_to_double_them() -> None:
+    text = '[clock.checkins.rules]\nid = "a"\nthen = { offer_recap = true }\n'
+    assert problems(text) == [
+        "c.toml:line 1: clock.checkins.rules: Input should be a valid list; write "
+        "[[clock.checkins.rules]], one such table per entry"
+    ]
+    # A list of plain values is not a list of tables: no such advice.
+    [problem] = problems("[clock.inference]\nimpactful_tool_patterns = { send = 1 }\n")
+    assert problem.endswith("impactful_tool_patterns: Input should be a valid list")
