@@ -34,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        config = load_config(config_path(args.config))
+        named_by = "--config" if args.config else f"${CONFIG_ENV}"
+        config = load_config(config_path(args.config), named_by=named_by)
         if args.command == "check-config":
             return _check_config(args.config, config)
         if args.command == "chat":
@@ -97,7 +98,11 @@ def _check_config(path: str | None, config: Config) -> int:
     print(f"{where or 'built-in defaults'}: OK")
     print(f"  upstream: {upstream.mode} {target}")
     print(f"  store:    {config.store.path}")
-    print(f"  listen:   {config.server.host}:{config.server.port}")
+    # What serve will bind, which is loopback whatever [server] host says while no key is set.
+    from proxy.server import bind_host
+
+    loopback = "" if config.auth.keys else " (loopback only: no [auth] keys)"
+    print(f"  listen:   {bind_host(config)}:{config.server.port}{loopback}")
     print(f"  api keys: {len(config.auth.keys)}; admin API {admin}")
     from proxy.channel_runner import enabled_channels
 

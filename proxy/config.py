@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -22,10 +23,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from yarl import URL
 
 from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.errors import ConfigError
+from proxy.toml_source import TomlSource
 
 CONFIG_ENV = "CHRONORELAY_CONFIG"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -33,7 +36,9 @@ _WEBHOOK_SECRET = re.compile(r"^[A-Za-z0-9_-]{16,256}$")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: TOML has real booleans and numbers, so port = true or shutdown_timeout = "30"
+    # is a mistake to report, not a value to convert (an int still fills a float).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ServerConfig(_Section):
@@ -46,8 +51,30 @@ class ServerConfig(_Section):
     api_commands: bool = False
 
 
+def _url(value: str, *, schemes: tuple[str, ...], example: str) -> str:
+    """``value`` if it is an absolute URL with one of ``schemes`` and a host; else a
+    ValueError saying what to write. The one URL check of the config."""
+    wanted = " or ".join(f"{scheme}://" for scheme in schemes)
+    problem = f"must be an {wanted} URL with a host, e.g. {example}, not {value!r}"
+    try:
+        url = URL(value)
+    except ValueError as exc:
+        raise ValueError(f"{problem} ({exc})") from exc
+    if url.scheme not in schemes or not url.host or any(char.isspace() for char in value):
+        raise ValueError(problem)
+    return value
+
+
+def _upstream_url(value: str) -> str:
+    # Stripped: the client appends "/chat/completions" and "/models".
+    return _url(value, schemes=("http", "https"), example="https://api.openai.com/v1").rstrip("/")
+
+
+UpstreamUrl = Annotated[str, AfterValidator(_upstream_url)]
+
+
 class FallbackUpstream(_Section):
-    base_url: str
+    base_url: UpstreamUrl
     api_key: str = ""
     model: str = ""
 
@@ -56,7 +83,7 @@ class UpstreamConfig(_Section):
     # "inspect" answers with the exact messages that would have been forwarded, so the
     # relay can be tried without any LLM; "forward" calls base_url.
     mode: Literal["inspect", "forward"] = "inspect"
-    base_url: str = "https://api.openai.com/v1"
+    base_url: UpstreamUrl = "https://api.openai.com/v1"
     api_key: str = ""
     model: str = "gpt-4o-mini"
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
@@ -66,13 +93,6 @@ class UpstreamConfig(_Section):
     backoff_max: Annotated[float, Field(ge=0)] = 8.0
     max_connections: Annotated[int, Field(gt=0)] = 100
     fallbacks: list[FallbackUpstream] = Field(default_factory=list)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
 
 
 class StoreConfig(_Section):
@@ -178,15 +198,14 @@ class TelegramConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
+        return _url(value, schemes=("http", "https"), example="https://api.telegram.org/bot")
 
     @field_validator("webhook_url")
     @classmethod
     def _public_url(cls, value: str) -> str:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with https:// (the URL Telegram posts updates to)")
+        # Telegram posts updates to https URLs only.
+        if value:
+            _url(value, schemes=("https",), example="https://relay.example.com")
         return value.rstrip("/")
 
     @field_validator("webhook_secret")
@@ -279,18 +298,48 @@ def config_path(explicit: str | None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
-def load_config(path: Path | None, env: dict[str, str] | None = None) -> Config:
-    """Load and validate ``path`` (or the defaults when ``None``).
+def load_config(
+    path: Path | None, env: dict[str, str] | None = None, *, named_by: str = ""
+) -> Config:
+    """Load and validate ``path`` (or the defaults when ``None``); ``named_by`` says
+    where the path came from (``--config``, ``$CHRONORELAY_CONFIG``) for the messages.
 
     Raises ``ConfigError`` listing every problem, each with its key and line number.
     """
     if path is None:
         return Config()
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+        origin = f" (named by {named_by})" if named_by else ""
+        raise ConfigError(
+            f"cannot read config file {path}{origin}: {exc.strerror}; {_unreadable_hint(exc)}"
+        ) from exc
+    try:
+        # utf-8-sig: a byte-order mark some editors write is skipped, not parsed as TOML.
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: {_not_utf8(data, exc)}") from exc
     return parse_config(text, source=str(path), env=os.environ if env is None else env)
+
+
+def _unreadable_hint(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "check the path, or copy config.example.toml there and edit it"
+    if isinstance(exc, IsADirectoryError):
+        return "name the TOML file, not its folder"
+    if isinstance(exc, PermissionError):
+        return "let the user running chronorelay read it"
+    return "check the path"
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    # The decoder counts from after a byte-order mark; the operator counts from the start.
+    offset = exc.start + len(data) - len(exc.object)
+    line = data[:offset].count(b"\n") + 1
+    return (
+        f"not UTF-8 (line {line}, byte {offset + 1} is {data[offset]:#04x}); save the file as UTF-8"
+    )
 
 
 def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Config:
@@ -299,14 +348,24 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
-    problems: list[str] = []
-    expanded = _expand_env(raw, env if env is not None else os.environ, (), problems, text)
+    where = TomlSource(text, raw)
+    # Per value: what is wrong with its ${NAME} references.
+    env_problems: dict[tuple[str, ...], list[str]] = {}
+    expanded = _expand_env(raw, env if env is not None else os.environ, (), env_problems)
+    problems = [
+        f"{_line(where.line(loc))}: {where.name(loc)} {problem}"
+        for loc, found in env_problems.items()
+        for problem in found
+    ]
     try:
         config = Config.model_validate(expanded)
     except ValidationError as exc:
         for error in exc.errors():
             loc = tuple(str(part) for part in error["loc"])
-            problems.append(_describe(error["type"], error["msg"], loc, text))
+            # A value whose reference failed is not what the file meant: what pydantic
+            # makes of it ("at least 16 characters" for an unset key) would only mislead.
+            if not any(loc[: len(bad)] == bad for bad in env_problems):
+                problems.append(_describe(error["type"], error["msg"], loc, where, error["input"]))
         config = None
     if problems:
         listing = "\n".join(f"  - {source}:{p}" for p in problems)
@@ -315,80 +374,99 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
     return config
 
 
-def _expand_env(value: Any, env: Any, loc: tuple[str, ...], problems: list[str], text: str) -> Any:
+def _expand_env(
+    value: Any, env: Any, loc: tuple[str, ...], problems: dict[tuple[str, ...], list[str]]
+) -> Any:
     if isinstance(value, dict):
-        return {k: _expand_env(v, env, (*loc, k), problems, text) for k, v in value.items()}
+        return {k: _expand_env(v, env, (*loc, k), problems) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand_env(v, env, (*loc, str(i)), problems, text) for i, v in enumerate(value)]
-    if isinstance(value, str) and "${" in value:
+        return [_expand_env(v, env, (*loc, str(i)), problems) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    found: list[str] = []
 
-        def substitute(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in env:
-                problems.append(
-                    f"{_line_of(loc, text)}: {'.'.join(loc)} refers to ${{{name}}}, "
-                    f"which is not set; export {name} or put the value in the file"
-                )
-                return ""
-            return str(env[name])
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            found.append(
+                f"refers to ${{{name}}}, which is not set; export {name} or put the value in "
+                "the file"
+            )
+            return ""
+        return str(env[name])
 
-        return _ENV_REF.sub(substitute, value)
-    return value
+    expanded = _ENV_REF.sub(substitute, value)
+    # Any "${" outside a well-formed reference would otherwise be used as it stands (a
+    # literal "${OPENAI_API_KEY" sent as the key): the file's text, not the variables'.
+    for malformed in re.finditer(r"\$\{[^}]{0,40}\}?", _ENV_REF.sub("", value)):
+        found.append(
+            f"has a malformed reference {malformed.group()!r}; write ${{NAME}}, NAME being "
+            "letters, digits and _ (not starting with a digit), closed by }"
+        )
+    if found:
+        problems[loc] = found
+    return expanded
 
 
-def _describe(kind: str, message: str, loc: tuple[str, ...], text: str) -> str:
-    dotted = ".".join(loc)
-    line = _line_of(loc, text)
+def _describe(kind: str, message: str, loc: tuple[str, ...], where: TomlSource, given: Any) -> str:
     if kind == "extra_forbidden":
-        parent = ".".join(part for part in loc[:-1] if not part.isdigit()) or "the top level"
+        parent = where.name(loc[:-1]) or "the top level"
         known = _known_keys(loc[:-1])
         hint = f" (known keys: {', '.join(known)})" if known else ""
-        return f"{line}: unknown key '{loc[-1]}' in {parent}{hint}; remove it or fix the name"
-    return f"{line}: {dotted}: {message}"
+        return (
+            f"{_line(where.line(loc))}: unknown key '{loc[-1]}' in {parent}{hint}; "
+            "remove it or fix the name"
+        )
+    message = message.removeprefix("Value error, ") + _TYPE_HINTS.get(kind, "")
+    if kind == "list_type" and isinstance(given, dict) and _table_model(loc) is not None:
+        # [table] where [[table]] was meant: one table, not a list of them.
+        message += f"; write [[{where.name(loc)}]], one such table per entry"
+    line = where.line(loc)
+    if kind == "value_error":
+        # A check across keys of one table (e.g. "living_memory_max_tokens must not
+        # exceed max_tokens") is reported on the table; the line of the first key it
+        # names that the file sets is where the fix goes.
+        named = [
+            (found.start(), key_line)
+            for key in _known_keys(loc)
+            if (found := re.search(rf"(?<![\w.]){re.escape(key)}\b", message))
+            and (key_line := where.key_line((*loc, key))) is not None
+        ]
+        line = min(named)[1] if named else line
+    return f"{_line(line)}: {where.name(loc) or 'the top level'}: {message}"
+
+
+# Strict types (see _Section): what to write instead of a quoted number and the like.
+_TYPE_HINTS = {
+    "bool_type": "; write true or false, without quotes",
+    "int_type": "; write a whole number, without quotes",
+    "float_type": "; write a number, without quotes",
+    "string_type": "; put the text in double quotes",
+}
+
+
+def _line(number: int | None) -> str:
+    return f"line {number}" if number is not None else "line ?"
 
 
 def _known_keys(loc: tuple[str, ...]) -> list[str]:
+    model = _table_model(loc)
+    return sorted(model.model_fields) if model is not None else []
+
+
+def _table_model(loc: tuple[str, ...]) -> type[BaseModel] | None:
+    """The model of the table at ``loc``, or of each table of a list at ``loc``; None
+    where ``loc`` holds no table."""
     model: Any = Config
     for part in loc:
         if part.isdigit():
             continue
         field = model.model_fields.get(part)
         if field is None:
-            return []
+            return None
         annotation = field.annotation
         args = getattr(annotation, "__args__", None)
         model = args[0] if args else annotation
         if not isinstance(model, type) or not issubclass(model, BaseModel):
-            return []
-    return sorted(model.model_fields)
-
-
-def _line_of(loc: tuple[str, ...], text: str) -> str:
-    """Best-effort 'line N' for a dotted key path in the TOML source."""
-    keys = [part for part in loc if not part.isdigit()]
-    if not keys:
-        return "line ?"
-    table_path: list[str] = []
-    best: int | None = None
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        line = raw_line.strip()
-        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", line)
-        if header:
-            table_path = [p.strip().strip('"') for p in header.group(1).split(".")]
-            if (
-                table_path == keys[: len(table_path)]
-                and best is None
-                and len(keys) == len(table_path)
-            ):
-                best = number
-            continue
-        key = re.match(r'^"?([A-Za-z0-9_.-]+)"?\s*=', line)
-        if (
-            key
-            and [*table_path, *key.group(1).split(".")]
-            == keys[: len(table_path) + 1 + key.group(1).count(".")]
-        ):
-            if len(table_path) + 1 + key.group(1).count(".") == len(keys):
-                return f"line {number}"
-            best = best or number
-    return f"line {best}" if best is not None else "line ?"
+            return None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import ipaddress
 import logging
+import os
 import signal
+import socket
 from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from middleware.errors import ConfigError
 from proxy.config import Config
 
 log = logging.getLogger(__name__)
@@ -103,16 +107,38 @@ def bind_host(config: Config) -> str:
 async def start(
     app: web.Application, host: str, port: int, shutdown_timeout: float
 ) -> RunningServer:
-    """Start serving ``app``; ``port`` 0 picks a free port."""
+    """Start serving ``app``; ``port`` 0 picks a free port.
+
+    Raises ``ConfigError`` when ``host``:``port`` cannot be listened on, after closing
+    what the app had opened on startup (its cleanup contexts: store, upstream, channels).
+    """
     runner = web.AppRunner(
         app, shutdown_timeout=shutdown_timeout, handler_cancellation=True, access_log=None
     )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise ConfigError(_cannot_listen(host, port, exc)) from exc
     bound = int(runner.addresses[0][1]) if runner.addresses else port
     _gc_tuning.acquire()
     return RunningServer(runner, host, bound)
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    where = f"cannot listen on {host}:{port}"
+    if isinstance(exc, socket.gaierror):
+        return (
+            f"{where}: the host name does not resolve ({exc.strerror}); "
+            "set [server] host to an address of this machine, e.g. 127.0.0.1"
+        )
+    # asyncio words its bind errors around the address; the plain reason reads better.
+    reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+    if exc.errno == errno.EADDRINUSE:
+        return f"{where}: {reason}; stop the other process or set [server] port"
+    return f"{where}: {reason}; check [server] host and port"
 
 
 async def serve(app: web.Application, config: Config) -> None:

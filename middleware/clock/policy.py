@@ -15,7 +15,15 @@ import re
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    model_validator,
+)
 
 Mode = Literal["off", "light", "normal"]
 ThreadKind = Literal["project", "conversation", "scheduling", "operations"]
@@ -42,11 +50,14 @@ def _iso_duration(value: Any) -> Any:
     return text
 
 
-Duration = Annotated[timedelta, BeforeValidator(_iso_duration)]
+# Not strict: the ISO 8601 text is the intended input, turned into a timedelta here.
+Duration = Annotated[timedelta, Strict(False), BeforeValidator(_iso_duration)]
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: the policy block is read from TOML, whose booleans and numbers are typed;
+    # "no" or 1 for a boolean is a mistake to report, not a value to convert.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class RuleWhen(_Block):
@@ -170,6 +181,17 @@ def _default_tool_patterns() -> list[str]:
     return list(DEFAULT_PATTERNS)
 
 
+def _known_activity(name: str) -> str:
+    # Only actions of a known activity are ever matched: a misspelt one would never be.
+    from middleware.actions.templates import TEMPLATES
+
+    if name not in TEMPLATES:
+        raise ValueError(
+            f"unknown activity {name!r}; cues are added to one of: {', '.join(sorted(TEMPLATES))}"
+        )
+    return name
+
+
 class InferencePolicy(_Block):
     enabled: bool = True
     # Inference shapes tone and confirming questions, never facts (spec 000 §6.5 "hard
@@ -184,11 +206,16 @@ class InferencePolicy(_Block):
     confirmation_ttl: Duration = timedelta(hours=1)
     # Extra cue words per activity for confirming questions (§6.5), added to the built-in
     # table: e.g. {gym = ["my arms are jelly"]}.
-    cues: dict[str, list[str]] = Field(default_factory=dict)
+    cues: dict[Annotated[str, AfterValidator(_known_activity)], list[str]] = Field(
+        default_factory=dict
+    )
 
 
 class PolicyOverrides(_Block):
     """What a user (or an admin for them) may override (spec 000 §10.2 ``policy_overrides``)."""
+
+    # Read from stored JSON and the admin API rather than the config file: as lax as before.
+    model_config = ConfigDict(strict=False)
 
     mode: Mode | None = None
     auto_clock_temporal_actions: bool | None = None

@@ -7,13 +7,14 @@ from __future__ import annotations
 from datetime import time, timedelta
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
 
 ContinuityMode = Literal["full", "deterministic", "off"]
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict, as the rest of the config (proxy/config.py): no "yes" for true, no "30" for 30.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ContinuityConfig(_Block):
@@ -54,7 +55,7 @@ class ContinuityConfig(_Block):
     model_context_tokens: Annotated[int, Field(ge=1000)] = 128_000
     # Nightly job: runs once per person per local night, after this local time, in the
     # person's timezone (nightly_timezone when they have none).
-    nightly_at: time = time(3, 0)
+    nightly_at: Annotated[time, Strict(False)] = time(3, 0)  # a TOML time or "03:00"
     nightly_timezone: str = "UTC"
     # How often the background scheduler looks for captures and nightly runs due.
     scheduler_interval_seconds: Annotated[float, Field(gt=0, le=3600)] = 60

@@ -112,3 +112,12 @@ def test_webhook_mode_needs_a_url_and_a_good_secret() -> None:
     )
     assert config.channels.telegram.webhook_url == PUBLIC
     assert SECRET not in repr(config)
+
+
+@pytest.mark.parametrize("url", ["http://relay.example.com", "https://", "relay.example.com"])
+def test_the_webhook_url_must_be_https_with_a_host(url: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(f'[channels.telegram]\nwebhook_url = "{url}"\n')
+    assert "line 2: channels.telegram.webhook_url: must be an https:// URL with a host" in str(
+        caught.value
+    )

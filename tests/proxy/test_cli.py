@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -100,3 +101,24 @@ def test_import_reports_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["import-clock-state", "--config", config, str(old)]) == 1
     assert "this relay reads version 3" in capsys.readouterr().err
     assert not (tmp_path / "a.sqlite3").exists()  # a bad file never opens the store
+
+
+def test_serve_on_a_port_in_use_exits_with_a_message_and_closes_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    config = config_file(tmp_path, "a")
+    config.write_text(config.read_text(encoding="utf-8") + f"\n[server]\nport = {port}\n")
+    try:
+        assert main(["serve", "--config", str(config)]) == 2
+    finally:
+        holder.close()
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}: address already in use" in err
+    assert "Traceback" not in err
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    # Closed cleanly: the WAL was checkpointed away and the store opens again.
+    assert not (tmp_path / "a.sqlite3-wal").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import time
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,67 @@ def test_bad_values_are_all_reported_with_lines() -> None:
 
 def test_array_of_tables_errors_point_at_the_entry() -> None:
     text = '[auth]\n[[auth.keys]]\nname = "a"\nkey = "short"\n'
-    with pytest.raises(ConfigError, match=r"line 4: auth\.keys\.0\.key"):
+    with pytest.raises(ConfigError, match=r"line 4: auth\.keys\[entry 1\]\.key"):
         parse_config(text)
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="c.toml", env={"KEY": "sk-0123456789abcdef"})
+    return [line.removeprefix("  - ") for line in str(caught.value).splitlines()[1:]]
+
+
+def test_errors_in_a_later_entry_point_at_that_entry() -> None:
+    text = """[[auth.keys]]
+name = "first"
+key = "0123456789abcdef"
+
+[[auth.keys]]
+name = "second"
+key = "short"
+
+[[upstream.fallbacks]]
+base_url = "http://127.0.0.1:9001"
+
+[[upstream.fallbacks]]
+base_url = "http://127.0.0.1:9002"
+
+[[upstream.fallbacks]]
+model = "small"
+"""
+    assert problems(text) == [
+        "c.toml:line 15: upstream.fallbacks[entry 3].base_url: Field required",
+        "c.toml:line 7: auth.keys[entry 2].key: String should have at least 16 characters",
+    ]
+    # A single entry missing its key is reported at its header, not "line ?".
+    assert problems("[upstream]\n\n[[upstream.fallbacks]]\nmodel = 'small'\n") == [
+        "c.toml:line 3: upstream.fallbacks[entry 1].base_url: Field required"
+    ]
+
+
+def test_errors_in_an_inline_array_point_at_the_element_and_name_the_rule() -> None:
+    text = """[clock.checkins]
+rules = [
+    { id = "one", when = { elapsed_gte = "P1D" }, then = { offer_recap = true } },
+    { when = { elapsed_gte = "P2D" }, then = { offer_recap = true } },
+    { id = "three", when = { elapsed_gt = "P2D" }, then = { offer_recap = true } },
+]
+"""
+    assert problems(text) == [
+        "c.toml:line 4: clock.checkins.rules[entry 2].id: Field required",
+        "c.toml:line 5: unknown key 'elapsed_gt' in clock.checkins.rules[id 'three'].when "
+        "(known keys: chat_type, elapsed_any_channel_gte, elapsed_gte, elapsed_lt, "
+        "has_open_action, mentions_time, mode, thread_kind); remove it or fix the name",
+    ]
+
+
+def test_a_check_across_keys_points_at_the_key_it_names() -> None:
+    text = "[cards]\nenabled = true\n\nmax_tokens = 60\nliving_memory_max_tokens = 100\n"
+    [problem] = problems(text)
+    assert problem.startswith("c.toml:line 5: cards: living_memory_max_tokens must not exceed")
+    # Only max_tokens is in the file: that is the line to change.
+    [problem] = problems("[cards]\nenabled = true\nmax_tokens = 60\n")
+    assert problem.startswith("c.toml:line 3: cards: living_memory_max_tokens must not exceed")
 
 
 def test_env_references_fill_secrets() -> None:
@@ -57,6 +117,34 @@ def test_env_references_fill_secrets() -> None:
 def test_missing_env_reference_is_an_error() -> None:
     with pytest.raises(ConfigError, match=r"line 2: upstream\.api_key refers to \$\{NOPE\}"):
         parse_config('[upstream]\napi_key = "${NOPE}"\n', env={})
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("${OPENAI_API_KEY", "'${OPENAI_API_KEY'"),
+        ("${ADMIN-TOKEN-FOR-PROD}", "'${ADMIN-TOKEN-FOR-PROD}'"),
+        ("sk-${KEY}-${}", "'${}'"),
+    ],
+)
+def test_a_malformed_env_reference_is_an_error(value: str, fragment: str) -> None:
+    assert problems(f'[auth]\nadmin_token = "{value}"\n') == [
+        f"c.toml:line 2: auth.admin_token has a malformed reference {fragment}; write ${{NAME}}, "
+        "NAME being letters, digits and _ (not starting with a digit), closed by }"
+    ]
+
+
+def test_an_unset_variable_is_one_problem_not_two() -> None:
+    text = '[[auth.keys]]\nname = "ci"\nkey = "${MISSINGKEY}"\n'
+    assert problems(text) == [
+        "c.toml:line 3: auth.keys[entry 1].key refers to ${MISSINGKEY}, which is not set; "
+        "export MISSINGKEY or put the value in the file"
+    ]
+
+
+def test_a_variable_value_may_hold_a_dollar_brace() -> None:
+    config = parse_config('[upstream]\napi_key = "${KEY}"\n', env={"KEY": "sk-${not-a-ref"})
+    assert config.upstream.api_key == "sk-${not-a-ref"
 
 
 def test_invalid_toml_says_where() -> None:
@@ -73,6 +161,36 @@ def test_check_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad.write_text("[store]\npth = 'x'\n")
     assert main(["check-config", "--config", str(bad)]) == 2
     assert "unknown key 'pth' in store" in capsys.readouterr().err
+
+
+def test_a_missing_file_says_who_named_it_and_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "relay.toml"
+    assert main(["check-config", "--config", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"configuration error: cannot read config file {missing} (named by --config): "
+        "No such file or directory; check the path, or copy config.example.toml there and "
+        "edit it\n"
+    )
+    monkeypatch.setenv("CHRONORELAY_CONFIG", str(tmp_path))
+    assert main(["check-config"]) == 2
+    assert f"{tmp_path} (named by $CHRONORELAY_CONFIG): " in capsys.readouterr().err
+
+
+def test_check_config_shows_the_address_serve_binds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    open_to_all = tmp_path / "open.toml"
+    open_to_all.write_text('[server]\nhost = "0.0.0.0"\n')
+    assert main(["check-config", "--config", str(open_to_all)]) == 0
+    assert "listen:   127.0.0.1:8790 (loopback only: no [auth] keys)\n" in capsys.readouterr().out
+    with_key = tmp_path / "key.toml"
+    with_key.write_text(
+        '[server]\nhost = "0.0.0.0"\n\n[[auth.keys]]\nname = "ci"\nkey = "0123456789abcdef"\n'
+    )
+    assert main(["check-config", "--config", str(with_key)]) == 0
+    assert "listen:   0.0.0.0:8790\n" in capsys.readouterr().out
 
 
 def test_policy_block_reads_iso_durations_and_rules() -> None:
@@ -132,3 +250,106 @@ def test_timestamps_cannot_be_turned_off() -> None:
 def test_inference_cannot_be_allowed_beyond_tone() -> None:
     with pytest.raises(ConfigError, match="allow_for_tone_only"):
         parse_config("[clock.inference]\nallow_for_tone_only = false\n")
+
+
+def test_a_file_that_is_not_utf8_says_where_and_what_to_do(tmp_path: Path) -> None:
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b'[server]\nhost = "\xff"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(latin1)
+    assert str(caught.value) == (
+        f"{latin1}: not UTF-8 (line 2, byte 18 is 0xff); save the file as UTF-8"
+    )
+    with_bom = tmp_path / "bom.toml"
+    with_bom.write_bytes(b'\xef\xbb\xbf[server]\nhost = "\xff"\n')
+    with pytest.raises(ConfigError, match=r"not UTF-8 \(line 2, byte 21 is 0xff\)"):
+        load_config(with_bom)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf[server]\nport = 1234\n")
+    assert load_config(path).server.port == 1234
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[server]\nport = true\n",
+            "line 2: server.port: Input should be a valid integer; write a whole number",
+        ),
+        (
+            '[server]\nshutdown_timeout = "30"\n',
+            "line 2: server.shutdown_timeout: Input should be a valid number; write a number",
+        ),
+        (
+            '[clock]\nenabled = "no"\n',
+            "line 2: clock.enabled: Input should be a valid boolean; write true or false",
+        ),
+        ("[server]\napi_commands = 1\n", "server.api_commands: Input should be a valid boolean"),
+        ("[cards]\nenabled = 0\n", "cards.enabled: Input should be a valid boolean"),
+        ("[server]\nhost = 127\n", "server.host: Input should be a valid string; put the text"),
+    ],
+)
+def test_values_of_the_wrong_type_are_not_converted(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert expected in str(caught.value)
+
+
+def test_numbers_fill_floats_and_times_may_be_text() -> None:
+    config = parse_config('[server]\nshutdown_timeout = 30\n\n[continuity]\nnightly_at = "04:30"\n')
+    assert config.server.shutdown_timeout == 30.0
+    assert config.continuity.nightly_at == time(4, 30)
+    assert parse_config("[continuity]\nnightly_at = 04:30:00\n").continuity.nightly_at == time(
+        4, 30
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[upstream]\nbase_url = "http://"\n',
+        '[upstream]\nbase_url = "https:/api.example/v1"\n',
+        '[upstream]\nbase_url = "http://relay:port/v1"\n',
+        '[[upstream.fallbacks]]\nbase_url = "x"\n',
+        '[[upstream.fallbacks]]\nbase_url = "ftp://files.example"\n',
+    ],
+)
+def test_upstream_urls_need_a_scheme_and_a_host(text: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert "line 2: upstream." in str(caught.value)
+    assert "must be an http:// or https:// URL with a host, e.g. https://api.openai.com/v1" in (
+        str(caught.value)
+    )
+
+
+def test_upstream_urls_lose_a_trailing_slash() -> None:
+    config = parse_config(
+        '[upstream]\nbase_url = "http://127.0.0.1:9/v1/"\n\n'
+        '[[upstream.fallbacks]]\nbase_url = "https://[::1]:9/v1/"\n'
+    )
+    assert config.upstream.base_url == "http://127.0.0.1:9/v1"
+    assert config.upstream.fallbacks[0].base_url == "https://[::1]:9/v1"
+
+
+def test_a_misspelt_cue_activity_points_at_its_key() -> None:
+    text = '[clock.inference.cues]\ngym = ["jelly arms"]\ngymm = ["x"]\n'
+    [problem] = problems(text)
+    assert problem.startswith(
+        "c.toml:line 3: clock.inference.cues.gymm: unknown activity 'gymm'; cues are added to "
+        "one of: call, commute,"
+    )
+
+
+def test_a_single_bracket_table_where_a_list_is_meant_says_to_double_them() -> None:
+    text = '[clock.checkins.rules]\nid = "a"\nthen = { offer_recap = true }\n'
+    assert problems(text) == [
+        "c.toml:line 1: clock.checkins.rules: Input should be a valid list; write "
+        "[[clock.checkins.rules]], one such table per entry"
+    ]
+    # A list of plain values is not a list of tables: no such advice.
+    [problem] = problems("[clock.inference]\nimpactful_tool_patterns = { send = 1 }\n")
+    assert problem.endswith("impactful_tool_patterns: Input should be a valid list")

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from middleware.clock.policy import (
     CheckinRule,
     CheckinsPolicy,
+    InferencePolicy,
     LatestActionsPolicy,
     PolicyOverrides,
     RuleFacts,
@@ -245,6 +246,40 @@ def test_durations_accept_iso_8601_in_either_case() -> None:
     when = RuleWhen.model_validate({"elapsed_gte": "p1d", "elapsed_lt": "PT2H30M"})
     assert when.elapsed_gte == timedelta(days=1)
     assert when.elapsed_lt == timedelta(hours=2, minutes=30)
+
+
+@pytest.mark.parametrize(
+    ("model", "data"),
+    [
+        (CheckinsPolicy, {"enabled": "no"}),
+        (RuleWhen, {"has_open_action": 1}),
+        (LatestActionsPolicy, {"max_items": "25"}),
+        (LatestActionsPolicy, {"store_quotes": "false"}),
+    ],
+)
+def test_policy_values_are_not_converted_from_another_type(
+    model: type[BaseModel], data: dict[str, Any]
+) -> None:
+    # The policy is read from TOML, which has real booleans and numbers.
+    with pytest.raises(ValidationError, match="Input should be a valid"):
+        model.model_validate(data)
+
+
+def test_cues_name_known_activities() -> None:
+    policy = InferencePolicy.model_validate({"cues": {"gym": ["jelly arms"], "meal:dinner": []}})
+    assert set(policy.cues) == {"gym", "meal:dinner"}
+    with pytest.raises(
+        ValidationError,
+        match=r"unknown activity 'gymm'; cues are added to one "
+        r"of: call, commute, .*, gym, .*, walk",
+    ):
+        InferencePolicy.model_validate({"cues": {"gymm": ["jelly arms"]}})
+
+
+def test_policy_overrides_stay_lax_for_stored_json() -> None:
+    assert PolicyOverrides.model_validate({"auto_clock_temporal_actions": "false"}) == (
+        PolicyOverrides(auto_clock_temporal_actions=False)
+    )
 
 
 @pytest.mark.parametrize("value", ["P1M", "P1Y", "P2Y3M"])
