@@ -83,7 +83,7 @@ from middleware.store.sqlite_clock_state import (
 )
 from middleware.store.sqlite_prior_cache import PriorRows, Row
 from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
-from middleware.types import ChatType
+from middleware.types import ChatType, valid_text
 
 log = logging.getLogger(__name__)
 
@@ -936,7 +936,8 @@ def _message_params(
         "thread_key": thread_key,
         "user_key": user_key,
         "role": role,
-        "text": text,
+        # A reply may carry a lone surrogate from the upstream's JSON; SQLite takes UTF-8.
+        "text": valid_text(text),
         "at": at,
         "complete": int(complete),
     }

@@ -251,3 +251,10 @@ async def test_a_thread_without_blocks_is_forwarded_as_it_came(counting: Countin
     assert replayed[-2] == injected[-1]
     assert replayed[-1] == user("message 5")
     assert counting.lookups == []
+
+
+def test_fingerprints_of_text_are_unchanged_and_a_lone_surrogate_has_one() -> None:
+    # Fingerprints are stored: the same text must keep giving the same one.
+    assert fingerprint({"role": "user", "content": "café"}) == "9883c13e4279980fe3f262ea93047f84"
+    odd = fingerprint({"role": "user", "content": "caf\udce9"})
+    assert odd != fingerprint({"role": "user", "content": "caf\ufffd"})
