@@ -70,7 +70,10 @@ class TerminalChannel:
         """
         await self.start()
         read_line = self._read_line or ConsoleInput(sys.stdin.fileno(), self._out)
-        self._out.write(f"chronorelay chat — you are terminal:{self._user_id}; /quit to leave\n")
+        self._out.write(
+            f"chronorelay chat — you are terminal:{self._user_id}; "
+            "/help lists the commands, /quit leaves\n"
+        )
         try:
             while self._running:
                 try:

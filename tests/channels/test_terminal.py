@@ -31,7 +31,7 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
         transcript = await services.store.transcript("agent:main:terminal:dm:local")
         user = await services.store.get_user("terminal:ana")
     printed = out.getvalue()
-    assert "you are terminal:ana" in printed
+    assert "you are terminal:ana" in printed and "/help lists the commands" in printed
     replies = [line for line in printed.splitlines() if line.startswith("bot> ")]
     assert len(replies) == 2
     # The inspect upstream shows what was forwarded: the second turn carries the first.

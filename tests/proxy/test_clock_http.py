@@ -252,6 +252,14 @@ async def test_tz_rejects_unknown_and_ambiguous(relay: RunningServer) -> None:
     )
 
 
+async def test_help_is_answered_where_commands_are(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    reply = await chat(relay, "/help", at="2026-11-21T10:00:00Z")
+    assert "/tz — Show or set your timezone" in reply["choices"][0]["message"]["content"]
+    assert fake_upstream.requests == []
+
+
 async def test_tz_refuses_etc_zones_and_later_turns_still_work(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
