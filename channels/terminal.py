@@ -8,17 +8,24 @@ the conversation here, so the forwarded history comes from the stored transcript
 from __future__ import annotations
 
 import asyncio
+import codecs
+import contextlib
 import getpass
+import logging
+import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import TextIO
 
 from channels.base import answer
 from channels.history import conversation_body
-from middleware.types import Turn
+from middleware.types import Turn, valid_text
 from proxy.services import Services
 
 PROMPT = "you> "
+
+log = logging.getLogger(__name__)
 
 
 class TerminalChannel:
@@ -39,8 +46,8 @@ class TerminalChannel:
         self._services = services
         self._user_id = user_id or getpass.getuser()
         self._thread_id = thread_id
-        self._read_line = read_line or (lambda: input(PROMPT))
         self._out = out or sys.stdout
+        self._read_line = read_line
         self._history_limit = history_limit
         self._running = False
 
@@ -51,25 +58,49 @@ class TerminalChannel:
         self._running = False
 
     async def send(self, thread_id: str, text: str) -> None:
-        self._out.write(f"bot> {text}\n")
+        # A reply may hold a lone surrogate (from the upstream's JSON): not printable.
+        self._out.write(f"bot> {valid_text(text)}\n")
         self._out.flush()
 
     async def run(self) -> None:
-        """Read lines until EOF or ``/quit``, answering each."""
+        """Read lines until EOF or ``/quit``, answering each.
+
+        A turn that fails is logged and answered ``[relay error: …]``; the chat goes on.
+        Cancelling ``run`` (Ctrl-C) returns at once, even while it waits for a line.
+        """
         await self.start()
-        self._out.write(f"chronorelay chat — you are terminal:{self._user_id}; /quit to leave\n")
-        while self._running:
-            try:
-                line = await asyncio.to_thread(self._read_line)
-            except (EOFError, KeyboardInterrupt):
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                break
-            await self.send(self._thread_id, await self.handle(text))
-        await self.stop()
+        read_line = self._read_line or ConsoleInput(sys.stdin.fileno(), self._out)
+        self._out.write(
+            f"chronorelay chat — you are terminal:{self._user_id}; "
+            "/help lists the commands, /quit leaves\n"
+        )
+        try:
+            while self._running:
+                try:
+                    line = await _read_on_daemon_thread(read_line)
+                except EOFError:
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/quit", "/exit"):
+                    return
+                await self.send(self._thread_id, await self._answer(text))
+            # End of input (Ctrl-D) leaves the cursor after the prompt.
+            self._out.write("\n")
+        except asyncio.CancelledError:
+            self._out.write("\n")
+            raise
+        finally:
+            self._out.flush()
+            await self.stop()
+
+    async def _answer(self, text: str) -> str:
+        try:
+            return await self.handle(text)
+        except Exception as exc:
+            log.error("a terminal turn failed", exc_info=True)
+            return f"[relay error: {exc or type(exc).__name__}]"
 
     async def handle(self, text: str) -> str:
         """Run one user line through the pipeline and return the reply text."""
@@ -83,3 +114,68 @@ class TerminalChannel:
         )
         turn.body = await conversation_body(self._services, turn, self._history_limit)
         return await answer(self._services, turn)
+
+
+class ConsoleInput:
+    """Lines typed on a terminal or piped in, for :class:`TerminalChannel`: each call shows
+    the prompt and returns the next line without its newline; ``EOFError`` at the end.
+
+    Reads the file descriptor with ``os.read``, not ``input()``: while it waits it holds
+    no lock of ``sys.stdin``'s (a daemon thread blocked in ``sys.stdin.readline()`` makes
+    the interpreter abort at exit), and bytes that are not in ``encoding`` read as U+FFFD
+    instead of failing the line. The terminal still edits the line (backspace, Ctrl-U).
+    """
+
+    def __init__(self, fd: int, out: TextIO, encoding: str | None = None) -> None:
+        self._fd = fd
+        self._out = out
+        name = encoding or getattr(sys.stdin, "encoding", None) or "utf-8"
+        self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
+        self._pending = ""
+
+    def __call__(self) -> str:
+        self._out.write(PROMPT)
+        self._out.flush()
+        while "\n" not in self._pending:
+            chunk = os.read(self._fd, 4096)
+            self._pending += self._decoder.decode(chunk, final=not chunk)
+            if not chunk:
+                if not self._pending:
+                    raise EOFError
+                line, self._pending = self._pending, ""
+                return line
+        line, _, self._pending = self._pending.partition("\n")
+        return line
+
+
+async def _read_on_daemon_thread(read: Callable[[], str]) -> str:
+    """``read()`` on a daemon thread of its own.
+
+    ``input()`` cannot be interrupted: under ``asyncio.to_thread`` a Ctrl-C cancelled
+    the chat, then ``asyncio.run`` waited for the executor thread until Enter was
+    pressed. Nothing waits for this thread: a cancelled wait returns at once and the
+    process exits with the thread still reading.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str, error: Exception | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(line)
+
+    def work() -> None:
+        line, error = "", None
+        try:
+            line = read()
+        except Exception as exc:  # EOFError among them: the waiter gets it
+            error = exc
+        # The loop may be closed by now (the chat ended meanwhile): nobody waits.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, line, error)
+
+    threading.Thread(target=work, name="terminal-input", daemon=True).start()
+    return await done

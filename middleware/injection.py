@@ -55,7 +55,9 @@ def wrap(block: str) -> str:
 def fingerprint(message: JSON) -> str:
     content = message.get("content")
     raw = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
-    return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
+    # "surrogatepass": a lone surrogate (JSON can carry one) hashes instead of raising;
+    # any other text encodes as plain UTF-8, so stored fingerprints stay the same.
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def trim_sections(sections: list[str], max_tokens: int) -> list[str]:

@@ -6,6 +6,7 @@ No platform SDK type appears here; channel adapters and the HTTP edge convert to
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,6 +45,17 @@ class InjectedContext:
     cards: list[str] = field(default_factory=list)
     text: str = ""
     tokens: int = 0
+
+
+# A UTF-16 surrogate alone: JSON can carry one ("\udce9") and ``json`` reads it, but it is
+# not text; UTF-8 (the store, hashing, the terminal) cannot encode it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it encodes as UTF-8."""
+    # isascii() reads a flag CPython keeps on every string: most texts cost nothing here.
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(slots=True)
@@ -97,6 +109,10 @@ class Turn:
     def mentions_time(self) -> bool:
         """Whether the message has time expressions (known once the clock stage ran)."""
         return bool(self.time_expressions)
+
+    def __post_init__(self) -> None:
+        # What the relay reads and stores is text; ``body`` is forwarded exactly as it came.
+        self.text = valid_text(self.text)
 
 
 OnComplete = Callable[["ReplyOutcome"], Awaitable[None]]

@@ -39,6 +39,8 @@ from zoneinfo import available_timezones
 from babel import Locale
 from babel.core import get_global
 
+from middleware.clock.zones import is_valid_zone
+
 __all__ = [
     "PlaceMatch",
     "PlaceMention",
@@ -277,7 +279,7 @@ def _extra_index(known_places: Mapping[str, str] | None) -> dict[str, _Entry]:
     return {
         normalize_place(name): _Entry(name.strip(), (zone,))
         for name, zone in known_places.items()
-        if zone in _zones()
+        if is_valid_zone(zone)
     }
 
 
@@ -324,9 +326,10 @@ def lookup_place(name: str, *, known_places: Mapping[str, str] | None = None) ->
     ``known_places`` maps names the caller already knows for this user to IANA ids (e.g.
     "Springfield" → "America/Chicago" from memory); they win over the global index and
     make an otherwise ambiguous name unambiguous. Invalid ids in it are ignored.
+    Only ids the relay accepts (``zones.is_valid_zone``) resolve: "Etc/GMT+2" does not.
     """
     query = name.strip()
-    if "/" in query and query in _zones():
+    if "/" in query and is_valid_zone(query):
         return PlaceMatch(query, query, (query,))
     entry = _entry(normalize_place(query), _extra_index(known_places))
     if entry is None:

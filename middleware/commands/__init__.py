@@ -7,9 +7,10 @@ Commands work on every channel; on the API channel only when the channel allows 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 
+from middleware.commands.catalog import COMMANDS
 from middleware.pipeline import Handler, Stage
 from middleware.types import Reply, Turn
 
@@ -38,8 +39,24 @@ def match_command(text: str) -> Command | None:
     return Command(found.group(1).lower(), (found.group(2) or "").strip())
 
 
+def help_command(names: Collection[str]) -> CommandHandler:
+    """``/help``: the catalog's commands among ``names`` (and itself), in catalog order."""
+    lines = ["Commands:"] + [
+        f"/{name} — {description}"
+        for name, description in COMMANDS
+        if name in names or name == "help"
+    ]
+    listing = "\n".join(lines)
+
+    async def list_commands(turn: Turn, command: Command) -> str:
+        return listing
+
+    return list_commands
+
+
 def commands_stage(handlers: Mapping[str, CommandHandler]) -> Stage:
-    """Answer known commands directly; let everything else through."""
+    """Answer known commands directly, ``/help`` included; let everything else through."""
+    handlers = {"help": help_command(handlers), **handlers}
 
     async def commands(turn: Turn, call_next: Handler) -> Reply:
         command = match_command(turn.text) if turn.commands_allowed else None

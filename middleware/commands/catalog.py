@@ -1,9 +1,9 @@
 """The chat command set as users see it: names and one-line descriptions.
 
 One list for every channel that advertises commands (Telegram's ``setMyCommands`` menu,
-Discord's slash commands), so they all offer the same set in the same order. Names have
-no slash and fit every platform's rules (lowercase letters, at most 32 characters);
-descriptions stay under Discord's 100 characters.
+Discord's slash commands) and for ``/help`` on every channel, so they all offer the same
+set in the same order. Names have no slash and fit every platform's rules (lowercase
+letters, at most 32 characters); descriptions stay under Discord's 100 characters.
 """
 
 from __future__ import annotations
@@ -21,4 +21,5 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("whoami", "Show your keys, timezone and linked accounts"),
     ("forget", "Delete everything stored about you (asks to confirm)"),
     ("admin", "Admins only: link, unlink or look up users"),
+    ("help", "List these commands"),
 )

@@ -132,10 +132,13 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         facts = await store.memory_facts(turn.user_key)
         if not which.isdigit() or not 1 <= int(which) <= len(facts):
             count = len(facts)
+            if not count:
+                return "There is nothing to forget."
+            numbers = "only 1" if count == 1 else f"1 to {count}"
+            problem = f"There is no item {which}. " if which else ""
             return (
-                f"Give the number of the item to forget, 1 to {count}: /memory forget 2"
-                if count
-                else "There is nothing to forget."
+                f"{problem}Give the number of the item to forget as /memory lists it "
+                f"({numbers}), e.g. /memory forget {count}"
             )
         fact = facts[int(which) - 1]
         if not await store.delete_memory_fact(turn.user_key, fact.fact_id):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import re
 from datetime import datetime, timedelta
 from functools import cache
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 from babel.dates import format_datetime
 
 from middleware.clock.abbreviations import ABBREVIATIONS, clarification_for
 from middleware.clock.places import lookup_place
-from middleware.clock.zones import format_offset, offset_minutes, valid_zones
+from middleware.clock.zones import format_offset, is_valid_zone, offset_minutes, valid_zones
 from middleware.commands import Command, CommandHandler
 from middleware.store import Store
 from middleware.types import Turn
@@ -27,9 +28,40 @@ def local_time(instant: datetime, zone: str) -> str:
     return f"{stamp} ({zone}, {format_offset(offset_minutes(zone, instant))})"
 
 
+# "UTC+5", "GMT-03:30", "+0530": an offset, not a zone.
+_OFFSET = re.compile(r"(?:UTC|GMT)?\s*[+\-\u2212]\s*\d{1,2}(?::?\d{2})?", re.IGNORECASE)
+_SEND_A_PLACE = "Send your city or a region id, e.g. /tz Europe/Berlin or /tz Lisbon"
+# Keys that mean UTC (alone or after "Etc/"), casefolded.
+_UTC_ALIASES = frozenset({"gmt", "gmt0", "gmt+0", "gmt-0", "greenwich", "uct", "universal", "zulu"})
+
+
 @cache
 def _zone_names() -> dict[str, str]:
     return {zone.casefold(): zone for zone in valid_zones()}
+
+
+@cache
+def _refused_zone_names() -> dict[str, str]:
+    """Keys zoneinfo loads that the relay refuses (``Etc/GMT+2``, ``GMT``, ``EST5EDT``…)."""
+    return {zone.casefold(): zone for zone in available_timezones() - valid_zones()}
+
+
+def _refused_zone_problem(zone: str) -> str:
+    """Why a tz key the relay refuses is refused, and what to send instead."""
+    if zone.casefold().removeprefix("etc/") in _UTC_ALIASES:
+        return (
+            f"{zone} is UTC under another name: send /tz UTC, or /tz Europe/London for UK "
+            "time (GMT in winter, BST in summer)."
+        )
+    if zone.startswith("Etc/"):
+        # An Etc zone's offset is fixed: any instant gives it.
+        offset = datetime(2000, 1, 1, tzinfo=ZoneInfo(zone)).utcoffset() or timedelta(0)
+        return (
+            f"{zone} is a fixed offset ({format_offset(int(offset.total_seconds()) // 60)}: "
+            "Etc ids invert the sign), and offsets and Etc ids aren't accepted as timezones "
+            f"because they ignore daylight saving. {_SEND_A_PLACE}."
+        )
+    return f"{zone} is a legacy alias, not a timezone I accept. {_SEND_A_PLACE}."
 
 
 def resolve_zone_argument(argument: str) -> tuple[str | None, str]:
@@ -43,6 +75,11 @@ def resolve_zone_argument(argument: str) -> tuple[str | None, str]:
             f"{clarification_for(text.upper())} Abbreviations are ambiguous, so send the "
             "zone itself, e.g. /tz Asia/Kolkata, or your city."
         )
+    if _OFFSET.fullmatch(text):
+        return None, (
+            f"'{text}' is an offset, and offsets aren't accepted as timezones because they "
+            f"ignore daylight saving. {_SEND_A_PLACE} (or /tz UTC for UTC itself)."
+        )
     place = lookup_place(text)
     if place.zone is not None:
         return place.zone, ""
@@ -52,6 +89,9 @@ def resolve_zone_argument(argument: str) -> tuple[str | None, str]:
             f"'{place.canonical_name}' could be several places ({options}). Send the zone "
             "you mean, e.g. /tz " + place.candidates[0]
         )
+    refused = _refused_zone_names().get(text.casefold().replace(" ", "_"))
+    if refused is not None:
+        return None, _refused_zone_problem(refused)
     close = difflib.get_close_matches(text.casefold().replace(" ", "_"), _zone_names(), n=3)
     hint = ", ".join(_zone_names()[c] for c in close) if close else "Europe/Berlin, Asia/Tokyo"
     return None, (
@@ -78,6 +118,9 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
         zone, problem = resolve_zone_argument(command.args)
         if zone is None:
             return problem
+        if not is_valid_zone(zone):
+            # Every later turn reads the zone back: never store one the relay refuses.
+            return f"{zone} is not a timezone I accept. {_SEND_A_PLACE}."
         await store.set_user_timezone(turn.user_key, zone)
         return f"Your timezone is now {zone}. It's {local_time(turn.received_at, zone)} there."
 

@@ -79,10 +79,11 @@ from middleware.store.sqlite_clock_state import (
     import_snapshot,
     prior_from_row,
     read_prior,
+    usable_zone,
 )
 from middleware.store.sqlite_prior_cache import PriorRows, Row
 from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
-from middleware.types import ChatType
+from middleware.types import ChatType, valid_text
 
 log = logging.getLogger(__name__)
 
@@ -376,7 +377,9 @@ class SqliteStore:
         with self._translate("read group participants"):
             rows = await self._fetch(_SELECT_PARTICIPANTS, (thread_key, to_db(since), limit))
         return [
-            ParticipantState(row[0], row[1], row[2], row[3], cast(datetime, from_db(row[4])))
+            ParticipantState(
+                row[0], row[1], usable_zone(row[2]), row[3], cast(datetime, from_db(row[4]))
+            )
             for row in rows
         ]
 
@@ -933,7 +936,8 @@ def _message_params(
         "thread_key": thread_key,
         "user_key": user_key,
         "role": role,
-        "text": text,
+        # A reply may carry a lone surrogate from the upstream's JSON; SQLite takes UTF-8.
+        "text": valid_text(text),
         "at": at,
         "complete": int(complete),
     }

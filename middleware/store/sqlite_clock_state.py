@@ -8,6 +8,7 @@ the write lock, the transactions and the translation of SQLite errors.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
@@ -15,6 +16,7 @@ from typing import Any
 
 import aiosqlite
 
+from middleware.clock.zones import is_valid_zone
 from middleware.errors import StoreError
 from middleware.identity import split_user_key, thread_channel
 from middleware.json_codec import peek
@@ -28,6 +30,8 @@ from middleware.store.base import (
     UserClockState,
 )
 from middleware.store.migrations import from_db, move_contact_forward, to_db
+
+log = logging.getLogger(__name__)
 
 
 # A linked user's clock data (policy overrides, calibration, latest actions) is the
@@ -154,6 +158,20 @@ ON CONFLICT (thread_key, user_key) DO UPDATE SET
 """
 
 
+def usable_zone(zone: str | None) -> str | None:
+    """A stored zone as the clock may use it: one the relay no longer accepts (written by
+    an older version, e.g. ``Etc/GMT+2`` through ``/tz``) reads as unset, so its owner's
+    turns fall back to UTC instead of failing."""
+    if zone is None or is_valid_zone(zone):
+        return zone
+    log.warning(
+        "stored timezone %r is not one the relay accepts; it reads as unset until set "
+        "again (/tz, or PUT /admin/users/{user_key}/timezone)",
+        zone,
+    )
+    return None
+
+
 def prior_from_row(row: Any) -> PriorState:
     """The ``PriorState`` of one ``SELECT_PRIOR`` row."""
     person_id = row[PRIOR_PERSON_ID]
@@ -165,9 +183,9 @@ def prior_from_row(row: Any) -> PriorState:
         user_last_message_here_at=from_db(row[3]),
         any_channel_at=from_db(row[6] if linked else row[4]),
         any_channel=row[7] if linked else row[5],
-        user_tz=row[8],
+        user_tz=usable_zone(row[8]),
         user_locale=row[9],
-        thread_tz=row[10],
+        thread_tz=usable_zone(row[10]),
         thread_kind=row[11],
         person_id=person_id,
         thread_kind_source=row[13],

@@ -18,6 +18,7 @@ from typing import Protocol
 import pytest
 
 from channels.terminal import TerminalChannel
+from middleware.commands.catalog import COMMANDS
 from middleware.pipeline import Handler
 from middleware.types import Reply, Turn
 from proxy.services import open_services
@@ -199,4 +200,12 @@ async def test_commands_are_answered_by_the_relay(
     assert "Europe/Berlin" in answer
     [answer] = await driver.say("/time")
     assert "for you" in answer
+    assert fake_upstream.requests == []
+
+
+async def test_help_lists_the_command_catalog(driver: Driver, fake_upstream: FakeUpstream) -> None:
+    [answer] = await driver.say("/help")
+    assert answer.splitlines() == ["Commands:"] + [
+        f"/{name} — {description}" for name, description in COMMANDS
+    ]
     assert fake_upstream.requests == []

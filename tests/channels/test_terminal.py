@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import os
+import signal
+import sys
+import threading
 from pathlib import Path
 
-from channels.terminal import TerminalChannel
+import pytest
+
+from channels.terminal import PROMPT, ConsoleInput, TerminalChannel
+from middleware.types import Reply, Turn
 from proxy.config import Config
 from proxy.services import open_services
 
@@ -23,7 +31,7 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
         transcript = await services.store.transcript("agent:main:terminal:dm:local")
         user = await services.store.get_user("terminal:ana")
     printed = out.getvalue()
-    assert "you are terminal:ana" in printed
+    assert "you are terminal:ana" in printed and "/help lists the commands" in printed
     replies = [line for line in printed.splitlines() if line.startswith("bot> ")]
     assert len(replies) == 2
     # The inspect upstream shows what was forwarded: the second turn carries the first.
@@ -35,3 +43,112 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
     assert first_request[0]["content"].startswith("hello\n\n<relay_context>")
     assert second_request[-1]["content"].startswith("second line\n\n<relay_context>")
     assert user is not None
+
+
+def inspect_config(tmp_path: Path) -> Config:
+    return Config.model_validate(
+        {"store": {"path": str(tmp_path / "s.sqlite3")}, "upstream": {"mode": "inspect"}}
+    )
+
+
+async def test_a_failing_turn_is_reported_and_the_chat_goes_on(tmp_path: Path) -> None:
+    lines = iter(["explode", "hello", "/quit"])
+    out = io.StringIO()
+    async with open_services(inspect_config(tmp_path)) as services:
+        pipeline = services.pipeline
+
+        async def failing_once(turn: Turn) -> Reply:
+            if turn.text == "explode":
+                raise ValueError("unknown timezone 'Etc/GMT+2'")
+            return await pipeline(turn)
+
+        services.pipeline = failing_once
+        channel = TerminalChannel(services, user_id="ana", read_line=lambda: next(lines), out=out)
+        await channel.run()
+    replies = [line for line in out.getvalue().splitlines() if line.startswith("bot> ")]
+    assert replies[0] == "bot> [relay error: unknown timezone 'Etc/GMT+2']"
+    assert replies[1] == "bot> ["  # the inspect upstream's answer to "hello"
+
+
+async def test_console_input_replaces_undecodable_bytes_and_ends_on_a_new_line(
+    tmp_path: Path,
+) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"caf\xe9 ok\n/tz Lisbon")  # the last line has no newline
+    os.close(write_end)
+    out = io.StringIO()
+    try:
+        async with open_services(inspect_config(tmp_path)) as services:
+            console = ConsoleInput(read_end, out, encoding="utf-8")
+            await TerminalChannel(services, user_id="ana", read_line=console, out=out).run()
+            transcript = await services.store.transcript("agent:main:terminal:dm:local")
+    finally:
+        os.close(read_end)
+    assert transcript[0].text == "caf\ufffd ok"
+    assert "bot> Your timezone is now Europe/Lisbon." in out.getvalue()
+    # Ctrl-D (end of input) leaves the shell's prompt on a line of its own.
+    assert out.getvalue().endswith(f"\n{PROMPT}\n")
+
+
+def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) -> None:
+    # Ctrl-C cancels the chat while a thread waits for a line that may never come; then
+    # asyncio.run closes its loop, which waited for that thread (until Enter) under
+    # asyncio.to_thread.
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+
+    async def chat_then_cancel() -> None:
+        loop, reading = asyncio.get_running_loop(), asyncio.Event()
+        console = ConsoleInput(read_end, out, encoding="utf-8")
+
+        def read_line() -> str:
+            loop.call_soon_threadsafe(reading.set)
+            return console()
+
+        async with open_services(inspect_config(tmp_path)) as services:
+            channel = TerminalChannel(services, read_line=read_line, out=out)
+            task = asyncio.create_task(channel.run())
+            await reading.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    runner = asyncio.Runner()
+    try:
+        runner.run(chat_then_cancel())
+        closing = threading.Thread(target=runner.close)
+        closing.start()
+        closing.join(timeout=5)
+        assert not closing.is_alive(), "closing the loop waits for the line being read"
+    finally:
+        os.write(write_end, b"\n")  # releases the reading thread either way
+        os.close(write_end)
+        runner.close()
+        os.close(read_end)
+    # The banner's line, and the one that moves the shell's prompt off the chat's.
+    assert out.getvalue().count("\n") == 2
+
+
+async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{tmp_path / "s.db"}"\n')
+    chat = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "proxy", "chat", "--config", str(config),
+        stdin=asyncio.subprocess.PIPE,  # a pipe left open: the prompt waits for a line
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert chat.stdout is not None and chat.stderr is not None
+        await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
+        chat.send_signal(signal.SIGINT)
+        status = await asyncio.wait_for(chat.wait(), timeout=10)
+        errors = (await chat.stderr.read()).decode()
+    finally:
+        if chat.returncode is None:
+            chat.kill()
+            await chat.wait()
+    # 130 is the shell's code for SIGINT; a thread left reading stdin must not abort the
+    # interpreter's exit ("could not acquire lock for <_io.BufferedReader name='<stdin>'>").
+    assert status == 130, errors
+    assert "Traceback" not in errors and "Fatal" not in errors

@@ -276,3 +276,10 @@ def test_sections_within_the_ceiling_are_kept_whole() -> None:
     small = "Now: Sat 21 Nov 2026 11:00.\nToday is 2026-11-21."
     assert trim_sections([small, "Check-in: hi", "z" * 400], 60) == [small, "Check-in: hi"]
     assert trim_sections(["w" * 400], 10) == []  # not even one whole line fits
+
+
+def test_fingerprints_of_text_are_unchanged_and_a_lone_surrogate_has_one() -> None:
+    # Fingerprints are stored: the same text must keep giving the same one.
+    assert fingerprint({"role": "user", "content": "café"}) == "9883c13e4279980fe3f262ea93047f84"
+    odd = fingerprint({"role": "user", "content": "caf\udce9"})
+    assert odd != fingerprint({"role": "user", "content": "caf\ufffd"})

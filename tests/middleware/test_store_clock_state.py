@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from pathlib import Path
 
@@ -49,6 +50,26 @@ async def test_peek_prior_is_what_the_next_message_sees_and_writes_nothing(
 async def test_peek_prior_of_unknown_keys_is_empty(store: SqliteStore) -> None:
     prior = await store.peek_prior("agent:main:api:nobody", "api:nobody")
     assert prior.thread_last_interaction_at is None and prior.user_tz is None
+
+
+async def test_a_stored_zone_the_relay_refuses_reads_as_unset(
+    store: SqliteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Older versions let /tz store Etc ids; every turn of that user used to fail on it.
+    await store.record_inbound(inbound(T0, user="a"))
+    await store.set_user_timezone("telegram:a", "Etc/GMT+2")
+    await store.set_thread_timezone(THREAD, "Etc/GMT-14")
+
+    with caplog.at_level(logging.WARNING, logger="middleware.store.sqlite_clock_state"):
+        peeked = await store.peek_prior(THREAD, "telegram:a")
+        recorded = await store.record_inbound(inbound(T0 + timedelta(minutes=1), user="a"))
+        [member] = await store.group_participants(THREAD, T0, 10)
+
+    assert peeked.user_tz is None and peeked.thread_tz is None
+    assert recorded.prior.user_tz is None and recorded.prior.thread_tz is None
+    assert member.default_tz is None
+    assert "'Etc/GMT+2' is not one the relay accepts" in caplog.text
+    assert "'Etc/GMT-14' is not one the relay accepts" in caplog.text
 
 
 async def test_export_holds_users_threads_and_participants(store: SqliteStore) -> None:

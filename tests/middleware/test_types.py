@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -75,3 +76,12 @@ async def test_a_long_unread_stream_does_not_hold_all_its_events(parsed: list[by
         pass
     assert len(parsed) >= count - types._UNREAD_EVENTS
     assert stream.text == "x" * count
+
+
+def test_a_turns_text_is_valid_unicode() -> None:
+    # JSON can carry a lone surrogate; the text the relay reads and stores never does.
+    turn = types.Turn(
+        "api", "t", "u", "caf\udce9 \U0001f600", datetime(2026, 11, 21, tzinfo=UTC), body={}
+    )
+    assert turn.text == "caf\ufffd \U0001f600"
+    assert turn.text.encode()

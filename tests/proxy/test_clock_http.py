@@ -13,6 +13,7 @@ import pytest
 
 from middleware.clock.source import FakeClock
 from middleware.clock.temporal import estimate_tokens
+from middleware.commands import time_commands
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -334,6 +335,48 @@ async def test_tz_rejects_unknown_and_ambiguous(relay: RunningServer) -> None:
     assert (
         "I don't know the timezone or place 'Atlantis'" in reply["choices"][0]["message"]["content"]
     )
+
+
+async def test_help_is_answered_where_commands_are(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    reply = await chat(relay, "/help", at="2026-11-21T10:00:00Z")
+    assert "/tz — Show or set your timezone" in reply["choices"][0]["message"]["content"]
+    assert fake_upstream.requests == []
+
+
+async def test_tz_refuses_etc_zones_and_later_turns_still_work(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    reply = await chat(relay, "/tz Etc/GMT+2", at="2026-11-21T10:00:00Z")
+    assert "Etc ids aren't accepted" in reply["choices"][0]["message"]["content"]
+    reply = await chat(relay, "/time", at="2026-11-21T10:01:00Z")
+    assert "I don't know your timezone" in reply["choices"][0]["message"]["content"]
+    await chat(relay, "hello", at="2026-11-21T10:02:00Z")
+    assert "the user's timezone is unknown" in block(fake_upstream)
+
+
+async def test_tz_never_stores_a_zone_the_relay_refuses(
+    relay: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever resolves the argument, the handler checks the zone before storing it.
+    monkeypatch.setattr(time_commands, "resolve_zone_argument", lambda _: ("Etc/GMT+2", ""))
+    reply = await chat(relay, "/tz anything", at="2026-11-21T10:00:00Z")
+    assert "Etc/GMT+2 is not a timezone I accept" in reply["choices"][0]["message"]["content"]
+    store = relay.runner.app[SERVICES].store
+    assert (await store.peek_prior("", "api:ana")).user_tz is None
+
+
+async def test_a_stored_zone_the_relay_refuses_reads_as_unset(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "hello", at="2026-11-21T10:00:00Z")
+    # As an older version's /tz wrote it.
+    assert await relay.runner.app[SERVICES].store.set_user_timezone("api:ana", "Etc/GMT+2")
+    reply = await chat(relay, "/time", at="2026-11-21T10:01:00Z")
+    assert "I don't know your timezone" in reply["choices"][0]["message"]["content"]
+    await chat(relay, "hello again", at="2026-11-21T10:02:00Z")
+    assert "the user's timezone is unknown" in block(fake_upstream)
 
 
 @pytest.mark.parametrize("placement", ["user", "system"])

@@ -350,7 +350,14 @@ async def test_commands_context_recap_capture_memory(
     assert "1. I mix on headphones at night" in listing and "Annie" in listing
     assert "Forgotten: I mix on headphones" in await ana.say("/memory forget 1")
     assert "headphones" not in await ana.say("/memory")
-    assert "1 to" in await ana.say("/memory forget 9")
+    # One item left: the example given is one that exists.
+    assert (
+        await ana.say("/memory forget 9")
+        == "There is no item 9. Give the number of the item to forget as /memory lists it "
+        "(only 1), e.g. /memory forget 1"
+    )
+    await ana.say("/memory add I record at home")
+    assert "(1 to 2), e.g. /memory forget 2" in await ana.say("/memory forget")
 
 
 async def test_admin_jobs_and_capture_errors(

@@ -230,6 +230,37 @@ async def test_malformed_bodies_get_400_with_reason(relay: RunningServer) -> Non
     assert status == 400 and "ISO 8601" in str(body["error"])
 
 
+async def test_a_lone_surrogate_in_the_text_is_answered_and_forwarded_as_sent(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    # JSON can escape a UTF-16 surrogate alone; it is not text, and UTF-8 cannot hold it.
+    first = b'{"model": "m", "messages": [{"role": "user", "content": "caf\\udce9"}]}'
+    status, _ = await post(relay, first, **{"X-Chronorelay-Thread": "s"})
+    assert status == 200
+    history = [
+        {"role": "user", "content": "caf\udce9"},
+        {"role": "assistant", "content": "echo: caf\udce9"},
+        {"role": "user", "content": "and again \udce9"},
+    ]
+    status, _ = await post(
+        relay, {"model": "m", "messages": history}, **{"X-Chronorelay-Thread": "s"}
+    )
+    assert status == 200
+    # Forwarded exactly; the first message keeps the block it was sent with.
+    forwarded = fake_upstream.last.body["messages"]
+    assert forwarded[0] == fake_upstream.requests[0].body["messages"][0]
+    assert forwarded[0]["content"].startswith("caf\udce9")
+    assert forwarded[2]["content"].startswith("and again \udce9")
+    # What the relay reads and stores is text: the surrogate becomes U+FFFD.
+    stored = await relay.runner.app[SERVICES].store.transcript("agent:main:api:s")
+    assert [m.text for m in stored] == [
+        "caf\ufffd",
+        "echo: caf\ufffd",
+        "and again \ufffd",
+        "echo: and again \ufffd",
+    ]
+
+
 async def test_group_thread_key_from_headers(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

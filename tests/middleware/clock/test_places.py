@@ -22,6 +22,7 @@ from middleware.clock.references import (
     fixed_offset_zone,
     format_offset,
 )
+from middleware.clock.zones import is_valid_zone
 from tests.strategies import chat_texts
 
 
@@ -97,6 +98,15 @@ def test_known_places_override_the_index() -> None:
     match = lookup_place("springfield", known_places={"Springfield": "America/Chicago"})
     assert match.zone == "America/Chicago"
     assert lookup_place("Springfield", known_places={"Springfield": "Not/AZone"}).ambiguous
+
+
+@pytest.mark.parametrize("zone", sorted(z for z in available_timezones() if z.startswith("Etc/")))
+def test_only_zones_the_relay_accepts_resolve_as_ids(zone: str) -> None:
+    # /tz stores what this returns, and every later turn reads it back.
+    assert lookup_place(zone).zone == (zone if is_valid_zone(zone) else None)
+    assert lookup_place("x", known_places={"x": zone}).zone == (
+        zone if is_valid_zone(zone) else None
+    )
 
 
 def test_curated_zones_are_valid() -> None:
