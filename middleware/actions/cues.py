@@ -86,7 +86,8 @@ class CueMatch:
 
 def merge_cues(extra: Mapping[str, Sequence[str]] = _NO_EXTRA) -> Mapping[str, tuple[str, ...]]:
     """:data:`CUES` with ``extra`` words added per activity (never replacing); blank or
-    non-string entries are ignored, new activity keys are allowed."""
+    non-string entries are ignored. An activity with no cues of its own starts a list
+    (the config accepts only known activities: ``[clock.inference] cues``)."""
     merged = {key: list(words) for key, words in CUES.items()}
     for key, words in extra.items():
         if isinstance(words, str):
