@@ -22,6 +22,7 @@ from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Tur
 from proxy.auth import Caller
 from proxy.errors import error_body
 from proxy.keys import SERVICES
+from proxy.server import STREAM_DEADLINE
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ID = re.compile(r"^[^\s:]{1,256}$")
@@ -231,8 +232,9 @@ async def _stream_out(
     # aclosing: if the client goes away mid-write, the upstream connection is closed too.
     async with aclosing(stream.__aiter__()) as chunks:
         try:
-            async for chunk in chunks:
-                await response.write(chunk)
+            async with request.app[STREAM_DEADLINE].scope():
+                async for chunk in chunks:
+                    await response.write(chunk)
         except UpstreamError as exc:
             # Too late for a status code: tell the client in-band, as OpenAI does.
             event = json.dumps(error_body(str(exc), exc.code))
