@@ -14,6 +14,7 @@ from proxy.channel_runner import channels_ctx
 from proxy.config import Config
 from proxy.errors import errors_middleware
 from proxy.keys import SERVICES
+from proxy.server import STREAM_DEADLINE, StreamDeadline
 from proxy.services import open_services
 
 
@@ -34,6 +35,7 @@ def build_app(
             app[SERVICES] = svc
             yield
 
+    app[STREAM_DEADLINE] = StreamDeadline()  # set by a graceful stop (proxy.server)
     app.cleanup_ctx.append(services_ctx)
     # After the services: cleanup runs in reverse, so channels stop before the store.
     app.cleanup_ctx.append(channels_ctx)

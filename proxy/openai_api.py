@@ -31,6 +31,7 @@ from proxy.auth import Caller
 from proxy.completions import completion_body, completion_stream
 from proxy.errors import NESTED_TOO_DEEPLY, error_body, response_for
 from proxy.keys import SERVICES
+from proxy.server import STREAM_DEADLINE
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ID = re.compile(r"^[^\s:]{1,256}$")
@@ -291,8 +292,9 @@ async def _stream_out(
     # aclosing: if the client goes away mid-write, the upstream connection is closed too.
     async with aclosing(stream.__aiter__()) as chunks:
         try:
-            async for chunk in chunks:
-                await response.write(chunk)
+            async with request.app[STREAM_DEADLINE].scope():
+                async for chunk in chunks:
+                    await response.write(chunk)
         except UpstreamError as exc:
             # Too late for a status code: tell the client in-band, as OpenAI does.
             event = json.dumps(error_body(str(exc), exc.code))

@@ -10,11 +10,13 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from middleware.errors import ConfigError
+from middleware.errors import ConfigError, UpstreamUnavailable
 from proxy.config import Config
 
 log = logging.getLogger(__name__)
@@ -58,11 +60,70 @@ class _GcTuning:
 _gc_tuning = _GcTuning()
 
 
+# Of the shutdown timeout, the share kept for ending what the drain left running (at most
+# END_GRACE_MAX), twice over: aiohttp's Server.shutdown waits this long for the handlers
+# still running to finish, then, having failed their requests' bodies, as long again
+# before cancelling them.
+END_GRACE_SHARE = 0.1
+END_GRACE_MAX = 1.0
+
+
+# How often the drain looks whether the connections in flight have all closed.
+DRAIN_POLL = 0.05
+
+
+def end_grace(shutdown_timeout: float) -> float:
+    return min(shutdown_timeout * END_GRACE_SHARE, END_GRACE_MAX)
+
+
+class StreamDeadline:
+    """When the streams the relay is sending must end: never while it serves; a graceful
+    stop sets it. Each stream is sent inside ``scope()``."""
+
+    def __init__(self) -> None:
+        self._when: float | None = None
+        self._scopes: set[asyncio.Timeout] = set()
+
+    def end_at(self, when: float) -> None:
+        """End the streams in flight, and those started from now on, at ``when`` (event
+        loop time)."""
+        self._when = when
+        for scope in self._scopes:
+            if not scope.expired():  # an expired one is already ending
+                scope.reschedule(when)
+
+    @asynccontextmanager
+    async def scope(self) -> AsyncIterator[None]:
+        """Send one stream inside. At the deadline, what the stream awaits is cancelled
+        (its partial reply is recorded as incomplete as it unwinds) and the scope raises
+        ``UpstreamUnavailable``, which the relay tells its client in-band, as when the
+        upstream breaks off: the answer is incomplete and the request can be sent again.
+        """
+        scope = asyncio.timeout_at(self._when)
+        try:
+            async with scope:
+                self._scopes.add(scope)
+                try:
+                    yield
+                finally:
+                    self._scopes.discard(scope)
+        except TimeoutError as exc:
+            if not scope.expired():
+                raise  # the stream's own, not the deadline's
+            raise UpstreamUnavailable(
+                "the relay is shutting down and cut this answer short; send the request again"
+            ) from exc
+
+
+STREAM_DEADLINE = web.AppKey("stream_deadline", StreamDeadline)
+
+
 @dataclass(slots=True)
 class RunningServer:
     runner: web.AppRunner
     host: str
     port: int
+    shutdown_timeout: float
     _stopped: bool = field(default=False, init=False, repr=False)
 
     @property
@@ -70,15 +131,60 @@ class RunningServer:
         return f"http://{self.host}:{self.port}"
 
     async def stop(self) -> None:
-        # AppRunner.cleanup, in order: stop accepting (close the listening sites), let
-        # in-flight requests and streams finish for up to shutdown_timeout, cancel the
-        # rest, then run cleanup contexts (upstream pool, then the store).
+        """Shut down in stages, the HTTP part within ``shutdown_timeout``: stop accepting,
+        drain, end the streams still running and cancel the rest, then run the cleanup
+        contexts (channels, then the upstream pool and the store).
+
+        ``AppRunner.cleanup`` alone would wait its timeout for the handlers, then, having
+        only failed their requests' bodies, as long again before cutting the connections:
+        twice the timeout, and a stream cut without a word to its client.
+        """
+        loop = asyncio.get_running_loop()
+        grace = end_grace(self.shutdown_timeout)
+        deadline = loop.time() + self.shutdown_timeout - 2 * grace
         try:
+            server = self.runner.server
+            if server is not None:  # None once stopped
+                await self._stop_accepting(server)
+                # A stream still running at the deadline ends with the in-band error.
+                streams = self.runner.app.get(STREAM_DEADLINE)
+                if streams is not None:
+                    streams.end_at(deadline)
+                await _drain(server, deadline)
+                if server.connections:
+                    log.warning(
+                        "shutdown timeout: ending the %d requests still in flight",
+                        len(server.connections),
+                    )
+                # End the rest: the handlers still running get `grace` to finish (a stream
+                # just ended sends its error event and the end of its response); then
+                # their request bodies fail, `grace` again, and they are cancelled.
+                await server.shutdown(grace)
+            # The cleanup contexts: channels, then the upstream pool and the store.
             await self.runner.cleanup()
         finally:
             if not self._stopped:
                 self._stopped = True
                 _gc_tuning.release()
+
+    async def _stop_accepting(self, server: web.Server) -> None:
+        # Close the listening sockets: new connections are refused.
+        for site in list(self.runner.sites):
+            await site.stop()
+        # As AppRunner.cleanup does: let the requests that came in before the sockets
+        # closed start, then close the idle keep-alive connections.
+        await asyncio.sleep(0)
+        server.pre_shutdown()
+
+
+async def _drain(server: web.Server, deadline: float) -> None:
+    """Let the requests and streams in flight finish, until ``deadline``: each connection
+    closes once its request is done (none is kept alive now)."""
+    loop = asyncio.get_running_loop()
+    # Polled, as uvicorn does: aiohttp signals no connection's end. Its Server.shutdown
+    # does wait for them, but cut short it can fail a handler that ends at that moment.
+    while server.connections and loop.time() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(min(DRAIN_POLL, deadline - loop.time()))
 
 
 def is_loopback(host: str) -> bool:
@@ -124,7 +230,7 @@ async def start(
         raise ConfigError(_cannot_listen(host, port, exc)) from exc
     bound = int(runner.addresses[0][1]) if runner.addresses else port
     _gc_tuning.acquire()
-    return RunningServer(runner, host, bound)
+    return RunningServer(runner, host, bound, shutdown_timeout)
 
 
 def _cannot_listen(host: str, port: int, exc: OSError) -> str:

@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from unittest import mock
 
+from aiohttp import web
 from aiohttp.http_writer import StreamWriter
 from aiohttp.test_utils import make_mocked_request
 
 from middleware.types import ReplyStream
 from proxy.openai_api import _stream_out
+from proxy.server import STREAM_DEADLINE, StreamDeadline
 
 EVENTS = [b'data: {"choices": []}\n\n', b"data: [DONE]\n\n"]
 
@@ -40,7 +42,9 @@ async def test_stream_headers_leave_with_the_first_chunk() -> None:
     transport = _Transport()
     protocol = mock.Mock(transport=transport, _paused=False)
     writer = StreamWriter(protocol, asyncio.get_running_loop())
-    request = make_mocked_request("POST", "/v1/chat/completions", writer=writer)
+    app = web.Application()
+    app[STREAM_DEADLINE] = StreamDeadline()
+    request = make_mocked_request("POST", "/v1/chat/completions", writer=writer, app=app)
 
     await _stream_out(request, ReplyStream(_events(), lambda: None), {"X-Test": "1"})
 
