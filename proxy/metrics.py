@@ -58,10 +58,11 @@ class Metrics:
 
     def count_request(self, channel: str, status: str) -> None:
         """One chat request on ``channel`` answered with ``status``."""
-        child = self._request_children.get((channel, status))
+        # Keyed by the label, not the name a client sent: unknown names share one child.
+        label = channel if channel in self._channels else "other"
+        child = self._request_children.get((label, status))
         if child is None:
-            label = channel if channel in self._channels else "other"
-            child = self._request_children[channel, status] = self.requests.labels(label, status)
+            child = self._request_children[label, status] = self.requests.labels(label, status)
         child.inc()
 
     def count_error(self, kind: str) -> None:

@@ -43,3 +43,13 @@ def test_each_app_counts_in_its_own_registry() -> None:
     first.count_request("api", "200")
     assert 'status="200"} 1.0' in first.render().decode()
     assert "chronorelay_requests_total{" not in second.render().decode()
+
+
+def test_names_a_client_makes_up_share_one_series_and_one_child() -> None:
+    metrics = Metrics()
+    for n in range(50):
+        metrics.count_request(f"made-up-{n}", "200")
+    assert (
+        'chronorelay_requests_total{channel="other",status="200"} 50.0' in metrics.render().decode()
+    )
+    assert len(metrics._request_children) == 1  # nothing kept per made-up name
