@@ -2,7 +2,7 @@
 
 Every key has a default (documented in ``config.example.toml``); unknown keys are errors.
 String values may reference environment variables as ``${NAME}`` so secrets stay out of
-the file. Errors name the key, the line it is on and what to do.
+the file (``$${`` is a literal ``${``). Errors name the key, the line it is on and what to do.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ from middleware.errors import ConfigError
 from proxy.toml_source import TomlSource
 
 CONFIG_ENV = "CHRONORELAY_CONFIG"
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# "$${" is a literal "${"; "${NAME}" reads the variable NAME; any other "${" is a mistake.
+_ENV_TOKEN = re.compile(
+    r"(?P<literal>\$\$\{)|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<malformed>\$\{[^}]{0,40}\}?)"
+)
 _WEBHOOK_SECRET = re.compile(r"^[A-Za-z0-9_-]{16,256}$")
 
 
@@ -386,7 +389,17 @@ def _expand_env(
     found: list[str] = []
 
     def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
+        if match.group("literal"):
+            return "${"
+        name = match.group("name")
+        if name is None:
+            # Used as it stands, a literal "${OPENAI_API_KEY" would be sent as the key.
+            found.append(
+                f"has a malformed reference {match.group('malformed')!r}; write ${{NAME}}, NAME "
+                "being letters, digits and _ (not starting with a digit), closed by }; for a "
+                "literal ${ write $${"
+            )
+            return ""
         if name not in env:
             found.append(
                 f"refers to ${{{name}}}, which is not set; export {name} or put the value in "
@@ -395,14 +408,7 @@ def _expand_env(
             return ""
         return str(env[name])
 
-    expanded = _ENV_REF.sub(substitute, value)
-    # Any "${" outside a well-formed reference would otherwise be used as it stands (a
-    # literal "${OPENAI_API_KEY" sent as the key): the file's text, not the variables'.
-    for malformed in re.finditer(r"\$\{[^}]{0,40}\}?", _ENV_REF.sub("", value)):
-        found.append(
-            f"has a malformed reference {malformed.group()!r}; write ${{NAME}}, NAME being "
-            "letters, digits and _ (not starting with a digit), closed by }"
-        )
+    expanded = _ENV_TOKEN.sub(substitute, value)
     if found:
         problems[loc] = found
     return expanded

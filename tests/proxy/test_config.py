@@ -130,8 +130,16 @@ def test_missing_env_reference_is_an_error() -> None:
 def test_a_malformed_env_reference_is_an_error(value: str, fragment: str) -> None:
     assert problems(f'[auth]\nadmin_token = "{value}"\n') == [
         f"c.toml:line 2: auth.admin_token has a malformed reference {fragment}; write ${{NAME}}, "
-        "NAME being letters, digits and _ (not starting with a digit), closed by }"
+        "NAME being letters, digits and _ (not starting with a digit), closed by }; for a "
+        "literal ${ write $${"
     ]
+
+
+def test_a_doubled_dollar_writes_a_literal_dollar_brace() -> None:
+    config = parse_config(
+        '[upstream]\napi_key = "$${KEY}-${KEY}-a$$b"\n', env={"KEY": "sk-secret-value-1"}
+    )
+    assert config.upstream.api_key == "${KEY}-sk-secret-value-1-a$$b"
 
 
 def test_an_unset_variable_is_one_problem_not_two() -> None:
