@@ -8,6 +8,7 @@ says what was wrong and what to do about it, fit to show to whoever caused it.
     ├── ConfigError                 bad or missing configuration (operator)
     ├── StoreError                  the store cannot be opened or written
     ├── ChannelError                a chat platform cannot be reached or refused the bot
+    ├── ShuttingDown                the relay stopped before it could answer (HTTP 503)
     ├── RequestError                a client sent something we cannot use (HTTP 400)
     │   ├── AuthError               missing or wrong relay API key (HTTP 401/403)
     │   └── NotFoundError           the user or thread named is not in the store (HTTP 404)
@@ -34,6 +35,13 @@ class StoreError(ChronorelayError):
 
 class ChannelError(ChronorelayError):
     """A chat platform (Telegram, Discord…) could not be reached or refused a request."""
+
+
+class ShuttingDown(ChronorelayError):
+    """A graceful stop's deadline came before the answer was complete."""
+
+    status = 503
+    code = "relay_shutting_down"
 
 
 class RequestError(ChronorelayError):

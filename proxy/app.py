@@ -14,7 +14,7 @@ from proxy.channel_runner import channels_ctx
 from proxy.config import Config
 from proxy.errors import errors_middleware
 from proxy.keys import SERVICES
-from proxy.server import STREAM_DEADLINE, StreamDeadline
+from proxy.server import SHUTDOWN_DEADLINE, ShutdownDeadline
 from proxy.services import open_services
 
 
@@ -34,8 +34,11 @@ def build_app(
         async with open_services(config, clock=clock, store=store, upstream=upstream) as svc:
             app[SERVICES] = svc
             yield
+            # Captures in flight finish by a graceful stop's deadline (then are cancelled).
+            left = app[SHUTDOWN_DEADLINE].time_left(otherwise=config.server.shutdown_timeout)
+            await svc.continuity.stop(grace=left)
 
-    app[STREAM_DEADLINE] = StreamDeadline()  # set by a graceful stop (proxy.server)
+    app[SHUTDOWN_DEADLINE] = ShutdownDeadline()  # set by a graceful stop (proxy.server)
     app.cleanup_ctx.append(services_ctx)
     # After the services: cleanup runs in reverse, so channels stop before the store.
     app.cleanup_ctx.append(channels_ctx)

@@ -13,7 +13,8 @@ from channels.base import Channel, load_channel_class
 from middleware.errors import ChronorelayError
 from proxy.config import Config
 from proxy.keys import SERVICES
-from proxy.webhooks import WEBHOOKS
+from proxy.server import SHUTDOWN_DEADLINE
+from proxy.webhooks import WEBHOOKS, WebhookHandler
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +32,21 @@ async def channels_ctx(app: web.Application) -> AsyncIterator[None]:
     Append it after the services context, so channels stop before the store closes.
     A channel that cannot start fails startup (with the ones already started stopped).
     A channel with a ``webhook_path`` gets its route (``proxy.webhooks``) before it starts
-    and loses it after it stopped.
+    and loses it after it stopped. A graceful stop (``RunningServer.stop``) begins stopping
+    the channels as it sets its deadline, so they drain beside the HTTP server and are
+    stopped by the same deadline.
     """
     services = app[SERVICES]
     webhooks = app[WEBHOOKS]
-    timeout = services.config.server.shutdown_timeout
     started: list[Channel] = []
+    stopping: asyncio.Future[None] | None = None
+
+    def begin_stop(deadline: float) -> None:
+        nonlocal stopping
+        if stopping is None:
+            stopping = asyncio.ensure_future(_stop_all(list(started), webhooks, deadline))
+
+    app[SHUTDOWN_DEADLINE].on_end(begin_stop)
     try:
         for name in enabled_channels(services.config):
             channel: Channel = load_channel_class(name)(services)
@@ -52,14 +62,26 @@ async def channels_ctx(app: web.Application) -> AsyncIterator[None]:
             log.info("channel %s started", name)
         yield
     finally:
-        # Newest first; each stop() stops receiving, then lets its turns in flight finish,
-        # for up to the shutdown timeout.
-        for channel in reversed(started):
-            try:
-                async with asyncio.timeout(timeout):
-                    await channel.stop()
-            except TimeoutError:
-                log.warning("channel %s did not stop within %.0fs", channel.name, timeout)
-            except ChronorelayError as exc:
-                log.error("channel %s did not stop cleanly: %s", channel.name, exc)
-            webhooks.pop(getattr(channel, "webhook_path", None) or "", None)
+        # Not begun by a graceful stop (a failed startup, a bare cleanup): begin it now.
+        begin_stop(asyncio.get_running_loop().time() + services.config.server.shutdown_timeout)
+        assert stopping is not None
+        await stopping
+
+
+async def _stop_all(
+    channels: list[Channel], webhooks: dict[str, WebhookHandler], deadline: float
+) -> None:
+    """Stop the channels side by side: each stops receiving, then lets its turns in
+    flight finish, until ``deadline`` (event loop time)."""
+
+    async def stop(channel: Channel) -> None:
+        try:
+            async with asyncio.timeout_at(deadline):
+                await channel.stop()
+        except TimeoutError:
+            log.warning("channel %s did not stop by the shutdown deadline", channel.name)
+        except ChronorelayError as exc:
+            log.error("channel %s did not stop cleanly: %s", channel.name, exc)
+        webhooks.pop(getattr(channel, "webhook_path", None) or "", None)
+
+    await asyncio.gather(*(stop(channel) for channel in reversed(channels)))

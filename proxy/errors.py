@@ -7,7 +7,13 @@ import logging
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from middleware.errors import ChronorelayError, RequestError, StoreError, UpstreamError
+from middleware.errors import (
+    ChronorelayError,
+    RequestError,
+    ShuttingDown,
+    StoreError,
+    UpstreamError,
+)
 from middleware.types import JSON
 from proxy.keys import SERVICES
 
@@ -42,6 +48,8 @@ def response_for(request: web.Request, exc: Exception) -> web.Response:
         return error_response(exc.status, str(exc), exc.code)
     if isinstance(exc, UpstreamError):
         log.warning("upstream error on %s: %s", request.path, exc)
+        return error_response(exc.status, str(exc), exc.code)
+    if isinstance(exc, ShuttingDown):
         return error_response(exc.status, str(exc), exc.code)
     if isinstance(exc, StoreError):
         log.error("store error on %s: %s", request.path, exc)

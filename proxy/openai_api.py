@@ -23,6 +23,7 @@ from middleware.errors import (
     AuthError,
     NotFoundError,
     RequestError,
+    ShuttingDown,
     UpstreamError,
     UpstreamStatusError,
 )
@@ -31,7 +32,7 @@ from proxy.auth import Caller
 from proxy.completions import completion_body, completion_stream
 from proxy.errors import NESTED_TOO_DEEPLY, error_body, response_for
 from proxy.keys import SERVICES
-from proxy.server import STREAM_DEADLINE
+from proxy.server import SHUTDOWN_DEADLINE
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ID = re.compile(r"^[^\s:]{1,256}$")
@@ -74,7 +75,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     turn = _turn_from_request(request, body, caller, services.clock.now())
     turn.commands_allowed = services.config.server.api_commands and "commands" in caller.permissions
     try:
-        reply = await services.pipeline(turn)
+        async with request.app[SHUTDOWN_DEADLINE].scope():
+            reply = await services.pipeline(turn)
     except UpstreamStatusError as exc:
         services.metrics.count_error("upstream_status")
         return web.Response(status=exc.status, body=exc.body, headers=exc.headers)
@@ -292,10 +294,10 @@ async def _stream_out(
     # aclosing: if the client goes away mid-write, the upstream connection is closed too.
     async with aclosing(stream.__aiter__()) as chunks:
         try:
-            async with request.app[STREAM_DEADLINE].scope():
+            async with request.app[SHUTDOWN_DEADLINE].scope():
                 async for chunk in chunks:
                     await response.write(chunk)
-        except UpstreamError as exc:
+        except (UpstreamError, ShuttingDown) as exc:
             # Too late for a status code: tell the client in-band, as OpenAI does.
             event = json.dumps(error_body(str(exc), exc.code))
             await response.write(f"data: {event}\n\n".encode())

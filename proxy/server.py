@@ -10,13 +10,13 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import TracebackType
 
 from aiohttp import web
 
-from middleware.errors import ConfigError, UpstreamUnavailable
+from middleware.errors import ConfigError, ShuttingDown
 from proxy.config import Config
 
 log = logging.getLogger(__name__)
@@ -76,46 +76,78 @@ def end_grace(shutdown_timeout: float) -> float:
     return min(shutdown_timeout * END_GRACE_SHARE, END_GRACE_MAX)
 
 
-class StreamDeadline:
-    """When the streams the relay is sending must end: never while it serves; a graceful
-    stop sets it. Each stream is sent inside ``scope()``."""
+class ShutdownDeadline:
+    """When the work in flight must end: never while the relay serves; a graceful stop
+    sets it. Each request's answer is made inside ``scope()``; channels and background
+    work read ``time_left``."""
 
     def __init__(self) -> None:
         self._when: float | None = None
         self._scopes: set[asyncio.Timeout] = set()
+        self._listeners: list[Callable[[float], None]] = []
+
+    def on_end(self, listener: Callable[[float], None]) -> None:
+        """Call ``listener(when)`` once a stop sets the deadline: what runs beside the
+        HTTP server (the chat channels) starts stopping with it."""
+        self._listeners.append(listener)
 
     def end_at(self, when: float) -> None:
-        """End the streams in flight, and those started from now on, at ``when`` (event
-        loop time)."""
+        """End the answers in the making, and those started from now on, at ``when``
+        (event loop time)."""
         self._when = when
         for scope in self._scopes:
             if not scope.expired():  # an expired one is already ending
                 scope.reschedule(when)
+        for listener in self._listeners:
+            listener(when)
 
-    @asynccontextmanager
-    async def scope(self) -> AsyncIterator[None]:
-        """Send one stream inside. At the deadline, what the stream awaits is cancelled
-        (its partial reply is recorded as incomplete as it unwinds) and the scope raises
-        ``UpstreamUnavailable``, which the relay tells its client in-band, as when the
-        upstream breaks off: the answer is incomplete and the request can be sent again.
+    def time_left(self, otherwise: float) -> float:
+        """Seconds until the deadline (none left: 0), or ``otherwise`` while none is set."""
+        if self._when is None:
+            return otherwise
+        return max(0.0, self._when - asyncio.get_running_loop().time())
+
+    def scope(self) -> _AnswerScope:
+        """Make one answer (or send one stream) inside. At the deadline, what it awaits is
+        cancelled (a partial reply is recorded as incomplete as it unwinds) and the scope
+        raises ``ShuttingDown``: a 503 before the response started, else an in-band error
+        event, as when the upstream breaks off. The request can be sent again.
         """
-        scope = asyncio.timeout_at(self._when)
+        return _AnswerScope(self._scopes, asyncio.timeout_at(self._when))
+
+
+class _AnswerScope:
+    """``ShutdownDeadline.scope()``. A class, not an ``asynccontextmanager``: it wraps
+    every request, and as a generator it cost 3.9 µs instead of 2.3."""
+
+    __slots__ = ("_scopes", "_timeout")
+
+    def __init__(self, scopes: set[asyncio.Timeout], timeout: asyncio.Timeout) -> None:
+        self._scopes = scopes
+        self._timeout = timeout
+
+    async def __aenter__(self) -> None:
+        await self._timeout.__aenter__()
+        self._scopes.add(self._timeout)
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._scopes.discard(self._timeout)
         try:
-            async with scope:
-                self._scopes.add(scope)
-                try:
-                    yield
-                finally:
-                    self._scopes.discard(scope)
-        except TimeoutError as exc:
-            if not scope.expired():
-                raise  # the stream's own, not the deadline's
-            raise UpstreamUnavailable(
-                "the relay is shutting down and cut this answer short; send the request again"
-            ) from exc
+            await self._timeout.__aexit__(kind, exc, traceback)
+        except TimeoutError as timeout:
+            if not self._timeout.expired():
+                raise  # the answer's own, not the deadline's
+            raise ShuttingDown(
+                "the relay is shutting down and did not finish this answer; send the request again"
+            ) from timeout
 
 
-STREAM_DEADLINE = web.AppKey("stream_deadline", StreamDeadline)
+SHUTDOWN_DEADLINE = web.AppKey("shutdown_deadline", ShutdownDeadline)
 
 
 @dataclass(slots=True)
@@ -131,9 +163,11 @@ class RunningServer:
         return f"http://{self.host}:{self.port}"
 
     async def stop(self) -> None:
-        """Shut down in stages, the HTTP part within ``shutdown_timeout``: stop accepting,
-        drain, end the streams still running and cancel the rest, then run the cleanup
-        contexts (channels, then the upstream pool and the store).
+        """Shut down in stages, all within ``shutdown_timeout``: stop accepting; drain the
+        requests, streams and channel turns in flight until the deadline, then end what is
+        still running (a stream with an in-band error event, a request not yet answered
+        with a 503); then run the cleanup contexts (channels, then background captures,
+        the upstream pool and the store), with what time is left.
 
         ``AppRunner.cleanup`` alone would wait its timeout for the handlers, then, having
         only failed their requests' bodies, as long again before cutting the connections:
@@ -145,22 +179,24 @@ class RunningServer:
         try:
             server = self.runner.server
             if server is not None:  # None once stopped
+                # Answers still in the making at the deadline end with the relay's error,
+                # and the channels begin to stop now, draining beside the HTTP server.
+                work = self.runner.app.get(SHUTDOWN_DEADLINE)
+                if work is not None:
+                    work.end_at(deadline)
                 await self._stop_accepting(server)
-                # A stream still running at the deadline ends with the in-band error.
-                streams = self.runner.app.get(STREAM_DEADLINE)
-                if streams is not None:
-                    streams.end_at(deadline)
                 await _drain(server, deadline)
                 if server.connections:
                     log.warning(
                         "shutdown timeout: ending the %d requests still in flight",
                         len(server.connections),
                     )
-                # End the rest: the handlers still running get `grace` to finish (a stream
-                # just ended sends its error event and the end of its response); then
+                # End the rest: the handlers still running get `grace` to finish (an
+                # answer just ended sends its error and the end of its response); then
                 # their request bodies fail, `grace` again, and they are cancelled.
                 await server.shutdown(grace)
-            # The cleanup contexts: channels, then the upstream pool and the store.
+            # The cleanup contexts: channels, then the continuity service, the upstream
+            # pool and the store.
             await self.runner.cleanup()
         finally:
             if not self._stopped:

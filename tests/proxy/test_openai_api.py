@@ -12,7 +12,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from middleware.types import ReplyStream
 from proxy.openai_api import _stream_out
-from proxy.server import STREAM_DEADLINE, StreamDeadline
+from proxy.server import SHUTDOWN_DEADLINE, ShutdownDeadline
 
 EVENTS = [b'data: {"choices": []}\n\n', b"data: [DONE]\n\n"]
 
@@ -43,7 +43,7 @@ async def test_stream_headers_leave_with_the_first_chunk() -> None:
     protocol = mock.Mock(transport=transport, _paused=False)
     writer = StreamWriter(protocol, asyncio.get_running_loop())
     app = web.Application()
-    app[STREAM_DEADLINE] = StreamDeadline()
+    app[SHUTDOWN_DEADLINE] = ShutdownDeadline()
     request = make_mocked_request("POST", "/v1/chat/completions", writer=writer, app=app)
 
     await _stream_out(request, ReplyStream(_events(), lambda: None), {"X-Test": "1"})

@@ -14,6 +14,7 @@ import pytest
 
 from middleware.store.sqlite import SqliteStore
 from proxy.app import build_app
+from proxy.keys import SERVICES
 from proxy.server import start
 from tests.conftest import relay_config
 from tests.fakes.upstream import FakeUpstream
@@ -52,7 +53,7 @@ async def test_a_stream_still_running_at_the_deadline_ends_in_band_within_the_ti
     assert b"[DONE]" not in received
     last = received.decode().removesuffix("\n\n").rsplit("\n\n", 1)[-1]
     error = json.loads(last.removeprefix("data: "))["error"]
-    assert error["code"] == "upstream_unavailable"
+    assert error["code"] == "relay_shutting_down"
     assert "the relay is shutting down" in error["message"]
     store = SqliteStore(tmp_path / "relay.sqlite3")
     await store.open()
@@ -98,7 +99,7 @@ async def test_a_stream_that_ends_within_the_timeout_is_let_finish_and_new_conne
     assert assistant.text == "echo: hi there"
 
 
-async def test_a_request_still_waiting_at_the_deadline_is_ended_within_the_timeout(
+async def test_a_request_still_waiting_at_the_deadline_is_answered_503_within_the_timeout(
     tmp_path: Path, fake_upstream: FakeUpstream
 ) -> None:
     shutdown_timeout = 0.5
@@ -114,7 +115,78 @@ async def test_a_request_still_waiting_at_the_deadline_is_ended_within_the_timeo
         started = time.monotonic()
         await server.stop()
         elapsed = time.monotonic() - started
-        with pytest.raises(aiohttp.ClientError):
-            await asking
+        response = await asking
+        answer = await response.json()
 
     assert elapsed < 1.5 * shutdown_timeout
+    assert response.status == 503
+    assert answer["error"]["code"] == "relay_shutting_down"
+    assert "send the request again" in answer["error"]["message"]
+    store = SqliteStore(tmp_path / "relay.sqlite3")
+    await store.open()
+    try:
+        (user,) = await store.transcript("agent:main:api:local")
+    finally:
+        await store.close()
+    assert user.text == "hi there"  # the accepted message is kept
+
+
+class _SlowChannel:
+    """A channel whose stop waits for a turn that never finishes."""
+
+    name = "slow"
+    stop_called_at: float | None = None
+
+    def __init__(self, services: object) -> None:
+        pass
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        _SlowChannel.stop_called_at = time.monotonic()
+        await asyncio.sleep(30)
+
+
+async def test_channels_and_captures_stop_with_the_http_server_by_one_deadline(
+    tmp_path: Path, fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A channel that will not stop and a capture that will not end are both cut at the
+    deadline: the whole stop takes the shutdown timeout, not the timeout more per part.
+    The channel begins stopping when the stop begins, beside the HTTP drain."""
+    from proxy import channel_runner
+
+    monkeypatch.setattr(channel_runner, "enabled_channels", lambda config: ["slow"])
+    monkeypatch.setattr(channel_runner, "load_channel_class", lambda name: _SlowChannel)
+    monkeypatch.setattr(_SlowChannel, "stop_called_at", None)
+    shutdown_timeout = 0.6
+    fake_upstream.event_delay = 0.1
+    config = relay_config(tmp_path, fake_upstream.url)
+    app = build_app(config)
+    server = await start(app, "127.0.0.1", 0, shutdown_timeout=shutdown_timeout)
+    capture_cancelled = asyncio.Event()
+
+    async def endless_capture() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            capture_cancelled.set()
+            raise
+
+    app[SERVICES].continuity.background.spawn(endless_capture(), what="capture")
+    words = " ".join(f"w{i}" for i in range(40))
+    body = {"model": "m", "messages": [{"role": "user", "content": words}], "stream": True}
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(f"{server.url}/v1/chat/completions", json=body)
+        await response.content.readany()
+        started = time.monotonic()
+        stopping = asyncio.create_task(server.stop())
+        await response.read()
+        stream_ended = time.monotonic()
+        await stopping
+        elapsed = time.monotonic() - started
+
+    assert _SlowChannel.stop_called_at is not None
+    assert _SlowChannel.stop_called_at < stream_ended  # stopping beside the drain
+    assert elapsed < 1.5 * shutdown_timeout
+    assert capture_cancelled.is_set()
