@@ -160,7 +160,10 @@ def render_boot_cards(
     service: ContinuityService, turn: Turn, sources: CardSources, *, session_id: str, boot: bool
 ) -> tuple[list[str], list[str]]:
     """The cards for a boot turn, and the ids of the cross-conversation updates they
-    show (to be marked delivered). Pure given ``sources``: previews use it too."""
+    show (to be marked delivered). Pure given ``sources``: previews use it too.
+
+    In a group only tier 1 (the group's own work context) is shown: the speaker's
+    recent activity and living memory are personal."""
     settings = service.settings
     now = turn.received_at
     prior = turn.prior
@@ -183,10 +186,14 @@ def render_boot_cards(
             min_gap=timedelta(minutes=settings.cards.resume_min_gap_minutes),
             phase_hint=hint,
         )
+    # A group's block is read by everyone in it and replayed to the end of the session:
+    # the speaker's other work (tier 2) and what they told the relay about themselves,
+    # often in private (tier 3), are theirs alone. Only the group's own work (tier 1).
+    personal = turn.chat_type != "group"
     rendered = render_cards(
         resume,
-        _unique_segments(sources),
-        sources.memory,
+        _unique_segments(sources) if personal else [],
+        sources.memory if personal else (),
         current_context_id=sources.work_context.work_context_id,
         budget=card_budget(settings.cards),
         now=now,
