@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from middleware.actions.prefilter import Gate
 from middleware.continuity.model import MemoryKind
 
-__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory"]
+__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory", "stated_memory"]
 
 TEXT_MAX = 200
 _SCAN_LIMIT = 4000
@@ -166,6 +166,22 @@ def detect_memory(text: str) -> list[MemoryCandidate]:
     return _detect(text) if _TRIGGERS.may_match(text) else []
 
 
+def stated_memory(text: str) -> MemoryCandidate:
+    """What ``/memory add TEXT`` keeps: ``text`` read as the body of "remember that …",
+    so it is stored about the user like a learned fact ("I prefer short answers" →
+    preference "Prefers short answers", "call me Ana" → ``Name: Ana``). A text too short
+    to rewrite ("vegan") is kept as written, cut to ``TEXT_MAX``."""
+    clause = " ".join(_straight(text).split())
+    candidate = _statement(clause, default="fact")
+    if candidate is not None:
+        return candidate
+    return MemoryCandidate("fact", _TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
+
+
+def _straight(text: str) -> str:
+    return text.replace("’", "'").replace("‘", "'")
+
+
 def _detect(text: str) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
@@ -178,7 +194,7 @@ def _detect(text: str) -> list[MemoryCandidate]:
 
 
 def _sentences(text: str) -> Iterator[str]:
-    for sentence in _SENTENCE.split(text[:_SCAN_LIMIT].replace("’", "'").replace("‘", "'")):
+    for sentence in _SENTENCE.split(_straight(text[:_SCAN_LIMIT])):
         sentence = " ".join(sentence.split())
         if sentence and not sentence.endswith("?"):
             yield sentence
