@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from middleware.cards.render import render_cards
+from middleware.cards.render import UPDATE_LABEL, render_cards
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import get_zone
 from middleware.continuity.constellation import delivered_update_ids, resume_content
@@ -201,8 +201,19 @@ def render_boot_cards(
         activity_max_age=timedelta(days=settings.cards.recent_activity_max_age_days),
     )
     shown: list[str] = []
-    if view is not None and any(card.startswith(RESUME_OPEN) for card in rendered.cards):
-        shown = delivered_update_ids(view, turn.thread_key)
+    resume_card = next((card for card in rendered.cards if card.startswith(RESUME_OPEN)), None)
+    if view is not None and resume is not None and resume_card is not None:
+        # Only the updates the card kept whole are delivered: one trimmed away for budget
+        # is shown at the next boot instead of never.
+        shown = [
+            entry_id
+            for entry_id, line in zip(
+                delivered_update_ids(view, turn.thread_key),
+                resume.cross_conversation_updates,
+                strict=True,
+            )
+            if f"{UPDATE_LABEL}: {' '.join(line.split())}\n" in resume_card
+        ]
     return list(rendered.cards), shown
 
 
