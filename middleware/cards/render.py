@@ -35,6 +35,8 @@ RECENT_ACTIVITY = "recent_activity"
 LIVING_MEMORY = "living_memory"
 
 ELLIPSIS = "…"
+# How tier 1 introduces a cross-conversation update ("Since last session: advanced on …").
+UPDATE_LABEL = "Since last session"
 MAX_SESSIONS = 3
 MAX_OPEN_QUESTIONS = 3
 MAX_DECISIONS = 2
@@ -232,7 +234,7 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
             f"Still open: {_one_line(text)}" for text in content.obligations if _one_line(text)
         ],
         "cross_conversation_updates": [
-            f"Since last session: {_one_line(text)}"
+            f"{UPDATE_LABEL}: {_one_line(text)}"
             for text in content.cross_conversation_updates
             if _one_line(text)
         ],

@@ -18,6 +18,7 @@ from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import rebuild_view
 from middleware.continuity.service import ContinuityService
 from middleware.memory.learn import enforce_limit
+from middleware.memory.triggers import stated_memory
 from middleware.types import Turn
 
 _RECENT_CONTEXTS = 8
@@ -105,13 +106,21 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             text = " ".join(rest.split())
             if not text:
                 return "Say what to remember: /memory add I prefer short answers"
+            # Kept about the user, as a learned fact is: the card's reader is the model,
+            # for whom "I" is itself.
+            stated = stated_memory(text)
             fact = await store.add_memory_fact(
-                turn.user_key, "fact", text, source="user", at=turn.received_at
+                turn.user_key,
+                stated.kind,
+                stated.text,
+                source="user",
+                at=turn.received_at,
+                replaces_kind=stated.replaces_kind,
             )
             if fact is None:
                 return "I already remember that."
             await enforce_limit(store, turn.user_key, settings.memory.max_facts)
-            return f"Remembered: {text}"
+            return f"Remembered: {stated.text}"
         if verb:
             return "Use /memory to list, /memory add TEXT, or /memory forget N."
         facts = await store.memory_facts(turn.user_key)

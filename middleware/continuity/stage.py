@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from middleware.cards.render import render_cards
+from middleware.cards.render import UPDATE_LABEL, render_cards
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import get_zone
 from middleware.continuity.constellation import delivered_update_ids, resume_content
@@ -160,7 +160,10 @@ def render_boot_cards(
     service: ContinuityService, turn: Turn, sources: CardSources, *, session_id: str, boot: bool
 ) -> tuple[list[str], list[str]]:
     """The cards for a boot turn, and the ids of the cross-conversation updates they
-    show (to be marked delivered). Pure given ``sources``: previews use it too."""
+    show (to be marked delivered). Pure given ``sources``: previews use it too.
+
+    In a group only tier 1 (the group's own work context) is shown: the speaker's
+    recent activity and living memory are personal."""
     settings = service.settings
     now = turn.received_at
     prior = turn.prior
@@ -183,10 +186,14 @@ def render_boot_cards(
             min_gap=timedelta(minutes=settings.cards.resume_min_gap_minutes),
             phase_hint=hint,
         )
+    # A group's block is read by everyone in it and replayed to the end of the session:
+    # the speaker's other work (tier 2) and what they told the relay about themselves,
+    # often in private (tier 3), are theirs alone. Only the group's own work (tier 1).
+    personal = turn.chat_type != "group"
     rendered = render_cards(
         resume,
-        _unique_segments(sources),
-        sources.memory,
+        _unique_segments(sources) if personal else [],
+        sources.memory if personal else (),
         current_context_id=sources.work_context.work_context_id,
         budget=card_budget(settings.cards),
         now=now,
@@ -194,8 +201,19 @@ def render_boot_cards(
         activity_max_age=timedelta(days=settings.cards.recent_activity_max_age_days),
     )
     shown: list[str] = []
-    if view is not None and any(card.startswith(RESUME_OPEN) for card in rendered.cards):
-        shown = delivered_update_ids(view, turn.thread_key)
+    resume_card = next((card for card in rendered.cards if card.startswith(RESUME_OPEN)), None)
+    if view is not None and resume is not None and resume_card is not None:
+        # Only the updates the card kept whole are delivered: one trimmed away for budget
+        # is shown at the next boot instead of never.
+        shown = [
+            entry_id
+            for entry_id, line in zip(
+                delivered_update_ids(view, turn.thread_key),
+                resume.cross_conversation_updates,
+                strict=True,
+            )
+            if f"{UPDATE_LABEL}: {' '.join(line.split())}\n" in resume_card
+        ]
     return list(rendered.cards), shown
 
 

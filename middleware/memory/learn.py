@@ -1,5 +1,6 @@
 """Learning living memory (tier 3) from what the user says: "remember that …", "call me
-…", standing preferences and corrections (spec 003 §7's triggers, ``triggers.py``)."""
+…", standing preferences and corrections (spec 003 §7's triggers, ``triggers.py``). A
+correction retires what it corrects (spec 003 §5.4: the correction always wins)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
-from middleware.memory.triggers import detect_memory
+from middleware.memory.triggers import detect_memory, supersedes
 from middleware.store import Store
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,15 @@ async def learn_from_message(
 ) -> list[MemoryFact]:
     """Store the facts ``text`` states for the user; return the new ones."""
     learned: list[MemoryFact] = []
+    known: list[MemoryFact] | None = None
     for candidate in detect_memory(text):
+        # Read only when there is something to store (rarely): what it corrects goes.
+        known = await store.memory_facts(user_key) if known is None else known
+        replaced = [
+            fact.fact_id
+            for fact in known
+            if fact.kind in ("fact", "correction") and supersedes(candidate, fact.text)
+        ]
         fact = await store.add_memory_fact(
             user_key,
             candidate.kind,
@@ -27,7 +36,10 @@ async def learn_from_message(
             source="user",
             at=at,
             replaces_kind=candidate.replaces_kind,
+            replaces=replaced,
         )
+        if fact is not None or replaced:
+            known = None  # a later sentence of the message may correct this one
         if fact is not None:
             learned.append(fact)
     if learned:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from middleware.actions.prefilter import Gate
 from middleware.continuity.model import MemoryKind
 
-__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory"]
+__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory", "stated_memory", "supersedes"]
 
 TEXT_MAX = 200
 _SCAN_LIMIT = 4000
@@ -166,6 +166,22 @@ def detect_memory(text: str) -> list[MemoryCandidate]:
     return _detect(text) if _TRIGGERS.may_match(text) else []
 
 
+def stated_memory(text: str) -> MemoryCandidate:
+    """What ``/memory add TEXT`` keeps: ``text`` read as the body of "remember that …",
+    so it is stored about the user like a learned fact ("I prefer short answers" →
+    preference "Prefers short answers", "call me Ana" → ``Name: Ana``). A text too short
+    to rewrite ("vegan") is kept as written, cut to ``TEXT_MAX``."""
+    clause = " ".join(_straight(text).split())
+    candidate = _statement(clause, default="fact")
+    if candidate is not None:
+        return candidate
+    return MemoryCandidate("fact", _TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
+
+
+def _straight(text: str) -> str:
+    return text.replace("’", "'").replace("‘", "'")
+
+
 def _detect(text: str) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
@@ -178,7 +194,7 @@ def _detect(text: str) -> list[MemoryCandidate]:
 
 
 def _sentences(text: str) -> Iterator[str]:
-    for sentence in _SENTENCE.split(text[:_SCAN_LIMIT].replace("’", "'").replace("‘", "'")):
+    for sentence in _SENTENCE.split(_straight(text[:_SCAN_LIMIT])):
         sentence = " ".join(sentence.split())
         if sentence and not sentence.endswith("?"):
             yield sentence
@@ -249,6 +265,52 @@ def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> Memor
     if len(text) > TEXT_MAX:
         text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
     return MemoryCandidate(kind, text[:1].upper() + text[1:])
+
+
+# --- what a new fact supersedes (spec 003 §5.4: the correction wins) --------------------
+
+# Topics a person has one of at a time, by the card text's opening: the latest said wins,
+# correction or not ("I live in Lisbon" after "I live in Berlin").
+_SINGLE_TOPICS = (
+    (
+        "residence",
+        _re(
+            r"^(?:now\s+)?(?:lives|is\s+living|is\s+(?:now\s+)?based)\s+(?:in|near|on|out\s+of)\s"
+            r"|^(?:has\s+|just\s+|recently\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+"
+            r"(?!(?:the|a|an|their|this|that|another|other|some)\b)"
+        ),
+    ),
+    ("employer", _re(r"^(?:now\s+)?(?:works|is\s+working)\s+(?:at|for)\s")),
+)
+# "Their office is on the 4th floor": a correction of "their office" replaces it; a plain
+# second fact about it ("their kids are …") may be another fact, so both stay.
+_ATTRIBUTE = _re(r"^their\s+(?P<what>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:is|are|was|were)\s")
+
+
+def _topic(text: str) -> tuple[str, bool] | None:
+    """What a card text is about, and whether the person has only one of it."""
+    for topic, pattern in _SINGLE_TOPICS:
+        if pattern.search(text):
+            return topic, True
+    match = _ATTRIBUTE.search(text)
+    if match:
+        return f"their {' '.join(match['what'].lower().split())}", False
+    return None
+
+
+def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
+    both are about the same topic, and it is one a person has one of (where they live,
+    who they work for) or the candidate is a correction ("actually, I moved to Lisbon"
+    retires "Lives in Berlin"). The same text is not superseded, only kept."""
+    if candidate.kind not in ("fact", "correction"):
+        return False
+    new = _topic(candidate.text)
+    if new is None or " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+        return False
+    topic, single = new
+    old = _topic(earlier)
+    return old is not None and old[0] == topic and (single or candidate.kind == "correction")
 
 
 # --- the user's voice to the card's ---------------------------------------------------

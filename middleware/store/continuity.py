@@ -241,11 +241,14 @@ class ContinuityStore(Protocol):
         at: datetime,
         source_entry_id: str | None = None,
         replaces_kind: bool = False,
+        replaces: Sequence[int] = (),
     ) -> MemoryFact | None:
         """Remember a fact for the user. The same text (ignoring case and spaces) already
         known for the person is not stored again (``None``). With ``replaces_kind`` the
         person's earlier facts of the same kind are deleted first (a new name replaces
-        the old one). Raises ``ValueError`` for blank text."""
+        the old one), and so are the person's facts whose ids are in ``replaces`` (what a
+        correction supersedes), in the same transaction. Raises ``ValueError`` for blank
+        text."""
         ...
 
     async def memory_facts(self, user_key: str) -> list[MemoryFact]:

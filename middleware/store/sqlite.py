@@ -733,9 +733,10 @@ class SqliteStore:
         at: datetime,
         source_entry_id: str | None = None,
         replaces_kind: bool = False,
+        replaces: Sequence[int] = (),
     ) -> MemoryFact | None:
         return await continuity.add_memory_fact(
-            self._write, user_key, kind, text, source, at, source_entry_id, replaces_kind
+            self._write, user_key, kind, text, source, at, source_entry_id, replaces_kind, replaces
         )
 
     async def memory_facts(self, user_key: str) -> list[MemoryFact]:

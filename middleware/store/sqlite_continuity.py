@@ -446,6 +446,7 @@ async def add_memory_fact(
     at: datetime,
     source_entry_id: str | None,
     replaces_kind: bool,
+    replaces: Sequence[int],
 ) -> MemoryFact | None:
     stored = text.strip()
     folded = fold(stored)
@@ -456,6 +457,8 @@ async def add_memory_fact(
     def add(conn: sqlite3.Connection) -> MemoryFact | None:
         if replaces_kind:
             conn.execute(_DROP_KIND, {"kind": kind, "user_key": user_key})
+        for fact_id in replaces:
+            conn.execute(_DELETE_FACT, {"fact_id": fact_id, "user_key": user_key}).fetchall()
         if conn.execute(_KNOWN_FACT, {"folded": folded, "user_key": user_key}).fetchone():
             return None
         return _fact(conn.execute(_INSERT_FACT, row).fetchall()[0])

@@ -11,9 +11,11 @@ What counts as the user's:
   injected blocks made for their messages (known by thread and instant) or naming their
   key, their group memberships, tool
   calls held for them, link codes, the work contexts they own (with their sessions and
-  log entries), their sessions and what was captured from them, rollup segments, living
-  memory, job marks scoped to them, and their user row (timezone, last contact, clock
-  data);
+  log entries), their sessions and what was captured from them, the group sessions they
+  spoke in (whole, with their captures: those quote them) and the group views and
+  everyone's rollup lines made from those (rebuilt by the nightly job from what is
+  left), rollup segments, living memory, job marks scoped to them, and their user row
+  (timezone, last contact, clock data);
 - when linked, they are unlinked first (as ``unlink_user`` does: a person left with
   fewer than two users is dissolved) and the actions they clocked are taken out of the
   person's shared list, so what the other accounts keep holds nothing of theirs.
@@ -59,6 +61,26 @@ UPDATE work_contexts SET owner_key = COALESCE((
 WHERE owner_key = :user_key
 """
 
+# Sessions of threads that stay (groups) in which the user spoke: a session holds the
+# thread's messages from its first one up to the next session's first.
+_SPOKE_IN = """
+SELECT s.session_id FROM sessions AS s WHERE EXISTS (
+    SELECT 1 FROM messages AS m
+    WHERE m.thread_key = s.thread_key AND m.user_key = ? AND m.id >= s.first_message_id
+      AND m.id < COALESCE((SELECT MIN(n.first_message_id) FROM sessions AS n
+                           WHERE n.thread_key = s.thread_key
+                             AND n.first_message_id > s.first_message_id),
+                          9223372036854775807))
+"""
+
+# A context whose log loses entries: its stored view (and every rollup line made from
+# it) quoted them. Dropped, to be rebuilt from what is left by the nightly job.
+_DROP_VIEWS = """
+UPDATE work_contexts SET constellation = NULL, constellation_built_at = NULL,
+    constellation_stale = 1
+WHERE work_context_id IN ({marks})
+"""
+
 _SELECT_LINKED = "SELECT user_key FROM users WHERE person_id = ? AND user_key <> ? ORDER BY 1"
 _SELECT_PERSON_ACTIONS = "SELECT latest_actions FROM persons WHERE person_id = ?"
 _SET_PERSON_ACTIONS = "UPDATE persons SET latest_actions = ? WHERE person_id = ?"
@@ -101,23 +123,37 @@ def _forget(conn: sqlite3.Connection, user_key: str) -> ForgetReport | None:
     in_threads = f"thread_key IN ({_marks(threads) or 'NULL'})"
     in_contexts = f"work_context_id IN ({_marks(contexts)})"
     # A subquery rather than a list of ids: a user of years has many sessions.
+    # A group session they spoke in goes whole: its captures quote them, and the
+    # others' words in it cannot be told apart from theirs.
     their_sessions = (
         f"SELECT session_id FROM sessions WHERE user_key = ? OR {in_threads} OR {in_contexts}"
+        f" OR session_id IN ({_SPOKE_IN})"
     )
-    session_params = [user_key, *threads, *contexts]
+    session_params = [user_key, *threads, *contexts, user_key]
+    their_entries = (
+        f"continuity_entries WHERE {in_contexts} OR source_session_id IN ({their_sessions})"
+    )
+    entry_params = [*contexts, *session_params]
+    # The contexts that stay but lose entries (a group's own): their views go too.
+    touched = [
+        context
+        for context in _column(
+            conn, f"SELECT DISTINCT work_context_id FROM {their_entries}", entry_params
+        )
+        if context not in contexts
+    ]
     counts: dict[str, int] = {}
-    counts["continuity_entries"] = _delete(
-        conn,
-        f"continuity_entries WHERE {in_contexts} OR source_session_id IN ({their_sessions})",
-        [*contexts, *session_params],
-    )
+    counts["continuity_entries"] = _delete(conn, their_entries, entry_params)
+    if touched:
+        conn.execute(_DROP_VIEWS.format(marks=_marks(touched)), touched)
     counts["sessions"] = _delete(
         conn, f"sessions WHERE session_id IN ({their_sessions})", session_params
     )
     counts["rollup_segments"] = _delete(
         conn,
-        f"rollup_segments WHERE user_key = ? OR {in_contexts}",
-        [user_key, *contexts],
+        f"rollup_segments WHERE user_key = ? OR work_context_id IN "
+        f"({_marks([*contexts, *touched])})",
+        [user_key, *contexts, *touched],
     )
     # Threads that stay (groups) but were moved into a context that goes: back to their own.
     conn.execute(

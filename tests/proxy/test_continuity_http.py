@@ -347,8 +347,9 @@ async def test_commands_context_recap_capture_memory(
     assert "Remembered" in await ana.say("/memory add I mix on headphones at night")
     await ana.say("Call me Annie.")
     listing = await ana.say("/memory")
-    assert "1. I mix on headphones at night" in listing and "Annie" in listing
-    assert "Forgotten: I mix on headphones" in await ana.say("/memory forget 1")
+    # Kept about her, not in her voice: the card's reader would take "I" for itself.
+    assert "1. Mixes on headphones at night" in listing and "Annie" in listing
+    assert "Forgotten: Mixes on headphones" in await ana.say("/memory forget 1")
     assert "headphones" not in await ana.say("/memory")
     # One item left: the example given is one that exists.
     assert (
@@ -374,3 +375,33 @@ async def test_admin_jobs_and_capture_errors(
     assert status == 200 and report["job"] == "nightly"
     status, again = await admin(relay, "POST", "/admin/jobs/nightly/run")
     assert again["obligations"] == 0 and again["directives"] == 0
+
+
+async def test_a_group_gets_the_groups_work_not_the_speakers_private_cards(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """What Alice told the relay in her DM, and her other work, stay out of a group's
+    block: everyone there reads it, and the replay keeps it for the whole session."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    dm = Person(relay, fake_upstream, clock, user="alice", thread="alice-dm")
+    await dm.say("Remember that my therapy session is on Friday.")
+    for text in ("We decided to sell the flat.", "I still need to figure out the notary.", "ok"):
+        await dm.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:alice-dm/capture")
+    assert status == 200 and result["captured"], result
+    status, _ = await admin(relay, "POST", "/admin/jobs/nightly/run")
+    assert status == 200
+    group = Person(relay, fake_upstream, clock, user="alice", thread="grp", chat_type="group")
+
+    block = await group.block_for("hi all", after=timedelta(hours=2))
+    assert "therapy" not in block and "flat" not in block and "<card" not in block
+    status, preview = await admin(
+        relay,
+        "POST",
+        "/admin/threads/agent:main:api:grp/preview",
+        {"text": "hi", "user_key": "api:alice", "received_at": "2026-11-03T12:00:00Z"},
+    )
+    assert status == 200 and "therapy" not in preview["block"], preview
+    # Her own DM still gets all of it.
+    home = cards_in(await dm.block_for("back", after=timedelta(hours=2)))
+    assert "therapy" in home["living_memory"] and "notary" in home["resume"]

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
+from tests.fakes.upstream import FakeUpstream
 from tests.proxy.test_clock_http import chat as send
+from tests.proxy.test_continuity_http import MONDAY, Person, admin, make_relay
 
 ME = "telegram:42"
 MARK = "zebracorn"  # in every message the forgotten user writes
@@ -195,3 +199,37 @@ async def test_forget_asks_first_then_leaves_nothing_behind(
     # Forgotten is forgotten: a new message starts from scratch.
     assert "nothing yet" not in await say(relay, "/forget", "2026-11-21T09:30:00Z")
     assert count(db, "SELECT COUNT(*) FROM messages WHERE user_key = ?", ME) == 1
+
+
+async def test_forget_takes_the_users_words_out_of_a_groups_continuity(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """A group session the user spoke in was captured (entries, summary, the group's
+    view, everyone's rollup line of it): none of it may quote them after /forget."""
+    db = tmp_path / "relay.sqlite3"
+    clock = FakeClock(MONDAY)
+    relay = await make_relay(
+        relay_factory, clock, continuity={"mode": "deterministic"}, store={"commit_delay_ms": 0}
+    )
+    alice = Person(relay, fake_upstream, clock, user="alice", thread="grp", chat_type="group")
+    bob = Person(relay, fake_upstream, clock, user="bob", thread="grp", chat_type="group")
+    await bob.say("hello group")
+    for text in (
+        f"We decided to go with the {MARK} plan.",
+        f"I still need to figure out the {MARK} budget.",
+        f"{MARK} again",
+    ):
+        await alice.say(text, after=timedelta(minutes=1))
+    status, report = await admin(relay, "POST", "/admin/jobs/nightly/run")
+    assert status == 200 and report["captured"] == 1 and report["rollups"] == 2, report
+    assert {"work_contexts", "continuity_entries", "rollup_segments"} <= set(
+        rows_mentioning(db, MARK)
+    )
+
+    await alice.say("/forget", after=timedelta(minutes=1))
+    assert "Done." in await alice.say("/forget confirm", after=timedelta(minutes=1))
+    assert rows_mentioning(db, MARK) == {}
+    # The group carries on: Bob's next session there gets no card quoting her.
+    block = await bob.block_for("hi again", after=timedelta(days=1))
+    assert MARK not in block
+    assert count(db, "SELECT COUNT(*) FROM messages WHERE user_key = 'api:bob'") >= 2

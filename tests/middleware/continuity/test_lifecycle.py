@@ -12,7 +12,7 @@ import pytest
 
 from middleware.cards.content import CardBudget
 from middleware.clock.source import FakeClock
-from middleware.continuity.model import ContinuityEntry
+from middleware.continuity.model import CardSources, ContinuityEntry, WorkContext
 from middleware.continuity.service import ContinuityService, ContinuitySettings
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.continuity.stage import render_boot_cards
@@ -288,3 +288,48 @@ async def test_unthreaded_api_turns_share_a_bucket_capped_at_twenty(
     decisions = {e.content.get("decision") for e in live}
     assert "use plan 11" in decisions  # the newest kept
     assert "use plan 0" not in decisions  # the oldest evicted first
+
+
+def test_an_update_trimmed_from_the_card_is_not_marked_delivered(clock: FakeClock) -> None:
+    """Tier 1 trims updates last, but several long ones do not all fit in 120 tokens: the
+    ones cut are shown at the next boot, not marked delivered unseen."""
+    thread = "agent:main:telegram:dm:1"
+    now = clock.now()
+    updates = [
+        {
+            "entry_id": f"u{n}",
+            "captured_at": (now - timedelta(hours=n + 1)).isoformat(),
+            "source_session_id": f"s{n}",
+            "capture_mode": "deterministic",
+            "summary": f"update {n}: " + "reworked the damages model and its appendix " * 3,
+            "for_thread_key": thread,
+            "source_place": "Discord (group)",
+        }
+        for n in range(4)
+    ]
+    view = {
+        "work_context_name": "Brief",
+        "active_work_phase": "drafting",
+        "session_history": [],
+        "open_questions": [],
+        "key_decisions": [],
+        "cross_conversation_updates": updates,
+    }
+    context = WorkContext("wc:brief", "Brief", "telegram:1", True, now, now)
+    service = service_for(None, clock)  # type: ignore[arg-type]  # rendering reads no store
+    turn = Turn(
+        channel="telegram",
+        thread_id="1",
+        user_id="1",
+        text="hi",
+        received_at=now,
+        body={"messages": []},
+    )
+    turn.thread_key, turn.user_key = thread, "telegram:1"
+    cards, shown = render_boot_cards(
+        service, turn, CardSources(context, view), session_id="s-now", boot=True
+    )
+    [resume] = cards
+    assert shown and len(shown) < len(updates)
+    for update in updates:
+        assert (update["summary"][:8] in resume) == (update["entry_id"] in shown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory
+from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory, stated_memory
 
 
 @pytest.mark.parametrize(
@@ -136,3 +136,22 @@ def test_long_text_is_cut() -> None:
     [candidate] = detect_memory("Remember that " + "my cat likes tuna " * 40)
     assert len(candidate.text) <= TEXT_MAX
     assert candidate.text.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I prefer short answers", MemoryCandidate("preference", "Prefers short answers")),
+        ("I’m allergic to peanuts.", MemoryCandidate("fact", "Is allergic to peanuts")),
+        ("my cat is called Miso", MemoryCandidate("fact", "Their cat is called Miso")),
+        ("call me Ana", MemoryCandidate("name", "Name: Ana", replaces_kind=True)),
+        ("never use emoji with me", MemoryCandidate("directive", "Never use emoji with the user")),
+        ("vegan", MemoryCandidate("fact", "vegan")),
+    ],
+)
+def test_memory_added_by_hand_is_stored_about_the_user(
+    text: str, expected: MemoryCandidate
+) -> None:
+    """``/memory add`` text goes into the card as a learned fact does: the model reads
+    the card, and "I prefer short answers" there would be its own preference."""
+    assert stated_memory(text) == expected

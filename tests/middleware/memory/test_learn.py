@@ -1,0 +1,59 @@
+"""Learning living memory into the store: a correction retires what it corrects."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from middleware.continuity.settings import MemoryConfig
+from middleware.memory.learn import learn_from_message
+from middleware.memory.triggers import MemoryCandidate, supersedes
+from middleware.store import SqliteStore
+
+NOW = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+ANA = "telegram:1"
+
+
+async def remembered(store: SqliteStore, *messages: str) -> list[str]:
+    for minute, text in enumerate(messages):
+        await learn_from_message(store, MemoryConfig(), ANA, text, NOW + timedelta(minutes=minute))
+    return [fact.text for fact in await store.memory_facts(ANA)]
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I live in Berlin.", "Actually, I moved to Lisbon."), ["Moved to Lisbon"]),
+        (("I live in Berlin.", "I live in Lisbon now."), ["Lives in Lisbon now"]),
+        (("I live in Berlin. Actually, I moved to Lisbon.",), ["Moved to Lisbon"]),
+        (
+            ("Remember that my office is on the 4th floor.", "Actually, my office is on the 5th."),
+            ["Their office is on the 5th"],
+        ),
+        (
+            ("I work at Acme.", "I work as a nurse.", "Actually, I work for Beta now."),
+            ["Works as a nurse", "Works for Beta now"],
+        ),
+        # Not the same topic, or not one a person has one of: both stay.
+        (
+            ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),
+            ["Their kids are Tom and Ann", "Their kids love chess"],
+        ),
+        (
+            ("I live in Berlin.", "I prefer short answers."),
+            ["Lives in Berlin", "Prefers short answers"],
+        ),
+    ],
+)
+async def test_a_correction_replaces_what_it_corrects(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
+
+
+def test_moving_on_in_the_work_is_not_moving_house() -> None:
+    move = MemoryCandidate("correction", "Moved to the next chapter")
+    assert not supersedes(move, "Lives in Berlin")
+    assert supersedes(MemoryCandidate("correction", "Moved to Lisbon"), "Lives in Berlin")
+    assert not supersedes(MemoryCandidate("fact", "Lives in Berlin"), "Lives in Berlin")
