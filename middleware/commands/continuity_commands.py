@@ -7,7 +7,9 @@
   decisions), whatever the injection rules would say.
 - ``/capture`` captures the current session now.
 - ``/memory`` lists what the relay remembers about the user; ``/memory forget N``
-  deletes one item, ``/memory add TEXT`` adds one.
+  deletes one item, ``/memory add TEXT`` adds one. In a group, where everyone reads the
+  answer, the list (and ``/context``'s list of the user's other contexts) is only
+  offered in a direct message.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ from middleware.types import Turn
 
 _RECENT_CONTEXTS = 8
 _NAME_LIMIT = 80
+# What a group must not read: everyone there sees the answer.
+_PRIVATE_IN_GROUPS = (
+    "What I remember about you is yours alone: send /memory to me in a direct message to "
+    "see it or forget an item."
+)
 
 
 def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]:
@@ -65,7 +72,10 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             for c in await store.recent_work_contexts(turn.user_key, _RECENT_CONTEXTS)
             if c.work_context_id != current.work_context_id
         ]
-        if recent:
+        if recent and turn.chat_type == "group":
+            # Their other work is theirs: everyone in the group reads this answer.
+            lines.append("Send /context to me in a direct message to see your recent ones.")
+        elif recent:
             lines.append("Your recent ones:")
             lines.extend(
                 f"- {c.name}{'' if c.named else ' (a thread of its own)'}, active "
@@ -101,6 +111,8 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         verb, _, rest = command.args.partition(" ")
         verb = verb.lower()
         if verb in {"forget", "delete", "remove"}:
+            if turn.chat_type == "group":
+                return _PRIVATE_IN_GROUPS
             return await forget(turn, rest.strip())
         if verb == "add":
             text = " ".join(rest.split())
@@ -123,6 +135,8 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             return f"Remembered: {stated.text}"
         if verb:
             return "Use /memory to list, /memory add TEXT, or /memory forget N."
+        if turn.chat_type == "group":
+            return _PRIVATE_IN_GROUPS
         facts = await store.memory_facts(turn.user_key)
         if not facts:
             return (
