@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -59,7 +60,11 @@ def parse_instant(value: object) -> datetime:
 
 
 def _zone(name: str) -> str:
-    get_zone(name)  # its ValueError says what to use instead
+    try:
+        get_zone(name)
+    except ValueError as exc:
+        # Its message says what to use instead; null is the other way out of a bad entry.
+        raise ValueError(f"{exc}; or null to leave it unset") from None
     return name
 
 
@@ -205,6 +210,36 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
         for thread in snapshot.threads
     }
     return {"version": VERSION, "users": users, "threads": threads}
+
+
+def without_refused_zones(
+    snapshot: ClockStateSnapshot,
+) -> tuple[ClockStateSnapshot, tuple[str, ...]]:
+    """``snapshot`` with every zone the relay refuses (``Etc/GMT+2``, stored by an older
+    version) set to unset, as the clock already reads it, so the document always imports
+    again; and one warning per zone dropped, naming its user or thread and what to do."""
+    warnings: list[str] = []
+    users = []
+    for user in snapshot.users:
+        if user.default_tz is not None and not is_valid_zone(user.default_tz):
+            warnings.append(
+                f"user {user.user_key!r}: the stored timezone {user.default_tz!r} is not one "
+                "the relay accepts, so it is exported as unset (null); set a location zone "
+                f"again with /tz or PUT /admin/users/{user.user_key}/timezone"
+            )
+            user = replace(user, default_tz=None)
+        users.append(user)
+    threads = []
+    for thread in snapshot.threads:
+        if thread.session_tz is not None and not is_valid_zone(thread.session_tz):
+            warnings.append(
+                f"thread {thread.thread_key!r}: the stored session timezone "
+                f"{thread.session_tz!r} is not one the relay accepts, so it is exported as "
+                "unset (null), as the clock already reads it (it uses the users' zones)"
+            )
+            thread = replace(thread, session_tz=None)
+        threads.append(thread)
+    return ClockStateSnapshot(users=tuple(users), threads=tuple(threads)), tuple(warnings)
 
 
 def delta_hours(session_tz: str | None, agent_tz: str, at: datetime) -> int | float | None:

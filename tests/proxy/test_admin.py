@@ -262,6 +262,28 @@ async def test_clock_state_round_trip(
     assert again == exported
 
 
+async def test_clock_state_export_of_a_refused_zone_imports_again(
+    relay_factory: RelayFactory, relay: RunningServer, tmp_path: Path
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    # An older version's /tz stored it; the relay now refuses it.
+    await relay.runner.app[SERVICES].store.set_user_timezone("api:ana", "Etc/GMT+2")
+    async with aiohttp.ClientSession() as http:
+        async with http.get(
+            f"{relay.url}/admin/clock-state", headers={"Authorization": f"Bearer {ADMIN}"}
+        ) as response:
+            assert response.status == 200
+            assert response.headers["X-Chronorelay-Export-Warnings"] == "1"
+            exported = await response.json()
+    assert exported["users"]["api:ana"]["default_tz"] is None
+
+    other = await relay_factory(
+        auth=AUTH, clock=CLOCK, store={"path": str(tmp_path / "other.sqlite3")}
+    )
+    status, counts = await call(other, "POST", "/admin/clock-state", exported)
+    assert status == 200 and counts["users_created"] == 1
+
+
 async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) -> None:
     status, body = await call(relay, "POST", "/admin/clock-state", {"version": 2})
     assert status == 400 and "reads version 3" in body["error"]["message"]

@@ -12,6 +12,7 @@ from middleware.clock.state_file import (
     delta_hours,
     iso_utc,
     read_clock_state,
+    without_refused_zones,
     write_clock_state,
 )
 from middleware.errors import RequestError
@@ -263,3 +264,35 @@ def test_every_problem_is_listed_up_to_a_limit() -> None:
     message = str(caught.value)
     assert message.count("unknown timezone 'Mars/Base'") == 20
     assert message.endswith("and 5 more")
+
+
+def test_a_refused_zone_is_named_with_what_to_do_instead() -> None:
+    document = {"version": 3, "users": {"telegram:42": {"default_tz": "Etc/GMT+2"}}}
+    with pytest.raises(RequestError) as caught:
+        read_clock_state(document)
+    message = str(caught.value)
+    assert "users[\"telegram:42\"].default_tz: 'Etc/GMT+2' is a fixed offset" in message
+    assert "name a place instead" in message and "or null to leave it unset" in message
+
+
+def test_zones_the_relay_refuses_are_exported_as_unset_with_a_warning() -> None:
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(user_key="telegram:42", default_tz="Etc/GMT+2"),
+            UserClockState(user_key="telegram:43", default_tz="Asia/Tokyo"),
+        ),
+        threads=(
+            ThreadClockState(thread_key=DM, session_tz="Etc/GMT-14"),
+            ThreadClockState(thread_key=GROUP, session_tz="Europe/Lisbon"),
+        ),
+    )
+    kept, warnings = without_refused_zones(snapshot)
+    assert [u.default_tz for u in kept.users] == [None, "Asia/Tokyo"]
+    assert [t.session_tz for t in kept.threads] == [None, "Europe/Lisbon"]
+    assert len(warnings) == 2
+    assert "user 'telegram:42'" in warnings[0] and "'Etc/GMT+2'" in warnings[0]
+    assert "PUT /admin/users/telegram:42/timezone" in warnings[0]
+    assert f"thread {DM!r}" in warnings[1] and "'Etc/GMT-14'" in warnings[1]
+    # What is written reads back.
+    document = write_clock_state(kept, agent_tz="UTC", at=WINTER)
+    assert read_clock_state(document) == kept
