@@ -219,9 +219,17 @@ async def preview(request: web.Request) -> web.Response:
     turn.user_key, turn.thread_key = body.user_key, thread_key
     turn.prior = await store.peek_prior(thread_key, body.user_key)
     settings = clock_settings(services.config)
-    view = await clock_view(store, turn, settings)
-    turn.time_expressions = view.expressions
-    aware = awareness_view(turn, awareness_settings(services.config))
+    try:
+        view = await clock_view(store, turn, settings)
+        turn.time_expressions = view.expressions
+        aware = awareness_view(turn, awareness_settings(services.config))
+    except OverflowError as exc:
+        # A message can only arrive near now; a preview may ask about any instant, and
+        # dates reached from one at the calendar's end ("tomorrow", an expiry) overflow.
+        raise RequestError(
+            f"received_at {body.received_at!r} is too close to the end of the calendar to "
+            "work out the times around it; use an instant before the year 9999"
+        ) from exc
     # As the stages add them and the injection stage renders them: the clock's section
     # first (never dropped), then awareness, as on a channel where the relay doesn't
     # answer directives itself (the API); ``relay_reply`` is the answer where it does.

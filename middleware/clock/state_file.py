@@ -56,7 +56,11 @@ def parse_instant(value: object) -> datetime:
         raise ValueError(f"{value!r} is not an ISO 8601 instant") from None
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"{value!r} has no UTC offset; add one, e.g. '+09:00' or 'Z'")
-    return instant.astimezone(UTC)
+    try:
+        return instant.astimezone(UTC)
+    except OverflowError:
+        # 9999-12-31T23:00:00-01:00 is in year 10000 once in UTC, past what Python holds.
+        raise ValueError(f"{value!r} is out of range once in UTC") from None
 
 
 def _zone(name: str) -> str:

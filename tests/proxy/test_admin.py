@@ -207,6 +207,19 @@ async def test_preview_of_a_new_thread_and_bad_input(
         ({"text": 5, "user_key": "api:bo"}, "text: Input should be a valid string"),
         ({"text": "hi", "user_key": "api:bo", "received_at": "noon"}, "not an ISO 8601"),
         ({"text": "hi", "user_key": "api:bo", "chat_type": "crowd"}, "chat_type"),
+        # Past what Python's datetime holds once in UTC, or whose "tomorrow" is.
+        (
+            {"text": "hi", "user_key": "api:bo", "received_at": "9999-12-31T23:59:59-01:00"},
+            "out of range once in UTC",
+        ),
+        (
+            {"text": "at 9am", "user_key": "api:bo", "received_at": "9999-12-31T23:59:59Z"},
+            "too close to the end of the calendar",
+        ),
+        (
+            {"text": "clock it: gym", "user_key": "api:bo", "received_at": "9999-12-31T12:00Z"},
+            "too close to the end of the calendar",
+        ),
     ]:
         status, error = await call(relay, "POST", path, body)
         assert status == 400, body
@@ -285,6 +298,20 @@ async def test_clock_state_export_of_a_refused_zone_imports_again(
 
 
 async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) -> None:
+    status, body = await call(
+        relay,
+        "POST",
+        "/admin/clock-state",
+        {
+            "version": 3,
+            "users": {"api:x": {"last_interaction_any_channel_iso": "9999-12-31T23:00:00-02:00"}},
+        },
+    )
+    assert status == 400
+    assert (
+        "users[\"api:x\"].last_interaction_any_channel_iso: '9999-12-31T23:00:00-02:00' is out "
+        "of range once in UTC"
+    ) in body["error"]["message"]
     status, body = await call(relay, "POST", "/admin/clock-state", {"version": 2})
     assert status == 400 and "reads version 3" in body["error"]["message"]
     status, body = await call(
