@@ -26,10 +26,10 @@ from middleware.clock.resolution import TimezoneResolution
 from middleware.clock.stage import clock_view
 from middleware.clock.state_file import (
     describe_validation_error,
+    exportable,
     iso_utc,
     parse_instant,
     read_clock_state,
-    without_refused_zones,
     write_clock_state,
 )
 from middleware.clock.temporal import estimate_tokens
@@ -325,7 +325,7 @@ async def export_document(
     """The store's clock state as a v3 document (``delta_hours`` as of ``now``), and a
     warning for each stored value left out so that the document imports again (a zone the
     relay no longer accepts is exported as unset)."""
-    snapshot, warnings = without_refused_zones(await store.export_clock_state())
+    snapshot, warnings = exportable(await store.export_clock_state())
     return write_clock_state(snapshot, agent_tz=agent_zone(config), at=now), warnings
 
 

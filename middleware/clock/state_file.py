@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from middleware.actions.model import Action
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
 from middleware.identity import split_user_key, thread_channel
@@ -81,6 +82,15 @@ def _kind(kind: str) -> str:
     return kind
 
 
+def _action(entry: Any) -> dict[str, Any]:
+    # Stored as given (fields of other implementations included), once it parses: an
+    # entry that does not would be dropped on every read, an unusable one fail them.
+    if not isinstance(entry, dict):
+        raise ValueError("a latest action must be a JSON object")
+    Action.from_json(entry)
+    return entry
+
+
 def _user_key(key: str) -> str:
     split_user_key(key)
     return key
@@ -96,6 +106,7 @@ Zone = Annotated[str, AfterValidator(_zone)]
 UserKey = Annotated[str, AfterValidator(_user_key)]
 ThreadKey = Annotated[str, AfterValidator(_thread_key)]
 Kind = Annotated[str, AfterValidator(_kind)]
+LatestAction = Annotated[dict[str, Any], AfterValidator(_action)]
 
 
 class _Model(BaseModel):
@@ -112,7 +123,7 @@ class _User(_Model):
     policy_overrides: dict[str, Any] | None = None
     last_interaction_any_channel_iso: Instant | None = None
     channels: dict[ThreadKey, _Channel] | None = None
-    latest_actions: list[dict[str, Any]] | None = None
+    latest_actions: list[LatestAction] | None = None
     calibration: dict[str, Any] | None = None
 
 
@@ -216,12 +227,12 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
     return {"version": VERSION, "users": users, "threads": threads}
 
 
-def without_refused_zones(
-    snapshot: ClockStateSnapshot,
-) -> tuple[ClockStateSnapshot, tuple[str, ...]]:
-    """``snapshot`` with every zone the relay refuses (``Etc/GMT+2``, stored by an older
-    version) set to unset, as the clock already reads it, so the document always imports
-    again; and one warning per zone dropped, naming its user or thread and what to do."""
+def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[str, ...]]:
+    """``snapshot`` as a document that imports again, and a warning for each value left out,
+    naming its user or thread and what to do: a zone the relay refuses (``Etc/GMT+2``,
+    stored by an older version) is unset, as the clock already reads it; a latest action
+    that does not parse (imported before entries were checked) is dropped, as every read
+    already skips it."""
     warnings: list[str] = []
     users = []
     for user in snapshot.users:
@@ -232,7 +243,17 @@ def without_refused_zones(
                 f"again with /tz or PUT /admin/users/{user.user_key}/timezone"
             )
             user = replace(user, default_tz=None)
-        users.append(user)
+        actions = []
+        for entry in user.latest_actions:
+            try:
+                actions.append(_action(entry))
+            except ValueError as exc:
+                warnings.append(
+                    f"user {user.user_key!r}: the stored latest action "
+                    f"{json.dumps(entry.get('id') if isinstance(entry, dict) else None)} is "
+                    f"left out because it is unusable ({exc}); the relay already ignores it"
+                )
+        users.append(replace(user, latest_actions=actions))
     threads = []
     for thread in snapshot.threads:
         if thread.session_tz is not None and not is_valid_zone(thread.session_tz):

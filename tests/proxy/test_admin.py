@@ -297,6 +297,21 @@ async def test_clock_state_export_of_a_refused_zone_imports_again(
     assert status == 200 and counts["users_created"] == 1
 
 
+async def test_an_action_the_relay_cannot_use_is_refused_and_the_user_keeps_working(
+    relay: RunningServer,
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    broken = {"id": "a1", "label": "gym", "recorded_iso": "9999-12-31T23:30:00+00:00"}
+    document = {"version": 3, "users": {"api:ana": {"latest_actions": [broken]}}}
+    status, body = await call(relay, "POST", "/admin/clock-state", document)
+    assert status == 400
+    assert 'users["api:ana"].latest_actions[0]' in body["error"]["message"]
+    # Had it been stored, every turn and admin read of the user would answer 500.
+    await chat(relay, "still here", at="2026-02-09T11:00:00+09:00")
+    status, user = await call(relay, "GET", "/admin/users/api:ana")
+    assert status == 200 and user["latest_actions"] == []
+
+
 async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) -> None:
     status, body = await call(
         relay,
