@@ -8,6 +8,9 @@
 - ``/capture`` captures the current session now.
 - ``/memory`` lists what the relay remembers about the user; ``/memory forget N``
   deletes one item, ``/memory add TEXT`` adds one.
+
+In a group, everyone reads the answer: what the relay remembers about the user and the
+names of their other work contexts are shown only in a direct chat.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from middleware.types import Turn
 
 _RECENT_CONTEXTS = 8
 _NAME_LIMIT = 80
+_MEMORY_IN_GROUPS = (
+    "Everyone here would read what I remember about you, so I list it and forget items "
+    "only in a direct chat with me: send /memory there. (/memory add TEXT works here.)"
+)
 
 
 def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]:
@@ -59,6 +66,12 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             + ("" if current.named else " (this thread's own)")
             + "."
         ]
+        if turn.chat_type == "group":
+            lines.append(
+                "Send /context NAME to move this thread into a named context, or /context "
+                "in a direct chat with me to see your others."
+            )
+            return "\n".join(lines)
         recent = [
             c
             for c in await store.recent_work_contexts(turn.user_key, _RECENT_CONTEXTS)
@@ -100,7 +113,10 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         verb, _, rest = command.args.partition(" ")
         verb = verb.lower()
         if verb in {"forget", "delete", "remove"}:
-            return await forget(turn, rest.strip())
+            # Its answer quotes the item forgotten.
+            return (
+                _MEMORY_IN_GROUPS if turn.chat_type == "group" else await forget(turn, rest.strip())
+            )
         if verb == "add":
             text = " ".join(rest.split())
             if not text:
@@ -114,6 +130,8 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             return f"Remembered: {text}"
         if verb:
             return "Use /memory to list, /memory add TEXT, or /memory forget N."
+        if turn.chat_type == "group":
+            return _MEMORY_IN_GROUPS
         facts = await store.memory_facts(turn.user_key)
         if not facts:
             return (

@@ -360,6 +360,28 @@ async def test_commands_context_recap_capture_memory(
     assert "(1 to 2), e.g. /memory forget 2" in await ana.say("/memory forget")
 
 
+async def test_memory_and_other_contexts_are_not_listed_in_a_group(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/memory add I see my therapist on Tuesdays")
+    await ana.say("/context Job hunt")
+    group = Person(relay, fake_upstream, clock, thread="g1", chat_type="group")
+
+    # Everyone in the group reads the answers.
+    for command in ("/memory", "/memory forget 1"):
+        answer = await group.say(command)
+        assert "therapist" not in answer and "direct chat" in answer, command
+    assert "Remembered" in await group.say("/memory add I like the blue mug")
+    context = await group.say("/context")
+    assert "Job hunt" not in context and "direct chat" in context
+    # In the direct chat, all of it; nothing was forgotten from the group.
+    listing = await ana.say("/memory")
+    assert "1. I see my therapist on Tuesdays" in listing and "blue mug" in listing
+    assert "Job hunt" in await Person(relay, fake_upstream, clock, thread="t9").say("/context")
+
+
 async def test_admin_jobs_and_capture_errors(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
