@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
@@ -25,6 +26,7 @@ from middleware.clock.resolution import TimezoneResolution
 from middleware.clock.stage import clock_view
 from middleware.clock.state_file import (
     describe_validation_error,
+    exportable,
     iso_utc,
     parse_instant,
     read_clock_state,
@@ -45,6 +47,12 @@ from proxy.keys import SERVICES
 from proxy.services import Services
 
 M = TypeVar("M", bound=BaseModel)
+
+log = logging.getLogger(__name__)
+
+# Set on ``GET /admin/clock-state`` when the export left something out: how many warnings
+# the relay's log holds for it (each naming its user or thread).
+EXPORT_WARNINGS_HEADER = "X-Chronorelay-Export-Warnings"
 
 
 def add_routes(app: web.Application) -> None:
@@ -211,9 +219,17 @@ async def preview(request: web.Request) -> web.Response:
     turn.user_key, turn.thread_key = body.user_key, thread_key
     turn.prior = await store.peek_prior(thread_key, body.user_key)
     settings = clock_settings(services.config)
-    view = await clock_view(store, turn, settings)
-    turn.time_expressions = view.expressions
-    aware = awareness_view(turn, awareness_settings(services.config))
+    try:
+        view = await clock_view(store, turn, settings)
+        turn.time_expressions = view.expressions
+        aware = awareness_view(turn, awareness_settings(services.config))
+    except OverflowError as exc:
+        # A message can only arrive near now; a preview may ask about any instant, and
+        # dates reached from one at the calendar's end ("tomorrow", an expiry) overflow.
+        raise RequestError(
+            f"received_at {body.received_at!r} is too close to the end of the calendar to "
+            "work out the times around it; use an instant before the year 9999"
+        ) from exc
     # As the stages add them and the injection stage renders them: the clock's section
     # first (never dropped), then awareness, as on a channel where the relay doesn't
     # answer directives itself (the API); ``relay_reply`` is the answer where it does.
@@ -287,8 +303,13 @@ async def run_job(request: web.Request) -> web.Response:
 async def export_clock_state(request: web.Request) -> web.Response:
     """``GET /admin/clock-state``: the spec 000 §10.2 v3 document."""
     services = _admin(request)
-    document = await export_document(services.store, services.config, services.clock.now())
-    return web.json_response(document)
+    document, warnings = await export_document(
+        services.store, services.config, services.clock.now()
+    )
+    for warning in warnings:
+        log.warning("clock-state export: %s", warning)
+    headers = {EXPORT_WARNINGS_HEADER: str(len(warnings))} if warnings else None
+    return web.json_response(document, headers=headers)
 
 
 async def import_clock_state(request: web.Request) -> web.Response:
@@ -298,10 +319,14 @@ async def import_clock_state(request: web.Request) -> web.Response:
     return web.json_response(dataclasses.asdict(counts))
 
 
-async def export_document(store: Store, config: Config, now: datetime) -> JSON:
-    """The store's clock state as a v3 document (``delta_hours`` as of ``now``)."""
-    snapshot = await store.export_clock_state()
-    return write_clock_state(snapshot, agent_tz=agent_zone(config), at=now)
+async def export_document(
+    store: Store, config: Config, now: datetime
+) -> tuple[JSON, tuple[str, ...]]:
+    """The store's clock state as a v3 document (``delta_hours`` as of ``now``), and a
+    warning for each stored value left out so that the document imports again (a zone the
+    relay no longer accepts is exported as unset)."""
+    snapshot, warnings = exportable(await store.export_clock_state())
+    return write_clock_state(snapshot, agent_tz=agent_zone(config), at=now), warnings
 
 
 async def import_document(store: Store, document: object, now: datetime) -> ImportCounts:

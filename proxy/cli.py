@@ -131,12 +131,14 @@ def _export_clock_state(config: Config, output: str) -> int:
             f"there is no store at {config.store.path}; check [store] path (and --config)"
         )
 
-    async def export(store: Store) -> JSON:
+    async def export(store: Store) -> tuple[JSON, tuple[str, ...]]:
         from proxy.admin import export_document
 
         return await export_document(store, config, SystemClock().now())
 
-    document = asyncio.run(_with_store(config, export))
+    document, warnings = asyncio.run(_with_store(config, export))
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if output == "-":
         sys.stdout.write(text)

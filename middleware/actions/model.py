@@ -132,7 +132,7 @@ class Action:
             referenced_raw = data.get("referenced_iso")
             start_raw = data.get("start_iso")
             chat_raw = data.get("chat_type")
-            return cls(
+            action = cls(
                 id=_text(data["id"], "id"),
                 label=_text(data["label"], "label"),
                 recorded_at=recorded,
@@ -142,11 +142,11 @@ class Action:
                 thread_key=str(data.get("thread_key") or ""),
                 user_key=str(data.get("user_key") or ""),
                 type=_choice(data.get("type", "temporal_action"), ActionType, "type"),
-                activity=data.get("activity") or None,
+                activity=_optional_text(data.get("activity"), "activity"),
                 expected_typical_minutes=_minutes(data.get("expected_typical_minutes")),
                 expected_max_minutes=_minutes(data.get("expected_max_minutes")),
                 scope=_choice(data.get("scope", "user"), Scope, "scope"),
-                quote=data.get("quote") or None,
+                quote=_optional_text(data.get("quote"), "quote"),
                 updated_at=_instant(updated_raw, "updated_iso") if updated_raw else None,
                 referenced_at=(
                     _instant(referenced_raw, "referenced_iso") if referenced_raw else None
@@ -154,8 +154,16 @@ class Action:
                 start_at=_instant(start_raw, "start_iso") if start_raw else None,
                 chat_type=_choice(chat_raw, ChatType, "chat_type") if chat_raw else None,
             )
+            # Every instant its status is worked out from must exist in the calendar.
+            longest = max(action.expected_typical_minutes or 0, action.expected_max_minutes or 0)
+            action.window_opens_at + timedelta(minutes=longest)
+            return action
         except KeyError as exc:
             raise ValueError(f"a latest action needs {exc.args[0]!r}") from exc
+        except OverflowError:
+            raise ValueError(
+                "a latest action's times must fall well within the years 1 to 9999"
+            ) from None
 
 
 def load_actions(entries: Any) -> list[Action]:
@@ -185,7 +193,10 @@ def _instant(value: Any, name: str) -> datetime:
         raise ValueError(f"{name} is not an ISO 8601 instant: {value!r}") from exc
     if parsed.tzinfo is None:
         raise ValueError(f"{name} needs an offset: {value!r}")
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{name} is out of range once in UTC: {value!r}") from None
 
 
 def _text(value: Any, name: str) -> str:
@@ -201,9 +212,21 @@ def _choice(value: Any, kind: Any, name: str) -> Any:
     return cast(Any, value)
 
 
+def _optional_text(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name} must be a string")
+    return value or None
+
+
+# An expected duration longer than a year is not one (and a huge one overflows the dates).
+_MAX_MINUTES = 366 * 24 * 60
+
+
 def _minutes(value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise ValueError("expected minutes must be a positive number")
+    if value > _MAX_MINUTES:
+        raise ValueError(f"expected minutes must be at most a year ({_MAX_MINUTES}), not {value}")
     return int(value)

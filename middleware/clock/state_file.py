@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from middleware.actions.model import Action
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
 from middleware.identity import split_user_key, thread_channel
@@ -55,11 +57,19 @@ def parse_instant(value: object) -> datetime:
         raise ValueError(f"{value!r} is not an ISO 8601 instant") from None
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"{value!r} has no UTC offset; add one, e.g. '+09:00' or 'Z'")
-    return instant.astimezone(UTC)
+    try:
+        return instant.astimezone(UTC)
+    except OverflowError:
+        # 9999-12-31T23:00:00-01:00 is in year 10000 once in UTC, past what Python holds.
+        raise ValueError(f"{value!r} is out of range once in UTC") from None
 
 
 def _zone(name: str) -> str:
-    get_zone(name)  # its ValueError says what to use instead
+    try:
+        get_zone(name)
+    except ValueError as exc:
+        # Its message says what to use instead; null is the other way out of a bad entry.
+        raise ValueError(f"{exc}; or null to leave it unset") from None
     return name
 
 
@@ -70,6 +80,15 @@ def _kind(kind: str) -> str:
             "'conversation', 'scheduling' or 'operations'"
         )
     return kind
+
+
+def _action(entry: Any) -> dict[str, Any]:
+    # Stored as given (fields of other implementations included), once it parses: an
+    # entry that does not would be dropped on every read, an unusable one fail them.
+    if not isinstance(entry, dict):
+        raise ValueError("a latest action must be a JSON object")
+    Action.from_json(entry)
+    return entry
 
 
 def _user_key(key: str) -> str:
@@ -87,6 +106,7 @@ Zone = Annotated[str, AfterValidator(_zone)]
 UserKey = Annotated[str, AfterValidator(_user_key)]
 ThreadKey = Annotated[str, AfterValidator(_thread_key)]
 Kind = Annotated[str, AfterValidator(_kind)]
+LatestAction = Annotated[dict[str, Any], AfterValidator(_action)]
 
 
 class _Model(BaseModel):
@@ -103,7 +123,7 @@ class _User(_Model):
     policy_overrides: dict[str, Any] | None = None
     last_interaction_any_channel_iso: Instant | None = None
     channels: dict[ThreadKey, _Channel] | None = None
-    latest_actions: list[dict[str, Any]] | None = None
+    latest_actions: list[LatestAction] | None = None
     calibration: dict[str, Any] | None = None
 
 
@@ -205,6 +225,46 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
         for thread in snapshot.threads
     }
     return {"version": VERSION, "users": users, "threads": threads}
+
+
+def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[str, ...]]:
+    """``snapshot`` as a document that imports again, and a warning for each value left out,
+    naming its user or thread and what to do: a zone the relay refuses (``Etc/GMT+2``,
+    stored by an older version) is unset, as the clock already reads it; a latest action
+    that does not parse (imported before entries were checked) is dropped, as every read
+    already skips it."""
+    warnings: list[str] = []
+    users = []
+    for user in snapshot.users:
+        if user.default_tz is not None and not is_valid_zone(user.default_tz):
+            warnings.append(
+                f"user {user.user_key!r}: the stored timezone {user.default_tz!r} is not one "
+                "the relay accepts, so it is exported as unset (null); set a location zone "
+                f"again with /tz or PUT /admin/users/{user.user_key}/timezone"
+            )
+            user = replace(user, default_tz=None)
+        actions = []
+        for entry in user.latest_actions:
+            try:
+                actions.append(_action(entry))
+            except ValueError as exc:
+                warnings.append(
+                    f"user {user.user_key!r}: the stored latest action "
+                    f"{json.dumps(entry.get('id') if isinstance(entry, dict) else None)} is "
+                    f"left out because it is unusable ({exc}); the relay already ignores it"
+                )
+        users.append(replace(user, latest_actions=actions))
+    threads = []
+    for thread in snapshot.threads:
+        if thread.session_tz is not None and not is_valid_zone(thread.session_tz):
+            warnings.append(
+                f"thread {thread.thread_key!r}: the stored session timezone "
+                f"{thread.session_tz!r} is not one the relay accepts, so it is exported as "
+                "unset (null), as the clock already reads it (it uses the users' zones)"
+            )
+            thread = replace(thread, session_tz=None)
+        threads.append(thread)
+    return ClockStateSnapshot(users=tuple(users), threads=tuple(threads)), tuple(warnings)
 
 
 def delta_hours(session_tz: str | None, agent_tz: str, at: datetime) -> int | float | None:

@@ -94,6 +94,15 @@ def get_zone(name: str) -> ZoneInfo:
     suggestion = _casefold_index().get(name.strip().casefold())
     if suggestion is not None:
         raise ValueError(f"unknown timezone {name!r}; did you mean {suggestion!r}?")
+    if name.startswith("Etc/") and name in available_timezones():
+        offset = ZoneInfo(name).utcoffset(datetime(2000, 1, 1)) or timedelta(0)
+        if not offset:
+            raise ValueError(f"{name!r} is UTC under another name; use 'UTC'")
+        raise ValueError(
+            f"{name!r} is a fixed offset ({format_offset(int(offset.total_seconds()) // 60)}; "
+            "Etc ids invert the sign), not a place, and ignores daylight saving; name a place "
+            "instead, such as 'America/Sao_Paulo' or 'Asia/Kolkata', or 'UTC'"
+        )
     if name in LEGACY_KEYS or name.isupper():
         raise ValueError(
             f"{name!r} is an abbreviation or legacy alias, not an IANA timezone; "

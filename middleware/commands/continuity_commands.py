@@ -9,7 +9,7 @@
 - ``/memory`` lists what the relay remembers about the user; ``/memory forget N``
   deletes one item, ``/memory add TEXT`` adds one. In a group, where everyone reads the
   answer, the list (and ``/context``'s list of the user's other contexts) is only
-  offered in a direct message.
+  offered in a direct chat.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ _RECENT_CONTEXTS = 8
 _NAME_LIMIT = 80
 # What a group must not read: everyone there sees the answer.
 _PRIVATE_IN_GROUPS = (
-    "What I remember about you is yours alone: send /memory to me in a direct message to "
-    "see it or forget an item."
+    "Everyone here would read what I remember about you, so I list it and forget items "
+    "only in a direct chat with me: send /memory there. (/memory add TEXT works here.)"
 )
 
 
@@ -74,7 +74,7 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         ]
         if recent and turn.chat_type == "group":
             # Their other work is theirs: everyone in the group reads this answer.
-            lines.append("Send /context to me in a direct message to see your recent ones.")
+            lines.append("Send /context to me in a direct chat to see your other contexts.")
         elif recent:
             lines.append("Your recent ones:")
             lines.extend(

@@ -18,7 +18,9 @@ What counts as the user's:
   (timezone, last contact, clock data);
 - when linked, they are unlinked first (as ``unlink_user`` does: a person left with
   fewer than two users is dissolved) and the actions they clocked are taken out of the
-  person's shared list, so what the other accounts keep holds nothing of theirs.
+  person's shared list, so what the other accounts keep holds nothing of theirs;
+- the copies of their actions other rows hold: an account once linked to theirs kept a
+  copy of the shared list when it was unlinked, and so did any person it joined since.
 
 Children are deleted before their parents, rather than left to ``ON DELETE CASCADE``, so
 each kind is counted. A dry run does all of it inside a savepoint it then rolls back, so
@@ -82,8 +84,18 @@ WHERE work_context_id IN ({marks})
 """
 
 _SELECT_LINKED = "SELECT user_key FROM users WHERE person_id = ? AND user_key <> ? ORDER BY 1"
-_SELECT_PERSON_ACTIONS = "SELECT latest_actions FROM persons WHERE person_id = ?"
-_SET_PERSON_ACTIONS = "UPDATE persons SET latest_actions = ? WHERE person_id = ?"
+
+# Rows whose latest actions may hold one of the user's (the key as stored JSON spells it).
+_ACTION_HOLDERS = {
+    "users": "SELECT user_key, latest_actions FROM users "
+    "WHERE user_key <> :user_key AND instr(latest_actions, :spelled) > 0",
+    "persons": "SELECT person_id, latest_actions FROM persons "
+    "WHERE instr(latest_actions, :spelled) > 0",
+}
+_SET_ACTIONS = {
+    "users": "UPDATE users SET latest_actions = ? WHERE user_key = ?",
+    "persons": "UPDATE persons SET latest_actions = ? WHERE person_id = ?",
+}
 
 
 def forget_user(conn: sqlite3.Connection, user_key: str, *, dry_run: bool) -> ForgetReport | None:
@@ -197,24 +209,44 @@ def _forget(conn: sqlite3.Connection, user_key: str) -> ForgetReport | None:
     )
     counts["threads"] = _delete(conn, f"threads WHERE {in_threads}", threads)
     counts["link_codes"] = _delete(conn, "link_codes WHERE user_key = ?", [user_key])
-    actions = len(_actions(own_actions))
+    # Their own list may hold copies of a once-linked account's actions: not theirs.
+    theirs = [a for a in _actions(own_actions) if _owner(a) in ("", user_key)]
     linked: tuple[str, ...] = ()
     if person_id is not None:
         linked = tuple(row[0] for row in conn.execute(_SELECT_LINKED, (person_id, user_key)))
-        actions += _drop_person_actions(conn, person_id, user_key)
+    theirs += _drop_actions_elsewhere(conn, user_key)
+    if person_id is not None:
         links.unlink_user(conn, user_key)
     conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
-    return ForgetReport(**counts, actions=actions, unlinked_from=linked)
+    return ForgetReport(**counts, actions=_distinct(theirs), unlinked_from=linked)
 
 
-def _drop_person_actions(conn: sqlite3.Connection, person_id: str, user_key: str) -> int:
-    """Take the user's actions out of the person's shared list; return how many."""
-    row = conn.execute(_SELECT_PERSON_ACTIONS, (person_id,)).fetchone()
-    stored = _actions(row[0] if row else None)
-    kept = [a for a in stored if not (isinstance(a, dict) and a.get("user_key") == user_key)]
-    if len(kept) != len(stored):
-        conn.execute(_SET_PERSON_ACTIONS, (json.dumps(kept) if kept else None, person_id))
-    return len(stored) - len(kept)
+def _drop_actions_elsewhere(conn: sqlite3.Connection, user_key: str) -> list[Any]:
+    """Take the user's actions out of every other row's list (their person's shared one,
+    and the copies unlinked accounts kept); return the entries taken."""
+    taken: list[Any] = []
+    spelled = json.dumps(user_key)[1:-1]
+    for table, select in _ACTION_HOLDERS.items():
+        rows = conn.execute(select, {"user_key": user_key, "spelled": spelled}).fetchall()
+        for owner, raw in rows:
+            stored = _actions(raw)
+            kept = [a for a in stored if _owner(a) != user_key]
+            if len(kept) != len(stored):
+                taken += [a for a in stored if _owner(a) == user_key]
+                conn.execute(_SET_ACTIONS[table], (json.dumps(kept) if kept else None, owner))
+    return taken
+
+
+def _owner(action: Any) -> str:
+    found = action.get("user_key") if isinstance(action, dict) else None
+    return found if isinstance(found, str) else ""
+
+
+def _distinct(actions: list[Any]) -> int:
+    """How many actions, a copy held in several rows counted once (by its id)."""
+    ids = {a["id"] for a in actions if isinstance(a, dict) and isinstance(a.get("id"), str)}
+    without_id = [a for a in actions if not (isinstance(a, dict) and isinstance(a.get("id"), str))]
+    return len(ids) + len(without_id)
 
 
 def _actions(raw: str | None) -> list[Any]:

@@ -62,3 +62,23 @@ async def test_a_dry_run_counts_what_the_deletion_then_deletes(store: SqliteStor
     data = await store.get_clock_data(DC)
     assert data is not None and data.latest_actions == [theirs]
     assert await store.get_user(OTHER) is not None
+
+
+async def test_copies_of_their_actions_kept_by_a_once_linked_account_go_too(
+    store: SqliteStore,
+) -> None:
+    await seen(store)
+    mine = {"id": "a1", "label": "walk", "user_key": TG}
+    theirs = {"id": "a2", "label": "cook", "user_key": DC}
+    await store.update_clock_data(TG, lambda _: ClockData({}, {}, [mine]))
+    await store.update_clock_data(DC, lambda _: ClockData({}, {}, [theirs]))
+    await store.link_users([TG, DC], now=T0)
+    # Unlinking leaves each account a copy of the shared list, the other's actions included.
+    await store.unlink_user(DC)
+    copy = await store.get_clock_data(DC)
+    assert copy is not None and copy.latest_actions == [mine, theirs]
+
+    report = await store.forget_user(TG)
+    assert report is not None and report.actions == 1  # the walk, not the copy of the cook
+    data = await store.get_clock_data(DC)
+    assert data is not None and data.latest_actions == [theirs]

@@ -207,6 +207,19 @@ async def test_preview_of_a_new_thread_and_bad_input(
         ({"text": 5, "user_key": "api:bo"}, "text: Input should be a valid string"),
         ({"text": "hi", "user_key": "api:bo", "received_at": "noon"}, "not an ISO 8601"),
         ({"text": "hi", "user_key": "api:bo", "chat_type": "crowd"}, "chat_type"),
+        # Past what Python's datetime holds once in UTC, or whose "tomorrow" is.
+        (
+            {"text": "hi", "user_key": "api:bo", "received_at": "9999-12-31T23:59:59-01:00"},
+            "out of range once in UTC",
+        ),
+        (
+            {"text": "at 9am", "user_key": "api:bo", "received_at": "9999-12-31T23:59:59Z"},
+            "too close to the end of the calendar",
+        ),
+        (
+            {"text": "clock it: gym", "user_key": "api:bo", "received_at": "9999-12-31T12:00Z"},
+            "too close to the end of the calendar",
+        ),
     ]:
         status, error = await call(relay, "POST", path, body)
         assert status == 400, body
@@ -262,7 +275,58 @@ async def test_clock_state_round_trip(
     assert again == exported
 
 
+async def test_clock_state_export_of_a_refused_zone_imports_again(
+    relay_factory: RelayFactory, relay: RunningServer, tmp_path: Path
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    # An older version's /tz stored it; the relay now refuses it.
+    await relay.runner.app[SERVICES].store.set_user_timezone("api:ana", "Etc/GMT+2")
+    async with aiohttp.ClientSession() as http:
+        async with http.get(
+            f"{relay.url}/admin/clock-state", headers={"Authorization": f"Bearer {ADMIN}"}
+        ) as response:
+            assert response.status == 200
+            assert response.headers["X-Chronorelay-Export-Warnings"] == "1"
+            exported = await response.json()
+    assert exported["users"]["api:ana"]["default_tz"] is None
+
+    other = await relay_factory(
+        auth=AUTH, clock=CLOCK, store={"path": str(tmp_path / "other.sqlite3")}
+    )
+    status, counts = await call(other, "POST", "/admin/clock-state", exported)
+    assert status == 200 and counts["users_created"] == 1
+
+
+async def test_an_action_the_relay_cannot_use_is_refused_and_the_user_keeps_working(
+    relay: RunningServer,
+) -> None:
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    broken = {"id": "a1", "label": "gym", "recorded_iso": "9999-12-31T23:30:00+00:00"}
+    document = {"version": 3, "users": {"api:ana": {"latest_actions": [broken]}}}
+    status, body = await call(relay, "POST", "/admin/clock-state", document)
+    assert status == 400
+    assert 'users["api:ana"].latest_actions[0]' in body["error"]["message"]
+    # Had it been stored, every turn and admin read of the user would answer 500.
+    await chat(relay, "still here", at="2026-02-09T11:00:00+09:00")
+    status, user = await call(relay, "GET", "/admin/users/api:ana")
+    assert status == 200 and user["latest_actions"] == []
+
+
 async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) -> None:
+    status, body = await call(
+        relay,
+        "POST",
+        "/admin/clock-state",
+        {
+            "version": 3,
+            "users": {"api:x": {"last_interaction_any_channel_iso": "9999-12-31T23:00:00-02:00"}},
+        },
+    )
+    assert status == 400
+    assert (
+        "users[\"api:x\"].last_interaction_any_channel_iso: '9999-12-31T23:00:00-02:00' is out "
+        "of range once in UTC"
+    ) in body["error"]["message"]
     status, body = await call(relay, "POST", "/admin/clock-state", {"version": 2})
     assert status == 400 and "reads version 3" in body["error"]["message"]
     status, body = await call(

@@ -77,6 +77,36 @@ def test_export_then_import_into_another_store(
     assert "users 0 new, 1 merged; threads 0 new, 1 merged" in capsys.readouterr().out
 
 
+def test_an_export_always_imports_again_even_with_a_zone_the_relay_now_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, target = config_file(tmp_path, "a"), config_file(tmp_path, "b")
+    asyncio.run(seed(tmp_path / "a.sqlite3"))
+
+    async def set_old_zones() -> None:
+        # As an older version's /tz could store them.
+        store = SqliteStore(tmp_path / "a.sqlite3")
+        await store.open()
+        try:
+            await store.set_user_timezone("telegram:42", "Etc/GMT+2")
+            await store.set_thread_timezone(THREAD, "Etc/GMT+2")
+        finally:
+            await store.close()
+
+    asyncio.run(set_old_zones())
+    saved = tmp_path / "clock-state.json"
+    assert main(["export-clock-state", "--config", str(source), "--output", str(saved)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: user 'telegram:42': the stored timezone 'Etc/GMT+2'" in err
+    assert f"warning: thread {THREAD!r}: the stored session timezone 'Etc/GMT+2'" in err
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    assert document["users"]["telegram:42"]["default_tz"] is None
+    assert document["threads"][THREAD]["session_tz"] is None
+
+    assert main(["import-clock-state", "--config", str(target), str(saved)]) == 0
+    assert "users 1 new" in capsys.readouterr().out
+
+
 def test_export_without_a_store_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

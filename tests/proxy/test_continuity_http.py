@@ -361,6 +361,28 @@ async def test_commands_context_recap_capture_memory(
     assert "(1 to 2), e.g. /memory forget 2" in await ana.say("/memory forget")
 
 
+async def test_memory_and_other_contexts_are_not_listed_in_a_group(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/memory add I see my therapist on Tuesdays")
+    await ana.say("/context Job hunt")
+    group = Person(relay, fake_upstream, clock, thread="g1", chat_type="group")
+
+    # Everyone in the group reads the answers.
+    for command in ("/memory", "/memory forget 1"):
+        answer = await group.say(command)
+        assert "therapist" not in answer and "direct chat" in answer, command
+    assert "Remembered" in await group.say("/memory add I like the blue mug")
+    context = await group.say("/context")
+    assert "Job hunt" not in context and "direct chat" in context
+    # In the direct chat, all of it; nothing was forgotten from the group.
+    listing = await ana.say("/memory")
+    assert "therapist on Tuesdays" in listing and "blue mug" in listing
+    assert "Job hunt" in await Person(relay, fake_upstream, clock, thread="t9").say("/context")
+
+
 async def test_admin_jobs_and_capture_errors(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
@@ -405,26 +427,3 @@ async def test_a_group_gets_the_groups_work_not_the_speakers_private_cards(
     # Her own DM still gets all of it.
     home = cards_in(await dm.block_for("back", after=timedelta(hours=2)))
     assert "therapy" in home["living_memory"] and "notary" in home["resume"]
-
-
-async def test_in_a_group_memory_and_other_contexts_are_offered_only_in_a_dm(
-    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
-) -> None:
-    """Everyone in a group reads the answer to /memory or /context typed there."""
-    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
-    dm = Person(relay, fake_upstream, clock, user="alice", thread="dm")
-    await dm.say("/memory add my therapy session is on Friday")
-    await dm.say("/context Divorce papers")
-    group = Person(relay, fake_upstream, clock, user="alice", thread="grp", chat_type="group")
-
-    for asked in ("/memory", "/memory forget 1"):
-        answer = await group.say(asked)
-        assert "therapy" not in answer
-        assert "send /memory to me in a direct message" in answer
-    listing = await group.say("/context")
-    assert "Divorce" not in listing
-    assert "Send /context to me in a direct message" in listing
-    # Nothing was forgotten, and the DM still lists both.
-    assert "therapy session" in await dm.say("/memory")
-    other_dm = Person(relay, fake_upstream, clock, user="alice", thread="dm2")
-    assert "Divorce papers" in await other_dm.say("/context")

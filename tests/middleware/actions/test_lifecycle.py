@@ -22,7 +22,7 @@ from middleware.actions.lifecycle import (
     new_action,
     visible_actions,
 )
-from middleware.actions.model import Action, Scope, Source
+from middleware.actions.model import Action, Scope, Source, load_actions
 from middleware.types import ChatType
 
 NOW = datetime(2026, 2, 9, 9, 10, tzinfo=UTC)
@@ -200,6 +200,26 @@ def test_the_start_is_stored_and_old_entries_without_one_still_load() -> None:
     old = Action.from_json(stored)
     assert old.start_at is None and old.has_started(NOW)
     assert old.status_at(NOW + timedelta(minutes=20)) == "likely_done"
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"expected_typical_minutes": 1e300}, "at most a year"),
+        ({"recorded_iso": "9999-12-31T23:30:00+00:00"}, "within the years 1 to 9999"),
+        ({"expires_iso": "9999-12-31T23:59:59-01:00"}, "expires_iso is out of range"),
+        ({"activity": 5}, "activity must be a string"),
+        ({"quote": ["said"]}, "quote must be a string"),
+    ],
+)
+def test_an_entry_whose_times_cannot_be_worked_out_does_not_load(
+    change: dict[str, Any], problem: str
+) -> None:
+    # Such entries (imported before they were checked) failed every read of their user.
+    stored = {**create(GYM).to_json(), **change}
+    with pytest.raises(ValueError, match=problem):
+        Action.from_json(stored)
+    assert load_actions([stored, create(CALL).to_json()]) == [create(CALL)]
 
 
 # --- add_action: precedence -----------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 
 from middleware.clock.state_file import (
     delta_hours,
+    exportable,
     iso_utc,
     read_clock_state,
     write_clock_state,
@@ -169,7 +170,14 @@ def test_round_trip_is_lossless() -> None:
                     GROUP: ChannelTimes(datetime(2026, 2, 9, 1, 0, tzinfo=UTC), None),
                     DM: ChannelTimes(None, datetime(2026, 2, 8, tzinfo=UTC)),
                 },
-                latest_actions=[{"id": "a1", "label": "gym", "ünïcode": "✓"}],
+                latest_actions=[
+                    {
+                        "id": "a1",
+                        "label": "gym",
+                        "recorded_iso": "2026-02-09T01:00:00+00:00",
+                        "ünïcode": "✓",
+                    }
+                ],
                 calibration={"activity_overrides": {}},
             ),
             UserClockState("discord:7"),
@@ -248,6 +256,27 @@ def test_unknown_versions_are_refused(document: object, expected: str) -> None:
             {"threads": {DM: {"session_tz": "asia/tokyo"}}},
             "did you mean 'Asia/Tokyo'",
         ),
+        (
+            {"users": {"telegram:42": {"latest_actions": [{"id": "a1", "label": "gym"}]}}},
+            "users[\"telegram:42\"].latest_actions[0]: a latest action needs 'recorded_iso'",
+        ),
+        (
+            {
+                "users": {
+                    "telegram:42": {
+                        "latest_actions": [
+                            {
+                                "id": "a1",
+                                "label": "gym",
+                                "recorded_iso": "2026-02-09T10:00:00+09:00",
+                                "expected_typical_minutes": 1e300,
+                            }
+                        ]
+                    }
+                }
+            },
+            'users["telegram:42"].latest_actions[0]: expected minutes must be at most a year',
+        ),
     ],
 )
 def test_bad_values_are_reported_with_their_path(change: dict[str, Any], expected: str) -> None:
@@ -263,3 +292,52 @@ def test_every_problem_is_listed_up_to_a_limit() -> None:
     message = str(caught.value)
     assert message.count("unknown timezone 'Mars/Base'") == 20
     assert message.endswith("and 5 more")
+
+
+def test_a_refused_zone_is_named_with_what_to_do_instead() -> None:
+    document = {"version": 3, "users": {"telegram:42": {"default_tz": "Etc/GMT+2"}}}
+    with pytest.raises(RequestError) as caught:
+        read_clock_state(document)
+    message = str(caught.value)
+    assert "users[\"telegram:42\"].default_tz: 'Etc/GMT+2' is a fixed offset" in message
+    assert "name a place instead" in message and "or null to leave it unset" in message
+
+
+def test_zones_the_relay_refuses_are_exported_as_unset_with_a_warning() -> None:
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(user_key="telegram:42", default_tz="Etc/GMT+2"),
+            UserClockState(user_key="telegram:43", default_tz="Asia/Tokyo"),
+        ),
+        threads=(
+            ThreadClockState(thread_key=DM, session_tz="Etc/GMT-14"),
+            ThreadClockState(thread_key=GROUP, session_tz="Europe/Lisbon"),
+        ),
+    )
+    kept, warnings = exportable(snapshot)
+    assert [u.default_tz for u in kept.users] == [None, "Asia/Tokyo"]
+    assert [t.session_tz for t in kept.threads] == [None, "Europe/Lisbon"]
+    assert len(warnings) == 2
+    assert "user 'telegram:42'" in warnings[0] and "'Etc/GMT+2'" in warnings[0]
+    assert "PUT /admin/users/telegram:42/timezone" in warnings[0]
+    assert f"thread {DM!r}" in warnings[1] and "'Etc/GMT-14'" in warnings[1]
+    # What is written reads back.
+    document = write_clock_state(kept, agent_tz="UTC", at=WINTER)
+    assert read_clock_state(document) == kept
+
+
+def test_stored_actions_that_do_not_parse_are_left_out_of_an_export_with_a_warning() -> None:
+    usable = {"id": "a2", "label": "gym", "recorded_iso": "2026-02-09T10:00:00+09:00"}
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(
+                user_key="telegram:42",
+                latest_actions=[{"id": "a1", "label": "no time"}, usable],
+            ),
+        )
+    )
+    kept, [warning] = exportable(snapshot)
+    assert kept.users[0].latest_actions == [usable]
+    assert "user 'telegram:42': the stored latest action \"a1\" is left out" in warning
+    assert "needs 'recorded_iso'" in warning
+    assert read_clock_state(write_clock_state(kept, agent_tz="UTC", at=WINTER)) == kept

@@ -307,6 +307,14 @@ def test_get_zone_messages_say_what_to_do() -> None:
         get_zone("Mars/Olympus")
 
 
+def test_get_zone_says_an_etc_id_is_a_fixed_offset_and_what_to_use() -> None:
+    with pytest.raises(ValueError, match=r"'Etc/GMT\+2' is a fixed offset \(UTC-02:00") as caught:
+        get_zone("Etc/GMT+2")
+    assert "name a place instead" in str(caught.value)
+    with pytest.raises(ValueError, match="'Etc/GMT' is UTC under another name; use 'UTC'"):
+        get_zone("Etc/GMT")
+
+
 # --- agent zone --------------------------------------------------------------------------
 
 
