@@ -334,7 +334,7 @@ async def import_document(store: Store, document: object, now: datetime) -> Impo
 
     Raises ``RequestError`` naming every problem when the document is not valid v3.
     """
-    return await store.import_clock_state(read_clock_state(document), now=now)
+    return await store.import_clock_state(read_clock_state(document, now=now), now=now)
 
 
 def agent_zone(config: Config) -> str:

@@ -166,10 +166,11 @@ def _import_clock_state(config: Config, source: str) -> int:
         return 1
 
     # Validated before the store is opened: a bad file touches nothing.
-    snapshot = read_clock_state(document)
+    now = SystemClock().now()
+    snapshot = read_clock_state(document, now=now)
 
     async def merge(store: Store) -> ImportCounts:
-        return await store.import_clock_state(snapshot, now=SystemClock().now())
+        return await store.import_clock_state(snapshot, now=now)
 
     counts = asyncio.run(_with_store(config, merge))
     print(

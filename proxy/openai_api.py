@@ -11,7 +11,7 @@ import json
 import re
 import time
 from contextlib import aclosing
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -19,6 +19,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from middleware import json_codec
+from middleware.clock.source import CLOCK_SKEW
 from middleware.errors import (
     AuthError,
     NotFoundError,
@@ -36,8 +37,6 @@ from proxy.server import SHUTDOWN_DEADLINE
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ID = re.compile(r"^[^\s:]{1,256}$")
-# How far ahead of the relay's clock a replayed instant may be (the sender's clock skew).
-REPLAY_SKEW = timedelta(minutes=5)
 
 
 class _Message(BaseModel):
@@ -241,7 +240,7 @@ def _replay_instant(value: str, caller: Caller, now: datetime) -> datetime:
         raise RequestError(
             f"X-Chronorelay-Received-At is out of range once in UTC: {value!r}"
         ) from exc
-    if instant > now + REPLAY_SKEW:
+    if instant > now + CLOCK_SKEW:
         raise RequestError(
             f"X-Chronorelay-Received-At is in the future ({value}; the relay's clock says "
             f"{now.isoformat(timespec='seconds')}): replay messages that were already sent"

@@ -5,6 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+# How far ahead of the relay's clock an instant someone else reports may be (their clock's
+# skew): a replayed message's, an imported clock state's. Beyond it, the instant would
+# make every later turn look "just now" until it passed, as times never move backwards.
+CLOCK_SKEW = timedelta(minutes=5)
+
 
 class Clock(Protocol):
     """A source of the current instant."""

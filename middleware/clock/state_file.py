@@ -17,9 +17,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+)
 
 from middleware.actions.model import Action
+from middleware.clock.source import CLOCK_SKEW
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
 from middleware.identity import split_user_key, thread_channel
@@ -64,6 +72,21 @@ def parse_instant(value: object) -> datetime:
         raise ValueError(f"{value!r} is out of range once in UTC") from None
 
 
+def _past_instant(value: object, info: ValidationInfo) -> datetime:
+    """An instant of the file's past: one ahead of the importing relay's clock (``now`` in
+    the validation context) would read as "just now" on every turn until it passed, and
+    times never move backwards."""
+    instant = parse_instant(value)
+    now = info.context.get("now") if info.context else None
+    if now is not None and instant > now + CLOCK_SKEW:
+        raise ValueError(
+            f"{value!r} is in the future (the relay's clock says "
+            f"{iso_utc(now.replace(microsecond=0))}); a clock state holds past instants: fix "
+            "the file's clock or leave the value out"
+        )
+    return instant
+
+
 def _zone(name: str) -> str:
     try:
         get_zone(name)
@@ -101,7 +124,7 @@ def _thread_key(key: str) -> str:
     return key
 
 
-Instant = Annotated[datetime, BeforeValidator(parse_instant)]
+Instant = Annotated[datetime, BeforeValidator(_past_instant)]
 Zone = Annotated[str, AfterValidator(_zone)]
 UserKey = Annotated[str, AfterValidator(_user_key)]
 ThreadKey = Annotated[str, AfterValidator(_thread_key)]
@@ -141,11 +164,12 @@ class _File(_Model):
     threads: dict[ThreadKey, _Thread] | None = None
 
 
-def read_clock_state(data: object) -> ClockStateSnapshot:
+def read_clock_state(data: object, *, now: datetime | None = None) -> ClockStateSnapshot:
     """The snapshot a parsed v3 document describes.
 
     Raises ``RequestError`` for anything else: not an object, a version other than 3, or
-    values of the wrong type or form (each listed with its JSON path).
+    values of the wrong type or form (each listed with its JSON path), an instant more
+    than ``CLOCK_SKEW`` after ``now`` among them.
     """
     if not isinstance(data, dict):
         raise RequestError(
@@ -159,7 +183,7 @@ def read_clock_state(data: object) -> ClockStateSnapshot:
             f"{VERSION} (spec 000 §10.2)"
         )
     try:
-        parsed = _File.model_validate(data)
+        parsed = _File.model_validate(data, context={"now": now})
     except ValidationError as exc:
         raise RequestError(f"invalid clock-state file: {describe_validation_error(exc)}") from exc
     users = tuple(

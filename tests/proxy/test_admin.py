@@ -329,6 +329,17 @@ async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) ->
     ) in body["error"]["message"]
     status, body = await call(relay, "POST", "/admin/clock-state", {"version": 2})
     assert status == 400 and "reads version 3" in body["error"]["message"]
+    # Ahead of the relay's clock (the fixture's, 2026): refused, nothing stored.
+    future = {
+        "version": 3,
+        "threads": {"agent:main:api:t": {"last_interaction_iso": "2099-01-01T00:00Z"}},
+    }
+    status, body = await call(relay, "POST", "/admin/clock-state", future)
+    assert status == 400
+    assert 'threads["agent:main:api:t"].last_interaction_iso' in body["error"]["message"]
+    assert "is in the future" in body["error"]["message"]
+    status, _ = await call(relay, "GET", "/admin/threads/agent:main:api:t/clock")
+    assert status == 404
     status, body = await call(
         relay, "POST", "/admin/clock-state", {"version": 3, "users": {"api:x": {"default_tz": 9}}}
     )

@@ -341,3 +341,23 @@ def test_stored_actions_that_do_not_parse_are_left_out_of_an_export_with_a_warni
     assert "user 'telegram:42': the stored latest action \"a1\" is left out" in warning
     assert "needs 'recorded_iso'" in warning
     assert read_clock_state(write_clock_state(kept, agent_tz="UTC", at=WINTER)) == kept
+
+
+def test_an_instant_ahead_of_the_relays_clock_is_refused_with_its_path() -> None:
+    """Times never move backwards: an imported 2099 would make every turn "just now"."""
+    now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    within_skew = {"version": 3, "threads": {DM: {"last_interaction_iso": "2026-11-22T12:04:00Z"}}}
+    assert read_clock_state(within_skew, now=now).threads[0].last_interaction_at == datetime(
+        2026, 11, 22, 12, 4, tzinfo=UTC
+    )
+    ahead = {
+        "version": 3,
+        "users": {
+            "telegram:42": {"channels": {DM: {"last_user_message_iso": "2099-01-01T00:00Z"}}}
+        },
+    }
+    with pytest.raises(RequestError) as caught:
+        read_clock_state(ahead, now=now)
+    message = str(caught.value)
+    assert f'users["telegram:42"].channels["{DM}"].last_user_message_iso' in message
+    assert "is in the future (the relay's clock says 2026-11-22T12:00:00+00:00)" in message
