@@ -155,6 +155,31 @@ async def test_markdown_special_characters_survive(
     assert text[bold["offset"] : bold["offset"] + bold["length"]] == "Note:"
 
 
+async def test_angle_brackets_are_shown_not_dropped_as_html(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The relay's own hints name arguments in angle brackets.
+    await telegram_api.push_message("/whoami")
+    [whoami] = await telegram_api.wait_for_sent(1)
+    assert whoami["text"].endswith("(set it with /tz <zone or city>).")
+    fake_upstream.reply_content = (
+        "Use Vec<u8> when a<b and c>d.\n\n<details>\nhidden\n</details>\nend"
+    )
+    await telegram_api.push_message("types?")
+    [_, answer] = await telegram_api.wait_for_sent(2)
+    assert answer["text"] == "Use Vec<u8> when a<b and c>d.\n\n<details>\nhidden\n</details>\nend"
+
+
+def test_only_html_is_escaped_code_and_links_are_untouched() -> None:
+    [(text, entities)] = telegram_parts("`a<b>` then <https://example.com> and <br>")
+    assert text == "a<b> then https://example.com and <br>"
+    assert [(e.type, e.offset, e.length) for e in entities] == [
+        ("code", 0, 4),
+        ("text_link", 10, 19),
+    ]
+    assert telegram_parts("```html\n<b>x</b>\n```")[0][0] == "<b>x</b>"
+
+
 def test_parts_keep_entities_on_their_text() -> None:
     parts = telegram_parts("intro\n\n" + "x" * 30 + "\n\n**bold end**", limit=20)
     assert [p[0] for p in parts] == ["intro", "x" * 20, "x" * 10 + "\n\nbold end"]
