@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
@@ -20,6 +21,15 @@ from middleware.types import ReplyStream, Turn
 
 if TYPE_CHECKING:
     from proxy.services import Services
+
+log = logging.getLogger(__name__)
+
+# What a chat user is told when their turn failed inside the relay (the log has the error;
+# its text may name files and hosts, so it is not shown in the chat).
+TURN_FAILED = (
+    "[the relay could not answer this message because of an error on its side; try again "
+    "in a moment, and tell the relay's operator if it keeps happening]"
+)
 
 REGISTRY: dict[str, str] = {
     "terminal": "channels.terminal:TerminalChannel",
@@ -153,11 +163,18 @@ async def answer_in_order(
 ) -> None:
     """Answer ``turn`` and deliver the reply while holding the conversation's ``lock``,
     showing ``typing`` until the reply is ready. With ``live`` the reply is streamed into
-    it as it is written, and ``live.finish`` delivers it instead of ``deliver``."""
+    it as it is written, and ``live.finish`` delivers it instead of ``deliver``.
+
+    A turn that fails inside the relay (the store, a stage) is logged and answered with
+    ``TURN_FAILED``: the user is never left without a reply."""
     async with lock:
         async with alongside(typing):
-            turn.body = await conversation_body(services, turn, history_limit)
-            text = await answer(services, turn, live.update if live is not None else None)
+            try:
+                turn.body = await conversation_body(services, turn, history_limit)
+                text = await answer(services, turn, live.update if live is not None else None)
+            except Exception:
+                log.exception("answering a %s message failed", turn.channel)
+                text = TURN_FAILED
         if live is not None:
             await live.finish(text)
         else:
