@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -98,12 +99,46 @@ async def answer(
                 await on_text(stream.text)
         return stream.text
     except UpstreamStatusError as exc:
-        return f"[the LLM refused the request: HTTP {exc.status} {exc.body[:300]!r}]"
+        return refusal_text(exc)
     except UpstreamError as exc:
         partial = stream.text if stream is not None else ""
         if partial:
             return f"{partial}\n\n[the answer broke off: {exc}]"
         return f"[no answer from the LLM: {exc}]"
+
+
+def refusal_text(exc: UpstreamStatusError) -> str:
+    """What a chat user is told when the upstream answered with an error status: its own
+    error message (OpenAI's ``{"error": {"message": …}}``, ``detail``, else the body's text) and
+    whether trying again can help."""
+    detail = _error_message(exc.body)
+    if exc.status == 429:
+        wait = f"{exc.retry_after:.0f} seconds" if exc.retry_after else "a minute"
+        advice = f"the LLM is busy; try again in {wait}"
+    elif exc.status >= 500:
+        advice = "the LLM had a problem; try again in a moment"
+    else:
+        advice = "tell the relay's operator if it keeps happening"
+    said = f": {detail}" if detail else ""
+    return f"[the LLM refused the request (HTTP {exc.status}){said} — {advice}]"
+
+
+def _error_message(body: bytes, limit: int = 300) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        # Not OpenAI's shape: the usual places other servers put it.
+        message = message or parsed.get("detail") or parsed.get("message")
+        text = message.strip() if isinstance(message, str) else ""
+    elif parsed is not None:
+        text = ""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def observe(services: Services, turn: Turn) -> None:

@@ -27,7 +27,7 @@ from tests.channels.support import running_discord, running_telegram
 from tests.conftest import relay_config
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import FakeTelegramApi
-from tests.fakes.upstream import FakeUpstream
+from tests.fakes.upstream import FakeUpstream, Scripted
 
 
 class Driver(Protocol):
@@ -198,6 +198,18 @@ async def test_a_failing_turn_is_answered_not_silent(
     assert answer.startswith("[") and "error" in answer
     driver.watch.failure = None
     assert await driver.say("and now?") == ["echo: and now?"]
+
+
+async def test_an_upstream_refusal_is_explained(
+    driver: Driver, fake_upstream: FakeUpstream
+) -> None:
+    error = {"message": "This model's maximum context length is 8192 tokens", "type": "x"}
+    fake_upstream.failures = [Scripted(400, {"error": error})]
+    [answer] = await driver.say("a very long question")
+    assert answer == (
+        "[the LLM refused the request (HTTP 400): This model's maximum context length is "
+        "8192 tokens — tell the relay's operator if it keeps happening]"
+    )
 
 
 async def test_long_replies_fit_the_platform(driver: Driver, fake_upstream: FakeUpstream) -> None:
