@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from channels.history import conversation_body
+from middleware.commands import match_command
+from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
 from middleware.types import ReplyStream, Turn
 
@@ -74,6 +76,19 @@ def load_channel_class(name: str) -> type:
     cls = getattr(module, attr)
     assert isinstance(cls, type)
     return cls
+
+
+_COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
+
+
+def is_relay_command(text: str) -> bool:
+    """Whether ``text`` is one of the relay's chat commands (``/tz …``, ``/help``).
+
+    In groups only these count as addressing the bot: other bots' commands (``/roll``) and
+    text that merely starts with a slash (``/r/python is great``) are not for it.
+    """
+    command = match_command(text)
+    return command is not None and command.name in _COMMAND_NAMES
 
 
 async def answer(

@@ -9,7 +9,7 @@ plain text plus message entities, split at Telegram's limit (``channels.telegram
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
-to it, or are commands; the others are still recorded for the clock (``observe``).
+to it, or are relay commands; the others are still recorded for the clock (``observe``).
 Messages from outside the allow-lists are ignored altogether. The command menu
 (``setMyCommands``) is the relay's command catalog.
 
@@ -34,7 +34,7 @@ from telegram.constants import ChatAction, ChatType, MessageEntityType
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
 
-from channels.base import ConversationLocks, answer_in_order, observe
+from channels.base import ConversationLocks, answer_in_order, is_relay_command, observe
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -278,9 +278,13 @@ class TelegramChannel:
             return True
         text = message.text or ""
         if text.startswith("/"):
-            # "/time@other_bot" is for another bot; a bare "/time" is for every bot.
+            # "/time@other_bot" is for another bot, "/time@this_bot" for this one; a bare
+            # command is for every bot that knows it (the relay's own, "/roll" is not).
             _, at, target = text.split(maxsplit=1)[0].partition("@")
-            return not at or target.lower() == self._username.lower()
+            if at:
+                return target.lower() == self._username.lower()
+            if is_relay_command(text):
+                return True
         if self._settings.group_policy == "all":
             return True
         replied = message.reply_to_message

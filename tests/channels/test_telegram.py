@@ -111,6 +111,27 @@ async def test_groups_answer_only_when_addressed(
     assert history == ["[Ana] just chatting"]
 
 
+async def test_other_bots_commands_in_groups_are_not_answered(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    group = -100250
+    for text in ("/roll 2d6", "/whoami@other_bot", "/start"):
+        await telegram_api.push_message(text, chat_id=group, chat_type="supergroup")
+    await telegram_api.push_message("/roll@chronorelay_bot 1d20", chat_id=group, chat_type="group")
+    await telegram_api.push_message("/time", chat_id=group, chat_type="supergroup")
+    asked, told = await telegram_api.wait_for_sent(2)
+    # Only the command named for this bot went to the model; the relay's own is answered.
+    assert asked["text"] == "echo: [Ana] /roll@chronorelay_bot 1d20"
+    assert told["text"].startswith("It's ")
+    assert len(fake_upstream.requests) == 1
+    transcript = await services_of(bot).store.transcript(f"agent:main:telegram:group:{group}")
+    assert [m.text for m in transcript if m.role == "user"][:3] == [
+        "/roll 2d6",
+        "/whoami@other_bot",
+        "/start",
+    ]
+
+
 async def test_group_policy_all_answers_everything(
     tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
 ) -> None:
