@@ -8,6 +8,9 @@ the reply goes back to the same chat and topic. The model writes Markdown; it is
 plain text plus message entities, split at Telegram's limit (``channels.telegram_format``);
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
+A forwarded message reaches the model as ``[forwarded from Bo] …``: someone else's words,
+never run as the sender's command or clock directive.
+
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
 to it, or are relay commands; the others are still recorded for the clock (``observe``).
 Messages from outside the allow-lists are ignored altogether. The command menu
@@ -29,7 +32,17 @@ from typing import Any, TypeVar
 
 import telegramify_markdown
 from aiohttp import web
-from telegram import Message, MessageEntity, ReplyParameters, Update
+from telegram import (
+    Message,
+    MessageEntity,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    ReplyParameters,
+    Update,
+)
 from telegram.constants import ChatAction, ChatType, MessageEntityType
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
@@ -216,11 +229,17 @@ class TelegramChannel:
             return None
         group = message.chat.type != ChatType.PRIVATE
         topic = message.message_thread_id if message.is_topic_message else None
+        if group:
+            text = self._without_mention(text)
+        if message.forward_origin is not None:
+            # Someone else's words: shown as such to the model, and never run as the
+            # sender's own command or clock directive.
+            text = f"[forwarded from {_origin_name(message.forward_origin)}] {text}"
         return Turn(
             channel=self.name,
             thread_id=str(message.chat.id),
             user_id=str(user.id),
-            text=self._without_mention(text) if group else text,
+            text=text,
             received_at=message.date.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -463,6 +482,19 @@ def webhook_path(secret: str) -> str:
     """The relay path Telegram posts to: fixed by the secret, unguessable without it."""
     digest = hashlib.sha256(f"chronorelay telegram webhook {secret}".encode()).hexdigest()
     return f"{PREFIX}telegram/{digest[:32]}"
+
+
+def _origin_name(origin: MessageOrigin) -> str:
+    """Who wrote a forwarded message, as Telegram lets the bot know."""
+    if isinstance(origin, MessageOriginUser):
+        return origin.sender_user.full_name
+    if isinstance(origin, MessageOriginHiddenUser):
+        return origin.sender_user_name
+    if isinstance(origin, MessageOriginChat):
+        return origin.sender_chat.title or "a group"
+    if isinstance(origin, MessageOriginChannel):
+        return origin.chat.title or "a channel"
+    return "someone"
 
 
 def _preview(text: str) -> Part:

@@ -53,6 +53,17 @@ async def test_dm_goes_through_the_relay_and_the_reply_comes_back(
     assert second[1]["content"] == "echo: hello there"
 
 
+async def test_a_forwarded_message_is_someone_elses_words(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message("/tz Asia/Tokyo", forwarded_from="Bo")
+    [sent] = await telegram_api.wait_for_sent(1)
+    # Not run as this user's command: the model sees a forward and answers it.
+    assert sent["text"] == "echo: [forwarded from Bo] /tz Asia/Tokyo"
+    prior = await services_of(bot).store.peek_prior("", "telegram:42")
+    assert prior.user_tz is None
+
+
 async def test_time_command_is_answered_without_the_upstream(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:

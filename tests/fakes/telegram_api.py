@@ -99,8 +99,10 @@ class FakeTelegramApi:
         topic_id: int | None = None,
         reply_to_bot: bool = False,
         entities: list[dict[str, Any]] | None = None,
+        forwarded_from: str | None = None,
     ) -> dict[str, Any]:
-        """A text message update as Telegram sends it (not queued)."""
+        """A text message update as Telegram sends it (not queued); ``forwarded_from``
+        makes it a forward of a message by a user of that first name."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -122,6 +124,13 @@ class FakeTelegramApi:
         elif text.startswith("/"):
             command = text.split(maxsplit=1)[0]
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+        if forwarded_from is not None:
+            author = {"id": user_id + 1000, "is_bot": False, "first_name": forwarded_from}
+            message["forward_origin"] = {
+                "type": "user",
+                "date": int(when.timestamp()) - 3600,
+                "sender_user": author,
+            }
         if topic_id is not None:
             chat["is_forum"] = True
             message["message_thread_id"] = topic_id
