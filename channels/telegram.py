@@ -8,7 +8,8 @@ the reply goes back to the same chat and topic. The model writes Markdown; it is
 plain text plus message entities, split at Telegram's limit (``channels.telegram_format``);
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
-A forwarded message reaches the model as ``[forwarded from Bo] …``: someone else's words,
+A photo or file is not passed on; its caption is, marked as coming with one. A forwarded
+message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive.
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
@@ -63,6 +64,8 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.0
 _SEND_ATTEMPTS = 3
 _EMPTY_REPLY = "[the LLM's reply had no text]"
+# Before a caption: the photo or file it came with is not passed on.
+_ATTACHED = "[sent with a photo or file the relay does not pass on]"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
@@ -137,7 +140,11 @@ class TelegramChannel:
             # Updates come through handle_webhook into the update queue; nothing polls.
             builder = builder.updater(None)
         app = builder.build()
-        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_message))
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.MESSAGE & (filters.TEXT | filters.CAPTION), self._on_message
+            )
+        )
         app.add_error_handler(self._on_error)
         try:
             await app.initialize()
@@ -221,16 +228,20 @@ class TelegramChannel:
             )
 
     def to_turn(self, message: Message) -> Turn | None:
-        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (not text, from
-        a bot, or from outside the allow-lists). Whether to answer is ``_addressed``'s."""
+        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (no text or
+        caption, from a bot, or from outside the allow-lists). Whether to answer is
+        ``_addressed``'s."""
         user = message.from_user
-        text = message.text
+        text = message.text or message.caption
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
         topic = message.message_thread_id if message.is_topic_message else None
         if group:
             text = self._without_mention(text)
+        if message.text is None:
+            # A caption: the model is asked about something it cannot see, and must know.
+            text = f"{_ATTACHED} {text}"
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.
@@ -295,7 +306,7 @@ class TelegramChannel:
         """Whether a message is for this bot: always in DMs; in groups by the policy."""
         if message.chat.type == ChatType.PRIVATE:
             return True
-        text = message.text or ""
+        text = message.text or message.caption or ""
         if text.startswith("/"):
             # "/time@other_bot" is for another bot, "/time@this_bot" for this one; a bare
             # command is for every bot that knows it (the relay's own, "/roll" is not).
@@ -312,9 +323,13 @@ class TelegramChannel:
             is_topic_root = message.is_topic_message and replied.forum_topic_created
             if replied.from_user.id == self._bot_id and not is_topic_root:
                 return True
-        for entity, value in message.parse_entities(
-            [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
-        ).items():
+        kinds: list[str | None] = [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
+        mentions = (
+            message.parse_entities(kinds)
+            if message.text is not None
+            else message.parse_caption_entities(kinds)
+        )
+        for entity, value in mentions.items():
             if entity.type == MessageEntityType.MENTION:
                 if value[1:].lower() == self._username.lower():
                     return True

@@ -64,6 +64,32 @@ async def test_a_forwarded_message_is_someone_elses_words(
     assert prior.user_tz is None
 
 
+async def test_a_captioned_photo_is_answered_by_its_caption(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message("what time is it there?", photo=True)
+    [dm] = await telegram_api.wait_for_sent(1)
+    assert dm["text"] == (
+        "echo: [sent with a photo or file the relay does not pass on] what time is it there?"
+    )
+    group = -100260
+    await telegram_api.push_message("nice view", chat_id=group, chat_type="group", photo=True)
+    mention = "@chronorelay_bot where is this?"
+    await telegram_api.push_message(
+        mention,
+        chat_id=group,
+        chat_type="group",
+        photo=True,
+        entities=[{"type": "mention", "offset": 0, "length": 16}],
+    )
+    [_, answer] = await telegram_api.wait_for_sent(2)
+    assert answer["text"].endswith(
+        "[Ana] [sent with a photo or file the relay does not pass on] where is this?"
+    )
+    # The photo nobody asked about is recorded, not answered.
+    assert len(fake_upstream.requests) == 2
+
+
 async def test_time_command_is_answered_without_the_upstream(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:
