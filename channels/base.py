@@ -10,16 +10,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
+import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from channels.history import conversation_body
+from middleware.commands import match_command
+from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
 from middleware.types import ReplyStream, Turn
 
 if TYPE_CHECKING:
     from proxy.services import Services
+
+log = logging.getLogger(__name__)
+
+# What a chat user is told when their turn failed inside the relay (the log has the error;
+# its text may name files and hosts, so it is not shown in the chat).
+TURN_FAILED = (
+    "[the relay could not answer this message because of an error on its side; try again "
+    "in a moment, and tell the relay's operator if it keeps happening]"
+)
 
 REGISTRY: dict[str, str] = {
     "terminal": "channels.terminal:TerminalChannel",
@@ -65,6 +78,19 @@ def load_channel_class(name: str) -> type:
     return cls
 
 
+_COMMAND_NAMES = frozenset(name for name, _ in COMMANDS)
+
+
+def is_relay_command(text: str) -> bool:
+    """Whether ``text`` is one of the relay's chat commands (``/tz …``, ``/help``).
+
+    In groups only these count as addressing the bot: other bots' commands (``/roll``) and
+    text that merely starts with a slash (``/r/python is great``) are not for it.
+    """
+    command = match_command(text)
+    return command is not None and command.name in _COMMAND_NAMES
+
+
 async def answer(
     services: Services, turn: Turn, on_text: Callable[[str], Awaitable[None]] | None = None
 ) -> str:
@@ -88,12 +114,46 @@ async def answer(
                 await on_text(stream.text)
         return stream.text
     except UpstreamStatusError as exc:
-        return f"[the LLM refused the request: HTTP {exc.status} {exc.body[:300]!r}]"
+        return refusal_text(exc)
     except UpstreamError as exc:
         partial = stream.text if stream is not None else ""
         if partial:
             return f"{partial}\n\n[the answer broke off: {exc}]"
         return f"[no answer from the LLM: {exc}]"
+
+
+def refusal_text(exc: UpstreamStatusError) -> str:
+    """What a chat user is told when the upstream answered with an error status: its own
+    error message (OpenAI's ``{"error": {"message": …}}``, ``detail``, else the body's text) and
+    whether trying again can help."""
+    detail = _error_message(exc.body)
+    if exc.status == 429:
+        wait = f"{exc.retry_after:.0f} seconds" if exc.retry_after else "a minute"
+        advice = f"the LLM is busy; try again in {wait}"
+    elif exc.status >= 500:
+        advice = "the LLM had a problem; try again in a moment"
+    else:
+        advice = "tell the relay's operator if it keeps happening"
+    said = f": {detail}" if detail else ""
+    return f"[the LLM refused the request (HTTP {exc.status}){said} — {advice}]"
+
+
+def _error_message(body: bytes, limit: int = 300) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        # Not OpenAI's shape: the usual places other servers put it.
+        message = message or parsed.get("detail") or parsed.get("message")
+        text = message.strip() if isinstance(message, str) else ""
+    elif parsed is not None:
+        text = ""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def observe(services: Services, turn: Turn) -> None:
@@ -153,11 +213,18 @@ async def answer_in_order(
 ) -> None:
     """Answer ``turn`` and deliver the reply while holding the conversation's ``lock``,
     showing ``typing`` until the reply is ready. With ``live`` the reply is streamed into
-    it as it is written, and ``live.finish`` delivers it instead of ``deliver``."""
+    it as it is written, and ``live.finish`` delivers it instead of ``deliver``.
+
+    A turn that fails inside the relay (the store, a stage) is logged and answered with
+    ``TURN_FAILED``: the user is never left without a reply."""
     async with lock:
         async with alongside(typing):
-            turn.body = await conversation_body(services, turn, history_limit)
-            text = await answer(services, turn, live.update if live is not None else None)
+            try:
+                turn.body = await conversation_body(services, turn, history_limit)
+                text = await answer(services, turn, live.update if live is not None else None)
+            except Exception:
+                log.exception("answering a %s message failed", turn.channel)
+                text = TURN_FAILED
         if live is not None:
             await live.finish(text)
         else:

@@ -5,7 +5,7 @@ thread), runs through the pipeline, and the reply goes back to the same channel.
 renders Markdown itself, so the model's text passes through unchanged, split at Discord's
 2000 character limit on line boundaries with code blocks kept whole. In servers,
 ``group_policy = "mention"`` answers only messages that mention the bot, reply to it, or
-are commands; a server reply quotes the message it answers.
+are relay commands; a server reply quotes the message it answers.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -28,7 +28,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from channels.base import ConversationLocks, answer_in_order, observe
+from channels.base import ConversationLocks, answer_in_order, is_relay_command, observe
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
@@ -368,7 +368,7 @@ class DiscordChannel:
         """Whether a message is for this bot: always in DMs; in servers by the policy."""
         if isinstance(message.channel, discord.DMChannel):
             return True
-        if message.content.startswith("/") or self._settings.group_policy == "all":
+        if is_relay_command(message.content) or self._settings.group_policy == "all":
             return True
         if any(user.id == self.bot_id for user in message.mentions):
             return True

@@ -8,8 +8,12 @@ the reply goes back to the same chat and topic. The model writes Markdown; it is
 plain text plus message entities, split at Telegram's limit (``channels.telegram_format``);
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
+A photo or file is not passed on; its caption is, marked as coming with one. A forwarded
+message reaches the model as ``[forwarded from Bo] …``: someone else's words,
+never run as the sender's command or clock directive.
+
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
-to it, or are commands; the others are still recorded for the clock (``observe``).
+to it, or are relay commands; the others are still recorded for the clock (``observe``).
 Messages from outside the allow-lists are ignored altogether. The command menu
 (``setMyCommands``) is the relay's command catalog.
 
@@ -29,12 +33,22 @@ from typing import Any, TypeVar
 
 import telegramify_markdown
 from aiohttp import web
-from telegram import Message, MessageEntity, ReplyParameters, Update
+from telegram import (
+    Message,
+    MessageEntity,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    ReplyParameters,
+    Update,
+)
 from telegram.constants import ChatAction, ChatType, MessageEntityType
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
 
-from channels.base import ConversationLocks, answer_in_order, observe
+from channels.base import ConversationLocks, answer_in_order, is_relay_command, observe
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -50,6 +64,8 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.0
 _SEND_ATTEMPTS = 3
 _EMPTY_REPLY = "[the LLM's reply had no text]"
+# Before a caption: the photo or file it came with is not passed on.
+_ATTACHED = "[sent with a photo or file the relay does not pass on]"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
@@ -124,7 +140,11 @@ class TelegramChannel:
             # Updates come through handle_webhook into the update queue; nothing polls.
             builder = builder.updater(None)
         app = builder.build()
-        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_message))
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.MESSAGE & (filters.TEXT | filters.CAPTION), self._on_message
+            )
+        )
         app.add_error_handler(self._on_error)
         try:
             await app.initialize()
@@ -208,19 +228,29 @@ class TelegramChannel:
             )
 
     def to_turn(self, message: Message) -> Turn | None:
-        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (not text, from
-        a bot, or from outside the allow-lists). Whether to answer is ``_addressed``'s."""
+        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (no text or
+        caption, from a bot, or from outside the allow-lists). Whether to answer is
+        ``_addressed``'s."""
         user = message.from_user
-        text = message.text
+        text = message.text or message.caption
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
         topic = message.message_thread_id if message.is_topic_message else None
+        if group:
+            text = self._without_mention(text)
+        if message.text is None:
+            # A caption: the model is asked about something it cannot see, and must know.
+            text = f"{_ATTACHED} {text}"
+        if message.forward_origin is not None:
+            # Someone else's words: shown as such to the model, and never run as the
+            # sender's own command or clock directive.
+            text = f"[forwarded from {_origin_name(message.forward_origin)}] {text}"
         return Turn(
             channel=self.name,
             thread_id=str(message.chat.id),
             user_id=str(user.id),
-            text=self._without_mention(text) if group else text,
+            text=text,
             received_at=message.date.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -276,11 +306,15 @@ class TelegramChannel:
         """Whether a message is for this bot: always in DMs; in groups by the policy."""
         if message.chat.type == ChatType.PRIVATE:
             return True
-        text = message.text or ""
+        text = message.text or message.caption or ""
         if text.startswith("/"):
-            # "/time@other_bot" is for another bot; a bare "/time" is for every bot.
+            # "/time@other_bot" is for another bot, "/time@this_bot" for this one; a bare
+            # command is for every bot that knows it (the relay's own, "/roll" is not).
             _, at, target = text.split(maxsplit=1)[0].partition("@")
-            return not at or target.lower() == self._username.lower()
+            if at:
+                return target.lower() == self._username.lower()
+            if is_relay_command(text):
+                return True
         if self._settings.group_policy == "all":
             return True
         replied = message.reply_to_message
@@ -289,9 +323,13 @@ class TelegramChannel:
             is_topic_root = message.is_topic_message and replied.forum_topic_created
             if replied.from_user.id == self._bot_id and not is_topic_root:
                 return True
-        for entity, value in message.parse_entities(
-            [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
-        ).items():
+        kinds: list[str | None] = [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
+        mentions = (
+            message.parse_entities(kinds)
+            if message.text is not None
+            else message.parse_caption_entities(kinds)
+        )
+        for entity, value in mentions.items():
             if entity.type == MessageEntityType.MENTION:
                 if value[1:].lower() == self._username.lower():
                     return True
@@ -459,6 +497,19 @@ def webhook_path(secret: str) -> str:
     """The relay path Telegram posts to: fixed by the secret, unguessable without it."""
     digest = hashlib.sha256(f"chronorelay telegram webhook {secret}".encode()).hexdigest()
     return f"{PREFIX}telegram/{digest[:32]}"
+
+
+def _origin_name(origin: MessageOrigin) -> str:
+    """Who wrote a forwarded message, as Telegram lets the bot know."""
+    if isinstance(origin, MessageOriginUser):
+        return origin.sender_user.full_name
+    if isinstance(origin, MessageOriginHiddenUser):
+        return origin.sender_user_name
+    if isinstance(origin, MessageOriginChat):
+        return origin.sender_chat.title or "a group"
+    if isinstance(origin, MessageOriginChannel):
+        return origin.chat.title or "a channel"
+    return "someone"
 
 
 def _preview(text: str) -> Part:

@@ -19,6 +19,7 @@ import pytest
 
 from channels.terminal import TerminalChannel
 from middleware.commands.catalog import COMMANDS
+from middleware.errors import StoreError
 from middleware.pipeline import Handler
 from middleware.types import Reply, Turn
 from proxy.services import open_services
@@ -26,12 +27,13 @@ from tests.channels.support import running_discord, running_telegram
 from tests.conftest import relay_config
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import FakeTelegramApi
-from tests.fakes.upstream import FakeUpstream
+from tests.fakes.upstream import FakeUpstream, Scripted
 
 
 class Driver(Protocol):
     name: str
     turns: list[Turn]
+    watch: Watch
 
     @property
     def limit(self) -> int | None:
@@ -46,10 +48,14 @@ class Driver(Protocol):
 @dataclass
 class Watch:
     turns: list[Turn] = field(default_factory=list)
+    # When set, the pipeline raises it for every turn (after noting the turn).
+    failure: Exception | None = None
 
     def wrap(self, pipeline: Handler) -> Handler:
         async def watched(turn: Turn) -> Reply:
             self.turns.append(turn)
+            if self.failure is not None:
+                raise self.failure
             return await pipeline(turn)
 
         return watched
@@ -62,12 +68,13 @@ class TerminalDriver:
     def __init__(self, channel: TerminalChannel, out: io.StringIO, watch: Watch) -> None:
         self._channel = channel
         self._out = out
+        self.watch = watch
         self.turns = watch.turns
 
     async def say(self, text: str) -> list[str]:
         before = len(self._out.getvalue())
         # What ``run`` does with each line read.
-        await self._channel.send("local", await self._channel.handle(text))
+        await self._channel.send("local", await self._channel._answer(text))
         printed = self._out.getvalue()[before:]
         assert printed.startswith("bot> ") and printed.endswith("\n")
         return [printed[len("bot> ") : -1]]
@@ -82,6 +89,7 @@ class PlatformDriver(ABC):
 
     def __init__(self, api: FakeTelegramApi | FakeDiscordApi, watch: Watch) -> None:
         self._api = api
+        self.watch = watch
         self.turns = watch.turns
 
     @abstractmethod
@@ -180,6 +188,28 @@ async def test_history_is_forwarded_with_the_next_message(
     messages = fake_upstream.last.body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert messages[0] == fake_upstream.requests[0].body["messages"][-1]
+
+
+async def test_a_failing_turn_is_answered_not_silent(
+    driver: Driver, fake_upstream: FakeUpstream
+) -> None:
+    driver.watch.failure = StoreError("cannot write /var/lib/chronorelay/relay.sqlite3")
+    [answer] = await driver.say("are you there?")
+    assert answer.startswith("[") and "error" in answer
+    driver.watch.failure = None
+    assert await driver.say("and now?") == ["echo: and now?"]
+
+
+async def test_an_upstream_refusal_is_explained(
+    driver: Driver, fake_upstream: FakeUpstream
+) -> None:
+    error = {"message": "This model's maximum context length is 8192 tokens", "type": "x"}
+    fake_upstream.failures = [Scripted(400, {"error": error})]
+    [answer] = await driver.say("a very long question")
+    assert answer == (
+        "[the LLM refused the request (HTTP 400): This model's maximum context length is "
+        "8192 tokens — tell the relay's operator if it keeps happening]"
+    )
 
 
 async def test_long_replies_fit_the_platform(driver: Driver, fake_upstream: FakeUpstream) -> None:

@@ -47,6 +47,19 @@ async def test_guild_message_needs_a_mention_and_gets_a_reply(
     assert len(fake_upstream.requests) == 1
 
 
+async def test_a_slash_that_is_no_relay_command_is_not_for_the_bot(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        for text in ("/r/python is great", "/roll 2d6"):
+            await discord_api.push_message(text, channel_id=CHANNEL, user_id=42, guild_id=GUILD)
+        await discord_api.push_message("/time", channel_id=CHANNEL, user_id=42, guild_id=GUILD)
+        [sent] = await discord_api.wait_for_sent(1)
+    assert sent["content"].startswith("It's ")
+    assert fake_upstream.requests == []
+    assert len(discord_api.sent()) == 1
+
+
 async def test_an_unaddressed_guild_message_is_recorded_not_answered(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:

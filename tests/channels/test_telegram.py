@@ -53,6 +53,43 @@ async def test_dm_goes_through_the_relay_and_the_reply_comes_back(
     assert second[1]["content"] == "echo: hello there"
 
 
+async def test_a_forwarded_message_is_someone_elses_words(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message("/tz Asia/Tokyo", forwarded_from="Bo")
+    [sent] = await telegram_api.wait_for_sent(1)
+    # Not run as this user's command: the model sees a forward and answers it.
+    assert sent["text"] == "echo: [forwarded from Bo] /tz Asia/Tokyo"
+    prior = await services_of(bot).store.peek_prior("", "telegram:42")
+    assert prior.user_tz is None
+
+
+async def test_a_captioned_photo_is_answered_by_its_caption(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message("what time is it there?", photo=True)
+    [dm] = await telegram_api.wait_for_sent(1)
+    assert dm["text"] == (
+        "echo: [sent with a photo or file the relay does not pass on] what time is it there?"
+    )
+    group = -100260
+    await telegram_api.push_message("nice view", chat_id=group, chat_type="group", photo=True)
+    mention = "@chronorelay_bot where is this?"
+    await telegram_api.push_message(
+        mention,
+        chat_id=group,
+        chat_type="group",
+        photo=True,
+        entities=[{"type": "mention", "offset": 0, "length": 16}],
+    )
+    [_, answer] = await telegram_api.wait_for_sent(2)
+    assert answer["text"].endswith(
+        "[Ana] [sent with a photo or file the relay does not pass on] where is this?"
+    )
+    # The photo nobody asked about is recorded, not answered.
+    assert len(fake_upstream.requests) == 2
+
+
 async def test_time_command_is_answered_without_the_upstream(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:
@@ -111,6 +148,27 @@ async def test_groups_answer_only_when_addressed(
     assert history == ["[Ana] just chatting"]
 
 
+async def test_other_bots_commands_in_groups_are_not_answered(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    group = -100250
+    for text in ("/roll 2d6", "/whoami@other_bot", "/start"):
+        await telegram_api.push_message(text, chat_id=group, chat_type="supergroup")
+    await telegram_api.push_message("/roll@chronorelay_bot 1d20", chat_id=group, chat_type="group")
+    await telegram_api.push_message("/time", chat_id=group, chat_type="supergroup")
+    asked, told = await telegram_api.wait_for_sent(2)
+    # Only the command named for this bot went to the model; the relay's own is answered.
+    assert asked["text"] == "echo: [Ana] /roll@chronorelay_bot 1d20"
+    assert told["text"].startswith("It's ")
+    assert len(fake_upstream.requests) == 1
+    transcript = await services_of(bot).store.transcript(f"agent:main:telegram:group:{group}")
+    assert [m.text for m in transcript if m.role == "user"][:3] == [
+        "/roll 2d6",
+        "/whoami@other_bot",
+        "/start",
+    ]
+
+
 async def test_group_policy_all_answers_everything(
     tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
 ) -> None:
@@ -153,6 +211,31 @@ async def test_markdown_special_characters_survive(
     assert {"bold", "code", "pre"} <= types
     bold = next(e for e in sent["entities"] if e["type"] == "bold")
     assert text[bold["offset"] : bold["offset"] + bold["length"]] == "Note:"
+
+
+async def test_angle_brackets_are_shown_not_dropped_as_html(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The relay's own hints name arguments in angle brackets.
+    await telegram_api.push_message("/whoami")
+    [whoami] = await telegram_api.wait_for_sent(1)
+    assert whoami["text"].endswith("(set it with /tz <zone or city>).")
+    fake_upstream.reply_content = (
+        "Use Vec<u8> when a<b and c>d.\n\n<details>\nhidden\n</details>\nend"
+    )
+    await telegram_api.push_message("types?")
+    [_, answer] = await telegram_api.wait_for_sent(2)
+    assert answer["text"] == "Use Vec<u8> when a<b and c>d.\n\n<details>\nhidden\n</details>\nend"
+
+
+def test_only_html_is_escaped_code_and_links_are_untouched() -> None:
+    [(text, entities)] = telegram_parts("`a<b>` then <https://example.com> and <br>")
+    assert text == "a<b> then https://example.com and <br>"
+    assert [(e.type, e.offset, e.length) for e in entities] == [
+        ("code", 0, 4),
+        ("text_link", 10, 19),
+    ]
+    assert telegram_parts("```html\n<b>x</b>\n```")[0][0] == "<b>x</b>"
 
 
 def test_parts_keep_entities_on_their_text() -> None:

@@ -99,8 +99,12 @@ class FakeTelegramApi:
         topic_id: int | None = None,
         reply_to_bot: bool = False,
         entities: list[dict[str, Any]] | None = None,
+        forwarded_from: str | None = None,
+        photo: bool = False,
     ) -> dict[str, Any]:
-        """A text message update as Telegram sends it (not queued)."""
+        """A text message update as Telegram sends it (not queued); ``forwarded_from``
+        makes it a forward of a message by a user of that first name, ``photo`` a photo
+        with ``text`` (and ``entities``) as its caption."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -122,6 +126,19 @@ class FakeTelegramApi:
         elif text.startswith("/"):
             command = text.split(maxsplit=1)[0]
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
+        if photo:
+            message["caption"] = message.pop("text")
+            if "entities" in message:
+                message["caption_entities"] = message.pop("entities")
+            size = {"file_id": "photo-1", "file_unique_id": "p1", "width": 90, "height": 90}
+            message["photo"] = [size]
+        if forwarded_from is not None:
+            author = {"id": user_id + 1000, "is_bot": False, "first_name": forwarded_from}
+            message["forward_origin"] = {
+                "type": "user",
+                "date": int(when.timestamp()) - 3600,
+                "sender_user": author,
+            }
         if topic_id is not None:
             chat["is_forum"] = True
             message["message_thread_id"] = topic_id

@@ -128,6 +128,27 @@ async def test_link_code_expires_after_ten_minutes(relay: RunningServer) -> None
     assert user["person_id"] is None
 
 
+async def test_guessing_link_codes_is_refused_after_five_wrong_ones(relay: RunningServer) -> None:
+    await two_users(relay)
+    for minute in range(1, 6):
+        wrong = await chat(relay, "/link ZZZZZ2", f"2026-11-21T10:0{minute}:00Z", DC)
+        assert "don't know the link code" in wrong
+    offer = await chat(relay, "/link", "2026-11-21T10:06:00Z", TG)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    # Even the right code is not tried (or used up) while the account is refused.
+    refused = await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:06:30Z", DC)
+    assert "Too many unknown link codes" in refused and "in 5 minutes" in refused
+    _, user = await call(relay, "GET", "/admin/users/discord:2")
+    assert user["person_id"] is None
+    # Other accounts are not affected.
+    other = await chat(relay, "/link ZZZZZ2", "2026-11-21T10:06:40Z", TG)
+    assert "this account's own code" not in other and "Too many" not in other
+    # Once the first wrong code is ten minutes old, one more try is allowed.
+    done = await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:11:00Z", DC)
+    assert done.startswith("Linked: ")
+
+
 async def test_chat_admins_link_unlink_and_whois_from_chat(
     relay_factory: RelayFactory,
 ) -> None:
