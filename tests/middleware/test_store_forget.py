@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from middleware.store import ClockData, ForgetReport, SqliteStore
+from middleware.types import JSON
 from tests.middleware.test_store import T0, inbound
 
 TG_DM, GROUP = "agent:main:telegram:dm:42", "agent:main:telegram:group:-5"
@@ -30,13 +31,19 @@ async def test_unknown_users_have_nothing_to_forget(store: SqliteStore) -> None:
     assert await store.forget_user("telegram:404", dry_run=True) is None
 
 
-async def test_a_dry_run_counts_what_the_deletion_then_deletes(store: SqliteStore) -> None:
+async def linked_with_an_action_each(store: SqliteStore) -> tuple[JSON, JSON]:
+    """The accounts of ``seen``, TG and DC linked, each with one action of its own."""
     await seen(store)
-    mine = {"id": "a1", "label": "walk", "user_key": TG}
-    theirs = {"id": "a2", "label": "cook", "user_key": DC}
+    mine: JSON = {"id": "a1", "label": "walk", "user_key": TG}
+    theirs: JSON = {"id": "a2", "label": "cook", "user_key": DC}
     await store.update_clock_data(TG, lambda _: ClockData({}, {}, [mine]))
     await store.update_clock_data(DC, lambda _: ClockData({}, {}, [theirs]))
     await store.link_users([TG, DC], now=T0)
+    return mine, theirs
+
+
+async def test_a_dry_run_counts_what_the_deletion_then_deletes(store: SqliteStore) -> None:
+    mine, theirs = await linked_with_an_action_each(store)
 
     preview = await store.forget_user(TG, dry_run=True)
     assert await store.get_user(TG) is not None
@@ -67,12 +74,7 @@ async def test_a_dry_run_counts_what_the_deletion_then_deletes(store: SqliteStor
 async def test_copies_of_their_actions_kept_by_a_once_linked_account_go_too(
     store: SqliteStore,
 ) -> None:
-    await seen(store)
-    mine = {"id": "a1", "label": "walk", "user_key": TG}
-    theirs = {"id": "a2", "label": "cook", "user_key": DC}
-    await store.update_clock_data(TG, lambda _: ClockData({}, {}, [mine]))
-    await store.update_clock_data(DC, lambda _: ClockData({}, {}, [theirs]))
-    await store.link_users([TG, DC], now=T0)
+    mine, theirs = await linked_with_an_action_each(store)
     # Unlinking leaves each account a copy of the shared list, the other's actions included.
     await store.unlink_user(DC)
     copy = await store.get_clock_data(DC)
