@@ -5,7 +5,8 @@ own blocks. Each block rides with the user message it was made for (appended to 
 with ``placement = "system"``, as a system message just before it). What was injected is
 stored per thread and re-applied verbatim whenever that user message comes back in a
 later request, so the forwarded conversation only ever grows at its end and the
-upstream's prompt (prefix) cache stays valid.
+upstream's prompt (prefix) cache stays valid. A message sent again as the newest (a retry,
+a regenerated answer) gets a new block, and that one is what later requests replay.
 
 A user message is recognised by the hash of its original content plus its ordinal among
 equal messages in the request (a second "ok" is a different message from the first).
@@ -135,7 +136,7 @@ class InjectionMemory:
         Messages not in memory are looked up in the store (one query) unless the memory
         holds the whole thread, or the message is ``fresh``: it gets a block made now
         whatever it had, so only memory is asked about it and a long thread's new message
-        costs no query (the store keeps its first block if it had one). ``keys`` are in
+        costs no query (the block made now replaces any the store had). ``keys`` are in
         request order, and the newest are what stays in memory.
         """
         thread = await self._thread(thread_key)
@@ -228,8 +229,10 @@ def injection_stage(
             if index == newest and fresh is not None:
                 # The newest message always gets a block made now: a client that sends only
                 # the newest message says "hi" tomorrow as it did today, and must not get
-                # today's time. Only the first block made for a message is remembered.
-                if text is None:
+                # today's time. The block a message was last sent with is the one replayed:
+                # a request sent again (an SDK retry, a regenerated answer) goes on with the
+                # conversation the model answered, and keeps its prefix.
+                if text != fresh:
                     recorded.remember(turn.thread_key, key, fresh)
                     save = (*key, fresh)
                 text = fresh

@@ -254,6 +254,25 @@ async def test_a_thread_without_blocks_is_forwarded_as_it_came(counting: Countin
     assert counting.lookups == []
 
 
+async def test_a_message_sent_again_is_replayed_with_the_block_it_was_last_sent_with(
+    counting: CountingStore,
+) -> None:
+    """A retry or a regenerated answer sends the newest message again and it gets a new
+    block; the next turn must start with exactly that request, not the first one."""
+    relay = Relay(counting, InjectionMemory(cast(Store, counting)))
+    await relay.send([user("hello")])
+    retried = await relay.send([user("hello")])
+    following = await relay.send([user("hello"), {"role": "assistant", "content": "hi"}, user("x")])
+    assert following[0] == retried[0]
+    # The store agrees (a read sees every write queued before it): a restarted relay
+    # replays it too.
+    restarted = Relay(counting, InjectionMemory(cast(Store, counting)))
+    again = await restarted.send(
+        [user("hello"), {"role": "assistant", "content": "hi"}, user("x")], block=False
+    )
+    assert again[0] == retried[0]
+
+
 # -- the block's ceiling ------------------------------------------------------------------
 
 CLOCK_SECTION = "\n".join(
