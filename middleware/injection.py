@@ -170,12 +170,17 @@ class InjectionMemory:
         if thread is None:
             # Nothing is read ahead: the request's keys are looked up when it needs them.
             complete = not await self._store.has_injections(thread_key)
-            thread = _ThreadBlocks(OrderedDict(), complete=complete)
-            self._threads[thread_key] = thread
-            if len(self._threads) > _CACHED_THREADS:
-                self._threads.popitem(last=False)
-        else:
-            self._threads.move_to_end(thread_key)
+            # A concurrent first request of the thread may have made its entry (and kept
+            # its block there) while this one waited: replacing it would lose that block
+            # for good, since a complete thread never asks the store.
+            thread = self._threads.get(thread_key)
+            if thread is None:
+                thread = _ThreadBlocks(OrderedDict(), complete=complete)
+                self._threads[thread_key] = thread
+                if len(self._threads) > _CACHED_THREADS:
+                    self._threads.popitem(last=False)
+                return thread
+        self._threads.move_to_end(thread_key)
         return thread
 
     def _keep(self, thread: _ThreadBlocks, key: Key, block: bytes | None) -> None:
