@@ -159,6 +159,12 @@ class InjectionMemory:
         # A complete thread holds only real blocks: recall keeps no absence in one.
         return not thread.complete or bool(thread.blocks)
 
+    def drop_all(self) -> None:
+        """Forget every thread held: the store deleted blocks behind memory's back
+        (``/forget``), and memory must not go on replaying them. Each thread is probed
+        again on its next request."""
+        self._threads.clear()
+
     def remember(self, thread_key: str, key: Key, text: str) -> None:
         """Keep a block just made for the thread (the caller saves it to the store)."""
         thread = self._threads.get(thread_key)
