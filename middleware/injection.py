@@ -5,7 +5,8 @@ own blocks. Each block rides with the user message it was made for (appended to 
 with ``placement = "system"``, as a system message just before it). What was injected is
 stored per thread and re-applied verbatim whenever that user message comes back in a
 later request, so the forwarded conversation only ever grows at its end and the
-upstream's prompt (prefix) cache stays valid.
+upstream's prompt (prefix) cache stays valid. A message sent again as the newest (a retry,
+a regenerated answer) gets a new block, and that one is what later requests replay.
 
 A user message is recognised by the hash of its original content plus its ordinal among
 equal messages in the request (a second "ok" is a different message from the first).
@@ -135,7 +136,7 @@ class InjectionMemory:
         Messages not in memory are looked up in the store (one query) unless the memory
         holds the whole thread, or the message is ``fresh``: it gets a block made now
         whatever it had, so only memory is asked about it and a long thread's new message
-        costs no query (the store keeps its first block if it had one). ``keys`` are in
+        costs no query (the block made now replaces any the store had). ``keys`` are in
         request order, and the newest are what stays in memory.
         """
         thread = await self._thread(thread_key)
@@ -158,6 +159,12 @@ class InjectionMemory:
         # A complete thread holds only real blocks: recall keeps no absence in one.
         return not thread.complete or bool(thread.blocks)
 
+    def drop_all(self) -> None:
+        """Forget every thread held: the store deleted blocks behind memory's back
+        (``/forget``), and memory must not go on replaying them. Each thread is probed
+        again on its next request."""
+        self._threads.clear()
+
     def remember(self, thread_key: str, key: Key, text: str) -> None:
         """Keep a block just made for the thread (the caller saves it to the store)."""
         thread = self._threads.get(thread_key)
@@ -169,12 +176,17 @@ class InjectionMemory:
         if thread is None:
             # Nothing is read ahead: the request's keys are looked up when it needs them.
             complete = not await self._store.has_injections(thread_key)
-            thread = _ThreadBlocks(OrderedDict(), complete=complete)
-            self._threads[thread_key] = thread
-            if len(self._threads) > _CACHED_THREADS:
-                self._threads.popitem(last=False)
-        else:
-            self._threads.move_to_end(thread_key)
+            # A concurrent first request of the thread may have made its entry (and kept
+            # its block there) while this one waited: replacing it would lose that block
+            # for good, since a complete thread never asks the store.
+            thread = self._threads.get(thread_key)
+            if thread is None:
+                thread = _ThreadBlocks(OrderedDict(), complete=complete)
+                self._threads[thread_key] = thread
+                if len(self._threads) > _CACHED_THREADS:
+                    self._threads.popitem(last=False)
+                return thread
+        self._threads.move_to_end(thread_key)
         return thread
 
     def _keep(self, thread: _ThreadBlocks, key: Key, block: bytes | None) -> None:
@@ -228,8 +240,10 @@ def injection_stage(
             if index == newest and fresh is not None:
                 # The newest message always gets a block made now: a client that sends only
                 # the newest message says "hi" tomorrow as it did today, and must not get
-                # today's time. Only the first block made for a message is remembered.
-                if text is None:
+                # today's time. The block a message was last sent with is the one replayed:
+                # a request sent again (an SDK retry, a regenerated answer) goes on with the
+                # conversation the model answered, and keeps its prefix.
+                if text != fresh:
                     recorded.remember(turn.thread_key, key, fresh)
                     save = (*key, fresh)
                 text = fresh

@@ -21,7 +21,7 @@ from middleware.continuity.stage import continuity_stage
 from middleware.forward import forward_to
 from middleware.identity import identity_stage
 from middleware.impact.stage import ImpactSettings, impact_stage
-from middleware.injection import injection_stage
+from middleware.injection import InjectionMemory, injection_stage
 from middleware.notices import Notices, notices_stage
 from middleware.pipeline import Handler, Stage, compose
 from middleware.recording import recording_stage
@@ -36,6 +36,8 @@ def build_pipeline(
     """Compose the stages once at startup."""
     # Told to a user on their next message (e.g. which timezone a link kept).
     notices = Notices()
+    # The blocks injected lately, shared with /forget, which must drop what it deletes.
+    injections = InjectionMemory(store)
     stages: list[Stage] = [
         identity_stage(config.server.agent_id),
         # Outside recording: the transcript keeps the model's <time …> markup.
@@ -48,7 +50,7 @@ def build_pipeline(
                 **action_commands(store),
                 **link_commands(store, notices),
                 **admin_commands(store, chat_admins(config), notices),
-                **forget_commands(store),
+                **forget_commands(store, injections),
                 **continuity_commands(continuity),
             }
         ),
@@ -62,7 +64,10 @@ def build_pipeline(
         continuity_stage(continuity),
         # Last: renders what the stages above added and replays earlier blocks.
         injection_stage(
-            store, placement=config.clock.placement, max_tokens=config.clock.max_block_tokens
+            store,
+            placement=config.clock.placement,
+            max_tokens=config.clock.max_block_tokens,
+            memory=injections,
         ),
     ]
     return compose(stages, forward_to(upstream))

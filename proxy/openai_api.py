@@ -37,6 +37,8 @@ from proxy.server import SHUTDOWN_DEADLINE
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ID = re.compile(r"^[^\s:]{1,256}$")
+# Roles of the agent's own instructions, which may come after the user's message.
+_INSTRUCTION_ROLES = frozenset({"system", "developer"})
 
 
 class _Message(BaseModel):
@@ -249,8 +251,13 @@ def _replay_instant(value: str, caller: Caller, now: datetime) -> datetime:
 
 
 def _newest_role(messages: list[Any]) -> str | None:
-    newest = messages[-1]
-    return newest.get("role") if isinstance(newest, dict) else None
+    """The role of the newest message that is not an instruction: one an agent appends
+    after the user's message (a reminder, a format rule) leaves the turn the user's."""
+    for message in reversed(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in _INSTRUCTION_ROLES:
+            return role
+    return None
 
 
 def last_user_text(messages: list[Any]) -> str:

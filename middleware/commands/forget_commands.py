@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from middleware.commands import Command, CommandHandler, match_command
+from middleware.injection import InjectionMemory
 from middleware.store import ForgetReport, Store
 from middleware.types import UNRECORDED, Reply, Turn
 
@@ -55,8 +56,9 @@ def describe(report: ForgetReport) -> str:
     return listed
 
 
-def forget_commands(store: Store) -> dict[str, CommandHandler]:
-    """The handler, keyed by command name."""
+def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, CommandHandler]:
+    """The handler, keyed by command name. ``injections`` is the injection stage's memory,
+    which must stop replaying the blocks the store deletes."""
 
     async def requested(turn: Turn) -> bool:
         """Whether the user sent a bare /forget here within the window before this turn."""
@@ -92,6 +94,7 @@ def forget_commands(store: Store) -> dict[str, CommandHandler]:
             )
         else:
             report = await store.forget_user(turn.user_key)
+            injections.drop_all()
             text = (
                 f"Done. I deleted everything I stored about you ({turn.user_key}): "
                 f"{describe(report) if report else 'there was nothing'}. If you write to me "

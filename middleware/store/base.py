@@ -351,7 +351,8 @@ class Store(ContinuityStore, Protocol):
     def save_injection(
         self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
     ) -> asyncio.Future[None]:
-        """Remember an injection; the first one stored for a message wins.
+        """Remember an injection; the latest one stored for a message wins (it is the one
+        the message was last forwarded with, so the one to replay).
 
         Queued when this is called, like ``record_reply``; the future resolves once it is
         committed, with the writes made meanwhile.

@@ -167,7 +167,8 @@ JOIN injections AS i
 
 _INSERT_INJECTION = """
 INSERT INTO injections (thread_key, fingerprint, ordinal, text, at)
-VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (thread_key, fingerprint, ordinal) DO UPDATE SET text = excluded.text, at = excluded.at
 """
 
 _SELECT_USER = """

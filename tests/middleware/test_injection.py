@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import tracemalloc
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -252,6 +253,41 @@ async def test_a_thread_without_blocks_is_forwarded_as_it_came(counting: Countin
     assert replayed[-2] == injected[-1]
     assert replayed[-1] == user("message 5")
     assert counting.lookups == []
+
+
+async def test_a_message_sent_again_is_replayed_with_the_block_it_was_last_sent_with(
+    counting: CountingStore,
+) -> None:
+    """A retry or a regenerated answer sends the newest message again and it gets a new
+    block; the next turn must start with exactly that request, not the first one."""
+    relay = Relay(counting, InjectionMemory(cast(Store, counting)))
+    await relay.send([user("hello")])
+    retried = await relay.send([user("hello")])
+    following = await relay.send([user("hello"), {"role": "assistant", "content": "hi"}, user("x")])
+    assert following[0] == retried[0]
+    # The store agrees (a read sees every write queued before it): a restarted relay
+    # replays it too.
+    restarted = Relay(counting, InjectionMemory(cast(Store, counting)))
+    again = await restarted.send(
+        [user("hello"), {"role": "assistant", "content": "hi"}, user("x")], block=False
+    )
+    assert again[0] == retried[0]
+
+
+async def test_concurrent_first_requests_of_a_thread_keep_both_blocks(
+    counting: CountingStore,
+) -> None:
+    """Two conversations start at once in a thread the relay has not seen: each goes on
+    with the block its first request was sent with."""
+    relay = Relay(counting, InjectionMemory(cast(Store, counting)))
+    first_a, first_b = await asyncio.gather(
+        relay.send([user("task A")]), relay.send([user("task B")])
+    )
+    reply = {"role": "assistant", "content": "done"}
+    later_a = await relay.send([user("task A"), reply, user("more A")])
+    later_b = await relay.send([user("task B"), reply, user("more B")])
+    assert later_a[0] == first_a[0]
+    assert later_b[0] == first_b[0]
 
 
 # -- the block's ceiling ------------------------------------------------------------------

@@ -366,12 +366,17 @@ async def test_group_participants_recent_first(store: SqliteStore) -> None:
     assert len(await store.group_participants(THREAD, T0, 2)) == 2
 
 
-async def test_injections_first_one_wins(store: SqliteStore) -> None:
+async def test_injections_the_latest_one_wins(store: SqliteStore) -> None:
+    """A message sent again as the newest (a retry) was forwarded with its new block."""
     await store.record_inbound(inbound(T0))
     await store.save_injection(THREAD, "abc", 0, "block one", T0)
-    await store.save_injection(THREAD, "abc", 0, "block two", T0)
     await store.save_injection(THREAD, "abc", 1, "block three", T0)
-    assert await store.injections(THREAD) == {("abc", 0): "block one", ("abc", 1): "block three"}
+    await store.save_injection(THREAD, "abc", 0, "block two", T0 + timedelta(minutes=1))
+    # Oldest first: the block saved again moved to its new instant.
+    assert list((await store.injections(THREAD)).items()) == [
+        (("abc", 1), "block three"),
+        (("abc", 0), "block two"),
+    ]
 
 
 async def test_injections_are_listed_oldest_first(store: SqliteStore) -> None:
@@ -438,8 +443,9 @@ async def test_migration_10_keeps_every_block_in_a_table_with_rowids(db_path: Pa
             (("a", 0), "block 3"),
         ]
         assert await store.injections_for("other", [("a", 1), ("b", 0)]) == {("a", 1): "block 2"}
+        # Saved again under the same key: the row is replaced, not added (the count below).
         await store.save_injection(THREAD, "a", 1, "a second block", T0)
-        assert await store.injections_for(THREAD, [("a", 1)]) == {("a", 1): "block 1"}
+        assert await store.injections_for(THREAD, [("a", 1)]) == {("a", 1): "a second block"}
     finally:
         await store.close()
     [(schema,)] = await sql(db_path, "SELECT sql FROM sqlite_master WHERE name = 'injections'")

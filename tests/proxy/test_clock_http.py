@@ -401,6 +401,23 @@ async def test_forwarded_conversation_only_grows(
         history.append({"role": "assistant", "content": reply["choices"][0]["message"]["content"]})
 
 
+async def test_a_regenerated_answer_is_what_the_conversation_goes_on_from(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """The client asks again for an answer to its newest message (a retry, "regenerate"):
+    that request gets a block made now, and the next turn starts with exactly it."""
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "hi"},
+    ]
+    await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="regen")
+    reply = await chat(relay, messages=history, at="2026-11-21T10:05:00Z", thread="regen")
+    regenerated = fake_upstream.last.body["messages"]
+    history += [reply["choices"][0]["message"], {"role": "user", "content": "thanks"}]
+    await chat(relay, messages=history, at="2026-11-21T10:06:00Z", thread="regen")
+    assert fake_upstream.last.body["messages"][: len(regenerated)] == regenerated
+
+
 async def test_two_hundred_simultaneous_turns_in_one_thread(relay: RunningServer) -> None:
     turns = [
         chat(

@@ -6,6 +6,7 @@ import re
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,6 +200,25 @@ async def test_forget_asks_first_then_leaves_nothing_behind(
     # Forgotten is forgotten: a new message starts from scratch.
     assert "nothing yet" not in await say(relay, "/forget", "2026-11-21T09:30:00Z")
     assert count(db, "SELECT COUNT(*) FROM messages WHERE user_key = ?", ME) == 1
+
+
+async def test_forgotten_blocks_are_not_replayed_into_the_agents_history(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """The agent resends its history after /forget: the blocks the relay deleted (their
+    zone, their times) are not put back into it from memory, as after a restart."""
+    channel, _, user = ME.partition(":")
+    await say(relay, "/tz Europe/Paris", "2026-11-21T08:00:00Z")
+    history: list[dict[str, Any]] = [{"role": "user", "content": f"hi {MARK}"}]
+    reply = await send(
+        relay, messages=history, at="2026-11-21T08:01:00Z", channel=channel, user=user
+    )
+    assert "Europe/Paris" in fake_upstream.last.body["messages"][0]["content"]
+    await say(relay, "/forget", "2026-11-21T08:02:00Z")
+    assert (await say(relay, "/forget confirm", "2026-11-21T08:03:00Z")).startswith("Done.")
+    history += [reply["choices"][0]["message"], {"role": "user", "content": "and now?"}]
+    await send(relay, messages=history, at="2026-11-21T08:04:00Z", channel=channel, user=user)
+    assert fake_upstream.last.body["messages"][0] == {"role": "user", "content": f"hi {MARK}"}
 
 
 async def test_forget_takes_the_users_words_out_of_a_groups_continuity(

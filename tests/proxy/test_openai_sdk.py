@@ -137,6 +137,28 @@ async def test_tool_call_round_trip(
     assert fake_upstream.last.body["messages"][-1]["tool_call_id"] == call_id
 
 
+@pytest.mark.parametrize("role", ["system", "developer"])
+async def test_an_instruction_after_the_users_message_leaves_the_turn_theirs(
+    relay: RunningServer, fake_upstream: FakeUpstream, role: str
+) -> None:
+    """An agent that appends a reminder after the user's message: the message still gets
+    its block and is recorded, and the reminder goes as it came."""
+    reminder = {"role": role, "content": "Answer in one sentence."}
+    async with client(relay) as sdk:
+        await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[*HI, reminder],  # type: ignore[list-item]
+        )
+    forwarded = fake_upstream.last.body["messages"]
+    assert forwarded[0]["content"].startswith("hi there\n\n<relay_context>\nNow: ")
+    assert forwarded[1] == reminder
+    transcript = await relay.runner.app[SERVICES].store.transcript("agent:main:api:local", 10)
+    assert [(m.role, m.text) for m in transcript] == [
+        ("user", "hi there"),
+        ("assistant", "echo: Answer in one sentence."),  # the fake echoes the last message
+    ]
+
+
 async def test_unknown_body_fields_are_forwarded(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
