@@ -432,43 +432,49 @@ class TelegramChannel:
         reply_to: int | None = None,
         retry: bool = True,
     ) -> int:
-        """Send one part; return its message id."""
+        """Send one part; return its message id. Formatting Telegram refuses is dropped:
+        the part goes again as plain text."""
         app = self._running()
-        text, entities = part
         reply = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
-        sent: Message = await self._call(
-            lambda: app.bot.send_message(
-                chat_id=int(thread_id),
-                text=text,
-                entities=[_entity(e) for e in entities],
-                message_thread_id=int(topic_id) if topic_id else None,
-                reply_parameters=reply,
-            ),
-            thread_id,
-            retry=retry,
-        )
-        return sent.message_id
 
-    async def _edit_part(
-        self, thread_id: str, message_id: int, part: Part, *, retry: bool = True
-    ) -> None:
-        app = self._running()
-        text, entities = part
-        try:
-            await self._call(
-                lambda: app.bot.edit_message_text(
-                    text,
+        async def send(text: str, entities: list[MessageEntity]) -> int:
+            sent: Message = await self._call(
+                lambda: app.bot.send_message(
                     chat_id=int(thread_id),
-                    message_id=message_id,
-                    entities=[_entity(e) for e in entities],
+                    text=text,
+                    entities=entities,
+                    message_thread_id=int(topic_id) if topic_id else None,
+                    reply_parameters=reply,
                 ),
                 thread_id,
                 retry=retry,
             )
-        except ChannelError as exc:
-            # Telegram refuses an edit that changes nothing; the message is right already.
-            if not isinstance(exc.__cause__, BadRequest) or "not modified" not in str(exc):
-                raise
+            return sent.message_id
+
+        return await _formatted_or_plain(send, part, thread_id)
+
+    async def _edit_part(
+        self, thread_id: str, message_id: int, part: Part, *, retry: bool = True
+    ) -> None:
+        """Show ``part`` in message ``message_id``, as plain text if Telegram refuses its
+        formatting."""
+        app = self._running()
+
+        async def edit(text: str, entities: list[MessageEntity]) -> None:
+            try:
+                await self._call(
+                    lambda: app.bot.edit_message_text(
+                        text, chat_id=int(thread_id), message_id=message_id, entities=entities
+                    ),
+                    thread_id,
+                    retry=retry,
+                )
+            except ChannelError as exc:
+                # Telegram refuses an edit that changes nothing; the message is right already.
+                if not isinstance(exc.__cause__, BadRequest) or "not modified" not in str(exc):
+                    raise
+
+        await _formatted_or_plain(edit, part, thread_id)
 
     async def _call(self, request: Callable[[], Awaitable[T]], chat: str, *, retry: bool) -> T:
         """Make a Bot API request, waiting out flood control (``retry_after``) up to
@@ -510,6 +516,36 @@ def _origin_name(origin: MessageOrigin) -> str:
     if isinstance(origin, MessageOriginChannel):
         return origin.chat.title or "a channel"
     return "someone"
+
+
+async def _formatted_or_plain(
+    deliver: Callable[[str, list[MessageEntity]], Awaitable[T]], part: Part, chat: str
+) -> T:
+    """``deliver`` the part with its entities; if Telegram refuses them (a 400 naming
+    entities, e.g. "can't parse entities"), deliver its text again without them, so a
+    formatting problem costs the formatting, never the reply."""
+    text, entities = part
+    try:
+        return await deliver(text, [_entity(e) for e in entities])
+    except ChannelError as exc:
+        if not entities or not _refuses_entities(exc.__cause__):
+            raise
+        log.warning(
+            "telegram refused the formatting of a reply to chat %s (%s); sent as plain text",
+            chat,
+            exc.__cause__,
+        )
+    return await deliver(text, [])
+
+
+def _refuses_entities(error: BaseException | None) -> bool:
+    """Whether a Bot API error is about a message's entities (a 400 such as "can't parse
+    entities: …", "entity beginning at UTF-16 offset … ends after the end of the text" or
+    "ENTITY_TEXT_INVALID"; PTB drops the "Bad Request: " prefix)."""
+    if not isinstance(error, BadRequest):
+        return False
+    said = error.message.lower()
+    return "entit" in said or "can't parse" in said
 
 
 def _preview(text: str) -> Part:

@@ -439,3 +439,37 @@ async def test_stream_edits_split_a_long_final_reply(
     assert len(messages) == 3
     assert all(len(text) <= MESSAGE_LIMIT for text in messages)
     assert "\n".join(messages).split("\n") == lines
+
+
+async def test_a_reply_whose_formatting_is_refused_is_sent_as_plain_text(
+    bot: TelegramChannel,
+    telegram_api: FakeTelegramApi,
+    fake_upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake_upstream.reply_content = "**Note:** the `gym` closes at 9"
+    telegram_api.refuse_entities()
+    await telegram_api.push_message("when does it close?")
+    refused, plain = await telegram_api.wait_for_sent(2)
+    # The same text went again, without the formatting Telegram could not apply.
+    assert refused["text"] == plain["text"] == "Note: the gym closes at 9"
+    assert refused["entities"] and not plain.get("entities")
+    assert "sent as plain text" in caplog.text and "parse entities" in caplog.text
+    # The next reply is formatted again.
+    await telegram_api.push_message("thanks")
+    [*_, next_reply] = await telegram_api.wait_for_sent(3)
+    assert next_reply["entities"]
+
+
+async def test_a_streamed_reply_whose_formatting_is_refused_ends_as_plain_text(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    clock = TickingClock()
+    fake_upstream.reply_content = "see you at **nine**"
+    telegram_api.refuse_entities("editMessageText", times=10)
+    telegram_api.refuse_entities("sendMessage", times=10)
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock, stream_edits=True):
+        await telegram_api.push_message("when?")
+        await telegram_api.wait_until(lambda: "see you at nine" in telegram_api.texts.values())
+    final = telegram_api.edits()[-1] if telegram_api.edits() else telegram_api.sent()[-1]
+    assert final["text"] == "see you at nine" and not final.get("entities")

@@ -5,7 +5,8 @@ Point the bot's ``base_url`` at ``api.base_url``. It answers the methods the cha
 ``sendMessage``, ``editMessageText``, ``sendChatAction``) in the Bot API's
 ``{"ok": true, "result": ...}`` shape and records every call. Tests queue updates with
 ``push_message`` (or build one with ``message_update`` to POST to a webhook), wait for the
-bot's answers with ``wait_for_sent``, and make a method answer 429 with ``flood``.
+bot's answers with ``wait_for_sent``, make a method answer 429 with ``flood``, and make
+it refuse a message's formatting with ``refuse_entities``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class FakeTelegramApi:
         self.texts: dict[tuple[int, int], str] = {}
         # Methods that answer 429 (flood control) next, with their retry_after.
         self._floods: dict[str, list[int]] = {}
+        # Methods that refuse the next calls carrying entities, with the error they give.
+        self._entity_refusals: dict[str, list[str]] = {}
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -157,6 +160,20 @@ class FakeTelegramApi:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._floods.setdefault(method, []).extend([retry_after] * times)
 
+    def refuse_entities(
+        self,
+        method: str = "sendMessage",
+        description: str = (
+            "Bad Request: can't parse entities: Can't find end of the entity starting at "
+            "byte offset 12"
+        ),
+        times: int = 1,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` that carry ``entities`` as Telegram
+        answers formatting it cannot apply: 400 with ``description`` (PTB raises
+        ``telegram.error.BadRequest``). Calls without entities go through."""
+        self._entity_refusals.setdefault(method, []).extend([description] * times)
+
     def sent(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """The ``sendMessage`` parameters so far, optionally for one chat."""
         return [
@@ -207,6 +224,8 @@ class FakeTelegramApi:
                 },
                 status=429,
             )
+        if params.get("entities") and self._entity_refusals.get(method):
+            return _error(400, self._entity_refusals[method].pop(0))
         if method == "getMe":
             return _ok(BOT)
         if method in ("deleteWebhook", "setWebhook", "setMyCommands", "sendChatAction"):
