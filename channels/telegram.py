@@ -8,7 +8,9 @@ the reply goes back to the same chat and topic. The model writes Markdown; it is
 plain text plus message entities, split at Telegram's limit (``channels.telegram_format``);
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
-A photo or file is not passed on; its caption is, marked as coming with one. A forwarded
+A photo or file is not passed on; its caption is, marked as coming with one. One without a
+caption (a photo, sticker, voice note, file) is told, without asking the model, that the
+relay reads only text: in a DM, or in a group when it replies to the bot. A forwarded
 message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive.
 
@@ -66,6 +68,11 @@ _SEND_ATTEMPTS = 3
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 # Before a caption: the photo or file it came with is not passed on.
 _ATTACHED = "[sent with a photo or file the relay does not pass on]"
+# The answer to a photo, sticker, voice note or file that came without a caption.
+TEXT_ONLY = (
+    "I read only text (and the captions of photos and files), so a photo, sticker, voice "
+    "note or file on its own doesn't reach me. Please write your message as text."
+)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
@@ -143,6 +150,12 @@ class TelegramChannel:
         app.add_handler(
             MessageHandler(
                 filters.UpdateType.MESSAGE & (filters.TEXT | filters.CAPTION), self._on_message
+            )
+        )
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.MESSAGE & filters.ATTACHMENT & ~filters.TEXT & ~filters.CAPTION,
+                self._on_attachment_only,
             )
         )
         app.add_error_handler(self._on_error)
@@ -284,6 +297,24 @@ class TelegramChannel:
             live=self._live(turn, reply_to) if self._settings.stream_edits else None,
         )
 
+    async def _on_attachment_only(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A photo, sticker, voice note or file without a caption: nothing the model could
+        read, so the sender is told so without asking it; in a DM, or in a group when it
+        replies to the bot (other media in groups are not for the bot)."""
+        message = update.message
+        user = message.from_user if message is not None else None
+        if message is None or user is None or user.is_bot or not self._allowed(message):
+            return
+        group = message.chat.type != ChatType.PRIVATE
+        if group and not self._replies_to_bot(message):
+            return
+        chat = str(message.chat.id)
+        topic = str(message.message_thread_id) if message.is_topic_message else None
+        async with self._locks(f"{chat}:{topic or ''}"):
+            await self.send(
+                chat, TEXT_ONLY, topic_id=topic, reply_to=message.message_id if group else None
+            )
+
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error
         if isinstance(error, ChannelError):
@@ -315,14 +346,8 @@ class TelegramChannel:
                 return target.lower() == self._username.lower()
             if is_relay_command(text):
                 return True
-        if self._settings.group_policy == "all":
+        if self._settings.group_policy == "all" or self._replies_to_bot(message):
             return True
-        replied = message.reply_to_message
-        if replied is not None and replied.from_user is not None:
-            # In forum topics every message "replies" to the topic's first message.
-            is_topic_root = message.is_topic_message and replied.forum_topic_created
-            if replied.from_user.id == self._bot_id and not is_topic_root:
-                return True
         kinds: list[str | None] = [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
         mentions = (
             message.parse_entities(kinds)
@@ -336,6 +361,14 @@ class TelegramChannel:
             elif entity.user is not None and entity.user.id == self._bot_id:
                 return True
         return False
+
+    def _replies_to_bot(self, message: Message) -> bool:
+        replied = message.reply_to_message
+        if replied is None or replied.from_user is None:
+            return False
+        # In forum topics every message "replies" to the topic's first message.
+        is_topic_root = message.is_topic_message and replied.forum_topic_created
+        return replied.from_user.id == self._bot_id and not is_topic_root
 
     def _without_mention(self, text: str) -> str:
         """Drop a leading "@bot" the user typed only to address the bot."""

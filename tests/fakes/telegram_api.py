@@ -36,6 +36,23 @@ BOT = {
 _STRING_PARAMS = {"text", "parse_mode", "action", "url", "secret_token"}
 
 
+_FILE = {"file_id": "file-1", "file_unique_id": "f1"}
+# What each kind of media message carries, as the Bot API sends it.
+_MEDIA: dict[str, Any] = {
+    "photo": [{**_FILE, "width": 90, "height": 90}],
+    "sticker": {
+        **_FILE,
+        "type": "regular",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+    },
+    "voice": {**_FILE, "duration": 3},
+    "document": {**_FILE, "file_name": "notes.pdf"},
+}
+
+
 @dataclass
 class Call:
     method: str
@@ -103,11 +120,12 @@ class FakeTelegramApi:
         reply_to_bot: bool = False,
         entities: list[dict[str, Any]] | None = None,
         forwarded_from: str | None = None,
-        photo: bool = False,
+        media: str | None = None,
     ) -> dict[str, Any]:
         """A text message update as Telegram sends it (not queued); ``forwarded_from``
-        makes it a forward of a message by a user of that first name, ``photo`` a photo
-        with ``text`` (and ``entities``) as its caption."""
+        makes it a forward of a message by a user of that first name, ``media``
+        (``"photo"``, ``"sticker"``, ``"voice"``, ``"document"``) that kind of message with
+        ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -129,12 +147,13 @@ class FakeTelegramApi:
         elif text.startswith("/"):
             command = text.split(maxsplit=1)[0]
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
-        if photo:
-            message["caption"] = message.pop("text")
+        if media is not None:
+            caption = message.pop("text")
+            if caption:
+                message["caption"] = caption
             if "entities" in message:
                 message["caption_entities"] = message.pop("entities")
-            size = {"file_id": "photo-1", "file_unique_id": "p1", "width": 90, "height": 90}
-            message["photo"] = [size]
+            message[media] = _MEDIA[media]
         if forwarded_from is not None:
             author = {"id": user_id + 1000, "is_bot": False, "first_name": forwarded_from}
             message["forward_origin"] = {
