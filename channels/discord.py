@@ -5,7 +5,9 @@ thread), runs through the pipeline, and the reply goes back to the same channel.
 renders Markdown itself, so the model's text passes through unchanged, split at Discord's
 2000 character limit on line boundaries with code blocks kept whole. In servers,
 ``group_policy = "mention"`` answers only messages that mention the bot, reply to it, or
-are relay commands; a server reply quotes the message it answers.
+are relay commands; a server reply quotes the message it answers. Mentions reach the model
+as people read them (``@Ada``, ``@moderators``, ``#general``), named from what Discord
+resolved with the message; the model's reply never pings anyone.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -53,6 +55,29 @@ _NO_PINGS = discord.AllowedMentions.none()
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+# A user (``<@id>``, ``<@!id>``), role (``<@&id>``) or channel (``<#id>``) mention.
+_MENTION = re.compile(r"<(@!?|@&|#)(\d+)>")
+
+
+def readable_mentions(
+    text: str,
+    *,
+    users: dict[int, str],
+    roles: dict[int, str] | None = None,
+    channels: dict[int, str] | None = None,
+) -> str:
+    """``text`` with Discord's mention markup written as a reader sees it: ``@name`` for
+    users and roles, ``#name`` for channels, named from the given ids; a mention of an id
+    not given is left as it is (a model can still tell it is a mention)."""
+    names = {"@": users, "@!": users, "@&": roles or {}, "#": channels or {}}
+
+    def name(found: re.Match[str]) -> str:
+        kind, known = found.group(1), names[found.group(1)].get(int(found.group(2)))
+        if known is None:
+            return found.group(0)
+        return f"#{known}" if kind == "#" else f"@{known}"
+
+    return _MENTION.sub(name, text)
 
 
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
@@ -229,12 +254,12 @@ class DiscordChannel:
         group = not isinstance(message.channel, discord.DMChannel)
         if not self._allowed(author.id, message.channel, group):
             return None
-        text = message.content
+        text = self._without_mention(message.content) if group else message.content
         return Turn(
             channel=self.name,
             thread_id=str(message.channel.id),
             user_id=str(author.id),
-            text=self._without_mention(text) if group else text,
+            text=_with_named_mentions(text, message),
             received_at=message.created_at.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -402,6 +427,17 @@ class DiscordChannel:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _with_named_mentions(text: str, message: discord.Message) -> str:
+    """``text`` (from ``message``) with its mentions named as Discord resolved them with
+    the message (never looked up: a lookup can fail, and costs a request)."""
+    return readable_mentions(
+        text,
+        users={user.id: user.display_name for user in message.mentions},
+        roles={role.id: role.name for role in message.role_mentions},
+        channels={channel.id: channel.name for channel in message.channel_mentions},
+    )
 
 
 async def _idle() -> None:
