@@ -50,7 +50,14 @@ from telegram.constants import ChatAction, ChatType, MessageEntityType
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
 
-from channels.base import ConversationLocks, answer_in_order, is_relay_command, observe
+from channels.base import (
+    ATTACHED,
+    TEXT_ONLY,
+    ConversationLocks,
+    answer_in_order,
+    is_relay_command,
+    observe,
+)
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -66,13 +73,6 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.0
 _SEND_ATTEMPTS = 3
 _EMPTY_REPLY = "[the LLM's reply had no text]"
-# Before a caption: the photo or file it came with is not passed on.
-_ATTACHED = "[sent with a photo or file the relay does not pass on]"
-# The answer to a photo, sticker, voice note or file that came without a caption.
-TEXT_ONLY = (
-    "I read only text (and the captions of photos and files), so a photo, sticker, voice "
-    "note or file on its own doesn't reach me. Please write your message as text."
-)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
@@ -254,7 +254,7 @@ class TelegramChannel:
             text = self._without_mention(text)
         if message.text is None:
             # A caption: the model is asked about something it cannot see, and must know.
-            text = f"{_ATTACHED} {text}"
+            text = f"{ATTACHED} {text}"
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from channels.base import ATTACHED, TEXT_ONLY
 from channels.discord import MESSAGE_LIMIT, discord_parts, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
@@ -110,6 +111,56 @@ async def test_an_unaddressed_guild_message_is_recorded_not_answered(
     # Only the mention went upstream, with the earlier message as named history.
     [request] = fake_upstream.requests
     assert [m["content"] for m in request.body["messages"]][0] == "[Ada] back from lunch"
+
+
+async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("", channel_id=CHANNEL, user_id=42, files=["cat.png"])
+        [told] = await discord_api.wait_for_sent(1)
+        await discord_api.push_message(
+            "what is this?", channel_id=CHANNEL, user_id=42, files=["cat.png"]
+        )
+        [_, asked] = await discord_api.wait_for_sent(2)
+        # In a server a bare file is for the bot only when it replies to it.
+        bots = message_payload(asked["id"], asked["content"], channel_id=7, author=BOT)
+        await discord_api.push_message("", channel_id=7, user_id=42, guild_id=GUILD, files=["a"])
+        await discord_api.push_message(
+            "", channel_id=7, user_id=42, guild_id=GUILD, files=["b"], replying_to=bots
+        )
+        [*_, in_server] = await discord_api.wait_for_sent(3)
+    assert told["content"] == TEXT_ONLY and "message_reference" not in told
+    assert asked["content"] == f"echo: {ATTACHED} what is this?"
+    assert in_server["content"] == TEXT_ONLY and in_server["message_reference"]
+    assert len(discord_api.sent()) == 3 and len(fake_upstream.requests) == 1
+
+
+async def test_system_messages_are_nobodys_words(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api, group_policy="all") as bot:
+        # Discord announces a new thread in its channel, with the thread's name as content.
+        await discord_api.push_message(
+            "planning", channel_id=CHANNEL, user_id=42, guild_id=GUILD, message_type=18
+        )
+        await discord_api.push_message("hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD)
+        [sent] = await discord_api.wait_for_sent(1)
+        transcript = await services_of(bot).store.transcript(f"agent:main:discord:group:{CHANNEL}")
+    assert sent["content"] == "echo: [Ada] hello"
+    assert [m.text for m in transcript if m.role == "user"] == ["hello"]
+    assert len(fake_upstream.requests) == 1
+
+
+async def test_rate_limited_replies_are_sent_once_the_limit_passes(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    discord_api.flood(retry_after=0.05, times=2)
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1)
+    # discord.py waited out both 429s; the reply went once it was allowed.
+    assert sent["content"] == "echo: hi" and discord_api.refused_posts == 2
 
 
 async def test_bots_are_ignored(

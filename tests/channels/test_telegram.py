@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from channels.telegram import TEXT_ONLY, TelegramChannel
+from channels.base import TEXT_ONLY
+from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
