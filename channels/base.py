@@ -34,6 +34,16 @@ TURN_FAILED = (
     "in a moment, and tell the relay's operator if it keeps happening]"
 )
 
+# Before the text of a message that came with a photo, file or sticker the relay does not
+# pass on: the model is asked about something it cannot see, and must know.
+ATTACHED = "[sent with a photo or file the relay does not pass on]"
+# The answer, without asking the model, to a photo, sticker, voice note or file that came
+# without any text.
+TEXT_ONLY = (
+    "I read only text (and the captions of photos and files), so a photo, sticker, voice "
+    "note or file on its own doesn't reach me. Please write your message as text."
+)
+
 REGISTRY: dict[str, str] = {
     "terminal": "channels.terminal:TerminalChannel",
     "telegram": "channels.telegram:TelegramChannel",

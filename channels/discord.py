@@ -5,7 +5,12 @@ thread), runs through the pipeline, and the reply goes back to the same channel.
 renders Markdown itself, so the model's text passes through unchanged, split at Discord's
 2000 character limit on line boundaries with code blocks kept whole. In servers,
 ``group_policy = "mention"`` answers only messages that mention the bot, reply to it, or
-are relay commands; a server reply quotes the message it answers.
+are relay commands; a server reply quotes the message it answers. Mentions reach the model
+as people read them (``@Ada``, ``@moderators``, ``#general``), named from what Discord
+resolved with the message; the model's reply never pings anyone. Files and stickers are
+not passed on: text sent with them is, marked as such; without text the sender is told
+the relay reads only text (in a DM, or replying to the bot). System messages (a thread
+created, a pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -28,7 +33,14 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from channels.base import ConversationLocks, answer_in_order, is_relay_command, observe
+from channels.base import (
+    ATTACHED,
+    TEXT_ONLY,
+    ConversationLocks,
+    answer_in_order,
+    is_relay_command,
+    observe,
+)
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
 from middleware.types import Turn
@@ -53,6 +65,29 @@ _NO_PINGS = discord.AllowedMentions.none()
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+# A user (``<@id>``, ``<@!id>``), role (``<@&id>``) or channel (``<#id>``) mention.
+_MENTION = re.compile(r"<(@!?|@&|#)(\d+)>")
+
+
+def readable_mentions(
+    text: str,
+    *,
+    users: dict[int, str],
+    roles: dict[int, str] | None = None,
+    channels: dict[int, str] | None = None,
+) -> str:
+    """``text`` with Discord's mention markup written as a reader sees it: ``@name`` for
+    users and roles, ``#name`` for channels, named from the given ids; a mention of an id
+    not given is left as it is (a model can still tell it is a mention)."""
+    names = {"@": users, "@!": users, "@&": roles or {}, "#": channels or {}}
+
+    def name(found: re.Match[str]) -> str:
+        kind, known = found.group(1), names[found.group(1)].get(int(found.group(2)))
+        if known is None:
+            return found.group(0)
+        return f"#{known}" if kind == "#" else f"@{known}"
+
+    return _MENTION.sub(name, text)
 
 
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
@@ -220,21 +255,21 @@ class DiscordChannel:
                 ) from exc
 
     def to_turn(self, message: discord.Message) -> Turn | None:
-        """The ``Turn`` for ``message``, or ``None`` when the relay ignores it (a bot, an
-        empty message, or from outside the allow-lists). Whether to answer is
+        """The ``Turn`` for ``message``, or ``None`` when the relay ignores it (a bot, a
+        system message, no text, or from outside the allow-lists). Whether to answer is
         ``_addressed``'s."""
+        if not message.content or not self._from_someone_allowed(message):
+            return None
         author = message.author
-        if author.bot or author.id == self.bot_id or not message.content:
-            return None
         group = not isinstance(message.channel, discord.DMChannel)
-        if not self._allowed(author.id, message.channel, group):
-            return None
-        text = message.content
+        text = self._without_mention(message.content) if group else message.content
+        if message.attachments or message.stickers:
+            text = f"{ATTACHED} {text}"
         return Turn(
             channel=self.name,
             thread_id=str(message.channel.id),
             user_id=str(author.id),
-            text=self._without_mention(text) if group else text,
+            text=_with_named_mentions(text, message),
             received_at=message.created_at.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -264,7 +299,12 @@ class DiscordChannel:
 
     async def on_message(self, message: discord.Message) -> None:
         """discord.py's event: answer ``message`` if it is for the bot, else record it."""
-        turn = self.to_turn(message) if self._running else None
+        if not self._running:
+            return
+        if not message.content and (message.attachments or message.stickers):
+            await self._tracked(self._tell_text_only(message))
+            return
+        turn = self.to_turn(message)
         if turn is None:
             return
         if not self._addressed(message):
@@ -310,6 +350,18 @@ class DiscordChannel:
             )
         )
 
+    async def _tell_text_only(self, message: discord.Message) -> None:
+        """A file or sticker without text: nothing the model could read, so the sender is
+        told so without asking it; in a DM, or in a server when it replies to the bot."""
+        if not self._from_someone_allowed(message):
+            return
+        dm = isinstance(message.channel, discord.DMChannel)
+        if not dm and not self._replies_to_bot(message):
+            return
+        channel = str(message.channel.id)
+        async with self._locks(channel):
+            await self.send(channel, TEXT_ONLY, reply_to=None if dm else message.id)
+
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""
         task = asyncio.current_task()
@@ -354,6 +406,15 @@ class DiscordChannel:
     ) -> None:
         log.error("discord: slash command failed: %s", error, exc_info=error)
 
+    def _from_someone_allowed(self, message: discord.Message) -> bool:
+        """Whether ``message`` was written by a person the allow-lists admit, where they
+        admit them: not a bot (this one included), not a system message."""
+        author = message.author
+        if author.bot or author.id == self.bot_id or message.is_system():
+            return False
+        group = not isinstance(message.channel, discord.DMChannel)
+        return self._allowed(author.id, message.channel, group)
+
     def _allowed(self, user_id: int, channel: object, group: bool) -> bool:
         """The allow-lists: the user, and in servers the channel (or a thread's parent)."""
         users, channels = self._settings.allowed_user_ids, self._settings.allowed_channel_ids
@@ -372,6 +433,9 @@ class DiscordChannel:
             return True
         if any(user.id == self.bot_id for user in message.mentions):
             return True
+        return self._replies_to_bot(message)
+
+    def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
         return isinstance(replied, discord.Message) and replied.author.id == self.bot_id
 
@@ -402,6 +466,17 @@ class DiscordChannel:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _with_named_mentions(text: str, message: discord.Message) -> str:
+    """``text`` (from ``message``) with its mentions named as Discord resolved them with
+    the message (never looked up: a lookup can fail, and costs a request)."""
+    return readable_mentions(
+        text,
+        users={user.id: user.display_name for user in message.mentions},
+        roles={role.id: role.name for role in message.role_mentions},
+        channels={channel.id: channel.name for channel in message.channel_mentions},
+    )
 
 
 async def _idle() -> None:

@@ -8,7 +8,9 @@ the reply goes back to the same chat and topic. The model writes Markdown; it is
 plain text plus message entities, split at Telegram's limit (``channels.telegram_format``);
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
-A photo or file is not passed on; its caption is, marked as coming with one. A forwarded
+A photo or file is not passed on; its caption is, marked as coming with one. One without a
+caption (a photo, sticker, voice note, file) is told, without asking the model, that the
+relay reads only text: in a DM, or in a group when it replies to the bot. A forwarded
 message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive.
 
@@ -48,7 +50,14 @@ from telegram.constants import ChatAction, ChatType, MessageEntityType
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
 
-from channels.base import ConversationLocks, answer_in_order, is_relay_command, observe
+from channels.base import (
+    ATTACHED,
+    TEXT_ONLY,
+    ConversationLocks,
+    answer_in_order,
+    is_relay_command,
+    observe,
+)
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -64,8 +73,6 @@ log = logging.getLogger(__name__)
 _TYPING_EVERY = 4.0
 _SEND_ATTEMPTS = 3
 _EMPTY_REPLY = "[the LLM's reply had no text]"
-# Before a caption: the photo or file it came with is not passed on.
-_ATTACHED = "[sent with a photo or file the relay does not pass on]"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
@@ -143,6 +150,12 @@ class TelegramChannel:
         app.add_handler(
             MessageHandler(
                 filters.UpdateType.MESSAGE & (filters.TEXT | filters.CAPTION), self._on_message
+            )
+        )
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.MESSAGE & filters.ATTACHMENT & ~filters.TEXT & ~filters.CAPTION,
+                self._on_attachment_only,
             )
         )
         app.add_error_handler(self._on_error)
@@ -241,7 +254,7 @@ class TelegramChannel:
             text = self._without_mention(text)
         if message.text is None:
             # A caption: the model is asked about something it cannot see, and must know.
-            text = f"{_ATTACHED} {text}"
+            text = f"{ATTACHED} {text}"
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.
@@ -284,6 +297,24 @@ class TelegramChannel:
             live=self._live(turn, reply_to) if self._settings.stream_edits else None,
         )
 
+    async def _on_attachment_only(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A photo, sticker, voice note or file without a caption: nothing the model could
+        read, so the sender is told so without asking it; in a DM, or in a group when it
+        replies to the bot (other media in groups are not for the bot)."""
+        message = update.message
+        user = message.from_user if message is not None else None
+        if message is None or user is None or user.is_bot or not self._allowed(message):
+            return
+        group = message.chat.type != ChatType.PRIVATE
+        if group and not self._replies_to_bot(message):
+            return
+        chat = str(message.chat.id)
+        topic = str(message.message_thread_id) if message.is_topic_message else None
+        async with self._locks(f"{chat}:{topic or ''}"):
+            await self.send(
+                chat, TEXT_ONLY, topic_id=topic, reply_to=message.message_id if group else None
+            )
+
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error
         if isinstance(error, ChannelError):
@@ -315,14 +346,8 @@ class TelegramChannel:
                 return target.lower() == self._username.lower()
             if is_relay_command(text):
                 return True
-        if self._settings.group_policy == "all":
+        if self._settings.group_policy == "all" or self._replies_to_bot(message):
             return True
-        replied = message.reply_to_message
-        if replied is not None and replied.from_user is not None:
-            # In forum topics every message "replies" to the topic's first message.
-            is_topic_root = message.is_topic_message and replied.forum_topic_created
-            if replied.from_user.id == self._bot_id and not is_topic_root:
-                return True
         kinds: list[str | None] = [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
         mentions = (
             message.parse_entities(kinds)
@@ -336,6 +361,14 @@ class TelegramChannel:
             elif entity.user is not None and entity.user.id == self._bot_id:
                 return True
         return False
+
+    def _replies_to_bot(self, message: Message) -> bool:
+        replied = message.reply_to_message
+        if replied is None or replied.from_user is None:
+            return False
+        # In forum topics every message "replies" to the topic's first message.
+        is_topic_root = message.is_topic_message and replied.forum_topic_created
+        return replied.from_user.id == self._bot_id and not is_topic_root
 
     def _without_mention(self, text: str) -> str:
         """Drop a leading "@bot" the user typed only to address the bot."""
@@ -432,43 +465,49 @@ class TelegramChannel:
         reply_to: int | None = None,
         retry: bool = True,
     ) -> int:
-        """Send one part; return its message id."""
+        """Send one part; return its message id. Formatting Telegram refuses is dropped:
+        the part goes again as plain text."""
         app = self._running()
-        text, entities = part
         reply = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
-        sent: Message = await self._call(
-            lambda: app.bot.send_message(
-                chat_id=int(thread_id),
-                text=text,
-                entities=[_entity(e) for e in entities],
-                message_thread_id=int(topic_id) if topic_id else None,
-                reply_parameters=reply,
-            ),
-            thread_id,
-            retry=retry,
-        )
-        return sent.message_id
 
-    async def _edit_part(
-        self, thread_id: str, message_id: int, part: Part, *, retry: bool = True
-    ) -> None:
-        app = self._running()
-        text, entities = part
-        try:
-            await self._call(
-                lambda: app.bot.edit_message_text(
-                    text,
+        async def send(text: str, entities: list[MessageEntity]) -> int:
+            sent: Message = await self._call(
+                lambda: app.bot.send_message(
                     chat_id=int(thread_id),
-                    message_id=message_id,
-                    entities=[_entity(e) for e in entities],
+                    text=text,
+                    entities=entities,
+                    message_thread_id=int(topic_id) if topic_id else None,
+                    reply_parameters=reply,
                 ),
                 thread_id,
                 retry=retry,
             )
-        except ChannelError as exc:
-            # Telegram refuses an edit that changes nothing; the message is right already.
-            if not isinstance(exc.__cause__, BadRequest) or "not modified" not in str(exc):
-                raise
+            return sent.message_id
+
+        return await _formatted_or_plain(send, part, thread_id)
+
+    async def _edit_part(
+        self, thread_id: str, message_id: int, part: Part, *, retry: bool = True
+    ) -> None:
+        """Show ``part`` in message ``message_id``, as plain text if Telegram refuses its
+        formatting."""
+        app = self._running()
+
+        async def edit(text: str, entities: list[MessageEntity]) -> None:
+            try:
+                await self._call(
+                    lambda: app.bot.edit_message_text(
+                        text, chat_id=int(thread_id), message_id=message_id, entities=entities
+                    ),
+                    thread_id,
+                    retry=retry,
+                )
+            except ChannelError as exc:
+                # Telegram refuses an edit that changes nothing; the message is right already.
+                if not isinstance(exc.__cause__, BadRequest) or "not modified" not in str(exc):
+                    raise
+
+        await _formatted_or_plain(edit, part, thread_id)
 
     async def _call(self, request: Callable[[], Awaitable[T]], chat: str, *, retry: bool) -> T:
         """Make a Bot API request, waiting out flood control (``retry_after``) up to
@@ -510,6 +549,36 @@ def _origin_name(origin: MessageOrigin) -> str:
     if isinstance(origin, MessageOriginChannel):
         return origin.chat.title or "a channel"
     return "someone"
+
+
+async def _formatted_or_plain(
+    deliver: Callable[[str, list[MessageEntity]], Awaitable[T]], part: Part, chat: str
+) -> T:
+    """``deliver`` the part with its entities; if Telegram refuses them (a 400 naming
+    entities, e.g. "can't parse entities"), deliver its text again without them, so a
+    formatting problem costs the formatting, never the reply."""
+    text, entities = part
+    try:
+        return await deliver(text, [_entity(e) for e in entities])
+    except ChannelError as exc:
+        if not entities or not _refuses_entities(exc.__cause__):
+            raise
+        log.warning(
+            "telegram refused the formatting of a reply to chat %s (%s); sent as plain text",
+            chat,
+            exc.__cause__,
+        )
+    return await deliver(text, [])
+
+
+def _refuses_entities(error: BaseException | None) -> bool:
+    """Whether a Bot API error is about a message's entities (a 400 such as "can't parse
+    entities: …", "entity beginning at UTF-16 offset … ends after the end of the text" or
+    "ENTITY_TEXT_INVALID"; PTB drops the "Bad Request: " prefix)."""
+    if not isinstance(error, BadRequest):
+        return False
+    said = error.message.lower()
+    return "entit" in said or "can't parse" in said
 
 
 def _preview(text: str) -> Part:

@@ -8,12 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from channels.discord import MESSAGE_LIMIT, discord_parts
+from channels.base import ATTACHED, TEXT_ONLY
+from channels.discord import MESSAGE_LIMIT, discord_parts, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from tests.channels.support import running_discord, services_of
 from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, message_payload, user_payload
-from tests.fakes.upstream import FakeUpstream
+from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
 
 GUILD = 9000
 CHANNEL = 4242
@@ -45,6 +46,35 @@ async def test_guild_message_needs_a_mention_and_gets_a_reply(
     assert sent["content"] == "echo: [Ada] hello"  # groups name the speaker
     assert int(sent["message_reference"]["message_id"]) == message_id
     assert len(fake_upstream.requests) == 1
+
+
+async def test_mentions_reach_the_model_by_name_and_the_reply_pings_nobody(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    fake_upstream.reply_content = "Sure <@43>, and @everyone in <@&66>: <@!44>"
+    bo, cy = user_payload(43, "bo"), user_payload(44, "cy")
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> ask <@43> and <@!44> about <#5555>, <@&66> or <@99>",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT, bo, cy],
+        )
+        [sent] = await discord_api.wait_for_sent(1)
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    # Users Discord resolved are named; what it did not resolve is left as written.
+    assert said == "[Ada] ask @Bo and @Cy about <#5555>, <@&66> or <@99>"
+    # The model's text goes out as written, but may ping no one, not even the asker.
+    assert sent["content"] == fake_upstream.reply_content
+    assert sent["allowed_mentions"] == {"parse": [], "replied_user": False}
+    assert sent["message_reference"]
+
+
+def test_readable_mentions_name_users_roles_and_channels() -> None:
+    text = "<@1> <@!1> <@&2> <#3> <@4> <#5> @everyone"
+    named = readable_mentions(text, users={1: "Ada"}, roles={2: "mods"}, channels={3: "general"})
+    assert named == "@Ada @Ada @mods #general <@4> <#5> @everyone"
 
 
 async def test_a_slash_that_is_no_relay_command_is_not_for_the_bot(
@@ -81,6 +111,56 @@ async def test_an_unaddressed_guild_message_is_recorded_not_answered(
     # Only the mention went upstream, with the earlier message as named history.
     [request] = fake_upstream.requests
     assert [m["content"] for m in request.body["messages"]][0] == "[Ada] back from lunch"
+
+
+async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("", channel_id=CHANNEL, user_id=42, files=["cat.png"])
+        [told] = await discord_api.wait_for_sent(1)
+        await discord_api.push_message(
+            "what is this?", channel_id=CHANNEL, user_id=42, files=["cat.png"]
+        )
+        [_, asked] = await discord_api.wait_for_sent(2)
+        # In a server a bare file is for the bot only when it replies to it.
+        bots = message_payload(asked["id"], asked["content"], channel_id=7, author=BOT)
+        await discord_api.push_message("", channel_id=7, user_id=42, guild_id=GUILD, files=["a"])
+        await discord_api.push_message(
+            "", channel_id=7, user_id=42, guild_id=GUILD, files=["b"], replying_to=bots
+        )
+        [*_, in_server] = await discord_api.wait_for_sent(3)
+    assert told["content"] == TEXT_ONLY and "message_reference" not in told
+    assert asked["content"] == f"echo: {ATTACHED} what is this?"
+    assert in_server["content"] == TEXT_ONLY and in_server["message_reference"]
+    assert len(discord_api.sent()) == 3 and len(fake_upstream.requests) == 1
+
+
+async def test_system_messages_are_nobodys_words(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api, group_policy="all") as bot:
+        # Discord announces a new thread in its channel, with the thread's name as content.
+        await discord_api.push_message(
+            "planning", channel_id=CHANNEL, user_id=42, guild_id=GUILD, message_type=18
+        )
+        await discord_api.push_message("hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD)
+        [sent] = await discord_api.wait_for_sent(1)
+        transcript = await services_of(bot).store.transcript(f"agent:main:discord:group:{CHANNEL}")
+    assert sent["content"] == "echo: [Ada] hello"
+    assert [m.text for m in transcript if m.role == "user"] == ["hello"]
+    assert len(fake_upstream.requests) == 1
+
+
+async def test_rate_limited_replies_are_sent_once_the_limit_passes(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    discord_api.flood(retry_after=0.05, times=2)
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1)
+    # discord.py waited out both 429s; the reply went once it was allowed.
+    assert sent["content"] == "echo: hi" and discord_api.refused_posts == 2
 
 
 async def test_bots_are_ignored(

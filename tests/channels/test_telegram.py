@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from channels.base import TEXT_ONLY
 from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -67,19 +68,19 @@ async def test_a_forwarded_message_is_someone_elses_words(
 async def test_a_captioned_photo_is_answered_by_its_caption(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:
-    await telegram_api.push_message("what time is it there?", photo=True)
+    await telegram_api.push_message("what time is it there?", media="photo")
     [dm] = await telegram_api.wait_for_sent(1)
     assert dm["text"] == (
         "echo: [sent with a photo or file the relay does not pass on] what time is it there?"
     )
     group = -100260
-    await telegram_api.push_message("nice view", chat_id=group, chat_type="group", photo=True)
+    await telegram_api.push_message("nice view", chat_id=group, chat_type="group", media="photo")
     mention = "@chronorelay_bot where is this?"
     await telegram_api.push_message(
         mention,
         chat_id=group,
         chat_type="group",
-        photo=True,
+        media="photo",
         entities=[{"type": "mention", "offset": 0, "length": 16}],
     )
     [_, answer] = await telegram_api.wait_for_sent(2)
@@ -88,6 +89,28 @@ async def test_a_captioned_photo_is_answered_by_its_caption(
     )
     # The photo nobody asked about is recorded, not answered.
     assert len(fake_upstream.requests) == 2
+
+
+async def test_media_without_a_caption_is_told_the_relay_reads_text(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    for kind in ("photo", "sticker", "voice", "document"):
+        await telegram_api.push_message("", media=kind)
+    replies = await telegram_api.wait_for_sent(4)
+    assert [r["text"] for r in replies] == [TEXT_ONLY] * 4
+    assert all("reply_parameters" not in r for r in replies)
+    group = -100270
+    await telegram_api.push_message("", chat_id=group, chat_type="group", media="sticker")
+    await telegram_api.push_message(
+        "", chat_id=group, chat_type="group", media="voice", reply_to_bot=True
+    )
+    await telegram_api.push_message("/time", chat_id=group, chat_type="group")
+    told, time = (await telegram_api.wait_for_sent(6))[4:]
+    # In a group only the one replying to the bot is answered, quoting it.
+    assert told["text"] == TEXT_ONLY and told["reply_parameters"]["message_id"] > 0
+    assert time["text"].startswith("It's ")
+    assert len(telegram_api.sent()) == 6
+    assert fake_upstream.requests == []
 
 
 async def test_time_command_is_answered_without_the_upstream(
@@ -439,3 +462,37 @@ async def test_stream_edits_split_a_long_final_reply(
     assert len(messages) == 3
     assert all(len(text) <= MESSAGE_LIMIT for text in messages)
     assert "\n".join(messages).split("\n") == lines
+
+
+async def test_a_reply_whose_formatting_is_refused_is_sent_as_plain_text(
+    bot: TelegramChannel,
+    telegram_api: FakeTelegramApi,
+    fake_upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake_upstream.reply_content = "**Note:** the `gym` closes at 9"
+    telegram_api.refuse_entities()
+    await telegram_api.push_message("when does it close?")
+    refused, plain = await telegram_api.wait_for_sent(2)
+    # The same text went again, without the formatting Telegram could not apply.
+    assert refused["text"] == plain["text"] == "Note: the gym closes at 9"
+    assert refused["entities"] and not plain.get("entities")
+    assert "sent as plain text" in caplog.text and "parse entities" in caplog.text
+    # The next reply is formatted again.
+    await telegram_api.push_message("thanks")
+    [*_, next_reply] = await telegram_api.wait_for_sent(3)
+    assert next_reply["entities"]
+
+
+async def test_a_streamed_reply_whose_formatting_is_refused_ends_as_plain_text(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    clock = TickingClock()
+    fake_upstream.reply_content = "see you at **nine**"
+    telegram_api.refuse_entities("editMessageText", times=10)
+    telegram_api.refuse_entities("sendMessage", times=10)
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock, stream_edits=True):
+        await telegram_api.push_message("when?")
+        await telegram_api.wait_until(lambda: "see you at nine" in telegram_api.texts.values())
+    final = telegram_api.edits()[-1] if telegram_api.edits() else telegram_api.sent()[-1]
+    assert final["text"] == "see you at nine" and not final.get("entities")

@@ -66,6 +66,9 @@ class FakeDiscordApi:
         self.callbacks: list[dict[str, Any]] = []
         self._interaction_channels: dict[str, int] = {}
         self._sent: list[dict[str, Any]] = []
+        # Message posts refused with 429 next, by their retry_after (seconds).
+        self._floods: list[float] = []
+        self.refused_posts = 0
         self._sent_changed = asyncio.Condition()
         self._sockets: list[web.WebSocketResponse] = []
         self._ready = asyncio.Event()
@@ -106,6 +109,11 @@ class FakeDiscordApi:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def flood(self, retry_after: float = 0.05, times: int = 1) -> None:
+        """Answer the next ``times`` message posts with 429 and ``retry_after``, as
+        Discord's per-route rate limit does."""
+        self._floods.extend([retry_after] * times)
+
     def sent(self) -> list[dict[str, Any]]:
         return list(self._sent)
 
@@ -132,9 +140,13 @@ class FakeDiscordApi:
         mentions: list[dict[str, Any]] | None = None,
         author: dict[str, Any] | None = None,
         replying_to: dict[str, Any] | None = None,
+        files: list[str] | None = None,
+        message_type: int | None = None,
     ) -> int:
         """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id.
-        ``replying_to`` is the message object it replies to (e.g. one of ``sent_objects``)."""
+        ``replying_to`` is the message object it replies to (e.g. one of ``sent_objects``),
+        ``files`` the names of files attached, ``message_type`` Discord's type number (18:
+        a thread was created, with the thread's name as the content)."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         message_id = next(self._ids)
         data = message_payload(
@@ -145,7 +157,10 @@ class FakeDiscordApi:
             guild_id=guild_id,
             mentions=mentions,
             referenced=replying_to,
+            files=files,
         )
+        if message_type is not None:
+            data["type"] = message_type
         await self._dispatch("MESSAGE_CREATE", data)
         return message_id
 
@@ -257,6 +272,29 @@ class FakeDiscordApi:
 
     async def _post_message(self, request: web.Request) -> web.Response:
         body = await request.json()
+        if self._floods:
+            self.refused_posts += 1
+            retry_after = self._floods.pop(0)
+            refusal = _json(
+                {
+                    "message": "You are being rate limited.",
+                    "retry_after": retry_after,
+                    "global": False,
+                },
+                status=429,
+            )
+            # discord.py reads a 429 without Cloudflare's Via header as a ban.
+            refusal.headers.update(
+                {
+                    "Via": "1.1 google",
+                    "X-RateLimit-Limit": "5",
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset-After": str(retry_after),
+                    "X-RateLimit-Bucket": "messages",
+                    "X-RateLimit-Scope": "user",
+                }
+            )
+            return refusal
         channel_id = int(request.match_info["channel"])
         message = message_payload(
             next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
@@ -359,8 +397,10 @@ def message_payload(
     guild_id: int | None = None,
     mentions: list[dict[str, Any]] | None = None,
     referenced: dict[str, Any] | None = None,
+    files: list[str] | None = None,
 ) -> dict[str, Any]:
-    """A Discord message object, as the gateway and the API send it."""
+    """A Discord message object, as the gateway and the API send it; ``files`` names its
+    attachments."""
     data: dict[str, Any] = {
         "id": str(message_id),
         "channel_id": str(channel_id),
@@ -372,7 +412,16 @@ def message_payload(
         "mention_everyone": False,
         "mentions": mentions or [],
         "mention_roles": [],
-        "attachments": [],
+        "attachments": [
+            {
+                "id": str(message_id + n + 1),
+                "filename": name,
+                "size": 1024,
+                "url": f"https://cdn.example/{name}",
+                "proxy_url": f"https://media.example/{name}",
+            }
+            for n, name in enumerate(files or [])
+        ],
         "embeds": [],
         "pinned": False,
         "type": 19 if referenced else 0,

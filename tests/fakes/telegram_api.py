@@ -5,7 +5,8 @@ Point the bot's ``base_url`` at ``api.base_url``. It answers the methods the cha
 ``sendMessage``, ``editMessageText``, ``sendChatAction``) in the Bot API's
 ``{"ok": true, "result": ...}`` shape and records every call. Tests queue updates with
 ``push_message`` (or build one with ``message_update`` to POST to a webhook), wait for the
-bot's answers with ``wait_for_sent``, and make a method answer 429 with ``flood``.
+bot's answers with ``wait_for_sent``, make a method answer 429 with ``flood``, and make
+it refuse a message's formatting with ``refuse_entities``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,23 @@ BOT = {
 _STRING_PARAMS = {"text", "parse_mode", "action", "url", "secret_token"}
 
 
+_FILE = {"file_id": "file-1", "file_unique_id": "f1"}
+# What each kind of media message carries, as the Bot API sends it.
+_MEDIA: dict[str, Any] = {
+    "photo": [{**_FILE, "width": 90, "height": 90}],
+    "sticker": {
+        **_FILE,
+        "type": "regular",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+    },
+    "voice": {**_FILE, "duration": 3},
+    "document": {**_FILE, "file_name": "notes.pdf"},
+}
+
+
 @dataclass
 class Call:
     method: str
@@ -56,6 +74,8 @@ class FakeTelegramApi:
         self.texts: dict[tuple[int, int], str] = {}
         # Methods that answer 429 (flood control) next, with their retry_after.
         self._floods: dict[str, list[int]] = {}
+        # Methods that refuse the next calls carrying entities, with the error they give.
+        self._entity_refusals: dict[str, list[str]] = {}
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -100,11 +120,12 @@ class FakeTelegramApi:
         reply_to_bot: bool = False,
         entities: list[dict[str, Any]] | None = None,
         forwarded_from: str | None = None,
-        photo: bool = False,
+        media: str | None = None,
     ) -> dict[str, Any]:
         """A text message update as Telegram sends it (not queued); ``forwarded_from``
-        makes it a forward of a message by a user of that first name, ``photo`` a photo
-        with ``text`` (and ``entities``) as its caption."""
+        makes it a forward of a message by a user of that first name, ``media``
+        (``"photo"``, ``"sticker"``, ``"voice"``, ``"document"``) that kind of message with
+        ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -126,12 +147,13 @@ class FakeTelegramApi:
         elif text.startswith("/"):
             command = text.split(maxsplit=1)[0]
             message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
-        if photo:
-            message["caption"] = message.pop("text")
+        if media is not None:
+            caption = message.pop("text")
+            if caption:
+                message["caption"] = caption
             if "entities" in message:
                 message["caption_entities"] = message.pop("entities")
-            size = {"file_id": "photo-1", "file_unique_id": "p1", "width": 90, "height": 90}
-            message["photo"] = [size]
+            message[media] = _MEDIA[media]
         if forwarded_from is not None:
             author = {"id": user_id + 1000, "is_bot": False, "first_name": forwarded_from}
             message["forward_origin"] = {
@@ -156,6 +178,20 @@ class FakeTelegramApi:
     def flood(self, method: str, retry_after: int = 1, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._floods.setdefault(method, []).extend([retry_after] * times)
+
+    def refuse_entities(
+        self,
+        method: str = "sendMessage",
+        description: str = (
+            "Bad Request: can't parse entities: Can't find end of the entity starting at "
+            "byte offset 12"
+        ),
+        times: int = 1,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` that carry ``entities`` as Telegram
+        answers formatting it cannot apply: 400 with ``description`` (PTB raises
+        ``telegram.error.BadRequest``). Calls without entities go through."""
+        self._entity_refusals.setdefault(method, []).extend([description] * times)
 
     def sent(self, chat_id: int | None = None) -> list[dict[str, Any]]:
         """The ``sendMessage`` parameters so far, optionally for one chat."""
@@ -207,6 +243,8 @@ class FakeTelegramApi:
                 },
                 status=429,
             )
+        if params.get("entities") and self._entity_refusals.get(method):
+            return _error(400, self._entity_refusals[method].pop(0))
         if method == "getMe":
             return _ok(BOT)
         if method in ("deleteWebhook", "setWebhook", "setMyCommands", "sendChatAction"):
