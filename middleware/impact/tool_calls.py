@@ -350,14 +350,18 @@ async def guard_stream(
     very same object; an event split across chunks goes out once complete). From the chunk
     whose events include the first tool-call delta on, everything is buffered. At the end:
 
-    - the stream ended with ``[DONE]`` and ``is_impactful(calls)`` names some calls:
-      ``on_hold(message, names)`` gets the held assistant message (all its content and
-      tool calls) and returns the text to show instead. The buffered bytes are dropped and
-      replaced by a content chunk, a ``finish_reason: "stop"`` chunk, a usage chunk if the
-      upstream sent usage, and ``data: [DONE]``, under the upstream's id/model/created.
-      Content that already went out is not repeated: if the text starts with it, only the
-      rest is sent, else the text follows it as a new paragraph;
-    - otherwise (nothing impactful, or no ``[DONE]``): the buffered bytes, unchanged.
+    - the reply ended whole (``[DONE]``, or a ``finish_reason``: some servers close the
+      stream without ``[DONE]``, and the SDKs accept that) and ``is_impactful(calls)``
+      names some calls: ``on_hold(message, names)`` gets the held assistant message (all
+      its content and tool calls) and returns the text to show instead. The buffered
+      bytes are dropped and replaced by a content chunk, a ``finish_reason: "stop"``
+      chunk, a usage chunk if the upstream sent usage, and ``data: [DONE]``, under the
+      upstream's id/model/created. Content that already went out is not repeated: if the
+      text starts with it, only the rest is sent, else the text follows it as a new
+      paragraph;
+    - the stream broke off (neither) with impactful calls buffered: nothing more is sent,
+      since a call cut short can be neither confirmed nor passed on;
+    - otherwise (nothing impactful): the buffered bytes, unchanged.
 
     If the upstream raises while calls are held, the held bytes are never sent.
     """
@@ -383,11 +387,13 @@ async def guard_stream(
             held, pending = [whole, pending], b""
         else:
             yield chunk if data is chunk and not pending else whole
-    names = is_impactful(parser.calls()) if held and parser.done else []
+    names = is_impactful(parser.calls()) if held else []
     if not names:
         if held or pending:
             yield b"".join(held) + pending
         return
+    if not parser.done and parser.finish_reason is None:
+        return  # cut short: the SDKs would hand the client a partial impactful call
     text = await on_hold(parser.message(), names)
     remainder = text[len(shown_text) :] if text.startswith(shown_text) else None
     if remainder is None:

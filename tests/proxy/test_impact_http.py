@@ -116,6 +116,19 @@ async def test_enforce_on_a_stream_then_a_streamed_release(
     assert calls == {0: ("call_1", "send_email", '{"city": "Tokyo"}')}
 
 
+async def test_a_stream_closed_without_done_is_held_too(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.send_done = False  # the SDK reads such a stream to its end all the same
+    async with client(relay) as sdk:
+        content, calls = await streamed(sdk, [user("email Bob")], SEND_EMAIL)
+        assert calls == {}
+        assert "please confirm: send_email" in content
+        history = [user("email Bob"), {"role": "assistant", "content": content}, user("yes")]
+        content, calls = await streamed(sdk, history, SEND_EMAIL)
+    assert calls == {0: ("call_1", "send_email", '{"city": "Tokyo"}')}
+
+
 async def test_anything_but_yes_drops_the_held_call(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
