@@ -279,6 +279,20 @@ async def test_actions_command_lists_and_closes(talk: Conversation) -> None:
     assert "Check-in" not in block
 
 
+async def test_actions_numbers_stay_as_listed_after_one_is_closed(talk: Conversation) -> None:
+    await talk.say("clock it: call the bank")
+    await talk.say("clock it: water the plants", after=timedelta(minutes=1))
+    await talk.say("clock it: pay rent", after=timedelta(minutes=1))
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Call the bank" in listing and "2. Water the plants" in listing
+    assert "3. Pay rent" in listing
+    # The user works down the list they were shown: 2 is still the plants.
+    assert "Call the bank" in reply_text(await talk.say("/actions done 1"))
+    assert "Water the plants" in reply_text(await talk.say("/actions done 2"))
+    listing = reply_text(await talk.say("/actions"))
+    assert "3. Pay rent" in listing and "Water" not in listing and "bank" not in listing
+
+
 # -- policy and overrides ----------------------------------------------------------------
 
 
