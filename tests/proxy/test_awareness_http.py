@@ -150,6 +150,27 @@ async def test_sore_after_the_gym_gets_a_confirming_question(talk: Conversation)
     assert "Never state it as fact" in block
 
 
+async def test_an_action_already_asked_about_is_not_asked_about_again(
+    talk: Conversation,
+) -> None:
+    await talk.say("I'm heading to the gym")
+    welcome = await talk.block_for("hi", after=timedelta(hours=3))
+    assert "Check-in (action_gap_2h)" in welcome
+    # The welcome back already asked about the gym: soreness asks no second time.
+    assert "Possible connection" not in await talk.block_for("I'm sore", after=timedelta(minutes=1))
+
+
+async def test_a_confirming_question_is_asked_once_not_on_every_cue(talk: Conversation) -> None:
+    await talk.say("I'm heading to the gym")
+    assert "Possible connection" in await talk.block_for("so sore", after=timedelta(minutes=90))
+    assert "Possible connection" not in await talk.block_for(
+        "still sore though", after=timedelta(minutes=2)
+    )
+    # Nor is the gym brought up again as a welcome back after the next gap.
+    later = await talk.block_for("hey", after=timedelta(hours=2))
+    assert "gym" not in later.lower()
+
+
 async def test_sore_without_an_action_gets_no_inference(talk: Conversation) -> None:
     await talk.say("hello")
     block = await talk.block_for("ugh I'm so sore", after=timedelta(hours=3))
