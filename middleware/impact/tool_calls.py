@@ -40,22 +40,26 @@ __all__ = [
 DEFAULT_PATTERNS: tuple[str, ...] = (
     # sending messages/emails to third parties
     "send", "send_*", "*_send", "*email*", "*_mail", "mail_*", "*_message", "*_messages",
-    "message_*", "post_*", "reply", "reply_*", "forward_*", "tweet*", "*_tweet", "notify_*",
-    "*_sms", "sms_*", "dm_*", "invite_*", "share_*", "comment_*", "*_comment",
+    "message", "message_*", "post", "post_*", "*_post", "reply", "reply_*", "forward",
+    "forward_*", "tweet*", "*_tweet", "notify", "notify_*", "sms", "*_sms", "sms_*", "dm_*",
+    "invite", "invite_*", "share", "share_*", "comment", "comment_*", "*_comment",
     # creating/modifying calendar events or reminders
     "*calendar*", "event_*", "events_*", "*_event", "*_events", "*_event_*", "*reminder*",
-    "remind_*", "schedule_*", "reschedule_*", "*meeting*", "*appointment*", "rsvp*", "book_*",
+    "remind_*", "schedule", "schedule_*", "reschedule*", "*meeting*", "*appointment*", "rsvp*",
+    "book", "book_*",
     # purchases and financial actions
-    "purchase*", "*_purchase", "buy", "buy_*", "*payment*", "pay", "pay_*", "transfer_*",
-    "*_transfer", "order_*", "*_order", "checkout*", "*_checkout", "refund*", "charge_*",
-    "*invoice*", "withdraw*", "sell_*", "trade_*", "place_*", "donate*", "subscribe*",
+    "purchase*", "*_purchase", "buy", "buy_*", "*payment*", "pay", "pay_*", "transfer",
+    "transfer_*", "*_transfer", "order", "order_*", "*_order", "checkout*", "*_checkout",
+    "refund*", "*_refund", "charge", "charge_*", "*invoice*", "withdraw*", "sell", "sell_*",
+    "trade", "trade_*", "*_trade", "place_*", "donate*", "subscribe*", "unsubscribe*", "cancel",
     "cancel_*",
     # publishing/deploying public changes
-    "publish*", "*_publish", "deploy*", "*_deploy", "release_*", "*_release", "push", "push_*",
-    "*_push", "merge_*", "*_merge", "rollout*", "ship_*",
+    "publish*", "*_publish", "deploy*", "*_deploy", "release", "release_*", "*_release", "push",
+    "push_*", "*_push", "merge", "merge_*", "*_merge", "rollout*", "ship", "ship_*",
     # deleting data
-    "delete*", "*_delete", "remove_*", "*_remove", "drop_*", "destroy_*", "*_destroy", "rm",
-    "rm_*", "erase_*", "purge_*", "wipe_*", "trash_*", "*_trash", "truncate_*",
+    "delete*", "*_delete", "remove", "remove_*", "*_remove", "drop", "drop_*", "destroy",
+    "destroy_*", "*_destroy", "rm", "rm_*", "erase", "erase_*", "purge", "purge_*", "wipe",
+    "wipe_*", "trash", "trash_*", "*_trash", "truncate", "truncate_*",
 )  # fmt: skip
 
 # A name whose last segment starts with one of these reads or prepares rather than acts, so

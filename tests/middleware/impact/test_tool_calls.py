@@ -207,6 +207,19 @@ def split(whole: bytes, cuts: Iterable[int]) -> list[bytes]:
         "drop_table",
         "rm",
         "cancel_subscription",
+        # A bare verb, or a namespaced one, is as impactful as its longer forms.
+        "post",
+        "slack.post",
+        "message",
+        "transfer",
+        "schedule",
+        "remove",
+        "order",
+        "cancel",
+        "forward",
+        "issue_refund",
+        "execute_trade",
+        "unsubscribe",
     ],
 )
 def test_impactful_names_flags_spec_examples(name: str) -> None:
