@@ -20,7 +20,7 @@ from middleware.continuity.service import ContinuityService, ContinuitySettings
 from middleware.continuity.stage import continuity_stage
 from middleware.forward import forward_to
 from middleware.identity import identity_stage
-from middleware.impact.stage import ImpactSettings, impact_stage
+from middleware.impact.stage import ImpactSettings, held_call_stage, impact_stage
 from middleware.injection import InjectionMemory, injection_stage
 from middleware.notices import Notices, notices_stage
 from middleware.pipeline import Handler, Stage, compose
@@ -44,6 +44,8 @@ def build_pipeline(
         time_rendering_stage(),
         # Before anything that can fail, so the inbound message is never lost.
         recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
+        # Before commands: any next message answers a held tool call's request to confirm.
+        held_call_stage(store, impact_settings(config)),
         commands_stage(
             {
                 **time_commands(store),

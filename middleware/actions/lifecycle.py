@@ -215,6 +215,7 @@ def visible_actions(
     user_key: str,
     thread_key: str,
     chat_type: Literal["dm", "group"],
+    include_closed: bool = False,
 ) -> list[Action]:
     """The open actions usable when ``user_key`` speaks in ``thread_key`` (§7.3).
 
@@ -222,11 +223,12 @@ def visible_actions(
     actions recorded in this thread by anyone. In a DM: the user's own actions from this
     thread or any private one — never one recorded in a group (an API thread included,
     whose key does not say it is one), so nothing said in a group leaks into a private
-    chat or the other way round. Expired and closed actions never appear. Oldest first.
+    chat or the other way round. Expired and closed actions appear only with
+    ``include_closed`` (still stored, not yet compacted away). Oldest first.
     """
     visible: list[Action] = []
     for action in actions:
-        if not action.is_open(now):
+        if not include_closed and not action.is_open(now):
             continue
         if chat_type == "group":
             shown = action.thread_key == thread_key and (

@@ -202,10 +202,13 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
     )
     fired = evaluate(settings.checkins, facts)
     cue = None
-    if settings.inference.enabled and mode != "off":
-        cue = find_cue(turn.text, visible, now=now, extra=settings.inference.cues)
+    if settings.inference.enabled and mode != "off" and visible:
+        # An action is asked about once (§9): a welcome back or an earlier cue already did.
+        unasked = [a for a in visible if a.referenced_at is None]
+        cue = find_cue(turn.text, unasked, now=now, extra=settings.inference.cues)
         if cue is not None:
             lines.append(wording.cue(cue, now))
+            ops.append(_mark_referenced(cue.action.id, now))
     # One directive (spec 000 §9): the first rule that has something to say (a hedged
     # reference has nothing once every open action was mentioned).
     for rule in fired:

@@ -3,6 +3,11 @@
 ``/actions`` lists, ``/actions done 2`` / ``/actions cancel 2`` (the number shown, or the
 action's id) close one. Only the actions this user could be reminded of here are shown:
 in a group, the ones they clocked in that group (spec 000 §7.3).
+
+An action's number is its place among all of the user's stored actions here, closed and
+expired ones included, so closing #1 leaves #2 as #2: a user working down the list they
+were shown never closes the wrong one. Numbers move on only when old entries are
+compacted away (when a new action is added).
 """
 
 from __future__ import annotations
@@ -54,33 +59,34 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
     return {"actions": actions}
 
 
-def _shown(data: ClockData, turn: Turn, now: datetime) -> list[Action]:
-    visible = visible_actions(
+def _shown(data: ClockData, turn: Turn, now: datetime) -> list[tuple[int, Action]]:
+    """The open actions shown here, each with its number (see the module docstring)."""
+    stored = visible_actions(
         load_actions(data.latest_actions),
         now=now,
         user_key=turn.user_key,
         thread_key=turn.thread_key,
         chat_type=turn.chat_type,
+        include_closed=True,
     )
-    return sorted(visible, key=lambda action: action.recorded_at)
+    return [(number, a) for number, a in enumerate(stored, start=1) if a.is_open(now)]
 
 
-def _listing(shown: list[Action], now: datetime) -> str:
+def _listing(shown: list[tuple[int, Action]], now: datetime) -> str:
     if not shown:
         return (
             "You have no open actions. Say 'clock it: <what you're doing>' and I'll keep "
             "it in mind for a while."
         )
     lines = ["Your open actions:"]
-    for number, action in enumerate(shown, start=1):
+    for number, action in shown:
         status = _STATUS.get(action.status_at(now), action.status_at(now))
         lines.append(f"{number}. {action.label} — {ago(now - action.recorded_at)}, {status}")
     lines.append(USAGE)
     return "\n".join(lines)
 
 
-def _pick(shown: list[Action], which: str) -> Action | None:
+def _pick(shown: list[tuple[int, Action]], which: str) -> Action | None:
     if which.isdigit():
-        index = int(which) - 1
-        return shown[index] if 0 <= index < len(shown) else None
-    return next((action for action in shown if action.id == which), None)
+        return next((action for number, action in shown if number == int(which)), None)
+    return next((action for _, action in shown if action.id == which), None)

@@ -7,7 +7,9 @@ the configured patterns:
   assistant message asking the user to confirm instead. If the user's next message in
   the thread is an explicit yes, the relay answers it with the held call itself — the
   same ids and arguments — without asking the model again; anything else drops the call
-  and tells the model it was not made.
+  and tells the model it was not made. "Anything else" includes a chat command or a
+  clock setting the relay answers itself: a later "ok" agrees with that answer, not with
+  the call, so ``held_call_stage`` reads the user's answer before those stages run.
 - ``annotate``: the answer passes unchanged, flagged in the
   ``X-Chronorelay-Impactful-Tool-Calls`` header (non-streamed) and the log.
 """
@@ -50,8 +52,23 @@ class ImpactSettings:
     confirmation_ttl: timedelta = timedelta(hours=1)
 
 
+def held_call_stage(store: Store, settings: ImpactSettings) -> Stage:
+    """Release the thread's held call on the user's explicit yes, or drop it on any other
+    message. Runs before the chat commands and settings the relay answers itself, since
+    whatever the user says next is their answer to the request to confirm."""
+
+    async def held_call(turn: Turn, call_next: Handler) -> Reply:
+        if settings.guard != "off":
+            released = await _answer_held(store, turn)
+            if released is not None:
+                return released
+        return await call_next(turn)
+
+    return held_call
+
+
 def impact_stage(store: Store, settings: ImpactSettings) -> Stage:
-    """Hold (or flag) impactful tool calls; release a held one on the user's yes."""
+    """Hold (or flag) impactful tool calls in the upstream's answer."""
 
     def impactful(calls: list[ToolCall]) -> list[str]:
         return impactful_names([call.name for call in calls], settings.patterns)
@@ -59,9 +76,6 @@ def impact_stage(store: Store, settings: ImpactSettings) -> Stage:
     async def impact(turn: Turn, call_next: Handler) -> Reply:
         if settings.guard == "off":
             return await call_next(turn)
-        released = await _answer_held(store, turn)
-        if released is not None:
-            return released
         reply = await call_next(turn)
         if not turn.body.get("tools"):
             return reply

@@ -40,22 +40,26 @@ __all__ = [
 DEFAULT_PATTERNS: tuple[str, ...] = (
     # sending messages/emails to third parties
     "send", "send_*", "*_send", "*email*", "*_mail", "mail_*", "*_message", "*_messages",
-    "message_*", "post_*", "reply", "reply_*", "forward_*", "tweet*", "*_tweet", "notify_*",
-    "*_sms", "sms_*", "dm_*", "invite_*", "share_*", "comment_*", "*_comment",
+    "message", "message_*", "post", "post_*", "*_post", "reply", "reply_*", "forward",
+    "forward_*", "tweet*", "*_tweet", "notify", "notify_*", "sms", "*_sms", "sms_*", "dm_*",
+    "invite", "invite_*", "share", "share_*", "comment", "comment_*", "*_comment",
     # creating/modifying calendar events or reminders
     "*calendar*", "event_*", "events_*", "*_event", "*_events", "*_event_*", "*reminder*",
-    "remind_*", "schedule_*", "reschedule_*", "*meeting*", "*appointment*", "rsvp*", "book_*",
+    "remind_*", "schedule", "schedule_*", "reschedule*", "*meeting*", "*appointment*", "rsvp*",
+    "book", "book_*",
     # purchases and financial actions
-    "purchase*", "*_purchase", "buy", "buy_*", "*payment*", "pay", "pay_*", "transfer_*",
-    "*_transfer", "order_*", "*_order", "checkout*", "*_checkout", "refund*", "charge_*",
-    "*invoice*", "withdraw*", "sell_*", "trade_*", "place_*", "donate*", "subscribe*",
+    "purchase*", "*_purchase", "buy", "buy_*", "*payment*", "pay", "pay_*", "transfer",
+    "transfer_*", "*_transfer", "order", "order_*", "*_order", "checkout*", "*_checkout",
+    "refund*", "*_refund", "charge", "charge_*", "*invoice*", "withdraw*", "sell", "sell_*",
+    "trade", "trade_*", "*_trade", "place_*", "donate*", "subscribe*", "unsubscribe*", "cancel",
     "cancel_*",
     # publishing/deploying public changes
-    "publish*", "*_publish", "deploy*", "*_deploy", "release_*", "*_release", "push", "push_*",
-    "*_push", "merge_*", "*_merge", "rollout*", "ship_*",
+    "publish*", "*_publish", "deploy*", "*_deploy", "release", "release_*", "*_release", "push",
+    "push_*", "*_push", "merge", "merge_*", "*_merge", "rollout*", "ship", "ship_*",
     # deleting data
-    "delete*", "*_delete", "remove_*", "*_remove", "drop_*", "destroy_*", "*_destroy", "rm",
-    "rm_*", "erase_*", "purge_*", "wipe_*", "trash_*", "*_trash", "truncate_*",
+    "delete*", "*_delete", "remove", "remove_*", "*_remove", "drop", "drop_*", "destroy",
+    "destroy_*", "*_destroy", "rm", "rm_*", "erase", "erase_*", "purge", "purge_*", "wipe",
+    "wipe_*", "trash", "trash_*", "*_trash", "truncate", "truncate_*",
 )  # fmt: skip
 
 # A name whose last segment starts with one of these reads or prepares rather than acts, so
@@ -350,14 +354,18 @@ async def guard_stream(
     very same object; an event split across chunks goes out once complete). From the chunk
     whose events include the first tool-call delta on, everything is buffered. At the end:
 
-    - the stream ended with ``[DONE]`` and ``is_impactful(calls)`` names some calls:
-      ``on_hold(message, names)`` gets the held assistant message (all its content and
-      tool calls) and returns the text to show instead. The buffered bytes are dropped and
-      replaced by a content chunk, a ``finish_reason: "stop"`` chunk, a usage chunk if the
-      upstream sent usage, and ``data: [DONE]``, under the upstream's id/model/created.
-      Content that already went out is not repeated: if the text starts with it, only the
-      rest is sent, else the text follows it as a new paragraph;
-    - otherwise (nothing impactful, or no ``[DONE]``): the buffered bytes, unchanged.
+    - the reply ended whole (``[DONE]``, or a ``finish_reason``: some servers close the
+      stream without ``[DONE]``, and the SDKs accept that) and ``is_impactful(calls)``
+      names some calls: ``on_hold(message, names)`` gets the held assistant message (all
+      its content and tool calls) and returns the text to show instead. The buffered
+      bytes are dropped and replaced by a content chunk, a ``finish_reason: "stop"``
+      chunk, a usage chunk if the upstream sent usage, and ``data: [DONE]``, under the
+      upstream's id/model/created. Content that already went out is not repeated: if the
+      text starts with it, only the rest is sent, else the text follows it as a new
+      paragraph;
+    - the stream broke off (neither) with impactful calls buffered: nothing more is sent,
+      since a call cut short can be neither confirmed nor passed on;
+    - otherwise (nothing impactful): the buffered bytes, unchanged.
 
     If the upstream raises while calls are held, the held bytes are never sent.
     """
@@ -383,11 +391,13 @@ async def guard_stream(
             held, pending = [whole, pending], b""
         else:
             yield chunk if data is chunk and not pending else whole
-    names = is_impactful(parser.calls()) if held and parser.done else []
+    names = is_impactful(parser.calls()) if held else []
     if not names:
         if held or pending:
             yield b"".join(held) + pending
         return
+    if not parser.done and parser.finish_reason is None:
+        return  # cut short: the SDKs would hand the client a partial impactful call
     text = await on_hold(parser.message(), names)
     remainder = text[len(shown_text) :] if text.startswith(shown_text) else None
     if remainder is None:

@@ -41,6 +41,9 @@ class FakeUpstream:
         # Seconds between streamed events, so a client reads them one at a time.
         self.event_delay = 0.0
         self.hold_stream = False
+        # When False, a stream ends without ``data: [DONE]`` (some OpenAI-compatible
+        # servers just close it after the finish_reason chunk).
+        self.send_done = True
         # When set, answers are compressed with whatever the request's Accept-Encoding
         # allows, as many real endpoints (and the CDNs in front of them) do.
         self.compress = False
@@ -124,6 +127,8 @@ class FakeUpstream:
         await response.prepare(request)
         try:
             async for event in stream_events(body):
+                if event.startswith(b"data: [DONE]") and not self.send_done:
+                    continue
                 await response.write(event)
                 if self.event_delay:
                     await asyncio.sleep(self.event_delay)

@@ -150,6 +150,27 @@ async def test_sore_after_the_gym_gets_a_confirming_question(talk: Conversation)
     assert "Never state it as fact" in block
 
 
+async def test_an_action_already_asked_about_is_not_asked_about_again(
+    talk: Conversation,
+) -> None:
+    await talk.say("I'm heading to the gym")
+    welcome = await talk.block_for("hi", after=timedelta(hours=3))
+    assert "Check-in (action_gap_2h)" in welcome
+    # The welcome back already asked about the gym: soreness asks no second time.
+    assert "Possible connection" not in await talk.block_for("I'm sore", after=timedelta(minutes=1))
+
+
+async def test_a_confirming_question_is_asked_once_not_on_every_cue(talk: Conversation) -> None:
+    await talk.say("I'm heading to the gym")
+    assert "Possible connection" in await talk.block_for("so sore", after=timedelta(minutes=90))
+    assert "Possible connection" not in await talk.block_for(
+        "still sore though", after=timedelta(minutes=2)
+    )
+    # Nor is the gym brought up again as a welcome back after the next gap.
+    later = await talk.block_for("hey", after=timedelta(hours=2))
+    assert "gym" not in later.lower()
+
+
 async def test_sore_without_an_action_gets_no_inference(talk: Conversation) -> None:
     await talk.say("hello")
     block = await talk.block_for("ugh I'm so sore", after=timedelta(hours=3))
@@ -277,6 +298,20 @@ async def test_actions_command_lists_and_closes(talk: Conversation) -> None:
     # A closed action no longer supports check-ins.
     block = await talk.block_for("hey", after=timedelta(hours=3))
     assert "Check-in" not in block
+
+
+async def test_actions_numbers_stay_as_listed_after_one_is_closed(talk: Conversation) -> None:
+    await talk.say("clock it: call the bank")
+    await talk.say("clock it: water the plants", after=timedelta(minutes=1))
+    await talk.say("clock it: pay rent", after=timedelta(minutes=1))
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Call the bank" in listing and "2. Water the plants" in listing
+    assert "3. Pay rent" in listing
+    # The user works down the list they were shown: 2 is still the plants.
+    assert "Call the bank" in reply_text(await talk.say("/actions done 1"))
+    assert "Water the plants" in reply_text(await talk.say("/actions done 2"))
+    listing = reply_text(await talk.say("/actions"))
+    assert "3. Pay rent" in listing and "Water" not in listing and "bank" not in listing
 
 
 # -- policy and overrides ----------------------------------------------------------------

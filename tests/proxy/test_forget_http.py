@@ -74,7 +74,7 @@ def continuity_rows(
 ) -> None:
     """Continuity rows for the user, as the continuity service would leave them: a named
     context and their DM's default one, sessions, log entries, a rollup, memory, a job mark,
-    and a tool call held for them in the group."""
+    and a tool call held for them in ``held_in``."""
     at = "2026-11-21T08:00:00.000000+00:00"
     named, default = f"ctx-{user_key}", f"wc:{dm_thread}"
     with sqlite3.connect(db) as conn:
@@ -110,7 +110,7 @@ def continuity_rows(
         )
         conn.execute("INSERT INTO job_marks VALUES ('nightly', ?, '2026-11-21', ?)", (user_key, at))
         conn.execute(
-            "INSERT INTO held_tool_calls VALUES (?, ?, '{}', 'send_email', 'm', ?, ?)",
+            """INSERT INTO held_tool_calls VALUES (?, ?, '{}', '["send_email"]', 'm', ?, ?)""",
             (held_in, user_key, at, at),
         )
 
@@ -145,7 +145,9 @@ async def test_forget_asks_first_then_leaves_nothing_behind(
     assert "Linked:" in await say(relay, f"/link {code.group(1)}", "2026-11-21T08:06:00Z", linked)
     await say(relay, "/link", "2026-11-21T08:07:00Z")  # a live code of theirs
     mine_dm, group = thread_of(db, ME, "dm"), thread_of(db, ME, "group")
-    continuity_rows(db, ME, mine_dm, group, held_in=group)
+    # Held where the user does not speak again before forgetting: any next message of
+    # theirs in the thread would answer (and so drop) it.
+    continuity_rows(db, ME, mine_dm, group, held_in=thread_of(db, linked, "dm"))
     continuity_rows(
         db, other, thread_of(db, other, "dm"), group, held_in=thread_of(db, other, "dm")
     )

@@ -116,6 +116,19 @@ async def test_enforce_on_a_stream_then_a_streamed_release(
     assert calls == {0: ("call_1", "send_email", '{"city": "Tokyo"}')}
 
 
+async def test_a_stream_closed_without_done_is_held_too(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.send_done = False  # the SDK reads such a stream to its end all the same
+    async with client(relay) as sdk:
+        content, calls = await streamed(sdk, [user("email Bob")], SEND_EMAIL)
+        assert calls == {}
+        assert "please confirm: send_email" in content
+        history = [user("email Bob"), {"role": "assistant", "content": content}, user("yes")]
+        content, calls = await streamed(sdk, history, SEND_EMAIL)
+    assert calls == {0: ("call_1", "send_email", '{"city": "Tokyo"}')}
+
+
 async def test_anything_but_yes_drops_the_held_call(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
@@ -137,6 +150,37 @@ async def test_anything_but_yes_drops_the_held_call(
         )
     assert after.choices[0].message.tool_calls is None
     assert fake_upstream.last.body["messages"][-1]["content"].startswith("yes")
+
+
+@pytest.mark.parametrize("between", ["clock: kind project", "/time"])
+async def test_an_ok_after_the_relay_answered_something_else_releases_nothing(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, between: str
+) -> None:
+    # The user's next message was a setting or a command the relay answered itself; a
+    # later "ok" agrees with that answer, not with the email asked about before it.
+    relay = await relay_factory(server={"api_commands": True})
+    async with client(relay) as sdk:
+        first = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
+        )
+        history = [
+            user("email Bob"),
+            {"role": "assistant", "content": first.choices[0].message.content},
+            user(between),
+        ]
+        answer = await sdk.chat.completions.create(
+            model="fake-model", messages=history, tools=SEND_EMAIL
+        )
+        assert answer.choices[0].message.tool_calls is None
+        history += [{"role": "assistant", "content": answer.choices[0].message.content}]
+        asked = len(fake_upstream.requests)
+        await sdk.chat.completions.create(
+            model="fake-model", messages=[*history, user("ok")], tools=SEND_EMAIL
+        )
+    # "ok" went to the model (whose own tool call the relay holds again), and nothing
+    # was released without asking.
+    assert len(fake_upstream.requests) == asked + 1
+    assert fake_upstream.last.body["messages"][-1]["content"].startswith("ok")
 
 
 async def test_a_harmless_tool_call_passes_untouched(

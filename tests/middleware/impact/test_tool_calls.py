@@ -207,6 +207,19 @@ def split(whole: bytes, cuts: Iterable[int]) -> list[bytes]:
         "drop_table",
         "rm",
         "cancel_subscription",
+        # A bare verb, or a namespaced one, is as impactful as its longer forms.
+        "post",
+        "slack.post",
+        "message",
+        "transfer",
+        "schedule",
+        "remove",
+        "order",
+        "cancel",
+        "forward",
+        "issue_refund",
+        "execute_trade",
+        "unsubscribe",
     ],
 )
 def test_impactful_names_flags_spec_examples(name: str) -> None:
@@ -391,9 +404,27 @@ async def test_role_is_sent_when_the_held_chunk_carried_it() -> None:
     assert b'"role": "assistant"' in out[-1]
 
 
-async def test_stream_without_done_is_passed_through_unchanged() -> None:
+async def test_stream_that_ends_without_done_is_still_held() -> None:
+    # Some servers close the stream after the finish_reason chunk; the SDKs accept that.
     hold = Hold()
-    chunks = tool_stream(done=False)
+    raw = b"".join(await guarded(tool_stream(done=False), hold))
+    [(_, names)] = hold.seen
+    assert names == ["send_email"]
+    assert b"call_A" not in raw and raw.endswith(DONE)
+    assert not accumulate(raw).choices[0].message.tool_calls
+
+
+async def test_stream_cut_short_never_sends_an_impactful_call() -> None:
+    hold = Hold()
+    chunks = tool_stream(done=False)[:-1]  # no finish_reason, no [DONE]
+    raw = b"".join(await guarded(chunks, hold))
+    assert hold.seen == []
+    assert b"call_A" not in raw and b"send_email" not in raw
+
+
+async def test_harmless_stream_without_done_is_passed_through_unchanged() -> None:
+    hold = Hold()
+    chunks = tool_stream("get_weather", done=False)
     assert b"".join(await guarded(chunks, hold)) == b"".join(chunks)
     assert hold.seen == []
 
