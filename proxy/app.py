@@ -31,12 +31,17 @@ def build_app(
     )
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
-        async with open_services(config, clock=clock, store=store, upstream=upstream) as svc:
+        # Captures in flight finish by a graceful stop's deadline (then are cancelled).
+        deadline = app[SHUTDOWN_DEADLINE]
+        async with open_services(
+            config,
+            clock=clock,
+            store=store,
+            upstream=upstream,
+            stop_grace=lambda: deadline.time_left(otherwise=config.server.shutdown_timeout),
+        ) as svc:
             app[SERVICES] = svc
             yield
-            # Captures in flight finish by a graceful stop's deadline (then are cancelled).
-            left = app[SHUTDOWN_DEADLINE].time_left(otherwise=config.server.shutdown_timeout)
-            await svc.continuity.stop(grace=left)
 
     app[SHUTDOWN_DEADLINE] = ShutdownDeadline()  # set by a graceful stop (proxy.server)
     app.cleanup_ctx.append(services_ctx)

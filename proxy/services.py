@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +48,12 @@ async def open_services(
     clock: Clock | None = None,
     store: Store | None = None,
     upstream: Upstream | None = None,
+    stop_grace: Callable[[], float] | None = None,
 ) -> AsyncIterator[Services]:
-    """Open the store and upstream, build the pipeline; close both on exit."""
+    """Open the store and upstream, build the pipeline; close both on exit.
+
+    ``stop_grace()``, asked on exit, is how long captures in flight may still run (a
+    graceful stop's time left); without it, the continuity service's own default."""
     clock = clock or SystemClock()
     metrics = Metrics(
         channels=[c for k in config.auth.keys for c in k.channels if c != ANY_CHANNEL]
@@ -74,7 +78,10 @@ async def open_services(
         )
     finally:
         # Captures in flight still need the upstream and the store: let them finish.
-        await continuity.stop()
+        if stop_grace is None:
+            await continuity.stop()
+        else:
+            await continuity.stop(grace=stop_grace())
         # Upstream first: nothing new can be sent once the store is going away.
         await upstream.close()
         await store.close()

@@ -12,12 +12,23 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from middleware.store import StoredMessage
 from middleware.store.sqlite import SqliteStore
 from proxy.app import build_app
 from proxy.keys import SERVICES
 from proxy.server import start
 from tests.conftest import relay_config
 from tests.fakes.upstream import FakeUpstream
+
+
+async def stored_transcript(tmp_path: Path) -> list[StoredMessage]:
+    """The test thread's transcript, read from the stopped relay's store file."""
+    store = SqliteStore(tmp_path / "relay.sqlite3")
+    await store.open()
+    try:
+        return await store.transcript("agent:main:api:local")
+    finally:
+        await store.close()
 
 
 async def test_a_stream_still_running_at_the_deadline_ends_in_band_within_the_timeout(
@@ -55,12 +66,7 @@ async def test_a_stream_still_running_at_the_deadline_ends_in_band_within_the_ti
     error = json.loads(last.removeprefix("data: "))["error"]
     assert error["code"] == "relay_shutting_down"
     assert "the relay is shutting down" in error["message"]
-    store = SqliteStore(tmp_path / "relay.sqlite3")
-    await store.open()
-    try:
-        user, assistant = await store.transcript("agent:main:api:local")
-    finally:
-        await store.close()
+    user, assistant = await stored_transcript(tmp_path)
     assert user.text == words
     assert assistant.complete is False
     assert assistant.text.startswith("echo: w0 w1")
@@ -89,12 +95,7 @@ async def test_a_stream_that_ends_within_the_timeout_is_let_finish_and_new_conne
 
     assert received.endswith(b"data: [DONE]\n\n")
     assert elapsed < 2  # the stream's own length, not the shutdown timeout
-    store = SqliteStore(tmp_path / "relay.sqlite3")
-    await store.open()
-    try:
-        _, assistant = await store.transcript("agent:main:api:local")
-    finally:
-        await store.close()
+    _, assistant = await stored_transcript(tmp_path)
     assert assistant.complete is True
     assert assistant.text == "echo: hi there"
 
@@ -122,12 +123,7 @@ async def test_a_request_still_waiting_at_the_deadline_is_answered_503_within_th
     assert response.status == 503
     assert answer["error"]["code"] == "relay_shutting_down"
     assert "send the request again" in answer["error"]["message"]
-    store = SqliteStore(tmp_path / "relay.sqlite3")
-    await store.open()
-    try:
-        (user,) = await store.transcript("agent:main:api:local")
-    finally:
-        await store.close()
+    (user,) = await stored_transcript(tmp_path)
     assert user.text == "hi there"  # the accepted message is kept
 
 
