@@ -5,8 +5,10 @@ own blocks. Each block rides with the user message it was made for (appended to 
 with ``placement = "system"``, as a system message just before it). What was injected is
 stored per thread and re-applied verbatim whenever that user message comes back in a
 later request, so the forwarded conversation only ever grows at its end and the
-upstream's prompt (prefix) cache stays valid. A message sent again as the newest (a retry,
-a regenerated answer) gets a new block, and that one is what later requests replay.
+upstream's prompt (prefix) cache stays valid. A message the recording stage knows it
+already recorded, sent again as the newest (an SDK retry, a regenerated answer), comes as a
+continuation and is replayed with its block; one it cannot know (the first resend after a
+restart) gets a new block, and that one is what later requests replay.
 
 A user message is recognised by the hash of its original content plus its ordinal among
 equal messages in the request (a second "ok" is a different message from the first).
@@ -219,7 +221,7 @@ def injection_stage(
         messages = turn.body.get("messages")
         if not isinstance(messages, list):
             return await call_next(turn)
-        newest = _newest_user_index(messages) if not turn.continuation else None
+        newest = newest_user_index(messages) if not turn.continuation else None
         # The cards were sized within their own budget (spec 001 §6.4); only the
         # temporal sections answer to the block's ceiling.
         sections = trim_sections(turn.context.sections, max_tokens) + turn.context.cards
@@ -280,7 +282,7 @@ def _user_messages(messages: list[Any]) -> dict[int, Key]:
     return keys
 
 
-def _newest_user_index(messages: list[Any]) -> int | None:
+def newest_user_index(messages: list[Any]) -> int | None:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, dict) and message.get("role") == "user":

@@ -8,14 +8,22 @@ in flight there is no such idle time (the loop is busy with them), and writing a
 right after its read while the rows it touches are in cache, costs less CPU (≈ 5 % of the
 relay's per request under the bench's load). Either way the turn fails if its message could not
 be stored: at once, or once the reply is back.
+
+A request may bring again the message it brought before (an SDK retrying, a client
+regenerating the answer). That message is not recorded twice: its second arrival would
+make the user's gap "just now" and the transcript hold it twice. It goes on as a
+continuation, replayed with the block it was sent with (see ``LatestMessages``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime, timedelta
+from typing import Any
 
 from middleware.clock.source import Clock
+from middleware.injection import fingerprint, newest_user_index
 from middleware.pipeline import Handler, Stage
 from middleware.store import InboundRecord, Store, log_if_failed
 from middleware.types import UNRECORDED, Reply, ReplyOutcome, Turn
@@ -25,14 +33,95 @@ log = logging.getLogger(__name__)
 # ``Reply.meta`` key of the empty reply to an ``observe_only`` turn.
 OBSERVED = "observed"
 
+# (thread, user) pairs whose newest message is remembered: a message is sent again soon
+# after it was first, while its pair is among the recently active.
+_REMEMBERED_PAIRS = 4096
+# How long after a message a request that holds nothing before it (a client that sends
+# only the newest message) is taken as sending it again, rather than as the same words
+# said anew: longer than an SDK's retries take (its default timeout is 10 minutes).
+_BARE_RESEND_WINDOW = timedelta(minutes=15)
+# Roles that are the agent's instructions, not conversation.
+_INSTRUCTION_ROLES = frozenset({"system", "developer"})
 
-def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage:
+Pair = tuple[str, str]  # thread key, user key
+# A user message as its request placed it: its fingerprint and its index in ``messages``.
+Place = tuple[str, int]
+
+
+class LatestMessages:
+    """The newest message recorded from each recently active (thread, user) pair: its
+    ``Place`` and when it was received.
+
+    A request whose newest user message has the same place brings that message again: an
+    SDK retry sends the same body, and a regenerated answer the same history up to the
+    message. A new message with the same text ("ok" twice) comes after the reply to the
+    first, so further on in the request; a reply recorded in between is no sign either
+    way. A request with no conversation before its message cannot be told from the same
+    words said anew except by time: it is a resend only within ``_BARE_RESEND_WINDOW``.
+    Kept in memory only: after a restart the first resend is recorded once more.
+    """
+
+    def __init__(self, max_pairs: int = _REMEMBERED_PAIRS) -> None:
+        self._max_pairs = max_pairs
+        self._latest: dict[Pair, tuple[Place, datetime]] = {}
+
+    def resent(self, turn: Turn, place: Place | None) -> bool:
+        """Whether ``place`` is that of the newest message recorded from the turn's pair,
+        which the turn brings again."""
+        latest = self._latest.get((turn.thread_key, turn.user_key))
+        if place is None or latest is None or latest[0] != place:
+            return False
+        if _holds_conversation(turn.body["messages"][: place[1]]):
+            return True
+        return abs(turn.received_at - latest[1]) <= _BARE_RESEND_WINDOW
+
+    def recorded(self, turn: Turn, place: Place | None) -> None:
+        """The turn's message, at ``place`` (None: a turn that cannot be a resend), is being
+        recorded: it is its pair's newest now."""
+        pair = (turn.thread_key, turn.user_key)
+        self._latest.pop(pair, None)
+        if place is None:
+            return
+        if len(self._latest) >= self._max_pairs:
+            del self._latest[next(iter(self._latest))]
+        self._latest[pair] = (place, turn.received_at)
+
+    def not_recorded(self, pair: Pair, place: Place | None) -> None:
+        """The message at ``place`` could not be stored: its resend must be recorded."""
+        latest = self._latest.get(pair)
+        if place is not None and latest is not None and latest[0] == place:
+            del self._latest[pair]
+
+
+def newest_place(turn: Turn) -> Place | None:
+    """The place of the request's newest user message, for a turn that may be a resend."""
+    messages = turn.body.get("messages")
+    if not turn.resendable or not isinstance(messages, list):
+        return None
+    index = newest_user_index(messages)
+    return None if index is None else (fingerprint(messages[index]), index)
+
+
+def _holds_conversation(messages: list[Any]) -> bool:
+    """Whether ``messages`` hold more than the agent's instructions."""
+    return any(
+        not isinstance(message, dict) or message.get("role") not in _INSTRUCTION_ROLES
+        for message in messages
+    )
+
+
+def recording_stage(
+    store: Store, clock: Clock, *, cross_channel: bool, latest: LatestMessages | None = None
+) -> Stage:
     """Store the user message, then the assistant reply (streamed replies when they end).
 
-    An ``observe_only`` turn stops here once its message is stored.
+    An ``observe_only`` turn stops here once its message is stored. A message sent again
+    (``LatestMessages``) is not stored: the turn becomes a ``resent`` continuation.
+    ``latest`` is made here unless given.
     """
 
     in_flight = 0  # turns between here and their reply
+    newest = LatestMessages() if latest is None else latest
 
     async def record(turn: Turn, call_next: Handler) -> Reply:
         nonlocal in_flight
@@ -44,7 +133,16 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
 
     async def recorded(turn: Turn, call_next: Handler, *, alone: bool) -> Reply:
         started = clock.now()
+        pair, place = (turn.thread_key, turn.user_key), None
         if not turn.continuation:
+            place = newest_place(turn)
+            if newest.resent(turn, place):
+                turn.continuation = turn.resent = True
+                # Read, not moved: a command sent again shows the user's zone as it is.
+                turn.prior = await store.peek_prior(turn.thread_key, turn.user_key)
+        if not turn.continuation:
+            # Marked before the write is awaited: a resend arriving meanwhile is one.
+            newest.recorded(turn, place)
             record = InboundRecord(
                 user_key=turn.user_key,
                 channel=turn.channel,
@@ -56,14 +154,22 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
                 received_at=turn.received_at,
                 cross_channel=cross_channel,
             )
-            if alone:
-                queued = await store.queue_inbound(record)
-                turn.inbound_id, turn.prior = queued.message_id, queued.prior
-            else:
-                written = await store.record_inbound(record)
-                turn.inbound_id = asyncio.get_running_loop().create_future()
-                turn.inbound_id.set_result(written.message_id)
-                turn.prior = written.prior
+            try:
+                if alone:
+                    queued = await store.queue_inbound(record)
+                    turn.inbound_id, turn.prior = queued.message_id, queued.prior
+                else:
+                    written = await store.record_inbound(record)
+                    turn.inbound_id = asyncio.get_running_loop().create_future()
+                    turn.inbound_id.set_result(written.message_id)
+                    turn.prior = written.prior
+            except BaseException:
+                newest.not_recorded(pair, place)
+                raise
+            if place is not None:
+                turn.inbound_id.add_done_callback(
+                    lambda stored: _unless_stored(stored, newest, pair, place)
+                )
         if turn.observe_only:
             # Witnessed, not asked: recorded for the clock, never answered.
             if turn.inbound_id is not None:
@@ -112,3 +218,11 @@ def recording_stage(store: Store, clock: Clock, *, cross_channel: bool) -> Stage
 def _raised(stored: asyncio.Future[int], failure: BaseException) -> bool:
     """Whether ``failure`` is the error of the message's write (a stage waited for it)."""
     return not stored.cancelled() and stored.exception() is failure
+
+
+def _unless_stored(
+    stored: asyncio.Future[int], latest: LatestMessages, pair: Pair, place: Place
+) -> None:
+    """Forget the message as the pair's newest if its queued write failed."""
+    if stored.cancelled() or stored.exception() is not None:
+        latest.not_recorded(pair, place)

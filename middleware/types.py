@@ -77,9 +77,18 @@ class Turn:
     display_name: str | None = None
     topic_id: str | None = None
     participants: list[Participant] = field(default_factory=list)
-    # True when the newest message is not the user's (a tool result coming back): the
-    # user did not speak, so no new inbound message is recorded and no new block made.
+    # True when the newest message is not the user's (a tool result coming back), or is
+    # one already recorded sent again (``resent``): the user did not speak, so no new
+    # inbound message is recorded and no new block made; the blocks are replayed.
     continuation: bool = False
+    # True for a request that may carry again a message it already brought (the API's:
+    # an SDK retry, a regenerated answer); a chat channel's turns are each a new message.
+    resendable: bool = False
+    # True when the recording stage found the newest user message to be the one it last
+    # recorded from this user in the thread, sent again (set with ``continuation``). It is
+    # not recorded twice, and goes with the block it was sent with; a command in it is
+    # still answered.
+    resent: bool = False
     # True when the channel dropped earlier history to fit its budget on this turn (the
     # relay's "compaction"): continuity captures first and the cards come back.
     compacted: bool = False

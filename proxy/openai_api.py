@@ -198,6 +198,7 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
         user_id=user_id,
         text=last_user_text(body["messages"]),
         continuation=_newest_role(body["messages"]) != "user",
+        resendable=True,
         received_at=received_at,
         body=body,
         chat_type="group" if chat_type == "group" else "dm",

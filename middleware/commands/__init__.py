@@ -61,7 +61,8 @@ def commands_stage(handlers: Mapping[str, CommandHandler]) -> Stage:
     async def commands(turn: Turn, call_next: Handler) -> Reply:
         command = match_command(turn.text) if turn.commands_allowed else None
         handler = handlers.get(command.name) if command else None
-        if command is None or handler is None or turn.continuation:
+        # A command sent again (``resent``) is answered again, as the client asks.
+        if command is None or handler is None or (turn.continuation and not turn.resent):
             return await call_next(turn)
         answer = await handler(turn, command)
         if isinstance(answer, Reply):

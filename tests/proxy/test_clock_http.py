@@ -418,6 +418,55 @@ async def test_a_regenerated_answer_is_what_the_conversation_goes_on_from(
     assert fake_upstream.last.body["messages"][: len(regenerated)] == regenerated
 
 
+async def test_a_regenerated_answer_keeps_the_time_the_user_wrote_at(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """Regenerating an answer sends the user's newest message again, after its reply was
+    recorded: the user did not speak again. It is not recorded twice, leaves the thread's
+    times as they were, and goes upstream exactly as the first time (the block of when
+    the user wrote it, and a cache-friendly prefix)."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+    reply = await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="regen2")
+    history += [reply["choices"][0]["message"], {"role": "user", "content": "what now?"}]
+    await chat(relay, messages=history, at="2026-11-21T12:00:00Z", thread="regen2")
+    first = fake_upstream.last.body["messages"]
+    await chat(relay, messages=history, at="2026-11-21T12:07:00Z", thread="regen2")
+    assert fake_upstream.last.body["messages"] == first
+    store = relay.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:regen2")
+    assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?"]
+    thread = await store.get_thread("agent:main:api:regen2")
+    assert thread is not None
+    assert thread.last_user_message_at == datetime(2026, 11, 21, 12, tzinfo=UTC)
+    assert thread.last_user_message_by_user == {"api:ana": thread.last_user_message_at}
+
+
+async def test_the_same_words_said_again_after_the_reply_are_a_new_message(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    history: list[dict[str, Any]] = [{"role": "user", "content": "ok"}]
+    reply = await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="okok")
+    history += [reply["choices"][0]["message"], {"role": "user", "content": "ok"}]
+    await chat(relay, messages=history, at="2026-11-21T13:00:00Z", thread="okok")
+    assert "13:00" in block(fake_upstream)
+    store = relay.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:okok")
+    assert [m.text for m in transcript if m.role == "user"] == ["ok", "ok"]
+
+
+async def test_a_command_sent_again_is_answered_again_and_recorded_once(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    command = [{"role": "user", "content": "/time"}]
+    for at in ("2026-11-21T10:00:00Z", "2026-11-21T10:00:05Z"):
+        reply = await chat(relay, messages=command, at=at, thread="cmd-again")
+        assert reply["choices"][0]["message"]["content"].startswith("It's ")
+    assert fake_upstream.requests == []
+    store = relay.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:cmd-again")
+    assert [m.text for m in transcript if m.role == "user"] == ["/time"]
+
+
 async def test_two_hundred_simultaneous_turns_in_one_thread(relay: RunningServer) -> None:
     turns = [
         chat(

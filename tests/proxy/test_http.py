@@ -135,7 +135,8 @@ async def test_a_message_the_store_cannot_take_fails_its_turn(
 
     request = {
         "model": "m",
-        "messages": HI,
+        # A new message: the same one again would be a resend, which is not recorded.
+        "messages": [{"role": "user", "content": "and now?"}],
         "stream": stream,
         **({"tools": tools} if tools else {}),
     }

@@ -361,3 +361,39 @@ async def test_a_target_without_api_key_sends_no_authorization(
         for _ in range(2):
             await sdk.chat.completions.create(model="fake-model", messages=HI)  # type: ignore[arg-type]
     assert all("Authorization" not in seen.headers for seen in fake_upstream.requests)
+
+
+async def test_a_request_the_sdk_retries_is_recorded_once_and_sent_with_its_first_block(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """The SDK sends a refused request again: the user spoke once, two hours after their
+    last message. The retry must not be recorded a second time (its gap would read "just
+    now") and must reach the upstream byte for byte as the first attempt did."""
+    relay = await relay_factory(upstream={"retries": 0})
+    headers = {"X-Chronorelay-Thread": "retried", "X-Chronorelay-User": "ana"}
+    first = [{"role": "user", "content": "hi"}]
+    async with client(relay) as sdk:
+        done = await sdk.chat.completions.create(
+            model="fake-model",
+            messages=first,  # type: ignore[arg-type]
+            extra_headers={**headers, "X-Chronorelay-Received-At": "2026-11-21T10:00:00Z"},
+        )
+    history = [
+        *first,
+        {"role": "assistant", "content": done.choices[0].message.content},
+        {"role": "user", "content": "what now?"},
+    ]
+    limited = {"error": {"message": "slow down", "type": "rate_limit"}}
+    fake_upstream.failures.append(Scripted(429, limited, {"Retry-After": "0"}))
+    retrying = openai.AsyncOpenAI(base_url=f"{relay.url}/v1", api_key="unused", max_retries=1)
+    async with retrying as sdk:
+        await sdk.chat.completions.create(
+            model="fake-model",
+            messages=history,  # type: ignore[arg-type]
+            extra_headers={**headers, "X-Chronorelay-Received-At": "2026-11-21T12:00:00Z"},
+        )
+    refused, answered = fake_upstream.requests[-2:]
+    assert answered.body["messages"] == refused.body["messages"]
+    store = relay.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:retried")
+    assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?"]

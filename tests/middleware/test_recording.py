@@ -1,0 +1,84 @@
+"""The recording stage: a message sent again is not recorded twice; other turns are."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from middleware.clock.source import FakeClock
+from middleware.errors import StoreError
+from middleware.pipeline import Stage
+from middleware.recording import recording_stage
+from middleware.store import InboundRecord, QueuedInbound, SqliteStore
+from middleware.types import JSON, Reply, Turn
+
+T0 = datetime(2026, 11, 21, 10, tzinfo=UTC)
+THREAD = "agent:main:telegram:7"
+HISTORY: list[JSON] = [{"role": "user", "content": "ok"}]
+
+
+def turn(minutes: int, *, resendable: bool) -> Turn:
+    return Turn(
+        channel="telegram",
+        thread_id="7",
+        user_id="7",
+        text="ok",
+        received_at=T0 + timedelta(minutes=minutes),
+        body={"messages": list(HISTORY)},
+        resendable=resendable,
+        user_key="telegram:7",
+        thread_key=THREAD,
+    )
+
+
+async def answer(forwarded: Turn) -> Reply:
+    return Reply(text="fine")
+
+
+def stage(store: SqliteStore) -> Stage:
+    return recording_stage(store, FakeClock(T0), cross_channel=True)
+
+
+async def user_texts(store: SqliteStore) -> list[str]:
+    return [m.text for m in await store.transcript(THREAD) if m.role == "user"]
+
+
+async def test_a_channel_message_like_the_last_one_is_recorded_again(store: SqliteStore) -> None:
+    """A chat channel's turns are each a new message, even with the same words and history."""
+    record = stage(store)
+    await record(turn(0, resendable=False), answer)
+    again = turn(1, resendable=False)
+    await record(again, answer)
+    assert not again.continuation and not again.resent
+    assert await user_texts(store) == ["ok", "ok"]
+
+
+async def test_a_resent_message_is_a_continuation_and_not_recorded(store: SqliteStore) -> None:
+    record = stage(store)
+    await record(turn(0, resendable=True), answer)
+    again = turn(1, resendable=True)
+    await record(again, answer)
+    assert again.continuation and again.resent and again.inbound_id is None
+    assert await user_texts(store) == ["ok"]
+    thread = await store.get_thread(THREAD)
+    assert thread is not None and thread.last_user_message_at == T0
+
+
+async def test_a_message_that_could_not_be_stored_is_recorded_when_sent_again(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = stage(store)
+    queue = store.queue_inbound
+
+    async def full_disk(inbound: InboundRecord) -> QueuedInbound:
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(store, "queue_inbound", full_disk)
+    with pytest.raises(StoreError):
+        await record(turn(0, resendable=True), answer)
+    monkeypatch.setattr(store, "queue_inbound", queue)
+    retried = turn(1, resendable=True)
+    await record(retried, answer)
+    assert not retried.resent
+    assert await user_texts(store) == ["ok"]
