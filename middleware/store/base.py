@@ -207,10 +207,16 @@ class ThreadClockState:
 
 @dataclass(frozen=True, slots=True)
 class ClockStateSnapshot:
-    """Everything the clock keeps per user and per thread, as export/import exchange it."""
+    """Everything the clock keeps per user and per thread, as export/import exchange it.
+
+    ``links`` are the users linked to one person (spec 000 §7.0), one group per person:
+    each at least two users of ``users``, sorted, no user in two groups; the groups are in
+    the order of their first key.
+    """
 
     users: tuple[UserClockState, ...] = ()
     threads: tuple[ThreadClockState, ...] = ()
+    links: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +227,8 @@ class ImportCounts:
     users_merged: int = 0
     threads_created: int = 0
     threads_merged: int = 0
+    # Groups of users linked to one person (each new, or merged into an existing link).
+    links: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,6 +428,10 @@ class Store(ContinuityStore, Protocol):
         missing or empty value leaves what is stored. ``policy_overrides`` and
         ``calibration`` merge key by key (imported keys win); ``latest_actions`` merge by
         ``id``. A timezone goes to the linked person when the user is linked.
+
+        Each group of ``links`` is linked (as ``link_users``) before the users' values are
+        merged, so linked users' shared values land once on their person; a user already
+        linked to others in the store stays linked to them too (links are never undone).
         """
         ...
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -94,6 +94,12 @@ UPDATE persons SET policy_overrides = ?, calibration = ?, latest_actions = ? WHE
 _EXPORT_THREADS = """
 SELECT thread_key, kind, session_tz, last_interaction_at, last_agent_message_at
 FROM threads ORDER BY thread_key
+"""
+
+# Sorted so that a group's first key comes first; groups are ordered by it (person ids
+# differ from store to store, user keys do not).
+_EXPORT_LINKS = """
+SELECT person_id, user_key FROM users WHERE person_id IS NOT NULL ORDER BY user_key
 """
 
 _EXPORT_PARTICIPANTS = """
@@ -260,7 +266,15 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
         )
         for row in thread_rows
     )
-    return ClockStateSnapshot(users=users, threads=threads)
+    return ClockStateSnapshot(users=users, threads=threads, links=await _export_links(conn))
+
+
+async def _export_links(conn: aiosqlite.Connection) -> tuple[tuple[str, ...], ...]:
+    persons: dict[str, list[str]] = {}
+    for person_id, user_key in await conn.execute_fetchall(_EXPORT_LINKS):
+        persons.setdefault(person_id, []).append(user_key)
+    # A person keeps at least two users (unlinking deletes one left with fewer).
+    return tuple(sorted(tuple(keys) for keys in persons.values() if len(keys) > 1))
 
 
 class _Plan:
@@ -302,10 +316,15 @@ class _Plan:
         self.user_at[thread_key] = _later(self.user_at.get(thread_key), at)
 
 
+# Links the users of one group to one person, on the import's own transaction.
+Linker = Callable[[Sequence[str]], Awaitable[object]]
+
+
 async def import_snapshot(
-    conn: aiosqlite.Connection, snapshot: ClockStateSnapshot, now: datetime
+    conn: aiosqlite.Connection, snapshot: ClockStateSnapshot, now: datetime, link: Linker
 ) -> ImportCounts:
-    """Merge ``snapshot`` (see ``Store.import_clock_state``). Run it inside one transaction.
+    """Merge ``snapshot`` (see ``Store.import_clock_state``). Run it inside one transaction;
+    ``link`` links a group of ``snapshot.links`` once its users exist.
 
     Raises ``ValueError`` for a key that is not a user or thread key.
     """
@@ -316,6 +335,10 @@ async def import_snapshot(
         channel, platform_id = split_user_key(user_key)
         params = (user_key, channel, platform_id, to_db(earliest or now))
         users_created += len(list(await conn.execute_fetchall(_CREATE_USER, params)))
+    # Linked before their values merge: a linked user's values (which an export writes
+    # under each of its users) then land once, on the person, instead of as a copy each.
+    for group in snapshot.links:
+        await link(group)
     for user in snapshot.users:
         await _merge_user(conn, user)
 
@@ -349,6 +372,7 @@ async def import_snapshot(
         users_merged=len(plan.users) - users_created,
         threads_created=threads_created,
         threads_merged=len(plan.threads) - threads_created,
+        links=len(snapshot.links),
     )
 
 
