@@ -30,14 +30,15 @@ from middleware.actions.model import Action
 from middleware.clock.source import CLOCK_SKEW
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
-from middleware.identity import split_user_key, thread_channel
+from middleware.identity import key_chat_type, split_user_key, thread_channel
 from middleware.store.base import (
     ChannelTimes,
     ClockStateSnapshot,
+    KindSource,
     ThreadClockState,
     UserClockState,
 )
-from middleware.types import JSON
+from middleware.types import JSON, ChatType
 
 VERSION = 3
 # Problems listed in one error message; the rest are counted.
@@ -152,6 +153,10 @@ class _User(_Model):
 
 class _Thread(_Model):
     thread_kind: Kind | None = None
+    # Ours (v3 readers ignore them): an API thread's key does not say whether it is a
+    # group, and whether its kind was chosen decides whether the relay may infer one.
+    thread_kind_source: KindSource | None = None
+    chat_type: ChatType | None = None
     session_tz: Zone | None = None
     participants: list[UserKey] | None = None
     last_interaction_iso: Instant | None = None
@@ -196,7 +201,8 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
     except ValidationError as exc:
         raise RequestError(f"invalid clock-state file: {describe_validation_error(exc)}") from exc
     links = [tuple(link.user_keys) for link in parsed.links or []]
-    problems = _link_problems(links, set(parsed.users or {}))
+    problems = _chat_type_problems(parsed.threads or {})
+    problems += _link_problems(links, set(parsed.users or {}))
     if problems:
         raise RequestError(f"invalid clock-state file: {_listed(problems)}")
     users = tuple(
@@ -222,12 +228,26 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
             participants=tuple(dict.fromkeys(thread.participants or [])),
             last_interaction_at=thread.last_interaction_iso,
             last_user_message_by_user=dict(thread.last_user_message_iso_by_user or {}),
+            chat_type=thread.chat_type,
+            kind_source=thread.thread_kind_source,
         )
         for key, thread in (parsed.threads or {}).items()
     )
     return ClockStateSnapshot(
         users=users, threads=threads, links=tuple(tuple(sorted(keys)) for keys in links)
     )
+
+
+def _chat_type_problems(threads: dict[str, _Thread]) -> list[str]:
+    problems = []
+    for key, thread in threads.items():
+        named = key_chat_type(key)
+        if thread.chat_type is not None and named is not None and thread.chat_type != named:
+            problems.append(
+                f"threads[{json.dumps(key)}].chat_type: {thread.chat_type!r} contradicts the "
+                f"key, which names a {named} chat; use {named!r} or leave it out"
+            )
+    return problems
 
 
 def _link_problems(links: list[tuple[str, ...]], users: set[str]) -> list[str]:
@@ -282,6 +302,8 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
     threads = {
         thread.thread_key: {
             "thread_kind": thread.kind,
+            "thread_kind_source": thread.kind_source,
+            "chat_type": thread.chat_type,
             "session_tz": thread.session_tz,
             "agent_tz": agent_tz,
             "delta_hours": delta_hours(thread.session_tz, agent_tz, at),

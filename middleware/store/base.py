@@ -150,6 +150,11 @@ class UserState:
     last_channel: str | None
 
 
+# Who set a thread's kind: nobody (``default``), the relay (``inferred``, which stops
+# further inference) or a user or operator (``explicit``).
+KindSource = Literal["default", "inferred", "explicit"]
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadState:
     """A thread and its clock fields (spec 000 §10.2 ``threads``)."""
@@ -195,7 +200,12 @@ class UserClockState:
 
 @dataclass(frozen=True, slots=True)
 class ThreadClockState:
-    """One thread's part of a clock-state snapshot (spec 000 §10.2 ``threads``)."""
+    """One thread's part of a clock-state snapshot (spec 000 §10.2 ``threads``).
+
+    ``chat_type`` and ``kind_source`` are ours: ``None`` when not known (a document from
+    elsewhere), and then the key tells the chat type and a kind other than the default
+    counts as chosen.
+    """
 
     thread_key: str
     kind: str | None = None
@@ -203,6 +213,8 @@ class ThreadClockState:
     participants: tuple[str, ...] = ()
     last_interaction_at: datetime | None = None
     last_user_message_by_user: dict[str, datetime] = field(default_factory=dict)
+    chat_type: ChatType | None = None
+    kind_source: KindSource | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,8 +434,9 @@ class Store(ContinuityStore, Protocol):
         """Merge ``snapshot`` into the store in one transaction.
 
         Users and threads not yet known are created (``now`` is the creation time of a
-        row the snapshot gives no instant for); a thread's channel and chat type come from
-        its key. Instants only ever move forward (the later of stored and imported wins).
+        row the snapshot gives no instant for); a thread's channel comes from its key, its
+        chat type from the snapshot, else from its key. Instants only ever move forward
+        (the later of stored and imported wins).
         A value the snapshot gives replaces the stored one, but nothing is cleared: a
         missing or empty value leaves what is stored. ``policy_overrides`` and
         ``calibration`` merge key by key (imported keys win); ``latest_actions`` merge by

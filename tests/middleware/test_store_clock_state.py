@@ -94,6 +94,8 @@ async def test_export_holds_users_threads_and_participants(store: SqliteStore) -
         participants=("telegram:a", "telegram:b"),
         last_interaction_at=T0 + timedelta(minutes=2),
         last_user_message_by_user={"telegram:a": T0, "telegram:b": T0 + timedelta(minutes=1)},
+        chat_type="group",
+        kind_source="default",
     )
 
 
@@ -325,3 +327,30 @@ async def test_imported_links_join_a_link_the_store_already_has(store: SqliteSto
     assert data is not None and data.latest_actions == [action]
     exported = await store.export_clock_state()
     assert exported.links == (("discord:2", "slack:3", "telegram:1"),)
+
+
+async def test_import_keeps_an_api_groups_chat_type_and_who_chose_a_kind(
+    store: SqliteStore,
+) -> None:
+    api_group = "agent:main:api:team"
+    snapshot = ClockStateSnapshot(
+        threads=(
+            # An API key names no chat type; without the field this was a DM again.
+            ThreadClockState(api_group, chat_type="group"),
+            # Someone chose "conversation": the relay must not infer another kind.
+            ThreadClockState(DM, kind="conversation", kind_source="explicit"),
+            ThreadClockState(THREAD, kind="scheduling", kind_source="inferred"),
+        )
+    )
+    await store.import_clock_state(snapshot, now=NOW)
+    group = await store.get_thread(api_group)
+    assert group is not None and group.chat_type == "group"
+    assert not await store.set_thread_kind(DM, "scheduling", explicit=False)
+    assert not await store.set_thread_kind(THREAD, "project", explicit=False)
+    assert (await store.peek_prior(THREAD, "telegram:1")).thread_kind_source == "inferred"
+    exported = await store.export_clock_state()
+    assert [(t.chat_type, t.kind, t.kind_source) for t in exported.threads] == [
+        ("group", "conversation", "default"),
+        ("dm", "conversation", "explicit"),
+        ("group", "scheduling", "inferred"),
+    ]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from middleware.clock.source import FakeClock
+from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
 from tests.fakes.upstream import FakeUpstream
@@ -222,7 +223,10 @@ async def test_no_timezone_note_when_only_one_account_had_one(relay: RunningServ
     assert "Timezone: Asia/Tokyo." in await chat(relay, "/whoami", "2026-11-21T10:02:00Z", TG)
 
 
-async def test_an_export_imported_into_a_new_store_keeps_the_links(
+TEAM = "agent:main:api:team"
+
+
+async def test_an_export_imported_into_a_new_store_keeps_links_and_group_threads(
     relay_factory: RelayFactory, tmp_path: Path
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 21, 12, 0, tzinfo=UTC))
@@ -236,6 +240,11 @@ async def test_an_export_imported_into_a_new_store_keeps_the_links(
     assert "Linked: " in await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:01:00Z", DC)
     await chat(relay, "clock it: book the dentist", "2026-11-21T10:30:00Z", DC)
     await chat(relay, "/tz Asia/Tokyo", "2026-11-21T10:31:00Z", TG)
+    # A group through the API: only the header says so, not the thread key.
+    for user in ("ana", "bo"):
+        await send(
+            relay, "hi all", at="2026-11-21T10:40:00Z", user=user, thread="team", chat_type="group"
+        )
     _, before = await call(relay, "GET", "/admin/users/telegram:1")
     shared = [action["label"] for action in before["latest_actions"]]
     assert len(shared) == 2, before
@@ -243,6 +252,7 @@ async def test_an_export_imported_into_a_new_store_keeps_the_links(
     status, exported = await call(relay, "GET", "/admin/clock-state")
     assert status == 200
     assert exported["links"] == [{"user_keys": ["discord:2", "telegram:1"]}]
+    assert exported["threads"][TEAM]["chat_type"] == "group"
 
     fresh = await relay_factory(
         fake_clock=clock, store={"path": str(tmp_path / "fresh.sqlite3")}, **config
@@ -263,3 +273,9 @@ async def test_an_export_imported_into_a_new_store_keeps_the_links(
     # What one account changes, the other sees.
     await chat(fresh, "/tz Europe/Paris", "2026-11-21T11:01:00Z", DC)
     assert "Timezone: Europe/Paris." in await chat(fresh, "/whoami", "2026-11-21T11:02:00Z", TG)
+
+    # Still a group: forgetting one member leaves the thread to the other.
+    _, team = await call(fresh, "GET", f"/admin/threads/{TEAM}/clock")
+    assert team["chat_type"] == "group" and team["participants"] == ["api:ana", "api:bo"]
+    report = await fresh.runner.app[SERVICES].store.forget_user("api:ana", dry_run=True)
+    assert report is not None and report.threads == 0 and report.thread_memberships == 1

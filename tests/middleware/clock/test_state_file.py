@@ -136,6 +136,8 @@ def test_writes_utc_iso_and_derived_zone_fields() -> None:
     assert document["links"] == []
     assert set(thread) == {
         "thread_kind",
+        "thread_kind_source",
+        "chat_type",
         "session_tz",
         "agent_tz",
         "delta_hours",
@@ -413,3 +415,20 @@ def test_links_the_store_cannot_hold_are_refused_naming_the_entry(
     with pytest.raises(RequestError) as raised:
         read_clock_state(document)
     assert expected in str(raised.value)
+
+
+def test_a_chat_type_the_thread_key_contradicts_is_refused() -> None:
+    document = {
+        "version": 3,
+        "threads": {
+            GROUP: {"chat_type": "dm"},
+            DM: {"chat_type": "dm"},
+            "agent:main:api:team": {"chat_type": "group"},
+        },
+    }
+    with pytest.raises(RequestError) as raised:
+        read_clock_state(document)
+    assert str(raised.value) == (
+        f"invalid clock-state file: threads[\"{GROUP}\"].chat_type: 'dm' contradicts the key, "
+        "which names a group chat; use 'group' or leave it out"
+    )
