@@ -61,6 +61,16 @@ def thread_channel(key: str) -> tuple[str, ChatType]:
     return parts[2], "group" if ":group:" in key else "dm"
 
 
+def key_chat_type(key: str) -> ChatType | None:
+    """The chat type a channel thread key names in its own segment
+    (``agent:main:telegram:group:-100`` → ``group``); ``None`` for a key without one, such
+    as an API thread's, whose chat type only its messages tell."""
+    parts = key.split(":")
+    if len(parts) > 4 and parts[2] != API_CHANNEL and parts[3] in ("dm", "group"):
+        return "group" if parts[3] == "group" else "dm"
+    return None
+
+
 def identity_stage(agent_id: str) -> Stage:
     """Fill ``turn.user_key`` and ``turn.thread_key`` from the channel's ids."""
 

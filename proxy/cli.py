@@ -175,7 +175,8 @@ def _import_clock_state(config: Config, source: str) -> int:
     counts = asyncio.run(_with_store(config, merge))
     print(
         f"imported {source}: users {counts.users_created} new, {counts.users_merged} merged; "
-        f"threads {counts.threads_created} new, {counts.threads_merged} merged"
+        f"threads {counts.threads_created} new, {counts.threads_merged} merged; "
+        f"{counts.links} links"
     )
     return 0
 

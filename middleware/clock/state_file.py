@@ -30,14 +30,15 @@ from middleware.actions.model import Action
 from middleware.clock.source import CLOCK_SKEW
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
-from middleware.identity import split_user_key, thread_channel
+from middleware.identity import key_chat_type, split_user_key, thread_channel
 from middleware.store.base import (
     ChannelTimes,
     ClockStateSnapshot,
+    KindSource,
     ThreadClockState,
     UserClockState,
 )
-from middleware.types import JSON
+from middleware.types import JSON, ChatType
 
 VERSION = 3
 # Problems listed in one error message; the rest are counted.
@@ -152,16 +153,27 @@ class _User(_Model):
 
 class _Thread(_Model):
     thread_kind: Kind | None = None
+    # Ours (v3 readers ignore them): an API thread's key does not say whether it is a
+    # group, and whether its kind was chosen decides whether the relay may infer one.
+    thread_kind_source: KindSource | None = None
+    chat_type: ChatType | None = None
     session_tz: Zone | None = None
     participants: list[UserKey] | None = None
     last_interaction_iso: Instant | None = None
     last_user_message_iso_by_user: dict[UserKey, Instant] | None = None
 
 
+class _Link(_Model):
+    user_keys: list[UserKey]
+
+
 class _File(_Model):
     version: int
     users: dict[UserKey, _User] | None = None
     threads: dict[ThreadKey, _Thread] | None = None
+    # Ours, beside the spec's keys (v3 readers ignore unknown keys): the users linked to
+    # one person, one entry per person, as ``POST /admin/links`` takes them.
+    links: list[_Link] | None = None
 
 
 def read_clock_state(data: object, *, now: datetime | None = None) -> ClockStateSnapshot:
@@ -169,7 +181,9 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
 
     Raises ``RequestError`` for anything else: not an object, a version other than 3, or
     values of the wrong type or form (each listed with its JSON path), an instant more
-    than ``CLOCK_SKEW`` after ``now`` among them.
+    than ``CLOCK_SKEW`` after ``now`` among them, or ``links`` the store cannot hold (see
+    ``_link_problems``). A document without ``links`` (one written before they were
+    exported) links nobody.
     """
     if not isinstance(data, dict):
         raise RequestError(
@@ -186,6 +200,11 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
         parsed = _File.model_validate(data, context={"now": now})
     except ValidationError as exc:
         raise RequestError(f"invalid clock-state file: {describe_validation_error(exc)}") from exc
+    links = [tuple(link.user_keys) for link in parsed.links or []]
+    problems = _chat_type_problems(parsed.threads or {})
+    problems += _link_problems(links, set(parsed.users or {}))
+    if problems:
+        raise RequestError(f"invalid clock-state file: {_listed(problems)}")
     users = tuple(
         UserClockState(
             user_key=key,
@@ -209,10 +228,56 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
             participants=tuple(dict.fromkeys(thread.participants or [])),
             last_interaction_at=thread.last_interaction_iso,
             last_user_message_by_user=dict(thread.last_user_message_iso_by_user or {}),
+            chat_type=thread.chat_type,
+            kind_source=thread.thread_kind_source,
         )
         for key, thread in (parsed.threads or {}).items()
     )
-    return ClockStateSnapshot(users=users, threads=threads)
+    return ClockStateSnapshot(
+        users=users, threads=threads, links=tuple(tuple(sorted(keys)) for keys in links)
+    )
+
+
+def _chat_type_problems(threads: dict[str, _Thread]) -> list[str]:
+    problems = []
+    for key, thread in threads.items():
+        named = key_chat_type(key)
+        if thread.chat_type is not None and named is not None and thread.chat_type != named:
+            problems.append(
+                f"threads[{json.dumps(key)}].chat_type: {thread.chat_type!r} contradicts the "
+                f"key, which names a {named} chat; use {named!r} or leave it out"
+            )
+    return problems
+
+
+def _link_problems(links: list[tuple[str, ...]], users: set[str]) -> list[str]:
+    """What keeps ``links`` from being linked as they are: in the store a user belongs to
+    at most one person, and a person has at least two users, all of them known."""
+    problems: list[str] = []
+    linked_in: dict[str, int] = {}
+    for index, keys in enumerate(links):
+        if len(set(keys)) < 2:
+            problems.append(
+                f"links[{index}].user_keys: a link needs at least two different users, "
+                'e.g. {"user_keys": ["telegram:1", "discord:2"]}'
+            )
+        for position, key in enumerate(keys):
+            where = f"links[{index}].user_keys[{position}]"
+            if key not in users:
+                problems.append(
+                    f"{where}: {key!r} is not one of the document's users; add it to "
+                    "'users' or take it out of the link"
+                )
+            elif key in keys[:position]:
+                problems.append(f"{where}: {key!r} is listed twice in this link")
+            elif key in linked_in and linked_in[key] != index:
+                problems.append(
+                    f"{where}: {key!r} is already linked in links[{linked_in[key]}]; a user "
+                    "belongs to one person, so put all of that person's users in one link"
+                )
+            else:
+                linked_in[key] = index
+    return problems
 
 
 def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: datetime) -> JSON:
@@ -237,6 +302,8 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
     threads = {
         thread.thread_key: {
             "thread_kind": thread.kind,
+            "thread_kind_source": thread.kind_source,
+            "chat_type": thread.chat_type,
             "session_tz": thread.session_tz,
             "agent_tz": agent_tz,
             "delta_hours": delta_hours(thread.session_tz, agent_tz, at),
@@ -248,7 +315,8 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
         }
         for thread in snapshot.threads
     }
-    return {"version": VERSION, "users": users, "threads": threads}
+    links = [{"user_keys": list(keys)} for keys in snapshot.links]
+    return {"version": VERSION, "users": users, "threads": threads, "links": links}
 
 
 def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[str, ...]]:
@@ -288,7 +356,8 @@ def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[
             )
             thread = replace(thread, session_tz=None)
         threads.append(thread)
-    return ClockStateSnapshot(users=tuple(users), threads=tuple(threads)), tuple(warnings)
+    exported = ClockStateSnapshot(users=tuple(users), threads=tuple(threads), links=snapshot.links)
+    return exported, tuple(warnings)
 
 
 def delta_hours(session_tz: str | None, agent_tz: str, at: datetime) -> int | float | None:
@@ -306,9 +375,12 @@ def _iso(instant: datetime | None) -> str | None:
 
 def describe_validation_error(exc: ValidationError) -> str:
     """Every problem pydantic found, each as ``<JSON path>: <what is wrong>``."""
-    errors = exc.errors()
-    listed = [f"{_path(e['loc'])}: {_message(e['msg'])}" for e in errors[:_MAX_PROBLEMS]]
-    more = len(errors) - len(listed)
+    return _listed([f"{_path(e['loc'])}: {_message(e['msg'])}" for e in exc.errors()])
+
+
+def _listed(problems: list[str]) -> str:
+    listed = problems[:_MAX_PROBLEMS]
+    more = len(problems) - len(listed)
     return "; ".join(listed) + (f"; and {more} more" if more > 0 else "")
 
 

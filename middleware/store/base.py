@@ -150,6 +150,11 @@ class UserState:
     last_channel: str | None
 
 
+# Who set a thread's kind: nobody (``default``), the relay (``inferred``, which stops
+# further inference) or a user or operator (``explicit``).
+KindSource = Literal["default", "inferred", "explicit"]
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadState:
     """A thread and its clock fields (spec 000 §10.2 ``threads``)."""
@@ -195,7 +200,12 @@ class UserClockState:
 
 @dataclass(frozen=True, slots=True)
 class ThreadClockState:
-    """One thread's part of a clock-state snapshot (spec 000 §10.2 ``threads``)."""
+    """One thread's part of a clock-state snapshot (spec 000 §10.2 ``threads``).
+
+    ``chat_type`` and ``kind_source`` are ours: ``None`` when not known (a document from
+    elsewhere), and then the key tells the chat type and a kind other than the default
+    counts as chosen.
+    """
 
     thread_key: str
     kind: str | None = None
@@ -203,14 +213,22 @@ class ThreadClockState:
     participants: tuple[str, ...] = ()
     last_interaction_at: datetime | None = None
     last_user_message_by_user: dict[str, datetime] = field(default_factory=dict)
+    chat_type: ChatType | None = None
+    kind_source: KindSource | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ClockStateSnapshot:
-    """Everything the clock keeps per user and per thread, as export/import exchange it."""
+    """Everything the clock keeps per user and per thread, as export/import exchange it.
+
+    ``links`` are the users linked to one person (spec 000 §7.0), one group per person:
+    each at least two users of ``users``, sorted, no user in two groups; the groups are in
+    the order of their first key.
+    """
 
     users: tuple[UserClockState, ...] = ()
     threads: tuple[ThreadClockState, ...] = ()
+    links: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +239,8 @@ class ImportCounts:
     users_merged: int = 0
     threads_created: int = 0
     threads_merged: int = 0
+    # Groups of users linked to one person (each new, or merged into an existing link).
+    links: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,12 +434,17 @@ class Store(ContinuityStore, Protocol):
         """Merge ``snapshot`` into the store in one transaction.
 
         Users and threads not yet known are created (``now`` is the creation time of a
-        row the snapshot gives no instant for); a thread's channel and chat type come from
-        its key. Instants only ever move forward (the later of stored and imported wins).
+        row the snapshot gives no instant for); a thread's channel comes from its key, its
+        chat type from the snapshot, else from its key. Instants only ever move forward
+        (the later of stored and imported wins).
         A value the snapshot gives replaces the stored one, but nothing is cleared: a
         missing or empty value leaves what is stored. ``policy_overrides`` and
         ``calibration`` merge key by key (imported keys win); ``latest_actions`` merge by
         ``id``. A timezone goes to the linked person when the user is linked.
+
+        Each group of ``links`` is linked (as ``link_users``) before the users' values are
+        merged, so linked users' shared values land once on their person; a user already
+        linked to others in the store stays linked to them too (links are never undone).
         """
         ...
 

@@ -538,7 +538,13 @@ class SqliteStore:
     ) -> ImportCounts:
         """See ``Store.import_clock_state``. Raises ``ValueError`` for a malformed key."""
         async with self._transaction("import the clock state") as conn:
-            return await import_snapshot(conn, snapshot, now)
+
+            async def link(user_keys: Sequence[str]) -> None:
+                # The same linking as ``link_users``, run on the transaction's connection
+                # in its worker thread (aiosqlite's ``_execute``/``_conn``, as the writer).
+                await conn._execute(links.link_users, conn._conn, user_keys, now)  # type: ignore[no-untyped-call]
+
+            return await import_snapshot(conn, snapshot, now, link)
 
     async def link_users(self, user_keys: Sequence[str], *, now: datetime) -> str:
         """See ``Store.link_users``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -92,8 +92,15 @@ UPDATE persons SET policy_overrides = ?, calibration = ?, latest_actions = ? WHE
 """
 
 _EXPORT_THREADS = """
-SELECT thread_key, kind, session_tz, last_interaction_at, last_agent_message_at
+SELECT thread_key, kind, session_tz, last_interaction_at, last_agent_message_at, chat_type,
+       kind_source
 FROM threads ORDER BY thread_key
+"""
+
+# Sorted so that a group's first key comes first; groups are ordered by it (person ids
+# differ from store to store, user keys do not).
+_EXPORT_LINKS = """
+SELECT person_id, user_key FROM users WHERE person_id IS NOT NULL ORDER BY user_key
 """
 
 _EXPORT_PARTICIPANTS = """
@@ -130,11 +137,9 @@ VALUES (?, ?, ?, ?) ON CONFLICT (thread_key) DO NOTHING RETURNING thread_key
 
 _MERGE_THREAD = """
 UPDATE threads SET
-    -- "conversation" is every thread's default (and what an export says when nobody
-    -- chose): it neither replaces a kind nor counts as a choice.
-    kind = CASE WHEN COALESCE(:kind, 'conversation') = 'conversation' THEN kind ELSE :kind END,
-    kind_source = CASE WHEN COALESCE(:kind, 'conversation') = 'conversation' THEN kind_source
-        ELSE 'explicit' END,
+    kind = CASE WHEN :kind_chosen THEN :kind ELSE kind END,
+    kind_source = CASE WHEN :kind_chosen THEN :kind_source ELSE kind_source END,
+    chat_type = COALESCE(:chat_type, chat_type),
     session_tz = COALESCE(:session_tz, session_tz),
     last_interaction_at = CASE
         WHEN :interaction > COALESCE(last_interaction_at, '') THEN :interaction
@@ -257,10 +262,20 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
             participants=tuple(members.get(row[0], ())),
             last_interaction_at=from_db(row[3]),
             last_user_message_by_user=by_user.get(row[0], {}),
+            chat_type=row[5],
+            kind_source=row[6],
         )
         for row in thread_rows
     )
-    return ClockStateSnapshot(users=users, threads=threads)
+    return ClockStateSnapshot(users=users, threads=threads, links=await _export_links(conn))
+
+
+async def _export_links(conn: aiosqlite.Connection) -> tuple[tuple[str, ...], ...]:
+    persons: dict[str, list[str]] = {}
+    for person_id, user_key in await conn.execute_fetchall(_EXPORT_LINKS):
+        persons.setdefault(person_id, []).append(user_key)
+    # A person keeps at least two users (unlinking deletes one left with fewer).
+    return tuple(sorted(tuple(keys) for keys in persons.values() if len(keys) > 1))
 
 
 class _Plan:
@@ -302,10 +317,15 @@ class _Plan:
         self.user_at[thread_key] = _later(self.user_at.get(thread_key), at)
 
 
+# Links the users of one group to one person, on the import's own transaction.
+Linker = Callable[[Sequence[str]], Awaitable[object]]
+
+
 async def import_snapshot(
-    conn: aiosqlite.Connection, snapshot: ClockStateSnapshot, now: datetime
+    conn: aiosqlite.Connection, snapshot: ClockStateSnapshot, now: datetime, link: Linker
 ) -> ImportCounts:
-    """Merge ``snapshot`` (see ``Store.import_clock_state``). Run it inside one transaction.
+    """Merge ``snapshot`` (see ``Store.import_clock_state``). Run it inside one transaction;
+    ``link`` links a group of ``snapshot.links`` once its users exist.
 
     Raises ``ValueError`` for a key that is not a user or thread key.
     """
@@ -316,16 +336,21 @@ async def import_snapshot(
         channel, platform_id = split_user_key(user_key)
         params = (user_key, channel, platform_id, to_db(earliest or now))
         users_created += len(list(await conn.execute_fetchall(_CREATE_USER, params)))
+    # Linked before their values merge: a linked user's values (which an export writes
+    # under each of its users) then land once, on the person, instead of as a copy each.
+    for group in snapshot.links:
+        await link(group)
     for user in snapshot.users:
         await _merge_user(conn, user)
 
     threads_created = 0
     by_thread = {thread.thread_key: thread for thread in snapshot.threads}
     for thread_key, earliest in plan.threads.items():
-        channel, chat_type = thread_channel(thread_key)
+        thread = by_thread.get(thread_key)
+        channel, key_chat_type = thread_channel(thread_key)
+        chat_type = thread.chat_type if thread and thread.chat_type else key_chat_type
         params = (thread_key, channel, chat_type, to_db(earliest or now))
         threads_created += len(list(await conn.execute_fetchall(CREATE_THREAD, params)))
-        thread = by_thread.get(thread_key)
         user_at = plan.user_at.get(thread_key)
         agent_at = plan.agent_at.get(thread_key)
         interaction = _latest([thread.last_interaction_at if thread else None, user_at, agent_at])
@@ -333,7 +358,8 @@ async def import_snapshot(
             _MERGE_THREAD,
             {
                 "thread_key": thread_key,
-                "kind": thread.kind if thread else None,
+                **_kind_params(thread),
+                "chat_type": thread.chat_type if thread else None,
                 "session_tz": thread.session_tz if thread else None,
                 "interaction": _db(interaction),
                 "user": _db(user_at),
@@ -349,7 +375,25 @@ async def import_snapshot(
         users_merged=len(plan.users) - users_created,
         threads_created=threads_created,
         threads_merged=len(plan.threads) - threads_created,
+        links=len(snapshot.links),
     )
+
+
+def _kind_params(thread: ThreadClockState | None) -> dict[str, Any]:
+    """Whether the snapshot's kind replaces the stored one, and with which source.
+
+    "conversation" is every thread's default (and what a document says when nobody
+    chose): it replaces a kind only when the snapshot says someone chose it. A kind
+    without a source (from elsewhere) counts as chosen explicitly.
+    """
+    kind = thread.kind if thread else None
+    source = thread.kind_source if thread else None
+    chosen = kind is not None and (kind != "conversation" or source in ("inferred", "explicit"))
+    return {
+        "kind": kind,
+        "kind_chosen": chosen,
+        "kind_source": source if source in ("inferred", "explicit") else "explicit",
+    }
 
 
 async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:

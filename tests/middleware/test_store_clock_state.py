@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosqlite
 import pytest
 
+from middleware.clock.state_file import read_clock_state
 from middleware.store import (
     ChannelTimes,
     ClockStateSnapshot,
@@ -92,6 +94,8 @@ async def test_export_holds_users_threads_and_participants(store: SqliteStore) -
         participants=("telegram:a", "telegram:b"),
         last_interaction_at=T0 + timedelta(minutes=2),
         last_user_message_by_user={"telegram:a": T0, "telegram:b": T0 + timedelta(minutes=1)},
+        chat_type="group",
+        kind_source="default",
     )
 
 
@@ -276,3 +280,77 @@ async def test_a_member_without_a_time_gets_one_when_they_speak(store: SqliteSto
     assert result.prior.user_last_message_here_at is None
     stored = await store.get_thread(THREAD)
     assert stored is not None and stored.last_user_message_by_user == {"telegram:42": NOW}
+
+
+WRITTEN_BEFORE_LINKS = Path(__file__).parent / "data" / "clock_state_written_before_links.json"
+
+
+async def test_an_export_written_before_links_were_exported_still_imports(
+    store: SqliteStore,
+) -> None:
+    # Written by the relay before exports held links and chat types: telegram:1 and
+    # discord:2 were linked, so each carries a copy of the person's zone and action.
+    document = json.loads(WRITTEN_BEFORE_LINKS.read_text(encoding="utf-8"))
+    assert "links" not in document
+    now = datetime(2026, 12, 1, tzinfo=UTC)  # the file was written on 2026-11-21
+    snapshot = read_clock_state(document, now=now)
+    assert snapshot.links == ()
+
+    counts = await store.import_clock_state(snapshot, now=now)
+    assert counts == ImportCounts(users_created=3, threads_created=3)
+    # Nothing says they were linked: each keeps its own copy, as before.
+    assert await store.linked_users("telegram:1") == []
+    for key in ("telegram:1", "discord:2"):
+        data = await store.get_clock_data(key)
+        assert data is not None and [a["id"] for a in data.latest_actions] == ["act_1"]
+    exported = await store.export_clock_state()
+    assert exported.users == snapshot.users and exported.links == ()
+
+
+async def test_imported_links_join_a_link_the_store_already_has(store: SqliteStore) -> None:
+    await store.record_inbound(inbound(T0, user="1", thread=DM, chat_type="dm"))
+    await store.record_inbound(inbound(T0, user="3", channel="slack", thread=DM, chat_type="dm"))
+    await store.link_users(["telegram:1", "slack:3"], now=T0)
+    action = {"id": "a1", "label": "gym", "recorded_iso": "2026-01-01T00:00:00+00:00"}
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState("discord:2", latest_actions=[action]),
+            UserClockState("telegram:1", latest_actions=[action]),
+        ),
+        links=(("discord:2", "telegram:1"),),
+    )
+    counts = await store.import_clock_state(snapshot, now=NOW)
+    assert counts == ImportCounts(users_created=1, users_merged=1, links=1)
+    # Links are never undone by an import: slack:3 stays linked, now with discord:2 too.
+    assert await store.linked_users("discord:2") == ["discord:2", "slack:3", "telegram:1"]
+    data = await store.get_clock_data("slack:3")
+    assert data is not None and data.latest_actions == [action]
+    exported = await store.export_clock_state()
+    assert exported.links == (("discord:2", "slack:3", "telegram:1"),)
+
+
+async def test_import_keeps_an_api_groups_chat_type_and_who_chose_a_kind(
+    store: SqliteStore,
+) -> None:
+    api_group = "agent:main:api:team"
+    snapshot = ClockStateSnapshot(
+        threads=(
+            # An API key names no chat type; without the field this was a DM again.
+            ThreadClockState(api_group, chat_type="group"),
+            # Someone chose "conversation": the relay must not infer another kind.
+            ThreadClockState(DM, kind="conversation", kind_source="explicit"),
+            ThreadClockState(THREAD, kind="scheduling", kind_source="inferred"),
+        )
+    )
+    await store.import_clock_state(snapshot, now=NOW)
+    group = await store.get_thread(api_group)
+    assert group is not None and group.chat_type == "group"
+    assert not await store.set_thread_kind(DM, "scheduling", explicit=False)
+    assert not await store.set_thread_kind(THREAD, "project", explicit=False)
+    assert (await store.peek_prior(THREAD, "telegram:1")).thread_kind_source == "inferred"
+    exported = await store.export_clock_state()
+    assert [(t.chat_type, t.kind, t.kind_source) for t in exported.threads] == [
+        ("group", "conversation", "default"),
+        ("dm", "conversation", "explicit"),
+        ("group", "scheduling", "inferred"),
+    ]

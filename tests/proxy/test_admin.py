@@ -255,6 +255,7 @@ async def test_clock_state_round_trip(
         "users_merged": 1,
         "threads_created": 1,
         "threads_merged": 0,
+        "links": 0,
     }
 
     status, exported = await call(relay, "GET", "/admin/clock-state")

@@ -4,10 +4,14 @@ users on different channels."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from middleware.clock.source import FakeClock
+from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
 from tests.fakes.upstream import FakeUpstream
@@ -217,3 +221,61 @@ async def test_no_timezone_note_when_only_one_account_had_one(relay: RunningServ
     done = await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:01:00Z", DC)
     assert "different time zones" not in done
     assert "Timezone: Asia/Tokyo." in await chat(relay, "/whoami", "2026-11-21T10:02:00Z", TG)
+
+
+TEAM = "agent:main:api:team"
+
+
+async def test_an_export_imported_into_a_new_store_keeps_links_and_group_threads(
+    relay_factory: RelayFactory, tmp_path: Path
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 12, 0, tzinfo=UTC))
+    config: dict[str, Any] = {"server": {"api_commands": True}, "auth": {"admin_token": ADMIN}}
+    relay = await relay_factory(fake_clock=clock, **config)
+    await two_users(relay)
+    await chat(relay, "clock it: call the bank", "2026-11-21T09:30:00Z", TG)
+    offer = await chat(relay, "/link", "2026-11-21T10:00:00Z", TG)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    assert "Linked: " in await chat(relay, f"/link {found.group(1)}", "2026-11-21T10:01:00Z", DC)
+    await chat(relay, "clock it: book the dentist", "2026-11-21T10:30:00Z", DC)
+    await chat(relay, "/tz Asia/Tokyo", "2026-11-21T10:31:00Z", TG)
+    # A group through the API: only the header says so, not the thread key.
+    for user in ("ana", "bo"):
+        await send(
+            relay, "hi all", at="2026-11-21T10:40:00Z", user=user, thread="team", chat_type="group"
+        )
+    _, before = await call(relay, "GET", "/admin/users/telegram:1")
+    shared = [action["label"] for action in before["latest_actions"]]
+    assert len(shared) == 2, before
+
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert status == 200
+    assert exported["links"] == [{"user_keys": ["discord:2", "telegram:1"]}]
+    assert exported["threads"][TEAM]["chat_type"] == "group"
+
+    fresh = await relay_factory(
+        fake_clock=clock, store={"path": str(tmp_path / "fresh.sqlite3")}, **config
+    )
+    status, counts = await call(fresh, "POST", "/admin/clock-state", exported)
+    assert status == 200 and counts["links"] == 1, counts
+    status, again = await call(fresh, "GET", "/admin/clock-state")
+    assert again == exported
+
+    # Linked again: one person, one set of actions (no copy per account), one zone.
+    _, tg = await call(fresh, "GET", "/admin/users/telegram:1")
+    _, dc = await call(fresh, "GET", "/admin/users/discord:2")
+    assert tg["person_id"] is not None and tg["person_id"] == dc["person_id"]
+    assert [action["label"] for action in tg["latest_actions"]] == shared
+    assert dc["latest_actions"] == tg["latest_actions"]
+    who = await chat(fresh, "/whoami", "2026-11-21T11:00:00Z", DC)
+    assert "Linked accounts: telegram:1;" in who and "Timezone: Asia/Tokyo." in who
+    # What one account changes, the other sees.
+    await chat(fresh, "/tz Europe/Paris", "2026-11-21T11:01:00Z", DC)
+    assert "Timezone: Europe/Paris." in await chat(fresh, "/whoami", "2026-11-21T11:02:00Z", TG)
+
+    # Still a group: forgetting one member leaves the thread to the other.
+    _, team = await call(fresh, "GET", f"/admin/threads/{TEAM}/clock")
+    assert team["chat_type"] == "group" and team["participants"] == ["api:ana", "api:bo"]
+    report = await fresh.runner.app[SERVICES].store.forget_user("api:ana", dry_run=True)
+    assert report is not None and report.threads == 0 and report.thread_memberships == 1

@@ -132,9 +132,12 @@ def test_writes_utc_iso_and_derived_zone_fields() -> None:
     thread = document["threads"][DM]
     assert thread["agent_tz"] == "Europe/Berlin"
     assert thread["delta_hours"] == 8 and isinstance(thread["delta_hours"], int)
-    assert set(document) == {"version", "users", "threads"} and document["version"] == 3
+    assert set(document) == {"version", "users", "threads", "links"} and document["version"] == 3
+    assert document["links"] == []
     assert set(thread) == {
         "thread_kind",
+        "thread_kind_source",
+        "chat_type",
         "session_tz",
         "agent_tz",
         "delta_hours",
@@ -193,8 +196,10 @@ def test_round_trip_is_lossless() -> None:
             ),
             ThreadClockState(DM, kind="conversation"),
         ),
+        links=(("discord:7", "telegram:42"),),
     )
     first = write_clock_state(snapshot, agent_tz="Europe/Berlin", at=WINTER)
+    assert first["links"] == [{"user_keys": ["discord:7", "telegram:42"]}]
     assert first["threads"][GROUP]["delta_hours"] == 4.75
     assert first["threads"][DM]["delta_hours"] is None
     assert read_clock_state(first) == snapshot
@@ -361,3 +366,69 @@ def test_an_instant_ahead_of_the_relays_clock_is_refused_with_its_path() -> None
     message = str(caught.value)
     assert f'users["telegram:42"].channels["{DM}"].last_user_message_iso' in message
     assert "is in the future (the relay's clock says 2026-11-22T12:00:00+00:00)" in message
+
+
+LINKED_USERS: dict[str, Any] = {"telegram:1": {}, "discord:2": {}, "slack:3": {}}
+
+
+def test_links_are_read_as_sorted_groups() -> None:
+    document = {
+        "version": 3,
+        "users": LINKED_USERS,
+        "links": [{"user_keys": ["telegram:1", "slack:3", "discord:2"]}],
+    }
+    assert read_clock_state(document).links == (("discord:2", "slack:3", "telegram:1"),)
+
+
+@pytest.mark.parametrize(
+    ("links", "expected"),
+    [
+        (
+            [["telegram:1"]],
+            "links[0].user_keys: a link needs at least two different users",
+        ),
+        (
+            [["telegram:1", "telegram:1"]],
+            "links[0].user_keys[1]: 'telegram:1' is listed twice in this link",
+        ),
+        (
+            [["telegram:1", "discord:2"], ["slack:3", "telegram:1"]],
+            "links[1].user_keys[1]: 'telegram:1' is already linked in links[0]; a user belongs "
+            "to one person, so put all of that person's users in one link",
+        ),
+        (
+            [["telegram:1", "discord:9"]],
+            "links[0].user_keys[1]: 'discord:9' is not one of the document's users; add it to "
+            "'users' or take it out of the link",
+        ),
+        ([["telegram:1", "nope"]], "links[0].user_keys[1]: 'nope' is not a user key"),
+    ],
+)
+def test_links_the_store_cannot_hold_are_refused_naming_the_entry(
+    links: list[list[str]], expected: str
+) -> None:
+    document = {
+        "version": 3,
+        "users": LINKED_USERS,
+        "links": [{"user_keys": keys} for keys in links],
+    }
+    with pytest.raises(RequestError) as raised:
+        read_clock_state(document)
+    assert expected in str(raised.value)
+
+
+def test_a_chat_type_the_thread_key_contradicts_is_refused() -> None:
+    document = {
+        "version": 3,
+        "threads": {
+            GROUP: {"chat_type": "dm"},
+            DM: {"chat_type": "dm"},
+            "agent:main:api:team": {"chat_type": "group"},
+        },
+    }
+    with pytest.raises(RequestError) as raised:
+        read_clock_state(document)
+    assert str(raised.value) == (
+        f"invalid clock-state file: threads[\"{GROUP}\"].chat_type: 'dm' contradicts the key, "
+        "which names a group chat; use 'group' or leave it out"
+    )
