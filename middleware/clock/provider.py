@@ -12,6 +12,7 @@ from datetime import datetime
 from middleware.clock import parsing, zones
 from middleware.clock.resolution import TimezoneResolution, resolve_session_timezone
 from middleware.clock.source import Clock
+from middleware.clock.stage import stated_location
 from middleware.store import Store
 
 
@@ -36,10 +37,17 @@ class TimezoneProvider:
         self, thread_key: str, user_key: str | None = None, text: str = ""
     ) -> TimezoneResolution:
         """The thread's session zone by §4.2 precedence: explicit in ``text`` → thread
-        override → user (or linked person) default → mentioned location → UTC fallback."""
+        override → user (or linked person) default → mentioned location → the place
+        the user said they are in earlier → UTC fallback."""
         prior = await self._store.peek_prior(thread_key, user_key or "")
+        now = self.now()
+        stated = stated_location(prior, now)
         return resolve_session_timezone(
-            text, thread_tz=prior.thread_tz, user_tz=prior.user_tz, now=self.now()
+            text,
+            thread_tz=prior.thread_tz,
+            user_tz=prior.user_tz,
+            stated_tz=stated.zone if stated else None,
+            now=now,
         )
 
     @staticmethod

@@ -10,7 +10,9 @@ Precedence, first match wins:
 3. ``user`` — the user's profile default.
 4. ``location`` — an unambiguous place the user says they are in ("I'm in Lisbon"); where
    they are now beats where they live, and disagreeing places set nothing.
-5. ``fallback`` — ``"UTC"`` with ``fallback=True``, so a time-sensitive reply can say so.
+5. ``stated`` — the zone of the place the user said they are in in an earlier message
+   (the caller remembers it, and decides for how long).
+6. ``fallback`` — ``"UTC"`` with ``fallback=True``, so a time-sensitive reply can say so.
 
 Abbreviations (EST, IST) never set the zone. Each one found is either resolved from the
 user's known zones (thread override, profile default) into ``resolved_abbreviations``,
@@ -46,7 +48,7 @@ __all__ = [
     "resolve_session_timezone",
 ]
 
-Source = Literal["explicit", "thread", "user", "location", "fallback"]
+Source = Literal["explicit", "thread", "user", "location", "stated", "fallback"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,9 @@ class TimezoneResolution:
     unresolved_abbreviations: tuple[AbbreviationQuestion, ...] = ()
     ambiguous_places: tuple[AmbiguousPlace, ...] = ()
     notes: tuple[str, ...] = ()
+    # The place this message says the user is in, whether or not a stored zone won: what
+    # the caller remembers for the user's later messages.
+    located: PlaceMention | None = None
 
     @property
     def questions(self) -> tuple[str, ...]:
@@ -137,8 +142,8 @@ def _explicit(refs: list[ZoneReference]) -> tuple[ZoneReference | None, tuple[st
     return usable[0], tuple(others)
 
 
-def _location(mentions: list[PlaceMention]) -> tuple[str | None, str | None]:
-    """(zone, note) from unambiguous self-locations: current places beat home ones; two
+def _location(mentions: list[PlaceMention]) -> tuple[PlaceMention | None, str | None]:
+    """(place, note) from unambiguous self-locations: current places beat home ones; two
     different zones in the winning group set nothing and return a note."""
     known = [mention for mention in mentions if mention.zone is not None]
     current = [mention for mention in known if mention.kind == "current"]
@@ -149,7 +154,7 @@ def _location(mentions: list[PlaceMention]) -> tuple[str | None, str | None]:
     if len(zones) > 1:
         names = ", ".join(mention.place.query for mention in group)
         return None, f"Conflicting locations in the message ({names}); none was used."
-    return zones[0], None
+    return group[0], None
 
 
 def resolve_session_timezone(
@@ -157,6 +162,7 @@ def resolve_session_timezone(
     *,
     thread_tz: str | None,
     user_tz: str | None,
+    stated_tz: str | None = None,
     known_places: Mapping[str, str] | None = None,
     now: datetime | None = None,
 ) -> TimezoneResolution:
@@ -173,14 +179,16 @@ def resolve_session_timezone(
     if not refs and not mentions and not abbreviations:
         # Most messages name no zone, place or abbreviation: then the stored zones alone
         # decide, and the answer for them is kept.
-        return _from_stored_zones(thread_tz, user_tz)
-    return _resolve(refs, mentions, abbreviations, thread_tz, user_tz, now)
+        return _from_stored_zones(thread_tz, user_tz, stated_tz)
+    return _resolve(refs, mentions, abbreviations, thread_tz, user_tz, stated_tz, now)
 
 
 @lru_cache(maxsize=256)
-def _from_stored_zones(thread_tz: str | None, user_tz: str | None) -> TimezoneResolution:
+def _from_stored_zones(
+    thread_tz: str | None, user_tz: str | None, stated_tz: str | None
+) -> TimezoneResolution:
     """The resolution of a message that names nothing: the same for every such message."""
-    return _resolve([], [], [], thread_tz, user_tz, None)
+    return _resolve([], [], [], thread_tz, user_tz, stated_tz, None)
 
 
 def _resolve(
@@ -189,18 +197,20 @@ def _resolve(
     abbreviations: list[str],
     thread_tz: str | None,
     user_tz: str | None,
+    stated_tz: str | None,
     now: datetime | None,
 ) -> TimezoneResolution:
     """The §4.2 precedence over what the message names (see ``resolve_session_timezone``)."""
     notes: list[str] = []
     context: list[str] = []
-    for label, zone in (("thread", thread_tz), ("user", user_tz)):
+    for label, zone in (("thread", thread_tz), ("user", user_tz), ("stated", stated_tz)):
         if zone is not None and zone not in _valid_zones():
             notes.append(f"Ignored the {label} timezone {zone!r}: not an IANA timezone.")
         elif zone is not None:
             context.append(zone)
     valid_thread = thread_tz if thread_tz in context else None
     valid_user = user_tz if user_tz in context else None
+    valid_stated = stated_tz if stated_tz in context else None
 
     ambiguous = [
         AmbiguousPlace(ref.name, ref.candidates, True, place_question(ref.name, ref.candidates))
@@ -228,7 +238,8 @@ def _resolve(
                 AbbreviationQuestion(abbr, candidates_for(abbr), clarification_for(abbr))
             )
 
-    located, conflict = _location(mentions)
+    place, conflict = _location(mentions)
+    located = place.zone if place is not None else None
     if conflict:
         notes.append(conflict)
 
@@ -243,6 +254,8 @@ def _resolve(
         zone, source = valid_user, "user"
     elif located is not None:
         zone, source = located, "location"
+    elif valid_stated is not None:
+        zone, source = valid_stated, "stated"
     else:
         zone, source = "UTC", "fallback"
         notes.append("No timezone is known for this user; using UTC.")
@@ -260,4 +273,5 @@ def _resolve(
         unresolved_abbreviations=tuple(unresolved),
         ambiguous_places=tuple(ambiguous),
         notes=tuple(notes),
+        located=place,
     )

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import NamedTuple
 
 from middleware.clock.parsing import ParseResult, find_time_expressions
-from middleware.clock.places import lookup_place
+from middleware.clock.places import PlaceMention, lookup_place
 from middleware.clock.presentation import (
     Audience,
     DirectAudience,
@@ -29,18 +29,23 @@ from middleware.clock.temporal import (
     Elapsed,
     MemberTime,
     TemporalFacts,
+    ago,
     asks_about_current_events,
     render_block,
 )
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.pipeline import Handler, Stage
-from middleware.store import PriorState, Store
+from middleware.store import ClockData, PriorState, StatedLocation, Store
 from middleware.types import Reply, Turn
 
 _OFFSET_LABEL = re.compile(r"^UTC([+-])(\d{2}):(\d{2})$")
 # Time phrases spelled out in the block, resolved and to ask about (each list): enough for
 # any real message, few enough to stay well inside the block's token ceiling.
 LISTED_PHRASES = 6
+# How long a place the user said they are in stands for their zone while none is set: a
+# place they are in ("I'm in Lisbon this week") is a trip's length, a place they live in
+# ("I live in Berlin") much longer. Past that, the block asks for their zone again.
+STATED_LOCATION_TTL = {"current": timedelta(days=14), "home": timedelta(days=365)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +74,17 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     """Resolve and render the temporal block for ``turn`` (reads group members if needed)."""
     prior = turn.prior or PriorState()
     now = turn.received_at
+    stated = stated_location(prior, now)
     resolution = resolve_session_timezone(
-        turn.text, thread_tz=prior.thread_tz, user_tz=prior.user_tz, now=now
+        turn.text,
+        thread_tz=prior.thread_tz,
+        user_tz=prior.user_tz,
+        stated_tz=stated.zone if stated else None,
+        now=now,
     )
     tz = resolution.tzinfo()
-    anchor = _anchor_zone(resolution, prior)
-    own = _own_zone(prior)
+    anchor = _anchor_zone(resolution, prior, stated)
+    own = _own_zone(prior, stated)
     context = {r.abbreviation: r.zone for r in resolution.resolved_abbreviations}
     expressions = tuple(
         find_time_expressions(
@@ -127,7 +137,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         now=now,
         zone=_zone_label(resolution),
         tz=tz,
-        zone_note=_zone_note(resolution),
+        zone_note=_zone_note(resolution, stated, now),
         own_zone=own if resolution.source == "explicit" and own != resolution.zone else None,
         fallback=resolution.fallback,
         last_here=Elapsed(last_here) if last_here else None,
@@ -152,6 +162,8 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
     async def clock(turn: Turn, call_next: Handler) -> Reply:
         if settings.enabled and not turn.continuation:
             view = await clock_view(store, turn, settings)
+            if view.resolution.located is not None:
+                await remember_location(store, turn, view.resolution.located)
             turn.context.sections.insert(0, view.block)
             turn.audience = view.audience
             turn.time_expressions = view.expressions
@@ -209,23 +221,52 @@ def _place_zone(name: str) -> str | tuple[str, ...] | None:
     return found.zone or found.candidates or None
 
 
-def _anchor_zone(resolution: TimezoneResolution, prior: PriorState) -> str | None:
+def stated_location(prior: PriorState, now: datetime) -> StatedLocation | None:
+    """The place the user last said they are in, while it still stands for their zone
+    (``STATED_LOCATION_TTL``)."""
+    located = prior.clock_data.located
+    if located is None or now - located.said_at > STATED_LOCATION_TTL[located.kind]:
+        return None
+    return located
+
+
+async def remember_location(store: Store, turn: Turn, mention: PlaceMention) -> None:
+    """Keep the place this message says the user is in, for their later messages (the
+    linked person's, like their zone). Awaited, so the next turn reads it; most messages
+    say no place and never get here."""
+    zone = mention.zone
+    if zone is None:
+        return
+    said = StatedLocation(zone, mention.place.canonical_name, mention.kind, turn.received_at)
+
+    def keep(data: ClockData) -> ClockData | None:
+        known = data.located
+        if known is not None and known.said_at > said.said_at:
+            return None  # a later message (replayed out of order) said where they are
+        return replace(data, located=said)
+
+    await store.update_clock_data(turn.user_key, keep)
+
+
+def _anchor_zone(
+    resolution: TimezoneResolution, prior: PriorState, stated: StatedLocation | None
+) -> str | None:
     """The IANA zone floating times are anchored to; ``None`` when none is known."""
     if resolution.fallback:
         return None
     if resolution.offset_minutes is None and is_valid_zone(resolution.zone):
         return resolution.zone
     # A bare offset in the message anchors its own phrase; others use the known zone.
-    return prior.thread_tz or prior.user_tz
+    return _own_zone(prior, stated)
 
 
-def _own_zone(prior: PriorState) -> str | None:
-    """The user's own zone (the thread's override, else their default), if a valid one
-    is known."""
+def _own_zone(prior: PriorState, stated: StatedLocation | None) -> str | None:
+    """The user's own zone (the thread's override, else their default, else where they
+    said they are), if a valid one is known."""
     for zone in (prior.thread_tz, prior.user_tz):
         if zone is not None and is_valid_zone(zone):
             return zone
-    return None
+    return stated.zone if stated is not None else None
 
 
 @lru_cache(maxsize=256)
@@ -251,8 +292,20 @@ def _zone_label(resolution: TimezoneResolution) -> str:
     return resolution.zone
 
 
-def _zone_note(resolution: TimezoneResolution) -> str | None:
+def _zone_note(
+    resolution: TimezoneResolution, stated: StatedLocation | None, now: datetime
+) -> str | None:
+    if resolution.source == "stated" and stated is not None:
+        return (
+            f"from where the user said they {said_verb(stated)} ({stated.place}), "
+            f"{ago(now - stated.said_at)}"
+        )
     return _ZONE_NOTES.get(resolution.source)
+
+
+def said_verb(stated: StatedLocation) -> str:
+    """ "live" for where they live, "are" for where they are now."""
+    return "live" if stated.kind == "home" else "are"
 
 
 def _iso_in(instant: datetime, zone: str) -> str:

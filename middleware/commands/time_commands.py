@@ -12,9 +12,11 @@ from babel.dates import format_datetime
 
 from middleware.clock.abbreviations import ABBREVIATIONS, clarification_for
 from middleware.clock.places import lookup_place
+from middleware.clock.stage import said_verb, stated_location
+from middleware.clock.temporal import ago
 from middleware.clock.zones import format_offset, is_valid_zone, offset_minutes, valid_zones
 from middleware.commands import Command, CommandHandler
-from middleware.store import Store
+from middleware.store import StatedLocation, Store
 from middleware.types import Turn
 
 # Group members who spoke within this window are listed by /time.
@@ -100,12 +102,25 @@ def resolve_zone_argument(argument: str) -> tuple[str | None, str]:
     )
 
 
+def _stated(turn: Turn) -> StatedLocation | None:
+    """The place the user said they are in, while it stands for their zone."""
+    return stated_location(turn.prior, turn.received_at) if turn.prior else None
+
+
 def time_commands(store: Store) -> dict[str, CommandHandler]:
     """The handlers, keyed by command name."""
 
     async def tz(turn: Turn, command: Command) -> str:
         if not command.args:
             zone = turn.prior.user_tz if turn.prior else None
+            stated = _stated(turn)
+            if zone is None and stated is not None:
+                return (
+                    f"You haven't set a timezone. You said you {said_verb(stated)} in "
+                    f"{stated.place} ({ago(turn.received_at - stated.said_at)}), so I use its "
+                    f"timezone for now: it's {local_time(turn.received_at, stated.zone)}. "
+                    f"/tz {stated.place} keeps it."
+                )
             if zone is None:
                 return (
                     "I don't know your timezone yet, so I assume UTC. Set it with "
@@ -126,7 +141,13 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
 
     async def time(turn: Turn, command: Command) -> str:
         own = turn.prior.user_tz if turn.prior else None
-        if own is None:
+        stated = _stated(turn)
+        if own is None and stated is not None:
+            lines = [
+                f"It's {local_time(turn.received_at, stated.zone)} for you in {stated.place}, "
+                f"where you said you {said_verb(stated)}. Set your timezone with /tz to keep it."
+            ]
+        elif own is None:
             lines = [
                 f"It's {local_time(turn.received_at, 'UTC')}. I don't know your timezone — "
                 "set it with /tz <zone or city>."

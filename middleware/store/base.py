@@ -81,13 +81,29 @@ class PriorState:
 
 
 @dataclass(frozen=True, slots=True)
+class StatedLocation:
+    """Where the user last said they are ("I'm in Lisbon this week", "I live in Berlin"):
+    spec 000 §4.2's inferred location, remembered for their later messages.
+
+    ``kind`` is ``"current"`` (where they are now) or ``"home"`` (where they live).
+    """
+
+    zone: str
+    place: str
+    kind: Literal["current", "home"]
+    said_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class ClockData:
     """A user's policy overrides, duration calibration and latest actions (spec 000 §10.2),
-    as JSON values; the linked person's when the user is linked."""
+    as JSON values, and the place they last said they are; the linked person's when the
+    user is linked."""
 
     policy_overrides: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] = field(default_factory=dict)
     latest_actions: list[dict[str, Any]] = field(default_factory=list)
+    located: StatedLocation | None = None
 
 
 # Given the stored data, the data to store instead, or None to leave it as it is.

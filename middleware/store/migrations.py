@@ -364,6 +364,17 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ALTER TABLE injections_v10 RENAME TO injections;
         """,
     ),
+    (
+        11,
+        """
+        -- Where the user last said they are ("I'm in Lisbon this week"), as JSON text
+        -- (zone, place, kind, said_at; NULL = never said): spec 000 §4.2's inferred
+        -- location, remembered for later messages. The person's when linked, like the
+        -- rest of the clock data.
+        ALTER TABLE users ADD COLUMN located TEXT;
+        ALTER TABLE persons ADD COLUMN located TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -499,7 +499,7 @@ class SqliteStore:
             rows = await self._fetch(SELECT_CLOCK_DATA, (user_key,))
         if not rows:
             return None
-        return clock_data_from_row(rows[0][1:4], rows[0][0] or user_key)
+        return clock_data_from_row(rows[0][1:5], rows[0][0] or user_key)
 
     async def update_clock_data(self, user_key: str, change: ClockDataChange) -> ClockData | None:
         """See ``Store.update_clock_data``; ``change`` runs in the writer's thread."""

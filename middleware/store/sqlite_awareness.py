@@ -51,7 +51,7 @@ def update_clock_data(
     if row is None:
         return None
     person_id = row[0]
-    current = clock_data_from_row(row[1:4], person_id or user_key)
+    current = clock_data_from_row(row[1:5], person_id or user_key)
     changed = change(current)
     if changed is None:
         return current

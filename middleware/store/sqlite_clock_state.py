@@ -26,12 +26,15 @@ from middleware.store.base import (
     ClockStateSnapshot,
     ImportCounts,
     PriorState,
+    StatedLocation,
     ThreadClockState,
     UserClockState,
 )
 from middleware.store.migrations import from_db, move_contact_forward, to_db
 
 log = logging.getLogger(__name__)
+
+_PLACE_KINDS = ("current", "home")
 
 
 # A linked user's clock data (policy overrides, calibration, latest actions) is the
@@ -45,7 +48,7 @@ def owner_column(column: str) -> str:
 # ``peek_prior`` reads it alone. Columns of ``SELECT_PRIOR``: the user's person, if
 # linked, and whether the thread has a row yet.
 PRIOR_PERSON_ID = 12
-PRIOR_THREAD_EXISTS = 18
+PRIOR_THREAD_EXISTS = 19
 
 SELECT_PRIOR = f"""
 SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
@@ -55,7 +58,7 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        COALESCE(per.default_tz, u.default_tz), COALESCE(per.locale, u.locale),
        t.session_tz, t.kind, u.person_id, t.kind_source,
        {owner_column("policy_overrides")}, {owner_column("calibration")},
-       {owner_column("latest_actions")},
+       {owner_column("latest_actions")}, {owner_column("located")},
        (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key),
        t.thread_key IS NOT NULL
 FROM (SELECT 1)
@@ -78,17 +81,19 @@ ORDER BY u.user_key
 # The user's clock data, from the person's row when linked.
 SELECT_CLOCK_DATA = f"""
 SELECT u.person_id, {owner_column("policy_overrides")}, {owner_column("calibration")},
-       {owner_column("latest_actions")}
+       {owner_column("latest_actions")}, {owner_column("located")}
 FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
 WHERE u.user_key = ?
 """
 
 _STORE_USER_DATA = """
-UPDATE users SET policy_overrides = ?, calibration = ?, latest_actions = ? WHERE user_key = ?
+UPDATE users SET policy_overrides = ?, calibration = ?, latest_actions = ?, located = ?
+WHERE user_key = ?
 """
 
 _STORE_PERSON_DATA = """
-UPDATE persons SET policy_overrides = ?, calibration = ?, latest_actions = ? WHERE person_id = ?
+UPDATE persons SET policy_overrides = ?, calibration = ?, latest_actions = ?, located = ?
+WHERE person_id = ?
 """
 
 _EXPORT_THREADS = """
@@ -194,31 +199,74 @@ def prior_from_row(row: Any) -> PriorState:
         thread_kind=row[11],
         person_id=person_id,
         thread_kind_source=row[13],
-        clock_data=clock_data_from_row(row[14:17], person_id or "?"),
-        held_call_expires_at=from_db(row[17]),
+        clock_data=clock_data_from_row(row[14:18], person_id or "?"),
+        held_call_expires_at=from_db(row[18]),
     )
 
 
 def clock_data_from_row(row: Any, owner: str) -> ClockData:
-    """``ClockData`` from its three JSON columns (policy overrides, calibration, actions)."""
-    if row[0] is None and row[1] is None and row[2] is None:
+    """``ClockData`` from its four JSON columns (policy overrides, calibration, actions,
+    the stated location)."""
+    if row[0] is None and row[1] is None and row[2] is None and row[3] is None:
         return ClockData()
-    return ClockData(_load(row[0], {}, owner), _load(row[1], {}, owner), _load(row[2], [], owner))
+    return ClockData(
+        _load(row[0], {}, owner),
+        _load(row[1], {}, owner),
+        _load(row[2], [], owner),
+        stated_location_from_db(row[3], owner),
+    )
 
 
 def store_clock_data(
     conn: sqlite3.Connection, user_key: str, person_id: str | None, data: ClockData
 ) -> None:
     """Write ``data`` to its owner's row: the person's when linked, else the user's."""
-    values = (
-        json.dumps(data.policy_overrides) if data.policy_overrides else None,
-        json.dumps(data.calibration) if data.calibration else None,
-        json.dumps(data.latest_actions) if data.latest_actions else None,
-    )
+    values = clock_data_columns(data)
     if person_id is None:
         conn.execute(_STORE_USER_DATA, (*values, user_key))
     else:
         conn.execute(_STORE_PERSON_DATA, (*values, person_id))
+
+
+def clock_data_columns(data: ClockData) -> tuple[str | None, str | None, str | None, str | None]:
+    """The four stored columns of ``data`` (NULL for what is empty)."""
+    return (
+        json.dumps(data.policy_overrides) if data.policy_overrides else None,
+        json.dumps(data.calibration) if data.calibration else None,
+        json.dumps(data.latest_actions) if data.latest_actions else None,
+        stated_location_to_db(data.located),
+    )
+
+
+def stated_location_to_db(located: StatedLocation | None) -> str | None:
+    if located is None:
+        return None
+    return json.dumps(
+        {
+            "zone": located.zone,
+            "place": located.place,
+            "kind": located.kind,
+            "said_at": to_db(located.said_at),
+        }
+    )
+
+
+def stated_location_from_db(value: str | None, owner: str) -> StatedLocation | None:
+    """The stored stated location; ``None`` (logged) for one this relay cannot use."""
+    if value is None:
+        return None
+    try:
+        raw = peek(value)
+        zone, place, kind, said_at = raw["zone"], raw["place"], raw["kind"], raw["said_at"]
+        if not (isinstance(zone, str) and isinstance(place, str) and kind in _PLACE_KINDS):
+            raise ValueError("zone and place must be text, kind 'current' or 'home'")
+        instant = from_db(said_at)
+    except (ValueError, TypeError, KeyError) as exc:
+        log.warning("ignoring the stored location of %s, which cannot be read: %s", owner, exc)
+        return None
+    if instant is None or not is_valid_zone(zone):
+        return None
+    return StatedLocation(zone, place, kind, instant)
 
 
 async def read_prior(conn: aiosqlite.Connection, thread_key: str, user_key: str) -> PriorState:
@@ -398,13 +446,14 @@ def _kind_params(thread: ThreadClockState | None) -> dict[str, Any]:
 
 async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:
     [row] = list(await conn.execute_fetchall(SELECT_CLOCK_DATA, (user.user_key,)))
-    person_id, overrides, calibration, actions = row
+    person_id, overrides, calibration, actions, located = row
     at = _db(user.last_interaction_any_channel_at)
     await conn.execute_fetchall(_MERGE_USER, {"user_key": user.user_key, "at": at})
     merged = (
         _merge_object(overrides, user.policy_overrides, user.user_key),
         _merge_object(calibration, user.calibration, user.user_key),
         _merge_actions(actions, user.latest_actions, user.user_key),
+        located,
     )
     if person_id is None:
         await conn.execute_fetchall(_STORE_USER_DATA, (*merged, user.user_key))

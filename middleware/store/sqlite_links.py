@@ -27,11 +27,11 @@ from middleware.store.migrations import to_db
 from middleware.store.sqlite_clock_state import clock_data_from_row, store_clock_data
 
 _USER_COLUMNS = """user_key, person_id, default_tz, locale, last_interaction_any_channel_at,
-       last_channel, policy_overrides, calibration, latest_actions"""
+       last_channel, policy_overrides, calibration, latest_actions, located"""
 
 _SELECT_PERSON = """
 SELECT person_id, default_tz, locale, last_interaction_any_channel_at, last_channel,
-       policy_overrides, calibration, latest_actions
+       policy_overrides, calibration, latest_actions, located
 FROM persons WHERE person_id = ?
 """
 
@@ -48,13 +48,13 @@ ON CONFLICT (person_id) DO UPDATE SET
 # The person owns the clock data now; the users' own default_tz stays as it was.
 _ATTACH_USER = """
 UPDATE users SET person_id = ?, policy_overrides = NULL, calibration = NULL,
-    latest_actions = NULL
+    latest_actions = NULL, located = NULL
 WHERE user_key = ?
 """
 
 _SELECT_LINK = """
 SELECT u.person_id, per.default_tz, per.locale, per.policy_overrides, per.calibration,
-       per.latest_actions
+       per.latest_actions, per.located
 FROM users AS u JOIN persons AS per ON per.person_id = u.person_id
 WHERE u.user_key = ?
 """
@@ -63,7 +63,8 @@ WHERE u.user_key = ?
 _DETACH_USER = """
 UPDATE users SET person_id = NULL,
     default_tz = COALESCE(:zone, default_tz), locale = COALESCE(:locale, locale),
-    policy_overrides = :overrides, calibration = :calibration, latest_actions = :actions
+    policy_overrides = :overrides, calibration = :calibration, latest_actions = :actions,
+    located = :located
 WHERE user_key = :user_key
 """
 
@@ -163,6 +164,7 @@ def unlink_user(conn: sqlite3.Connection, user_key: str) -> bool:
         "overrides": row[3],
         "calibration": row[4],
         "actions": row[5],
+        "located": row[6],
     }
     conn.execute(_DETACH_USER, {**copy, "user_key": user_key})
     left = [r[0] for r in conn.execute(_PERSON_USERS, (person_id,))]
@@ -221,7 +223,7 @@ def merge_clock_data(sources: Sequence[ClockData]) -> ClockData:
 
     Policy overrides and calibration merge key by key; a calibrated activity
     (``calibration.activity_overrides``) takes the entry with the newest ``updated_iso``;
-    latest actions are concatenated, one per ``id``.
+    latest actions are concatenated, one per ``id``; the place said most recently wins.
     """
     overrides: dict[str, Any] = {}
     calibration: dict[str, Any] = {}
@@ -250,7 +252,9 @@ def merge_clock_data(sources: Sequence[ClockData]) -> ClockData:
             actions.append(action)
     if activities:
         calibration["activity_overrides"] = activities
-    return ClockData(overrides, calibration, actions)
+    said = [data.located for data in sources if data.located is not None]
+    located = max(said, key=lambda place: place.said_at, default=None)
+    return ClockData(overrides, calibration, actions, located)
 
 
 def _merge(holders: Sequence[_Holder], data_holders: Sequence[_Holder]) -> _Holder:
@@ -267,11 +271,11 @@ def _merge(holders: Sequence[_Holder], data_holders: Sequence[_Holder]) -> _Hold
 
 def _person(conn: sqlite3.Connection, person_id: str) -> _Holder:
     row = conn.execute(_SELECT_PERSON, (person_id,)).fetchone()
-    return _Holder(row[1], row[2], row[3], row[4], clock_data_from_row(row[5:8], person_id))
+    return _Holder(row[1], row[2], row[3], row[4], clock_data_from_row(row[5:9], person_id))
 
 
 def _user_holder(row: Any) -> _Holder:
-    return _Holder(row[2], row[3], row[4], row[5], clock_data_from_row(row[6:9], row[0]))
+    return _Holder(row[2], row[3], row[4], row[5], clock_data_from_row(row[6:10], row[0]))
 
 
 def _updated(entry: Any) -> datetime:

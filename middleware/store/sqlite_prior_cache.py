@@ -30,10 +30,10 @@ Row = tuple[Any, ...]
 
 # ``SELECT_PRIOR``'s columns, by the row they come from. A row is held as its three parts,
 # so a message moves each part once, however many pairs share it.
-_THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 17, 18)
+_THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 18, 19)
 _PARTICIPANT_COLUMN = 3
-_USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16)
-_WIDTH = 19
+_USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16, 17)
+_WIDTH = 20
 # Places within the parts.
 _LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE = 0, 1, 2
 _CONTACT_AT, _CONTACT_CHANNEL = 0, 1

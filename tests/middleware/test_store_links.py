@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from middleware.errors import NotFoundError
-from middleware.store import ClockData, ClockDataChange, SqliteStore
+from middleware.store import ClockData, ClockDataChange, SqliteStore, StatedLocation
 from tests.middleware.test_store import T0, inbound
 
 TG_DM = "agent:main:telegram:dm:42"
@@ -186,3 +186,22 @@ async def test_link_codes_are_single_use_and_expire(store: SqliteStore) -> None:
 
     with pytest.raises(NotFoundError):
         await store.create_link_code("discord:404", "ZZZ999", NOW)
+
+
+async def test_the_place_said_last_is_the_persons_and_unlinking_keeps_a_copy(
+    store: SqliteStore,
+) -> None:
+    await seen(store)
+    lisbon = StatedLocation("Europe/Lisbon", "Lisbon", "current", T0 + timedelta(hours=5))
+    berlin = StatedLocation("Europe/Berlin", "Berlin", "home", T0 + timedelta(hours=1))
+    await store.update_clock_data(TG, put(ClockData(located=berlin)))
+    await store.update_clock_data(DC, put(ClockData(located=lisbon)))
+
+    await store.link_users([TG, DC], now=NOW)
+    # Said later, so where they are now: both accounts read it from the person.
+    for user_key, thread in ((TG, TG_DM), (DC, DC_DM)):
+        assert (await store.peek_prior(thread, user_key)).clock_data.located == lisbon
+
+    assert await store.unlink_user(DC)
+    assert (await store.peek_prior(TG_DM, TG)).clock_data.located == lisbon
+    assert (await store.peek_prior(DC_DM, DC)).clock_data.located == lisbon

@@ -221,7 +221,7 @@ def message_of(thread: str, channel: str, *, cross_channel: bool) -> InboundReco
 
 def test_the_oldest_rows_go_first_when_full() -> None:
     rows = PriorRows(max_rows=2)
-    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 15
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 16
     at = "2026-11-21T10:00:00.000000+00:00"
     for thread in ("a", "b", "c"):
         rows.keep(message_of(thread, "api", cross_channel=False), at, before)
@@ -236,4 +236,4 @@ def test_the_oldest_rows_go_first_when_full() -> None:
     assert moved is not None
     assert moved[:6] == (later, later, None, later, later, "discord")
     # The user's last contact is the user's in every thread.
-    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 13
+    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14

@@ -176,6 +176,57 @@ async def test_location_mention_sets_zone_when_nothing_else_does(
     assert '"at 1pm" = 2026-07-01T13:00:00+01:00 (Europe/Lisbon)' in text
 
 
+async def test_a_place_the_user_said_stands_for_their_zone_on_later_messages(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I'm in Lisbon this week", at="2026-07-01T10:00:00Z")
+    await chat(relay, "lunch tomorrow at 1pm?", at="2026-07-01T12:30:00Z")
+    text = block(fake_upstream)
+    assert (
+        "(Europe/Lisbon, UTC+01:00; from where the user said they are (Lisbon), "
+        "2 hours 30 minutes ago)" in text
+    )
+    assert '"tomorrow at 1pm" = 2026-07-02T13:00:00+01:00 (Europe/Lisbon)' in text
+    assert "timezone is unknown" not in text
+    reply = await chat(relay, "/tz", at="2026-07-01T12:31:00Z")
+    assert reply["choices"][0]["message"]["content"] == (
+        "You haven't set a timezone. You said you are in Lisbon (2 hours 31 minutes ago), "
+        "so I use its timezone for now: it's Wed 1 Jul 2026 13:31 (Europe/Lisbon, UTC+01:00). "
+        "/tz Lisbon keeps it."
+    )
+    reply = await chat(relay, "/time", at="2026-07-01T12:31:00Z")
+    assert reply["choices"][0]["message"]["content"].endswith(
+        "for you in Lisbon, where you said you are. Set your timezone with /tz to keep it."
+    )
+    # Another user, and the same user's other thread, as expected: per user, any thread.
+    await chat(relay, "hi", at="2026-07-01T12:31:00Z", user="bo")
+    assert "the user's timezone is unknown" in block(fake_upstream)
+    await chat(relay, "hi", at="2026-07-01T12:32:00Z", thread="other")
+    assert "(Europe/Lisbon, UTC+01:00; from where the user said they are" in block(fake_upstream)
+    # A trip's place stops standing for their zone after two weeks.
+    await chat(relay, "back again", at="2026-07-16T10:01:00Z")
+    assert "the user's timezone is unknown" in block(fake_upstream)
+
+
+async def test_where_the_user_lives_stands_longer_and_a_set_zone_wins(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I live in Berlin, by the way", at="2026-03-01T10:00:00Z")
+    await chat(relay, "morning!", at="2026-06-01T06:00:00Z")
+    assert "(Europe/Berlin, UTC+02:00; from where the user said they live (Berlin), " in block(
+        fake_upstream
+    )
+    # Saying another place replaces it; a zone the user sets beats both.
+    await chat(relay, "just landed in Tokyo", at="2026-06-02T06:00:00Z")
+    await chat(relay, "hungry", at="2026-06-02T07:00:00Z")
+    assert "(Asia/Tokyo, UTC+09:00; from where the user said they are (Tokyo), 1 hour ago)" in (
+        block(fake_upstream)
+    )
+    await chat(relay, "/tz Europe/Berlin", at="2026-06-02T07:05:00Z")
+    await chat(relay, "hungry", at="2026-06-02T07:10:00Z")
+    assert "Now: Tue 2 Jun 2026 09:10 (Europe/Berlin, UTC+02:00)." in block(fake_upstream)
+
+
 async def test_thread_override_beats_user_default(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

@@ -18,17 +18,23 @@ EXPLICIT = "What is 9am Tokyo time for us?"  # Asia/Tokyo
 LOCATION = "I'm in Lisbon this week."  # Europe/Lisbon
 THREAD = "America/New_York"
 USER = "Europe/Berlin"
+STATED = "America/Sao_Paulo"  # a place the user said they are in, earlier
 
 
 @pytest.mark.parametrize(
-    ("explicit", "thread", "user", "location"),
-    list(itertools.product([True, False], repeat=4)),
+    ("explicit", "thread", "user", "location", "stated"),
+    list(itertools.product([True, False], repeat=5)),
 )
-def test_precedence_matrix(explicit: bool, thread: bool, user: bool, location: bool) -> None:
+def test_precedence_matrix(
+    explicit: bool, thread: bool, user: bool, location: bool, stated: bool
+) -> None:
     """Every step beats every lower one and loses to every higher one."""
     text = " ".join(part for part, on in ((LOCATION, location), (EXPLICIT, explicit)) if on)
     result = resolve_session_timezone(
-        text, thread_tz=THREAD if thread else None, user_tz=USER if user else None
+        text,
+        thread_tz=THREAD if thread else None,
+        user_tz=USER if user else None,
+        stated_tz=STATED if stated else None,
     )
     if explicit:
         assert (result.zone, result.source) == ("Asia/Tokyo", "explicit")
@@ -38,6 +44,8 @@ def test_precedence_matrix(explicit: bool, thread: bool, user: bool, location: b
         assert (result.zone, result.source) == ("Europe/Berlin", "user")
     elif location:
         assert (result.zone, result.source) == ("Europe/Lisbon", "location")
+    elif stated:
+        assert (result.zone, result.source) == (STATED, "stated")
     else:
         assert (result.zone, result.source) == ("UTC", "fallback")
     assert result.fallback is (result.source == "fallback")
@@ -58,6 +66,20 @@ def test_thread_beats_user_and_location() -> None:
     )
     assert (result.zone, result.source) == ("America/New_York", "thread")
     assert any("Europe/Lisbon" in note for note in result.notes)
+
+
+def test_the_place_a_message_says_is_reported_whichever_zone_wins() -> None:
+    result = resolve_session_timezone(
+        "I'm in Lisbon this week", thread_tz=None, user_tz="Europe/Berlin"
+    )
+    assert result.source == "user"
+    assert result.located is not None
+    assert (result.located.zone, result.located.kind) == ("Europe/Lisbon", "current")
+    assert resolve_session_timezone("I'm fine", thread_tz=None, user_tz=None).located is None
+    torn = resolve_session_timezone(
+        "I'm in Lisbon. Actually I'm in Tokyo.", thread_tz=None, user_tz=None
+    )
+    assert torn.located is None
 
 
 def test_user_beats_location() -> None:
@@ -240,18 +262,22 @@ _STORED = st.sampled_from([None, "Europe/Berlin", "America/New_York", "Mars/Olym
     text=st.lists(st.sampled_from(_PIECES), max_size=6).map(" ".join),
     thread_tz=_STORED,
     user_tz=_STORED,
+    stated_tz=st.sampled_from([None, "Europe/Lisbon"]),
 )
 def test_the_kept_answer_is_the_full_resolution(
-    text: str, thread_tz: str | None, user_tz: str | None
+    text: str, thread_tz: str | None, user_tz: str | None, stated_tz: str | None
 ) -> None:
     now = datetime(2026, 1, 15, tzinfo=UTC)
-    found = resolve_session_timezone(text, thread_tz=thread_tz, user_tz=user_tz, now=now)
+    found = resolve_session_timezone(
+        text, thread_tz=thread_tz, user_tz=user_tz, stated_tz=stated_tz, now=now
+    )
     full = _resolve(
         find_zone_references(text),
         find_place_mentions(text),
         find_abbreviations(text),
         thread_tz,
         user_tz,
+        stated_tz,
         now,
     )
     assert found == full
