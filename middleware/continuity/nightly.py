@@ -16,7 +16,7 @@ from typing import Any
 
 from middleware.cards.content import CardBudget
 from middleware.continuity.capture import Capturer, rebuild_view
-from middleware.continuity.model import RollupSegment
+from middleware.continuity.model import STANDING_DECISION_PREFIX, RollupSegment
 from middleware.continuity.settings import CardsConfig, ContinuityConfig
 from middleware.continuity.triggers import TriggerSettings, is_dirty
 from middleware.store import Store
@@ -78,8 +78,10 @@ async def run_nightly(
 async def promote(store: Store, settings: ContinuityConfig, now: datetime) -> tuple[int, int]:
     """Spec 001 §3.3's pre-decay promotion: an open question unresolved for
     ``obligation_after_days`` becomes an obligation (shown in tier 1); a key decision
-    referenced in ``directive_after_sessions`` sessions becomes a standing directive in
-    the living memory of whoever made it (tier 3)."""
+    referenced in ``directive_after_sessions`` sessions becomes a standing directive: in
+    the living memory of the one who made it in a private chat (tier 3), or, made in a
+    group, a standing decision in the group's own resume card (tier 1), since per-person
+    memory must never hold what another member decided."""
     obligations = directives = 0
     old_enough = now - timedelta(days=settings.obligation_after_days)
     for entry in await store.all_live_entries(now=now):
@@ -99,15 +101,20 @@ async def promote(store: Store, settings: ContinuityConfig, now: datetime) -> tu
             source = await store.get_session(entry.source_session_id)
             if source is None:
                 continue
-            fact = await store.add_memory_fact(
-                source.speaker_key,
-                "directive",
-                str(content.get("decision", "")),
-                source="promoted",
-                at=now,
-                source_entry_id=entry.entry_id,
-            )
-            node = f"memory_fact:{fact.fact_id}" if fact else "memory_fact:existing"
+            if source.chat_type == "group":
+                # Made in a group: no one member's to keep (whoever spoke last need not be
+                # who decided), so it stands in the group's own resume card instead.
+                node = f"{STANDING_DECISION_PREFIX}{entry.entry_id}"
+            else:
+                fact = await store.add_memory_fact(
+                    source.speaker_key,
+                    "directive",
+                    str(content.get("decision", "")),
+                    source="promoted",
+                    at=now,
+                    source_entry_id=entry.entry_id,
+                )
+                node = f"memory_fact:{fact.fact_id}" if fact else "memory_fact:existing"
             await store.update_entry(entry.entry_id, promoted_node_id=node)
             directives += 1
     return obligations, directives
