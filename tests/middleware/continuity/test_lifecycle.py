@@ -223,6 +223,32 @@ async def test_nightly_runs_once_in_each_persons_own_night(
     assert (await service.tick()).nightly is not None
 
 
+async def test_each_persons_log_is_promoted_in_their_own_night_not_anothers(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    ana = Thread(store, clock, "agent:main:api:ny")
+    kenji = Thread(store, clock, "agent:main:api:tk", user="api:kenji")
+    await ana.session("I still need to figure out the expert schedule.", "ok", "thanks")
+    await kenji.session("hello", "there", "again")
+    await store.set_user_timezone(ana.user, "America/New_York")
+    await store.set_user_timezone(kenji.user, "Asia/Tokyo")
+    await service.capture_thread(ana.key)
+    asked_at = clock.now()
+    await service.tick()  # both are new: their first nights are the next ones
+    clock.set(datetime(2026, 3, 2, 11, 0, tzinfo=UTC))  # ticks on the hour from here
+    promoted_at: list[datetime] = []
+    while clock.now() < asked_at + timedelta(days=16):
+        clock.advance(timedelta(hours=1))
+        nightly = (await service.tick()).nightly
+        if nightly is not None and nightly.obligations:
+            promoted_at.append(clock.now())
+    # 14 days old from about 10:05 UTC on 16 Mar. Kenji's night (03:00 in Tokyo, 18:00 UTC) comes
+    # first and leaves Ana's log alone; hers, 03:00 in New York (EDT), promotes it.
+    assert asked_at + timedelta(days=14) < datetime(2026, 3, 16, 18, 0, tzinfo=UTC)
+    assert promoted_at == [datetime(2026, 3, 17, 7, 0, tzinfo=UTC)]
+
+
 async def test_recent_activity_leaves_out_the_current_context(
     store: SqliteStore, clock: FakeClock
 ) -> None:
