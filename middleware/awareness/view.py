@@ -53,6 +53,7 @@ from middleware.clock.policy import (
     PolicyOverrides,
     RuleFacts,
     evaluate,
+    rule_elapsed,
 )
 from middleware.impact.intent import mentions_impactful_action
 from middleware.store import ClockData, PriorState
@@ -190,15 +191,20 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
     ):
         kind_change = ("scheduling", False)
 
+    elapsed = _since(now, prior.last_interaction_seen_at(now))
     facts = RuleFacts(
         now=now,
         mode=mode,
         thread_kind=kind,
         chat_type=turn.chat_type,
-        elapsed=_since(now, prior.last_interaction_seen_at(now)),
+        elapsed=elapsed,
         elapsed_any_channel=_since(now, prior.any_channel_at),
         has_open_action=bool(visible),
         mentions_time=mentions_time,
+        # In a group, others' messages say nothing about the speaker's own return.
+        elapsed_speaker=(
+            _since(now, prior.user_last_message_here_at) if turn.chat_type == "group" else elapsed
+        ),
     )
     fired = evaluate(settings.checkins, facts)
     cue = None
@@ -251,7 +257,7 @@ def _checkin(
 ) -> tuple[list[str], Action | None]:
     """The one check-in directive of the first rule that fired (spec 000 §9), and the
     action it asks the model to mention, if any."""
-    elapsed = facts.elapsed or timedelta(0)
+    elapsed = rule_elapsed(rule, facts) or timedelta(0)
     now_lines: list[str] = []
     referenced = None
     if rule.then.ask_for_updates:

@@ -27,7 +27,8 @@ class SessionLine:
 class ResumeContent:
     """Tier 1, ``resume`` (spec 001 §6.1 ``ContinuityCardContent``), newest items first.
 
-    ``obligations`` are open questions unresolved long enough to be promoted (§3.3);
+    ``obligations`` are open questions unresolved long enough to be promoted (§3.3), and
+    ``standing_decisions`` a group's key decisions promoted the same way;
     ``phase_hint`` is the activity-type inheritance line (§6.5), set only when the first
     message of a resumed session is terse.
     """
@@ -40,6 +41,7 @@ class ResumeContent:
     cross_conversation_updates: tuple[str, ...] = ()
     obligations: tuple[str, ...] = ()
     phase_hint: str | None = None
+    standing_decisions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

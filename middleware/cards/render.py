@@ -179,13 +179,15 @@ class _Section:
 
 
 # §6.1: truncate session_history first, then key_decisions, then open_questions, then
-# cross_conversation_updates. Obligations go with the open questions they grew from; the
-# phase hint (§6.5) is one short line kept to the end.
+# cross_conversation_updates. Obligations go with the open questions they grew from, and
+# standing decisions after them (promoted: they outlast the rest); the phase hint (§6.5)
+# is one short line kept to the end.
 _TRIM_ORDER = (
     "session_history",
     "key_decisions",
     "open_questions",
     "obligations",
+    "standing_decisions",
     "cross_conversation_updates",
     "phase_hint",
 )
@@ -194,6 +196,7 @@ _SHOW_ORDER = (
     "session_history",
     "open_questions",
     "key_decisions",
+    "standing_decisions",
     "obligations",
     "cross_conversation_updates",
     "phase_hint",
@@ -232,6 +235,11 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
         "key_decisions": decisions[:MAX_DECISIONS],
         "obligations": [
             f"Still open: {_one_line(text)}" for text in content.obligations if _one_line(text)
+        ],
+        "standing_decisions": [
+            f"Standing decision: {_one_line(text)}"
+            for text in content.standing_decisions
+            if _one_line(text)
         ],
         "cross_conversation_updates": [
             f"{UPDATE_LABEL}: {_one_line(text)}"

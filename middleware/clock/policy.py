@@ -65,7 +65,9 @@ class RuleWhen(_Block):
     message in a thread (there is nothing to measure from)."""
 
     thread_kind: ThreadKind | list[ThreadKind] | None = None
-    # Since the last interaction in this thread (user or agent message).
+    # Since the last interaction in this thread (user or agent message). A rule that sets
+    # ``has_open_action: true`` is about the speaker's own action (spec 000 §7.3), so in a
+    # group it measures the speaker's own return: since their last message here.
     elapsed_gte: Duration | None = None
     elapsed_lt: Duration | None = None
     # Since the user's (person's, when linked) last contact on any channel.
@@ -249,6 +251,15 @@ class RuleFacts(NamedTuple):
     elapsed_any_channel: timedelta | None
     has_open_action: bool
     mentions_time: bool
+    # Since the speaker's own last message here (group); in a DM, ``elapsed`` itself.
+    elapsed_speaker: timedelta | None
+
+
+def rule_elapsed(rule: CheckinRule, facts: RuleFacts) -> timedelta | None:
+    """The gap ``rule``'s elapsed conditions measure: the speaker's own return for a rule
+    about their open action (in a busy group, Bob's message five minutes ago says nothing
+    about Ana's coming back), the thread's last interaction otherwise."""
+    return facts.elapsed_speaker if rule.when.has_open_action else facts.elapsed
 
 
 def rule_fires(rule: CheckinRule, facts: RuleFacts) -> bool:
@@ -266,7 +277,7 @@ def rule_fires(rule: CheckinRule, facts: RuleFacts) -> bool:
         return False
     if when.mentions_time is not None and facts.mentions_time != when.mentions_time:
         return False
-    elapsed = facts.elapsed
+    elapsed = rule_elapsed(rule, facts)
     if when.elapsed_gte is not None and (elapsed is None or elapsed < when.elapsed_gte):
         return False
     if when.elapsed_lt is not None and (elapsed is None or elapsed >= when.elapsed_lt):

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.cards.content import CardItem, ResumeContent, SessionLine
-from middleware.continuity.model import ContinuityEntry, WorkContext
+from middleware.continuity.model import STANDING_DECISION_PREFIX, ContinuityEntry, WorkContext
 
 MAX_OPEN_QUESTIONS = 10
 MAX_KEY_DECISIONS = 5
@@ -78,6 +78,8 @@ def build_view(
                     "decision": content.get("decision", ""),
                     "rationale": content.get("rationale"),
                     "tentative": _tentative(content),
+                    # A group's, promoted (§3.3): it stays in the card.
+                    "standing": (entry.promoted_node_id or "").startswith(STANDING_DECISION_PREFIX),
                 }
             )
         elif entry.entry_type == "cross_conversation_update" and not entry.delivered:
@@ -145,7 +147,10 @@ def resume_content(
         open_questions=tuple(
             CardItem(q["question"], q["tentative"]) for q in questions if not q["obligation"]
         )[:3],
-        key_decisions=tuple(CardItem(d["decision"], d["tentative"]) for d in decisions)[:2],
+        key_decisions=tuple(
+            CardItem(d["decision"], d["tentative"]) for d in decisions if not d.get("standing")
+        )[:2],
+        standing_decisions=tuple(d["decision"] for d in decisions if d.get("standing")),
         cross_conversation_updates=tuple(_update_line(u, now) for u in updates),
         obligations=tuple(q["question"] for q in questions if q["obligation"]),
         phase_hint=phase_hint,

@@ -42,6 +42,11 @@ DEFAULT_CONTEXT_PREFIX = "wc:"
 UNLINKED_CONTEXT_PREFIX = "wc_unlinked:"
 
 
+# The promoted node id of a key decision a group made, standing in its resume card (a
+# private chat's becomes a living-memory directive instead): ``standing_decision:<entry>``.
+STANDING_DECISION_PREFIX = "standing_decision:"
+
+
 def default_context_id(thread_key: str) -> str:
     return f"{DEFAULT_CONTEXT_PREFIX}{thread_key}"
 
@@ -87,6 +92,7 @@ class Session:
     summary: str | None = None
     summary_mode: CaptureMode | None = None
     cards_fingerprint: str | None = None
+    chat_type: Literal["dm", "group"] = "dm"
 
 
 @dataclass(frozen=True, slots=True)

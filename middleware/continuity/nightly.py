@@ -16,7 +16,11 @@ from typing import Any
 
 from middleware.cards.content import CardBudget
 from middleware.continuity.capture import Capturer, rebuild_view
-from middleware.continuity.model import RollupSegment
+from middleware.continuity.model import (
+    STANDING_DECISION_PREFIX,
+    RollupSegment,
+    unlinked_context_id,
+)
 from middleware.continuity.settings import CardsConfig, ContinuityConfig
 from middleware.continuity.triggers import TriggerSettings, is_dirty
 from middleware.store import Store
@@ -24,6 +28,8 @@ from middleware.store import Store
 log = logging.getLogger(__name__)
 
 ROLLUP_SEGMENTS = 8
+# ``recent_work_contexts`` limit that means all of a person's contexts.
+_EVERY_CONTEXT = 100_000
 _SEGMENT_CHARS = 220
 
 
@@ -51,8 +57,13 @@ async def run_nightly(
     cards: CardsConfig,
     now: datetime,
     user_keys: Collection[str],
+    *,
+    whole_log: bool = False,
 ) -> NightlyReport:
-    """One nightly run for ``user_keys`` (their sessions and rollups) and the log."""
+    """One nightly run for ``user_keys``: their dirty sessions, rollups, and the log of
+    their work contexts (decay, promotion, views), so that each person's continuity
+    changes in their own night, not in someone else's. ``whole_log`` covers every
+    context's log instead (an operator's run for everyone)."""
     settings = capturer.settings
     captured = 0
     if settings.enabled:
@@ -61,13 +72,16 @@ async def run_nightly(
             if session.speaker_key in user_keys and is_dirty(session, rules):
                 if await capturer.capture(session.session_id, "nightly_sweep"):
                     captured += 1
-    decayed = await store.decay_entries(now=now)
-    obligations, directives = await promote(store, settings, now)
+    contexts = None if whole_log else await contexts_of(store, user_keys)
+    decayed = await store.decay_entries(now=now, work_context_ids=contexts)
+    obligations, directives = await promote(store, settings, now, contexts)
     rollups = 0
     for user_key in user_keys:
         rollups += await refresh_rollup(store, cards, user_key, now)
     rebuilt = 0
     for work_context_id in await store.stale_constellations():
+        if contexts is not None and work_context_id not in contexts:
+            continue
         await rebuild_view(store, settings, work_context_id, now)
         rebuilt += 1
     report = NightlyReport(captured, len(decayed), obligations, directives, rollups, rebuilt)
@@ -75,15 +89,36 @@ async def run_nightly(
     return report
 
 
-async def promote(store: Store, settings: ContinuityConfig, now: datetime) -> tuple[int, int]:
+async def contexts_of(store: Store, user_keys: Collection[str]) -> set[str]:
+    """The work contexts whose log belongs to ``user_keys``' nights: their named ones,
+    those of the threads they spoke in (a group's is every member's: the first member's
+    night handles it, the others' find nothing left to do) and their unlinked buckets."""
+    contexts: set[str] = set()
+    for user_key in user_keys:
+        contexts.add(unlinked_context_id(user_key))
+        for context in await store.recent_work_contexts(user_key, _EVERY_CONTEXT):
+            contexts.add(context.work_context_id)
+    return contexts
+
+
+async def promote(
+    store: Store,
+    settings: ContinuityConfig,
+    now: datetime,
+    work_context_ids: Collection[str] | None = None,
+) -> tuple[int, int]:
     """Spec 001 §3.3's pre-decay promotion: an open question unresolved for
     ``obligation_after_days`` becomes an obligation (shown in tier 1); a key decision
-    referenced in ``directive_after_sessions`` sessions becomes a standing directive in
-    the living memory of whoever made it (tier 3)."""
+    referenced in ``directive_after_sessions`` sessions becomes a standing directive: in
+    the living memory of the one who made it in a private chat (tier 3), or, made in a
+    group, a standing decision in the group's own resume card (tier 1), since per-person
+    memory must never hold what another member decided."""
     obligations = directives = 0
     old_enough = now - timedelta(days=settings.obligation_after_days)
     for entry in await store.all_live_entries(now=now):
         if entry.promoted_to_graph:
+            continue
+        if work_context_ids is not None and entry.work_context_id not in work_context_ids:
             continue
         content = entry.content
         if entry.entry_type == "open_question":
@@ -99,15 +134,20 @@ async def promote(store: Store, settings: ContinuityConfig, now: datetime) -> tu
             source = await store.get_session(entry.source_session_id)
             if source is None:
                 continue
-            fact = await store.add_memory_fact(
-                source.speaker_key,
-                "directive",
-                str(content.get("decision", "")),
-                source="promoted",
-                at=now,
-                source_entry_id=entry.entry_id,
-            )
-            node = f"memory_fact:{fact.fact_id}" if fact else "memory_fact:existing"
+            if source.chat_type == "group":
+                # Made in a group: no one member's to keep (whoever spoke last need not be
+                # who decided), so it stands in the group's own resume card instead.
+                node = f"{STANDING_DECISION_PREFIX}{entry.entry_id}"
+            else:
+                fact = await store.add_memory_fact(
+                    source.speaker_key,
+                    "directive",
+                    str(content.get("decision", "")),
+                    source="promoted",
+                    at=now,
+                    source_entry_id=entry.entry_id,
+                )
+                node = f"memory_fact:{fact.fact_id}" if fact else "memory_fact:existing"
             await store.update_entry(entry.entry_id, promoted_node_id=node)
             directives += 1
     return obligations, directives

@@ -94,11 +94,17 @@ class ContinuityService:
     async def run_nightly(self, user_keys: Collection[str] | None = None) -> NightlyReport:
         """Run the nightly job now (on demand) for ``user_keys``, or everyone active."""
         now = self.clock.now()
+        everyone = user_keys is None
         if user_keys is None:
             user_keys = [key for key, _ in await self.store.active_users(_active_since(now))]
         async with self._tick_lock:
             return await run_nightly(
-                self.store, self.capturer, self.settings.cards, now, set(user_keys)
+                self.store,
+                self.capturer,
+                self.settings.cards,
+                now,
+                set(user_keys),
+                whole_log=everyone,
             )
 
     async def _due_captures(self) -> list[CaptureOutcome]:

@@ -10,6 +10,12 @@ the configured patterns:
   and tells the model it was not made. "Anything else" includes a chat command or a
   clock setting the relay answers itself: a later "ok" agrees with that answer, not with
   the call, so ``held_call_stage`` reads the user's answer before those stages run.
+
+A held call belongs to the user whose turn produced it: in a group only their answer
+confirms or drops it, and another member's message leaves it waiting. But once another
+member's turn has gone upstream and been answered, the conversation has moved on: the
+call lapses there and then, so the user's later "ok" (which may agree with what was just
+said) never makes it; the model is told it was not made.
 - ``annotate``: the answer passes unchanged, flagged in the
   ``X-Chronorelay-Impactful-Tool-Calls`` header (non-streamed) and the log.
 """
@@ -20,7 +26,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -77,6 +83,7 @@ def impact_stage(store: Store, settings: ImpactSettings) -> Stage:
         if settings.guard == "off":
             return await call_next(turn)
         reply = await call_next(turn)
+        await _lapse_others_held_call(store, turn)
         if not turn.body.get("tools"):
             return reply
         if reply.body is not None:
@@ -103,8 +110,9 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
     names = ", ".join(held.names)
     if held.expires_at <= turn.received_at:
         turn.context.sections.append(
-            f"A call to {names} waited for the user's confirmation and expired; it was not "
-            "made. Do not make it unless the user asks again."
+            f"A call to {names} waited for the user's confirmation and lapsed before they "
+            "answered (its time ran out, or others spoke and were answered meanwhile); it "
+            "was not made. Do not make it unless the user asks again."
         )
         return None
     answer = classify_answer(turn.text)
@@ -120,6 +128,26 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
         "unless they clearly ask for it again."
     )
     return None
+
+
+async def _lapse_others_held_call(store: Store, turn: Turn) -> None:
+    """After the upstream answered ``turn``: a call another member of the thread was
+    asked to confirm is now stale, so it lapses at once (kept, expired, so that its user's
+    next message hears it was not made)."""
+    prior = turn.prior
+    if turn.continuation or prior is None or prior.held_call_expires_at is None:
+        return
+    held = await store.take_held_tool_call(turn.thread_key)
+    if held is None:
+        return
+    if held.user_key != turn.user_key and held.expires_at > turn.received_at:
+        log.info(
+            "held tool call(s) %s in %s lapsed: another member's turn was answered",
+            ", ".join(held.names),
+            turn.thread_key,
+        )
+        held = replace(held, expires_at=turn.received_at)
+    await store.hold_tool_call(held)
 
 
 def _release(turn: Turn, held: HeldToolCall) -> Reply:

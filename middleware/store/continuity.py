@@ -8,7 +8,7 @@ person, so linking and unlinking never copy or lose any of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -186,10 +186,13 @@ class ContinuityStore(Protocol):
         meanwhile) is left alone."""
         ...
 
-    async def decay_entries(self, *, now: datetime) -> list[str]:
+    async def decay_entries(
+        self, *, now: datetime, work_context_ids: Collection[str] | None = None
+    ) -> list[str]:
         """Delete the entries decayed at ``now`` (``decay_at`` ≤ ``now``: an entry is
-        gone from its decay instant on); return the ids of the contexts that lost any,
-        sorted (their constellations are marked stale)."""
+        gone from its decay instant on), of the contexts ``work_context_ids`` only when
+        given; return the ids of the contexts that lost any, sorted (their
+        constellations are marked stale)."""
         ...
 
     # --- constellations ------------------------------------------------------------

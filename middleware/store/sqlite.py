@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -705,8 +705,10 @@ class SqliteStore:
         }
         await continuity_log.update_entry(self._write, entry_id, changes)
 
-    async def decay_entries(self, *, now: datetime) -> list[str]:
-        return await continuity_log.decay_entries(self._write, now)
+    async def decay_entries(
+        self, *, now: datetime, work_context_ids: Collection[str] | None = None
+    ) -> list[str]:
+        return await continuity_log.decay_entries(self._write, now, work_context_ids)
 
     async def save_constellation(
         self, work_context_id: str, view: dict[str, Any], *, built_at: datetime

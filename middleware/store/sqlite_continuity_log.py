@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -46,6 +46,10 @@ ORDER BY captured_at, entry_id
 """
 
 _DECAY = "DELETE FROM continuity_entries WHERE decay_at <= ? RETURNING work_context_id"
+_DECAY_IN_CONTEXT = """
+DELETE FROM continuity_entries WHERE decay_at <= ? AND work_context_id = ?
+RETURNING work_context_id
+"""
 
 _MARK_STALE = "UPDATE work_contexts SET constellation_stale = 1 WHERE work_context_id = ?"
 
@@ -139,9 +143,21 @@ def _entry_value(name: str, value: Any) -> Any:
     return to_db(value) if isinstance(value, datetime) else value
 
 
-async def decay_entries(write: Run, now: datetime) -> list[str]:
+async def decay_entries(
+    write: Run, now: datetime, work_context_ids: Collection[str] | None
+) -> list[str]:
+    at = to_db(now)
+
     def decay(conn: sqlite3.Connection) -> list[str]:
-        contexts = sorted({row[0] for row in conn.execute(_DECAY, (to_db(now),)).fetchall()})
+        if work_context_ids is None:
+            rows = conn.execute(_DECAY, (at,)).fetchall()
+        else:
+            rows = [
+                row
+                for context_id in sorted(work_context_ids)
+                for row in conn.execute(_DECAY_IN_CONTEXT, (at, context_id)).fetchall()
+            ]
+        contexts = sorted({row[0] for row in rows})
         conn.executemany(_MARK_STALE, [(context_id,) for context_id in contexts])
         return contexts
 

@@ -24,6 +24,7 @@ from middleware.store.sqlite_continuity import (
     make_thread_context,
     no_thread,
 )
+from middleware.types import ChatType
 
 # Above every message id: the end of a thread's latest session.
 _NO_END = 2**63 - 1
@@ -99,7 +100,7 @@ async def transcript_from(
 # picked (SQLite's documented min/max bare-column rule): the session's last user message.
 _SESSIONS = """
 WITH picked AS (
-    SELECT s.*, t.channel, (
+    SELECT s.*, t.channel, t.chat_type, (
         SELECT MIN(n.first_message_id) FROM sessions AS n
         WHERE n.thread_key = s.thread_key AND n.first_message_id > s.first_message_id
     ) AS end_id
@@ -109,7 +110,7 @@ SELECT p.session_id, p.thread_key, p.channel, p.work_context_id, p.user_key, p.s
     p.first_message_id, p.tool_used, p.captured_message_id, p.last_capture_at, p.summary,
     p.summary_mode, p.cards_fingerprint, COUNT(m.id),
     COALESCE(SUM(m.id > COALESCE(p.captured_message_id, 0)), 0), MAX(m.id), m.user_key,
-    m.at AS last_at
+    m.at AS last_at, p.chat_type
 FROM picked AS p
 LEFT JOIN messages AS m ON m.thread_key = p.thread_key AND m.role = 'user'
     AND m.id >= p.first_message_id AND m.id < COALESCE(p.end_id, :no_end)
@@ -197,6 +198,7 @@ def _session(row: Sequence[Any]) -> Session:
         summary=row[10],
         summary_mode=cast(CaptureMode | None, row[11]),
         cards_fingerprint=row[12],
+        chat_type=cast(ChatType, row[18]),
     )
 
 

@@ -263,6 +263,28 @@ async def test_a_group_member_never_sees_another_members_action(
     assert "did you end up going to the gym" in anas.lower()
 
 
+async def test_in_a_group_the_action_rule_measures_the_speakers_own_return(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(fake_clock=clock)
+    ana = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
+    bob = ana.as_user("bob")
+    await ana.say("heading to the gym")
+    # The group goes on without Ana; Bob spoke five minutes before she comes back.
+    for _ in range(5):
+        await bob.say("anyone around?", after=timedelta(minutes=35))
+    back = await ana.block_for("hi all", after=timedelta(minutes=5))
+    assert "Check-in (action_gap_2h)" in back
+    assert "gym" in back.lower()
+
+    # Ana spoke ten minutes ago: however quiet the thread was, she has not been away.
+    await ana.say("heading to the gym again", after=timedelta(days=1))
+    await bob.say("ok", after=timedelta(hours=2))
+    await ana.say("quick question", after=timedelta(minutes=1))
+    again = await ana.block_for("and another", after=timedelta(minutes=10))
+    assert "Check-in" not in again
+
+
 async def test_an_api_group_action_never_reaches_the_users_dm(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

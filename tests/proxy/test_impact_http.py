@@ -183,6 +183,80 @@ async def test_an_ok_after_the_relay_answered_something_else_releases_nothing(
     assert fake_upstream.last.body["messages"][-1]["content"].startswith("ok")
 
 
+def in_group(member: str) -> dict[str, str]:
+    return {"X-Chronorelay-User": member, "X-Chronorelay-Chat-Type": "group"}
+
+
+async def test_in_a_group_a_held_call_waits_for_its_own_user_only(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(server={"api_commands": True})
+    async with client(relay) as sdk:
+        first = await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[user("email Bob")],
+            tools=SEND_EMAIL,
+            extra_headers=in_group("ana"),
+        )
+        history = [
+            user("email Bob"),
+            {"role": "assistant", "content": first.choices[0].message.content},
+        ]
+        # Bob's command, answered by the relay itself, moves nothing on.
+        await sdk.chat.completions.create(
+            model="fake-model", messages=[*history, user("/time")], extra_headers=in_group("bob")
+        )
+        asked = len(fake_upstream.requests)
+        anas = await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[*history, user("yes")],
+            tools=SEND_EMAIL,
+            extra_headers=in_group("ana"),
+        )
+    assert len(fake_upstream.requests) == asked
+    [call] = anas.choices[0].message.tool_calls or []
+    assert call.id == "call_1"
+
+
+async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    async with client(relay) as sdk:
+        first = await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[user("email Bob")],
+            tools=SEND_EMAIL,
+            extra_headers=in_group("ana"),
+        )
+        history = [
+            user("email Bob"),
+            {"role": "assistant", "content": first.choices[0].message.content},
+            user("yes"),
+        ]
+        # Bob's yes is not Ana's to give: it goes to the model like any message.
+        moved_on = await sdk.chat.completions.create(
+            model="fake-model", messages=history, extra_headers=in_group("bob")
+        )
+        assert moved_on.choices[0].message.tool_calls is None
+        bobs_turn = fake_upstream.last.body["messages"][-1]["content"]
+        assert bobs_turn.startswith("yes") and "send_email" not in bobs_turn
+        history.append({"role": "assistant", "content": moved_on.choices[0].message.content})
+        asked = len(fake_upstream.requests)
+        # Ana's "ok" may agree with what Bob was just told; it does not send the email.
+        late = await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[*history, user("ok")],
+            tools=SEND_EMAIL,
+            extra_headers=in_group("ana"),
+        )
+    assert len(fake_upstream.requests) == asked + 1
+    told = fake_upstream.last.body["messages"][-1]["content"]
+    assert told.startswith("ok")
+    assert "A call to send_email waited for the user's confirmation and lapsed" in told
+    # The model's own new call is held again, never passed on.
+    assert late.choices[0].message.tool_calls is None
+
+
 async def test_a_harmless_tool_call_passes_untouched(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

@@ -115,3 +115,25 @@ def test_a_reply_stamped_after_the_message_leaves_an_elapsed_of_zero() -> None:
         thread_last_user_message_at=NOW + timedelta(seconds=1),
     )
     assert awareness_view(turn("old", replayed), AwarenessSettings(checkins=quick)).fired == ()
+
+
+def test_in_a_group_a_hedged_reference_waits_for_the_speakers_own_return() -> None:
+    group_action = action(chat_type="group", expires_at=NOW + timedelta(days=1))
+    data = ClockData(latest_actions=[group_action.to_json()])
+
+    def in_group(own_last: timedelta) -> Turn:
+        made = turn("hi all", PriorState())
+        made.chat_type = "group"
+        # Bob spoke five minutes ago; Ana ``own_last`` ago.
+        made.prior = PriorState(
+            thread_last_interaction_at=NOW - timedelta(minutes=5),
+            thread_last_user_message_at=NOW - timedelta(minutes=5),
+            user_last_message_here_at=NOW - own_last,
+            clock_data=data,
+        )
+        return made
+
+    away = awareness_view(in_group(timedelta(hours=3)), AwarenessSettings())
+    assert away.fired == ("action_gap_2h",)
+    assert "Finish the report" in away.lines[0]
+    assert awareness_view(in_group(timedelta(minutes=10)), AwarenessSettings()).fired == ()

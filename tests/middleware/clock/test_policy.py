@@ -38,7 +38,10 @@ def facts(**changes: Any) -> RuleFacts:
         elapsed_any_channel=timedelta(0),
         has_open_action=False,
         mentions_time=False,
+        elapsed_speaker=timedelta(0),
     )
+    # A DM's unless told: the speaker's own gap is the thread's.
+    changes.setdefault("elapsed_speaker", changes.get("elapsed", base.elapsed))
     return base._replace(**changes)
 
 

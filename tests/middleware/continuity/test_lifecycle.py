@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -30,6 +30,7 @@ class Thread:
     clock: FakeClock
     key: str
     user: str = "api:ana"
+    chat_type: Literal["dm", "group"] = "dm"
     session_id: str | None = None
     said: list[str] = field(default_factory=list)
 
@@ -50,7 +51,7 @@ class Thread:
                 platform_user_id=self.user.split(":", 1)[1],
                 display_name=None,
                 thread_key=self.key,
-                chat_type="dm",
+                chat_type=self.chat_type,
                 text=text,
                 received_at=self.clock.now(),
             )
@@ -166,6 +167,41 @@ async def test_decision_referenced_in_three_sessions_becomes_a_standing_directiv
     assert "circuit cases first" in facts[0].text and facts[0].source == "promoted"
 
 
+async def test_a_group_decision_stands_in_the_groups_card_not_in_a_members_memory(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    ana = Thread(store, clock, "agent:main:api:g1", chat_type="group")
+    bob = Thread(store, clock, "agent:main:api:g1", user="api:bob", chat_type="group")
+    said = (
+        "We decided to cite the circuit cases first.",
+        "Citing the circuit cases first, as decided.",
+        "Again the circuit cases first in this section.",
+    )
+    for text in said:
+        # Ana opens each session and speaks last; the decision is Bob's words.
+        ana.session_id = None
+        await ana.say("morning all")
+        bob.session_id = ana.session_id
+        await bob.say(text)
+        await ana.say("ok")
+        await service.capture_thread(ana.key)
+        clock.advance(timedelta(days=1))
+    assert (await service.run_nightly([ana.user, bob.user])).directives == 1
+    assert (await service.run_nightly([ana.user, bob.user])).directives == 0
+    assert await store.memory_facts(ana.user) == []
+    assert await store.memory_facts(bob.user) == []
+    cards, _ = render_boot_cards(
+        service,
+        turn_in(ana, clock),
+        await store.card_sources(ana.key, ana.user, now=clock.now()),
+        session_id="new",
+        boot=True,
+    )
+    [resume] = cards
+    assert "Standing decision: " in resume and "circuit cases first" in resume
+
+
 async def test_nightly_runs_once_in_each_persons_own_night(
     store: SqliteStore, clock: FakeClock
 ) -> None:
@@ -185,6 +221,32 @@ async def test_nightly_runs_once_in_each_persons_own_night(
     assert (await service.tick()).nightly is None
     clock.advance(timedelta(hours=19))
     assert (await service.tick()).nightly is not None
+
+
+async def test_each_persons_log_is_promoted_in_their_own_night_not_anothers(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    ana = Thread(store, clock, "agent:main:api:ny")
+    kenji = Thread(store, clock, "agent:main:api:tk", user="api:kenji")
+    await ana.session("I still need to figure out the expert schedule.", "ok", "thanks")
+    await kenji.session("hello", "there", "again")
+    await store.set_user_timezone(ana.user, "America/New_York")
+    await store.set_user_timezone(kenji.user, "Asia/Tokyo")
+    await service.capture_thread(ana.key)
+    asked_at = clock.now()
+    await service.tick()  # both are new: their first nights are the next ones
+    clock.set(datetime(2026, 3, 2, 11, 0, tzinfo=UTC))  # ticks on the hour from here
+    promoted_at: list[datetime] = []
+    while clock.now() < asked_at + timedelta(days=16):
+        clock.advance(timedelta(hours=1))
+        nightly = (await service.tick()).nightly
+        if nightly is not None and nightly.obligations:
+            promoted_at.append(clock.now())
+    # 14 days old from about 10:05 UTC on 16 Mar. Kenji's night (03:00 in Tokyo, 18:00 UTC) comes
+    # first and leaves Ana's log alone; hers, 03:00 in New York (EDT), promotes it.
+    assert asked_at + timedelta(days=14) < datetime(2026, 3, 16, 18, 0, tzinfo=UTC)
+    assert promoted_at == [datetime(2026, 3, 17, 7, 0, tzinfo=UTC)]
 
 
 async def test_recent_activity_leaves_out_the_current_context(
@@ -238,6 +300,7 @@ def turn_in(thread: Thread, clock: FakeClock) -> Turn:
         body={"messages": []},
     )
     turn.thread_key, turn.user_key = thread.key, thread.user
+    turn.chat_type = thread.chat_type
     return turn
 
 
