@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone
+from functools import lru_cache
 from typing import Any, Literal
 
-from babel.dates import get_date_format
+from babel.dates import get_date_format, get_time_format
 from dateparser.search import search_dates
 from dateparser.timezone_parser import pop_tz_offset_from_string
 
@@ -44,6 +45,7 @@ __all__ = [
     "find_time_expressions",
     "looks_timeish",
     "parse_anchored_time",
+    "writes_24_hour_times",
 ]
 
 Kind = Literal["absolute", "relative", "floating", "invalid"]
@@ -74,6 +76,17 @@ class ParseResult:
     matched_text: str = ""
     zone: str | None = None
     candidates: tuple[datetime, ...] = ()
+
+
+@lru_cache(maxsize=64)
+def writes_24_hour_times(locale: str) -> bool:
+    """Does ``locale`` write clock times on the 24-hour clock (``en_GB``, ``de_DE``:
+    "HH:mm"; not ``en_US``: "h:mm a")? Raises ValueError for an unknown locale."""
+    try:
+        pattern = get_time_format("short", locale=locale).pattern
+    except Exception as exc:  # babel raises UnknownLocaleError or ValueError
+        raise ValueError(f"unknown locale {locale!r}; use a code such as 'en_GB'") from exc
+    return "H" in pattern or "k" in pattern
 
 
 def date_order_for_locale(locale: str) -> str:
@@ -294,9 +307,12 @@ def parse_anchored_time(
 
     anchor = _Anchor(zone=tz) if tz else None
     rest, question, abbreviation = phrase, None, None
+    clock_24h = writes_24_hour_times(locale) if locale else False
     mention = find_zone_mention(phrase, place_zone)
     if mention is not None:
         rest = f"{phrase[: mention.start]} {phrase[mention.end :]}"
+        # Times given in UTC or as an offset ("10:00 UTC+9") are 24-hour writing.
+        clock_24h = clock_24h or mention.offset is not None or mention.zone == "UTC"
         if mention.zone is not None:
             anchor = _Anchor(zone=mention.zone)
         elif mention.offset is not None:
@@ -323,7 +339,7 @@ def parse_anchored_time(
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
-    reading = read_local(rest, local_now, order)
+    reading = read_local(rest, local_now, order, clock_24h=clock_24h)
     if reading is None:
         return ParseResult("invalid", matched_text=phrase)
     if anchor is None:
@@ -384,6 +400,25 @@ _TRAILING_CLOCK = re.compile(
     r"\s*(?:at\s+|@\s*)\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|\s+\d{1,2}(?::\d\d|\s*[ap]\.?m\b\.?)",
     re.I,
 )
+# A bare hour dateparser does not see ("see you at 9", "call me at 7."): after at/by/
+# around/until/@, and followed by what ends or continues a time phrase, never by a unit,
+# a noun or more digits ("at 9 %", "at 9 years old", "by 6 points", "at 9.5", "at 9/10").
+_BARE_CLOCK = re.compile(
+    r"(?:\b(?:at|by|around|until|till)\s+|@\s*)"
+    r"(?:[1-9]|1[0-2])(?:\s*o'?clock)?"
+    r"(?=\s*(?:$|[!?,;)\]]|\.(?!\d)|:(?!\d)|\s(?:-?ish|sharp|on|in|at|and|or|then|so|if"
+    r"|when|is|works?|ok|okay|please|pls|for|with|to|today|tonight|tomorrow|this|next"
+    r"|your|my|local|latest|tops)\b))",
+    re.I,
+)
+# ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
+_QUANTITY_BEFORE = re.compile(
+    r"\b(?:stuck|capped|priced|rated|peaked|sits|stands|stood|level|aged|divided|multiplied"
+    r"|increased|decreased|reduced|rose|grew|fell|dropped|up|down|won|lost|beat|led|leads?)"
+    r"\s+$",
+    re.I,
+)
+_LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 _DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or))+\s*$", re.I)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
 
@@ -454,7 +489,7 @@ def find_time_expressions(
         "TIMEZONE": "UTC",
         "PARSERS": ["relative-time", "absolute-time"],
     }
-    spans: list[tuple[int, int]] = []
+    found_spans: list[tuple[int, int]] = []
     cursor = 0
     for found, _ in search_dates(text, languages=["en"], settings=settings) or []:
         start = text.find(found, cursor)
@@ -463,7 +498,11 @@ def find_time_expressions(
         end = start + len(found)
         cursor = end
         trimmed = _DANGLING.sub("", text[start:end])  # "friday at 3pm in" + "Berlin"
-        end = start + len(trimmed)
+        lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
+        found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
+    found_spans.extend(_bare_clock_spans(text, found_spans))
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found_spans):
         if spans and _JOINER.match(text[spans[-1][1] : start]):
             spans[-1] = (spans[-1][0], end)  # "friday" + " at " + "3pm"
         else:
@@ -485,3 +524,15 @@ def find_time_expressions(
         if result is not None:
             results.append(result)
     return results
+
+
+def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Bare hours ("at 9") outside the phrases dateparser found, which it never finds."""
+    if _DIGIT.search(text) is None:  # "today at noon" and the like: nothing to scan for
+        return []
+    return [
+        match.span()
+        for match in _BARE_CLOCK.finditer(text)
+        if not any(start < match.end() and match.start() < end for start, end in taken)
+        and _QUANTITY_BEFORE.search(text, max(0, match.start() - 16), match.start()) is None
+    ]

@@ -10,8 +10,16 @@ time; "tonight at 9" returns "now"); the date part ("tomorrow", "next Tuesday",
 
 Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 
-* a bare hour 1-12 with no am/pm and no part-of-day cue ("at 9") is a choice between
-  09:00 and 21:00;
+* an hour 1-12 with no am/pm and no part-of-day cue ("at 9", "at 10:30") is on the
+  12-hour dial: 09:00 or 21:00. With no date it is asked about only while both readings
+  are still ahead today (said at 07:00, "at 9" may be this morning or tonight); once the
+  morning one has passed it is the next occurrence, like any time with no date (said at
+  10:00, "at 9" is 21:00; said at 22:00 it is 09:00 tomorrow), since a reading a whole
+  day away needs a day word ("tomorrow at 9"). With "today" a reading already past is
+  dropped; with another date ("tomorrow at 9") it is a choice. "09:30", "10:30:00", a
+  time in a full numeric date ("2026-11-22 10:30") and, for ``clock_24h`` (a user whose
+  locale writes 24-hour times, or a time given in UTC or as an offset), any "h:mm" is
+  on the 24-hour clock;
 * "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
   date ("tomorrow midnight") is a choice between the start and the end of that date;
 * "end of day"/"EOD" is 23:59 on that date (today when no date is given);
@@ -70,6 +78,9 @@ _BARE_HOUR = re.compile(
     r"(?:\s*o'?clock)?(?![\d:./]|\s*(?:st|nd|rd|th|[ap]\.?m|h\b|hours?|hrs?|min|days?|weeks?"
     r"|months?|years?)\b)"
     r"|(?<![\d:./-])(?P<h2>\d{1,2})\s*o'?clock\b"
+    # "9 tonight", "7 in the morning", "8 tomorrow evening": the part of day makes it a time.
+    r"|(?<![\d:./-])(?P<h3>\d{1,2})(?=\s+(?:tonight|in\s+the\s+(?:morning|afternoon|evening)"
+    r"|tomorrow\s+(?:morning|afternoon|evening|night))\b)"
 )
 _PART_OF_DAY = re.compile(
     r"\b(?:in\s+the\s+|this\s+|at\s+)?(?P<part>morning|afternoon|evening|tonight|night)\b"
@@ -82,6 +93,8 @@ _WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sa
 _NUMERIC_DATE = re.compile(r"(?<![\d:])(\d{1,4})[/.-](\d{1,2})(?:[/.-](\d{2,4}))?(?![\d:])")
 _MONTH_NAME = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b")
 _EXPLICIT_YEAR = re.compile(r"\b\d{4}\b")
+# A date written out in full with its year: the time beside it is 24-hour writing.
+_FULL_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}\b")
 # dateparser reads "2 hours" as "2 hours ago"; a duration alone names no time.
 _BARE_DURATION = re.compile(r"(?:\d+(?:\.\d+)?|an?)\s*(?:sec|min|h|hour|hr|day|week|month|year)s?")
 
@@ -152,7 +165,9 @@ def _read_date(text: str, base: datetime, date_order: str) -> tuple[datetime, st
     return value, period
 
 
-def _clock_time(text: str) -> tuple[str, list[time], str | None, bool] | None:
+def _clock_time(
+    text: str, clock_24h: bool = False
+) -> tuple[str, list[time], str | None, bool] | None:
     """Find the clock-time token: (text without it, candidate times, kind, ok).
 
     kind is "midnight", "eod" or None. Returns None when there is no clock time.
@@ -170,7 +185,10 @@ def _clock_time(text: str) -> tuple[str, list[time], str | None, bool] | None:
         pm = match["ap"].startswith("p")
         hour = (hour % 12) + (12 if pm else 0)
         return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
-    match = _CLOCK_24.search(text) or _CLOCK_H.search(text)
+    match = _CLOCK_24.search(text)
+    if match and not clock_24h and _on_twelve_hour_dial(match, text):
+        return _twelve_hour(_cut(text, match), int(match["h"]), int(match["m"]))
+    match = match or _CLOCK_H.search(text)
     if match:
         hour = int(match["h"])
         minute = int(match.groupdict().get("m") or 0)
@@ -179,18 +197,53 @@ def _clock_time(text: str) -> tuple[str, list[time], str | None, bool] | None:
         return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
     match = _BARE_HOUR.search(text)
     if match:
-        hour = int(match["h"] or match["h2"])
+        hour = int(match["h"] or match["h2"] or match["h3"])
         if hour == 0 or 13 <= hour <= 23:
             return _cut(text, match), [time(hour)], None, True
-        rest = _cut(text, match)
-        part = _PART_OF_DAY.search(rest)
-        cue = part["part"] if part else None
-        if cue == "morning" or (cue in {"tonight", "night"} and hour == 12):
-            return rest, [time(hour % 12)], None, 1 <= hour <= 12
-        if cue in {"afternoon", "evening"} or (cue in {"tonight", "night"} and hour >= 6):
-            return rest, [time(hour % 12 + 12)], None, 1 <= hour <= 12
-        return rest, [time(hour % 12), time(hour % 12 + 12)], None, 1 <= hour <= 12
+        return _twelve_hour(_cut(text, match), hour, 0)
     return None
+
+
+def _on_twelve_hour_dial(match: re.Match[str], text: str) -> bool:
+    """Could this "h:mm" be either side of noon? Not "09:30" (a leading zero), "14:30",
+    "10:30:00" (seconds) nor a time in a full numeric date: those are 24-hour writing."""
+    written = match["h"]
+    return (
+        ":" in match[0]  # "10h30" is 24-hour writing
+        and 1 <= int(written) <= 12
+        and not written.startswith("0")
+        and match["s"] is None
+        and _FULL_DATE.search(text) is None
+    )
+
+
+def _twelve_hour(rest: str, hour: int, minute: int) -> tuple[str, list[time], None, bool]:
+    """An hour 1-12 with no am/pm: a part-of-day cue in ``rest`` picks the side of noon,
+    else both readings are candidates (morning first)."""
+    ok = 1 <= hour <= 12 and minute < 60
+    hour, minute = hour % 12, minute % 60
+    part = _PART_OF_DAY.search(rest)
+    cue = part["part"] if part else None
+    if cue == "morning" or (cue in {"tonight", "night"} and hour == 0):
+        return rest, [time(hour, minute)], None, ok
+    if cue in {"afternoon", "evening"} or (cue in {"tonight", "night"} and hour >= 6):
+        return rest, [time(hour + 12, minute)], None, ok
+    return rest, [time(hour, minute), time(hour + 12, minute)], None, ok
+
+
+def _settle_dial(
+    readings: list[datetime], base: datetime, explicit_day: date | None
+) -> list[datetime]:
+    """The readings of an hour with no am/pm that are still in question (see the module
+    docstring): with no date, the next occurrence unless both are ahead today; with
+    "today", those not already past."""
+    if explicit_day is None:
+        nearest = min(readings)
+        return readings if max(readings).date() == base.date() else [nearest]
+    if explicit_day == base.date():
+        ahead = [reading for reading in readings if reading > base]
+        return ahead or readings
+    return readings
 
 
 def _cut(text: str, match: re.Match[str]) -> str:
@@ -243,13 +296,16 @@ def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalRe
     return LocalReading("choice", (first, week_later), question)
 
 
-def read_local(text: str, base: datetime, date_order: str = "MDY") -> LocalReading | None:
+def read_local(
+    text: str, base: datetime, date_order: str = "MDY", *, clock_24h: bool = False
+) -> LocalReading | None:
     """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase.
 
-    ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only.
+    ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only;
+    ``clock_24h`` reads every "h:mm" as 24-hour time ("10:30" is never 22:30).
     """
     lowered = " ".join(text.lower().split())
-    found = _clock_time(lowered)
+    found = _clock_time(lowered, clock_24h)
     if found is None:
         rest = _tidy(lowered)
         parsed = _read_date(rest, base, date_order) if rest else None
@@ -299,11 +355,16 @@ def read_local(text: str, base: datetime, date_order: str = "MDY") -> LocalReadi
         if explicit_day is None and value <= base:
             value += timedelta(days=1)  # a bare time is its next occurrence
         candidates.append(value)
+    if len(candidates) == 2:
+        candidates = _settle_dial(candidates, base, explicit_day)
     if len(candidates) == 1:
         return _weekday_choice(rest, LocalReading("point", (candidates[0],)), base)
     first, second = candidates
-    question = (
-        f"Do you mean {first:%H:%M} on {describe_day(first.date())} or "
-        f"{second:%H:%M} on {describe_day(second.date())}?"
-    )
+    if first.date() == second.date():
+        question = f"Do you mean {first:%H:%M} or {second:%H:%M} on {describe_day(first.date())}?"
+    else:
+        question = (
+            f"Do you mean {first:%H:%M} on {describe_day(first.date())} or "
+            f"{second:%H:%M} on {describe_day(second.date())}?"
+        )
     return LocalReading("choice", tuple(candidates), question)

@@ -209,6 +209,19 @@ async def test_an_action_set_for_later_stays_planned_until_its_time(talk: Conver
     assert 'the user was about to: "Call the bank tomorrow at 9" (likely done' in after
 
 
+async def test_an_action_at_a_bare_hour_starts_at_its_next_occurrence(
+    talk: Conversation,
+) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin: 07:00 has passed, so "at 7" is 19:00 today,
+    # as the block says.
+    await talk.say("/tz Europe/Berlin")
+    block = await talk.block_for("I'm going to call mum at 7")
+    assert 'Times in this message: "at 7" = 2026-11-02T19:00:00+01:00 (Europe/Berlin).' in block
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Call mum"
+    assert stored["start_iso"] == "2026-11-02T18:00:00+00:00"
+
+
 async def test_an_appointment_days_ahead_outlives_the_default_ttl(talk: Conversation) -> None:
     await talk.say("/tz Europe/Berlin")
     await talk.say("clock it: dentist appointment next Friday at 3pm")

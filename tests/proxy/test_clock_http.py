@@ -252,6 +252,24 @@ async def test_abbreviation_and_fold_become_questions(
     ) in block(fake_upstream)
 
 
+async def test_a_bare_hour_is_asked_about_while_both_readings_are_ahead_today(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, "see you at 9", at="2026-11-21T06:00:00Z")  # Berlin 07:00
+    text = block(fake_upstream)
+    assert "Ask the user: Do you mean 09:00 or 21:00 on Saturday 21 November?" in text
+    assert "Times in this message" not in text
+    # At 22:00 both of today's readings have passed: the next 9 o'clock is the morning one.
+    await chat(relay, "see you at 9", at="2026-11-21T21:00:00Z")
+    text = block(fake_upstream)
+    assert 'Times in this message: "at 9" = 2026-11-22T09:00:00+01:00 (Europe/Berlin).' in text
+    assert "Ask the user" not in text
+    await chat(relay, "I have 9 cats, version 3.9, page 9, at 9 %", at="2026-11-21T21:05:00Z")
+    text = block(fake_upstream)
+    assert "Ask the user" not in text and "Times in this message" not in text
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [

@@ -290,12 +290,47 @@ CASES = [
         clarify=True,
         candidates=("2026-11-23T09:00:00+09:00", "2026-11-23T21:00:00+09:00"),
     ),  # fmt: skip
+    # An hour with no am/pm and no date is asked about while both readings are still
+    # ahead today; once the morning one has passed it is the next occurrence.
     case(
-        "at 7",
-        "Europe/Berlin",
+        "at 9",
+        "America/Los_Angeles",
         "absolute",
         clarify=True,
-        candidates=("2026-11-22T07:00:00+01:00", "2026-11-21T19:00:00+01:00"),
+        candidates=("2026-11-21T09:00:00-08:00", "2026-11-21T21:00:00-08:00"),
+    ),  # Sat 07:40  # fmt: skip
+    case(
+        "at 9",
+        "Asia/Tokyo",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T09:00:00+09:00", "2026-11-22T21:00:00+09:00"),
+    ),  # Sun 00:40  # fmt: skip
+    case(
+        "at 10:30",
+        "America/Los_Angeles",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-21T10:30:00-08:00", "2026-11-21T22:30:00-08:00"),
+    ),  # fmt: skip
+    case("at 7", "Europe/Berlin", "absolute", "2026-11-21T19:00:00+01:00"),  # Sat 16:40
+    case("at 10:30", "America/New_York", "absolute", "2026-11-21T22:30:00-05:00"),  # 10:40
+    case("at 9", "Asia/Kolkata", "absolute", "2026-11-22T09:00:00+05:30"),  # Sat 21:10
+    case("at 12", "America/Los_Angeles", "absolute", "2026-11-21T12:00:00-08:00"),
+    case("today at 8", "Europe/Berlin", "absolute", "2026-11-21T20:00:00+01:00"),
+    case("9 tonight", "America/Los_Angeles", "absolute", "2026-11-21T21:00:00-08:00"),
+    case("at 10:30 in the morning", "Europe/Berlin", "absolute", "2026-11-22T10:30:00+01:00"),
+    # 24-hour writing: a leading zero, seconds, a full date, UTC, a 24-hour locale.
+    case("at 09:30", "America/Los_Angeles", "absolute", "2026-11-21T09:30:00-08:00"),
+    case("at 10:30:00", "America/Los_Angeles", "absolute", "2026-11-21T10:30:00-08:00"),
+    case("2026-11-22 9:30", "Asia/Tokyo", "absolute", "2026-11-22T09:30:00+09:00"),
+    case("at 10:30 UTC", None, "absolute", "2026-11-22T10:30:00+00:00", zone="UTC"),
+    case(
+        "at 10:30",
+        "Europe/London",
+        "absolute",
+        "2026-11-22T10:30:00+00:00",
+        options={"locale": "en_GB"},
     ),  # fmt: skip
     case(
         "tomorrow midnight",
@@ -355,7 +390,7 @@ CASES = [
         "this Monday 9am", "America/New_York", "absolute", "2026-11-23T09:00:00-05:00", ref=MONDAY
     ),  # fmt: skip
     case(
-        "next friday at 10:00",
+        "next friday at 10am",
         "Asia/Tokyo",
         "absolute",
         clarify=True,
@@ -582,6 +617,63 @@ def test_find_time_expressions(message: str, expected: list[tuple[str, str, str 
     results = found(message)
     got = [(r.matched_text, r.kind, r.start_instant) for r in results]
     assert got == [(text, kind, iso(start) if start else None) for text, kind, start in expected]
+
+
+# Los Angeles is at Sat 07:40 (09:00 and 21:00 both still ahead today), Berlin at Sat
+# 16:40 (07:00 and 06:00 passed, so 19:00 and 18:00 are the next ones).
+@pytest.mark.parametrize(
+    ("message", "tz", "expected"),
+    [
+        ("see you at 9", "America/Los_Angeles",
+         ("at 9", "2026-11-21T09:00:00-08:00", "2026-11-21T21:00:00-08:00")),
+        ("let's meet at 10:30", "America/Los_Angeles",
+         ("at 10:30", "2026-11-21T10:30:00-08:00", "2026-11-21T22:30:00-08:00")),
+        ("dinner at 8?", "America/Los_Angeles",
+         ("at 8", "2026-11-21T08:00:00-08:00", "2026-11-21T20:00:00-08:00")),
+        ("call me at 7", "Europe/Berlin", ("at 7", "2026-11-21T19:00:00+01:00")),
+        ("I'll be there by 6, promise", "Europe/Berlin", ("by 6", "2026-11-21T18:00:00+01:00")),
+        ("call me around 8 tonight", "Europe/Berlin",
+         ("around 8 tonight", "2026-11-21T20:00:00+01:00")),
+        ("see you at 9 o'clock then", "Asia/Kolkata",
+         ("at 9 o'clock", "2026-11-22T09:00:00+05:30")),
+    ],
+)  # fmt: skip
+def test_a_bare_hour_in_a_message_is_asked_about_or_read_as_its_next_occurrence(
+    message: str, tz: str, expected: tuple[str, ...]
+) -> None:
+    [result] = found(message, tz)
+    text, *instants = expected
+    assert result.matched_text == text
+    if len(instants) == 1:
+        assert not result.needs_clarification
+        assert result.start_instant == iso(instants[0])
+    else:
+        assert result.needs_clarification and result.start_instant is None
+        assert result.candidates == tuple(iso(instant) for instant in instants)
+        first, second = (iso(instant).strftime("%H:%M") for instant in instants)
+        assert result.clarification_question == (
+            f"Do you mean {first} or {second} on Saturday 21 November?"
+        )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I have 9 cats",
+        "the fee is at 9 % now",
+        "version 3.9 is out",
+        "I learned to swim at 9 years old",
+        "see page 9",
+        "we won 3-1 at 7-2 odds",
+        "it costs $9, at 9.99 with tax",
+        "we've been stuck at 9 for weeks",
+        "sales grew by 6 this quarter",
+        "sold at 9 dollars each",
+        "they live at 10 Downing Street",
+    ],
+)
+def test_numbers_that_are_not_clock_times_are_left_alone(message: str) -> None:
+    assert found(message, "America/Los_Angeles") == []
 
 
 def places(name: str) -> str | tuple[str, ...] | None:
