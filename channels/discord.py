@@ -4,12 +4,13 @@ Each message the bot should answer becomes a ``Turn`` (the channel or thread id 
 thread), runs through the pipeline, and the reply goes back to the same channel. Discord
 renders Markdown itself, so the model's text passes through unchanged, split at Discord's
 2000 character limit on line boundaries with code blocks kept whole. In servers,
-``group_policy = "mention"`` answers only messages that mention the bot, reply to it, or
-are relay commands; a server reply quotes the message it answers. Mentions reach the model
-as people read them (``@Ada``, ``@moderators``, ``#general``), named from what Discord
-resolved with the message; the model's reply never pings anyone. Files and stickers are
-not passed on: text sent with them is, marked as such; without text the sender is told
-the relay reads only text (in a DM, or replying to the bot). System messages (a thread
+``group_policy = "mention"`` answers only messages that mention the bot (its user, or the
+role Discord manages for it in the server), reply to it, or are relay commands; a server
+reply quotes the message it answers. Mentions reach the model as people read them
+(``@Ada``, ``@moderators``, ``#general``), named from what Discord resolved with the
+message; the model's reply never pings anyone. Files and stickers are not passed on: text
+sent with them is, marked as such; without text the sender is told the relay reads only
+text (in a DM, or replying to the bot). System messages (a thread
 created, a pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
@@ -262,14 +263,14 @@ class DiscordChannel:
             return None
         author = message.author
         group = not isinstance(message.channel, discord.DMChannel)
-        text = self._without_mention(message.content) if group else message.content
+        text = self._without_mention(message) if group else message.content
         if message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
         return Turn(
             channel=self.name,
             thread_id=str(message.channel.id),
             user_id=str(author.id),
-            text=_with_named_mentions(text, message),
+            text=self._with_named_mentions(text, message),
             received_at=message.created_at.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -431,20 +432,49 @@ class DiscordChannel:
             return True
         if is_relay_command(message.content) or self._settings.group_policy == "all":
             return True
+        return self._mentions_bot(message) or self._replies_to_bot(message)
+
+    def _mentions_bot(self, message: discord.Message) -> bool:
+        """Whether ``message`` mentions this bot: its user, or the role Discord manages for
+        it in the server (people often pick that one from the mention list)."""
         if any(user.id == self.bot_id for user in message.mentions):
             return True
-        return self._replies_to_bot(message)
+        own = _own_role(message)
+        return own is not None and any(role.id == own.id for role in message.role_mentions)
 
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
         return isinstance(replied, discord.Message) and replied.author.id == self.bot_id
 
-    def _without_mention(self, text: str) -> str:
-        """Drop a leading "@bot" the user typed only to address the bot."""
-        for handle in (f"<@{self.bot_id}>", f"<@!{self.bot_id}>"):
+    def _without_mention(self, message: discord.Message) -> str:
+        """``message``'s text without a leading "@bot" (its user or its own role) the user
+        typed only to address the bot."""
+        text = message.content
+        handles = [f"<@{self.bot_id}>", f"<@!{self.bot_id}>"]
+        own = _own_role(message)
+        if own is not None:
+            handles.append(own.mention)
+        for handle in handles:
             if text.startswith(handle):
                 return text[len(handle) :].lstrip(" ,:") or text
         return text
+
+    def _with_named_mentions(self, text: str, message: discord.Message) -> str:
+        """``text`` (from ``message``) with its mentions named as Discord resolved them with
+        the message (never looked up: a lookup can fail, and costs a request). The bot's
+        own role is named as the bot, like a mention of its user."""
+        users = {user.id: user.display_name for user in message.mentions}
+        roles = {role.id: role.name for role in message.role_mentions}
+        own = _own_role(message)
+        if own is not None and own.id in roles:
+            me = message.guild.me if message.guild is not None else None
+            roles[own.id] = users.get(self.bot_id) or _display_name(me or self._client.user)
+        return readable_mentions(
+            text,
+            users=users,
+            roles=roles,
+            channels={channel.id: channel.name for channel in message.channel_mentions},
+        )
 
     async def _keep_typing(self, message: discord.Message) -> None:
         """Show "typing…" in the channel until cancelled."""
@@ -468,15 +498,14 @@ class DiscordChannel:
                 await task
 
 
-def _with_named_mentions(text: str, message: discord.Message) -> str:
-    """``text`` (from ``message``) with its mentions named as Discord resolved them with
-    the message (never looked up: a lookup can fail, and costs a request)."""
-    return readable_mentions(
-        text,
-        users={user.id: user.display_name for user in message.mentions},
-        roles={role.id: role.name for role in message.role_mentions},
-        channels={channel.id: channel.name for channel in message.channel_mentions},
-    )
+def _own_role(message: discord.Message) -> discord.Role | None:
+    """The role Discord manages for this bot in ``message``'s server (``None`` in a DM,
+    or while the server is not cached)."""
+    return message.guild.self_role if message.guild is not None else None
+
+
+def _display_name(user: discord.abc.User | None) -> str:
+    return user.display_name if user is not None else "bot"
 
 
 async def _idle() -> None:
