@@ -9,8 +9,9 @@ role Discord manages for it in the server), reply to it, or are relay commands; 
 reply quotes the message it answers. Mentions reach the model as people read them
 (``@Ada``, ``@moderators``, ``#general``), named from what Discord resolved with the
 message; the model's reply never pings anyone. Files and stickers are not passed on: text
-sent with them is, marked as such; without text the sender is told the relay reads only
-text (in a DM, or replying to the bot). System messages (a thread
+sent with them is, marked as such; without text they are recorded for the clock as what
+they were (``[file, not passed on]``) and the sender is told the relay reads only text (in
+a DM, or replying to the bot). System messages (a thread
 created, a pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
@@ -38,8 +39,10 @@ from channels.base import (
     ATTACHED,
     TEXT_ONLY,
     ConversationLocks,
+    MediaKind,
     answer_in_order,
     is_relay_command,
+    media_only_text,
     observe,
 )
 from middleware.commands.catalog import COMMANDS
@@ -257,14 +260,20 @@ class DiscordChannel:
 
     def to_turn(self, message: discord.Message) -> Turn | None:
         """The ``Turn`` for ``message``, or ``None`` when the relay ignores it (a bot, a
-        system message, no text, or from outside the allow-lists). Whether to answer is
+        system message, nothing written or sent, or from outside the allow-lists). Files
+        or stickers without text are ``media_only_text``. Whether to answer is
         ``_addressed``'s."""
-        if not message.content or not self._from_someone_allowed(message):
+        if not self._from_someone_allowed(message):
             return None
         author = message.author
         group = not isinstance(message.channel, discord.DMChannel)
         text = self._without_mention(message) if group else message.content
-        if message.attachments or message.stickers:
+        if not text:
+            kind = _media_kind(message)
+            if kind is None:
+                return None
+            text = media_only_text(kind)
+        elif message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
         return Turn(
             channel=self.name,
@@ -302,11 +311,11 @@ class DiscordChannel:
         """discord.py's event: answer ``message`` if it is for the bot, else record it."""
         if not self._running:
             return
-        if not message.content and (message.attachments or message.stickers):
-            await self._tracked(self._tell_text_only(message))
-            return
         turn = self.to_turn(message)
         if turn is None:
+            return
+        if not message.content:
+            await self._tracked(self._media_only(message, turn))
             return
         if not self._addressed(message):
             # Not for the bot, yet the clock keeps every group message's time.
@@ -351,17 +360,17 @@ class DiscordChannel:
             )
         )
 
-    async def _tell_text_only(self, message: discord.Message) -> None:
-        """A file or sticker without text: nothing the model could read, so the sender is
-        told so without asking it; in a DM, or in a server when it replies to the bot."""
-        if not self._from_someone_allowed(message):
-            return
-        dm = isinstance(message.channel, discord.DMChannel)
-        if not dm and not self._replies_to_bot(message):
-            return
-        channel = str(message.channel.id)
-        async with self._locks(channel):
-            await self.send(channel, TEXT_ONLY, reply_to=None if dm else message.id)
+    async def _media_only(self, message: discord.Message, turn: Turn) -> None:
+        """A file or sticker without text (``turn``): recorded for the clock (the user did
+        write), but nothing the model could read, so the sender is told so without asking
+        it; in a DM, or in a server when it replies to the bot."""
+        dm = turn.chat_type == "dm"
+        async with self._locks(turn.thread_id):
+            try:
+                await observe(self._services, turn)
+            finally:
+                if dm or self._replies_to_bot(message):
+                    await self.send(turn.thread_id, TEXT_ONLY, reply_to=None if dm else message.id)
 
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""
@@ -502,6 +511,19 @@ def _own_role(message: discord.Message) -> discord.Role | None:
     """The role Discord manages for this bot in ``message``'s server (``None`` in a DM,
     or while the server is not cached)."""
     return message.guild.self_role if message.guild is not None else None
+
+
+def _media_kind(message: discord.Message) -> MediaKind | None:
+    """What a message's stickers or files are (its first file, for several)."""
+    if message.stickers:
+        return "sticker"
+    if not message.attachments:
+        return None
+    first = message.attachments[0]
+    if first.is_voice_message():
+        return "voice note"
+    kinds: dict[str, MediaKind] = {"image": "photo", "video": "video", "audio": "audio"}
+    return kinds.get((first.content_type or "").partition("/")[0], "file")
 
 
 def _display_name(user: discord.abc.User | None) -> str:

@@ -159,7 +159,7 @@ async def test_an_unaddressed_guild_message_is_recorded_not_answered(
 async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
-    async with running_discord(tmp_path, fake_upstream, discord_api):
+    async with running_discord(tmp_path, fake_upstream, discord_api) as bot:
         await discord_api.push_message("", channel_id=CHANNEL, user_id=42, files=["cat.png"])
         [told] = await discord_api.wait_for_sent(1)
         await discord_api.push_message(
@@ -173,10 +173,16 @@ async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
             "", channel_id=7, user_id=42, guild_id=GUILD, files=["b"], replying_to=bots
         )
         [*_, in_server] = await discord_api.wait_for_sent(3)
+        store = services_of(bot).store
+        dm = await store.transcript(f"agent:main:discord:dm:{CHANNEL}")
+        server = await store.transcript("agent:main:discord:group:7")
     assert told["content"] == TEXT_ONLY and "message_reference" not in told
     assert asked["content"] == f"echo: {ATTACHED} what is this?"
     assert in_server["content"] == TEXT_ONLY and in_server["message_reference"]
     assert len(discord_api.sent()) == 3 and len(fake_upstream.requests) == 1
+    # Each bare file was recorded for the clock, the server's unanswered one too.
+    assert dm[0].text == "[photo, not passed on]"
+    assert [m.text for m in server] == ["[file, not passed on]"] * 2
 
 
 async def test_system_messages_are_nobodys_words(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import mimetypes
 from datetime import UTC, datetime
 from typing import Any
 
@@ -464,6 +465,7 @@ def message_payload(
                 "size": 1024,
                 "url": f"https://cdn.example/{name}",
                 "proxy_url": f"https://media.example/{name}",
+                **({"content_type": kind} if (kind := mimetypes.guess_type(name)[0]) else {}),
             }
             for n, name in enumerate(files or [])
         ],
