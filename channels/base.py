@@ -14,7 +14,7 @@ import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from channels.history import conversation_body
 from middleware.commands import match_command
@@ -43,6 +43,19 @@ TEXT_ONLY = (
     "I read only text (and the captions of photos and files), so a photo, sticker, voice "
     "note or file on its own doesn't reach me. Please write your message as text."
 )
+
+# What a message that was only a photo, sticker, voice note or file (no text, no caption)
+# is recorded as, for the clock: the user did write, so the thread's times move.
+MediaKind = Literal["photo", "video", "GIF", "sticker", "voice note", "audio", "file", "attachment"]
+
+
+def media_only_text(kind: MediaKind) -> str:
+    """The stored text of a message that was only a ``kind``, as later history shows it
+    to the model. Fixed words only, never a file name (the user's words): nothing in it can
+    read as a plan, a fact to remember or an action, and it is never answered by the model
+    (``observe`` records it)."""
+    return f"[{kind}, not passed on]"
+
 
 REGISTRY: dict[str, str] = {
     "terminal": "channels.terminal:TerminalChannel",

@@ -4,12 +4,14 @@ Each message the bot should answer becomes a ``Turn`` (the channel or thread id 
 thread), runs through the pipeline, and the reply goes back to the same channel. Discord
 renders Markdown itself, so the model's text passes through unchanged, split at Discord's
 2000 character limit on line boundaries with code blocks kept whole. In servers,
-``group_policy = "mention"`` answers only messages that mention the bot, reply to it, or
-are relay commands; a server reply quotes the message it answers. Mentions reach the model
-as people read them (``@Ada``, ``@moderators``, ``#general``), named from what Discord
-resolved with the message; the model's reply never pings anyone. Files and stickers are
-not passed on: text sent with them is, marked as such; without text the sender is told
-the relay reads only text (in a DM, or replying to the bot). System messages (a thread
+``group_policy = "mention"`` answers only messages that mention the bot (its user, or the
+role Discord manages for it in the server), reply to it, or are relay commands; a server
+reply quotes the message it answers. Mentions reach the model as people read them
+(``@Ada``, ``@moderators``, ``#general``), named from what Discord resolved with the
+message; the model's reply never pings anyone. Files and stickers are not passed on: text
+sent with them is, marked as such; without text they are recorded for the clock as what
+they were (``[file, not passed on]``) and the sender is told the relay reads only text (in
+a DM, or replying to the bot). System messages (a thread
 created, a pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
@@ -37,8 +39,10 @@ from channels.base import (
     ATTACHED,
     TEXT_ONLY,
     ConversationLocks,
+    MediaKind,
     answer_in_order,
     is_relay_command,
+    media_only_text,
     observe,
 )
 from middleware.commands.catalog import COMMANDS
@@ -256,20 +260,26 @@ class DiscordChannel:
 
     def to_turn(self, message: discord.Message) -> Turn | None:
         """The ``Turn`` for ``message``, or ``None`` when the relay ignores it (a bot, a
-        system message, no text, or from outside the allow-lists). Whether to answer is
+        system message, nothing written or sent, or from outside the allow-lists). Files
+        or stickers without text are ``media_only_text``. Whether to answer is
         ``_addressed``'s."""
-        if not message.content or not self._from_someone_allowed(message):
+        if not self._from_someone_allowed(message):
             return None
         author = message.author
         group = not isinstance(message.channel, discord.DMChannel)
-        text = self._without_mention(message.content) if group else message.content
-        if message.attachments or message.stickers:
+        text = self._without_mention(message) if group else message.content
+        if not text:
+            kind = _media_kind(message)
+            if kind is None:
+                return None
+            text = media_only_text(kind)
+        elif message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
         return Turn(
             channel=self.name,
             thread_id=str(message.channel.id),
             user_id=str(author.id),
-            text=_with_named_mentions(text, message),
+            text=self._with_named_mentions(text, message),
             received_at=message.created_at.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -301,11 +311,11 @@ class DiscordChannel:
         """discord.py's event: answer ``message`` if it is for the bot, else record it."""
         if not self._running:
             return
-        if not message.content and (message.attachments or message.stickers):
-            await self._tracked(self._tell_text_only(message))
-            return
         turn = self.to_turn(message)
         if turn is None:
+            return
+        if not message.content:
+            await self._tracked(self._media_only(message, turn))
             return
         if not self._addressed(message):
             # Not for the bot, yet the clock keeps every group message's time.
@@ -350,17 +360,17 @@ class DiscordChannel:
             )
         )
 
-    async def _tell_text_only(self, message: discord.Message) -> None:
-        """A file or sticker without text: nothing the model could read, so the sender is
-        told so without asking it; in a DM, or in a server when it replies to the bot."""
-        if not self._from_someone_allowed(message):
-            return
-        dm = isinstance(message.channel, discord.DMChannel)
-        if not dm and not self._replies_to_bot(message):
-            return
-        channel = str(message.channel.id)
-        async with self._locks(channel):
-            await self.send(channel, TEXT_ONLY, reply_to=None if dm else message.id)
+    async def _media_only(self, message: discord.Message, turn: Turn) -> None:
+        """A file or sticker without text (``turn``): recorded for the clock (the user did
+        write), but nothing the model could read, so the sender is told so without asking
+        it; in a DM, or in a server when it replies to the bot."""
+        dm = turn.chat_type == "dm"
+        async with self._locks(turn.thread_id):
+            try:
+                await observe(self._services, turn)
+            finally:
+                if dm or self._replies_to_bot(message):
+                    await self.send(turn.thread_id, TEXT_ONLY, reply_to=None if dm else message.id)
 
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""
@@ -431,20 +441,49 @@ class DiscordChannel:
             return True
         if is_relay_command(message.content) or self._settings.group_policy == "all":
             return True
+        return self._mentions_bot(message) or self._replies_to_bot(message)
+
+    def _mentions_bot(self, message: discord.Message) -> bool:
+        """Whether ``message`` mentions this bot: its user, or the role Discord manages for
+        it in the server (people often pick that one from the mention list)."""
         if any(user.id == self.bot_id for user in message.mentions):
             return True
-        return self._replies_to_bot(message)
+        own = _own_role(message)
+        return own is not None and any(role.id == own.id for role in message.role_mentions)
 
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
         return isinstance(replied, discord.Message) and replied.author.id == self.bot_id
 
-    def _without_mention(self, text: str) -> str:
-        """Drop a leading "@bot" the user typed only to address the bot."""
-        for handle in (f"<@{self.bot_id}>", f"<@!{self.bot_id}>"):
+    def _without_mention(self, message: discord.Message) -> str:
+        """``message``'s text without a leading "@bot" (its user or its own role) the user
+        typed only to address the bot."""
+        text = message.content
+        handles = [f"<@{self.bot_id}>", f"<@!{self.bot_id}>"]
+        own = _own_role(message)
+        if own is not None:
+            handles.append(own.mention)
+        for handle in handles:
             if text.startswith(handle):
                 return text[len(handle) :].lstrip(" ,:") or text
         return text
+
+    def _with_named_mentions(self, text: str, message: discord.Message) -> str:
+        """``text`` (from ``message``) with its mentions named as Discord resolved them with
+        the message (never looked up: a lookup can fail, and costs a request). The bot's
+        own role is named as the bot, like a mention of its user."""
+        users = {user.id: user.display_name for user in message.mentions}
+        roles = {role.id: role.name for role in message.role_mentions}
+        own = _own_role(message)
+        if own is not None and own.id in roles:
+            me = message.guild.me if message.guild is not None else None
+            roles[own.id] = users.get(self.bot_id) or _display_name(me or self._client.user)
+        return readable_mentions(
+            text,
+            users=users,
+            roles=roles,
+            channels={channel.id: channel.name for channel in message.channel_mentions},
+        )
 
     async def _keep_typing(self, message: discord.Message) -> None:
         """Show "typing…" in the channel until cancelled."""
@@ -468,15 +507,27 @@ class DiscordChannel:
                 await task
 
 
-def _with_named_mentions(text: str, message: discord.Message) -> str:
-    """``text`` (from ``message``) with its mentions named as Discord resolved them with
-    the message (never looked up: a lookup can fail, and costs a request)."""
-    return readable_mentions(
-        text,
-        users={user.id: user.display_name for user in message.mentions},
-        roles={role.id: role.name for role in message.role_mentions},
-        channels={channel.id: channel.name for channel in message.channel_mentions},
-    )
+def _own_role(message: discord.Message) -> discord.Role | None:
+    """The role Discord manages for this bot in ``message``'s server (``None`` in a DM,
+    or while the server is not cached)."""
+    return message.guild.self_role if message.guild is not None else None
+
+
+def _media_kind(message: discord.Message) -> MediaKind | None:
+    """What a message's stickers or files are (its first file, for several)."""
+    if message.stickers:
+        return "sticker"
+    if not message.attachments:
+        return None
+    first = message.attachments[0]
+    if first.is_voice_message():
+        return "voice note"
+    kinds: dict[str, MediaKind] = {"image": "photo", "video": "video", "audio": "audio"}
+    return kinds.get((first.content_type or "").partition("/")[0], "file")
+
+
+def _display_name(user: discord.abc.User | None) -> str:
+    return user.display_name if user is not None else "bot"
 
 
 async def _idle() -> None:

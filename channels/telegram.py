@@ -9,8 +9,9 @@ plain text plus message entities, split at Telegram's limit (``channels.telegram
 with ``stream_edits`` it is shown while written by editing one message (``channels.live``).
 
 A photo or file is not passed on; its caption is, marked as coming with one. One without a
-caption (a photo, sticker, voice note, file) is told, without asking the model, that the
-relay reads only text: in a DM, or in a group when it replies to the bot. A forwarded
+caption (a photo, sticker, voice note, file) is recorded for the clock as what it was
+(``[photo, not passed on]``) and told, without asking the model, that the relay reads only
+text: in a DM, or in a group when it replies to the bot. A forwarded
 message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive.
 
@@ -54,8 +55,10 @@ from channels.base import (
     ATTACHED,
     TEXT_ONLY,
     ConversationLocks,
+    MediaKind,
     answer_in_order,
     is_relay_command,
+    media_only_text,
     observe,
 )
 from channels.live import LiveMessage
@@ -241,19 +244,20 @@ class TelegramChannel:
             )
 
     def to_turn(self, message: Message) -> Turn | None:
-        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (no text or
-        caption, from a bot, or from outside the allow-lists). Whether to answer is
-        ``_addressed``'s."""
+        """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (nothing a
+        person wrote or sent, from a bot, or from outside the allow-lists). Media without a
+        caption is ``media_only_text``. Whether to answer is ``_addressed``'s."""
         user = message.from_user
-        text = message.text or message.caption
+        caption = message.caption if message.text is None else None
+        text = message.text or caption or _media_only(message)
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
         topic = message.message_thread_id if message.is_topic_message else None
         if group:
             text = self._without_mention(text)
-        if message.text is None:
-            # A caption: the model is asked about something it cannot see, and must know.
+        if caption:
+            # The model is asked about something it cannot see, and must know.
             text = f"{ATTACHED} {text}"
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
@@ -298,22 +302,26 @@ class TelegramChannel:
         )
 
     async def _on_attachment_only(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """A photo, sticker, voice note or file without a caption: nothing the model could
-        read, so the sender is told so without asking it; in a DM, or in a group when it
-        replies to the bot (other media in groups are not for the bot)."""
+        """A photo, sticker, voice note or file without a caption: recorded for the clock
+        (the user did write), but nothing the model could read, so the sender is told so
+        without asking it; in a DM, or in a group when it replies to the bot (other media
+        in groups are not for the bot)."""
         message = update.message
-        user = message.from_user if message is not None else None
-        if message is None or user is None or user.is_bot or not self._allowed(message):
+        turn = self.to_turn(message) if message is not None else None
+        if message is None or turn is None:
             return
-        group = message.chat.type != ChatType.PRIVATE
-        if group and not self._replies_to_bot(message):
-            return
-        chat = str(message.chat.id)
-        topic = str(message.message_thread_id) if message.is_topic_message else None
-        async with self._locks(f"{chat}:{topic or ''}"):
-            await self.send(
-                chat, TEXT_ONLY, topic_id=topic, reply_to=message.message_id if group else None
-            )
+        group = turn.chat_type == "group"
+        async with self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"):
+            try:
+                await observe(self._services, turn)
+            finally:
+                if not group or self._replies_to_bot(message):
+                    await self.send(
+                        turn.thread_id,
+                        TEXT_ONLY,
+                        topic_id=turn.topic_id,
+                        reply_to=message.message_id if group else None,
+                    )
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error
@@ -536,6 +544,28 @@ def webhook_path(secret: str) -> str:
     """The relay path Telegram posts to: fixed by the secret, unguessable without it."""
     digest = hashlib.sha256(f"chronorelay telegram webhook {secret}".encode()).hexdigest()
     return f"{PREFIX}telegram/{digest[:32]}"
+
+
+def _media_only(message: Message) -> str | None:
+    """What a message with media and no text is recorded as; ``None`` without media."""
+    if message.effective_attachment is None:
+        return None
+    kind: MediaKind = "attachment"  # a location, contact, poll…
+    if message.photo:
+        kind = "photo"
+    elif message.sticker:
+        kind = "sticker"
+    elif message.voice:
+        kind = "voice note"
+    elif message.video or message.video_note:
+        kind = "video"
+    elif message.animation:  # before the document an animation also comes as
+        kind = "GIF"
+    elif message.audio:
+        kind = "audio"
+    elif message.document:
+        kind = "file"
+    return media_only_text(kind)
 
 
 def _origin_name(origin: MessageOrigin) -> str:

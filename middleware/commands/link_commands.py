@@ -7,8 +7,9 @@ calibration, policy overrides). ``/unlink`` undoes it for the account it is sent
 
 Codes are six characters from 31, so guessing one is hopeless only while guesses are
 few: an account that sends ``MAX_WRONG_CODES`` unknown codes within ``CODE_TTL`` is
-refused further tries until the oldest of them is ``CODE_TTL`` old (kept in memory, per
-account, by this process).
+refused further tries until the first of them is ``CODE_TTL`` old. The count is the
+store's (``Store.redeem_link_code``), so a restart does not reset it and every relay
+process on the same store shares it; only ``/link <code>`` reads it.
 
 When the accounts had different default timezones, the store's rule decides (the first
 known wins: an already linked person's, else the account whose code it was, or the first
@@ -19,7 +20,6 @@ changes it — the one linking in the reply, the others by a notice (``middlewar
 from __future__ import annotations
 
 import secrets
-from collections import deque
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -39,29 +39,6 @@ SHARED = (
     "they now share one timezone, one 'last contact on any channel', and your clocked "
     "actions and settings"
 )
-
-
-class WrongCodes:
-    """The recent unknown codes each account sent, to refuse guessing (``MAX_WRONG_CODES``
-    within ``CODE_TTL``); an account with none recent is forgotten."""
-
-    def __init__(self) -> None:
-        self._times: dict[str, deque[datetime]] = {}
-
-    def wait(self, user_key: str, now: datetime) -> timedelta | None:
-        """How long ``user_key`` must wait before trying a code, or ``None`` if it may."""
-        times = self._times.get(user_key)
-        if times is None:
-            return None
-        while times and times[0] <= now - CODE_TTL:
-            times.popleft()
-        if not times:
-            del self._times[user_key]
-            return None
-        return times[0] + CODE_TTL - now if len(times) >= MAX_WRONG_CODES else None
-
-    def add(self, user_key: str, now: datetime) -> None:
-        self._times.setdefault(user_key, deque()).append(now)
 
 
 def new_code() -> str:
@@ -100,7 +77,6 @@ async def link_and_report(
 
 def link_commands(store: Store, notices: Notices | None = None) -> dict[str, CommandHandler]:
     """The handlers, keyed by command name; ``notices`` tells the other accounts."""
-    wrong_codes = WrongCodes()
 
     async def describe(user_keys: list[str], me: str) -> str:
         named = []
@@ -130,22 +106,23 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
 
     async def redeem(turn: Turn, code: str) -> str:
         me, now = turn.user_key, turn.received_at
-        wait = wrong_codes.wait(me, now)
-        if wait is not None:
-            minutes = max(1, -(-int(wait.total_seconds()) // 60))
+        tried = await store.redeem_link_code(
+            code, me, now, max_misses=MAX_WRONG_CODES, window=CODE_TTL
+        )
+        if tried.refused_until is not None:
+            minutes = max(1, -(-int((tried.refused_until - now).total_seconds()) // 60))
             return (
                 f"Too many unknown link codes from this account; try again in {minutes} "
                 f"minute{'s' if minutes > 1 else ''}. Copy the code exactly as /link shows "
                 "it on your other account."
             )
-        owner = await store.redeem_link_code(code, me, now)
+        owner = tried.owner
         if owner is None:
-            if await store.link_code_owner(code, now) == me:
+            if tried.own_code:
                 return (
                     f"{code.upper()} is this account's own code. Send /link {code.upper()} "
                     "from the other account you want to link."
                 )
-            wrong_codes.add(me, now)
             return (
                 f"I don't know the link code '{code}', or it has expired (codes last "
                 f"{int(CODE_TTL.total_seconds() // 60)} minutes and work once). Send /link "

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from middleware.errors import StoreError
@@ -260,6 +260,19 @@ class ImportCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkCodeTry:
+    """What ``redeem_link_code`` made of a code sent to link an account."""
+
+    # The other user whose live code it was; it is used up.
+    owner: str | None = None
+    # The code is the sender's own live code (it stays valid).
+    own_code: bool = False
+    # Too many unknown codes from the sender: this one was not looked at, and no code
+    # will be before this instant.
+    refused_until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ForgetReport:
     """What ``forget_user`` deleted (or would delete), in rows per kind.
 
@@ -503,10 +516,19 @@ class Store(ContinuityStore, Protocol):
         """
         ...
 
-    async def redeem_link_code(self, code: str, user_key: str, now: datetime) -> str | None:
-        """Use up ``code`` for ``user_key``: return the OTHER user whose code it is, and
-        delete it. ``None`` (nothing used up) if the code is unknown, expired at ``now``, or
-        ``user_key``'s own. Does not link anyone: that is ``link_users``."""
+    async def redeem_link_code(
+        self, code: str, user_key: str, now: datetime, *, max_misses: int, window: timedelta
+    ) -> LinkCodeTry:
+        """Use up ``code`` for ``user_key``: its ``owner`` is the OTHER user whose code it
+        is, and it is deleted. No owner (nothing used up) if the code is unknown, expired at
+        ``now``, or ``user_key``'s own (``own_code``). Does not link anyone: that is
+        ``link_users``.
+
+        Guessing is refused, for every process sharing the store: an unknown or expired
+        code counts as a miss of ``user_key``'s; once ``max_misses`` were counted within
+        ``window`` of the first of them, no code is looked at (``refused_until``, the end
+        of that window) and nothing more is counted. Check, lookup and count are one
+        transaction, so concurrent tries cannot slip past the limit."""
         ...
 
     async def link_code_owner(self, code: str, now: datetime) -> str | None:

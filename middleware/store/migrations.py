@@ -375,6 +375,20 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ALTER TABLE persons ADD COLUMN located TEXT;
         """,
     ),
+    (
+        12,
+        """
+        -- Unknown link codes an account sent, so that guessing codes is refused across
+        -- restarts and every relay process on this file: how many since the first of the
+        -- current window began. Read only by /link <code>; deleted by /forget like all
+        -- else about the user. A row outlives its window only until the next code is tried.
+        CREATE TABLE link_code_misses (
+            user_key TEXT PRIMARY KEY,
+            window_start TEXT NOT NULL,
+            misses INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

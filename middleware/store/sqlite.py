@@ -27,7 +27,7 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -59,6 +59,7 @@ from middleware.store.base import (
     ImportCounts,
     InboundRecord,
     InboundResult,
+    LinkCodeTry,
     ParticipantState,
     PriorState,
     QueuedInbound,
@@ -566,10 +567,13 @@ class SqliteStore:
             lambda conn: links.create_link_code(conn, user_key, code, expires_at),
         )
 
-    async def redeem_link_code(self, code: str, user_key: str, now: datetime) -> str | None:
+    async def redeem_link_code(
+        self, code: str, user_key: str, now: datetime, *, max_misses: int, window: timedelta
+    ) -> LinkCodeTry:
         """See ``Store.redeem_link_code``."""
         return await self._write(
-            "redeem a link code", lambda conn: links.redeem_link_code(conn, code, user_key, now)
+            "redeem a link code",
+            lambda conn: links.redeem_link_code(conn, code, user_key, now, max_misses, window),
         )
 
     async def link_code_owner(self, code: str, now: datetime) -> str | None:

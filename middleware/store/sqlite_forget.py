@@ -209,6 +209,9 @@ def _forget(conn: sqlite3.Connection, user_key: str) -> ForgetReport | None:
     )
     counts["threads"] = _delete(conn, f"threads WHERE {in_threads}", threads)
     counts["link_codes"] = _delete(conn, "link_codes WHERE user_key = ?", [user_key])
+    # Nothing names a forgotten user, not even their count of wrong link codes (a guesser
+    # who forgets their account starts that count again).
+    _delete(conn, "link_code_misses WHERE user_key = ?", [user_key])
     # Their own list may hold copies of a once-linked account's actions: not theirs.
     theirs = [a for a in _actions(own_actions) if _owner(a) in ("", user_key)]
     linked: tuple[str, ...] = ()

@@ -16,13 +16,13 @@ import sqlite3
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiosqlite
 
 from middleware.errors import NotFoundError
-from middleware.store.base import ClockData
+from middleware.store.base import ClockData, LinkCodeTry
 from middleware.store.migrations import to_db
 from middleware.store.sqlite_clock_state import clock_data_from_row, store_clock_data
 
@@ -82,6 +82,12 @@ _DELETE_EXPIRED_CODES = "DELETE FROM link_codes WHERE expires_at <= ?"
 _SELECT_CODE = "SELECT user_key FROM link_codes WHERE code = ?"
 _DELETE_CODE = "DELETE FROM link_codes WHERE code = ?"
 _SELECT_LIVE_CODE = "SELECT user_key FROM link_codes WHERE code = ? AND expires_at > ?"
+_DELETE_PAST_MISSES = "DELETE FROM link_code_misses WHERE window_start <= ?"
+_SELECT_MISSES = "SELECT window_start, misses FROM link_code_misses WHERE user_key = ?"
+_COUNT_MISS = """
+INSERT INTO link_code_misses (user_key, window_start, misses) VALUES (?, ?, 1)
+ON CONFLICT (user_key) DO UPDATE SET misses = misses + 1
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,16 +201,28 @@ def create_link_code(
 
 
 def redeem_link_code(
-    conn: sqlite3.Connection, code: str, user_key: str, now: datetime
-) -> str | None:
-    """The user whose live code it is, the code then deleted; ``None`` when the code is
-    unknown or expired, or is ``user_key``'s own (which stays valid)."""
+    conn: sqlite3.Connection,
+    code: str,
+    user_key: str,
+    now: datetime,
+    max_misses: int,
+    window: timedelta,
+) -> LinkCodeTry:
+    """See ``Store.redeem_link_code``: refused after ``max_misses`` unknown codes within
+    ``window``; else the user whose live code it is, the code then deleted."""
     conn.execute(_DELETE_EXPIRED_CODES, (to_db(now),))
+    conn.execute(_DELETE_PAST_MISSES, (to_db(now - window),))
+    missed = conn.execute(_SELECT_MISSES, (user_key,)).fetchone()
+    if missed is not None and missed[1] >= max_misses:
+        return LinkCodeTry(refused_until=datetime.fromisoformat(missed[0]) + window)
     row = conn.execute(_SELECT_CODE, (normal_code(code),)).fetchone()
-    if row is None or row[0] == user_key:
-        return None
+    if row is None:
+        conn.execute(_COUNT_MISS, (user_key, to_db(now)))
+        return LinkCodeTry()
+    if row[0] == user_key:
+        return LinkCodeTry(own_code=True)
     conn.execute(_DELETE_CODE, (normal_code(code),))
-    return str(row[0])
+    return LinkCodeTry(owner=str(row[0]))
 
 
 async def link_code_owner(conn: aiosqlite.Connection, code: str, now: datetime) -> str | None:

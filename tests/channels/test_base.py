@@ -1,11 +1,24 @@
-"""What chat users are told when the upstream refuses a request."""
+"""What chat users are told when the upstream refuses a request; what media is recorded as."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
-from channels.base import refusal_text
+from channels.base import MediaKind, media_only_text, refusal_text
+from middleware.actions.detect import (
+    detect_duration_report,
+    detect_status_update,
+    detect_temporal_action,
+)
+from middleware.continuity.extract import (
+    ExtractTurn,
+    extract_key_decisions,
+    extract_open_questions,
+)
 from middleware.errors import UpstreamStatusError
+from middleware.memory.triggers import detect_memory
 
 
 @pytest.mark.parametrize(
@@ -35,3 +48,15 @@ def test_a_refusal_says_what_the_upstream_said_and_what_to_do(
 def test_a_long_error_body_is_cut() -> None:
     text = refusal_text(UpstreamStatusError(500, b"x" * 5000, {}, None))
     assert "x" * 299 + "…" in text and "x" * 300 not in text
+
+
+@pytest.mark.parametrize("kind", get_args(MediaKind))
+def test_a_media_placeholder_is_no_action_memory_or_card_item(kind: MediaKind) -> None:
+    # Stored as the user's message, it reaches continuity capture and later history.
+    text = media_only_text(kind)
+    assert text.startswith("[") and text.endswith(", not passed on]")
+    assert detect_temporal_action(text) is None and detect_status_update(text) is None
+    assert detect_duration_report(text) is None
+    assert detect_memory(text) == []
+    said = [ExtractTurn("user", text)]
+    assert extract_open_questions(said) == [] and extract_key_decisions(said) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta
@@ -17,13 +17,15 @@ from typing import Protocol
 
 import pytest
 
+from channels.base import TEXT_ONLY
 from channels.terminal import TerminalChannel
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import StoreError
 from middleware.pipeline import Handler
+from middleware.store import Store
 from middleware.types import Reply, Turn
 from proxy.services import open_services
-from tests.channels.support import running_discord, running_telegram
+from tests.channels.support import running_discord, running_telegram, services_of
 from tests.conftest import relay_config
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -87,8 +89,9 @@ class PlatformDriver(ABC):
     limit: int
     text_field: str
 
-    def __init__(self, api: FakeTelegramApi | FakeDiscordApi, watch: Watch) -> None:
+    def __init__(self, api: FakeTelegramApi | FakeDiscordApi, watch: Watch, store: Store) -> None:
         self._api = api
+        self.store = store
         self.watch = watch
         self.turns = watch.turns
 
@@ -96,10 +99,21 @@ class PlatformDriver(ABC):
     async def push(self, text: str) -> None:
         """Deliver ``text`` to the fake API as a message from the user."""
 
+    @abstractmethod
+    async def push_photo(self) -> None:
+        """Deliver a photo without any text to the fake API as a message from the user."""
+
     async def say(self, text: str) -> list[str]:
+        return await self._exchange(lambda: self.push(text))
+
+    async def send_photo(self) -> list[str]:
+        """Send a photo alone as the user; return the messages the bot delivered for it."""
+        return await self._exchange(self.push_photo)
+
+    async def _exchange(self, push: Callable[[], Awaitable[None]]) -> list[str]:
         before = len(self._api.sent())
         count = len(self.turns)
-        await self.push(text)
+        await push()
         # Wait for the turn, then for the last part (one more send each time a part lands).
         sent = await self._api.wait_for_sent(before + 1)
         while True:
@@ -118,6 +132,10 @@ class TelegramDriver(PlatformDriver):
         assert isinstance(self._api, FakeTelegramApi)
         await self._api.push_message(text, chat_id=1001, user_id=42)
 
+    async def push_photo(self) -> None:
+        assert isinstance(self._api, FakeTelegramApi)
+        await self._api.push_message("", chat_id=1001, user_id=42, media="photo")
+
 
 class DiscordDriver(PlatformDriver):
     name, limit, text_field = "discord", 2000, "content"
@@ -125,6 +143,10 @@ class DiscordDriver(PlatformDriver):
     async def push(self, text: str) -> None:
         assert isinstance(self._api, FakeDiscordApi)
         await self._api.push_message(text, channel_id=1001, user_id=42)
+
+    async def push_photo(self) -> None:
+        assert isinstance(self._api, FakeDiscordApi)
+        await self._api.push_message("", channel_id=1001, user_id=42, files=["cat.png"])
 
 
 @pytest.fixture(params=["terminal", "telegram", "discord"])
@@ -145,15 +167,15 @@ async def driver(
             channel = TerminalChannel(services, user_id="42", out=out)
             yield TerminalDriver(channel, out, watch)
         elif request.param == "telegram":
-            await stack.enter_async_context(
+            telegram = await stack.enter_async_context(
                 running_telegram(tmp_path, fake_upstream, telegram_api, wrap=watch.wrap)
             )
-            yield TelegramDriver(telegram_api, watch)
+            yield TelegramDriver(telegram_api, watch, services_of(telegram).store)
         else:
-            await stack.enter_async_context(
+            discord = await stack.enter_async_context(
                 running_discord(tmp_path, fake_upstream, discord_api, wrap=watch.wrap)
             )
-            yield DiscordDriver(discord_api, watch)
+            yield DiscordDriver(discord_api, watch, services_of(discord).store)
 
 
 async def test_inbound_message_becomes_a_turn(driver: Driver) -> None:
@@ -239,3 +261,23 @@ async def test_help_lists_the_command_catalog(driver: Driver, fake_upstream: Fak
         f"/{name} — {description}" for name, description in COMMANDS
     ]
     assert fake_upstream.requests == []
+
+
+async def test_a_photo_alone_is_recorded_for_the_clock(
+    driver: Driver, fake_upstream: FakeUpstream
+) -> None:
+    if not isinstance(driver, PlatformDriver):
+        pytest.skip("the terminal has no media")
+    assert await driver.send_photo() == [TEXT_ONLY]
+    [photo] = driver.turns
+    assert photo.observe_only and photo.text == "[photo, not passed on]"
+    # The user did write: the thread and the user's last contact moved to the photo.
+    thread = await driver.store.get_thread(photo.thread_key)
+    user = await driver.store.get_user(photo.user_key)
+    assert thread is not None and thread.last_user_message_at == photo.received_at
+    assert user is not None and user.last_interaction_any_channel_at == photo.received_at
+    assert fake_upstream.requests == []
+    # The model later sees that a photo came, and nothing it could mistake for its content.
+    await driver.say("did you get it?")
+    [request] = fake_upstream.requests
+    assert request.body["messages"][0] == {"role": "user", "content": "[photo, not passed on]"}

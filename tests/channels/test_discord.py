@@ -13,7 +13,14 @@ from channels.discord import MESSAGE_LIMIT, discord_parts, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from tests.channels.support import running_discord, services_of
-from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, message_payload, user_payload
+from tests.fakes.discord_api import (
+    BOT,
+    BOT_ID,
+    FakeDiscordApi,
+    message_payload,
+    role_payload,
+    user_payload,
+)
 from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
 
 GUILD = 9000
@@ -71,6 +78,42 @@ async def test_mentions_reach_the_model_by_name_and_the_reply_pings_nobody(
     assert sent["message_reference"]
 
 
+async def test_the_bots_own_role_addresses_it_and_other_roles_do_not(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    # The role Discord made for this bot, another bot's, and an ordinary one.
+    own, others, mods = 1_100_000_000_000_001, 1_100_000_000_000_002, 1_100_000_000_000_003
+    roles = [
+        role_payload(own, "Chronorelay", bot_id=BOT_ID),
+        role_payload(others, "Dicebot", bot_id=BOT_ID + 1),
+        role_payload(mods, "mods"),
+    ]
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_guild(GUILD, roles)
+        for role in (others, mods):
+            await discord_api.push_message(
+                f"<@&{role}> anyone?",
+                channel_id=CHANNEL,
+                user_id=42,
+                guild_id=GUILD,
+                mention_roles=[role],
+            )
+        message_id = await discord_api.push_message(
+            f"<@&{own}> what about <@&{own}> and <@&{mods}>?",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mention_roles=[own, mods],
+        )
+        [sent] = await discord_api.wait_for_sent(1)
+    # Answered like a mention of the bot itself: the leading one dropped, the rest named
+    # as the bot, as its user mention would be.
+    assert int(sent["message_reference"]["message_id"]) == message_id
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    assert said == "[Ada] what about @chronorelay and @mods?"
+    assert len(fake_upstream.requests) == 1 and len(discord_api.sent()) == 1
+
+
 def test_readable_mentions_name_users_roles_and_channels() -> None:
     text = "<@1> <@!1> <@&2> <#3> <@4> <#5> @everyone"
     named = readable_mentions(text, users={1: "Ada"}, roles={2: "mods"}, channels={3: "general"})
@@ -116,7 +159,7 @@ async def test_an_unaddressed_guild_message_is_recorded_not_answered(
 async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
-    async with running_discord(tmp_path, fake_upstream, discord_api):
+    async with running_discord(tmp_path, fake_upstream, discord_api) as bot:
         await discord_api.push_message("", channel_id=CHANNEL, user_id=42, files=["cat.png"])
         [told] = await discord_api.wait_for_sent(1)
         await discord_api.push_message(
@@ -130,10 +173,16 @@ async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
             "", channel_id=7, user_id=42, guild_id=GUILD, files=["b"], replying_to=bots
         )
         [*_, in_server] = await discord_api.wait_for_sent(3)
+        store = services_of(bot).store
+        dm = await store.transcript(f"agent:main:discord:dm:{CHANNEL}")
+        server = await store.transcript("agent:main:discord:group:7")
     assert told["content"] == TEXT_ONLY and "message_reference" not in told
     assert asked["content"] == f"echo: {ATTACHED} what is this?"
     assert in_server["content"] == TEXT_ONLY and in_server["message_reference"]
     assert len(discord_api.sent()) == 3 and len(fake_upstream.requests) == 1
+    # Each bare file was recorded for the clock, the server's unanswered one too.
+    assert dm[0].text == "[photo, not passed on]"
+    assert [m.text for m in server] == ["[file, not passed on]"] * 2
 
 
 async def test_system_messages_are_nobodys_words(

@@ -111,6 +111,17 @@ async def test_media_without_a_caption_is_told_the_relay_reads_text(
     assert time["text"].startswith("It's ")
     assert len(telegram_api.sent()) == 6
     assert fake_upstream.requests == []
+    # Each was recorded for the clock as what it was, the group's unanswered one too.
+    store = services_of(bot).store
+    in_dm = await store.transcript("agent:main:telegram:dm:1001")
+    kinds = ["photo", "sticker", "voice note", "file"]
+    assert [m.text for m in in_dm] == [f"[{kind}, not passed on]" for kind in kinds]
+    in_group = await store.transcript(f"agent:main:telegram:group:{group}")
+    assert [m.text for m in in_group if m.role == "user"] == [
+        "[sticker, not passed on]",
+        "[voice note, not passed on]",
+        "/time",
+    ]
 
 
 async def test_time_command_is_answered_without_the_upstream(

@@ -7,6 +7,10 @@ runs a websocket gateway that says HELLO, answers IDENTIFY with READY and heartb
 with ACKs. Tests push messages with ``push_message`` and wait for the bot's answers with
 ``wait_for_sent``.
 
+Servers: ``push_guild`` dispatches a GUILD_CREATE with the roles given (``role_payload``;
+a bot's managed role carries ``tags.bot_id``), so discord.py caches the server and
+resolves the role mentions (``mention_roles``) of its messages.
+
 Slash commands: the bot's command sync (``PUT /applications/{id}/commands``) is kept in
 ``commands``; ``push_interaction`` dispatches an INTERACTION_CREATE, the bot's responses
 (``POST /interactions/{id}/{token}/callback``) land in ``callbacks`` and its follow-ups
@@ -18,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import mimetypes
 from datetime import UTC, datetime
 from typing import Any
 
@@ -138,6 +143,7 @@ class FakeDiscordApi:
         user_id: int,
         guild_id: int | None = None,
         mentions: list[dict[str, Any]] | None = None,
+        mention_roles: list[int] | None = None,
         author: dict[str, Any] | None = None,
         replying_to: dict[str, Any] | None = None,
         files: list[str] | None = None,
@@ -156,6 +162,7 @@ class FakeDiscordApi:
             author=author or user_payload(user_id),
             guild_id=guild_id,
             mentions=mentions,
+            mention_roles=mention_roles,
             referenced=replying_to,
             files=files,
         )
@@ -163,6 +170,26 @@ class FakeDiscordApi:
             data["type"] = message_type
         await self._dispatch("MESSAGE_CREATE", data)
         return message_id
+
+    async def push_guild(self, guild_id: int, roles: list[dict[str, Any]]) -> None:
+        """Dispatch a GUILD_CREATE: the bot joined server ``guild_id``, which has ``roles``
+        (besides @everyone)."""
+        await asyncio.wait_for(self._ready.wait(), 5.0)
+        everyone = role_payload(guild_id, "@everyone")
+        data = {
+            "id": str(guild_id),
+            "name": "Test server",
+            "owner_id": "1",
+            "roles": [everyone, *roles],
+            "channels": [],
+            "members": [],
+            "member_count": 2,
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "large": False,
+        }
+        await self._dispatch("GUILD_CREATE", data)
 
     async def push_interaction(
         self,
@@ -388,6 +415,24 @@ class FakeDiscordApi:
         return ws
 
 
+def role_payload(role_id: int, name: str, *, bot_id: int | None = None) -> dict[str, Any]:
+    """A server role; with ``bot_id`` the role Discord manages for that bot."""
+    role: dict[str, Any] = {
+        "id": str(role_id),
+        "name": name,
+        "permissions": "0",
+        "position": 0,
+        "color": 0,
+        "hoist": False,
+        "managed": bot_id is not None,
+        "mentionable": True,
+        "flags": 0,
+    }
+    if bot_id is not None:
+        role["tags"] = {"bot_id": str(bot_id)}
+    return role
+
+
 def message_payload(
     message_id: int,
     text: str,
@@ -396,6 +441,7 @@ def message_payload(
     author: dict[str, Any],
     guild_id: int | None = None,
     mentions: list[dict[str, Any]] | None = None,
+    mention_roles: list[int] | None = None,
     referenced: dict[str, Any] | None = None,
     files: list[str] | None = None,
 ) -> dict[str, Any]:
@@ -411,7 +457,7 @@ def message_payload(
         "tts": False,
         "mention_everyone": False,
         "mentions": mentions or [],
-        "mention_roles": [],
+        "mention_roles": [str(role) for role in mention_roles or []],
         "attachments": [
             {
                 "id": str(message_id + n + 1),
@@ -419,6 +465,7 @@ def message_payload(
                 "size": 1024,
                 "url": f"https://cdn.example/{name}",
                 "proxy_url": f"https://media.example/{name}",
+                **({"content_type": kind} if (kind := mimetypes.guess_type(name)[0]) else {}),
             }
             for n, name in enumerate(files or [])
         ],

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from middleware.errors import NotFoundError
-from middleware.store import ClockData, ClockDataChange, SqliteStore, StatedLocation
+from middleware.store import (
+    ClockData,
+    ClockDataChange,
+    LinkCodeTry,
+    SqliteStore,
+    StatedLocation,
+)
 from tests.middleware.test_store import T0, inbound
 
 TG_DM = "agent:main:telegram:dm:42"
@@ -15,6 +22,7 @@ DC_DM = "agent:main:discord:dm:7"
 SIG_DM = "agent:main:signal:dm:9"
 TG, DC, SIG = "telegram:42", "discord:7", "signal:9"
 NOW = T0 + timedelta(days=1)
+MIN = timedelta(minutes=1)
 
 
 def put(data: ClockData) -> ClockDataChange:
@@ -168,20 +176,27 @@ async def test_unlinking_keeps_what_the_person_held(store: SqliteStore) -> None:
     assert (await store.peek_prior(SIG_DM, SIG)).user_tz == "Asia/Kathmandu"
 
 
+WINDOW = timedelta(minutes=10)
+
+
+async def redeem(store: SqliteStore, code: str, user_key: str, now: datetime) -> LinkCodeTry:
+    return await store.redeem_link_code(code, user_key, now, max_misses=5, window=WINDOW)
+
+
 async def test_link_codes_are_single_use_and_expire(store: SqliteStore) -> None:
     await seen(store)
     await store.create_link_code(TG, "ab12cd", NOW + timedelta(minutes=10))
     assert await store.link_code_owner("AB12CD", NOW) == TG
     # Your own code does nothing and stays valid.
-    assert await store.redeem_link_code("AB12CD", TG, NOW) is None
-    assert await store.redeem_link_code(" ab12cd ", DC, NOW + timedelta(minutes=9)) == TG
-    assert await store.redeem_link_code("AB12CD", SIG, NOW) is None  # used up
+    assert await redeem(store, "AB12CD", TG, NOW) == LinkCodeTry(own_code=True)
+    assert await redeem(store, " ab12cd ", DC, NOW + timedelta(minutes=9)) == LinkCodeTry(TG)
+    assert await redeem(store, "AB12CD", SIG, NOW) == LinkCodeTry()  # used up
     assert await store.link_code_owner("AB12CD", NOW) is None
 
     await store.create_link_code(TG, "OLD111", NOW + timedelta(minutes=10))
     await store.create_link_code(TG, "NEW222", NOW + timedelta(minutes=10))
-    assert await store.redeem_link_code("OLD111", DC, NOW) is None  # replaced
-    assert await store.redeem_link_code("NEW222", DC, NOW + timedelta(minutes=10)) is None
+    assert await redeem(store, "OLD111", DC, NOW) == LinkCodeTry()  # replaced
+    assert await redeem(store, "NEW222", DC, NOW + timedelta(minutes=10)) == LinkCodeTry()
     assert await store.link_code_owner("NEW222", NOW) is None  # expired, and deleted
 
     with pytest.raises(NotFoundError):
@@ -205,3 +220,38 @@ async def test_the_place_said_last_is_the_persons_and_unlinking_keeps_a_copy(
     assert await store.unlink_user(DC)
     assert (await store.peek_prior(TG_DM, TG)).clock_data.located == lisbon
     assert (await store.peek_prior(DC_DM, DC)).clock_data.located == lisbon
+
+
+async def test_unknown_codes_are_counted_in_the_file_for_every_process(
+    store: SqliteStore, db_path: Path
+) -> None:
+    await seen(store)
+    await store.create_link_code(TG, "RIGHT2", NOW + timedelta(hours=1))
+    other = SqliteStore(db_path)  # a second relay process on the same file
+    await other.open()
+    try:
+        # Own and right codes are no misses; unknown ones count, whichever process saw them.
+        assert (await redeem(other, "RIGHT2", TG, NOW)).own_code
+        for minute in range(5):
+            tried = await redeem(store if minute % 2 else other, "WRONG2", DC, NOW + minute * MIN)
+            assert tried == LinkCodeTry()
+        # The sixth is refused in both, until the first miss is WINDOW old; the right code
+        # is not even looked at (nor used up), and other accounts are not affected.
+        until = NOW + WINDOW
+        assert await redeem(store, "RIGHT2", DC, NOW + 6 * MIN) == LinkCodeTry(refused_until=until)
+        assert await redeem(other, "RIGHT2", DC, NOW + 9 * MIN) == LinkCodeTry(refused_until=until)
+        assert await redeem(other, "WRONG2", SIG, NOW + 9 * MIN) == LinkCodeTry()
+        assert await redeem(other, "RIGHT2", DC, NOW + WINDOW) == LinkCodeTry(TG)
+    finally:
+        await other.close()
+    # A restart keeps the count too.
+    await store.close()
+    again = SqliteStore(db_path)
+    await again.open()
+    try:
+        for _ in range(4):
+            await redeem(again, "WRONG2", SIG, NOW + 10 * MIN)
+        until = NOW + 9 * MIN + WINDOW
+        assert await redeem(again, "X", SIG, NOW + 11 * MIN) == LinkCodeTry(refused_until=until)
+    finally:
+        await again.close()

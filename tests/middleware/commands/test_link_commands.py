@@ -1,0 +1,56 @@
+"""``/link <code>``: guessing codes is refused by the store's count, shared by every relay
+process on the same store and kept across restarts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from middleware.commands import match_command
+from middleware.commands.link_commands import link_commands
+from middleware.store import SqliteStore
+from middleware.types import Turn
+from tests.middleware.test_store import T0, inbound
+
+DC, DC_DM = "discord:7", "agent:main:discord:dm:7"
+
+
+async def link(store: SqliteStore, text: str, minute: int) -> str:
+    """``text`` (a /link command) from the Discord account, ``minute`` minutes after T0,
+    answered by a freshly started relay's handlers on ``store``."""
+    at = T0 + timedelta(minutes=minute)
+    turn = Turn("discord", "7", "7", text, at, {}, user_key=DC, thread_key=DC_DM)
+    command = match_command(text)
+    assert command is not None
+    answer = await link_commands(store)["link"](turn, command)
+    assert isinstance(answer, str)
+    return answer
+
+
+async def test_wrong_codes_count_across_processes_and_restarts(
+    store: SqliteStore, db_path: Path
+) -> None:
+    await store.record_inbound(inbound(T0, user="7", channel="discord", thread=DC_DM))
+    other = SqliteStore(db_path)  # a second relay process on the same file
+    await other.open()
+    try:
+        for minute in range(5):
+            wrong = await link(store if minute % 2 else other, "/link ZZZZZ2", minute)
+            assert wrong.startswith("I don't know the link code 'ZZZZZ2'")
+        for relay in (store, other):
+            refused = await link(relay, "/link ZZZZZ3", 6)
+            assert refused == (
+                "Too many unknown link codes from this account; try again in 4 minutes. "
+                "Copy the code exactly as /link shows it on your other account."
+            )
+    finally:
+        await other.close()
+    await store.close()
+    restarted = SqliteStore(db_path)
+    await restarted.open()
+    try:
+        assert "try again in 1 minute." in await link(restarted, "/link ZZZZZ3", 9)
+        # Once the first wrong code is ten minutes old, codes are tried again.
+        assert "don't know" in await link(restarted, "/link ZZZZZ3", 10)
+    finally:
+        await restarted.close()
