@@ -15,13 +15,14 @@ import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
 )
@@ -35,6 +36,7 @@ from middleware.store.base import (
     ChannelTimes,
     ClockStateSnapshot,
     KindSource,
+    StatedLocation,
     ThreadClockState,
     UserClockState,
 )
@@ -142,6 +144,13 @@ class _Channel(_Model):
     last_agent_message_iso: Instant | None = None
 
 
+class _Located(_Model):
+    zone: Zone
+    place: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    kind: Literal["current", "home"]
+    said_iso: Instant
+
+
 class _User(_Model):
     default_tz: Zone | None = None
     policy_overrides: dict[str, Any] | None = None
@@ -149,6 +158,8 @@ class _User(_Model):
     channels: dict[ThreadKey, _Channel] | None = None
     latest_actions: list[LatestAction] | None = None
     calibration: dict[str, Any] | None = None
+    # Ours (v3 readers ignore it): the place the user last said they are in.
+    located: _Located | None = None
 
 
 class _Thread(_Model):
@@ -217,6 +228,7 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
             },
             latest_actions=list(user.latest_actions or []),
             calibration=dict(user.calibration or {}),
+            located=_stated(user.located),
         )
         for key, user in (parsed.users or {}).items()
     )
@@ -296,6 +308,7 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
             },
             "latest_actions": user.latest_actions,
             "calibration": user.calibration,
+            "located": _located_entry(user.located),
         }
         for user in snapshot.users
     }
@@ -317,6 +330,23 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
     }
     links = [{"user_keys": list(keys)} for keys in snapshot.links]
     return {"version": VERSION, "users": users, "threads": threads, "links": links}
+
+
+def _stated(located: _Located | None) -> StatedLocation | None:
+    if located is None:
+        return None
+    return StatedLocation(located.zone, located.place, located.kind, located.said_iso)
+
+
+def _located_entry(located: StatedLocation | None) -> JSON | None:
+    if located is None:
+        return None
+    return {
+        "zone": located.zone,
+        "place": located.place,
+        "kind": located.kind,
+        "said_iso": iso_utc(located.said_at),
+    }
 
 
 def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[str, ...]]:

@@ -212,6 +212,8 @@ class UserClockState:
     channels: dict[str, ChannelTimes] = field(default_factory=dict)
     latest_actions: list[dict[str, Any]] = field(default_factory=list)
     calibration: dict[str, Any] = field(default_factory=dict)
+    # Ours, beside the spec's keys: the place the user last said they are in.
+    located: StatedLocation | None = None
 
 
 @dataclass(frozen=True, slots=True)

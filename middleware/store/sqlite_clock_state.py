@@ -73,7 +73,7 @@ _EXPORT_USERS = f"""
 SELECT u.user_key, COALESCE(per.default_tz, u.default_tz), {owner_column("policy_overrides")},
        CASE WHEN u.person_id IS NULL THEN u.last_interaction_any_channel_at
             ELSE per.last_interaction_any_channel_at END,
-       {owner_column("latest_actions")}, {owner_column("calibration")}
+       {owner_column("latest_actions")}, {owner_column("calibration")}, {owner_column("located")}
 FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
 ORDER BY u.user_key
 """
@@ -299,6 +299,7 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
             channels=channels.get(row[0], {}),
             latest_actions=_load(row[4], [], row[0]),
             calibration=_load(row[5], {}, row[0]),
+            located=stated_location_from_db(row[6], row[0]),
         )
         for row in user_rows
     )
@@ -453,7 +454,7 @@ async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:
         _merge_object(overrides, user.policy_overrides, user.user_key),
         _merge_object(calibration, user.calibration, user.user_key),
         _merge_actions(actions, user.latest_actions, user.user_key),
-        located,
+        _merge_located(located, user.located, user.user_key),
     )
     if person_id is None:
         await conn.execute_fetchall(_STORE_USER_DATA, (*merged, user.user_key))
@@ -468,6 +469,18 @@ async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:
         )
     elif user.default_tz is not None:
         await conn.execute_fetchall(_SET_USER_ZONE, (user.default_tz, user.user_key))
+
+
+def _merge_located(
+    stored: str | None, imported: StatedLocation | None, user_key: str
+) -> str | None:
+    """The place said last, of the stored one and the imported one."""
+    if imported is None:
+        return stored
+    current = stated_location_from_db(stored, user_key)
+    if current is not None and current.said_at >= imported.said_at:
+        return stored
+    return stated_location_to_db(imported)
 
 
 def _merge_object(stored: str | None, imported: dict[str, Any], user_key: str) -> str | None:

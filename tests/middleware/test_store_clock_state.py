@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosqlite
 import pytest
 
-from middleware.clock.state_file import read_clock_state
+from middleware.clock.state_file import read_clock_state, write_clock_state
+from middleware.errors import RequestError
 from middleware.store import (
     ChannelTimes,
     ClockStateSnapshot,
     ImportCounts,
     SqliteStore,
+    StatedLocation,
     ThreadClockState,
     UserClockState,
 )
@@ -206,6 +209,39 @@ async def test_import_merges_json_fields(store: SqliteStore) -> None:
         {"label": "no id"},
         {"id": "a2"},
     ]
+
+
+async def test_the_place_a_user_said_goes_through_export_and_import(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    await store.record_inbound(inbound(T0, user="42"))
+    lisbon = StatedLocation("Europe/Lisbon", "Lisbon", "current", T0)
+    await store.update_clock_data("telegram:42", lambda data: replace(data, located=lisbon))
+    document = write_clock_state(await store.export_clock_state(), agent_tz="UTC", at=NOW)
+    assert document["users"]["telegram:42"]["located"] == {
+        "zone": "Europe/Lisbon",
+        "place": "Lisbon",
+        "kind": "current",
+        "said_iso": "2025-03-01T09:00:00+00:00",
+    }
+    fresh = SqliteStore(tmp_path / "fresh.db")
+    await fresh.open()
+    try:
+        await fresh.import_clock_state(read_clock_state(document, now=NOW), now=NOW)
+        assert (await fresh.peek_prior(DM, "telegram:42")).clock_data.located == lisbon
+        # Importing an older place leaves a later one in place; a later one replaces it.
+        older = replace(lisbon, zone="Europe/Berlin", place="Berlin", said_at=T0 - timedelta(1))
+        later = replace(older, said_at=T0 + timedelta(1))
+        for imported, kept in ((older, lisbon), (later, later)):
+            user = UserClockState("telegram:42", located=imported)
+            await fresh.import_clock_state(ClockStateSnapshot(users=(user,)), now=NOW)
+            assert (await fresh.peek_prior(DM, "telegram:42")).clock_data.located == kept
+    finally:
+        await fresh.close()
+    bad = json.loads(json.dumps(document))
+    bad["users"]["telegram:42"]["located"]["kind"] = "elsewhere"
+    with pytest.raises(RequestError, match=r"users\["):
+        read_clock_state(bad, now=NOW)
 
 
 async def test_import_into_a_linked_user_sets_the_persons_clock(
