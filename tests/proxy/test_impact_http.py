@@ -187,21 +187,23 @@ def in_group(member: str) -> dict[str, str]:
     return {"X-Chronorelay-User": member, "X-Chronorelay-Chat-Type": "group"}
 
 
+async def held_for_ana(sdk: openai.AsyncOpenAI) -> list[dict[str, Any]]:
+    """Ana asks for an email in a group; the history up to the relay's question."""
+    first = await sdk.chat.completions.create(
+        model="fake-model",
+        messages=[user("email Bob")],
+        tools=SEND_EMAIL,
+        extra_headers=in_group("ana"),
+    )
+    return [user("email Bob"), {"role": "assistant", "content": first.choices[0].message.content}]
+
+
 async def test_in_a_group_a_held_call_waits_for_its_own_user_only(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     relay = await relay_factory(server={"api_commands": True})
     async with client(relay) as sdk:
-        first = await sdk.chat.completions.create(
-            model="fake-model",
-            messages=[user("email Bob")],
-            tools=SEND_EMAIL,
-            extra_headers=in_group("ana"),
-        )
-        history = [
-            user("email Bob"),
-            {"role": "assistant", "content": first.choices[0].message.content},
-        ]
+        history = await held_for_ana(sdk)
         # Bob's command, answered by the relay itself, moves nothing on.
         await sdk.chat.completions.create(
             model="fake-model", messages=[*history, user("/time")], extra_headers=in_group("bob")
@@ -222,17 +224,7 @@ async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
     async with client(relay) as sdk:
-        first = await sdk.chat.completions.create(
-            model="fake-model",
-            messages=[user("email Bob")],
-            tools=SEND_EMAIL,
-            extra_headers=in_group("ana"),
-        )
-        history = [
-            user("email Bob"),
-            {"role": "assistant", "content": first.choices[0].message.content},
-            user("yes"),
-        ]
+        history = [*await held_for_ana(sdk), user("yes")]
         # Bob's yes is not Ana's to give: it goes to the model like any message.
         moved_on = await sdk.chat.completions.create(
             model="fake-model", messages=history, extra_headers=in_group("bob")
