@@ -316,6 +316,16 @@ def test_find_resolved() -> None:
     assert find_resolved(items, turns) == {0, 1, 3}
 
 
+def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
+    items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
+    turns = [
+        _user("We decided to drop the old cron jobs."),
+        _user("OK, let's go with it: we visit Hokkaido after Tokyo."),
+        _user("Maybe we should renew the passport."),  # a hedge decides nothing
+    ]
+    assert find_resolved(items, turns) == {0, 1}
+
+
 @pytest.mark.parametrize(
     "text",
     [
