@@ -195,7 +195,10 @@ _QUESTION_RULES: tuple[_Rule, ...] = (
         0.6,
     ),
     _rule(r"still\s+not\s+(?:clear|sure|decided)\s+" + _ITEM, 0.55),
-    _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*(?:to\s+)?" + _ITEM, 0.6),
+    # "Next step is to draft X" is the task "draft X"; "next step is the dry run" keeps its
+    # words ("Open: the dry run" would read as a question about the dry run).
+    _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*to\s+" + _ITEM, 0.6),
+    _rule(r"(?:the\s+)?(?P<item>next\s+steps?\s+(?:is|are|will\s+be)\b.+)", 0.6),
     # Deferred work: "I need to <verb> …", "we have to …", "need to check with X about Y".
     _rule(
         rf"(?:{_I_WE}\s+)?(?:really\s+|also\s+)?(?:need|have|got)\s+to\s+(?!{_NOT_WORK})"

@@ -384,3 +384,18 @@ def test_terse_continuation(text: str) -> None:
 )
 def test_not_terse_continuation(text: str) -> None:
     assert not is_terse_continuation(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "item"),
+    [
+        ("Next step is to draft the reply.", "draft the reply"),
+        ("Next step is the dry run.", "Next step is the dry run"),
+        (
+            "The next steps are the dry run and the cutover.",
+            "next steps are the dry run and the cutover",
+        ),
+    ],
+)
+def test_a_next_step_without_to_keeps_its_words(text: str, item: str) -> None:
+    assert [found.text for found in extract_open_questions([_user(text)])] == [item]
