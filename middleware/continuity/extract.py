@@ -195,7 +195,10 @@ _QUESTION_RULES: tuple[_Rule, ...] = (
         0.6,
     ),
     _rule(r"still\s+not\s+(?:clear|sure|decided)\s+" + _ITEM, 0.55),
-    _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*(?:to\s+)?" + _ITEM, 0.6),
+    # "Next step is to draft X" is the task "draft X"; "next step is the dry run" keeps its
+    # words ("Open: the dry run" would read as a question about the dry run).
+    _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*to\s+" + _ITEM, 0.6),
+    _rule(r"(?:the\s+)?(?P<item>next\s+steps?\s+(?:is|are|will\s+be)\b.+)", 0.6),
     # Deferred work: "I need to <verb> …", "we have to …", "need to check with X about Y".
     _rule(
         rf"(?:{_I_WE}\s+)?(?:really\s+|also\s+)?(?:need|have|got)\s+to\s+(?!{_NOT_WORK})"
@@ -401,18 +404,18 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     """Indexes into ``open_items`` that a user turn in ``turns`` resolves.
 
     A user sentence resolves an item when it says so ("done with X", "figured out X", "X
-    is sorted/resolved/done", "never mind X"), is not negated or a question ("haven't
-    figured out X", "did you fix X?"), and contains at least :data:`RESOLVED_OVERLAP` of
-    the item's content words (stopwords ignored, a plural "s" dropped).
+    is sorted/resolved/done", "never mind X") or decides it ("we decided to drop X": the
+    open question is answered, and a card showing both would contradict itself), is not
+    negated or a question ("haven't figured out X", "did you fix X?"), and contains at
+    least :data:`RESOLVED_OVERLAP` of the item's content words (stopwords ignored, a plural
+    "s" dropped).
     """
     resolving = [
         _content_words(sentence)
         for turn in turns
         if turn.role == "user"
         for sentence in _sentences(turn.text)
-        if _RESOLVED.search(sentence)
-        and not _NOT_RESOLVED.search(sentence)
-        and not sentence.rstrip().endswith("?")
+        if _resolves(sentence)
     ]
     resolved: set[int] = set()
     for index, item in enumerate(open_items):
@@ -424,6 +427,15 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
                 resolved.add(index)
                 break
     return resolved
+
+
+def _resolves(sentence: str) -> bool:
+    if sentence.rstrip().endswith("?"):
+        return False
+    if _RESOLVED.search(sentence) and not _NOT_RESOLVED.search(sentence):
+        return True
+    found = _classify(sentence, "user")
+    return found is not None and found[0] == "key_decision"
 
 
 def is_terse_continuation(text: str) -> bool:

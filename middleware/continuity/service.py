@@ -20,6 +20,7 @@ from middleware.continuity.background import Background
 from middleware.continuity.capture import CaptureOutcome, Capturer, rebuild_view
 from middleware.continuity.model import Trigger
 from middleware.continuity.nightly import NightlyReport, run_nightly, trigger_settings
+from middleware.continuity.pauses import CommandPauses
 from middleware.continuity.schedule import nightly_due
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.continuity.triggers import due_trigger
@@ -61,6 +62,8 @@ class ContinuityService:
         self.clock = clock
         self.capturer = Capturer(store, settings.continuity, clock, upstream, model=model)
         self.background = Background()
+        # Commands the relay answered since each thread's last turn to the model.
+        self.command_pauses = CommandPauses()
         self._loop_task: asyncio.Task[None] | None = None
         self._tick_lock = asyncio.Lock()
 

@@ -72,7 +72,9 @@ def continuity_stage(service: ContinuityService) -> Stage:
     async def resolve(turn: Turn) -> tuple[_Current, bool]:
         """The thread's session for this turn, and whether this turn starts it."""
         prior = turn.prior
-        last = prior.thread_last_interaction_at if prior else None
+        last = service.command_pauses.last_turn_at(
+            turn.thread_key, prior.thread_last_interaction_at if prior else None
+        )
         known = sessions.get(turn.thread_key)
         if last is not None and turn.received_at - last < gap:
             if known is not None:

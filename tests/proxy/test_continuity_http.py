@@ -427,3 +427,28 @@ async def test_a_group_gets_the_groups_work_not_the_speakers_private_cards(
     # Her own DM still gets all of it.
     home = cards_in(await dm.block_for("back", after=timedelta(hours=2)))
     assert "therapy" in home["living_memory"] and "notary" in home["resume"]
+
+
+async def test_a_command_first_after_a_break_leaves_the_next_message_the_sessions_boot(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """A user back the next day asks /recap first: its answer never reaches the model, so
+    their next message still starts the new session and brings the resume card."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    jo = Person(relay, fake_upstream, clock, user="jo", thread="billing")
+    await jo.say("/context Billing migration")
+    for text in (
+        "We decided to use logical replication.",
+        "I still need to figure out the cron jobs.",
+        "ok",
+    ):
+        await jo.say(text, after=timedelta(minutes=1))
+    clock.advance(timedelta(minutes=20))
+    assert len(await tick(relay)) == 1
+    assert "cron jobs" in await jo.say("/recap", after=timedelta(hours=20))
+    assert "don't remember" in await jo.say("/memory", after=timedelta(minutes=1))
+    block = await jo.block_for("Let's continue.", after=timedelta(minutes=1))
+    resume = cards_in(block)["resume"]
+    assert "Last session (Mon)" in resume and "Open: figure out the cron jobs" in resume
+    # Once: the rest of the session rides on the replay.
+    assert "<card" not in await jo.block_for("And the cutover?", after=timedelta(minutes=1))

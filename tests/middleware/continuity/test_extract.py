@@ -316,6 +316,16 @@ def test_find_resolved() -> None:
     assert find_resolved(items, turns) == {0, 1, 3}
 
 
+def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
+    items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
+    turns = [
+        _user("We decided to drop the old cron jobs."),
+        _user("OK, let's go with it: we visit Hokkaido after Tokyo."),
+        _user("Maybe we should renew the passport."),  # a hedge decides nothing
+    ]
+    assert find_resolved(items, turns) == {0, 1}
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -374,3 +384,18 @@ def test_terse_continuation(text: str) -> None:
 )
 def test_not_terse_continuation(text: str) -> None:
     assert not is_terse_continuation(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "item"),
+    [
+        ("Next step is to draft the reply.", "draft the reply"),
+        ("Next step is the dry run.", "Next step is the dry run"),
+        (
+            "The next steps are the dry run and the cutover.",
+            "next steps are the dry run and the cutover",
+        ),
+    ],
+)
+def test_a_next_step_without_to_keeps_its_words(text: str, item: str) -> None:
+    assert [found.text for found in extract_open_questions([_user(text)])] == [item]
