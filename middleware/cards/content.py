@@ -13,6 +13,8 @@ class CardItem:
 
     text: str
     tentative: bool = False
+    # When the user said it: a relative date in it ("by Friday") is read from then.
+    said_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +41,7 @@ class ResumeContent:
     open_questions: tuple[CardItem, ...] = ()
     key_decisions: tuple[CardItem, ...] = ()
     cross_conversation_updates: tuple[str, ...] = ()
-    obligations: tuple[str, ...] = ()
+    obligations: tuple[CardItem, ...] = ()
     phase_hint: str | None = None
     standing_decisions: tuple[str, ...] = ()
 

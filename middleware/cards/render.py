@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -211,9 +212,28 @@ def _resume_header(content: ResumeContent) -> str:
     return f"{name} — {phase} phase."
 
 
-def _item(label: str, item: CardItem) -> str:
-    mark = " (unconfirmed)" if item.tentative else ""
+def _item(label: str, item: CardItem, tz: tzinfo) -> str:
+    marks = [*_said(item, tz), *(["unconfirmed"] if item.tentative else [])]
+    mark = f" ({'; '.join(marks)})" if marks else ""
     return f"{label}: {_one_line(item.text)}{mark}"
+
+
+# Words whose day depends on when they were said: "by Friday", "tomorrow", "next week".
+_RELATIVE_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|weekend|(?:this|next|last)\s+(?:week|month|year)"
+    r"|end\s+of\s+(?:the\s+)?(?:day|week|month)|in\s+(?:a|\d+)\s+(?:days?|weeks?|months?)"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+    re.IGNORECASE,
+)
+
+
+def _said(item: CardItem, tz: tzinfo) -> list[str]:
+    """ "said Mon 2 Nov" for an item whose words name a day relative to when it was said,
+    so "by Friday" is read against that week, not the one the card is shown in."""
+    if item.said_at is None or not _RELATIVE_DAY.search(item.text):
+        return []
+    local = item.said_at.astimezone(tz)
+    return [f"said {_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"]
 
 
 def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[_Section]:
@@ -227,14 +247,14 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
         f"({_date(line.captured_at, tz, now)}): {_one_line(line.summary)}"
         for index, line in enumerate(sessions)
     ]
-    questions = [_item("Open", q) for q in content.open_questions if _one_line(q.text)]
-    decisions = [_item("Decision", d) for d in content.key_decisions if _one_line(d.text)]
+    questions = [_item("Open", q, tz) for q in content.open_questions if _one_line(q.text)]
+    decisions = [_item("Decision", d, tz) for d in content.key_decisions if _one_line(d.text)]
     by_name = {
         "session_history": history,
         "open_questions": questions[:MAX_OPEN_QUESTIONS],
         "key_decisions": decisions[:MAX_DECISIONS],
         "obligations": [
-            f"Still open: {_one_line(text)}" for text in content.obligations if _one_line(text)
+            _item("Still open", item, tz) for item in content.obligations if _one_line(item.text)
         ],
         "standing_decisions": [
             f"Standing decision: {_one_line(text)}"

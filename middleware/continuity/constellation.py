@@ -145,14 +145,20 @@ def resume_content(
             for line in history[:3]
         ),
         open_questions=tuple(
-            CardItem(q["question"], q["tentative"]) for q in questions if not q["obligation"]
+            CardItem(q["question"], q["tentative"], _said_at(q))
+            for q in questions
+            if not q["obligation"]
         )[:3],
         key_decisions=tuple(
-            CardItem(d["decision"], d["tentative"]) for d in decisions if not d.get("standing")
+            CardItem(d["decision"], d["tentative"], _said_at(d))
+            for d in decisions
+            if not d.get("standing")
         )[:2],
         standing_decisions=tuple(d["decision"] for d in decisions if d.get("standing")),
         cross_conversation_updates=tuple(_update_line(u, now) for u in updates),
-        obligations=tuple(q["question"] for q in questions if q["obligation"]),
+        obligations=tuple(
+            CardItem(q["question"], said_at=_said_at(q)) for q in questions if q["obligation"]
+        ),
         phase_hint=phase_hint,
     )
 
@@ -164,6 +170,11 @@ def delivered_update_ids(view: View, thread_key: str) -> list[str]:
         for u in view.get("cross_conversation_updates") or []
         if u["for_thread_key"] == thread_key
     ]
+
+
+def _said_at(item: Mapping[str, Any]) -> datetime | None:
+    captured = item.get("captured_at")
+    return datetime.fromisoformat(captured) if isinstance(captured, str) else None
 
 
 def _latest_item(items: list[dict[str, Any]]) -> dict[str, Any]:

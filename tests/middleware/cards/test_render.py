@@ -120,10 +120,29 @@ def test_name_and_phase_alone_make_no_card() -> None:
 
 
 def test_unknown_phase_is_left_out_and_phase_names_read_as_words() -> None:
-    content = ResumeContent("Henderson", "unknown", obligations=("Send the draft",))
+    content = ResumeContent("Henderson", "unknown", obligations=(CardItem("Send the draft"),))
     assert render(content).cards == (resume_card("Henderson.", "Still open: Send the draft"),)
-    waiting = ResumeContent("Henderson", "waiting_for_external", obligations=("x",))
+    waiting = ResumeContent("Henderson", "waiting_for_external", obligations=(CardItem("x"),))
     assert render(waiting).cards[0].splitlines()[1] == "Henderson — waiting for external phase."
+
+
+def test_an_item_naming_a_day_says_when_it_was_said() -> None:
+    monday = datetime(2025, 11, 3, 23, 30, tzinfo=UTC)  # Tue 4 Nov in Tokyo
+    content = ResumeContent(
+        "Billing",
+        "unknown",
+        open_questions=(
+            CardItem("send the report to Sam by Friday", said_at=monday),
+            CardItem("check the cron jobs", said_at=monday),
+        ),
+        key_decisions=(CardItem("ship it next week", tentative=True, said_at=monday),),
+        obligations=(CardItem("call the bank tomorrow", said_at=monday),),
+    )
+    lines = render(content, zone=ZoneInfo("Asia/Tokyo")).cards[0].splitlines()
+    assert "Open: send the report to Sam by Friday (said Tue 4 Nov)" in lines
+    assert "Open: check the cron jobs" in lines
+    assert "Decision: ship it next week (said Tue 4 Nov; unconfirmed)" in lines
+    assert "Still open: call the bank tomorrow (said Tue 4 Nov)" in lines
 
 
 def test_sessions_newest_first_at_most_three_dated_in_the_zone() -> None:
@@ -156,7 +175,7 @@ def test_items_capped_tentative_marked_and_phase_hint_last() -> None:
         open_questions=tuple(CardItem(f"q{i}", tentative=i == 0) for i in range(5)),
         key_decisions=(CardItem("d0"), CardItem("d1", tentative=True), CardItem("d2")),
         cross_conversation_updates=("news",),
-        obligations=("owed",),
+        obligations=(CardItem("owed"),),
         phase_hint="The user is continuing drafting work.",
     )
     assert render(content).cards == (
@@ -343,10 +362,10 @@ def test_nothing_to_show_renders_nothing() -> None:
 texts = st.text(min_size=0, max_size=300) | st.text(
     alphabet=st.characters(codec="utf-8"), min_size=0, max_size=40
 ).map(lambda s: s * 20)
-items = st.builds(CardItem, texts, st.booleans())
 instants = st.datetimes(
     min_value=datetime(2025, 1, 1), max_value=datetime(2025, 12, 1), timezones=st.just(UTC)
 )
+items = st.builds(CardItem, texts, st.booleans(), st.none() | instants)
 resumes = st.none() | st.builds(
     ResumeContent,
     texts,
@@ -355,7 +374,7 @@ resumes = st.none() | st.builds(
     st.lists(items, max_size=5).map(tuple),
     st.lists(items, max_size=4).map(tuple),
     st.lists(texts, max_size=3).map(tuple),
-    st.lists(texts, max_size=3).map(tuple),
+    st.lists(items, max_size=3).map(tuple),
     st.none() | texts,
 )
 segments = st.builds(
