@@ -39,6 +39,11 @@ from middleware.store import ClockData, ParticipantState, PriorState, StatedLoca
 from middleware.types import Reply, Turn
 
 _OFFSET_LABEL = re.compile(r"^UTC([+-])(\d{2}):(\d{2})$")
+# "9am my time", "3pm my local time": the speaker pinned the message's times to their own
+# zone, so in a group they are no one else's hours to confirm.
+_SPEAKERS_OWN_TIME = re.compile(
+    r"\bmy\s+(?:own\s+)?(?:local\s+)?(?:time(?:\s*zone)?|timezone|tz)\b", re.IGNORECASE
+)
 # Time phrases spelled out in the block, resolved and to ask about (each list): enough for
 # any real message, few enough to stay well inside the block's token ceiling.
 LISTED_PHRASES = 6
@@ -123,8 +128,10 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         )
         audience = GroupAudience(viewers, locale)
         spread = _clock_spread([member.zone for member in members], now)
-        unpinned = resolution.source != "explicit" and any(
-            expression.kind != "relative" for expression in expressions
+        unpinned = (
+            resolution.source != "explicit"
+            and any(expression.kind != "relative" for expression in expressions)
+            and _SPEAKERS_OWN_TIME.search(turn.text) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:
             hours = f"{spread.total_seconds() / 3600:g}"

@@ -620,6 +620,22 @@ async def test_group_times_are_flagged_when_clocks_are_far_apart(
     assert "mean different hours" not in block(fake_upstream)
 
 
+async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-mine", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    for text in ("9am my time works", "9am my local time is fine", "9am, my timezone"):
+        await chat(relay, text, at="2026-11-21T10:05:00Z", user="kenji", **group)
+        told = block(fake_upstream)
+        assert '"9am" = 2026-11-22T09:00:00+09:00 (Asia/Tokyo)' in told
+        assert "mean different hours" not in told
+    # Someone else's time is still for the group to confirm.
+    await chat(relay, "9am your time works", at="2026-11-21T10:06:00Z", user="ana", **group)
+    assert "mean different hours" in block(fake_upstream)
+
+
 async def test_the_same_words_a_day_later_get_a_fresh_block(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
