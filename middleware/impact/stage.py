@@ -179,7 +179,7 @@ async def _guard_body(
         return reply
     original = json.loads(reply.body)
     await _hold(store, turn, message, names, str(original.get("model") or ""), settings)
-    text = confirmation_text(calls, names, message.get("content"))
+    text = confirmation_text(calls, names, message.get("content"), _asked_of(turn))
     reply.body = confirmation_body(original, text)
     reply.text = text
     return reply
@@ -197,7 +197,7 @@ def _guard_stream(
             for i, c in enumerate(message.get("tool_calls") or [])
         ]
         await _hold(store, turn, message, names, str(turn.body.get("model") or ""), settings)
-        return confirmation_text(calls, names, message.get("content"))
+        return confirmation_text(calls, names, message.get("content"), _asked_of(turn))
 
     async def guarded() -> AsyncIterator[bytes]:
         async with aclosing(stream.__aiter__()) as upstream:
@@ -206,6 +206,14 @@ def _guard_stream(
                     yield chunk
 
     return Reply(stream=ReplyStream(guarded(), stream.discard))
+
+
+def _asked_of(turn: Turn) -> str | None:
+    """Who the request to confirm is for, named in a group (where only their answer
+    counts, and everyone reads it); ``None`` in a private chat."""
+    if turn.chat_type != "group":
+        return None
+    return turn.display_name or turn.user_id
 
 
 async def _annotated(turn: Turn, stream: ReplyStream, impactful: Any) -> AsyncIterator[bytes]:

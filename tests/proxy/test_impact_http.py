@@ -218,6 +218,30 @@ async def test_in_a_group_a_held_call_waits_for_its_own_user_only(
     assert call.id == "call_1"
 
 
+async def test_in_a_group_the_request_to_confirm_names_who_must_answer(
+    relay: RunningServer,
+) -> None:
+    named = {**HEADERS, **in_group("maria"), "X-Chronorelay-User-Name": "Maria"}
+    maria = openai.AsyncOpenAI(
+        base_url=f"{relay.url}/v1", api_key="unused", max_retries=0, default_headers=named
+    )
+    async with maria, client(relay) as sdk:
+        plain = await maria.chat.completions.create(
+            model="fake-model", messages=[user("email the team")], tools=SEND_EMAIL
+        )
+        content, _ = await streamed(maria, [user("email the team again")], SEND_EMAIL)
+        private = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
+        )
+    # Everyone in the group reads it, and only Maria's yes sends the email.
+    ask = 'Maria, reply "yes" to do it, or tell me what to change (only your answer confirms it).'
+    assert (plain.choices[0].message.content or "").endswith(ask)
+    assert content.endswith(ask)
+    assert (private.choices[0].message.content or "").endswith(
+        'Reply "yes" to do it, or tell me what to change.'
+    )
+
+
 async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
