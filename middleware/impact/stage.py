@@ -106,6 +106,8 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
     if held.user_key != turn.user_key:
         # Someone else in the group spoke: the call still waits for its own user.
         await store.hold_tool_call(held)
+        if held.expires_at > turn.received_at:
+            turn.context.sections.append(await _waits_for_another(store, turn, held))
         return None
     names = ", ".join(held.names)
     if held.expires_at <= turn.received_at:
@@ -128,6 +130,20 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
         "unless they clearly ask for it again."
     )
     return None
+
+
+async def _waits_for_another(store: Store, turn: Turn, held: HeldToolCall) -> str:
+    """What the model is told when a member other than ``held``'s user speaks: their "yes"
+    right after the request to confirm reads like the confirmation, and answering it
+    makes the call lapse (``_lapse_others_held_call``), so it must not say it was made."""
+    owner = await store.get_user(held.user_key)
+    name = (owner.display_name if owner else None) or held.user_key.partition(":")[2]
+    speaker = turn.display_name or turn.user_id
+    return (
+        f"A call to {', '.join(held.names)} was waiting for {name}'s confirmation. This "
+        f"message is from {speaker}, so it does not confirm it, and once you answer it the "
+        f"call lapses without being made: do not say it was made; {name} can ask again."
+    )
 
 
 async def _lapse_others_held_call(store: Store, turn: Turn) -> None:

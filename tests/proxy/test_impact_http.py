@@ -262,8 +262,15 @@ async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
             model="fake-model", messages=history, extra_headers=in_group("bob")
         )
         assert moved_on.choices[0].message.tool_calls is None
+        # ... and the model, which sees a "yes" right after the request to confirm, is
+        # told it is not the confirmation, so it does not say the email went.
         bobs_turn = fake_upstream.last.body["messages"][-1]["content"]
-        assert bobs_turn.startswith("yes") and "send_email" not in bobs_turn
+        assert bobs_turn.startswith("yes")
+        assert (
+            "A call to send_email was waiting for ana's confirmation. This message is from "
+            "bob, so it does not confirm it, and once you answer it the call lapses without "
+            "being made: do not say it was made; ana can ask again."
+        ) in bobs_turn
         history.append({"role": "assistant", "content": moved_on.choices[0].message.content})
         asked = len(fake_upstream.requests)
         # Ana's "ok" may agree with what Bob was just told; it does not send the email.
