@@ -35,10 +35,15 @@ from middleware.clock.temporal import (
 )
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.pipeline import Handler, Stage
-from middleware.store import ClockData, PriorState, StatedLocation, Store
+from middleware.store import ClockData, ParticipantState, PriorState, StatedLocation, Store
 from middleware.types import Reply, Turn
 
 _OFFSET_LABEL = re.compile(r"^UTC([+-])(\d{2}):(\d{2})$")
+# "9am my time", "3pm my local time": the speaker pinned the message's times to their own
+# zone, so in a group they are no one else's hours to confirm.
+_SPEAKERS_OWN_TIME = re.compile(
+    r"\bmy\s+(?:own\s+)?(?:local\s+)?(?:time(?:\s*zone)?|timezone|tz)\b", re.IGNORECASE
+)
 # Time phrases spelled out in the block, resolved and to ask about (each list): enough for
 # any real message, few enough to stay well inside the block's token ceiling.
 LISTED_PHRASES = 6
@@ -110,18 +115,23 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         found = await store.group_participants(
             turn.thread_key, now - settings.group_window, settings.group_limit
         )
-        members = [MemberTime(m.display_name or m.user_key, m.default_tz) for m in found]
+        said_now = said_location(resolution.located, now) if resolution.located else None
+        members = [
+            member_time(m, now, said_now if m.user_key == turn.user_key else None) for m in found
+        ]
         stored = next((m.display_name for m in found if m.user_key == turn.user_key), None)
         speaker = turn.display_name or stored or turn.user_key
         viewers = tuple(
-            Viewer(m.display_name or m.user_key, m.default_tz, m.locale or "en")
-            for m in found
-            if m.default_tz is not None
+            Viewer(member.label, member.zone, m.locale or "en")
+            for m, member in zip(found, members, strict=True)
+            if member.zone is not None
         )
         audience = GroupAudience(viewers, locale)
-        spread = _clock_spread([m.default_tz for m in found], now)
-        unpinned = resolution.source != "explicit" and any(
-            expression.kind != "relative" for expression in expressions
+        spread = _clock_spread([member.zone for member in members], now)
+        unpinned = (
+            resolution.source != "explicit"
+            and any(expression.kind != "relative" for expression in expressions)
+            and _SPEAKERS_OWN_TIME.search(turn.text) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:
             hours = f"{spread.total_seconds() / 3600:g}"
@@ -224,20 +234,38 @@ def _place_zone(name: str) -> str | tuple[str, ...] | None:
 def stated_location(prior: PriorState, now: datetime) -> StatedLocation | None:
     """The place the user last said they are in, while it still stands for their zone
     (``STATED_LOCATION_TTL``)."""
-    located = prior.clock_data.located
+    return standing_location(prior.clock_data.located, now)
+
+
+def standing_location(located: StatedLocation | None, now: datetime) -> StatedLocation | None:
+    """``located`` while it still stands for its user's zone (``STATED_LOCATION_TTL``)."""
     if located is None or now - located.said_at > STATED_LOCATION_TTL[located.kind]:
         return None
     return located
+
+
+def member_time(
+    member: ParticipantState, now: datetime, said_now: StatedLocation | None = None
+) -> MemberTime:
+    """A group member's zone as the block and ``/time`` show it: the one they set, else
+    where they said they are (``said_now`` when this very message says it; spec 000
+    §4.2's order, as for their own messages), else unknown."""
+    label = member.display_name or member.user_key
+    if member.default_tz is not None:
+        return MemberTime(label, member.default_tz)
+    located = said_now or standing_location(member.located, now)
+    if located is None:
+        return MemberTime(label, None)
+    return MemberTime(label, located.zone, f"{said_verb(located)} in {located.place}")
 
 
 async def remember_location(store: Store, turn: Turn, mention: PlaceMention) -> None:
     """Keep the place this message says the user is in, for their later messages (the
     linked person's, like their zone). Awaited, so the next turn reads it; most messages
     say no place and never get here."""
-    zone = mention.zone
-    if zone is None:
+    said = said_location(mention, turn.received_at)
+    if said is None:
         return
-    said = StatedLocation(zone, mention.place.canonical_name, mention.kind, turn.received_at)
 
     def keep(data: ClockData) -> ClockData | None:
         known = data.located
@@ -246,6 +274,14 @@ async def remember_location(store: Store, turn: Turn, mention: PlaceMention) -> 
         return replace(data, located=said)
 
     await store.update_clock_data(turn.user_key, keep)
+
+
+def said_location(mention: PlaceMention, at: datetime) -> StatedLocation | None:
+    """The place ``mention`` says the user is in, said at ``at``; ``None`` when the place
+    has no single zone."""
+    if mention.zone is None:
+        return None
+    return StatedLocation(mention.zone, mention.place.canonical_name, mention.kind, at)
 
 
 def _anchor_zone(

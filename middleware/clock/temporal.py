@@ -44,10 +44,12 @@ class Elapsed:
 
 @dataclass(frozen=True, slots=True)
 class MemberTime:
-    """A group participant's zone (``None`` when unknown)."""
+    """A group participant's zone (``None`` when unknown); ``said`` when it comes from
+    where they said they are ("are in Tokyo"), not from a zone they set."""
 
     label: str
     zone: str | None
+    said: str | None = None
 
 
 class TemporalFacts(NamedTuple):
@@ -165,7 +167,8 @@ def _members_line(facts: TemporalFacts) -> str:
             continue
         here = facts.now.astimezone(ZoneInfo(member.zone))
         local = f"{_DAYS[here.weekday()]} {here.hour:02d}:{here.minute:02d}"
-        shown.append(f"{member.label}: {local} ({member.zone})")
+        source = f"; said they {member.said}" if member.said else ""
+        shown.append(f"{member.label}: {local} ({member.zone}{source})")
     return "Participants' local times: " + "; ".join(shown) + "."
 
 

@@ -40,14 +40,15 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
         shown = _shown(data, turn, now)
         verb, _, which = command.args.partition(" ")
         verb = verb.lower()
+        group = turn.chat_type == "group"
         if not verb:
-            return _listing(shown, now)
+            return _listing(shown, now, group=group)
         if verb not in ("done", "cancel") or not which.strip():
             return f"I don't know '/actions {command.args}'. {USAGE}"
         target = _pick(shown, which.strip())
         if target is None:
             return f"There is no open action '{which.strip()}' here. " + (
-                _listing(shown, now) if shown else "You have no open actions."
+                _listing(shown, now, group=group) if shown else _none_open(group) + "."
             )
         status: Status = "done" if verb == "done" else "canceled"
 
@@ -72,13 +73,24 @@ def _shown(data: ClockData, turn: Turn, now: datetime) -> list[tuple[int, Action
     return [(number, a) for number, a in enumerate(stored, start=1) if a.is_open(now)]
 
 
-def _listing(shown: list[tuple[int, Action]], now: datetime) -> str:
+def _none_open(group: bool) -> str:
+    """'You have no open actions', limited to the group's in a group: the ones from the
+    user's private chats are not shown there, and may well exist."""
+    if group:
+        return (
+            "You have no open actions from this group (the ones from your private chats "
+            "are listed only there)"
+        )
+    return "You have no open actions"
+
+
+def _listing(shown: list[tuple[int, Action]], now: datetime, *, group: bool) -> str:
     if not shown:
         return (
-            "You have no open actions. Say 'clock it: <what you're doing>' and I'll keep "
+            f"{_none_open(group)}. Say 'clock it: <what you're doing>' and I'll keep "
             "it in mind for a while."
         )
-    lines = ["Your open actions:"]
+    lines = ["Your open actions from this group:" if group else "Your open actions:"]
     for number, action in shown:
         status = _STATUS.get(action.status_at(now), action.status_at(now))
         lines.append(f"{number}. {action.label} — {ago(now - action.recorded_at)}, {status}")

@@ -12,7 +12,7 @@ from babel.dates import format_datetime
 
 from middleware.clock.abbreviations import ABBREVIATIONS, clarification_for
 from middleware.clock.places import lookup_place
-from middleware.clock.stage import said_verb, stated_location
+from middleware.clock.stage import member_time, said_verb, stated_location
 from middleware.clock.temporal import ago
 from middleware.clock.zones import format_offset, is_valid_zone, offset_minutes, valid_zones
 from middleware.commands import Command, CommandHandler
@@ -161,11 +161,12 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             for member in members:
                 if member.user_key == turn.user_key:
                     continue
-                name = member.display_name or member.user_key
-                if member.default_tz is None:
-                    lines.append(f"{name}: timezone unknown (they can set it with /tz)")
-                else:
-                    lines.append(f"{name}: {local_time(turn.received_at, member.default_tz)}")
+                shown = member_time(member, turn.received_at)
+                if shown.zone is None:
+                    lines.append(f"{shown.label}: timezone unknown (they can set it with /tz)")
+                    continue
+                source = f", they said they {shown.said}" if shown.said else ""
+                lines.append(f"{shown.label}: {local_time(turn.received_at, shown.zone)}{source}")
         return "\n".join(lines)
 
     return {"tz": tz, "time": time}

@@ -106,6 +106,8 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
     if held.user_key != turn.user_key:
         # Someone else in the group spoke: the call still waits for its own user.
         await store.hold_tool_call(held)
+        if held.expires_at > turn.received_at:
+            turn.context.sections.append(await _waits_for_another(store, turn, held))
         return None
     names = ", ".join(held.names)
     if held.expires_at <= turn.received_at:
@@ -128,6 +130,20 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
         "unless they clearly ask for it again."
     )
     return None
+
+
+async def _waits_for_another(store: Store, turn: Turn, held: HeldToolCall) -> str:
+    """What the model is told when a member other than ``held``'s user speaks: their "yes"
+    right after the request to confirm reads like the confirmation, and answering it
+    makes the call lapse (``_lapse_others_held_call``), so it must not say it was made."""
+    owner = await store.get_user(held.user_key)
+    name = (owner.display_name if owner else None) or held.user_key.partition(":")[2]
+    speaker = turn.display_name or turn.user_id
+    return (
+        f"A call to {', '.join(held.names)} was waiting for {name}'s confirmation. This "
+        f"message is from {speaker}, so it does not confirm it, and once you answer it the "
+        f"call lapses without being made: do not say it was made; {name} can ask again."
+    )
 
 
 async def _lapse_others_held_call(store: Store, turn: Turn) -> None:
@@ -179,7 +195,7 @@ async def _guard_body(
         return reply
     original = json.loads(reply.body)
     await _hold(store, turn, message, names, str(original.get("model") or ""), settings)
-    text = confirmation_text(calls, names, message.get("content"))
+    text = confirmation_text(calls, names, message.get("content"), _asked_of(turn))
     reply.body = confirmation_body(original, text)
     reply.text = text
     return reply
@@ -197,7 +213,7 @@ def _guard_stream(
             for i, c in enumerate(message.get("tool_calls") or [])
         ]
         await _hold(store, turn, message, names, str(turn.body.get("model") or ""), settings)
-        return confirmation_text(calls, names, message.get("content"))
+        return confirmation_text(calls, names, message.get("content"), _asked_of(turn))
 
     async def guarded() -> AsyncIterator[bytes]:
         async with aclosing(stream.__aiter__()) as upstream:
@@ -206,6 +222,14 @@ def _guard_stream(
                     yield chunk
 
     return Reply(stream=ReplyStream(guarded(), stream.discard))
+
+
+def _asked_of(turn: Turn) -> str | None:
+    """Who the request to confirm is for, named in a group (where only their answer
+    counts, and everyone reads it); ``None`` in a private chat."""
+    if turn.chat_type != "group":
+        return None
+    return turn.display_name or turn.user_id
 
 
 async def _annotated(turn: Turn, stream: ReplyStream, impactful: Any) -> AsyncIterator[bytes]:

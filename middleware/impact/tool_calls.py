@@ -436,13 +436,16 @@ def _render_call(call: ToolCall) -> str:
     return f"{call.name}({_shorten(inner, budget)})"
 
 
-def confirmation_text(calls: list[ToolCall], names: list[str], content: str | None) -> str:
+def confirmation_text(
+    calls: list[ToolCall], names: list[str], content: str | None, asked_of: str | None = None
+) -> str:
     """The assistant message asking the user to confirm the held ``calls``.
 
     Calls named in ``names`` are listed as the ones to confirm (all calls if none is);
     the others are mentioned, since confirming releases them together. Arguments are
     shown compactly (long values cut, at most ~300 characters per call). Non-blank
-    ``content`` the model wrote comes first, as its own paragraph.
+    ``content`` the model wrote comes first, as its own paragraph. ``asked_of`` names the
+    one person whose answer counts (in a group, where everyone reads the question).
     """
     asked = [call for call in calls if call.name in names] or list(calls)
     others = [call for call in calls if call not in asked]
@@ -453,7 +456,13 @@ def confirmation_text(calls: list[ToolCall], names: list[str], content: str | No
         lines += [f"- {_render_call(call)}" for call in asked]
     if others:
         lines.append("This would also run: " + ", ".join(_render_call(c) for c in others) + ".")
-    lines.append('Reply "yes" to do it, or tell me what to change.')
+    if asked_of is None:
+        lines.append('Reply "yes" to do it, or tell me what to change.')
+    else:
+        lines.append(
+            f'{asked_of}, reply "yes" to do it, or tell me what to change (only your answer '
+            "confirms it)."
+        )
     ask = "\n".join(lines)
     return _joined(content, ask) if content and content.strip() else ask
 

@@ -149,6 +149,9 @@ class ParticipantState:
     default_tz: str | None
     locale: str | None
     last_user_message_at: datetime
+    # The place they last said they are in (``ClockData.located``), whose zone stands for
+    # theirs while they have set none.
+    located: StatedLocation | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,7 @@ from middleware.store.sqlite_clock_state import (
     import_snapshot,
     prior_from_row,
     read_prior,
+    stated_location_from_db,
     usable_zone,
 )
 from middleware.store.sqlite_prior_cache import PriorRows, Row
@@ -135,7 +136,8 @@ UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING t
 
 _SELECT_PARTICIPANTS = """
 SELECT p.user_key, u.display_name, COALESCE(per.default_tz, u.default_tz),
-       COALESCE(per.locale, u.locale), p.last_user_message_at
+       COALESCE(per.locale, u.locale), p.last_user_message_at,
+       CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END
 FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id
@@ -380,7 +382,12 @@ class SqliteStore:
             rows = await self._fetch(_SELECT_PARTICIPANTS, (thread_key, to_db(since), limit))
         return [
             ParticipantState(
-                row[0], row[1], usable_zone(row[2]), row[3], cast(datetime, from_db(row[4]))
+                row[0],
+                row[1],
+                usable_zone(row[2]),
+                row[3],
+                cast(datetime, from_db(row[4])),
+                stated_location_from_db(row[5], row[0]),
             )
             for row in rows
         ]

@@ -314,6 +314,27 @@ async def test_an_api_group_action_never_reaches_the_users_dm(
     assert "did you end up going to the gym" in anas.lower()
 
 
+async def test_actions_in_a_group_say_they_are_the_groups_only(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    dm = Conversation(relay, fake_upstream, clock, thread="d1")
+    group = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
+    await dm.say("heading to the doctor, clock it")
+    # Her private action is not shown to the group, and the group is not told she has none.
+    empty = reply_text(await group.say("/actions", after=timedelta(minutes=5)))
+    assert "Doctor" not in empty and "doctor" not in empty
+    assert empty.startswith(
+        "You have no open actions from this group (the ones from your private chats are "
+        "listed only there)."
+    )
+    await group.say("heading to the gym")
+    listing = reply_text(await group.say("/actions"))
+    assert listing.startswith("Your open actions from this group:\n")
+    assert "doctor" not in listing.lower()
+    assert reply_text(await dm.say("/actions")).startswith("Your open actions:\n")
+
+
 async def test_five_minute_gaps_get_no_check_in_text_at_all(talk: Conversation) -> None:
     await talk.say("let's plan the trip")
     for turn in range(12):

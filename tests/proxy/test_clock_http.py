@@ -395,6 +395,43 @@ async def test_time_command_lists_group_members(relay: RunningServer) -> None:
     )
 
 
+async def test_a_member_who_only_said_where_they_are_has_that_zone_in_the_group(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-said", "chat_type": "group"}
+    await chat(
+        relay, "/tz Europe/Berlin", at="2026-11-21T14:00:00Z", user="ana", name="Ana", **group
+    )
+    # Kenji never sets a zone; he says where he is, and the message saying it already
+    # shows him there.
+    await chat(
+        relay, "hey, I'm in Tokyo", at="2026-11-21T14:05:00Z", user="kenji", name="Kenji", **group
+    )
+    said = "Kenji: Sat 23:05 (Asia/Tokyo; said they are in Tokyo)"
+    assert said in block(fake_upstream)
+    # Another member asking about him sees his local time, and his zone counts toward how
+    # far apart the members' clocks are.
+    fake_upstream.reply_content = "Let's meet at <time 2026-11-22T08:00:00Z>."
+    reply = await chat(
+        relay,
+        "what time is it for Kenji?",
+        at="2026-11-21T14:10:00Z",
+        user="maria",
+        name="Maria",
+        **group,
+    )
+    assert "Kenji: Sat 23:10 (Asia/Tokyo; said they are in Tokyo)" in block(fake_upstream)
+    assert "Tokyo (Kenji)" in reply["choices"][0]["message"]["content"]
+    await chat(relay, "let's talk at 9am", at="2026-11-21T14:11:00Z", user="ana", **group)
+    assert "up to 8 hours apart" in block(fake_upstream)
+    fake_upstream.reply_content = None
+    listed = await chat(relay, "/time", at="2026-11-21T14:12:00Z", user="ana", **group)
+    assert (
+        "Kenji: Sat 21 Nov 2026 23:12 (Asia/Tokyo, UTC+09:00), they said they are in Tokyo"
+        in listed["choices"][0]["message"]["content"].splitlines()
+    )
+
+
 async def test_tz_rejects_unknown_and_ambiguous(relay: RunningServer) -> None:
     reply = await chat(relay, "/tz Springfield", at="2026-11-21T10:00:00Z")
     assert "could be several places" in reply["choices"][0]["message"]["content"]
@@ -581,6 +618,22 @@ async def test_group_times_are_flagged_when_clocks_are_far_apart(
         relay, "let's talk at 9am Europe/Berlin", at="2026-11-21T10:06:00Z", user="ana", **group
     )
     assert "mean different hours" not in block(fake_upstream)
+
+
+async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-mine", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    for text in ("9am my time works", "9am my local time is fine", "9am, my timezone"):
+        await chat(relay, text, at="2026-11-21T10:05:00Z", user="kenji", **group)
+        told = block(fake_upstream)
+        assert '"9am" = 2026-11-22T09:00:00+09:00 (Asia/Tokyo)' in told
+        assert "mean different hours" not in told
+    # Someone else's time is still for the group to confirm.
+    await chat(relay, "9am your time works", at="2026-11-21T10:06:00Z", user="ana", **group)
+    assert "mean different hours" in block(fake_upstream)
 
 
 async def test_the_same_words_a_day_later_get_a_fresh_block(

@@ -220,6 +220,30 @@ async def test_in_a_group_a_held_call_waits_for_its_own_user_only(
     assert call.id == "call_1"
 
 
+async def test_in_a_group_the_request_to_confirm_names_who_must_answer(
+    relay: RunningServer,
+) -> None:
+    named = {**HEADERS, **in_group("maria"), "X-Chronorelay-User-Name": "Maria"}
+    maria = openai.AsyncOpenAI(
+        base_url=f"{relay.url}/v1", api_key="unused", max_retries=0, default_headers=named
+    )
+    async with maria, client(relay) as sdk:
+        plain = await maria.chat.completions.create(
+            model="fake-model", messages=[user("email the team")], tools=SEND_EMAIL
+        )
+        content, _ = await streamed(maria, [user("email the team again")], SEND_EMAIL)
+        private = await sdk.chat.completions.create(
+            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
+        )
+    # Everyone in the group reads it, and only Maria's yes sends the email.
+    ask = 'Maria, reply "yes" to do it, or tell me what to change (only your answer confirms it).'
+    assert (plain.choices[0].message.content or "").endswith(ask)
+    assert content.endswith(ask)
+    assert (private.choices[0].message.content or "").endswith(
+        'Reply "yes" to do it, or tell me what to change.'
+    )
+
+
 async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
@@ -230,8 +254,15 @@ async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
             model="fake-model", messages=history, extra_headers=in_group("bob")
         )
         assert moved_on.choices[0].message.tool_calls is None
+        # ... and the model, which sees a "yes" right after the request to confirm, is
+        # told it is not the confirmation, so it does not say the email went.
         bobs_turn = fake_upstream.last.body["messages"][-1]["content"]
-        assert bobs_turn.startswith("yes") and "send_email" not in bobs_turn
+        assert bobs_turn.startswith("yes")
+        assert (
+            "A call to send_email was waiting for ana's confirmation. This message is from "
+            "bob, so it does not confirm it, and once you answer it the call lapses without "
+            "being made: do not say it was made; ana can ask again."
+        ) in bobs_turn
         history.append({"role": "assistant", "content": moved_on.choices[0].message.content})
         asked = len(fake_upstream.requests)
         # Ana's "ok" may agree with what Bob was just told; it does not send the email.
