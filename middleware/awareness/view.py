@@ -10,6 +10,7 @@ all the model gets (spec 000 §3: no time preamble, no check-in).
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -289,8 +290,17 @@ def _new(
     said: str,
     quote: str | None,
 ) -> Action:
-    """The action ``detected`` in ``said`` (the user's words about it), recorded now."""
+    """The action ``detected`` in ``said`` (the user's words about it), recorded now.
+
+    A start the user gave is kept as the start, so its phrase leaves the label: "Call the
+    bank tomorrow at 9am" would read as the day after once that day came."""
     policy = settings.actions
+    start, phrase = _start(turn, said)
+    if phrase:
+        undated = re.sub(rf"\s*\b{re.escape(phrase)}\b", "", detected.label, flags=re.IGNORECASE)
+        undated = undated.strip(" ,;:-")
+        if undated:
+            detected = replace(detected, label=undated[:1].upper() + undated[1:])
     return new_action(
         detected,
         now=turn.received_at,
@@ -306,23 +316,24 @@ def _new(
         max_ttl=policy.max_ttl,
         quote=quote[:200] if quote and policy.store_quotes else None,
         action_id=f"act_{secrets.token_hex(4)}",
-        start=_start(turn, said),
+        start=start,
     )
 
 
-def _start(turn: Turn, said: str) -> datetime | None:
+def _start(turn: Turn, said: str) -> tuple[datetime | None, str]:
     """The first later instant a time phrase in ``said`` gives ("call the bank tomorrow at
     9"), as the clock stage read the message in its session zone (spec 000 §4.3: a phrase
-    with no zone to anchor it gives none). A phrase that could mean several instants
-    ("at 9": 09:00 or 21:00) gives the earliest: the action cannot begin before it."""
+    with no zone to anchor it gives none), and that phrase. A phrase that could mean
+    several instants ("at 9": 09:00 or 21:00) gives the earliest: the action cannot begin
+    before it."""
     for found in turn.time_expressions:
         if found.matched_text not in said:
             continue
         readings = (found.start_instant,) if found.start_instant else found.candidates
         later = [instant for instant in readings if instant > turn.received_at]
         if later:
-            return min(later)
-    return None
+            return min(later), found.matched_text
+    return None, ""
 
 
 def on_actions(change: Callable[[list[Action]], list[Action]]) -> ClockOp:

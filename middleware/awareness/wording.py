@@ -106,18 +106,30 @@ def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
         template.question if template else f"did you end up getting to {action.label.lower()}?"
     )
     return (
-        f"Check-in ({rule_id}): {ago(now - action.recorded_at)} the user was about to: "
-        f'"{action.label}" ({_status(action, now)}). If it fits, mention it in a hedged '
-        f'way, e.g. "Welcome back — {question}" {CORRECTABLE}'
+        f"Check-in ({rule_id}): {_said(action, now)}: "
+        f'"{action.label}"{_due(action, now)} ({_status(action, now)}). If it fits, mention it '
+        f'in a hedged way, e.g. "Welcome back — {question}" {CORRECTABLE}'
     )
+
+
+def _said(action: Action, now: datetime) -> str:
+    # One set for later was a plan when said, not something the user was about to do.
+    verb = "planned" if action.start_at is not None else "was about to"
+    return f"{ago(now - action.recorded_at)} the user {verb}"
+
+
+def _due(action: Action, now: datetime) -> str:
+    """When a planned action that has begun was set for (its label has no time); it is
+    only asked about once it has."""
+    return "" if action.start_at is None else f", set for {ago(now - action.start_at)}"
 
 
 def cue(match: CueMatch, now: datetime) -> str:
     action = match.action
     return (
         f"Possible connection (unconfirmed): {ago(now - action.recorded_at)} the user said "
-        f'"{action.label}", and this message mentions "{match.cue}". You may ask a '
-        f'confirming question such as "{match.question}" {CORRECTABLE}'
+        f'"{action.label}"{_due(action, now)}, and this message mentions "{match.cue}". You '
+        f'may ask a confirming question such as "{match.question}" {CORRECTABLE}'
     )
 
 

@@ -205,7 +205,7 @@ _SHOW_ORDER = (
 
 
 def _resume_header(content: ResumeContent) -> str:
-    name = _one_line(content.work_context_name) or "This work"
+    name = _one_line(content.work_context_name) or "This conversation"
     phase = _one_line(content.active_work_phase.replace("_", " "))
     if not phase or phase == "unknown":
         return f"{name}."

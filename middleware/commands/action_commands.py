@@ -93,9 +93,21 @@ def _listing(shown: list[tuple[int, Action]], now: datetime, *, group: bool) -> 
     lines = ["Your open actions from this group:" if group else "Your open actions:"]
     for number, action in shown:
         status = _STATUS.get(action.status_at(now), action.status_at(now))
-        lines.append(f"{number}. {action.label} — {ago(now - action.recorded_at)}, {status}")
+        lines.append(f"{number}. {action.label} — {_when(action, now)}, {status}")
     lines.append(USAGE)
     return "\n".join(lines)
+
+
+def _when(action: Action, now: datetime) -> str:
+    """How old the action is, or for one set for later when it is set for: its label no
+    longer says ("tomorrow at 9" would be wrong the next day)."""
+    start = action.start_at
+    if start is None:
+        return ago(now - action.recorded_at)
+    if start <= now:
+        return f"set for {ago(now - start)}"
+    ahead = ago(start - now)
+    return "starts in a moment" if ahead == "just now" else f"starts in {ahead[: -len(' ago')]}"
 
 
 def _pick(shown: list[tuple[int, Action]], which: str) -> Action | None:

@@ -17,8 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from middleware.commands import Command, CommandHandler
-from middleware.continuity.capture import rebuild_view
+from middleware.continuity.capture import place_name, rebuild_view
+from middleware.continuity.model import WorkContext
 from middleware.continuity.service import ContinuityService
+from middleware.identity import thread_channel
 from middleware.memory.learn import enforce_limit
 from middleware.memory.triggers import stated_memory
 from middleware.types import Turn
@@ -63,9 +65,9 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             )
         current = await store.thread_work_context(turn.thread_key, now=turn.received_at)
         lines = [
-            f"This thread's work context: “{current.name}”"
-            + ("" if current.named else " (this thread's own)")
-            + "."
+            f"This thread's work context: “{current.name}”."
+            if current.named
+            else "This thread's work context: this thread's own (no name)."
         ]
         recent = [
             c
@@ -77,11 +79,7 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             lines.append("Send /context to me in a direct chat to see your other contexts.")
         elif recent:
             lines.append("Your recent ones:")
-            lines.extend(
-                f"- {c.name}{'' if c.named else ' (a thread of its own)'}, active "
-                f"{c.last_active_at:%Y-%m-%d}"
-                for c in recent
-            )
+            lines.extend(f"- {_shown_name(c)}, active {c.last_active_at:%Y-%m-%d}" for c in recent)
         lines.append("Send /context NAME to move this thread into a named context.")
         return "\n".join(lines)
 
@@ -90,7 +88,7 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         current = await store.thread_work_context(turn.thread_key, now=now)
         await rebuild_view(store, settings.continuity, current.work_context_id, now)
         view = await store.constellation(current.work_context_id)
-        return recap_text(current.name, view)
+        return recap_text(current.name if current.named else None, view)
 
     async def capture(turn: Turn, command: Command) -> str:
         if not settings.continuity.enabled:
@@ -171,17 +169,32 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
     return {"context": context, "recap": recap, "capture": capture, "memory": memory}
 
 
-def recap_text(name: str, view: dict[str, Any] | None) -> str:
-    """Where a work context stands, for a person to read."""
+def _shown_name(context: WorkContext) -> str:
+    """A context as a person reads it in a list: its name, or for a thread's own context
+    where that thread is ("Discord (group)"), not the thread key it is named after."""
+    if context.named:
+        return context.name
+    try:
+        channel, _ = thread_channel(context.name)
+    except ValueError:
+        return "a thread of its own"
+    return f"a thread of its own on {place_name(context.name, channel)}"
+
+
+def recap_text(name: str | None, view: dict[str, Any] | None) -> str:
+    """Where a work context stands, for a person to read; ``name`` is None for the
+    thread's own context (named after the thread's key, which means nothing to them)."""
     if not view or not (
         view.get("session_history") or view.get("open_questions") or view.get("key_decisions")
     ):
+        where = f"for “{name}”" if name else "in this thread"
         return (
-            f"Nothing captured for “{name}” yet. A session is captured after a pause, or "
+            f"Nothing captured {where} yet. A session is captured after a pause, or "
             "now with /capture."
         )
     phase = str(view.get("active_work_phase") or "unknown").replace("_", " ")
-    lines = [f"“{name}”" + ("" if phase == "unknown" else f" — {phase} phase") + "."]
+    title = f"“{name}”" if name else "This thread"
+    lines = [title + ("" if phase == "unknown" else f" — {phase} phase") + "."]
     for line in view.get("session_history", [])[:3]:
         lines.append(f"- {line['captured_at'][:10]}: {line['summary']}")
     for question in view.get("open_questions", [])[:5]:

@@ -97,7 +97,9 @@ def build_view(
     newest_first = list(reversed(history.values()))
     return {
         "work_context_id": context.work_context_id,
-        "work_context_name": context.name,
+        # A thread's own context is named after its key, which is for the relay, not the
+        # model: the card calls it "this conversation" instead.
+        "work_context_name": context.name if context.named else "",
         "session_history": [line for line in newest_first if line["summary"]][:window],
         "open_questions": list(reversed(questions))[:MAX_OPEN_QUESTIONS],
         "key_decisions": list(reversed(decisions))[:MAX_KEY_DECISIONS],

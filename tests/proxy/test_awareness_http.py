@@ -205,8 +205,13 @@ async def test_an_action_set_for_later_stays_planned_until_its_time(talk: Conver
     assert stored["status_now"] == "planned"
 
     talk.clock.set(datetime(2026, 11, 3, 10, 0, tzinfo=UTC))
+    # The day it was set for: "tomorrow" would now mean Wednesday, so the label says no
+    # time; the start is given as it stands now, and it was planned, not under way.
     after = await talk.block_for("hey again")
-    assert 'the user was about to: "Call the bank tomorrow at 9" (likely done' in after
+    assert 'the user planned: "Call the bank", set for 2 hours ago (likely done by now' in after
+    assert "tomorrow" not in after
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Call the bank — set for 2 hours ago, likely done" in listing
 
 
 async def test_an_action_at_a_bare_hour_starts_at_its_next_occurrence(
@@ -226,7 +231,7 @@ async def test_an_appointment_days_ahead_outlives_the_default_ttl(talk: Conversa
     await talk.say("/tz Europe/Berlin")
     await talk.say("clock it: dentist appointment next Friday at 3pm")
     listing = reply_text(await talk.say("/actions", after=timedelta(days=2)))
-    assert "1. Dentist appointment next Friday at 3pm — 2 days ago, planned" in listing
+    assert "1. Dentist appointment — starts in 2 days 5 hours, planned" in listing
     [stored] = (await talk.admin_user())["latest_actions"]
     # Fri 6 Nov 15:00 Berlin, open for the default day from then.
     assert stored["start_iso"] == "2026-11-06T14:00:00+00:00"

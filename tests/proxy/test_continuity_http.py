@@ -361,6 +361,27 @@ async def test_commands_context_recap_capture_memory(
     assert "(1 to 2), e.g. /memory forget 2" in await ana.say("/memory forget")
 
 
+async def test_a_threads_own_context_is_not_shown_by_its_key(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    assert "Nothing captured in this thread yet" in await ana.say("/recap")
+    for text in ("Let's go with the analog tape sim.", "I still need to figure out the reverb."):
+        await ana.say(text)
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert recap.startswith("This thread") and "reverb" in recap
+    block = await ana.block_for("back at it", after=timedelta(days=1))
+    resume = cards_in(block)["resume"]
+    assert resume.split("\n")[1].startswith("This conversation")
+    await Person(relay, fake_upstream, clock, thread="t2").say("hello")
+    listing = await Person(relay, fake_upstream, clock, thread="t2").say("/context")
+    assert "a thread of its own on the API" in listing
+    # The relay's thread keys are for the relay, not for the people or the model.
+    assert not any("agent:main" in text for text in (recap, block, listing))
+
+
 async def test_memory_and_other_contexts_are_not_listed_in_a_group(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
