@@ -764,6 +764,9 @@ class SqliteStore:
     async def set_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> None:
         await continuity.set_job_mark(self._write, job, scope, mark, at)
 
+    async def claim_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> bool:
+        return await continuity.claim_job_mark(self._write, job, scope, mark, at)
+
     # -- plumbing ----------------------------------------------------------------------
 
     async def _connect(self) -> aiosqlite.Connection:
