@@ -201,12 +201,14 @@ async def observe_media_only(
         observed = True
     finally:
         if tell is not None:
-            await tell(TEXT_ONLY)
             if observed:
+                # Queued before it is sent, as a command's answer is: any read after the
+                # sender sees it (the transcript, the thread's times) finds it stored.
                 stored = services.store.record_reply(
                     turn.thread_key, TEXT_ONLY, services.clock.now()
                 )
                 stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
+            await tell(TEXT_ONLY)
 
 
 class LiveReply(Protocol):
