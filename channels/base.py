@@ -20,6 +20,7 @@ from channels.history import conversation_body
 from middleware.commands import match_command
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
+from middleware.store import log_if_failed
 from middleware.types import ReplyStream, Turn
 
 if TYPE_CHECKING:
@@ -184,6 +185,30 @@ async def observe(services: Services, turn: Turn) -> None:
     message the bot was not asked about. Nothing is sent upstream."""
     turn.observe_only = True
     await services.pipeline(turn)
+
+
+async def observe_media_only(
+    services: Services, turn: Turn, tell: Callable[[str], Awaitable[None]] | None
+) -> None:
+    """Record ``turn``, a message that was only a photo, sticker, voice note or file, for
+    the clock. With ``tell`` (the bot was addressed) the sender is told ``TEXT_ONLY``
+    without asking the model, even when recording failed, and the answer is recorded as
+    the bot's message, as a chat command's answer is: the thread's agent time moves, and
+    the transcript (so later history) has it."""
+    observed = False
+    try:
+        await observe(services, turn)
+        observed = True
+    finally:
+        if tell is not None:
+            if observed:
+                # Queued before it is sent, as a command's answer is: any read after the
+                # sender sees it (the transcript, the thread's times) finds it stored.
+                stored = services.store.record_reply(
+                    turn.thread_key, TEXT_ONLY, services.clock.now()
+                )
+                stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
+            await tell(TEXT_ONLY)
 
 
 class LiveReply(Protocol):

@@ -37,13 +37,13 @@ from discord import app_commands
 
 from channels.base import (
     ATTACHED,
-    TEXT_ONLY,
     ConversationLocks,
     MediaKind,
     answer_in_order,
     is_relay_command,
     media_only_text,
     observe,
+    observe_media_only,
 )
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
@@ -365,12 +365,13 @@ class DiscordChannel:
         write), but nothing the model could read, so the sender is told so without asking
         it; in a DM, or in a server when it replies to the bot."""
         dm = turn.chat_type == "dm"
+
+        async def tell(text: str) -> None:
+            await self.send(turn.thread_id, text, reply_to=None if dm else message.id)
+
+        addressed = dm or self._replies_to_bot(message)
         async with self._locks(turn.thread_id):
-            try:
-                await observe(self._services, turn)
-            finally:
-                if dm or self._replies_to_bot(message):
-                    await self.send(turn.thread_id, TEXT_ONLY, reply_to=None if dm else message.id)
+            await observe_media_only(self._services, turn, tell if addressed else None)
 
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""

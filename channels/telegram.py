@@ -53,13 +53,13 @@ from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandl
 
 from channels.base import (
     ATTACHED,
-    TEXT_ONLY,
     ConversationLocks,
     MediaKind,
     answer_in_order,
     is_relay_command,
     media_only_text,
     observe,
+    observe_media_only,
 )
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
@@ -311,17 +311,14 @@ class TelegramChannel:
         if message is None or turn is None:
             return
         group = turn.chat_type == "group"
+
+        async def tell(text: str) -> None:
+            reply_to = message.message_id if group else None
+            await self.send(turn.thread_id, text, topic_id=turn.topic_id, reply_to=reply_to)
+
+        addressed = not group or self._replies_to_bot(message)
         async with self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"):
-            try:
-                await observe(self._services, turn)
-            finally:
-                if not group or self._replies_to_bot(message):
-                    await self.send(
-                        turn.thread_id,
-                        TEXT_ONLY,
-                        topic_id=turn.topic_id,
-                        reply_to=message.message_id if group else None,
-                    )
+            await observe_media_only(self._services, turn, tell if addressed else None)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error

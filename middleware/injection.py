@@ -11,7 +11,11 @@ continuation and is replayed with its block; one it cannot know (the first resen
 restart) gets a new block, and that one is what later requests replay.
 
 A user message is recognised by the hash of its original content plus its ordinal among
-equal messages in the request (a second "ok" is a different message from the first).
+equal messages in the request (a second "ok" is a different message from the first). A
+client's compaction that drops the first "ok" would make the second one first; so the
+block of a message said again also keeps its context, the fingerprint of the message just
+before it, and a copy whose context is known is given the ordinal it was saved under (a
+thread's ``repeats``). Only repeated messages are hashed for it: other turns pay nothing.
 
 Only a thread's most recent blocks stay in memory (``InjectionMemory``); a message older
 than those that comes back, or one sent before the relay started, is looked up in the store
@@ -27,7 +31,7 @@ import hashlib
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -48,6 +52,9 @@ _CACHED_THREADS = 4096
 _CACHED_BLOCKS = 256
 
 Key = tuple[str, int]
+# A repeated message's contexts in a thread: fingerprint → context → the ordinal saved
+# with it (``None`` when two copies share a context, so it tells them apart no better).
+Repeats = dict[str, dict[str, int | None]]
 
 
 def wrap(block: str) -> str:
@@ -115,6 +122,15 @@ class _ThreadBlocks:
     # Whether ``blocks`` holds every block the thread has: then a message not in it has none
     # (a thread with no stored block when the relay first saw it, until one is evicted).
     complete: bool
+    # Every context the store holds for the thread (read at first sight), and those saved
+    # since: few, kept whole.
+    repeats: Repeats
+
+    def note_contexts(self, fingerprint: str, contexts: Mapping[int, str]) -> None:
+        known = self.repeats.setdefault(fingerprint, {})
+        for ordinal, context in contexts.items():
+            saved = known.get(context, ordinal)
+            known[context] = ordinal if saved == ordinal else None
 
 
 class InjectionMemory:
@@ -167,23 +183,35 @@ class InjectionMemory:
         again on its next request."""
         self._threads.clear()
 
-    def remember(self, thread_key: str, key: Key, text: str) -> None:
-        """Keep a block just made for the thread (the caller saves it to the store)."""
+    async def repeats(self, thread_key: str) -> Repeats:
+        """The contexts of the thread's repeated messages (see the module docstring)."""
+        return (await self._thread(thread_key)).repeats
+
+    def remember(
+        self, thread_key: str, key: Key, text: str, contexts: Mapping[int, str] | None = None
+    ) -> None:
+        """Keep a block just made for the thread, and the ``contexts`` of its message's
+        copies (the caller saves both to the store)."""
         thread = self._threads.get(thread_key)
         if thread is not None:
             self._keep(thread, key, text.encode())
+            if contexts:
+                thread.note_contexts(key[0], contexts)
 
     async def _thread(self, thread_key: str) -> _ThreadBlocks:
         thread = self._threads.get(thread_key)
         if thread is None:
             # Nothing is read ahead: the request's keys are looked up when it needs them.
             complete = not await self._store.has_injections(thread_key)
+            saved = [] if complete else await self._store.repeated_injections(thread_key)
             # A concurrent first request of the thread may have made its entry (and kept
             # its block there) while this one waited: replacing it would lose that block
             # for good, since a complete thread never asks the store.
             thread = self._threads.get(thread_key)
             if thread is None:
-                thread = _ThreadBlocks(OrderedDict(), complete=complete)
+                thread = _ThreadBlocks(OrderedDict(), complete=complete, repeats={})
+                for fingerprint, ordinal, context in saved:
+                    thread.note_contexts(fingerprint, {ordinal: context})
                 self._threads[thread_key] = thread
                 if len(self._threads) > _CACHED_THREADS:
                     self._threads.popitem(last=False)
@@ -232,9 +260,14 @@ def injection_stage(
             return await call_next(turn)
         forwarded = list(messages)
         users = _user_messages(messages)
-        fresh_key = users[newest] if fresh is not None and newest is not None else None
+        fresh_index = newest if fresh is not None else None
+        repeats = await recorded.repeats(turn.thread_key)
+        if repeats:
+            _place_repeats(messages, users, repeats, fresh_index)
+        fresh_key = users[fresh_index] if fresh_index is not None else None
         known = await recorded.recall(turn.thread_key, list(users.values()), fresh=fresh_key)
         save: tuple[str, int, str] | None = None
+        contexts: dict[int, str] | None = None
         # Walk backwards so inserting system messages does not shift indices still to visit.
         plan: list[tuple[int, str]] = []
         for index, key in users.items():
@@ -245,8 +278,11 @@ def injection_stage(
                 # today's time. The block a message was last sent with is the one replayed:
                 # a request sent again (an SDK retry, a regenerated answer) goes on with the
                 # conversation the model answered, and keeps its prefix.
-                if text != fresh:
-                    recorded.remember(turn.thread_key, key, fresh)
+                if key[1] > 0:
+                    # Said before in this request: its copies' contexts are kept.
+                    contexts = _contexts(messages, users, key[0])
+                if text != fresh or contexts:
+                    recorded.remember(turn.thread_key, key, fresh, contexts)
                     save = (*key, fresh)
                 text = fresh
             if text is not None:
@@ -261,7 +297,7 @@ def injection_stage(
             # Queued, not awaited: memory has the block for this process's next requests,
             # and a failure only costs later requests their cache-friendliness.
             saving = store.save_injection(
-                turn.thread_key, save[0], save[1], save[2], turn.received_at
+                turn.thread_key, save[0], save[1], save[2], turn.received_at, contexts
             )
             saving.add_done_callback(log_if_failed(log, "remember the injection", turn.thread_key))
         return await call_next(turn)
@@ -280,6 +316,42 @@ def _user_messages(messages: list[Any]) -> dict[int, Key]:
             seen[key] = ordinal + 1
             keys[index] = (key, ordinal)
     return keys
+
+
+def _context(messages: list[Any], index: int) -> str:
+    """The fingerprint of the message just before ``messages[index]`` ("" for none)."""
+    before = messages[index - 1] if index > 0 else None
+    return fingerprint(before) if isinstance(before, dict) else ""
+
+
+def _place_repeats(
+    messages: list[Any], users: dict[int, Key], repeats: Repeats, fresh_index: int | None
+) -> None:
+    """Give each copy of a repeated message in ``users`` the ordinal its block was saved
+    under, found by its context (one a client's compaction has moved keeps its own
+    block), and the fresh message, if it is such a copy, an ordinal after those before
+    it (its block must not replace theirs)."""
+    highest: dict[str, int] = {}
+    for index, (key, ordinal) in users.items():
+        contexts = repeats.get(key)
+        if contexts is None:
+            continue
+        if index == fresh_index:
+            ordinal = max(ordinal, highest.get(key, -1) + 1)
+        else:
+            saved = contexts.get(_context(messages, index))
+            ordinal = ordinal if saved is None else saved
+        users[index] = (key, ordinal)
+        highest[key] = max(highest.get(key, -1), ordinal)
+
+
+def _contexts(messages: list[Any], users: dict[int, Key], key: str) -> dict[int, str]:
+    """The contexts of the request's copies of the message ``key``, by ordinal."""
+    return {
+        ordinal: _context(messages, index)
+        for index, (copy, ordinal) in users.items()
+        if copy == key
+    }
 
 
 def newest_user_index(messages: list[Any]) -> int | None:

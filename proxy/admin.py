@@ -295,6 +295,7 @@ async def run_job(request: web.Request) -> web.Response:
                 "job": name,
                 "captures": [dataclasses.asdict(c) for c in tick.captures],
                 "nightly": dataclasses.asdict(tick.nightly) if tick.nightly else None,
+                "housekeeping": tick.housekeeping,
             }
         )
     raise NotFoundError(f"no job {name!r}; the jobs are: {', '.join(JOBS)}")

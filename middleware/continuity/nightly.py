@@ -28,6 +28,10 @@ from middleware.store import Store
 log = logging.getLogger(__name__)
 
 ROLLUP_SEGMENTS = 8
+# The daily housekeeping pass deletes only entries expired at least this long ago. Anyone
+# active has had their own night since (a night comes every local day; moving west can
+# skip one), so what it finds belongs to people no night visits any more.
+HOUSEKEEPING_GRACE = timedelta(days=2)
 # ``recent_work_contexts`` limit that means all of a person's contexts.
 _EVERY_CONTEXT = 100_000
 _SEGMENT_CHARS = 220
@@ -87,6 +91,20 @@ async def run_nightly(
     report = NightlyReport(captured, len(decayed), obligations, directives, rollups, rebuilt)
     log.info("nightly job: %s", report)
     return report
+
+
+async def housekeep(store: Store, settings: ContinuityConfig, now: datetime) -> int:
+    """The relay's daily pass over everyone's log: delete the entries expired at least
+    ``HOUSEKEEPING_GRACE`` ago and rebuild those contexts' views without them, so that
+    the log of someone no longer active (whom no night visits) does not keep what
+    decayed. Nothing per person: no captures, promotion or rollups (an expired entry is
+    past promotion anyway). Idempotent. Returns the contexts it decayed in."""
+    decayed = await store.decay_entries(now=now - HOUSEKEEPING_GRACE)
+    for work_context_id in decayed:
+        await rebuild_view(store, settings, work_context_id, now)
+    if decayed:
+        log.info("housekeeping: decayed entries in %d contexts", len(decayed))
+    return len(decayed)
 
 
 async def contexts_of(store: Store, user_keys: Collection[str]) -> set[str]:

@@ -1,5 +1,6 @@
 """Continuity's long-lived part: the capturer, the background work, and the scheduler
-that fires idle/debounce captures and each person's nightly job (spec 001 §5.2, §3.3).
+that fires idle/debounce captures, each person's nightly job (spec 001 §5.2, §3.3) and
+the relay's daily housekeeping.
 
 ``tick`` is one pass of the scheduler, so tests (and ``POST /admin/jobs/…``) drive it
 with a fake clock instead of waiting for the loop.
@@ -19,7 +20,12 @@ from middleware.clock.zones import get_zone
 from middleware.continuity.background import Background
 from middleware.continuity.capture import CaptureOutcome, Capturer, rebuild_view
 from middleware.continuity.model import Trigger
-from middleware.continuity.nightly import NightlyReport, run_nightly, trigger_settings
+from middleware.continuity.nightly import (
+    NightlyReport,
+    housekeep,
+    run_nightly,
+    trigger_settings,
+)
 from middleware.continuity.pauses import CommandPauses
 from middleware.continuity.schedule import nightly_due
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
@@ -30,6 +36,9 @@ from middleware.types import Upstream
 log = logging.getLogger(__name__)
 
 NIGHTLY = "nightly"
+HOUSEKEEPING = "housekeeping"
+# The housekeeping mark's scope: the whole relay (no user key lacks a colon).
+_RELAY = "relay"
 # Users seen within this long are visited by the nightly job.
 _ACTIVE_DAYS = 60
 
@@ -45,6 +54,8 @@ class ContinuitySettings:
 class TickReport:
     captures: tuple[CaptureOutcome, ...] = ()
     nightly: NightlyReport | None = None
+    # Contexts the daily housekeeping decayed in, when it ran in this pass.
+    housekeeping: int | None = None
 
 
 class ContinuityService:
@@ -88,11 +99,13 @@ class ContinuityService:
         await rebuild_view(self.store, self.settings.continuity, work_context_id, now)
 
     async def tick(self) -> TickReport:
-        """One scheduler pass: captures due now, then nightly runs due now."""
+        """One scheduler pass: captures due now, then nightly runs due now, then the
+        relay's housekeeping if its night has come."""
         async with self._tick_lock:
             captures = await self._due_captures()
             nightly = await self._due_nightly()
-        return TickReport(tuple(captures), nightly)
+            housekeeping = await self._due_housekeeping()
+        return TickReport(tuple(captures), nightly, housekeeping)
 
     async def run_nightly(self, user_keys: Collection[str] | None = None) -> NightlyReport:
         """Run the nightly job now (on demand) for ``user_keys``, or everyone active."""
@@ -151,6 +164,21 @@ class ContinuityService:
         for user_key, night in due.items():
             await self.store.set_job_mark(NIGHTLY, user_key, night, at=now)
         return report
+
+    async def _due_housekeeping(self) -> int | None:
+        """Once a day, at ``nightly_at`` in ``nightly_timezone`` (the relay's own night):
+        decay what expired in everyone's log (``housekeep``). The store's mark keeps a
+        restart, or a second process on the same file, from running it twice."""
+        settings = self.settings.continuity
+        now = self.clock.now()
+        zone = get_zone(settings.nightly_timezone)
+        mark = await self.store.job_mark(HOUSEKEEPING, _RELAY)
+        night = nightly_due(mark, now, zone, settings.nightly_at)
+        if night is None or not await self.store.claim_job_mark(
+            HOUSEKEEPING, _RELAY, night, at=now
+        ):
+            return None
+        return await housekeep(self.store, settings, now)
 
     def start(self) -> None:
         """Run the scheduler loop in the background until ``stop``."""

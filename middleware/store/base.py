@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -402,11 +402,26 @@ class Store(ContinuityStore, Protocol):
         a message without one is left out."""
         ...
 
+    async def repeated_injections(self, thread_key: str) -> list[tuple[str, int, str]]:
+        """(fingerprint, ordinal, context) of the thread's blocks saved with a context:
+        those of messages said more than once (see ``save_injection``)."""
+        ...
+
     def save_injection(
-        self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
+        self,
+        thread_key: str,
+        fingerprint: str,
+        ordinal: int,
+        text: str,
+        at: datetime,
+        contexts: Mapping[int, str] | None = None,
     ) -> asyncio.Future[None]:
         """Remember an injection; the latest one stored for a message wins (it is the one
         the message was last forwarded with, so the one to replay).
+
+        ``contexts`` (for a message said more than once) gives, by ordinal, the context
+        (fingerprint of the message before it) of each copy of it in the request, this
+        one's included; a copy whose block has a context keeps it.
 
         Queued when this is called, like ``record_reply``; the future resolves once it is
         committed, with the writes made meanwhile.

@@ -269,3 +269,9 @@ class ContinuityStore(Protocol):
         ...
 
     async def set_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> None: ...
+
+    async def claim_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> bool:
+        """Leave ``mark`` for ``scope`` unless the mark there is already as late (marks
+        compare as text: ISO dates); ``True`` if this call left it. Of several processes
+        claiming the same run, exactly one gets ``True`` and runs the job."""
+        ...

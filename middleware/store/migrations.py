@@ -389,6 +389,18 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        13,
+        """
+        -- A user message said again ("ok" twice) is known by its ordinal among equal
+        -- messages, which a client's compaction shifts when it drops an earlier copy. Such
+        -- copies also keep the fingerprint of the message just before them (NULL for all
+        -- others, and for rows saved before), so the kept copy finds its own block. The
+        -- partial index holds only those rare rows: a turn's write costs nothing more.
+        ALTER TABLE injections ADD COLUMN context TEXT;
+        CREATE INDEX injections_repeated ON injections (thread_key) WHERE context IS NOT NULL;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

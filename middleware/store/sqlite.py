@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -169,9 +169,20 @@ JOIN injections AS i
 
 
 _INSERT_INJECTION = """
-INSERT INTO injections (thread_key, fingerprint, ordinal, text, at)
-VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (thread_key, fingerprint, ordinal) DO UPDATE SET text = excluded.text, at = excluded.at
+INSERT INTO injections (thread_key, fingerprint, ordinal, text, at, context)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (thread_key, fingerprint, ordinal) DO UPDATE SET text = excluded.text,
+    at = excluded.at, context = COALESCE(excluded.context, context)
+"""
+
+_SET_INJECTION_CONTEXT = """
+UPDATE injections SET context = ?
+WHERE thread_key = ? AND fingerprint = ? AND ordinal = ? AND context IS NULL
+"""
+
+_SELECT_REPEATED_INJECTIONS = """
+SELECT fingerprint, ordinal, context FROM injections
+WHERE thread_key = ? AND context IS NOT NULL
 """
 
 _SELECT_USER = """
@@ -417,16 +428,34 @@ class SqliteStore:
                 found.update({(row[0], int(row[1])): row[2] for row in rows})
         return found
 
+    async def repeated_injections(self, thread_key: str) -> list[tuple[str, int, str]]:
+        """See ``Store.repeated_injections``."""
+        with self._translate("read injections"):
+            rows = await self._fetch(_SELECT_REPEATED_INJECTIONS, (thread_key,))
+        return [(row[0], int(row[1]), row[2]) for row in rows]
+
     def save_injection(
-        self, thread_key: str, fingerprint: str, ordinal: int, text: str, at: datetime
+        self,
+        thread_key: str,
+        fingerprint: str,
+        ordinal: int,
+        text: str,
+        at: datetime,
+        contexts: Mapping[int, str] | None = None,
     ) -> asyncio.Future[None]:
         """See ``Store.save_injection``."""
-        params = (thread_key, fingerprint, ordinal, text, to_db(at))
+        others = {copy: ctx for copy, ctx in (contexts or {}).items() if copy != ordinal}
+        own = contexts.get(ordinal) if contexts else None
+        params = (thread_key, fingerprint, ordinal, text, to_db(at), own)
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(_INSERT_INJECTION, params)
+            conn.executemany(
+                _SET_INJECTION_CONTEXT,
+                [(ctx, thread_key, fingerprint, copy) for copy, ctx in others.items()],
+            )
 
-        return self._submit("save an injection", write, one_statement=True)
+        return self._submit("save an injection", write, one_statement=not others)
 
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""
@@ -770,6 +799,9 @@ class SqliteStore:
 
     async def set_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> None:
         await continuity.set_job_mark(self._write, job, scope, mark, at)
+
+    async def claim_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> bool:
+        return await continuity.claim_job_mark(self._write, job, scope, mark, at)
 
     # -- plumbing ----------------------------------------------------------------------
 

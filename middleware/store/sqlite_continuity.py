@@ -487,6 +487,16 @@ ON CONFLICT (job, scope) DO UPDATE SET mark = excluded.mark, at = excluded.at
 """
 
 
+# Only a later mark replaces one: of several processes claiming the same night, one row
+# comes back (to the one that runs the job).
+_CLAIM_JOB_MARK = """
+INSERT INTO job_marks (job, scope, mark, at) VALUES (?, ?, ?, ?)
+ON CONFLICT (job, scope) DO UPDATE SET mark = excluded.mark, at = excluded.at
+WHERE job_marks.mark < excluded.mark
+RETURNING mark
+"""
+
+
 async def job_mark(read: Run, job: str, scope: str) -> str | None:
     def mark(conn: sqlite3.Connection) -> str | None:
         row = conn.execute(_JOB_MARK, (job, scope)).fetchone()
@@ -498,3 +508,11 @@ async def job_mark(read: Run, job: str, scope: str) -> str | None:
 async def set_job_mark(write: Run, job: str, scope: str, mark: str, at: datetime) -> None:
     params = (job, scope, mark, to_db(at))
     await write("set a job mark", lambda conn: conn.execute(_SET_JOB_MARK, params).close())
+
+
+async def claim_job_mark(write: Run, job: str, scope: str, mark: str, at: datetime) -> bool:
+    params = (job, scope, mark, to_db(at))
+    return await write(
+        "claim a job mark",
+        lambda conn: bool(conn.execute(_CLAIM_JOB_MARK, params).fetchall()),
+    )

@@ -271,13 +271,24 @@ async def test_a_photo_alone_is_recorded_for_the_clock(
     assert await driver.send_photo() == [TEXT_ONLY]
     [photo] = driver.turns
     assert photo.observe_only and photo.text == "[photo, not passed on]"
-    # The user did write: the thread and the user's last contact moved to the photo.
+    # The user did write: the thread and the user's last contact moved to the photo; the
+    # relay's answer is the bot's message, as a command's answer is.
     thread = await driver.store.get_thread(photo.thread_key)
     user = await driver.store.get_user(photo.user_key)
     assert thread is not None and thread.last_user_message_at == photo.received_at
+    assert thread.last_agent_message_at is not None
+    assert thread.last_agent_message_at >= photo.received_at
+    transcript = await driver.store.transcript(photo.thread_key)
+    assert [(m.role, m.text) for m in transcript] == [
+        ("user", "[photo, not passed on]"),
+        ("assistant", TEXT_ONLY),
+    ]
     assert user is not None and user.last_interaction_any_channel_at == photo.received_at
     assert fake_upstream.requests == []
     # The model later sees that a photo came, and nothing it could mistake for its content.
     await driver.say("did you get it?")
     [request] = fake_upstream.requests
-    assert request.body["messages"][0] == {"role": "user", "content": "[photo, not passed on]"}
+    assert request.body["messages"][:2] == [
+        {"role": "user", "content": "[photo, not passed on]"},
+        {"role": "assistant", "content": TEXT_ONLY},
+    ]

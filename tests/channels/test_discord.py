@@ -181,8 +181,13 @@ async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
     assert in_server["content"] == TEXT_ONLY and in_server["message_reference"]
     assert len(discord_api.sent()) == 3 and len(fake_upstream.requests) == 1
     # Each bare file was recorded for the clock, the server's unanswered one too.
-    assert dm[0].text == "[photo, not passed on]"
-    assert [m.text for m in server] == ["[file, not passed on]"] * 2
+    # The relay's answers are the bot's messages, after the files they answer.
+    assert [m.text for m in dm[:2]] == ["[photo, not passed on]", TEXT_ONLY]
+    assert [(m.role, m.text) for m in server] == [
+        ("user", "[file, not passed on]"),
+        ("user", "[file, not passed on]"),
+        ("assistant", TEXT_ONLY),
+    ]
 
 
 async def test_system_messages_are_nobodys_words(

@@ -115,13 +115,19 @@ async def test_media_without_a_caption_is_told_the_relay_reads_text(
     store = services_of(bot).store
     in_dm = await store.transcript("agent:main:telegram:dm:1001")
     kinds = ["photo", "sticker", "voice note", "file"]
-    assert [m.text for m in in_dm] == [f"[{kind}, not passed on]" for kind in kinds]
+    assert [m.text for m in in_dm] == [
+        text for kind in kinds for text in (f"[{kind}, not passed on]", TEXT_ONLY)
+    ]
+    assert [m.role for m in in_dm] == ["user", "assistant"] * 4
     in_group = await store.transcript(f"agent:main:telegram:group:{group}")
     assert [m.text for m in in_group if m.role == "user"] == [
         "[sticker, not passed on]",
         "[voice note, not passed on]",
         "/time",
     ]
+    # The answers, the relay's to the media one and the command's, are the bot's messages.
+    answers = [m.text for m in in_group if m.role == "assistant"]
+    assert answers[0] == TEXT_ONLY and answers[1].startswith("It's ") and len(answers) == 2
 
 
 async def test_time_command_is_answered_without_the_upstream(

@@ -319,3 +319,51 @@ def test_fingerprints_of_text_are_unchanged_and_a_lone_surrogate_has_one() -> No
     assert fingerprint({"role": "user", "content": "café"}) == "9883c13e4279980fe3f262ea93047f84"
     odd = fingerprint({"role": "user", "content": "caf\udce9"})
     assert odd != fingerprint({"role": "user", "content": "caf\ufffd"})
+
+
+async def test_a_repeated_message_keeps_its_block_when_compaction_drops_the_first_copy(
+    counting: CountingStore,
+) -> None:
+    """Two "ok"s: a client's compaction that drops the first makes the second the first
+    "ok" of the request, and it must still come with the block it was sent with."""
+    relay = Relay(counting, InjectionMemory(cast(Store, counting)))
+    history = [user("start"), {"role": "assistant", "content": "noted"}, user("ok")]
+    await relay.send(history)
+    history += [{"role": "assistant", "content": "first reply"}, user("ok")]
+    second = (await relay.send(history))[4]
+    assert "turn 2" in second["content"]
+    history += [{"role": "assistant", "content": "second reply"}, user("next")]
+    compacted = [user("summary of the start"), *history[3:]]
+    assert (await relay.send(compacted))[2] == second
+    # A new "ok" after the compaction gets a block of its own, not the second one's.
+    compacted += [{"role": "assistant", "content": "third reply"}, user("ok")]
+    third = (await relay.send(compacted))[6]
+    assert "turn 4" in third["content"]
+    # A restarted relay reads the contexts from the store, and so does the same.
+    restarted = Relay(counting, InjectionMemory(cast(Store, counting)))
+    again = await restarted.send(compacted, block=False)
+    assert again[2] == second and again[6] == third
+    assert (await restarted.send(history, block=False))[4] == second
+
+
+async def test_messages_said_once_keep_no_context(counting: CountingStore) -> None:
+    relay = Relay(counting, InjectionMemory(cast(Store, counting)))
+    for count in range(1, 8):
+        await relay.send(window(count))
+    assert await counting.repeated_injections(THREAD) == []
+
+
+async def test_copies_after_the_same_message_keep_their_blocks_by_ordinal(
+    counting: CountingStore,
+) -> None:
+    """Each "ok" after the same "noted": their context tells them apart no better, so
+    the ordinal does, as before contexts were kept."""
+    relay = Relay(counting, InjectionMemory(cast(Store, counting)))
+    noted = {"role": "assistant", "content": "noted"}
+    history = [user("start"), noted, user("ok")]
+    first = (await relay.send(history))[2]
+    history += [noted, user("ok")]
+    second = (await relay.send(history))[4]
+    history += [noted, user("next")]
+    replayed = await Relay(counting, InjectionMemory(cast(Store, counting))).send(history)
+    assert replayed[2] == first and replayed[4] == second and first != second

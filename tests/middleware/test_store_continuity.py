@@ -3,9 +3,11 @@ rollups, living memory and job marks — read across linked users."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -600,3 +602,19 @@ async def test_job_marks(store: SqliteStore) -> None:
     await store.set_job_mark("nightly", DC, "2025-03-01", at=NOW)
     assert await store.job_mark("nightly", TG) == "2025-03-02"
     assert await store.job_mark("rollup", TG) is None
+
+
+async def test_a_job_mark_is_claimed_once(db_path: Path, store: SqliteStore) -> None:
+    other = SqliteStore(db_path)  # a second process on the same file
+    await other.open()
+    try:
+        claims = await asyncio.gather(
+            store.claim_job_mark("housekeeping", "relay", "2025-03-01", at=NOW),
+            other.claim_job_mark("housekeeping", "relay", "2025-03-01", at=NOW),
+        )
+        assert sorted(claims) == [False, True]
+        assert not await store.claim_job_mark("housekeeping", "relay", "2025-02-28", at=NOW)
+        assert await other.claim_job_mark("housekeeping", "relay", "2025-03-02", at=NOW)
+        assert await store.job_mark("housekeeping", "relay") == "2025-03-02"
+    finally:
+        await other.close()

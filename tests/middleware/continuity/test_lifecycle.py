@@ -3,9 +3,11 @@ promotion boundaries, the nightly job's idempotence and timing, tier 2 and tier 
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from middleware.cards.content import CardBudget
 from middleware.clock.source import FakeClock
 from middleware.continuity.model import CardSources, ContinuityEntry, WorkContext
-from middleware.continuity.service import ContinuityService, ContinuitySettings
+from middleware.continuity.service import NIGHTLY, ContinuityService, ContinuitySettings
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.continuity.stage import render_boot_cards
 from middleware.store import InboundRecord, SqliteStore
@@ -247,6 +249,52 @@ async def test_each_persons_log_is_promoted_in_their_own_night_not_anothers(
     # first and leaves Ana's log alone; hers, 03:00 in New York (EDT), promotes it.
     assert asked_at + timedelta(days=14) < datetime(2026, 3, 16, 18, 0, tzinfo=UTC)
     assert promoted_at == [datetime(2026, 3, 17, 7, 0, tzinfo=UTC)]
+
+
+def stored_entries(db_path: Path, work_context_id: str) -> int:
+    """Rows in the log file for the context, expired or not."""
+    with sqlite3.connect(db_path) as conn:
+        query = "SELECT COUNT(*) FROM continuity_entries WHERE work_context_id = ?"
+        count: int = conn.execute(query, (work_context_id,)).fetchone()[0]
+    return count
+
+
+async def test_daily_housekeeping_decays_the_log_of_people_no_night_visits(
+    store: SqliteStore, clock: FakeClock, db_path: Path
+) -> None:
+    service = service_for(store, clock)
+    olga = Thread(store, clock, "agent:main:api:olga", user="api:olga")
+    await olga.session(
+        "We decided to go with the price impact theory.",
+        "I still need to figure out the expert schedule.",
+    )
+    await service.capture_thread(olga.key)
+    olgas = await context_of(store, olga)
+    ana = Thread(store, clock, "agent:main:api:ana")
+    # Olga's first night is her next one; the relay's housekeeping runs (nothing expired).
+    assert (await service.tick()).housekeeping == 0
+    housekept_at: list[datetime] = []
+    last_said = clock.now()
+    # Olga never comes back; Ana keeps talking. Ticks every 3 hours for 70 days.
+    while clock.now() < START + timedelta(days=70):
+        clock.advance(timedelta(hours=3))
+        if clock.now() - last_said > timedelta(days=10):
+            await ana.session("still here")
+            last_said = clock.now()
+        if (await service.tick()).housekeeping is not None:
+            housekept_at.append(clock.now())
+    # Olga's 60-day entries expired on 1 May; her last night was that day (on 2 May she
+    # was out of the 60-day active window), so only housekeeping can remove them.
+    assert await store.job_mark(NIGHTLY, olga.user) == "2026-05-01"
+    assert await store.continuity_entries(olgas, now=clock.now()) == []
+    assert stored_entries(db_path, olgas) == 0
+    view = await store.constellation(olgas)
+    assert view is not None and not view["open_questions"]
+    # Once a day at 03:00 UTC (the relay's night), at the first tick after it.
+    assert len({at.date() for at in housekept_at}) == len(housekept_at) == 70
+    assert {at.hour for at in housekept_at} == {4}
+    # A restart, or a second process on the same file, does not run it again that night.
+    assert (await service_for(store, clock).tick()).housekeeping is None
 
 
 async def test_recent_activity_leaves_out_the_current_context(
