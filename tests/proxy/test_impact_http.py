@@ -41,6 +41,20 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+def in_group(member: str) -> dict[str, str]:
+    return {"X-Chronorelay-User": member, "X-Chronorelay-Chat-Type": "group"}
+
+
+async def held_email(
+    sdk: openai.AsyncOpenAI, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The user asks for an email; the history up to the relay's request to confirm."""
+    first = await sdk.chat.completions.create(
+        model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL, extra_headers=headers
+    )
+    return [user("email Bob"), {"role": "assistant", "content": first.choices[0].message.content}]
+
+
 async def streamed(sdk: openai.AsyncOpenAI, messages: list[Any], tools: list[Any]) -> Any:
     """Collect a streamed answer into (content, {index: (id, name, arguments)})."""
     stream = await sdk.chat.completions.create(
@@ -133,14 +147,7 @@ async def test_anything_but_yes_drops_the_held_call(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
     async with client(relay) as sdk:
-        first = await sdk.chat.completions.create(
-            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
-        )
-        history = [
-            user("email Bob"),
-            {"role": "assistant", "content": first.choices[0].message.content},
-            user("no, not yet"),
-        ]
+        history = [*await held_email(sdk), user("no, not yet")]
         await sdk.chat.completions.create(model="fake-model", messages=history)
         told = fake_upstream.last.body["messages"][-1]["content"]
         assert "did not confirm the call to send_email" in told
@@ -160,14 +167,7 @@ async def test_an_ok_after_the_relay_answered_something_else_releases_nothing(
     # later "ok" agrees with that answer, not with the email asked about before it.
     relay = await relay_factory(server={"api_commands": True})
     async with client(relay) as sdk:
-        first = await sdk.chat.completions.create(
-            model="fake-model", messages=[user("email Bob")], tools=SEND_EMAIL
-        )
-        history = [
-            user("email Bob"),
-            {"role": "assistant", "content": first.choices[0].message.content},
-            user(between),
-        ]
+        history = [*await held_email(sdk), user(between)]
         answer = await sdk.chat.completions.create(
             model="fake-model", messages=history, tools=SEND_EMAIL
         )
@@ -183,27 +183,12 @@ async def test_an_ok_after_the_relay_answered_something_else_releases_nothing(
     assert fake_upstream.last.body["messages"][-1]["content"].startswith("ok")
 
 
-def in_group(member: str) -> dict[str, str]:
-    return {"X-Chronorelay-User": member, "X-Chronorelay-Chat-Type": "group"}
-
-
-async def held_for_ana(sdk: openai.AsyncOpenAI) -> list[dict[str, Any]]:
-    """Ana asks for an email in a group; the history up to the relay's question."""
-    first = await sdk.chat.completions.create(
-        model="fake-model",
-        messages=[user("email Bob")],
-        tools=SEND_EMAIL,
-        extra_headers=in_group("ana"),
-    )
-    return [user("email Bob"), {"role": "assistant", "content": first.choices[0].message.content}]
-
-
 async def test_in_a_group_a_held_call_waits_for_its_own_user_only(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     relay = await relay_factory(server={"api_commands": True})
     async with client(relay) as sdk:
-        history = await held_for_ana(sdk)
+        history = await held_email(sdk, in_group("ana"))
         # Bob's command, answered by the relay itself, moves nothing on.
         await sdk.chat.completions.create(
             model="fake-model", messages=[*history, user("/time")], extra_headers=in_group("bob")
@@ -248,7 +233,7 @@ async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
     async with client(relay) as sdk:
-        history = [*await held_for_ana(sdk), user("yes")]
+        history = [*await held_email(sdk, in_group("ana")), user("yes")]
         # Bob's yes is not Ana's to give: it goes to the model like any message.
         moved_on = await sdk.chat.completions.create(
             model="fake-model", messages=history, extra_headers=in_group("bob")
