@@ -7,8 +7,9 @@ stored per thread and re-applied verbatim whenever that user message comes back 
 later request, so the forwarded conversation only ever grows at its end and the
 upstream's prompt (prefix) cache stays valid. A message the recording stage knows it
 already recorded, sent again as the newest (an SDK retry, a regenerated answer), comes as a
-continuation and is replayed with its block; one it cannot know (the first resend after a
-restart) gets a new block, and that one is what later requests replay.
+continuation and is replayed with its block (after a restart too: the recording stage asks
+the store); one it cannot know (its block was lost, or saved under another key) gets a new
+block, and that one is what later requests replay.
 
 A user message is recognised by the hash of its original content plus its ordinal among
 equal messages in the request (a second "ok" is a different message from the first). A

@@ -12,7 +12,10 @@ be stored: at once, or once the reply is back.
 A request may bring again the message it brought before (an SDK retrying, a client
 regenerating the answer). That message is not recorded twice: its second arrival would
 make the user's gap "just now" and the transcript hold it twice. It goes on as a
-continuation, replayed with the block it was sent with (see ``LatestMessages``).
+continuation, replayed with the block it was sent with (see ``LatestMessages``). Memory
+knows the recently active pairs; for a pair it does not know (the relay restarted since
+its last message) the store is asked once: the block saved for the message tells whether
+the pair's newest stored message is this one.
 """
 
 from __future__ import annotations
@@ -58,12 +61,16 @@ class LatestMessages:
     first, so further on in the request; a reply recorded in between is no sign either
     way. A request with no conversation before its message cannot be told from the same
     words said anew except by time: it is a resend only within ``_BARE_RESEND_WINDOW``.
-    Kept in memory only: after a restart the first resend is recorded once more.
+    A pair not held (``knows``) is looked up in the store (``stored_resend``).
     """
 
     def __init__(self, max_pairs: int = _REMEMBERED_PAIRS) -> None:
         self._max_pairs = max_pairs
         self._latest: dict[Pair, tuple[Place, datetime]] = {}
+
+    def knows(self, pair: Pair) -> bool:
+        """Whether the pair's newest message is held: if not, only the store can tell."""
+        return pair in self._latest
 
     def resent(self, turn: Turn, place: Place | None) -> bool:
         """Whether ``place`` is that of the newest message recorded from the turn's pair,
@@ -78,13 +85,16 @@ class LatestMessages:
     def recorded(self, turn: Turn, place: Place | None) -> None:
         """The turn's message, at ``place`` (None: a turn that cannot be a resend), is being
         recorded: it is its pair's newest now."""
-        pair = (turn.thread_key, turn.user_key)
+        self.remember((turn.thread_key, turn.user_key), place, turn.received_at)
+
+    def remember(self, pair: Pair, place: Place | None, at: datetime) -> None:
+        """The pair's newest message, received at ``at``, is the one at ``place``."""
         self._latest.pop(pair, None)
         if place is None:
             return
         if len(self._latest) >= self._max_pairs:
             del self._latest[next(iter(self._latest))]
-        self._latest[pair] = (place, turn.received_at)
+        self._latest[pair] = (place, at)
 
     def not_recorded(self, pair: Pair, place: Place | None) -> None:
         """The message at ``place`` could not be stored: its resend must be recorded."""
@@ -100,6 +110,31 @@ def newest_place(turn: Turn) -> Place | None:
         return None
     index = newest_user_index(messages)
     return None if index is None else (fingerprint(messages[index]), index)
+
+
+async def stored_resend(store: Store, latest: LatestMessages, turn: Turn, place: Place) -> bool:
+    """Whether the turn brings again its pair's newest stored message, for a pair that
+    ``latest`` does not hold: one read, by the key its block was saved under.
+
+    That message is the one at ``place`` when the block of the request's message was
+    saved at the instant the pair's newest message was received (a block is saved with
+    its message's time). It is then held, so the pair's later turns ask memory only.
+    """
+    messages: list[Any] = turn.body["messages"]
+    content = messages[place[1]].get("content")
+    # Equal content, equal fingerprint: the earlier copies need no hashing.
+    ordinal = sum(
+        1
+        for message in messages[: place[1]]
+        if isinstance(message, dict)
+        and message.get("role") == "user"
+        and message.get("content") == content
+    )
+    at = await store.newest_message_injected_at(turn.thread_key, turn.user_key, (place[0], ordinal))
+    if at is None:
+        return False
+    latest.remember((turn.thread_key, turn.user_key), place, at)
+    return latest.resent(turn, place)
 
 
 def _holds_conversation(messages: list[Any]) -> bool:
@@ -136,7 +171,11 @@ def recording_stage(
         pair, place = (turn.thread_key, turn.user_key), None
         if not turn.continuation:
             place = newest_place(turn)
-            if newest.resent(turn, place):
+            if newest.resent(turn, place) or (
+                place is not None
+                and not newest.knows(pair)
+                and await stored_resend(store, newest, turn, place)
+            ):
                 turn.continuation = turn.resent = True
                 # Read, not moved: a command sent again shows the user's zone as it is.
                 turn.prior = await store.peek_prior(turn.thread_key, turn.user_key)

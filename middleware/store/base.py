@@ -395,6 +395,15 @@ class Store(ContinuityStore, Protocol):
         """Whether any block was stored for the thread's messages."""
         ...
 
+    async def newest_message_injected_at(
+        self, thread_key: str, user_key: str, key: tuple[str, int]
+    ) -> datetime | None:
+        """When ``user_key``'s newest message in the thread was received, if the block
+        stored for the thread's message ``key`` (fingerprint, ordinal) was made for it (it
+        was saved at that instant): then that message is the one ``key`` names. None
+        otherwise, and for unknown keys."""
+        ...
+
     async def injections_for(
         self, thread_key: str, keys: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], str]:

@@ -152,6 +152,14 @@ ORDER BY at, fingerprint, ordinal
 
 _HAS_INJECTIONS = "SELECT EXISTS (SELECT 1 FROM injections WHERE thread_key = ?)"
 
+# Two primary-key lookups: the user's newest message here, and the block of ``key``.
+_SELECT_NEWEST_INJECTED = """
+SELECT p.last_user_message_at FROM thread_participants AS p
+JOIN injections AS i ON i.thread_key = p.thread_key AND i.fingerprint = ? AND i.ordinal = ?
+    AND i.at = p.last_user_message_at
+WHERE p.thread_key = ? AND p.user_key = ?
+"""
+
 # Joined from the keys so each one is a primary-key lookup (a row-value IN list would scan
 # the whole thread). Two parameters a key: a batch stays within SQLite's oldest default
 # limit of 999 parameters.
@@ -414,6 +422,14 @@ class SqliteStore:
         with self._translate("read injections"):
             rows = await self._fetch(_HAS_INJECTIONS, (thread_key,))
         return bool(rows[0][0])
+
+    async def newest_message_injected_at(
+        self, thread_key: str, user_key: str, key: tuple[str, int]
+    ) -> datetime | None:
+        """See ``Store.newest_message_injected_at``."""
+        with self._translate("read injections"):
+            rows = await self._fetch(_SELECT_NEWEST_INJECTED, (*key, thread_key, user_key))
+        return from_db(rows[0][0]) if rows else None
 
     async def injections_for(
         self, thread_key: str, keys: Sequence[tuple[str, int]]

@@ -8,6 +8,7 @@ import pytest
 
 from middleware.clock.source import FakeClock
 from middleware.errors import StoreError
+from middleware.injection import fingerprint
 from middleware.pipeline import Stage
 from middleware.recording import recording_stage
 from middleware.store import InboundRecord, QueuedInbound, SqliteStore
@@ -81,4 +82,29 @@ async def test_a_message_that_could_not_be_stored_is_recorded_when_sent_again(
     retried = turn(1, resendable=True)
     await record(retried, answer)
     assert not retried.resent
+    assert await user_texts(store) == ["ok"]
+
+
+async def test_after_a_restart_the_store_is_asked_once_a_pair(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new process does not know the pair's newest message: its first turn asks the
+    store (whose block, saved at the message's time, names it), later turns only memory."""
+    await stage(store)(turn(0, resendable=True), answer)
+    await store.save_injection(THREAD, fingerprint(HISTORY[0]), 0, "<block>", T0)
+    asked = 0
+    ask = store.newest_message_injected_at
+
+    async def counted(thread_key: str, user_key: str, key: tuple[str, int]) -> datetime | None:
+        nonlocal asked
+        asked += 1
+        return await ask(thread_key, user_key, key)
+
+    monkeypatch.setattr(store, "newest_message_injected_at", counted)
+    restarted = stage(store)
+    again = turn(1, resendable=True)
+    await restarted(again, answer)
+    assert again.resent and asked == 1
+    await restarted(turn(2, resendable=True), answer)
+    assert asked == 1
     assert await user_texts(store) == ["ok"]

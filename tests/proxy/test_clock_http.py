@@ -547,6 +547,45 @@ async def test_a_regenerated_answer_keeps_the_time_the_user_wrote_at(
     assert thread.last_user_message_by_user == {"api:ana": thread.last_user_message_at}
 
 
+async def test_a_regenerated_answer_after_a_restart_keeps_the_time_the_user_wrote_at(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """The relay restarts between a message and its regeneration: the resend is still
+    known (from the store) and goes on as a continuation, not recorded again and sent
+    with the block of when the user wrote it."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+    relay = await relay_factory()
+    reply = await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="regen3")
+    history += [reply["choices"][0]["message"], {"role": "user", "content": "what now?"}]
+    await chat(relay, messages=history, at="2026-11-21T12:00:00Z", thread="regen3")
+    first = fake_upstream.last.body["messages"]
+    await relay.stop()
+    restarted = await relay_factory()
+    await chat(restarted, messages=history, at="2026-11-21T12:07:00Z", thread="regen3")
+    assert fake_upstream.last.body["messages"] == first
+    store = restarted.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:regen3")
+    assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?"]
+    thread = await store.get_thread("agent:main:api:regen3")
+    assert thread is not None
+    assert thread.last_user_message_at == datetime(2026, 11, 21, 12, tzinfo=UTC)
+
+
+async def test_a_bare_message_said_again_after_a_restart_is_new_once_the_window_is_over(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """A client that sends only the newest message says "hi" the next day, after a
+    restart: the same words said anew, recorded with a block of now."""
+    relay = await relay_factory()
+    await chat(relay, "hi", at="2026-11-20T10:00:00Z", thread="bare")
+    await relay.stop()
+    restarted = await relay_factory()
+    await chat(restarted, "hi", at="2026-11-21T10:00:00Z", thread="bare")
+    store = restarted.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:bare")
+    assert [m.text for m in transcript if m.role == "user"] == ["hi", "hi"]
+
+
 async def test_the_same_words_said_again_after_the_reply_are_a_new_message(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
