@@ -53,6 +53,11 @@ def describe(report: ForgetReport) -> str:
     listed = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
     if report.unlinked_from:
         listed += f"; and the link to {', '.join(report.unlinked_from)}, which keep their own data"
+    if report.link_code_misses_kept:
+        listed += (
+            ". Only the count of wrong link codes you tried lately stays, until its window "
+            "ends, so that /forget cannot reset the limit on guessing codes"
+        )
     return listed
 
 

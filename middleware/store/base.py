@@ -284,6 +284,8 @@ class ForgetReport:
     ``threads`` are the user's DM threads, deleted whole (their ``messages`` count the
     relay's replies there too); ``actions`` are the clocked actions that were theirs;
     ``unlinked_from`` the accounts they were linked to, which stay.
+    ``link_code_misses_kept``: their count of wrong link codes, which is not deleted
+    (forgetting must not reset the guessing limit), stays until its window ends.
     """
 
     messages: int = 0
@@ -300,6 +302,7 @@ class ForgetReport:
     memory_facts: int = 0
     job_marks: int = 0
     unlinked_from: tuple[str, ...] = ()
+    link_code_misses_kept: bool = False
 
 
 @dataclass(frozen=True, slots=True)

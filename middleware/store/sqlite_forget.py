@@ -15,7 +15,8 @@ What counts as the user's:
   spoke in (whole, with their captures: those quote them) and the group views and
   everyone's rollup lines made from those (rebuilt by the nightly job from what is
   left), rollup segments, living memory, job marks scoped to them, and their user row
-  (timezone, last contact, clock data);
+  (timezone, last contact, clock data) — all but their count of wrong link codes, which
+  is kept until its window ends so that /forget does not reset the guessing limit;
 - when linked, they are unlinked first (as ``unlink_user`` does: a person left with
   fewer than two users is dissolved) and the actions they clocked are taken out of the
   person's shared list, so what the other accounts keep holds nothing of theirs;
@@ -83,6 +84,7 @@ UPDATE work_contexts SET constellation = NULL, constellation_built_at = NULL,
 WHERE work_context_id IN ({marks})
 """
 
+_COUNT_MISSES = "SELECT COUNT(*) FROM link_code_misses WHERE user_key = ?"
 _SELECT_LINKED = "SELECT user_key FROM users WHERE person_id = ? AND user_key <> ? ORDER BY 1"
 
 # Rows whose latest actions may hold one of the user's (the key as stored JSON spells it).
@@ -209,9 +211,10 @@ def _forget(conn: sqlite3.Connection, user_key: str) -> ForgetReport | None:
     )
     counts["threads"] = _delete(conn, f"threads WHERE {in_threads}", threads)
     counts["link_codes"] = _delete(conn, "link_codes WHERE user_key = ?", [user_key])
-    # Nothing names a forgotten user, not even their count of wrong link codes (a guesser
-    # who forgets their account starts that count again).
-    _delete(conn, "link_code_misses WHERE user_key = ?", [user_key])
+    # Their count of wrong link codes stays, until its window ends (the next code anyone
+    # tries deletes it then): a guesser must not reset the limit with /forget. It holds
+    # no words of theirs, only the key, when the window began and how many.
+    kept = conn.execute(_COUNT_MISSES, (user_key,)).fetchone()[0]
     # Their own list may hold copies of a once-linked account's actions: not theirs.
     theirs = [a for a in _actions(own_actions) if _owner(a) in ("", user_key)]
     linked: tuple[str, ...] = ()
@@ -221,7 +224,12 @@ def _forget(conn: sqlite3.Connection, user_key: str) -> ForgetReport | None:
     if person_id is not None:
         links.unlink_user(conn, user_key)
     conn.execute("DELETE FROM users WHERE user_key = ?", (user_key,))
-    return ForgetReport(**counts, actions=_distinct(theirs), unlinked_from=linked)
+    return ForgetReport(
+        **counts,
+        actions=_distinct(theirs),
+        unlinked_from=linked,
+        link_code_misses_kept=bool(kept),
+    )
 
 
 def _drop_actions_elsewhere(conn: sqlite3.Connection, user_key: str) -> list[Any]:

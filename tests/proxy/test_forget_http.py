@@ -183,8 +183,10 @@ async def test_forget_asks_first_then_leaves_nothing_behind(
     ):
         assert said in done, said
 
-    # Every table, including any added later: no row names the user or holds their words.
-    assert rows_mentioning(db, ME, MARK, mine_dm) == {}
+    # Every table, including any added later: no row names the user or holds their words,
+    # but for their count of wrong link codes (``/link zebracorn``), kept for its window.
+    assert "cannot reset the limit on guessing codes" in done
+    assert rows_mentioning(db, ME, MARK, mine_dm) == {"link_code_misses": 1}
     # The others keep theirs.
     kept = rows_mentioning(db, other)
     assert {table: kept.get(table, 0) for table in kept_before} == kept_before | {
@@ -255,3 +257,18 @@ async def test_forget_takes_the_users_words_out_of_a_groups_continuity(
     block = await bob.block_for("hi again", after=timedelta(days=1))
     assert MARK not in block
     assert count(db, "SELECT COUNT(*) FROM messages WHERE user_key = 'api:bob'") >= 2
+
+
+async def test_forget_does_not_reset_the_limit_on_guessing_link_codes(
+    relay: RunningServer,
+) -> None:
+    """A guesser refused after too many wrong link codes forgets their account: the next
+    guess within the window is refused all the same."""
+    for minute in range(5):
+        await say(relay, f"/link WRONG{minute}", f"2026-11-21T08:0{minute}:00Z")
+    refused = await say(relay, "/link BBBBBB", "2026-11-21T08:05:00Z")
+    assert refused.startswith("Too many unknown link codes"), refused
+    await say(relay, "/forget", "2026-11-21T08:06:00Z")
+    assert (await say(relay, "/forget confirm", "2026-11-21T08:07:00Z")).startswith("Done.")
+    again = await say(relay, "/link CCCCCC", "2026-11-21T08:08:00Z")
+    assert again.startswith("Too many unknown link codes"), again
