@@ -2,7 +2,9 @@
 
 ``/forget`` says what would be deleted and asks for ``/forget confirm`` in the same chat
 within ``CONFIRM_WINDOW``; ``/forget confirm`` then deletes it all in one transaction
-(``Store.forget_user``) and says what went.
+(``Store.forget_user``) and says what went. In a group both answers say it in general
+terms: the counts (of private messages, memory, linked accounts) are the user's, not the
+group's; a private chat shows them.
 
 The pending request is the ``/forget`` message itself, which the recording stage has
 already stored: the confirmation looks for it in the chat's transcript. So a request
@@ -84,6 +86,14 @@ def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, Comm
         verb = command.args.lower()
         if verb not in ("", "confirm"):
             text = "Send /forget to see what would be deleted, then /forget confirm to delete it."
+        elif verb == "" and turn.chat_type == "group":
+            text = (
+                f"This deletes everything I store about you: your messages here and "
+                f"elsewhere, our private conversations, what I remember about you and your "
+                f"settings. I don't list it in a group: send /forget in a private chat with "
+                f"me to see the details. It cannot be undone. To go ahead, send /forget "
+                f"confirm here within {minutes} minutes; otherwise nothing is deleted."
+            )
         elif verb == "":
             report = await store.forget_user(turn.user_key, dry_run=True)
             what = describe(report) if report else "nothing yet"
@@ -100,6 +110,13 @@ def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, Comm
         else:
             report = await store.forget_user(turn.user_key)
             injections.drop_all()
+            if turn.chat_type == "group":
+                # What went is theirs to know, not the group's.
+                return Reply(
+                    text="Done. I deleted everything I stored about you. If you write to me "
+                    "again, I start from scratch.",
+                    meta={UNRECORDED: "1"},
+                )
             text = (
                 f"Done. I deleted everything I stored about you ({turn.user_key}): "
                 f"{describe(report) if report else 'there was nothing'}. If you write to me "

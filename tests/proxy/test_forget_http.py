@@ -272,3 +272,24 @@ async def test_forget_does_not_reset_the_limit_on_guessing_link_codes(
     assert (await say(relay, "/forget confirm", "2026-11-21T08:07:00Z")).startswith("Done.")
     again = await say(relay, "/link CCCCCC", "2026-11-21T08:08:00Z")
     assert again.startswith("Too many unknown link codes"), again
+
+
+async def test_forget_in_a_group_shows_the_group_nothing_private(
+    relay: RunningServer, tmp_path: Path
+) -> None:
+    """The group sees that /forget deletes everything, not how many private messages,
+    remembered facts or which linked accounts the user has; it still works there."""
+    db = tmp_path / "relay.sqlite3"
+    await say(relay, f"my secret {MARK}", "2026-11-21T08:00:00Z")
+    await say(relay, "clock it: walk", "2026-11-21T08:01:00Z")
+    await say(relay, "hello all", "2026-11-21T08:02:00Z", thread="g2", group=True)
+    preview = await say(relay, "/forget", "2026-11-21T08:03:00Z", thread="g2", group=True)
+    done = await say(relay, "/forget confirm", "2026-11-21T08:04:00Z", thread="g2", group=True)
+    for reply in (preview, done):
+        assert ME not in reply and "clocked action" not in reply, reply
+        # No counts: the only number is the confirmation window's.
+        assert set(re.findall(r"\d+", reply)) <= {"10"}, reply
+    assert "send /forget in a private chat" in preview
+    assert "/forget confirm here within 10 minutes" in preview
+    assert done.startswith("Done. I deleted everything I stored about you.")
+    assert rows_mentioning(db, ME, MARK) == {}
