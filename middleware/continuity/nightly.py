@@ -28,10 +28,6 @@ from middleware.store import Store
 log = logging.getLogger(__name__)
 
 ROLLUP_SEGMENTS = 8
-# The daily housekeeping pass deletes only entries expired at least this long ago. Anyone
-# active has had their own night since (a night comes every local day; moving west can
-# skip one), so what it finds belongs to people no night visits any more.
-HOUSEKEEPING_GRACE = timedelta(days=2)
 # ``recent_work_contexts`` limit that means all of a person's contexts.
 _EVERY_CONTEXT = 100_000
 _SEGMENT_CHARS = 220
@@ -94,12 +90,15 @@ async def run_nightly(
 
 
 async def housekeep(store: Store, settings: ContinuityConfig, now: datetime) -> int:
-    """The relay's daily pass over everyone's log: delete the entries expired at least
-    ``HOUSEKEEPING_GRACE`` ago and rebuild those contexts' views without them, so that
-    the log of someone no longer active (whom no night visits) does not keep what
-    decayed. Nothing per person: no captures, promotion or rollups (an expired entry is
-    past promotion anyway). Idempotent. Returns the contexts it decayed in."""
-    decayed = await store.decay_entries(now=now - HOUSEKEEPING_GRACE)
+    """The relay's daily pass over everyone's log: delete the entries expired by ``now``
+    and rebuild those contexts' views without them, so that the log of someone no longer
+    active (whom no night visits) keeps nothing past the next pass after it decayed
+    (spec 001 §3.3: an entry expires at its ``decay_at``, cleaned nightly). No grace: an
+    expired entry is read by nothing (views, cards and promotion see only live entries),
+    so removing it before its owner's own night takes nothing from that night. Nothing
+    per person: no captures, promotion or rollups. Idempotent. Returns the contexts it
+    decayed in."""
+    decayed = await store.decay_entries(now=now)
     for work_context_id in decayed:
         await rebuild_view(store, settings, work_context_id, now)
     if decayed:

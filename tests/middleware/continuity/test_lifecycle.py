@@ -297,6 +297,34 @@ async def test_daily_housekeeping_decays_the_log_of_people_no_night_visits(
     assert (await service_for(store, clock).tick()).housekeeping is None
 
 
+async def test_housekeeping_removes_what_expired_by_its_next_pass(
+    store: SqliteStore, clock: FakeClock, db_path: Path
+) -> None:
+    """Spec 001 §3.3/§4.3: an entry decays at its ``decay_at``, nightly. For someone no
+    night visits, the relay's daily pass is that night: their entries are gone within a
+    day of expiring, not kept for a grace period on top."""
+    service = service_for(store, clock)
+    olga = Thread(store, clock, "agent:main:api:olga", user="api:olga")
+    await olga.session("I still need to figure out the expert schedule.", "ok", "thanks")
+    await service.capture_thread(olga.key)
+    olgas = await context_of(store, olga)
+    expires = max(
+        entry.decay_at for entry in await store.continuity_entries(olgas, now=clock.now())
+    )
+    await service.tick()
+    clock.set(expires - timedelta(hours=12))
+    gone_at = None
+    while gone_at is None and clock.now() < expires + timedelta(days=4):
+        clock.advance(timedelta(hours=1))
+        await service.tick()
+        if stored_entries(db_path, olgas) == 0:
+            gone_at = clock.now()
+    # Her night of that day ran before the expiry, and no later one comes (she is out of
+    # the active window): only housekeeping can remove them.
+    assert await store.job_mark(NIGHTLY, olga.user) == expires.date().isoformat()
+    assert gone_at is not None and gone_at - expires <= timedelta(days=1), (expires, gone_at)
+
+
 async def test_recent_activity_leaves_out_the_current_context(
     store: SqliteStore, clock: FakeClock
 ) -> None:
