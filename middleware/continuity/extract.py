@@ -125,12 +125,12 @@ _REJECT = _re(
     r"^\s*(?:if|unless|when|whenever|suppose|supposing|imagine|what\s+if|in\s+case|once\s+upon)"
     r"\b|\b(?:said|says|told|tells|asked|asks|according\s+to|apparently|claims|claimed)\b"
     r"|\b(?:used\s+to|last\s+(?:year|month|week|time)|back\s+then|when\s+i\s+was|years\s+ago"
-    r"|in\s+the\s+story)\b|\bi\s+wonder\b"
+    r"|in\s+the\s+story)\b"
 )
 # A hedge turns a decision back into a proposal.
 _HEDGE = _re(
     r"\b(?:maybe|perhaps|probably|possibly|might|not\s+sure|unsure|someday|at\s+some\s+point"
-    r"|if\s+i\s+were|tentatively|thinking\s+(?:about|of)|considering|consider|leaning"
+    r"|if\s+i\s+were|tentatively|thinking\s+(?:about|of)|considering|consider|leaning|wonder"
     r"|should\s+we|could\s+we|would\s+you)\b"
 )
 # "I need to vent", "we need to talk", "I need to know …": wants, not deferred work.
@@ -195,6 +195,13 @@ _QUESTION_RULES: tuple[_Rule, ...] = (
         0.6,
     ),
     _rule(r"still\s+not\s+(?:clear|sure|decided)\s+" + _ITEM, 0.55),
+    # Undecided between options: "I'm not sure whether we should ship Friday", "I wonder
+    # if the venue is free", "not sure if …". The item keeps its "whether"/"if".
+    _rule(
+        rf"(?:{_BE}\s+|i\s+(?:really\s+)?)?(?:still\s+)?(?:not\s+(?:sure|certain)|unsure|undecided"
+        r"|wonder(?:ing)?)\s+(?:yet\s+)?(?P<item>(?:whether|if)\s+\S.*)",
+        0.55,
+    ),
     # "Next step is to draft X" is the task "draft X"; "next step is the dry run" keeps its
     # words ("Open: the dry run" would read as a question about the dry run).
     _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*to\s+" + _ITEM, 0.6),
@@ -329,6 +336,7 @@ _TERSE = _re(
     r"|with\s+(?:it|that|this)))*[\s.!?…]*"
 )
 
+_OPEN_IF = _re(r"^if\b")
 _ABBREVIATIONS = frozenset(
     "dr mr mrs ms prof st v vs e.g i.e etc no inc ltd jr sr co corp fig art sec approx".split()
 )
@@ -473,7 +481,8 @@ def _classify(
                 continue
             match = rule.pattern.match(clause)
             if match and (text := _clean(match["item"], question=question)):
-                return "open_question", text, rule.confidence
+                # "Open: if the venue is free" reads as half a sentence; "whether" does not.
+                return "open_question", _OPEN_IF.sub("whether", text, count=1), rule.confidence
     return None
 
 
