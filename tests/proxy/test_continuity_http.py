@@ -367,11 +367,18 @@ async def test_a_threads_own_context_is_not_shown_by_its_key(
     relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
     ana = Person(relay, fake_upstream, clock)
     assert "Nothing captured in this thread yet" in await ana.say("/recap")
-    for text in ("Let's go with the analog tape sim.", "I still need to figure out the reverb."):
+    for text in (
+        "Let's draft the liner notes.",
+        "Let's go with the analog tape sim.",
+        "I still need to figure out the reverb.",
+    ):
         await ana.say(text)
     await ana.say("/capture")
     recap = await ana.say("/recap")
     assert recap.startswith("This thread") and "reverb" in recap
+    # A terse first message gets the phase hint, about this conversation, not its key.
+    terse = await ana.block_for("where were we", after=timedelta(days=1))
+    assert "continues the" in terse and "agent:main" not in terse
     block = await ana.block_for("back at it", after=timedelta(days=1))
     resume = cards_in(block)["resume"]
     assert resume.split("\n")[1].startswith("This conversation")
