@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import place_name, rebuild_view
 from middleware.continuity.model import WorkContext
@@ -88,7 +90,11 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         current = await store.thread_work_context(turn.thread_key, now=now)
         await rebuild_view(store, settings.continuity, current.work_context_id, now)
         view = await store.constellation(current.work_context_id)
-        return recap_text(current.name if current.named else None, view)
+        prior = turn.prior
+        zone_name = (prior.thread_tz or prior.user_tz) if prior else None
+        return recap_text(
+            current.name if current.named else None, view, get_zone(zone_name) if zone_name else UTC
+        )
 
     async def capture(turn: Turn, command: Command) -> str:
         if not settings.continuity.enabled:
@@ -181,9 +187,10 @@ def _shown_name(context: WorkContext) -> str:
     return f"a thread of its own on {place_name(context.name, channel)}"
 
 
-def recap_text(name: str | None, view: dict[str, Any] | None) -> str:
+def recap_text(name: str | None, view: dict[str, Any] | None, zone: tzinfo = UTC) -> str:
     """Where a work context stands, for a person to read; ``name`` is None for the
-    thread's own context (named after the thread's key, which means nothing to them)."""
+    thread's own context (named after the thread's key, which means nothing to them).
+    Dates are the person's own (``zone``), as the rest of the relay shows them."""
     if not view or not (
         view.get("session_history") or view.get("open_questions") or view.get("key_decisions")
     ):
@@ -196,7 +203,8 @@ def recap_text(name: str | None, view: dict[str, Any] | None) -> str:
     title = f"“{name}”" if name else "This thread"
     lines = [title + ("" if phase == "unknown" else f" — {phase} phase") + "."]
     for line in view.get("session_history", [])[:3]:
-        lines.append(f"- {line['captured_at'][:10]}: {line['summary']}")
+        day = datetime.fromisoformat(line["captured_at"]).astimezone(zone)
+        lines.append(f"- {day:%Y-%m-%d}: {line['summary']}")
     for question in view.get("open_questions", [])[:5]:
         mark = " (unconfirmed)" if question.get("tentative") else ""
         lines.append(f"Open: {question['question']}{mark}")

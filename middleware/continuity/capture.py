@@ -13,19 +13,22 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.clock.source import Clock
 from middleware.commands import match_command
 from middleware.continuity.constellation import build_view
+from middleware.continuity.corrections import corrected_index, extract_corrections
 from middleware.continuity.extract import (
     Extracted,
     ExtractTurn,
     extract_key_decisions,
     extract_open_questions,
     find_resolved,
+    is_terse_continuation,
+    settled_later,
 )
 from middleware.continuity.model import (
     UNLINKED_CONTEXT_PREFIX,
@@ -38,6 +41,7 @@ from middleware.continuity.model import (
 from middleware.continuity.phase import infer_work_phase
 from middleware.continuity.settings import ContinuityConfig
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
+from middleware.continuity.triggers import TriggerSettings, is_dirty
 from middleware.continuity.words import content_words, folded
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
@@ -47,6 +51,11 @@ log = logging.getLogger(__name__)
 # Messages read for one capture: the last 10 user turns and their answers, with room.
 _MESSAGES_READ = 40
 HEURISTIC_CONFIDENCE = 0.6
+# A deterministic summary's length: a line of the 120-token resume card (spec 001 §6.1).
+SUMMARY_MAX = 200
+# Triggers that capture only a dirty session; a manual request or the history about to be
+# compacted captures whatever conversation there is.
+_NEEDS_DIRTY: frozenset[Trigger] = frozenset({"idle_timeout", "debounced_defocus", "nightly_sweep"})
 # Share of a decision's content words a later session must use to count as coming back
 # to it (for promotion to a standing directive).
 _REFERENCE_OVERLAP = 0.6
@@ -65,13 +74,27 @@ class CaptureOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class _Item:
+    """An open question or key decision to write: ``detail`` is a question's context or a
+    decision's rationale; ``said_at`` when the user said it, if known."""
+
+    text: str
+    detail: str | None
+    confidence: float
+    said_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class _Extraction:
     summary: str | None
     phase: str
-    questions: list[tuple[str, str, float]]
-    decisions: list[tuple[str, str | None, float]]
+    questions: list[_Item]
+    decisions: list[_Item]
     mode: CaptureMode
     fallback_reason: str | None = None
+    # Corrections that replace nothing said in this capture: they may replace an item
+    # already in the log.
+    corrections: tuple[_Item, ...] = ()
 
 
 class Capturer:
@@ -117,7 +140,8 @@ class Capturer:
         raw = await self._store.session_messages(session_id, _MESSAGES_READ)
         messages = conversation_only(raw)
         now = self._clock.now()
-        if not messages:
+        said = [m for m in since_capture(session, messages) if m.role == "user"]
+        if not said:
             if raw and trigger != "manual_request":
                 # Only commands since the last capture: nothing to keep, but no longer dirty.
                 await self._store.record_capture(
@@ -129,6 +153,9 @@ class Capturer:
                     entries=(),
                     unlinked_cap=self._settings.unlinked_max_entries,
                 )
+            return None
+        if trigger in _NEEDS_DIRTY and not self._dirty(session, len(said)):
+            # The store counts every user message; "/time" and "/recap" are not work.
             return None
         extraction = await self._extract(session, messages)
         existing = await self._store.continuity_entries(session.work_context_id, now=now)
@@ -146,6 +173,7 @@ class Capturer:
             entries=entries,
             unlinked_cap=self._settings.unlinked_max_entries,
         )
+        await self._supersede(existing, entries)
         await rebuild_view(self._store, self._settings, session.work_context_id, now)
         log.info(
             "captured session %s (%s, %s): %d entries",
@@ -162,6 +190,12 @@ class Capturer:
             extraction.summary,
             extraction.fallback_reason,
         )
+
+    def _dirty(self, session: Session, conversation_turns: int) -> bool:
+        """Whether the session is dirty counting only its conversation since the last
+        capture (spec 001 §5.2), not the commands the relay answered itself."""
+        rules = TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
+        return is_dirty(replace(session, dirty_turns=conversation_turns), rules)
 
     async def _extract(self, session: Session, messages: Sequence[StoredMessage]) -> _Extraction:
         fallback: str | None = None
@@ -188,22 +222,46 @@ class Capturer:
         self, session: Session, messages: Sequence[StoredMessage], fallback: str | None
     ) -> _Extraction:
         turns = [ExtractTurn(m.role, m.text) for m in messages]
-        fresh = [ExtractTurn(m.role, m.text) for m in since_capture(session, messages)]
-        questions: list[tuple[str, str, float]] = []
-        decisions: list[tuple[str, str | None, float]] = []
+        fresh_messages = since_capture(session, messages)
+        fresh = [ExtractTurn(m.role, m.text) for m in fresh_messages]
+        questions: list[_Item] = []
+        decisions: list[_Item] = []
+        corrections: list[_Item] = []
         if self._settings.deterministic_heuristic_capture:
-            questions = [_heuristic(q) for q in extract_open_questions(fresh)]
-            decisions = [
-                (d.text, None, min(d.confidence, HEURISTIC_CONFIDENCE))
+            raised = extract_open_questions(fresh)
+            settled = settled_later(raised, fresh)
+            said: list[tuple[int, str, _Item]] = [
+                (q.turn, "question", _heuristic(q, fresh_messages))
+                for index, q in enumerate(raised)
+                if index not in settled
+            ] + [
+                (d.turn, "decision", _heuristic(d, fresh_messages, rationale=True))
                 for d in extract_key_decisions(fresh)
             ]
+            for correction in extract_corrections(fresh):
+                fixed = _Item(
+                    correction.text,
+                    None,
+                    HEURISTIC_CONFIDENCE,
+                    fresh_messages[correction.turn].at,
+                )
+                earlier = [entry for entry in said if entry[0] <= correction.turn]
+                index = corrected_index(correction.text, [item.text for _, _, item in earlier])
+                if index is None:
+                    corrections.append(fixed)
+                    continue
+                turn, kind, item = earlier[index]
+                said[said.index((turn, kind, item))] = (correction.turn, kind, fixed)
+            questions = [item for _, kind, item in said if kind == "question"]
+            decisions = [item for _, kind, item in said if kind == "decision"]
         return _Extraction(
-            summary=templated_summary(messages, session),
+            summary=templated_summary(messages, questions, decisions),
             phase=infer_work_phase(turns),
             questions=questions,
             decisions=decisions,
             mode="deterministic",
             fallback_reason=fallback,
+            corrections=tuple(corrections),
         )
 
     def _entries(
@@ -247,7 +305,7 @@ class Capturer:
                     "entities_referenced": [],
                     "procedures_executed": [],
                     "tools_used": ["tool"] if session.tool_used else [],
-                    "turn_count": session.user_turns,
+                    "turn_count": sum(m.role == "user" for m in messages),
                     "duration_minutes": _minutes(session.started_at, messages[-1].at),
                 },
                 settings.session_summary_ttl_days,
@@ -263,33 +321,56 @@ class Capturer:
             folded(str(e.content.get("question") or e.content.get("decision") or ""))
             for e in existing
         }
-        for question, context, confidence in extraction.questions:
-            if folded(question) not in known:
-                known.add(folded(question))
-                add(
-                    "open_question",
-                    {
-                        "question": question,
-                        "context": context,
-                        "resolved": False,
-                        "confidence": confidence,
-                    },
-                    settings.open_question_ttl_days,
-                )
-        for decision, rationale, confidence in extraction.decisions:
-            if folded(decision) not in known:
-                known.add(folded(decision))
-                add(
-                    "key_decision",
-                    {
-                        "decision": decision,
-                        "rationale": rationale,
-                        "referenced_in": [],
-                        "confidence": confidence,
-                    },
-                    settings.key_decision_ttl_days,
-                )
+
+        def add_item(kind: EntryType, item: _Item, corrects: str | None = None) -> None:
+            if folded(item.text) in known:
+                return
+            known.add(folded(item.text))
+            said = {"said_at": item.said_at.isoformat()} if item.said_at else {}
+            corrected = {"corrects": corrects} if corrects else {}
+            if kind == "open_question":
+                content: dict[str, Any] = {
+                    "question": item.text,
+                    "context": item.detail or "",
+                    "resolved": False,
+                }
+                ttl = settings.open_question_ttl_days
+            else:
+                content = {"decision": item.text, "rationale": item.detail, "referenced_in": []}
+                ttl = settings.key_decision_ttl_days
+            add(kind, {**content, "confidence": item.confidence, **said, **corrected}, ttl)
+
+        for question in extraction.questions:
+            add_item("open_question", question)
+        for decision in extraction.decisions:
+            add_item("key_decision", decision)
+        # A correction of something a past capture kept: the old item is superseded.
+        live = [
+            e
+            for e in existing
+            if e.entry_type in ("open_question", "key_decision")
+            and not (e.content.get("resolved") or e.content.get("superseded_by"))
+        ]
+        for correction in extraction.corrections:
+            index = corrected_index(correction.text, [_item_text(e) for e in live])
+            if index is not None:
+                old = live.pop(index)
+                add_item(old.entry_type, correction, corrects=old.entry_id)
         return entries
+
+    async def _supersede(
+        self, existing: Sequence[ContinuityEntry], written: Sequence[ContinuityEntry]
+    ) -> None:
+        """Point each item a correction replaced at the entry that replaced it."""
+        replaced = {
+            str(e.content["corrects"]): e.entry_id for e in written if "corrects" in e.content
+        }
+        for entry in existing:
+            if entry.entry_id in replaced:
+                await self._store.update_entry(
+                    entry.entry_id,
+                    content={**entry.content, "superseded_by": replaced[entry.entry_id]},
+                )
 
     async def _resolve_and_reference(
         self,
@@ -301,11 +382,7 @@ class Capturer:
         fresh = since_capture(session, messages)
         turns = [ExtractTurn(m.role, m.text) for m in fresh]
         open_items = [
-            e
-            for e in existing
-            if e.entry_type == "open_question"
-            and not e.content.get("resolved")
-            and e.source_session_id != session.session_id
+            e for e in existing if e.entry_type == "open_question" and not e.content.get("resolved")
         ]
         now = self._clock.now()
         for index in sorted(find_resolved([str(e.content["question"]) for e in open_items], turns)):
@@ -404,16 +481,33 @@ def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
     return kept
 
 
-def templated_summary(messages: Sequence[StoredMessage], session: Session) -> str | None:
-    """Deterministic mode's session summary: how much was said, how it began and ended."""
+def templated_summary(
+    messages: Sequence[StoredMessage], questions: Sequence[_Item], decisions: Sequence[_Item]
+) -> str | None:
+    """Deterministic mode's session summary, within :data:`SUMMARY_MAX` characters: what
+    the session was on (its first message with substance), what it decided, what it left
+    open and where it ended; the later parts give way first when space runs out."""
     said = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
     if not said:
         return None
-    first, last = _snippet(said[0]), _snippet(said[-1])
-    turns = f"{session.user_turns} message{'s' if session.user_turns != 1 else ''}"
-    if len(said) == 1 or first == last:
-        return f"{turns}; about: “{first}”"
-    return f"{turns}; began with “{first}”, last: “{last}”"
+    substantive = [text for text in said if _substantive(text)] or said
+    topic, last = _snippet(substantive[0], 80), _snippet(substantive[-1], 60)
+    count = f"{len(said)} message{'s' if len(said) != 1 else ''}"
+    parts = [f"On “{topic}” ({count})"]
+    if decisions:
+        parts.append("Decided: " + "; ".join(_snippet(d.text, 70) for d in decisions[-2:]))
+    if questions:
+        parts.append("Open: " + "; ".join(_snippet(q.text, 70) for q in questions[-2:]))
+    if last != topic:
+        parts.append(f"Ended on “{last}”")
+    while len(parts) > 1 and len(". ".join(parts)) + 1 > SUMMARY_MAX:
+        parts.pop()
+    return ". ".join(parts) + "."
+
+
+def _substantive(text: str) -> bool:
+    """A message with something in it: not "ok", "thanks" or "let's continue"."""
+    return len(content_words(text)) >= 2 and not is_terse_continuation(text)
 
 
 def _snippet(text: str, limit: int = 90) -> str:
@@ -421,16 +515,26 @@ def _snippet(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def _heuristic(item: Extracted) -> tuple[str, str, float]:
-    return item.text, item.context, min(item.confidence, HEURISTIC_CONFIDENCE)
+def _heuristic(
+    item: Extracted, messages: Sequence[StoredMessage], *, rationale: bool = False
+) -> _Item:
+    """A heuristic item, said when its turn was; a decision has no rationale to give."""
+    detail = None if rationale else item.context
+    return _Item(
+        item.text, detail, min(item.confidence, HEURISTIC_CONFIDENCE), messages[item.turn].at
+    )
+
+
+def _item_text(entry: ContinuityEntry) -> str:
+    return str(entry.content.get("question") or entry.content.get("decision") or "")
 
 
 def _from_synthesis(result: SynthesisResult) -> _Extraction:
     return _Extraction(
         summary=result.session_summary,
         phase=result.work_phase,
-        questions=[(q.question, q.context, 1.0) for q in result.open_questions],
-        decisions=[(d.decision, d.rationale, 1.0) for d in result.key_decisions],
+        questions=[_Item(q.question, q.context, 1.0) for q in result.open_questions],
+        decisions=[_Item(d.decision, d.rationale, 1.0) for d in result.key_decisions],
         mode="llm_enriched",
     )
 

@@ -61,10 +61,13 @@ def build_view(
                 "turn_count": content.get("turn_count"),
                 "summary": summaries.get(session_id, ""),
             }
-        elif entry.entry_type == "open_question" and not content.get("resolved"):
+        elif entry.entry_type == "open_question" and not (
+            content.get("resolved") or content.get("superseded_by")
+        ):
             questions.append(
                 {
                     **base,
+                    "said_at": content.get("said_at") or base["captured_at"],
                     "question": content.get("question", ""),
                     "context": content.get("context", ""),
                     "tentative": _tentative(content),
@@ -75,6 +78,7 @@ def build_view(
             decisions.append(
                 {
                     **base,
+                    "said_at": content.get("said_at") or base["captured_at"],
                     "decision": content.get("decision", ""),
                     "rationale": content.get("rationale"),
                     "tentative": _tentative(content),
@@ -175,7 +179,7 @@ def delivered_update_ids(view: View, thread_key: str) -> list[str]:
 
 
 def _said_at(item: Mapping[str, Any]) -> datetime | None:
-    captured = item.get("captured_at")
+    captured = item.get("said_at") or item.get("captured_at")
     return datetime.fromisoformat(captured) if isinstance(captured, str) else None
 
 

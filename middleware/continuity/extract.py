@@ -37,7 +37,10 @@ __all__ = [
     "extract_key_decisions",
     "extract_open_questions",
     "find_resolved",
+    "clean_item",
     "is_terse_continuation",
+    "settled_later",
+    "split_sentences",
 ]
 
 ItemKind = Literal["open_question", "key_decision"]
@@ -76,6 +79,8 @@ class Extracted:
     context: str
     confidence: float
     sentence: str
+    # The index of the turn it was said in, among the turns given to the extractor.
+    turn: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +130,12 @@ _REJECT = _re(
     r"^\s*(?:if|unless|when|whenever|suppose|supposing|imagine|what\s+if|in\s+case|once\s+upon)"
     r"\b|\b(?:said|says|told|tells|asked|asks|according\s+to|apparently|claims|claimed)\b"
     r"|\b(?:used\s+to|last\s+(?:year|month|week|time)|back\s+then|when\s+i\s+was|years\s+ago"
-    r"|in\s+the\s+story)\b|\bi\s+wonder\b"
+    r"|in\s+the\s+story)\b"
 )
 # A hedge turns a decision back into a proposal.
 _HEDGE = _re(
     r"\b(?:maybe|perhaps|probably|possibly|might|not\s+sure|unsure|someday|at\s+some\s+point"
-    r"|if\s+i\s+were|tentatively|thinking\s+(?:about|of)|considering|consider|leaning"
+    r"|if\s+i\s+were|tentatively|thinking\s+(?:about|of)|considering|consider|leaning|wonder"
     r"|should\s+we|could\s+we|would\s+you)\b"
 )
 # "I need to vent", "we need to talk", "I need to know …": wants, not deferred work.
@@ -195,6 +200,13 @@ _QUESTION_RULES: tuple[_Rule, ...] = (
         0.6,
     ),
     _rule(r"still\s+not\s+(?:clear|sure|decided)\s+" + _ITEM, 0.55),
+    # Undecided between options: "I'm not sure whether we should ship Friday", "I wonder
+    # if the venue is free", "not sure if …". The item keeps its "whether"/"if".
+    _rule(
+        rf"(?:{_BE}\s+|i\s+(?:really\s+)?)?(?:still\s+)?(?:not\s+(?:sure|certain)|unsure|undecided"
+        r"|wonder(?:ing)?)\s+(?:yet\s+)?(?P<item>(?:whether|if)\s+\S.*)",
+        0.55,
+    ),
     # "Next step is to draft X" is the task "draft X"; "next step is the dry run" keeps its
     # words ("Open: the dry run" would read as a question about the dry run).
     _rule(r"(?:the\s+)?next\s+steps?\s+(?:is|are|will\s+be)\s*:?\s*to\s+" + _ITEM, 0.6),
@@ -329,6 +341,7 @@ _TERSE = _re(
     r"|with\s+(?:it|that|this)))*[\s.!?…]*"
 )
 
+_OPEN_IF = _re(r"^if\b")
 _ABBREVIATIONS = frozenset(
     "dr mr mrs ms prof st v vs e.g i.e etc no inc ltd jr sr co corp fig art sec approx".split()
 )
@@ -373,10 +386,11 @@ def extract_open_questions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
         for sentence in _sentences(turn.text):
             found = _classify(sentence, "user")
             if found and found[0] == "open_question":
-                items.append(_extracted(found[1], sentence, found[2]))
+                items.append(_extracted(found[1], sentence, found[2], index))
             elif not found and unanswered and _is_open_user_question(sentence, reply is None):
                 confidence = 0.55 if reply is None else 0.6
-                items.append(_extracted(_clean(sentence, question=True), sentence, confidence))
+                text = _clean(sentence, question=True)
+                items.append(_extracted(text, sentence, confidence, index))
     return _finish(items, MAX_QUESTIONS)
 
 
@@ -390,13 +404,13 @@ def extract_key_decisions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
     "Definitely" or "for sure" alone decide nothing; hedges and questions never count.
     """
     items: list[Extracted] = []
-    for turn in turns:
+    for index, turn in enumerate(turns):
         if turn.role != "user":
             continue
         for sentence in _sentences(turn.text):
             found = _classify(sentence, "user")
             if found and found[0] == "key_decision":
-                items.append(_extracted(found[1], sentence, found[2]))
+                items.append(_extracted(found[1], sentence, found[2], index))
     return _finish(items, MAX_DECISIONS)
 
 
@@ -427,6 +441,27 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
                 resolved.add(index)
                 break
     return resolved
+
+
+def settled_later(questions: Sequence[Extracted], turns: Sequence[ExtractTurn]) -> set[int]:
+    """Indexes into ``questions`` (extracted from ``turns``) that a user turn from the
+    question's own on resolves or decides, as :func:`find_resolved` judges it: raised and
+    decided in one session, the question is not open."""
+    return {
+        index
+        for index, question in enumerate(questions)
+        if find_resolved([question.text], turns[question.turn :])
+    }
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` as the extractors see them."""
+    return list(_sentences(text))
+
+
+def clean_item(text: str) -> str:
+    """``text`` as a card item: filler, a leading "to"/"that" and trailing punctuation off."""
+    return _clean(text)
 
 
 def _resolves(sentence: str) -> bool:
@@ -473,7 +508,8 @@ def _classify(
                 continue
             match = rule.pattern.match(clause)
             if match and (text := _clean(match["item"], question=question)):
-                return "open_question", text, rule.confidence
+                # "Open: if the venue is free" reads as half a sentence; "whether" does not.
+                return "open_question", _OPEN_IF.sub("whether", text, count=1), rule.confidence
     return None
 
 
@@ -530,9 +566,9 @@ def _clean(item: str, question: bool = False) -> str:
     return text
 
 
-def _extracted(text: str, sentence: str, confidence: float) -> Extracted:
+def _extracted(text: str, sentence: str, confidence: float, turn: int) -> Extracted:
     context = sentence if len(sentence) <= CONTEXT_MAX else sentence[: CONTEXT_MAX - 1] + "…"
-    return Extracted(text=text, context=context, confidence=confidence, sentence=sentence)
+    return Extracted(text, context, confidence, sentence, turn)
 
 
 def _finish(items: list[Extracted], cap: int) -> list[Extracted]:

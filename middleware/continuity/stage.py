@@ -176,10 +176,10 @@ def render_boot_cards(
         phase = str(view.get("active_work_phase") or "unknown")
         hint = None
         if boot and phase != "unknown" and is_terse_continuation(turn.text):
-            hint = (
-                f"“{turn.text.strip()}” continues the {phase.replace('_', ' ')} work "
-                f"on {sources.work_context.name}."
-            )
+            # A thread's own context is named after its key, which is not for the model.
+            context = sources.work_context
+            on = f"on {context.name}" if context.named else "in this conversation"
+            hint = f"“{turn.text.strip()}” continues the {phase.replace('_', ' ')} work {on}."
         resume = resume_content(
             view,
             thread_key=turn.thread_key,

@@ -367,11 +367,18 @@ async def test_a_threads_own_context_is_not_shown_by_its_key(
     relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
     ana = Person(relay, fake_upstream, clock)
     assert "Nothing captured in this thread yet" in await ana.say("/recap")
-    for text in ("Let's go with the analog tape sim.", "I still need to figure out the reverb."):
+    for text in (
+        "Let's draft the liner notes.",
+        "Let's go with the analog tape sim.",
+        "I still need to figure out the reverb.",
+    ):
         await ana.say(text)
     await ana.say("/capture")
     recap = await ana.say("/recap")
     assert recap.startswith("This thread") and "reverb" in recap
+    # A terse first message gets the phase hint, about this conversation, not its key.
+    terse = await ana.block_for("where were we", after=timedelta(days=1))
+    assert "continues the" in terse and "agent:main" not in terse
     block = await ana.block_for("back at it", after=timedelta(days=1))
     resume = cards_in(block)["resume"]
     assert resume.split("\n")[1].startswith("This conversation")
@@ -473,3 +480,19 @@ async def test_a_command_first_after_a_break_leaves_the_next_message_the_session
     assert "Last session (Mon)" in resume and "Open: figure out the cron jobs" in resume
     # Once: the rest of the session rides on the replay.
     assert "<card" not in await jo.block_for("And the cutover?", after=timedelta(minutes=1))
+
+
+async def test_recap_dates_are_the_users_own(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Captured at 03:00 UTC Tuesday, which is Monday evening in Los Angeles."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/tz America/Los_Angeles")
+    clock.set(datetime(2026, 11, 3, 2, 50, tzinfo=UTC))
+    for text in ("Let's go with the analog tape sim.", "I still need to figure out the reverb."):
+        await ana.say(text)
+    clock.set(datetime(2026, 11, 3, 3, 0, tzinfo=UTC))
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert "- 2026-11-02: " in recap and "2026-11-03" not in recap

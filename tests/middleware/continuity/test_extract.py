@@ -399,3 +399,30 @@ def test_not_terse_continuation(text: str) -> None:
 )
 def test_a_next_step_without_to_keeps_its_words(text: str, item: str) -> None:
     assert [found.text for found in extract_open_questions([_user(text)])] == [item]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "item"),
+    [
+        ("I'm not sure whether we should ship Friday.", "whether we should ship Friday"),
+        ("I wonder if the venue is free on Saturday.", "whether the venue is free on Saturday"),
+        ("not sure if the API supports batching", "whether the API supports batching"),
+        ("Honestly, I'm still undecided whether to hire.", "whether to hire"),
+    ],
+)
+def test_being_unsure_whether_is_an_open_question(sentence: str, item: str) -> None:
+    assert classify_sentence(sentence) == "open_question"
+    assert _texts(extract_open_questions([_user(sentence), _assistant("Noted.")])) == [item]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I wonder if we should go with Postgres.",
+        "I'm not sure whether we decided to use Redis.",
+        "Not sure we should use SQLite instead of Postgres.",
+        "I'm not sure the plan is realistic.",
+    ],
+)
+def test_wondering_is_never_a_decision(sentence: str) -> None:
+    assert classify_sentence(sentence) != "key_decision"

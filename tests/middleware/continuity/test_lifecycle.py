@@ -472,3 +472,58 @@ def test_an_update_trimmed_from_the_card_is_not_marked_delivered(clock: FakeCloc
     assert shown and len(shown) < len(updates)
     for update in updates:
         assert (update["summary"][:8] in resume) == (update["entry_id"] in shown)
+
+
+async def test_a_correction_supersedes_the_item_it_corrects_and_keeps_when_it_was_said(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session("We decided the call is on Wednesday.", "ok", "thanks")
+    await service.capture_thread(thread.key)
+    clock.advance(timedelta(days=1))
+    said = clock.now()
+    await thread.session("No wait, the call is on Thursday.", "Actually, the weather is fine.")
+    clock.advance(timedelta(hours=3))
+    await service.capture_thread(thread.key)
+    view = await store.constellation(await context_of(store, thread))
+    assert view is not None
+    assert [d["decision"] for d in view["key_decisions"]] == ["the call is on Thursday"]
+    assert view["key_decisions"][0]["said_at"] == said.isoformat()
+    # In one session too: the earlier version never reaches the card.
+    other = Thread(store, clock, "agent:main:api:t2")
+    await other.session("We decided to ship on Friday.", "Actually we ship on Monday.", "ok")
+    await service.capture_thread(other.key)
+    view = await store.constellation(await context_of(store, other))
+    assert view is not None
+    assert [d["decision"] for d in view["key_decisions"]] == ["we ship on Monday"]
+
+
+async def test_a_question_decided_in_the_same_session_is_not_left_open(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session(
+        "Should we use the new invoice template?",
+        "We decided to use the new invoice template.",
+        "I'm not sure whether we should ship Friday.",
+    )
+    await service.capture_thread(thread.key)
+    view = await store.constellation(await context_of(store, thread))
+    assert view is not None
+    assert [q["question"] for q in view["open_questions"]] == ["whether we should ship Friday"]
+    assert [d["decision"] for d in view["key_decisions"]] == ["use the new invoice template"]
+    summary = view["session_history"][0]["summary"]
+    # The deterministic summary says what the session was on, decided and left open.
+    assert "invoice template" in summary and "Decided:" in summary and "Open:" in summary
+
+
+async def test_commands_do_not_make_a_session_dirty(store: SqliteStore, clock: FakeClock) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session("Where were we", "/time", "/actions", "/tz")
+    clock.advance(timedelta(minutes=30))
+    assert (await service.tick()).captures == ()
+    view = await store.constellation(await context_of(store, thread))
+    assert view is None or view["session_history"] == []
