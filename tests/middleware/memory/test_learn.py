@@ -27,6 +27,11 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("I live in Berlin.", "Actually, I moved to Lisbon."), ["Moved to Lisbon"]),
         (("I live in Berlin.", "I live in Lisbon now."), ["Lives in Lisbon now"]),
         (("I live in Berlin. Actually, I moved to Lisbon.",), ["Moved to Lisbon"]),
+        # A change said plainly, without "actually", replaces the old one too.
+        (("I live in Lisbon.", "I moved to Berlin."), ["Moved to Berlin"]),
+        (("I live in Lisbon.", "I've just moved to Berlin."), ["Has just moved to Berlin"]),
+        (("I work at Acme.", "I'm now working at Globex."), ["Is now working at Globex"]),
+        (("I work for Acme.", "I started working at Globex."), ["Started working at Globex"]),
         (
             ("Remember that my office is on the 4th floor.", "Actually, my office is on the 5th."),
             ["Their office is on the 5th"],
