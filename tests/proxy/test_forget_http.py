@@ -255,3 +255,14 @@ async def test_forget_takes_the_users_words_out_of_a_groups_continuity(
     block = await bob.block_for("hi again", after=timedelta(days=1))
     assert MARK not in block
     assert count(db, "SELECT COUNT(*) FROM messages WHERE user_key = 'api:bob'") >= 2
+
+
+async def test_forget_with_words_points_to_forgetting_one_remembered_thing(
+    relay: RunningServer,
+) -> None:
+    """A user who wants one fact gone ("/forget that I live in Paris") is told how to do
+    that, and nothing is deleted."""
+    await say(relay, "Remember that I live in Paris.", "2026-11-21T08:00:00Z")
+    answer = await say(relay, "/forget that I live in Paris", "2026-11-21T08:01:00Z")
+    assert "/memory forget N" in answer and "/forget confirm" in answer
+    assert "Lives in Paris" in await say(relay, "/memory", "2026-11-21T08:02:00Z")
