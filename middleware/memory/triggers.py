@@ -38,7 +38,15 @@ from middleware.actions.prefilter import Gate
 from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
 
-__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory", "stated_memory", "supersedes"]
+__all__ = [
+    "TEXT_MAX",
+    "MemoryCandidate",
+    "detect_forgetting",
+    "detect_memory",
+    "is_about",
+    "stated_memory",
+    "supersedes",
+]
 
 TEXT_MAX = 200
 _SCAN_LIMIT = 4000
@@ -164,6 +172,13 @@ _MOVE = _re(
     r"\s+(?:back\s+)?to\s+.+"
 )
 
+# "Please forget that I'm vegetarian": the body names a remembered fact to drop.
+_FORGET = _re(
+    r"(?:please\s+|you\s+can\s+|just\s+)?(?:forget|stop\s+remembering)\s+(?:that|about)\s+"
+    r"(?P<body>.+)"
+)
+_FORGET_GATE = Gate(_FORGET)
+
 # A sentence yields a candidate only through one of these patterns (see _candidate and
 # _statement), matched on a span of the text with straight apostrophes: where none can
 # match, as in most messages, there is nothing to remember.
@@ -179,6 +194,24 @@ def detect_memory(text: str) -> list[MemoryCandidate]:
     form of ``text``.
     """
     return _detect(text) if _TRIGGERS.may_match(text) else []
+
+
+def detect_forgetting(text: str) -> list[MemoryCandidate]:
+    """What one user message asks to be forgotten, in order: each "(please) forget that
+    …" body read as a "remember that …" body is ("forget that I'm vegetarian" → the fact
+    "Is vegetarian"), so that :func:`is_about` can find the remembered fact it names."""
+    if not _FORGET_GATE.may_match(text):
+        return []
+    found: list[MemoryCandidate] = []
+    for sentence in _sentences(text):
+        sentence = _FILLER.sub("", sentence, count=1)
+        match = _FORGET.match(sentence)
+        if match is None or _REJECT.search(sentence):
+            continue
+        candidate = _statement(match["body"], default="fact")
+        if candidate is not None and candidate not in found:
+            found.append(candidate)
+    return found
 
 
 def stated_memory(text: str) -> MemoryCandidate:
@@ -338,6 +371,15 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     topic, single = new
     old = _topic(earlier)
     return old is not None and old[0] == topic and (single or candidate.kind == "correction")
+
+
+def is_about(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether the remembered card text ``earlier`` is what ``candidate`` names: the same
+    text, or the same topic ("forget that I live in Paris" names "Moved to Paris")."""
+    if " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+        return True
+    new, old = _topic(candidate.text), _topic(earlier)
+    return new is not None and old is not None and new[0] == old[0]
 
 
 # --- the user's voice to the card's ---------------------------------------------------
