@@ -25,9 +25,9 @@ async def learn_from_message(
     known: list[MemoryFact] | None = None
     for asked in detect_forgetting(text):
         known = await store.memory_facts(user_key) if known is None else known
-        for fact in known:
-            if is_about(asked, fact.text):
-                await store.delete_memory_fact(user_key, fact.fact_id)
+        for kept in known:
+            if is_about(asked, kept.text):
+                await store.delete_memory_fact(user_key, kept.fact_id)
         known = None
     for candidate in detect_memory(text):
         # Read only when there is something to store (rarely): what it corrects goes.
