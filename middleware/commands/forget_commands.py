@@ -85,7 +85,14 @@ def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, Comm
         minutes = int(CONFIRM_WINDOW.total_seconds() // 60)
         verb = command.args.lower()
         if verb not in ("", "confirm"):
-            text = "Send /forget to see what would be deleted, then /forget confirm to delete it."
+            # "/forget that I live in Paris": the user wants one item gone, which is
+            # /memory's; this command only ever deletes everything.
+            text = (
+                "/forget deletes everything I store about you at once and takes no other "
+                "words. To forget one thing I remember about you, send /memory in a direct "
+                "chat with me to list it, then /memory forget N. To delete everything, send "
+                "/forget to see what would be deleted, then /forget confirm."
+            )
         elif verb == "" and turn.chat_type == "group":
             text = (
                 f"This deletes everything I store about you: your messages here and "

@@ -2,8 +2,9 @@
 
 Identities are per channel until the user links them: ``/link`` on one account makes a
 one-time code, ``/link CODE`` sent from the other account confirms it. Linked accounts
-share one timezone, one "last contact on any channel", and their clock data (actions,
-calibration, policy overrides). ``/unlink`` undoes it for the account it is sent from.
+share one timezone, one "last contact on any channel", their clock data (actions,
+calibration, policy overrides) and their living memory. ``/unlink`` undoes it for the
+account it is sent from.
 
 Codes are six characters from 31, so guessing one is hopeless only while guesses are
 few: an account that sends ``MAX_WRONG_CODES`` unknown codes within ``CODE_TTL`` is
@@ -36,8 +37,8 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 # Unknown or expired codes one account may send within CODE_TTL.
 MAX_WRONG_CODES = 5
 SHARED = (
-    "they now share one timezone, one 'last contact on any channel', and your clocked "
-    "actions and settings"
+    "they now share one timezone, one 'last contact on any channel', your clocked actions "
+    "and settings, and what I remember about you (/memory)"
 )
 
 
@@ -152,7 +153,8 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
             return "This account isn't linked to any other. Use /link to link one."
         return (
             f"This account ({turn.user_key}) is no longer linked to {', '.join(others)}. It "
-            "keeps the timezone and actions it had; from now on they are its own."
+            "keeps the timezone and actions it had, and what I learned about you from it; "
+            "from now on they are its own."
         )
 
     async def whoami(turn: Turn, command: Command) -> str:

@@ -1,6 +1,7 @@
 """Learning living memory (tier 3) from what the user says: "remember that …", "call me
 …", standing preferences and corrections (spec 003 §7's triggers, ``triggers.py``). A
-correction retires what it corrects (spec 003 §5.4: the correction always wins)."""
+correction retires what it corrects (spec 003 §5.4: the correction always wins), and
+"please forget that …" retires what it names."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
-from middleware.memory.triggers import detect_memory, supersedes
+from middleware.memory.triggers import detect_forgetting, detect_memory, is_about, supersedes
 from middleware.store import Store
 
 log = logging.getLogger(__name__)
@@ -18,9 +19,16 @@ log = logging.getLogger(__name__)
 async def learn_from_message(
     store: Store, settings: MemoryConfig, user_key: str, text: str, at: datetime
 ) -> list[MemoryFact]:
-    """Store the facts ``text`` states for the user; return the new ones."""
+    """Store the facts ``text`` states for the user, and drop those it asks to be
+    forgotten ("please forget that I'm vegetarian"); return the new ones."""
     learned: list[MemoryFact] = []
     known: list[MemoryFact] | None = None
+    for asked in detect_forgetting(text):
+        known = await store.memory_facts(user_key) if known is None else known
+        for kept in known:
+            if is_about(asked, kept.text):
+                await store.delete_memory_fact(user_key, kept.fact_id)
+        known = None
     for candidate in detect_memory(text):
         # Read only when there is something to store (rarely): what it corrects goes.
         known = await store.memory_facts(user_key) if known is None else known

@@ -35,9 +35,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from middleware.actions.prefilter import Gate
+from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
 
-__all__ = ["TEXT_MAX", "MemoryCandidate", "detect_memory", "stated_memory", "supersedes"]
+__all__ = [
+    "TEXT_MAX",
+    "MemoryCandidate",
+    "detect_forgetting",
+    "detect_memory",
+    "is_about",
+    "stated_memory",
+    "supersedes",
+]
 
 TEXT_MAX = 200
 _SCAN_LIMIT = 4000
@@ -144,15 +153,36 @@ _PROFESSION = (
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{_PROFESSION_MOD}{_PROFESSION}s?\b.*"
     rf"|i\s+am\s+an?\s+{_PROFESSION_MOD}{_PROFESSION}s?\b.*"
-    r"|i\s+work\s+(?:as|at|for|in|from)\s+(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b)"
-    r".+|i\s+live\s+(?:in|on|near)\s+.+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
-    r"|i\s+am\s+based\s+(?:in|out\s+of)\s+.+)"
+    r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
+    r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
+    r"|i\s+(?:now\s+)?live\s+(?:in|on|near)\s+.+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
+    r"|i\s+am\s+based\s+(?:in|out\s+of)\s+.+"
+    # A new employer ("I'm now working for Globex", "I started working at Globex"); not
+    # where they are at the moment ("I'm working at home today").
+    r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+)?working\s+(?:at|for)\s+"
+    r"(?!\d|(?:home|the|a|an|my|this|that|night|weekends?|mornings?|evenings?)\b).+"
+    r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+working"
+    r"\s+(?:at|for)\s+.+)"
 )
+# "I moved to Berlin", "I've just relocated to Lisbon": a fact only when the words after
+# "to" name a place (the clock's place index, which reads it as their new home), so
+# "I moved to Postgres" or "I moved to the next chapter" is not a change of address.
+_MOVE = _re(
+    r"i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?(?:moved|relocated)"
+    r"\s+(?:back\s+)?to\s+.+"
+)
+
+# "Please forget that I'm vegetarian": the body names a remembered fact to drop.
+_FORGET = _re(
+    r"(?:please\s+|you\s+can\s+|just\s+)?(?:forget|stop\s+remembering)\s+(?:that|about)\s+"
+    r"(?P<body>.+)"
+)
+_FORGET_GATE = Gate(_FORGET)
 
 # A sentence yields a candidate only through one of these patterns (see _candidate and
 # _statement), matched on a span of the text with straight apostrophes: where none can
 # match, as in most messages, there is nothing to remember.
-_TRIGGERS = Gate(_NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT)
+_TRIGGERS = Gate(_NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT, _MOVE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
@@ -164,6 +194,24 @@ def detect_memory(text: str) -> list[MemoryCandidate]:
     form of ``text``.
     """
     return _detect(text) if _TRIGGERS.may_match(text) else []
+
+
+def detect_forgetting(text: str) -> list[MemoryCandidate]:
+    """What one user message asks to be forgotten, in order: each "(please) forget that
+    …" body read as a "remember that …" body is ("forget that I'm vegetarian" → the fact
+    "Is vegetarian"), so that :func:`is_about` can find the remembered fact it names."""
+    if not _FORGET_GATE.may_match(text):
+        return []
+    found: list[MemoryCandidate] = []
+    for sentence in _sentences(text):
+        sentence = _FILLER.sub("", sentence, count=1)
+        match = _FORGET.match(sentence)
+        if match is None or _REJECT.search(sentence):
+            continue
+        candidate = _statement(match["body"], default="fact")
+        if candidate is not None and candidate not in found:
+            found.append(candidate)
+    return found
 
 
 def stated_memory(text: str) -> MemoryCandidate:
@@ -236,9 +284,15 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     match = _FACT.match(clause)
     if match:
         return _made("fact", match["fact"], _third_person)
+    if _MOVE.match(clause) and _names_a_new_home(clause):
+        return _made("fact", clause, _third_person)
     if default is not None:
         return _made(default, clause, _third_person)
     return None
+
+
+def _names_a_new_home(clause: str) -> bool:
+    return any(mention.kind == "home" for mention in find_place_mentions(clause))
 
 
 def _name(clause: str) -> MemoryCandidate | None:
@@ -276,11 +330,17 @@ _SINGLE_TOPICS = (
         "residence",
         _re(
             r"^(?:now\s+)?(?:lives|is\s+living|is\s+(?:now\s+)?based)\s+(?:in|near|on|out\s+of)\s"
-            r"|^(?:has\s+|just\s+|recently\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+"
+            r"|^(?:(?:has|just|recently|finally|now)\s+){0,2}(?:moved|relocated)\s+(?:back\s+)?to\s+"
             r"(?!(?:the|a|an|their|this|that|another|other|some)\b)"
         ),
     ),
-    ("employer", _re(r"^(?:now\s+)?(?:works|is\s+working)\s+(?:at|for)\s")),
+    (
+        "employer",
+        _re(
+            r"^(?:now\s+)?(?:works|is\s+(?:now\s+)?working"
+            r"|(?:(?:has|just|recently)\s+){0,2}(?:started|began)\s+working)\s+(?:at|for)\s"
+        ),
+    ),
 )
 # "Their office is on the 4th floor": a correction of "their office" replaces it; a plain
 # second fact about it ("their kids are …") may be another fact, so both stay.
@@ -313,6 +373,15 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     return old is not None and old[0] == topic and (single or candidate.kind == "correction")
 
 
+def is_about(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether the remembered card text ``earlier`` is what ``candidate`` names: the same
+    text, or the same topic ("forget that I live in Paris" names "Moved to Paris")."""
+    if " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+        return True
+    new, old = _topic(candidate.text), _topic(earlier)
+    return new is not None and old is not None and new[0] == old[0]
+
+
 # --- the user's voice to the card's ---------------------------------------------------
 
 _LEADING_I = _re(r"^i\s*(?P<aux>'\s*m|'\s*ve|'\s*d|'\s*ll|\s+am|\s+have|\s+was)?\s+(?P<rest>.*)$")
@@ -322,6 +391,7 @@ _NO_CONJUGATION = frozenset(
     "was had did went grew got made used meant said thought knew came left took gave never"
     " always also".split()
 )
+_ADVERBS = frozenset("now just recently finally still currently".split())
 _IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}
 _PRONOUNS = (
     (_re(r"\bi\s*'\s*m\b"), "they're"),
@@ -347,7 +417,11 @@ def _third_person(clause: str) -> str:
             head = _AUX[aux]
         else:
             verb, _, rest = rest.partition(" ")
-            head = _conjugate(verb)
+            adverb = ""
+            if verb.lower() in _ADVERBS and rest:
+                # "I now live in Berlin" → "now lives in Berlin": the verb is the next word.
+                adverb, (verb, _, rest) = f"{verb} ", rest.partition(" ")
+            head = adverb + _conjugate(verb)
         clause = f"{head} {rest}".strip()
     for pattern, replacement in _PRONOUNS:
         clause = pattern.sub(replacement, clause)

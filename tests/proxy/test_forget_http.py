@@ -293,3 +293,14 @@ async def test_forget_in_a_group_shows_the_group_nothing_private(
     assert "/forget confirm here within 10 minutes" in preview
     assert done.startswith("Done. I deleted everything I stored about you.")
     assert rows_mentioning(db, ME, MARK) == {}
+
+
+async def test_forget_with_words_points_to_forgetting_one_remembered_thing(
+    relay: RunningServer,
+) -> None:
+    """A user who wants one fact gone ("/forget that I live in Paris") is told how to do
+    that, and nothing is deleted."""
+    await say(relay, "Remember that I live in Paris.", "2026-11-21T08:00:00Z")
+    answer = await say(relay, "/forget that I live in Paris", "2026-11-21T08:01:00Z")
+    assert "/memory forget N" in answer and "/forget confirm" in answer
+    assert "Lives in Paris" in await say(relay, "/memory", "2026-11-21T08:02:00Z")

@@ -99,6 +99,7 @@ async def test_link_code_flow_shares_zone_and_last_contact(
     done = await chat(relay, f"/link {code.lower()}", "2026-11-21T10:02:00Z", DC)
     assert "Linked: discord:2 (Ana on discord), this account; telegram:1" in done
     assert "timezone" in done and "last contact" in done and "actions" in done
+    assert "what I remember about you" in done  # living memory is the person's too
     again = await chat(relay, f"/link {code}", "2026-11-21T10:03:00Z", DC)
     assert "don't know the link code" in again  # single use
 
@@ -111,10 +112,12 @@ async def test_link_code_flow_shares_zone_and_last_contact(
     who = await chat(relay, "/whoami", "2026-11-21T13:05:00Z", DC)
     assert "You are discord:2 (Ana on discord)." in who
     assert "Linked accounts: telegram:1 (Ana on telegram)" in who
+    assert "what I remember about you" in who
     assert "Timezone: Asia/Tokyo." in who
 
     gone = await chat(relay, "/unlink", "2026-11-21T13:06:00Z", DC)
     assert "no longer linked to telegram:1" in gone
+    assert "what I learned about you from it" in gone
     who = await chat(relay, "/whoami", "2026-11-21T13:07:00Z", TG)
     assert "Linked accounts: none." in who
     assert "Timezone: Asia/Tokyo." in who  # both kept the zone

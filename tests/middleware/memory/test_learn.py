@@ -27,6 +27,11 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("I live in Berlin.", "Actually, I moved to Lisbon."), ["Moved to Lisbon"]),
         (("I live in Berlin.", "I live in Lisbon now."), ["Lives in Lisbon now"]),
         (("I live in Berlin. Actually, I moved to Lisbon.",), ["Moved to Lisbon"]),
+        # A change said plainly, without "actually", replaces the old one too.
+        (("I live in Lisbon.", "I moved to Berlin."), ["Moved to Berlin"]),
+        (("I live in Lisbon.", "I've just moved to Berlin."), ["Has just moved to Berlin"]),
+        (("I work at Acme.", "I'm now working at Globex."), ["Is now working at Globex"]),
+        (("I work for Acme.", "I started working at Globex."), ["Started working at Globex"]),
         (
             ("Remember that my office is on the 4th floor.", "Actually, my office is on the 5th."),
             ["Their office is on the 5th"],
@@ -57,3 +62,27 @@ def test_moving_on_in_the_work_is_not_moving_house() -> None:
     assert not supersedes(move, "Lives in Berlin")
     assert supersedes(MemoryCandidate("correction", "Moved to Lisbon"), "Lives in Berlin")
     assert not supersedes(MemoryCandidate("fact", "Lives in Berlin"), "Lives in Berlin")
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (
+            (
+                "Remember that I'm vegetarian.",
+                "I live in Paris.",
+                "Please forget that I'm vegetarian.",
+            ),
+            ["Lives in Paris"],
+        ),
+        (("I moved to Paris.", "Forget that I live in Paris."), []),
+        # Only what it names goes; a "don't forget that …" is something to keep.
+        (("I live in Paris.", "Forget about the meeting."), ["Lives in Paris"]),
+        (("Don't forget that I'm vegetarian.",), ["Is vegetarian"]),
+    ],
+)
+async def test_asking_to_forget_a_fact_drops_it(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    """A user who says "forget that …" must not find it in the next session's card."""
+    assert await remembered(store, *messages) == kept
