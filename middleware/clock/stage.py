@@ -316,7 +316,6 @@ _ZONE_NOTES = {
     "explicit": "named in this message",
     "thread": "this thread's timezone",
     "user": None,
-    "location": "from where the user says they are",
 }
 
 
@@ -336,12 +335,17 @@ def _zone_note(
             f"from where the user said they {said_verb(stated)} ({stated.place}), "
             f"{ago(now - stated.said_at)}"
         )
+    said = resolution.located
+    if resolution.source == "location" and said is not None:
+        # "I live in Lisbon" is their home, "I'm in Lisbon" where they are now: the block
+        # says which, as it does for a place said in an earlier message.
+        return f"from where the user says they {said_verb(said)} ({said.place.canonical_name})"
     return _ZONE_NOTES.get(resolution.source)
 
 
-def said_verb(stated: StatedLocation) -> str:
+def said_verb(said: StatedLocation | PlaceMention) -> str:
     """ "live" for where they live, "are" for where they are now."""
-    return "live" if stated.kind == "home" else "are"
+    return "live" if said.kind == "home" else "are"
 
 
 def _iso_in(instant: datetime, zone: str) -> str:

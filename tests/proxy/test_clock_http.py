@@ -172,8 +172,17 @@ async def test_location_mention_sets_zone_when_nothing_else_does(
 ) -> None:
     await chat(relay, "I'm in Lisbon this week, lunch at 1pm?", at="2026-07-01T10:00:00Z")
     text = block(fake_upstream)
-    assert "(Europe/Lisbon, UTC+01:00; from where the user says they are)" in text
+    assert "(Europe/Lisbon, UTC+01:00; from where the user says they are (Lisbon))" in text
     assert '"at 1pm" = 2026-07-01T13:00:00+01:00 (Europe/Lisbon)' in text
+
+
+async def test_a_place_the_user_lives_in_is_called_their_home_on_its_first_message(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I live in Lisbon", at="2026-11-21T10:00:00Z")
+    assert "(Europe/Lisbon, UTC+00:00; from where the user says they live (Lisbon))" in block(
+        fake_upstream
+    )
 
 
 async def test_a_place_the_user_said_stands_for_their_zone_on_later_messages(
