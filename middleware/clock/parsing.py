@@ -29,6 +29,7 @@ from middleware.clock.abbreviations import (
 )
 from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.places import place_question
+from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
 from middleware.clock.zones import (
     format_offset,
@@ -272,6 +273,7 @@ def parse_anchored_time(
     locale: str | None = None,
     place_zone: PlaceZone | None = None,
     abbreviation_context: Mapping[str, str] | None = None,
+    past: bool = False,
 ) -> ParseResult:
     """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
 
@@ -290,8 +292,9 @@ def parse_anchored_time(
     ``date_order`` ("MDY", "DMY", "YMD") reads numeric dates; it defaults to the order
     of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
     relative hours and minutes are exact; days, weeks and months keep the wall-clock time
-    in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). Raises ValueError for a
-    naive reference, an invalid ``tz`` or an unknown locale.
+    in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). ``past`` reads a
+    phrase told of the past ("was at 3pm") as its last occurrence, not its next. Raises
+    ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
         raise ValueError("reference_instant must be an aware datetime")
@@ -339,7 +342,7 @@ def parse_anchored_time(
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
-    reading = read_local(rest, local_now, order, clock_24h=clock_24h)
+    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past)
     if reading is None:
         return ParseResult("invalid", matched_text=phrase)
     if anchor is None:
@@ -470,7 +473,8 @@ def find_time_expressions(
     abbreviation_context: Mapping[str, str] | None = None,
 ) -> list[ParseResult]:
     """Time phrases in a free-form message, in order, each parsed by
-    ``parse_anchored_time`` (same arguments). ``matched_text`` is the phrase as written.
+    ``parse_anchored_time`` (same arguments), as told of the past when its sentence is
+    (``tense.py``). ``matched_text`` is the phrase as written.
 
     Conservative: a message with no time-ish token (``looks_timeish``) skips dateparser;
     dateparser matches made only of words such as "now", "may", "second", "we" are
@@ -512,9 +516,10 @@ def find_time_expressions(
         phrase = text[start:end].strip(" ,")
         if not looks_timeish(phrase):
             return None
+        past = tells_of_the_past(sentence_around(text, start, end))
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,
-            place_zone=place_zone, abbreviation_context=abbreviation_context,
+            place_zone=place_zone, abbreviation_context=abbreviation_context, past=past,
         )  # fmt: skip
         return None if result.kind == "invalid" else result
 

@@ -279,6 +279,18 @@ async def test_a_bare_hour_is_asked_about_while_both_readings_are_ahead_today(
     assert "Ask the user" not in text and "Times in this message" not in text
 
 
+async def test_a_time_told_of_the_past_is_never_an_upcoming_one(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, "the meeting was at 3pm", at="2026-11-21T09:00:00Z")  # Berlin 10:00
+    assert '"at 3pm" = 2026-11-20T15:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)
+    for message in ("I got home at 9", "we spoke yesterday at 10"):
+        await chat(relay, message, at="2026-11-21T09:05:00Z")
+        text = block(fake_upstream)
+        assert "Ask the user" not in text and "2026-11-21T21:00" not in text
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [
