@@ -414,6 +414,8 @@ _BARE_CLOCK = re.compile(
     r"|your|my|local|latest|tops)\b))",
     re.I,
 )
+# A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
+_AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
 _QUANTITY_BEFORE = re.compile(
     r"\b(?:stuck|capped|priced|rated|peaked|sits|stands|stood|level|aged|divided|multiplied"
@@ -532,12 +534,14 @@ def find_time_expressions(
 
 
 def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Bare hours ("at 9") outside the phrases dateparser found, which it never finds."""
+    """Bare hours ("at 9") and lone am/pm times ("9am") outside the phrases dateparser
+    found, which it does not find."""
     if _DIGIT.search(text) is None:  # "today at noon" and the like: nothing to scan for
         return []
-    return [
-        match.span()
-        for match in _BARE_CLOCK.finditer(text)
-        if not any(start < match.end() and match.start() < end for start, end in taken)
-        and _QUANTITY_BEFORE.search(text, max(0, match.start() - 16), match.start()) is None
-    ]
+    spans: list[tuple[int, int]] = []
+    for match in (*_BARE_CLOCK.finditer(text), *_AM_PM_CLOCK.finditer(text)):
+        if any(start < match.end() and match.start() < end for start, end in (*taken, *spans)):
+            continue
+        if _QUANTITY_BEFORE.search(text, max(0, match.start() - 16), match.start()) is None:
+            spans.append(match.span())
+    return spans

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import NamedTuple
 
+from middleware.clock.answers import answers_hour_choice, pick_hour
 from middleware.clock.parsing import ParseResult, find_time_expressions
 from middleware.clock.places import PlaceMention, lookup_place
 from middleware.clock.presentation import (
@@ -51,6 +52,9 @@ LISTED_PHRASES = 6
 # place they are in ("I'm in Lisbon this week") is a trip's length, a place they live in
 # ("I live in Berlin") much longer. Past that, the block asks for their zone again.
 STATED_LOCATION_TTL = {"current": timedelta(days=14), "home": timedelta(days=365)}
+# How long after a message whose hour was asked about ("see you at 9") a lone "9pm" or "the
+# morning one" still answers it; later it is a new message of its own.
+ANSWER_WINDOW = timedelta(hours=12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,9 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             abbreviation_context=context,
         )
     )
+    if answers_hour_choice(turn.text):
+        answered = await _answered_hour(store, turn, anchor, prior.user_locale, context)
+        expressions = (answered,) if answered is not None else expressions
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     # The resolution and the phrase that holds an abbreviation or place ask the same.
@@ -180,6 +187,35 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
         return await call_next(turn)
 
     return clock
+
+
+async def _answered_hour(
+    store: Store,
+    turn: Turn,
+    anchor: str | None,
+    locale: str | None,
+    abbreviations: dict[str, str],
+) -> ParseResult | None:
+    """The instant ``turn`` picks when it answers the "09:00 or 21:00?" question asked about
+    the thread's previous user message (read again, as of when it was said)."""
+    now = turn.received_at
+    earlier = [
+        message
+        for message in await store.transcript(turn.thread_key, limit=4)
+        if message.role == "user" and now - ANSWER_WINDOW <= message.at < now
+    ]
+    if not earlier:
+        return None
+    previous = earlier[-1]
+    asked = find_time_expressions(
+        previous.text,
+        anchor,
+        previous.at,
+        locale=locale,
+        place_zone=_place_zone,
+        abbreviation_context=abbreviations,
+    )
+    return pick_hour(turn.text, asked)
 
 
 def describe_expressions(

@@ -279,6 +279,38 @@ async def test_a_bare_hour_is_asked_about_while_both_readings_are_ahead_today(
     assert "Ask the user" not in text and "Times in this message" not in text
 
 
+@pytest.mark.parametrize(
+    ("asked", "answer", "told"),
+    [
+        ("see you tomorrow at 9", "9pm", '"9pm" = 2026-11-22T21:00:00+01:00'),
+        ("see you tomorrow at 9", "9am", '"9am" = 2026-11-22T09:00:00+01:00'),
+        ("see you at 9", "the morning one", '"the morning one" = 2026-11-21T09:00:00+01:00'),
+        ("see you at 9", "evening", '"evening" = 2026-11-21T21:00:00+01:00'),
+    ],
+)
+async def test_the_answer_to_the_hour_question_is_resolved_on_the_day_asked_about(
+    relay: RunningServer, fake_upstream: FakeUpstream, asked: str, answer: str, told: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, asked, at="2026-11-21T06:00:00Z")  # Berlin 07:00
+    assert "Ask the user: Do you mean 09:00 or 21:00" in block(fake_upstream)
+    await chat(relay, answer, at="2026-11-21T06:01:00Z")
+    text = block(fake_upstream)
+    assert f"Times in this message: {told} (Europe/Berlin)." in text
+    assert "Ask the user" not in text
+
+
+async def test_a_lone_time_with_no_question_before_it_is_its_next_occurrence(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, "hello", at="2026-11-21T09:00:00Z")  # Berlin 10:00
+    await chat(relay, "9am", at="2026-11-21T09:01:00Z")
+    assert '"9am" = 2026-11-22T09:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)
+    await chat(relay, "morning!", at="2026-11-21T09:02:00Z")
+    assert "Times in this message" not in block(fake_upstream)
+
+
 async def test_a_time_told_of_the_past_is_never_an_upcoming_one(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
