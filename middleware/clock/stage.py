@@ -135,9 +135,12 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         )
         audience = GroupAudience(viewers, locale)
         spread = _clock_spread([member.zone for member in members], now)
+        # A phrase whose zone is already asked about ("9am PST": which PST?) gets that one
+        # question: its answer pins the time to a zone, which also says whose time it is.
         unpinned = (
             resolution.source != "explicit"
-            and any(expression.kind != "relative" for expression in expressions)
+            and not resolution.needs_clarification
+            and any(expression.kind == "absolute" for expression in expressions)
             and _SPEAKERS_OWN_TIME.search(turn.text) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:

@@ -673,6 +673,19 @@ async def test_group_times_are_flagged_when_clocks_are_far_apart(
     assert "mean different hours" not in block(fake_upstream)
 
 
+async def test_a_group_time_whose_zone_is_asked_about_gets_that_one_question(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-one", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    for message in ("call at 9am PST tomorrow", "call at 3pm in Victoria"):
+        await chat(relay, message, at="2026-11-21T10:02:00Z", user="ana", **group)
+        text = block(fake_upstream)
+        assert text.count("Ask the user") == 1
+        assert "mean different hours" not in text
+
+
 async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
