@@ -29,6 +29,7 @@ from middleware.clock.abbreviations import (
 )
 from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.places import place_question
+from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
 from middleware.clock.zones import (
     format_offset,
@@ -272,6 +273,7 @@ def parse_anchored_time(
     locale: str | None = None,
     place_zone: PlaceZone | None = None,
     abbreviation_context: Mapping[str, str] | None = None,
+    past: bool = False,
 ) -> ParseResult:
     """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
 
@@ -290,8 +292,9 @@ def parse_anchored_time(
     ``date_order`` ("MDY", "DMY", "YMD") reads numeric dates; it defaults to the order
     of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
     relative hours and minutes are exact; days, weeks and months keep the wall-clock time
-    in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). Raises ValueError for a
-    naive reference, an invalid ``tz`` or an unknown locale.
+    in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). ``past`` reads a
+    phrase told of the past ("was at 3pm") as its last occurrence, not its next. Raises
+    ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
         raise ValueError("reference_instant must be an aware datetime")
@@ -339,7 +342,7 @@ def parse_anchored_time(
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
-    reading = read_local(rest, local_now, order, clock_24h=clock_24h)
+    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past)
     if reading is None:
         return ParseResult("invalid", matched_text=phrase)
     if anchor is None:
@@ -411,6 +414,8 @@ _BARE_CLOCK = re.compile(
     r"|your|my|local|latest|tops)\b))",
     re.I,
 )
+# A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
+_AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
 _QUANTITY_BEFORE = re.compile(
     r"\b(?:stuck|capped|priced|rated|peaked|sits|stands|stood|level|aged|divided|multiplied"
@@ -470,7 +475,8 @@ def find_time_expressions(
     abbreviation_context: Mapping[str, str] | None = None,
 ) -> list[ParseResult]:
     """Time phrases in a free-form message, in order, each parsed by
-    ``parse_anchored_time`` (same arguments). ``matched_text`` is the phrase as written.
+    ``parse_anchored_time`` (same arguments), as told of the past when its sentence is
+    (``tense.py``). ``matched_text`` is the phrase as written.
 
     Conservative: a message with no time-ish token (``looks_timeish``) skips dateparser;
     dateparser matches made only of words such as "now", "may", "second", "we" are
@@ -512,9 +518,10 @@ def find_time_expressions(
         phrase = text[start:end].strip(" ,")
         if not looks_timeish(phrase):
             return None
+        past = tells_of_the_past(sentence_around(text, start, end))
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,
-            place_zone=place_zone, abbreviation_context=abbreviation_context,
+            place_zone=place_zone, abbreviation_context=abbreviation_context, past=past,
         )  # fmt: skip
         return None if result.kind == "invalid" else result
 
@@ -527,12 +534,14 @@ def find_time_expressions(
 
 
 def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Bare hours ("at 9") outside the phrases dateparser found, which it never finds."""
+    """Bare hours ("at 9") and lone am/pm times ("9am") outside the phrases dateparser
+    found, which it does not find."""
     if _DIGIT.search(text) is None:  # "today at noon" and the like: nothing to scan for
         return []
-    return [
-        match.span()
-        for match in _BARE_CLOCK.finditer(text)
-        if not any(start < match.end() and match.start() < end for start, end in taken)
-        and _QUANTITY_BEFORE.search(text, max(0, match.start() - 16), match.start()) is None
-    ]
+    spans: list[tuple[int, int]] = []
+    for match in (*_BARE_CLOCK.finditer(text), *_AM_PM_CLOCK.finditer(text)):
+        if any(start < match.end() and match.start() < end for start, end in (*taken, *spans)):
+            continue
+        if _QUANTITY_BEFORE.search(text, max(0, match.start() - 16), match.start()) is None:
+            spans.append(match.span())
+    return spans

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import NamedTuple
 
+from middleware.clock.answers import answers_hour_choice, pick_hour
 from middleware.clock.parsing import ParseResult, find_time_expressions
 from middleware.clock.places import PlaceMention, lookup_place
 from middleware.clock.presentation import (
@@ -51,6 +52,9 @@ LISTED_PHRASES = 6
 # place they are in ("I'm in Lisbon this week") is a trip's length, a place they live in
 # ("I live in Berlin") much longer. Past that, the block asks for their zone again.
 STATED_LOCATION_TTL = {"current": timedelta(days=14), "home": timedelta(days=365)}
+# How long after a message whose hour was asked about ("see you at 9") a lone "9pm" or "the
+# morning one" still answers it; later it is a new message of its own.
+ANSWER_WINDOW = timedelta(hours=12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,9 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             abbreviation_context=context,
         )
     )
+    if answers_hour_choice(turn.text):
+        answered = await _answered_hour(store, turn, anchor, prior.user_locale, context)
+        expressions = (answered,) if answered is not None else expressions
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     # The resolution and the phrase that holds an abbreviation or place ask the same.
@@ -128,9 +135,12 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         )
         audience = GroupAudience(viewers, locale)
         spread = _clock_spread([member.zone for member in members], now)
+        # A phrase whose zone is already asked about ("9am PST": which PST?) gets that one
+        # question: its answer pins the time to a zone, which also says whose time it is.
         unpinned = (
             resolution.source != "explicit"
-            and any(expression.kind != "relative" for expression in expressions)
+            and not resolution.needs_clarification
+            and any(expression.kind == "absolute" for expression in expressions)
             and _SPEAKERS_OWN_TIME.search(turn.text) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:
@@ -180,6 +190,35 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
         return await call_next(turn)
 
     return clock
+
+
+async def _answered_hour(
+    store: Store,
+    turn: Turn,
+    anchor: str | None,
+    locale: str | None,
+    abbreviations: dict[str, str],
+) -> ParseResult | None:
+    """The instant ``turn`` picks when it answers the "09:00 or 21:00?" question asked about
+    the thread's previous user message (read again, as of when it was said)."""
+    now = turn.received_at
+    earlier = [
+        message
+        for message in await store.transcript(turn.thread_key, limit=4)
+        if message.role == "user" and now - ANSWER_WINDOW <= message.at < now
+    ]
+    if not earlier:
+        return None
+    previous = earlier[-1]
+    asked = find_time_expressions(
+        previous.text,
+        anchor,
+        previous.at,
+        locale=locale,
+        place_zone=_place_zone,
+        abbreviation_context=abbreviations,
+    )
+    return pick_hour(turn.text, asked)
 
 
 def describe_expressions(
@@ -316,7 +355,6 @@ _ZONE_NOTES = {
     "explicit": "named in this message",
     "thread": "this thread's timezone",
     "user": None,
-    "location": "from where the user says they are",
 }
 
 
@@ -336,12 +374,17 @@ def _zone_note(
             f"from where the user said they {said_verb(stated)} ({stated.place}), "
             f"{ago(now - stated.said_at)}"
         )
+    said = resolution.located
+    if resolution.source == "location" and said is not None:
+        # "I live in Lisbon" is their home, "I'm in Lisbon" where they are now: the block
+        # says which, as it does for a place said in an earlier message.
+        return f"from where the user says they {said_verb(said)} ({said.place.canonical_name})"
     return _ZONE_NOTES.get(resolution.source)
 
 
-def said_verb(stated: StatedLocation) -> str:
+def said_verb(said: StatedLocation | PlaceMention) -> str:
     """ "live" for where they live, "are" for where they are now."""
-    return "live" if stated.kind == "home" else "are"
+    return "live" if said.kind == "home" else "are"
 
 
 def _iso_in(instant: datetime, zone: str) -> str:

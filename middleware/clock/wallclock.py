@@ -34,7 +34,13 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   evening 18:00, tonight/night 20:00 (today's, even when already past);
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
-  and the year.
+  and the year;
+* told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
+  the above turns round: a time with no date is its last occurrence up to now, a weekday
+  or date the last one, "midnight" the one that began today. An hour with no am/pm is
+  the reading that passed last while the other is still ahead today ("I got home at 7"
+  said at 10:00 is 07:00); once both have passed, or with a date ("yesterday at 10"), it
+  stays unread: nobody needs asking which hour a past event was.
 """
 
 from __future__ import annotations
@@ -104,10 +110,12 @@ def describe_day(day: date) -> str:
     return f"{day:%A} {day.day} {day:%B}"
 
 
-def _parse_date_part(text: str, base: datetime, date_order: str) -> tuple[datetime, str] | None:
+def _parse_date_part(
+    text: str, base: datetime, date_order: str, past: bool
+) -> tuple[datetime, str] | None:
     settings: dict[str, Any] = {
         "RELATIVE_BASE": base,
-        "PREFER_DATES_FROM": "future",
+        "PREFER_DATES_FROM": "past" if past else "future",
         "RETURN_AS_TIMEZONE_AWARE": False,
         "TIMEZONE": "UTC",  # a label only: input and output are naive wall times
         "DATE_ORDER": date_order,
@@ -147,19 +155,23 @@ def _numeric_date_agrees(text: str, found: date, date_order: str) -> bool:
     )
 
 
-def _read_date(text: str, base: datetime, date_order: str) -> tuple[datetime, str] | None:
+def _read_date(
+    text: str, base: datetime, date_order: str, past: bool = False
+) -> tuple[datetime, str] | None:
     """Date part through dateparser, checked and corrected; None if unusable."""
     if _BARE_DURATION.fullmatch(text):
         return None
-    parsed = _parse_date_part(text, base, date_order)
+    parsed = _parse_date_part(text, base, date_order, past)
     if parsed is None:
         return None
     value, period = parsed
     if not _numeric_date_agrees(text, value.date(), date_order):
         return None
-    # "nov 21" said on 21 November is today, not next year (dateparser's "future" is strict).
+    # "nov 21" said on 21 November is today, not next year (or, told of the past, last
+    # year): dateparser's preference for one side is strict.
     written_date = _MONTH_NAME.search(text) or _NUMERIC_DATE.search(text)
-    if written_date and not _EXPLICIT_YEAR.search(text) and value.year == base.year + 1:
+    away = -1 if past else 1
+    if written_date and not _EXPLICIT_YEAR.search(text) and value.year == base.year + away:
         if (value.month, value.day) == (base.month, base.day):
             value = value.replace(year=base.year)
     return value, period
@@ -232,11 +244,19 @@ def _twelve_hour(rest: str, hour: int, minute: int) -> tuple[str, list[time], No
 
 
 def _settle_dial(
-    readings: list[datetime], base: datetime, explicit_day: date | None
+    readings: list[datetime], base: datetime, explicit_day: date | None, past: bool
 ) -> list[datetime]:
     """The readings of an hour with no am/pm that are still in question (see the module
     docstring): with no date, the next occurrence unless both are ahead today; with
-    "today", those not already past."""
+    "today", those not already past. Told of the past: the last occurrence while the
+    other is still ahead, else none."""
+    if past:
+        if explicit_day is None and min(readings).date() < base.date():
+            return [max(readings)]
+        if explicit_day == base.date():
+            passed = [reading for reading in readings if reading <= base]
+            return passed if len(passed) == 1 else []
+        return [] if explicit_day is None or explicit_day < base.date() else readings
     if explicit_day is None:
         nearest = min(readings)
         return readings if max(readings).date() == base.date() else [nearest]
@@ -297,18 +317,25 @@ def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalRe
 
 
 def read_local(
-    text: str, base: datetime, date_order: str = "MDY", *, clock_24h: bool = False
+    text: str,
+    base: datetime,
+    date_order: str = "MDY",
+    *,
+    clock_24h: bool = False,
+    past: bool = False,
 ) -> LocalReading | None:
-    """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase.
+    """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase
+    (or, told of the past, an hour that cannot be settled).
 
     ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only;
-    ``clock_24h`` reads every "h:mm" as 24-hour time ("10:30" is never 22:30).
+    ``clock_24h`` reads every "h:mm" as 24-hour time ("10:30" is never 22:30); ``past``
+    reads the phrase as told of the past (see the module docstring).
     """
     lowered = " ".join(text.lower().split())
     found = _clock_time(lowered, clock_24h)
     if found is None:
         rest = _tidy(lowered)
-        parsed = _read_date(rest, base, date_order) if rest else None
+        parsed = _read_date(rest, base, date_order, past) if rest else None
         if parsed is None:
             return None
         value, period = parsed
@@ -316,7 +343,7 @@ def read_local(
             reading = LocalReading("point", (value.replace(microsecond=0),))
         else:
             reading = _span(value, period)
-        return _weekday_choice(rest, reading, base)
+        return reading if past else _weekday_choice(rest, reading, base)
 
     rest, clock_times, kind, ok = found
     if not ok:
@@ -329,7 +356,7 @@ def read_local(
     rest = _tidy(rest)
     explicit_day: date | None = None
     if rest and rest != "today":
-        parsed = _read_date(rest, base, date_order)
+        parsed = _read_date(rest, base, date_order, past)
         if parsed is None or parsed[1] not in {"day", "part_of_day"}:
             return None
         explicit_day = parsed[0].date()
@@ -337,6 +364,8 @@ def read_local(
         explicit_day = base.date()
 
     if kind == "midnight":
+        if past and explicit_day is None:
+            return LocalReading("point", (datetime.combine(base.date(), time()),))
         if explicit_day is None or rest == "today":
             return LocalReading(
                 "point", (datetime.combine(base.date() + timedelta(days=1), time()),)
@@ -352,13 +381,18 @@ def read_local(
     candidates = []
     for clock in clock_times:
         value = datetime.combine(explicit_day or base.date(), clock)
-        if explicit_day is None and value <= base:
+        if explicit_day is None and past and value > base:
+            value -= timedelta(days=1)  # told of the past: its last occurrence
+        elif explicit_day is None and not past and value <= base:
             value += timedelta(days=1)  # a bare time is its next occurrence
         candidates.append(value)
     if len(candidates) == 2:
-        candidates = _settle_dial(candidates, base, explicit_day)
+        candidates = _settle_dial(candidates, base, explicit_day, past)
+    if not candidates:
+        return None
     if len(candidates) == 1:
-        return _weekday_choice(rest, LocalReading("point", (candidates[0],)), base)
+        point = LocalReading("point", (candidates[0],))
+        return point if past else _weekday_choice(rest, point, base)
     first, second = candidates
     if first.date() == second.date():
         question = f"Do you mean {first:%H:%M} or {second:%H:%M} on {describe_day(first.date())}?"

@@ -172,8 +172,17 @@ async def test_location_mention_sets_zone_when_nothing_else_does(
 ) -> None:
     await chat(relay, "I'm in Lisbon this week, lunch at 1pm?", at="2026-07-01T10:00:00Z")
     text = block(fake_upstream)
-    assert "(Europe/Lisbon, UTC+01:00; from where the user says they are)" in text
+    assert "(Europe/Lisbon, UTC+01:00; from where the user says they are (Lisbon))" in text
     assert '"at 1pm" = 2026-07-01T13:00:00+01:00 (Europe/Lisbon)' in text
+
+
+async def test_a_place_the_user_lives_in_is_called_their_home_on_its_first_message(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I live in Lisbon", at="2026-11-21T10:00:00Z")
+    assert "(Europe/Lisbon, UTC+00:00; from where the user says they live (Lisbon))" in block(
+        fake_upstream
+    )
 
 
 async def test_a_place_the_user_said_stands_for_their_zone_on_later_messages(
@@ -268,6 +277,50 @@ async def test_a_bare_hour_is_asked_about_while_both_readings_are_ahead_today(
     await chat(relay, "I have 9 cats, version 3.9, page 9, at 9 %", at="2026-11-21T21:05:00Z")
     text = block(fake_upstream)
     assert "Ask the user" not in text and "Times in this message" not in text
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer", "told"),
+    [
+        ("see you tomorrow at 9", "9pm", '"9pm" = 2026-11-22T21:00:00+01:00'),
+        ("see you tomorrow at 9", "9am", '"9am" = 2026-11-22T09:00:00+01:00'),
+        ("see you at 9", "the morning one", '"the morning one" = 2026-11-21T09:00:00+01:00'),
+        ("see you at 9", "evening", '"evening" = 2026-11-21T21:00:00+01:00'),
+    ],
+)
+async def test_the_answer_to_the_hour_question_is_resolved_on_the_day_asked_about(
+    relay: RunningServer, fake_upstream: FakeUpstream, asked: str, answer: str, told: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, asked, at="2026-11-21T06:00:00Z")  # Berlin 07:00
+    assert "Ask the user: Do you mean 09:00 or 21:00" in block(fake_upstream)
+    await chat(relay, answer, at="2026-11-21T06:01:00Z")
+    text = block(fake_upstream)
+    assert f"Times in this message: {told} (Europe/Berlin)." in text
+    assert "Ask the user" not in text
+
+
+async def test_a_lone_time_with_no_question_before_it_is_its_next_occurrence(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, "hello", at="2026-11-21T09:00:00Z")  # Berlin 10:00
+    await chat(relay, "9am", at="2026-11-21T09:01:00Z")
+    assert '"9am" = 2026-11-22T09:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)
+    await chat(relay, "morning!", at="2026-11-21T09:02:00Z")
+    assert "Times in this message" not in block(fake_upstream)
+
+
+async def test_a_time_told_of_the_past_is_never_an_upcoming_one(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T05:00:00Z")
+    await chat(relay, "the meeting was at 3pm", at="2026-11-21T09:00:00Z")  # Berlin 10:00
+    assert '"at 3pm" = 2026-11-20T15:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)
+    for message in ("I got home at 9", "we spoke yesterday at 10"):
+        await chat(relay, message, at="2026-11-21T09:05:00Z")
+        text = block(fake_upstream)
+        assert "Ask the user" not in text and "2026-11-21T21:00" not in text
 
 
 @pytest.mark.parametrize(
@@ -657,6 +710,19 @@ async def test_group_times_are_flagged_when_clocks_are_far_apart(
         relay, "let's talk at 9am Europe/Berlin", at="2026-11-21T10:06:00Z", user="ana", **group
     )
     assert "mean different hours" not in block(fake_upstream)
+
+
+async def test_a_group_time_whose_zone_is_asked_about_gets_that_one_question(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-one", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    for message in ("call at 9am PST tomorrow", "call at 3pm in Victoria"):
+        await chat(relay, message, at="2026-11-21T10:02:00Z", user="ana", **group)
+        text = block(fake_upstream)
+        assert text.count("Ask the user") == 1
+        assert "mean different hours" not in text
 
 
 async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(

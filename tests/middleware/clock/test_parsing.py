@@ -657,6 +657,41 @@ def test_a_bare_hour_in_a_message_is_asked_about_or_read_as_its_next_occurrence(
 
 
 @pytest.mark.parametrize(
+    ("message", "text", "start"),
+    [
+        # Berlin is at Sat 16:40: a time told of the past is its last occurrence.
+        ("the meeting was at 3pm", "at 3pm", "2026-11-21T15:00:00+01:00"),
+        ("the meeting was at 5pm", "at 5pm", "2026-11-20T17:00:00+01:00"),
+        ("I called at 17:00.", "at 17:00", "2026-11-20T17:00:00+01:00"),
+        # 07:00 has passed and 19:00 is ahead: the hour that passed, with no question.
+        ("I got home at 7", "at 7", "2026-11-21T07:00:00+01:00"),
+        ("we met on Monday", "on Monday", "2026-11-16T00:00:00+01:00"),
+        ("I went to bed at midnight", "at midnight", "2026-11-21T00:00:00+01:00"),
+        # A sentence that also points ahead keeps the upcoming reading.
+        ("they moved the meeting to 5pm", "5pm", "2026-11-21T17:00:00+01:00"),
+        ("I called at 3pm. Call me back at 5pm", "at 5pm", "2026-11-21T17:00:00+01:00"),
+    ],
+)
+def test_a_time_told_of_the_past_is_its_last_occurrence(
+    message: str, text: str, start: str
+) -> None:
+    results = {result.matched_text: result for result in found(message, "Europe/Berlin")}
+    assert not results[text].needs_clarification
+    assert results[text].start_instant == iso(start)
+
+
+@pytest.mark.parametrize(
+    "message",
+    # Both readings of the hour have passed, or it has a date: no upcoming time, no question.
+    ["I called at 3", "we spoke yesterday at 10", "the train left at 4 o'clock"],
+)
+def test_an_unsettled_hour_told_of_the_past_is_neither_resolved_nor_asked_about(
+    message: str,
+) -> None:
+    assert found(message, "Europe/Berlin") == []
+
+
+@pytest.mark.parametrize(
     "message",
     [
         "I have 9 cats",

@@ -1,0 +1,80 @@
+"""A reply that answers the relay's own "09:00 or 21:00?" question.
+
+For a bare hour ("see you at 9") the block asks the model to ask the user which side of
+noon is meant. The answer comes alone in the next message: "9am", "9pm", "the morning
+one", "evening". Read by itself it is a new time (a bare "9am" is the next 09:00, maybe
+not on the day asked about; "the morning one" is no time at all), so the clock reads it
+against the question's candidates, taken again from the previous user message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from middleware.clock.parsing import ParseResult
+from middleware.clock.zones import get_zone, is_valid_zone
+
+__all__ = ["answers_hour_choice", "pick_hour"]
+
+_MORNING = "morning|am|a\\.m\\.?|first|earlier|early"
+_EVENING = "afternoon|evening|night|tonight|pm|p\\.m\\.?|second|later|late"
+# The whole message is the answer: a side of noon in words, or a clock time that names it
+# ("9am", "21:00"), with at most a few words around it ("the morning one, thanks").
+_ANSWER = re.compile(
+    r"^\W*(?:(?:yes|ok|okay|oh|sorry)\W+)?(?:i\s+meant?\s+|in\s+the\s+|at\s+|the\s+)*"
+    rf"(?:(?P<morning>{_MORNING})|(?P<evening>{_EVENING})"
+    r"|(?P<h>\d{1,2})(?::(?P<m>\d\d))?\s*(?P<ap>[ap])?\.?m?\.?)"
+    r"(?:\s+(?:one|please|pls|thanks|thank\s+you|then|obviously|of\s+course))*\W*$",
+    re.IGNORECASE,
+)
+_TWELVE_HOURS = timedelta(hours=12)
+
+
+def answers_hour_choice(text: str) -> bool:
+    """Cheap check: could ``text`` be nothing but the answer to "09:00 or 21:00?"."""
+    return len(text) <= 48 and _ANSWER.match(text) is not None
+
+
+def pick_hour(answer: str, asked: Sequence[ParseResult]) -> ParseResult | None:
+    """The instant ``answer`` picks from the last hour-of-the-dial question in ``asked``
+    (the previous message's phrases), as a resolved phrase; ``None`` when there was no
+    such question or the answer names another hour."""
+    match = _ANSWER.match(answer)
+    question = next((found for found in reversed(asked) if _is_dial(found)), None)
+    if match is None or question is None:
+        return None
+    morning, evening = question.candidates
+    if match["h"] is not None:
+        hour, minute = int(match["h"]), int(match["m"] or 0)
+        side = match["ap"].lower() if match["ap"] else None
+        if side is None and hour < 13:
+            return None  # "9" answers nothing: it is the question again
+        chosen = evening if side == "p" or hour >= 12 else morning
+        if not _shows(chosen, question.zone, hour % 12, minute):
+            return None
+    else:
+        chosen = morning if match["morning"] else evening
+    return ParseResult("absolute", start_instant=chosen, matched_text=answer.strip(),
+                       zone=question.zone)  # fmt: skip
+
+
+def _is_dial(found: ParseResult) -> bool:
+    """A question between the same hour on either side of noon, on one day."""
+    pair = found.candidates
+    return (
+        found.needs_clarification
+        and len(pair) == 2
+        and pair[1] - pair[0] == _TWELVE_HOURS
+        and found.zone is not None
+    )
+
+
+def _shows(instant: datetime, zone: str | None, hour: int, minute: int) -> bool:
+    """Does ``instant`` read ``hour``:``minute`` (on the 12-hour dial) in ``zone``? A
+    zone that is only an offset label is not checked."""
+    if zone is None or not is_valid_zone(zone):
+        return True
+    local = instant.astimezone(get_zone(zone))
+    return (local.hour % 12, local.minute) == (hour, minute)

@@ -1,0 +1,35 @@
+"""Reading a reply as the answer to the relay's "09:00 or 21:00?" question."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from middleware.clock.answers import answers_hour_choice, pick_hour
+from middleware.clock.parsing import find_time_expressions
+
+SAID = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)  # Berlin Sat 07:00
+ASKED = find_time_expressions("see you at 9", "Europe/Berlin", SAID)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hour"),
+    [("9am", 9), ("9 p.m.", 21), ("21:00", 21), ("the morning one", 9), ("I meant 9pm", 21),
+     ("ok, evening then", 21), ("the first one", 9)],
+)  # fmt: skip
+def test_an_answer_picks_its_side_of_noon(answer: str, hour: int) -> None:
+    assert answers_hour_choice(answer)
+    picked = pick_hour(answer, ASKED)
+    assert picked is not None and picked.matched_text == answer
+    assert picked.start_instant == datetime(2026, 11, 21, hour - 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("answer", ["9", "10am", "8:30pm"])
+def test_an_answer_naming_no_side_or_another_hour_picks_nothing(answer: str) -> None:
+    assert pick_hour(answer, ASKED) is None
+
+
+def test_nothing_is_picked_when_no_hour_was_asked_about() -> None:
+    assert pick_hour("9pm", find_time_expressions("see you at 9pm", "Europe/Berlin", SAID)) is None
+    assert not answers_hour_choice("see you at 9am, then we can go for lunch")
