@@ -79,12 +79,17 @@ def _may_match(gate: re.Pattern[str] | None, text: str) -> bool:
 class DetectedAction:
     """An action worth storing: a short normalised ``label`` ("Go to the gym"), its
     activity template key when one matched, and whether it has a duration window
-    (``temporal``; a clocked "paid invoice" has none)."""
+    (``temporal``; a clocked "paid invoice" has none).
+
+    ``dated``: the user placed it on a later day ("call the bank tomorrow at 9"). Its
+    label keeps the time phrase, which the caller replaces by the instant it gives; an
+    automatic one is worth storing only with that instant."""
 
     label: str
     activity: str | None
     status: ActionStatus
     temporal: bool
+    dated: bool = False
 
 
 def detect_temporal_action(text: str) -> DetectedAction | None:
@@ -94,9 +99,10 @@ def detect_temporal_action(text: str) -> DetectedAction | None:
     to …", "heading to …", "going to sleep", "brb", "after X I will …", "I'm going to
     <activity> now/later/tonight", "gonna …", "leaving for …", "on my way to …", "time
     for …"). Never on questions, negations, hedges ("maybe I'll …"), reported speech, or
-    plans beyond today ("tomorrow", "next week"), whose TTL would be wrong anyway.
+    plans with no day ("someday", "next time"). A plan for a later day ("tomorrow at 9",
+    "on Friday") is ``dated`` (see :class:`DetectedAction`).
     "about to/heading/brb/going to sleep" are ``in_progress``; "later/tonight/after X"
-    ``planned``.
+    and dated ones ``planned``.
     """
     for language, patterns in PATTERNS.items():
         found = _first_action(text, language) if _may_match(patterns.intent_gate, text) else None
@@ -186,6 +192,7 @@ def _action(
     markers = f"{patterns.act_break.sub('', tail)} {cond or ''}"
     if patterns.far_marker.search(markers):
         return None
+    dated = patterns.later_day.search(markers) is not None
     act = _strip_times(raw_act, patterns)
     if "{act}" in rule.label and (not act or patterns.blocked_act.match(act)):
         return None
@@ -194,16 +201,19 @@ def _action(
         template = match_activity(act)
         activity = template.key if template else None
     now = patterns.now_marker.search(markers) is not None
-    later = bool(cond) or patterns.later_marker.search(markers) is not None
+    later = dated or bool(cond) or patterns.later_marker.search(markers) is not None
     if rule.needs == "activity" and activity is None:
         return None
     if rule.needs == "activity_or_later" and activity is None and not later:
         return None  # "I'm going to paste the log now" is narration, not an action
-    label = rule.label.format(act=_scrub(act, patterns), prep=(groups.get("prep") or "").lower())
+    # A dated label keeps its day and time words: the caller takes out the phrase it
+    # read the start from (a label saying "tomorrow" would be wrong the next day).
+    shown = " ".join(raw_act.split()) if dated else act
+    label = rule.label.format(act=_scrub(shown, patterns), prep=(groups.get("prep") or "").lower())
     if cond:
-        label = f"{label} ({patterns.after_word} {_condition(cond, patterns)})"
+        label = f"{label} ({patterns.after_word} {_condition(cond, patterns, keep=dated)})"
     status: ActionStatus = "planned" if later else "in_progress" if now else rule.status
-    return DetectedAction(_label(label), activity, status, temporal=True)
+    return DetectedAction(_label(label), activity, status, temporal=True, dated=dated)
 
 
 def _strip_times(act: str, patterns: LanguagePatterns) -> str:
@@ -220,9 +230,11 @@ def _scrub(text: str, patterns: LanguagePatterns) -> str:
     return " ".join(text.split())
 
 
-def _condition(cond: str, patterns: LanguagePatterns) -> str:
-    # "after I get home" → "after getting home": the label keeps no pronouns.
-    cond = _strip_times(patterns.act_break.sub("", cond).strip(), patterns)
+def _condition(cond: str, patterns: LanguagePatterns, *, keep: bool = False) -> str:
+    # "after I get home" → "after getting home": the label keeps no pronouns (and no
+    # times, unless ``keep``: a dated label's are taken out by the caller).
+    cond = patterns.act_break.sub("", cond).strip()
+    cond = cond if keep else _strip_times(cond, patterns)
     subject = patterns.cond_subject.match(cond)
     if subject:
         verb, _, rest = cond[subject.end() :].partition(" ")

@@ -88,7 +88,8 @@ class LanguagePatterns:
     blocked_act: re.Pattern[str]  # negating verbs and idioms ("skip …", "lose my mind")
     now_marker: re.Pattern[str]
     later_marker: re.Pattern[str]
-    far_marker: re.Pattern[str]  # beyond today: not a near-term action
+    far_marker: re.Pattern[str]  # no day at all ("someday"): never an action
+    later_day: re.Pattern[str]  # a later day ("tomorrow"): an action only with its start
     trailing_time: re.Pattern[str]  # time words cut from the end of a label
     pronouns: tuple[tuple[re.Pattern[str], str], ...]
     cond_subject: re.Pattern[str]  # "I " opening an "after …" condition

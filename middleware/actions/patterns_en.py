@@ -157,10 +157,10 @@ ENGLISH = LanguagePatterns(
         r"|in\s+\d+|this\s+(?:morning|afternoon|evening)|after"
         r"|at\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)\b"
     ),
-    far_marker=_re(
-        r"\b(?:tomorrow|next\s+(?:week|month|year|time)|this\s+weekend|on\s+(?:mon|tues|wednes"
-        r"|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?)|some\s*day"
-        r"|eventually|one\s+day)\b"
+    far_marker=_re(r"\b(?:next\s+time|some\s*day|eventually|one\s+day|at\s+some\s+point)\b"),
+    later_day=_re(
+        r"\b(?:tomorrow|next\s+(?:week|month|year)|this\s+weekend|(?:on\s+|this\s+|next\s+)"
+        r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?))\b"
     ),
     trailing_time=_re(
         r"\s+(?:right\s+now|now|rn|asap|soon|later(?:\s+(?:today|on|tonight))?|tonight|today"

@@ -214,6 +214,36 @@ async def test_an_action_set_for_later_stays_planned_until_its_time(talk: Conver
     assert "1. Call the bank — set for 2 hours ago, likely done" in listing
 
 
+async def test_a_plan_said_for_tomorrow_is_stored_with_its_start(talk: Conversation) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin; "tomorrow at 9" is 08:00 UTC at the earliest.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll call the bank tomorrow at 9")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Call the bank"
+    assert stored["source"] == "auto"
+    assert stored["start_iso"] == "2026-11-03T08:00:00+00:00"
+    listing = reply_text(await talk.say("/actions", after=timedelta(hours=2)))
+    assert "1. Call the bank — starts in 21 hours, planned" in listing
+    # Not asked about before its day, however long the user was away.
+    before = await talk.block_for("hey", after=timedelta(hours=3))
+    assert "Check-in" not in before and "bank" not in before.lower()
+
+    talk.clock.set(datetime(2026, 11, 3, 11, 0, tzinfo=UTC))
+    after = await talk.block_for("hi again")
+    assert 'the user planned: "Call the bank", set for 3 hours ago' in after
+    assert "tomorrow" not in after
+
+
+async def test_a_plan_for_a_later_day_without_a_start_is_not_stored(talk: Conversation) -> None:
+    # No zone to anchor "tomorrow at 9" in (spec 000 §4.3), and no day at all: nothing
+    # to place the action at, so nothing is stored rather than a plan asked about today.
+    await talk.say("I'll call the bank tomorrow at 9")
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll call the bank someday")
+    await talk.say("I'll call the bank in 3 months")
+    assert (await talk.admin_user())["latest_actions"] == []
+
+
 async def test_an_action_at_a_bare_hour_starts_at_its_next_occurrence(
     talk: Conversation,
 ) -> None:

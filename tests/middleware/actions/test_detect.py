@@ -212,10 +212,11 @@ def test_detect_temporal_action(text: str, label: str, activity: str | None, sta
         "I'm going to run the tests now",
         "gotta go",
         "It's time for a change",
-        # past, or beyond today
+        # past, or on no day at all
         "I went to the gym",
-        "I'm going to the gym tomorrow",
-        "after lunch tomorrow I'll call the bank",
+        "I'll call the bank someday",
+        "I'm going to the gym next time",
+        "eventually I'll clean the garage",
         # nothing temporal
         "what's the capital of France",
         "",
@@ -223,6 +224,24 @@ def test_detect_temporal_action(text: str, label: str, activity: str | None, sta
 )
 def test_detect_temporal_action_does_not_fire(text: str) -> None:
     assert detect_temporal_action(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "activity"),
+    [
+        ("I'll call the bank tomorrow at 9", "Call the bank tomorrow at 9", "call"),
+        ("I'm going to the gym tomorrow", "Go to the gym tomorrow", "gym"),
+        ("gonna call the bank at 9 tomorrow", "Call the bank at 9 tomorrow", "call"),
+        ("I'll finish the report on Friday", "Finish the report on Friday", None),
+        ("after lunch tomorrow I'll call the bank", "Call the bank (after lunch tomorrow)", "call"),
+    ],
+)
+def test_a_plan_for_a_later_day_is_dated_and_keeps_its_time_words(
+    text: str, label: str, activity: str | None
+) -> None:
+    assert detect_temporal_action(text) == DetectedAction(
+        label, activity, "planned", temporal=True, dated=True
+    )
 
 
 def test_labels_are_short() -> None:
