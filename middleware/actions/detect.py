@@ -39,6 +39,7 @@ __all__ = [
     "detect_status_update",
     "detect_temporal_action",
     "is_time_or_scheduling",
+    "key_words",
     "label_for_clocked",
     "scheduling_confidence",
 ]
@@ -255,10 +256,12 @@ def _label(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """The user saying an action is over: ``done`` ("I'm back") or ``canceled`` ("didn't
-    go"); ``activity`` when they named one ("just got back from the gym")."""
+    go"); ``activity`` when they named one ("just got back from the gym"), else ``named``,
+    the :func:`key_words` of what they named ("the bank call is done": bank, call)."""
 
     status: Literal["done", "canceled"]
     activity: str | None
+    named: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,8 +276,12 @@ def detect_status_update(text: str) -> StatusUpdate | None:
     """A done/canceled statement in ``text`` (clause start, not a question), or None.
 
     Cancellations are checked first, so "didn't make it" is not "made it". A statement
-    that names something (finished X, skipped X) only counts when X is a known activity
-    (or "it"/"that"), so "I finished the report" does not close the gym.
+    that names something (finished X, skipped X, X is done, called X) carries the known
+    activity X is, else (for a completion) X's key words, so "I finished the report"
+    does not close the gym;
+    "it"/"that" mean the latest action, except in "it's done", which names nothing. A
+    completion naming words is not believed in a sentence saying it is not over ("called
+    the bank but no answer").
     """
     for language, patterns in PATTERNS.items():
         update = _first_status(text, language) if _may_match(patterns.status_gate, text) else None
@@ -289,19 +296,55 @@ def _first_status(text: str, language: str) -> StatusUpdate | None:
         for clause in _clauses(sentence, patterns.status_filler):
             for rule in patterns.status:
                 match = rule.pattern.match(clause)
-                update = _status(rule, match) if match else None
+                update = _status(rule, match, sentence, patterns) if match else None
                 if update is not None:
                     return update
     return None
 
 
-def _status(rule: StatusRule, match: re.Match[str]) -> StatusUpdate | None:
+def _status(
+    rule: StatusRule, match: re.Match[str], sentence: str, patterns: LanguagePatterns
+) -> StatusUpdate | None:
     act = (match.groupdict().get("act") or "").strip()
-    template = match_activity(act) if act else None
+    # A rule about what it names reads it by its words: "called mom" is no call to the bank.
+    template = match_activity(act) if act and not rule.named else None
     activity = rule.activity or (template.key if template else None)
-    if act and activity is None and act.lower() not in ("it", "that", "this"):
-        return None  # "finished the report" says nothing about the gym
-    return StatusUpdate(rule.status, activity)
+    if not act or activity is not None or act.lower() in ("it", "that", "this"):
+        return StatusUpdate(rule.status, activity)
+    if rule.status != "done":
+        return None  # "not going to lie" cancels nothing: only completions go by words
+    named = _key_words(act, patterns)
+    if not named or patterns.unfinished.search(sentence):
+        return None
+    return StatusUpdate(rule.status, None, named)
+
+
+def key_words(text: str) -> frozenset[str]:
+    """The words of ``text`` that say what it is about, each reduced to a crude stem
+    ("Call the bank" and "called the bank" both give call, bank), read with the first
+    language that leaves any."""
+    for patterns in PATTERNS.values():
+        words = _key_words(text, patterns)
+        if words:
+            return words
+    return frozenset()
+
+
+def _key_words(text: str, patterns: LanguagePatterns) -> frozenset[str]:
+    words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.casefold().replace("’", "'"))
+    return frozenset(
+        _stem(patterns.base_forms.get(word, word))
+        for word in words
+        if word not in patterns.stopwords
+    )
+
+
+def _stem(word: str) -> str:
+    # The same cut on both sides is all a match needs: "reports"/"report", "baked"/"bake".
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
 
 
 def detect_duration_report(text: str) -> DurationReport | None:

@@ -48,12 +48,16 @@ class IntentRule:
 
 @dataclass(frozen=True, slots=True)
 class StatusRule:
-    """A done/canceled statement matched at a clause start. A captured ``act`` must name
-    a known activity (or be "it"/"that"); ``activity`` forces one ("woke up" → sleep)."""
+    """A done/canceled statement matched at a clause start. A captured ``act`` names a
+    known activity, an action by its words, or (unless ``named``) "it"/"that": the
+    latest action; ``activity`` forces one ("woke up" → sleep)."""
 
     pattern: re.Pattern[str]
     status: Literal["done", "canceled"]
     activity: str | None = None
+    # About what ``act`` names: an activity, else that action by its words (never the
+    # latest action, whatever it is).
+    named: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
     needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
 
@@ -98,6 +102,9 @@ class LanguagePatterns:
     subject: re.Pattern[str]  # "I " opening a clocked text
     statement: re.Pattern[str]  # past tense or "is": "paid invoice" is a note, not a plan
     done: tuple[StatusRule, ...]
+    unfinished: re.Pattern[str]  # in its sentence, a completion naming words is not believed
+    stopwords: frozenset[str]  # not key words of a label or of what a completion names
+    base_forms: Mapping[str, str]  # irregular past forms: "sent" → "send"
     canceled: tuple[StatusRule, ...]
     durations: tuple[DurationRule, ...]
     number_words: Mapping[str, float]

@@ -244,6 +244,38 @@ async def test_a_plan_for_a_later_day_without_a_start_is_not_stored(talk: Conver
     assert (await talk.admin_user())["latest_actions"] == []
 
 
+async def test_saying_a_plan_is_done_closes_it_and_it_is_not_brought_up_again(
+    talk: Conversation,
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll call the bank tomorrow at 9")
+    await talk.say("gonna finish the report tonight", after=timedelta(minutes=1))
+    # Questions, "not yet" and a try close nothing.
+    for text in (
+        "is the bank call done?",
+        "not done with the report yet",
+        "called the bank but no answer",
+    ):
+        block = await talk.block_for(text, after=timedelta(minutes=1))
+        assert "The user says they are done" not in block, text
+    assert len(reply_text(await talk.say("/actions")).splitlines()) == 4
+
+    talk.clock.set(datetime(2026, 11, 3, 10, 0, tzinfo=UTC))
+    done = await talk.block_for("ok the bank call is done")
+    assert 'The user says they are done with: "Call the bank"' in done
+    # The welcome back after the night mentions the open report, not the closed call.
+    [checkin] = [line for line in done.splitlines() if line.startswith("Check-in")]
+    assert '"Finish the report"' in checkin and "bank" not in checkin.lower()
+    listing = reply_text(await talk.say("/actions"))
+    assert "bank" not in listing and "2. Finish the report" in listing
+    back = await talk.block_for("hey", after=timedelta(hours=3))
+    assert "bank" not in back.lower()
+    assert "Report" not in await talk.block_for("done with the report", after=timedelta(hours=1))
+    assert "no open actions" in reply_text(await talk.say("/actions"))
+    statuses = {a["label"]: a["status"] for a in (await talk.admin_user())["latest_actions"]}
+    assert statuses == {"Call the bank": "done", "Finish the report": "done"}
+
+
 async def test_an_action_at_a_bare_hour_starts_at_its_next_occurrence(
     talk: Conversation,
 ) -> None:

@@ -23,6 +23,7 @@ from middleware.actions.detect import (
     detect_status_update,
     detect_temporal_action,
     is_time_or_scheduling,
+    key_words,
     label_for_clocked,
     scheduling_confidence,
 )
@@ -330,10 +331,17 @@ def test_detect_status_update(text: str, status: str, activity: str | None) -> N
         "well done!",
         "he's back",
         "good morning",
-        "I finished the report",
-        "done with this conversation",
-        "back from vacation",
         "I'm not going to lie, it was good",
+        # a completion that names something, in a sentence saying it is not over
+        "is the bank call done?",
+        "not done with the report yet",
+        "I'm not done with the report",
+        "the report is almost done",
+        "the report isn't done",
+        "called the bank but no answer",
+        "tried calling the bank",
+        "I called the bank, will call back later",
+        "it's done",
         "the meeting didn't go well",
         "I'm going to the gym",
         "",
@@ -341,6 +349,31 @@ def test_detect_status_update(text: str, status: str, activity: str | None) -> N
 )
 def test_detect_status_update_does_not_fire(text: str) -> None:
     assert detect_status_update(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("ok the bank call is done", {"bank", "call"}),
+        ("called the bank, all sorted", {"bank", "call"}),
+        ("done with the report", {"report"}),
+        ("I finished the report", {"report"}),
+        ("the taxes are finally done", {"tax"}),
+        ("I've sent the invoice", {"send", "invoic"}),
+        ("just called my mom", {"call", "mom"}),
+        ("back from vacation", {"vacation"}),
+        ("done with this conversation", {"conversation"}),
+    ],
+)
+def test_a_completion_naming_something_carries_its_key_words(text: str, named: set[str]) -> None:
+    # Which action it closes, if any, is decided against the labels (close_latest).
+    assert detect_status_update(text) == StatusUpdate("done", None, frozenset(named))
+
+
+def test_key_words_of_a_label_and_of_a_completion_meet() -> None:
+    assert key_words("Call the bank") == key_words("called the bank") == {"call", "bank"}
+    assert key_words("Send the invoices") == key_words("sent the invoice")
+    assert key_words("the, a my") == frozenset()
 
 
 # --- duration reports -----------------------------------------------------------------
