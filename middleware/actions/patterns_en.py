@@ -206,7 +206,7 @@ ENGLISH = LanguagePatterns(
         ),
         StatusRule(
             _re(
-                rf"{_NAMED}\s+(?:is\s+|'s\s+|was\s+|are\s+)?(?:all\s+|finally\s+)?"
+                rf"{_NAMED}(?:\s*'s|\s+is|\s+was|\s+are)?\s+(?:all\s+|finally\s+)?"
                 rf"{_FINISHED}{_END}"
             ),
             "done",

@@ -359,6 +359,7 @@ def test_detect_status_update_does_not_fire(text: str) -> None:
         ("done with the report", {"report"}),
         ("I finished the report", {"report"}),
         ("the taxes are finally done", {"tax"}),
+        ("dinner's done, so full", {"dinner"}),
         ("I've sent the invoice", {"send", "invoic"}),
         ("just called my mom", {"call", "mom"}),
         ("back from vacation", {"vacation"}),
