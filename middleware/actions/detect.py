@@ -39,6 +39,7 @@ __all__ = [
     "detect_status_update",
     "detect_temporal_action",
     "is_time_or_scheduling",
+    "key_words",
     "label_for_clocked",
     "scheduling_confidence",
 ]
@@ -79,12 +80,17 @@ def _may_match(gate: re.Pattern[str] | None, text: str) -> bool:
 class DetectedAction:
     """An action worth storing: a short normalised ``label`` ("Go to the gym"), its
     activity template key when one matched, and whether it has a duration window
-    (``temporal``; a clocked "paid invoice" has none)."""
+    (``temporal``; a clocked "paid invoice" has none).
+
+    ``dated``: the user placed it on a later day ("call the bank tomorrow at 9"). Its
+    label keeps the time phrase, which the caller replaces by the instant it gives; an
+    automatic one is worth storing only with that instant."""
 
     label: str
     activity: str | None
     status: ActionStatus
     temporal: bool
+    dated: bool = False
 
 
 def detect_temporal_action(text: str) -> DetectedAction | None:
@@ -94,9 +100,10 @@ def detect_temporal_action(text: str) -> DetectedAction | None:
     to …", "heading to …", "going to sleep", "brb", "after X I will …", "I'm going to
     <activity> now/later/tonight", "gonna …", "leaving for …", "on my way to …", "time
     for …"). Never on questions, negations, hedges ("maybe I'll …"), reported speech, or
-    plans beyond today ("tomorrow", "next week"), whose TTL would be wrong anyway.
+    plans with no day ("someday", "next time"). A plan for a later day ("tomorrow at 9",
+    "on Friday") is ``dated`` (see :class:`DetectedAction`).
     "about to/heading/brb/going to sleep" are ``in_progress``; "later/tonight/after X"
-    ``planned``.
+    and dated ones ``planned``.
     """
     for language, patterns in PATTERNS.items():
         found = _first_action(text, language) if _may_match(patterns.intent_gate, text) else None
@@ -186,6 +193,7 @@ def _action(
     markers = f"{patterns.act_break.sub('', tail)} {cond or ''}"
     if patterns.far_marker.search(markers):
         return None
+    dated = patterns.later_day.search(markers) is not None
     act = _strip_times(raw_act, patterns)
     if "{act}" in rule.label and (not act or patterns.blocked_act.match(act)):
         return None
@@ -194,16 +202,19 @@ def _action(
         template = match_activity(act)
         activity = template.key if template else None
     now = patterns.now_marker.search(markers) is not None
-    later = bool(cond) or patterns.later_marker.search(markers) is not None
+    later = dated or bool(cond) or patterns.later_marker.search(markers) is not None
     if rule.needs == "activity" and activity is None:
         return None
     if rule.needs == "activity_or_later" and activity is None and not later:
         return None  # "I'm going to paste the log now" is narration, not an action
-    label = rule.label.format(act=_scrub(act, patterns), prep=(groups.get("prep") or "").lower())
+    # A dated label keeps its day and time words: the caller takes out the phrase it
+    # read the start from (a label saying "tomorrow" would be wrong the next day).
+    shown = " ".join(raw_act.split()) if dated else act
+    label = rule.label.format(act=_scrub(shown, patterns), prep=(groups.get("prep") or "").lower())
     if cond:
-        label = f"{label} ({patterns.after_word} {_condition(cond, patterns)})"
+        label = f"{label} ({patterns.after_word} {_condition(cond, patterns, keep=dated)})"
     status: ActionStatus = "planned" if later else "in_progress" if now else rule.status
-    return DetectedAction(_label(label), activity, status, temporal=True)
+    return DetectedAction(_label(label), activity, status, temporal=True, dated=dated)
 
 
 def _strip_times(act: str, patterns: LanguagePatterns) -> str:
@@ -220,9 +231,11 @@ def _scrub(text: str, patterns: LanguagePatterns) -> str:
     return " ".join(text.split())
 
 
-def _condition(cond: str, patterns: LanguagePatterns) -> str:
-    # "after I get home" → "after getting home": the label keeps no pronouns.
-    cond = _strip_times(patterns.act_break.sub("", cond).strip(), patterns)
+def _condition(cond: str, patterns: LanguagePatterns, *, keep: bool = False) -> str:
+    # "after I get home" → "after getting home": the label keeps no pronouns (and no
+    # times, unless ``keep``: a dated label's are taken out by the caller).
+    cond = patterns.act_break.sub("", cond).strip()
+    cond = cond if keep else _strip_times(cond, patterns)
     subject = patterns.cond_subject.match(cond)
     if subject:
         verb, _, rest = cond[subject.end() :].partition(" ")
@@ -243,10 +256,12 @@ def _label(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """The user saying an action is over: ``done`` ("I'm back") or ``canceled`` ("didn't
-    go"); ``activity`` when they named one ("just got back from the gym")."""
+    go"); ``activity`` when they named one ("just got back from the gym"), else ``named``,
+    the :func:`key_words` of what they named ("the bank call is done": bank, call)."""
 
     status: Literal["done", "canceled"]
     activity: str | None
+    named: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +276,12 @@ def detect_status_update(text: str) -> StatusUpdate | None:
     """A done/canceled statement in ``text`` (clause start, not a question), or None.
 
     Cancellations are checked first, so "didn't make it" is not "made it". A statement
-    that names something (finished X, skipped X) only counts when X is a known activity
-    (or "it"/"that"), so "I finished the report" does not close the gym.
+    that names something (finished X, skipped X, X is done, called X) carries the known
+    activity X is, else (for a completion) X's key words, so "I finished the report"
+    does not close the gym;
+    "it"/"that" mean the latest action, except in "it's done", which names nothing. A
+    completion naming words is not believed in a sentence saying it is not over ("called
+    the bank but no answer").
     """
     for language, patterns in PATTERNS.items():
         update = _first_status(text, language) if _may_match(patterns.status_gate, text) else None
@@ -277,19 +296,55 @@ def _first_status(text: str, language: str) -> StatusUpdate | None:
         for clause in _clauses(sentence, patterns.status_filler):
             for rule in patterns.status:
                 match = rule.pattern.match(clause)
-                update = _status(rule, match) if match else None
+                update = _status(rule, match, sentence, patterns) if match else None
                 if update is not None:
                     return update
     return None
 
 
-def _status(rule: StatusRule, match: re.Match[str]) -> StatusUpdate | None:
+def _status(
+    rule: StatusRule, match: re.Match[str], sentence: str, patterns: LanguagePatterns
+) -> StatusUpdate | None:
     act = (match.groupdict().get("act") or "").strip()
-    template = match_activity(act) if act else None
+    # A rule about what it names reads it by its words: "called mom" is no call to the bank.
+    template = match_activity(act) if act and not rule.named else None
     activity = rule.activity or (template.key if template else None)
-    if act and activity is None and act.lower() not in ("it", "that", "this"):
-        return None  # "finished the report" says nothing about the gym
-    return StatusUpdate(rule.status, activity)
+    if not act or activity is not None or act.lower() in ("it", "that", "this"):
+        return StatusUpdate(rule.status, activity)
+    if rule.status != "done":
+        return None  # "not going to lie" cancels nothing: only completions go by words
+    named = _key_words(act, patterns)
+    if not named or patterns.unfinished.search(sentence):
+        return None
+    return StatusUpdate(rule.status, None, named)
+
+
+def key_words(text: str) -> frozenset[str]:
+    """The words of ``text`` that say what it is about, each reduced to a crude stem
+    ("Call the bank" and "called the bank" both give call, bank), read with the first
+    language that leaves any."""
+    for patterns in PATTERNS.values():
+        words = _key_words(text, patterns)
+        if words:
+            return words
+    return frozenset()
+
+
+def _key_words(text: str, patterns: LanguagePatterns) -> frozenset[str]:
+    words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.casefold().replace("’", "'"))
+    return frozenset(
+        _stem(patterns.base_forms.get(word, word))
+        for word in words
+        if word not in patterns.stopwords
+    )
+
+
+def _stem(word: str) -> str:
+    # The same cut on both sides is all a match needs: "reports"/"report", "baked"/"bake".
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
 
 
 def detect_duration_report(text: str) -> DurationReport | None:

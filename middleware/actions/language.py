@@ -48,12 +48,16 @@ class IntentRule:
 
 @dataclass(frozen=True, slots=True)
 class StatusRule:
-    """A done/canceled statement matched at a clause start. A captured ``act`` must name
-    a known activity (or be "it"/"that"); ``activity`` forces one ("woke up" → sleep)."""
+    """A done/canceled statement matched at a clause start. A captured ``act`` names a
+    known activity, an action by its words, or (unless ``named``) "it"/"that": the
+    latest action; ``activity`` forces one ("woke up" → sleep)."""
 
     pattern: re.Pattern[str]
     status: Literal["done", "canceled"]
     activity: str | None = None
+    # About what ``act`` names: an activity, else that action by its words (never the
+    # latest action, whatever it is).
+    named: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
     needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
 
@@ -88,7 +92,8 @@ class LanguagePatterns:
     blocked_act: re.Pattern[str]  # negating verbs and idioms ("skip …", "lose my mind")
     now_marker: re.Pattern[str]
     later_marker: re.Pattern[str]
-    far_marker: re.Pattern[str]  # beyond today: not a near-term action
+    far_marker: re.Pattern[str]  # no day at all ("someday"): never an action
+    later_day: re.Pattern[str]  # a later day ("tomorrow"): an action only with its start
     trailing_time: re.Pattern[str]  # time words cut from the end of a label
     pronouns: tuple[tuple[re.Pattern[str], str], ...]
     cond_subject: re.Pattern[str]  # "I " opening an "after …" condition
@@ -97,6 +102,9 @@ class LanguagePatterns:
     subject: re.Pattern[str]  # "I " opening a clocked text
     statement: re.Pattern[str]  # past tense or "is": "paid invoice" is a note, not a plan
     done: tuple[StatusRule, ...]
+    unfinished: re.Pattern[str]  # in its sentence, a completion naming words is not believed
+    stopwords: frozenset[str]  # not key words of a label or of what a completion names
+    base_forms: Mapping[str, str]  # irregular past forms: "sent" → "send"
     canceled: tuple[StatusRule, ...]
     durations: tuple[DurationRule, ...]
     number_words: Mapping[str, float]

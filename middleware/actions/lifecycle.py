@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate
+from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate, key_words
 from middleware.actions.model import Action, Scope, Source, Status
 from middleware.actions.templates import TEMPLATES, expected_minutes
 from middleware.types import ChatType
@@ -150,13 +150,18 @@ def close_latest(
     thread_key: str,
     chat_type: ChatType,
 ) -> tuple[list[Action], Action | None]:
-    """Apply a done/canceled the user just said to their most recent open action.
+    """Apply a done/canceled the user just said to the open action it is about.
 
     Candidates are the user's own open actions in this thread, or in any private thread
     when this is a DM (as :func:`visible_actions` shows them). When ``update`` names an
     activity, only actions of that activity family qualify ("meal" closes "meal:dinner",
-    "woke up" closes a nap); when none qualifies nothing changes. A "done" is marked
-    ``user_confirmed``. Returns the new list and the changed action (or None).
+    "woke up" closes a nap), and the most recent is closed. When it names words ("the
+    bank call is done"), the one action whose label has all of them is closed; none
+    when several have (a wrong close is worse than a missed one). A bare "done" or "I'm
+    back" closes the most recent. A "done" that names no words never closes an action
+    that has not begun ("I'm back" says nothing of tomorrow's call). When none
+    qualifies nothing changes. A "done" is marked ``user_confirmed``. Returns the new
+    list and the changed action (or None).
     """
     candidates = [
         a
@@ -164,8 +169,17 @@ def close_latest(
         if a.user_key == user_key
         and a.is_open(now)
         and (a.thread_key == thread_key or (chat_type == "dm" and _recorded_in_private(a)))
-        and (update.activity is None or _family(a.activity) == _family(update.activity))
     ]
+    if update.named:
+        named = [a for a in candidates if update.named <= key_words(a.label)]
+        candidates = named if len(named) == 1 else []
+    else:
+        candidates = [
+            a
+            for a in candidates
+            if (update.activity is None or _family(a.activity) == _family(update.activity))
+            and (update.status != "done" or a.has_started(now))
+        ]
     if not candidates:
         return list(actions), None
     target = max(candidates, key=lambda a: a.recorded_at)

@@ -93,6 +93,15 @@ _SKIPPED = (
     rf"{_SUBJ}(?:skipped|skipping|gonna\s+skip|going\s+to\s+skip|bailed\s+on|ditched)\s+"
     rf"{_ACT}{_END}"
 )
+# What a completion names, when it names something ("the bank call", "called the bank"):
+# never a bare pronoun, which says nothing about which action it was ("well done" is praise).
+_NAMED = r"(?!(?:it|that|this|everything|all|well)\b)(?P<act>[^,.!;?]+?)"
+_FINISHED = r"(?:done|finished|sorted|complete|completed|taken\s+care\s+of)"
+_PAST = (
+    r"(?:[a-z]+ed|sent|wrote|paid|did|took|bought|made|got|ran|met|gave|spoke|told|ate"
+    r"|read|rang|fed|brought|built|drew|drove|fought|found|hung|kept|left|lent|sold|swept"
+    r"|taught|threw|won)"
+)
 _NOT_ANYMORE = rf"{_SUBJ}not\s+going\s+(?:to\s+{_ACT}\s+)?(?:anymore|any\s+more|after\s+all){_END}"
 
 ENGLISH = LanguagePatterns(
@@ -157,10 +166,10 @@ ENGLISH = LanguagePatterns(
         r"|in\s+\d+|this\s+(?:morning|afternoon|evening)|after"
         r"|at\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)\b"
     ),
-    far_marker=_re(
-        r"\b(?:tomorrow|next\s+(?:week|month|year|time)|this\s+weekend|on\s+(?:mon|tues|wednes"
-        r"|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?)|some\s*day"
-        r"|eventually|one\s+day)\b"
+    far_marker=_re(r"\b(?:next\s+time|some\s*day|eventually|one\s+day|at\s+some\s+point)\b"),
+    later_day=_re(
+        r"\b(?:tomorrow|next\s+(?:week|month|year)|this\s+weekend|(?:on\s+|this\s+|next\s+)"
+        r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?))\b"
     ),
     trailing_time=_re(
         r"\s+(?:right\s+now|now|rn|asap|soon|later(?:\s+(?:today|on|tonight))?|tonight|today"
@@ -195,7 +204,72 @@ ENGLISH = LanguagePatterns(
         StatusRule(
             _re(rf"(?:i\s+|we\s+)?{_JUST}(?:went|did)\s+(?:to\s+|for\s+)?{_ACT}{_END}"), "done"
         ),
+        StatusRule(
+            _re(
+                rf"{_NAMED}(?:\s*'s|\s+is|\s+was|\s+are)?\s+(?:all\s+|finally\s+)?"
+                rf"{_FINISHED}{_END}"
+            ),
+            "done",
+            named=True,
+        ),
+        StatusRule(
+            _re(
+                r"(?:i\s*'?\s*ve\s+|i\s+have\s+|we\s*'?\s*ve\s+|i\s+|we\s+)?"
+                rf"{_JUST}(?:already\s+)?(?P<act>{_PAST}\s+[^,.!;?]+?){_END}"
+            ),
+            "done",
+            named=True,
+        ),
     ),
+    # A completion that names the action is only believed when nothing in its sentence
+    # says it is not over ("called the bank but no answer", "not done with it yet").
+    unfinished=_re(
+        r"\b(?:but|though|although|not|never|no|yet|still|tried|trying|try|almost|nearly"
+        r"|half|partly|later|tomorrow|again|until|till)\b|n't\b"
+    ),
+    stopwords=frozenset(
+        "the a an my our your his her their this that these those to for with of at on in"
+        " about up out off and or it its me i we you all some just now finally already"
+        " today tonight ok okay so".split()
+    ),
+    base_forms={
+        "sent": "send",
+        "wrote": "write",
+        "written": "write",
+        "paid": "pay",
+        "did": "do",
+        "took": "take",
+        "taken": "take",
+        "bought": "buy",
+        "made": "make",
+        "got": "get",
+        "ran": "run",
+        "met": "meet",
+        "gave": "give",
+        "given": "give",
+        "spoke": "speak",
+        "told": "tell",
+        "ate": "eat",
+        "eaten": "eat",
+        "rang": "ring",
+        "fed": "feed",
+        "went": "go",
+        "brought": "bring",
+        "built": "build",
+        "drew": "draw",
+        "drove": "drive",
+        "fought": "fight",
+        "found": "find",
+        "hung": "hang",
+        "kept": "keep",
+        "left": "leave",
+        "lent": "lend",
+        "sold": "sell",
+        "swept": "sweep",
+        "taught": "teach",
+        "threw": "throw",
+        "won": "win",
+    },  # fmt: skip
     canceled=(
         StatusRule(_re(_DIDNT_GO), "canceled"),
         StatusRule(_re(r"(?:cancel|scratch)\s+(?:that|it)\b"), "canceled"),

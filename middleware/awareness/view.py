@@ -180,7 +180,8 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         ):
             quote = turn.text if policy.store_quotes else None
             action = _new(turn, found, "auto", "user", data, settings, kind, turn.text, quote)
-            ops.append(_add(action, policy.max_items))
+            if not found.dated or _starts_within_its_life(action):
+                ops.append(_add(action, policy.max_items))
 
     mentions_time = turn.mentions_time or is_time_or_scheduling(turn.text)
     if (
@@ -334,6 +335,14 @@ def _start(turn: Turn, said: str) -> tuple[datetime | None, str]:
         if later:
             return min(later), found.matched_text
     return None, ""
+
+
+def _starts_within_its_life(action: Action) -> bool:
+    """Whether an action the user placed on a later day got the start that day gives,
+    and will still be kept when it comes: one stored without it ("tomorrow" with no zone
+    to anchor it) would be asked about before its day, and one beyond ``max_ttl`` would
+    expire before it begins."""
+    return action.start_at is not None and action.expires_at > action.start_at
 
 
 def on_actions(change: Callable[[list[Action]], list[Action]]) -> ClockOp:

@@ -214,6 +214,68 @@ async def test_an_action_set_for_later_stays_planned_until_its_time(talk: Conver
     assert "1. Call the bank — set for 2 hours ago, likely done" in listing
 
 
+async def test_a_plan_said_for_tomorrow_is_stored_with_its_start(talk: Conversation) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin; "tomorrow at 9" is 08:00 UTC at the earliest.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll call the bank tomorrow at 9")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Call the bank"
+    assert stored["source"] == "auto"
+    assert stored["start_iso"] == "2026-11-03T08:00:00+00:00"
+    listing = reply_text(await talk.say("/actions", after=timedelta(hours=2)))
+    assert "1. Call the bank — starts in 21 hours, planned" in listing
+    # Not asked about before its day, however long the user was away.
+    before = await talk.block_for("hey", after=timedelta(hours=3))
+    assert "Check-in" not in before and "bank" not in before.lower()
+
+    talk.clock.set(datetime(2026, 11, 3, 11, 0, tzinfo=UTC))
+    after = await talk.block_for("hi again")
+    assert 'the user planned: "Call the bank", set for 3 hours ago' in after
+    assert "tomorrow" not in after
+
+
+async def test_a_plan_for_a_later_day_without_a_start_is_not_stored(talk: Conversation) -> None:
+    # No zone to anchor "tomorrow at 9" in (spec 000 §4.3), and no day at all: nothing
+    # to place the action at, so nothing is stored rather than a plan asked about today.
+    await talk.say("I'll call the bank tomorrow at 9")
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll call the bank someday")
+    await talk.say("I'll call the bank in 3 months")
+    assert (await talk.admin_user())["latest_actions"] == []
+
+
+async def test_saying_a_plan_is_done_closes_it_and_it_is_not_brought_up_again(
+    talk: Conversation,
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll call the bank tomorrow at 9")
+    await talk.say("gonna finish the report tonight", after=timedelta(minutes=1))
+    # Questions, "not yet" and a try close nothing.
+    for text in (
+        "is the bank call done?",
+        "not done with the report yet",
+        "called the bank but no answer",
+    ):
+        block = await talk.block_for(text, after=timedelta(minutes=1))
+        assert "The user says they are done" not in block, text
+    assert len(reply_text(await talk.say("/actions")).splitlines()) == 4
+
+    talk.clock.set(datetime(2026, 11, 3, 10, 0, tzinfo=UTC))
+    done = await talk.block_for("ok the bank call is done")
+    assert 'The user says they are done with: "Call the bank"' in done
+    # The welcome back after the night mentions the open report, not the closed call.
+    [checkin] = [line for line in done.splitlines() if line.startswith("Check-in")]
+    assert '"Finish the report"' in checkin and "bank" not in checkin.lower()
+    listing = reply_text(await talk.say("/actions"))
+    assert "bank" not in listing and "2. Finish the report" in listing
+    back = await talk.block_for("hey", after=timedelta(hours=3))
+    assert "bank" not in back.lower()
+    assert "Report" not in await talk.block_for("done with the report", after=timedelta(hours=1))
+    assert "no open actions" in reply_text(await talk.say("/actions"))
+    statuses = {a["label"]: a["status"] for a in (await talk.admin_user())["latest_actions"]}
+    assert statuses == {"Call the bank": "done", "Finish the report": "done"}
+
+
 async def test_an_action_at_a_bare_hour_starts_at_its_next_occurrence(
     talk: Conversation,
 ) -> None:

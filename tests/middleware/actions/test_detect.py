@@ -23,6 +23,7 @@ from middleware.actions.detect import (
     detect_status_update,
     detect_temporal_action,
     is_time_or_scheduling,
+    key_words,
     label_for_clocked,
     scheduling_confidence,
 )
@@ -212,10 +213,11 @@ def test_detect_temporal_action(text: str, label: str, activity: str | None, sta
         "I'm going to run the tests now",
         "gotta go",
         "It's time for a change",
-        # past, or beyond today
+        # past, or on no day at all
         "I went to the gym",
-        "I'm going to the gym tomorrow",
-        "after lunch tomorrow I'll call the bank",
+        "I'll call the bank someday",
+        "I'm going to the gym next time",
+        "eventually I'll clean the garage",
         # nothing temporal
         "what's the capital of France",
         "",
@@ -223,6 +225,24 @@ def test_detect_temporal_action(text: str, label: str, activity: str | None, sta
 )
 def test_detect_temporal_action_does_not_fire(text: str) -> None:
     assert detect_temporal_action(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "activity"),
+    [
+        ("I'll call the bank tomorrow at 9", "Call the bank tomorrow at 9", "call"),
+        ("I'm going to the gym tomorrow", "Go to the gym tomorrow", "gym"),
+        ("gonna call the bank at 9 tomorrow", "Call the bank at 9 tomorrow", "call"),
+        ("I'll finish the report on Friday", "Finish the report on Friday", None),
+        ("after lunch tomorrow I'll call the bank", "Call the bank (after lunch tomorrow)", "call"),
+    ],
+)
+def test_a_plan_for_a_later_day_is_dated_and_keeps_its_time_words(
+    text: str, label: str, activity: str | None
+) -> None:
+    assert detect_temporal_action(text) == DetectedAction(
+        label, activity, "planned", temporal=True, dated=True
+    )
 
 
 def test_labels_are_short() -> None:
@@ -311,10 +331,17 @@ def test_detect_status_update(text: str, status: str, activity: str | None) -> N
         "well done!",
         "he's back",
         "good morning",
-        "I finished the report",
-        "done with this conversation",
-        "back from vacation",
         "I'm not going to lie, it was good",
+        # a completion that names something, in a sentence saying it is not over
+        "is the bank call done?",
+        "not done with the report yet",
+        "I'm not done with the report",
+        "the report is almost done",
+        "the report isn't done",
+        "called the bank but no answer",
+        "tried calling the bank",
+        "I called the bank, will call back later",
+        "it's done",
         "the meeting didn't go well",
         "I'm going to the gym",
         "",
@@ -322,6 +349,32 @@ def test_detect_status_update(text: str, status: str, activity: str | None) -> N
 )
 def test_detect_status_update_does_not_fire(text: str) -> None:
     assert detect_status_update(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("ok the bank call is done", {"bank", "call"}),
+        ("called the bank, all sorted", {"bank", "call"}),
+        ("done with the report", {"report"}),
+        ("I finished the report", {"report"}),
+        ("the taxes are finally done", {"tax"}),
+        ("dinner's done, so full", {"dinner"}),
+        ("I've sent the invoice", {"send", "invoic"}),
+        ("just called my mom", {"call", "mom"}),
+        ("back from vacation", {"vacation"}),
+        ("done with this conversation", {"conversation"}),
+    ],
+)
+def test_a_completion_naming_something_carries_its_key_words(text: str, named: set[str]) -> None:
+    # Which action it closes, if any, is decided against the labels (close_latest).
+    assert detect_status_update(text) == StatusUpdate("done", None, frozenset(named))
+
+
+def test_key_words_of_a_label_and_of_a_completion_meet() -> None:
+    assert key_words("Call the bank") == key_words("called the bank") == {"call", "bank"}
+    assert key_words("Send the invoices") == key_words("sent the invoice")
+    assert key_words("the, a my") == frozenset()
 
 
 # --- duration reports -----------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate
+from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate, key_words
 from middleware.actions.lifecycle import (
     add_action,
     calibrate,
@@ -368,6 +368,49 @@ def test_nothing_closes_without_a_matching_open_action() -> None:
             actions, update, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
         )
         assert result == (actions, None)
+
+
+def _close(actions: list[Action], update: StatusUpdate) -> Action | None:
+    return close_latest(actions, update, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")[1]
+
+
+def test_a_completion_closes_the_one_action_its_words_name() -> None:
+    bank = action("a1", label="Call the bank", activity="call", at=NOW - timedelta(hours=2))
+    report = action("a2", label="Finish the report", activity=None, at=NOW - timedelta(hours=1))
+    gym = action("a3", at=NOW - timedelta(minutes=5))
+    actions = [bank, report, gym]
+    called = _close(actions, StatusUpdate("done", None, key_words("called the bank")))
+    assert called is not None and called.id == "a1"
+    assert (called.status, called.source) == ("done", "user_confirmed")
+    done = _close(actions, StatusUpdate("done", None, key_words("the report")))
+    assert done is not None and done.id == "a2"
+
+
+def test_a_completion_closes_nothing_its_words_do_not_all_name_or_name_twice() -> None:
+    bank = action("a1", label="Call the bank", activity="call")
+    mum = action("a2", label="Call mum", activity="call")
+    email = action("a3", label="Email the bank", activity=None)
+    bobs = action("b1", label="Finish the report", activity=None, user=BOB)
+    actions = [bank, mum, email, bobs]
+    for words in ("the report", "the bank", "called the bank yesterday", "the car"):
+        assert _close(actions, StatusUpdate("done", None, key_words(words))) is None, words
+    # Named by its words, a call to the bank does not close the newer call to mum.
+    called = _close(actions, StatusUpdate("done", None, key_words("called the bank")))
+    assert called is not None and called.id == "a1"
+
+
+def test_a_done_naming_nothing_never_closes_an_action_not_yet_begun() -> None:
+    gym = action("a1", at=NOW - timedelta(hours=1))
+    tomorrow = replace(
+        action("a2", label="Call the bank", activity="call"), start_at=NOW + timedelta(hours=20)
+    )
+    back = _close([gym, tomorrow], StatusUpdate("done", None))
+    assert back is not None and back.id == "a1"
+    assert _close([tomorrow], StatusUpdate("done", "call")) is None
+    # Said by its words, it was done early; "cancel that" drops it before it begins.
+    early = _close([tomorrow], StatusUpdate("done", None, key_words("called the bank")))
+    assert early is not None and early.id == "a2"
+    assert _close([tomorrow], StatusUpdate("canceled", None)) is not None
 
 
 def test_closing_in_a_group_only_touches_that_thread() -> None:
