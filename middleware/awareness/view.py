@@ -155,7 +155,8 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         chat_type=turn.chat_type,
     )
     if directive is None and policy.enabled:
-        update = detect_status_update(turn.text)
+        # Only an open action can be closed: without one the text need not be read.
+        update = detect_status_update(turn.text) if visible else None
         if update is not None:
             _, closed = close_latest(
                 visible,
