@@ -33,8 +33,11 @@ _TWELVE_HOURS = timedelta(hours=12)
 
 
 def answers_hour_choice(text: str) -> bool:
-    """Cheap check: could ``text`` be nothing but the answer to "09:00 or 21:00?"."""
-    return len(text) <= 48 and _ANSWER.match(text) is not None
+    """Cheap check: could ``text`` be nothing but the answer to "09:00 or 21:00?". A bare
+    hour on the dial ("9", "10") cannot be (it is the question again), so it costs no
+    look at the previous message."""
+    match = _ANSWER.match(text) if len(text) <= 48 else None
+    return match is not None and not _is_bare_dial_hour(match)
 
 
 def pick_hour(answer: str, asked: Sequence[ParseResult]) -> ParseResult | None:
@@ -46,11 +49,11 @@ def pick_hour(answer: str, asked: Sequence[ParseResult]) -> ParseResult | None:
     if match is None or question is None:
         return None
     morning, evening = question.candidates
+    if _is_bare_dial_hour(match):
+        return None
     if match["h"] is not None:
         hour, minute = int(match["h"]), int(match["m"] or 0)
         side = match["ap"].lower() if match["ap"] else None
-        if side is None and hour < 13:
-            return None  # "9" answers nothing: it is the question again
         chosen = evening if side == "p" or hour >= 12 else morning
         if not _shows(chosen, question.zone, hour % 12, minute):
             return None
@@ -58,6 +61,11 @@ def pick_hour(answer: str, asked: Sequence[ParseResult]) -> ParseResult | None:
         chosen = morning if match["morning"] else evening
     return ParseResult("absolute", start_instant=chosen, matched_text=answer.strip(),
                        zone=question.zone)  # fmt: skip
+
+
+def _is_bare_dial_hour(match: re.Match[str]) -> bool:
+    """ "9" answers nothing: it is the question again (13 and later name their side)."""
+    return match["h"] is not None and not match["ap"] and int(match["h"]) < 13
 
 
 def _is_dial(found: ParseResult) -> bool:

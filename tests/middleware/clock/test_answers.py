@@ -33,3 +33,11 @@ def test_an_answer_naming_no_side_or_another_hour_picks_nothing(answer: str) -> 
 def test_nothing_is_picked_when_no_hour_was_asked_about() -> None:
     assert pick_hour("9pm", find_time_expressions("see you at 9pm", "Europe/Berlin", SAID)) is None
     assert not answers_hour_choice("see you at 9am, then we can go for lunch")
+
+
+@pytest.mark.parametrize("message", ["9", "10", "12", "2"])
+def test_a_bare_hour_on_the_dial_is_no_answer_worth_looking_back_for(message: str) -> None:
+    """A message of only "9" (or "2": a count, a choice) names no side of noon, so the
+    clock does not read the previous message for it."""
+    assert not answers_hour_choice(message)
+    assert answers_hour_choice("21")
