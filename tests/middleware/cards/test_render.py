@@ -99,6 +99,8 @@ def fact(fact_id: int, kind: MemoryKind, text: str, days_ago: float = 10) -> Mem
         text=text,
         source="user",
         created_at=NOW - timedelta(days=days_ago),
+        confidence=0.95,
+        last_mentioned_at=NOW - timedelta(days=days_ago),
     )
 
 
