@@ -46,8 +46,9 @@ REPEAT_GAIN = 0.05
 DECAY_STEP = 0.05
 DECAY_PERIOD = timedelta(days=30)
 FLOOR = 0.2
-# Below this the card says when it was said and that it may be out of date.
-HEDGE_BELOW = 0.5
+# Less sure than a fresh inference: the card says when it was said and that it may be
+# out of date (a stated fact, after eight months unmentioned; an inferred one, after one).
+HEDGE_BELOW = INFERRED
 # The compactor forgets an ageing fact below this, unmentioned for ``COMPACT_AFTER``.
 COMPACT_BELOW = 0.3
 COMPACT_AFTER = timedelta(days=60)
