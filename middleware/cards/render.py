@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from middleware.cards.content import CardBudget, CardItem, ResumeContent
 from middleware.cards.tokens import count_tokens as _count_tokens
 from middleware.continuity.model import MemoryFact, RollupSegment
+from middleware.memory.confidence import is_hedged
 
 
 @functools.lru_cache(maxsize=1024)
@@ -92,7 +93,7 @@ def render_cards(
     tz: tzinfo = zone if zone is not None else UTC
     dropped: list[str] = []
 
-    memory_card = _living_memory_card(memory, budget.living_memory, dropped)
+    memory_card = _living_memory_card(memory, budget.living_memory, dropped, now, tz)
     room = budget.total - _cost(memory_card)
 
     sections = _resume_sections(resume, tz, now) if resume is not None else []
@@ -380,15 +381,22 @@ def _fit_activity(texts: list[str], cap: int, dropped: list[str]) -> str | None:
 # --- Tier 3: living memory ----------------------------------------------------------------
 
 
-def _living_memory_card(memory: Sequence[MemoryFact], cap: int, dropped: list[str]) -> str | None:
-    """The living memory card: never dropped while there is a fact (§6.3)."""
+def _living_memory_card(
+    memory: Sequence[MemoryFact], cap: int, dropped: list[str], now: datetime, tz: tzinfo
+) -> str | None:
+    """The living memory card: never dropped while there is a fact (§6.3). A fact memory
+    is no longer sure of (spec 003 §8) says when it was last said and that it may be out
+    of date, so the model asks rather than asserts it."""
     facts = [fact for fact in memory if _one_line(fact.text)]
     if not facts:
         return None
-    # Most important first: by kind, then newest; trimming pops from the end.
+    # Most important first: by kind, the sure before the doubtful, then newest; trimming
+    # pops from the end.
     facts.sort(key=lambda fact: fact.created_at, reverse=True)
-    facts.sort(key=lambda fact: _MEMORY_RANK.get(fact.kind, len(_MEMORY_RANK)))
-    lines = [_one_line(fact.text) for fact in facts]
+    facts.sort(
+        key=lambda fact: (_MEMORY_RANK.get(fact.kind, len(_MEMORY_RANK)), is_hedged(fact, now))
+    )
+    lines = [_memory_line(fact, now, tz) for fact in facts]
 
     def card(body: Sequence[str]) -> str:
         return _card(LIVING_MEMORY, LIVING_MEMORY, body)
@@ -408,3 +416,11 @@ def _living_memory_card(memory: Sequence[MemoryFact], cap: int, dropped: list[st
         )
         shortened = ELLIPSIS
     return card([shortened])
+
+
+def _memory_line(fact: MemoryFact, now: datetime, tz: tzinfo) -> str:
+    text = _one_line(fact.text)
+    if not is_hedged(fact, now):
+        return text
+    said = fact.last_mentioned_at.astimezone(tz)
+    return f"{text} (said {_MONTHS[said.month - 1]} {said.year}, may be out of date)"

@@ -6,7 +6,8 @@
 - ``/recap`` shows where this work context stands (phase, last sessions, open questions,
   decisions), whatever the injection rules would say.
 - ``/capture`` captures the current session now.
-- ``/memory`` lists what the relay remembers about the user; ``/memory forget N``
+- ``/memory`` lists what the relay remembers about the user, each with when it was last
+  said and how sure memory is of it now (spec 003 §8); ``/memory forget N``
   deletes one item, ``/memory add TEXT`` adds one. In a group, where everyone reads the
   answer, the list (and ``/context``'s list of the user's other contexts) is only
   offered in a direct chat.
@@ -20,9 +21,10 @@ from typing import Any
 from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import place_name, rebuild_view
-from middleware.continuity.model import WorkContext
+from middleware.continuity.model import MemoryFact, WorkContext
 from middleware.continuity.service import ContinuityService
 from middleware.identity import thread_channel
+from middleware.memory.confidence import confidence_now, is_hedged
 from middleware.memory.learn import enforce_limit
 from middleware.memory.triggers import stated_memory
 from middleware.types import Turn
@@ -90,11 +92,7 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         current = await store.thread_work_context(turn.thread_key, now=now)
         await rebuild_view(store, settings.continuity, current.work_context_id, now)
         view = await store.constellation(current.work_context_id)
-        prior = turn.prior
-        zone_name = (prior.thread_tz or prior.user_tz) if prior else None
-        return recap_text(
-            current.name if current.named else None, view, get_zone(zone_name) if zone_name else UTC
-        )
+        return recap_text(current.name if current.named else None, view, _user_zone(turn))
 
     async def capture(turn: Turn, command: Command) -> str:
         if not settings.continuity.enabled:
@@ -147,10 +145,10 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
                 'I don\'t remember anything about you yet. Tell me ("remember that …", '
                 '"call me …") or use /memory add TEXT.'
             )
+        now, zone = turn.received_at, _user_zone(turn)
         lines = ["What I remember about you (shown to the model at the start of a session):"]
         lines.extend(
-            f"{n}. {fact.text}" + ("" if fact.source == "user" else f" ({fact.source})")
-            for n, fact in enumerate(facts, 1)
+            f"{n}. {fact.text} — {_how_sure(fact, now, zone)}" for n, fact in enumerate(facts, 1)
         )
         lines.append("Send /memory forget N to delete one.")
         return "\n".join(lines)
@@ -173,6 +171,25 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         return f"Forgotten: {fact.text}"
 
     return {"context": context, "recap": recap, "capture": capture, "memory": memory}
+
+
+def _user_zone(turn: Turn) -> tzinfo:
+    """Where the person is, for the dates they read (UTC when unknown)."""
+    prior = turn.prior
+    zone_name = (prior.thread_tz or prior.user_tz) if prior else None
+    return get_zone(zone_name) if zone_name else UTC
+
+
+_SAID = {"user": "said", "promoted": "inferred from your decisions", "admin": "added by an admin"}
+
+
+def _how_sure(fact: MemoryFact, now: datetime, zone: tzinfo) -> str:
+    """When a remembered fact was last said and how sure memory is of it now (spec 003
+    §8): "said 2 Mar 2026, 80% sure", and when that is low, that it may be out of date."""
+    said = fact.last_mentioned_at.astimezone(zone)
+    sure = round(confidence_now(fact, now) * 100)
+    doubt = "; may be out of date" if is_hedged(fact, now) else ""
+    return f"{_SAID[fact.source]} {said.day} {said:%b %Y}, {sure}% sure{doubt}"
 
 
 def _shown_name(context: WorkContext) -> str:

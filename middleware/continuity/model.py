@@ -151,7 +151,11 @@ MemorySource = Literal["user", "promoted", "admin"]
 
 @dataclass(frozen=True, slots=True)
 class MemoryFact:
-    """A stable fact or standing preference of a person (tier 3, ``living_memory``)."""
+    """A stable fact or standing preference of a person (tier 3, ``living_memory``).
+
+    ``confidence`` is how sure memory was of it when the user last said it,
+    ``last_mentioned_at`` (spec 003 §8); :func:`middleware.memory.confidence.confidence_now`
+    is how sure it is now."""
 
     fact_id: int
     user_key: str
@@ -159,6 +163,8 @@ class MemoryFact:
     text: str
     source: MemorySource
     created_at: datetime
+    confidence: float
+    last_mentioned_at: datetime
     source_entry_id: str | None = None
 
 

@@ -1,5 +1,6 @@
 """The nightly job (spec 001 §3.3, §4.3): sweep-capture dirty sessions, decay expired
-entries, promote what proved durable, regenerate rollups, rebuild stale views.
+entries, promote what proved durable, regenerate rollups, rebuild stale views, and forget
+the living memory that aged out (spec 003 §5.5's compactor rule, ``forget_aged_memory``).
 
 Idempotent: promotion marks what it promoted and never does it twice, rollups are
 replaced whole, a view rebuilt twice is the same view. Run it twice, or again after a
@@ -41,6 +42,7 @@ class NightlyReport:
     directives: int = 0
     rollups: int = 0
     rebuilt: int = 0
+    forgotten_facts: int = 0
 
 
 def trigger_settings(settings: ContinuityConfig) -> TriggerSettings:
@@ -84,7 +86,10 @@ async def run_nightly(
             continue
         await rebuild_view(store, settings, work_context_id, now)
         rebuilt += 1
-    report = NightlyReport(captured, len(decayed), obligations, directives, rollups, rebuilt)
+    forgotten = await forget_aged_memory(store, now, None if whole_log else user_keys)
+    report = NightlyReport(
+        captured, len(decayed), obligations, directives, rollups, rebuilt, forgotten
+    )
     log.info("nightly job: %s", report)
     return report
 
@@ -96,14 +101,35 @@ async def housekeep(store: Store, settings: ContinuityConfig, now: datetime) -> 
     (spec 001 §3.3: an entry expires at its ``decay_at``, cleaned nightly). No grace: an
     expired entry is read by nothing (views, cards and promotion see only live entries),
     so removing it before its owner's own night takes nothing from that night. Nothing
-    per person: no captures, promotion or rollups. Idempotent. Returns the contexts it
-    decayed in."""
+    per person: no captures, promotion or rollups; but living memory that aged out is
+    forgotten for everyone (``forget_aged_memory``), so that someone back after months
+    is not told, before their first night, what they should no longer be. Idempotent.
+    Returns the contexts it decayed in."""
+    await forget_aged_memory(store, now, None)
     decayed = await store.decay_entries(now=now)
     for work_context_id in decayed:
         await rebuild_view(store, settings, work_context_id, now)
     if decayed:
         log.info("housekeeping: decayed entries in %d contexts", len(decayed))
     return len(decayed)
+
+
+async def forget_aged_memory(store: Store, now: datetime, user_keys: Collection[str] | None) -> int:
+    """Spec 003 §5.5's compactor rule on living memory: forget the facts of ``user_keys``
+    (everyone's when ``None``) whose confidence has aged below 0.3 with no mention in 60
+    days; never a correction (``middleware.memory.confidence``). Idempotent: confidence
+    is computed from when each fact was last mentioned. Returns how many it forgot."""
+    gone = await store.compact_memory(now, user_keys)
+    for fact in gone:
+        # The compaction log (§5.5 rule 1): which fact and why, not what it said.
+        log.info(
+            "living memory of %s: forgot fact %d (%s, last mentioned %s)",
+            fact.user_key,
+            fact.fact_id,
+            fact.kind,
+            fact.last_mentioned_at.date().isoformat(),
+        )
+    return len(gone)
 
 
 async def contexts_of(store: Store, user_keys: Collection[str]) -> set[str]:

@@ -246,8 +246,10 @@ class ContinuityStore(Protocol):
         replaces_kind: bool = False,
         replaces: Sequence[int] = (),
     ) -> MemoryFact | None:
-        """Remember a fact for the user. The same text (ignoring case and spaces) already
-        known for the person is not stored again (``None``). With ``replaces_kind`` the
+        """Remember a fact for the user, as sure of it as its source makes it (spec 003
+        §8, ``base_confidence``). The same text (ignoring case and spaces) already known
+        for the person is not stored again (``None``): it was mentioned again at ``at``,
+        and its confidence rises (``mentioned_again``). With ``replaces_kind`` the
         person's earlier facts of the same kind are deleted first (a new name replaces
         the old one), and so are the person's facts whose ids are in ``replaces`` (what a
         correction supersedes), in the same transaction. Raises ``ValueError`` for blank
@@ -260,6 +262,14 @@ class ContinuityStore(Protocol):
 
     async def delete_memory_fact(self, user_key: str, fact_id: int) -> bool:
         """Delete one of the person's facts; ``False`` if no such fact is theirs."""
+        ...
+
+    async def compact_memory(
+        self, now: datetime, user_keys: Collection[str] | None = None
+    ) -> list[MemoryFact]:
+        """Delete the facts of ``user_keys`` (everyone's when ``None``) that the memory
+        compactor forgets at ``now`` (spec 003 §5.5: confidence below 0.3 and no mention
+        in 60 days; never a correction; ``is_forgettable``); return them."""
         ...
 
     # --- jobs ----------------------------------------------------------------------

@@ -401,6 +401,25 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         CREATE INDEX injections_repeated ON injections (thread_key) WHERE context IS NOT NULL;
         """,
     ),
+    (
+        14,
+        """
+        -- How sure living memory is of each fact (spec 003 §8): its confidence as of the
+        -- last time the user said it, and when that was (what it is now is computed from
+        -- both, so nothing is subtracted night by night). Facts kept before start where
+        -- their source puts them: a correction (or an operator's fact) at 1.0, one the
+        -- nightly job inferred at 0.6, one the user stated at 0.95, last said when kept.
+        ALTER TABLE memory_facts ADD COLUMN confidence REAL NOT NULL DEFAULT 0.95
+            CHECK (confidence BETWEEN 0 AND 1);
+        ALTER TABLE memory_facts ADD COLUMN last_mentioned_at TEXT;
+        UPDATE memory_facts SET
+            confidence = CASE
+                WHEN kind = 'correction' OR source = 'admin' THEN 1.0
+                WHEN source = 'promoted' THEN 0.6
+                ELSE 0.95 END,
+            last_mentioned_at = created_at;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -810,6 +810,11 @@ class SqliteStore:
     async def delete_memory_fact(self, user_key: str, fact_id: int) -> bool:
         return await continuity.delete_memory_fact(self._write, user_key, fact_id)
 
+    async def compact_memory(
+        self, now: datetime, user_keys: Collection[str] | None = None
+    ) -> list[MemoryFact]:
+        return await continuity.compact_memory(self._write, now, user_keys)
+
     async def job_mark(self, job: str, scope: str) -> str | None:
         return await continuity.job_mark(self._snapshot, job, scope)
 

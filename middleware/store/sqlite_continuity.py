@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar, cast
 
@@ -33,6 +33,12 @@ from middleware.continuity.model import (
     unlinked_context_id,
 )
 from middleware.errors import NotFoundError, StoreError
+from middleware.memory.confidence import (
+    COMPACT_AFTER,
+    base_confidence,
+    is_forgettable,
+    mentioned_again,
+)
 from middleware.store.migrations import from_db, to_db
 
 T = TypeVar("T")
@@ -327,7 +333,8 @@ SELECT work_context_id, text, last_activity_at, generated_at FROM rollup_segment
 WHERE user_key IN ({PERSON_KEYS}) ORDER BY last_activity_at DESC, work_context_id
 """
 
-_FACT_COLUMNS = "fact_id, user_key, kind, text, source, created_at, source_entry_id"
+_FACT_COLUMNS = """fact_id, user_key, kind, text, source, created_at, confidence,
+    COALESCE(last_mentioned_at, created_at), source_entry_id"""
 
 _MEMORY = f"""
 SELECT {_FACT_COLUMNS} FROM memory_facts WHERE user_key IN ({PERSON_KEYS})
@@ -402,22 +409,40 @@ async def rollup_segments(read: Run, user_key: str) -> list[RollupSegment]:
 
 # --- living memory ---------------------------------------------------------------------
 
-_DROP_KIND = f"DELETE FROM memory_facts WHERE kind = :kind AND user_key IN ({PERSON_KEYS})"
+# A name said again is the one kept, not one replaced (it gains confidence instead).
+_DROP_KIND = f"""
+DELETE FROM memory_facts WHERE kind = :kind AND text_folded != :folded
+    AND user_key IN ({PERSON_KEYS})
+"""
 
 _KNOWN_FACT = f"""
-SELECT 1 FROM memory_facts WHERE text_folded = :folded AND user_key IN ({PERSON_KEYS})
-LIMIT 1
+SELECT fact_id, confidence FROM memory_facts
+WHERE text_folded = :folded AND user_key IN ({PERSON_KEYS})
+"""
+
+_MENTIONED = """
+UPDATE memory_facts SET confidence = ?,
+    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?)
+WHERE fact_id = ?
 """
 
 _INSERT_FACT = f"""
 INSERT INTO memory_facts (user_key, kind, text, text_folded, source, created_at,
-                          source_entry_id)
-VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {_FACT_COLUMNS}
+                          confidence, last_mentioned_at, source_entry_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_FACT_COLUMNS}
 """
 
 _DELETE_FACT = f"""
 DELETE FROM memory_facts WHERE fact_id = :fact_id AND user_key IN ({PERSON_KEYS})
 RETURNING fact_id
+"""
+
+# What may have aged below the compactor's threshold: unmentioned since ``before``, and
+# of a kind that ages (``middleware.memory.confidence.ages`` decides each one).
+_UNMENTIONED = f"""
+SELECT {_FACT_COLUMNS} FROM memory_facts
+WHERE COALESCE(last_mentioned_at, created_at) <= ? AND kind != 'correction'
+    AND source != 'admin'
 """
 
 
@@ -429,7 +454,9 @@ def _fact(row: Sequence[Any]) -> MemoryFact:
         text=row[3],
         source=cast(MemorySource, row[4]),
         created_at=instant(row[5]),
-        source_entry_id=row[6],
+        confidence=float(row[6]),
+        last_mentioned_at=instant(row[7]),
+        source_entry_id=row[8],
     )
 
 
@@ -452,14 +479,21 @@ async def add_memory_fact(
     folded = fold(stored)
     if not folded:
         raise ValueError("a memory fact needs some text")
-    row = (user_key, kind, stored, folded, source, to_db(at), source_entry_id)
+    when = to_db(at)
+    confidence = base_confidence(kind, source)
+    row = (user_key, kind, stored, folded, source, when, confidence, when, source_entry_id)
+    person = {"folded": folded, "user_key": user_key}
 
     def add(conn: sqlite3.Connection) -> MemoryFact | None:
         if replaces_kind:
-            conn.execute(_DROP_KIND, {"kind": kind, "user_key": user_key})
+            conn.execute(_DROP_KIND, {"kind": kind, **person})
         for fact_id in replaces:
             conn.execute(_DELETE_FACT, {"fact_id": fact_id, "user_key": user_key}).fetchall()
-        if conn.execute(_KNOWN_FACT, {"folded": folded, "user_key": user_key}).fetchone():
+        known = conn.execute(_KNOWN_FACT, person).fetchall()
+        for fact_id, was in known:
+            # Said again: not stored twice, but surer of and mentioned now (spec 003 §8).
+            conn.execute(_MENTIONED, (mentioned_again(was, kind, source), when, fact_id))
+        if known:
             return None
         return _fact(conn.execute(_INSERT_FACT, row).fetchall()[0])
 
@@ -475,6 +509,25 @@ async def delete_memory_fact(write: Run, user_key: str, fact_id: int) -> bool:
     return await write(
         "delete a memory fact", lambda conn: bool(conn.execute(_DELETE_FACT, params).fetchall())
     )
+
+
+async def compact_memory(
+    write: Run, now: datetime, user_keys: Collection[str] | None
+) -> list[MemoryFact]:
+    """Delete the facts the compactor's rule forgets (``is_forgettable``), of
+    ``user_keys`` (everyone's when ``None``); return them."""
+    before = to_db(now - COMPACT_AFTER)
+
+    def compact(conn: sqlite3.Connection) -> list[MemoryFact]:
+        gone = [
+            fact
+            for fact in map(_fact, conn.execute(_UNMENTIONED, (before,)))
+            if (user_keys is None or fact.user_key in user_keys) and is_forgettable(fact, now)
+        ]
+        conn.executemany("DELETE FROM memory_facts WHERE fact_id = ?", [(f.fact_id,) for f in gone])
+        return gone
+
+    return await write("compact living memory", compact)
 
 
 # --- jobs ------------------------------------------------------------------------------

@@ -496,3 +496,28 @@ async def test_recap_dates_are_the_users_own(
     await ana.say("/capture")
     recap = await ana.say("/recap")
     assert "- 2026-11-02: " in recap and "2026-11-03" not in recap
+
+
+async def test_a_fact_unmentioned_for_eight_months_is_shown_hedged(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    first = cards_in(await ana.block_for("I live in Berlin. I prefer short answers."))
+    assert "Lives in Berlin" in first["living_memory"]
+    assert "may be out of date" not in first["living_memory"]
+    assert "said 2 Nov 2026, 95% sure" in await ana.say("/memory")
+
+    # Eight months without a word about it: 0.95 - 8 x 0.05 = 0.55 (spec 003 §8).
+    back = cards_in(await ana.block_for("hi again", after=timedelta(days=240)))
+    memory = back["living_memory"]
+    assert "Lives in Berlin (said Nov 2026, may be out of date)" in memory
+    assert "Prefers short answers\n" in memory  # what she asked of us does not age
+    listing = await ana.say("/memory")
+    assert "Lives in Berlin — said 2 Nov 2026, 55% sure; may be out of date" in listing
+    assert "Prefers short answers — said 2 Nov 2026, 95% sure\n" in listing
+
+    # Said again: sure, and no longer hedged.
+    again = cards_in(await ana.block_for("I live in Berlin.", after=timedelta(hours=5)))
+    assert "may be out of date" not in again["living_memory"]
+    assert "Lives in Berlin — said 30 Jun 2027, 100% sure" in await ana.say("/memory")

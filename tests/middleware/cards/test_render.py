@@ -7,6 +7,7 @@ holds whichever counter is in use (the estimate, or an offline tokenizer).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -99,6 +100,8 @@ def fact(fact_id: int, kind: MemoryKind, text: str, days_ago: float = 10) -> Mem
         text=text,
         source="user",
         created_at=NOW - timedelta(days=days_ago),
+        confidence=0.95,
+        last_mentioned_at=NOW - timedelta(days=days_ago),
     )
 
 
@@ -310,6 +313,26 @@ def test_memory_cap_keeps_the_newest_within_each_rank() -> None:
     assert out.dropped == ("living_memory:facts",)
 
 
+def test_a_fact_memory_is_no_longer_sure_of_says_when_it_was_said() -> None:
+    # Unmentioned for eight months: 0.95 - 8 x 0.05 = 0.55, less sure than an inference.
+    stale = fact(7, "fact", "Lives in Berlin", days_ago=262)
+    fresh = fact(8, "fact", "Works at Acme", days_ago=300)
+    fresh = replace(fresh, last_mentioned_at=NOW - timedelta(days=3))
+    name = fact(9, "name", "Name: Ana", days_ago=400)  # a name does not age
+    assert render(memory=(stale, fresh, name)).cards == (
+        memory_card(
+            "Name: Ana",
+            # The sure before the doubtful: trimming drops the doubtful first.
+            "Works at Acme",
+            "Lives in Berlin (said Mar 2025, may be out of date)",
+        ),
+    )
+    # Said in the user's own month: 1 Mar 2025 in Auckland is still Feb in UTC.
+    feb = replace(stale, last_mentioned_at=datetime(2025, 2, 28, 12, 0, tzinfo=UTC))
+    auckland = render(memory=(feb,), zone=ZoneInfo("Pacific/Auckland")).cards
+    assert auckland == (memory_card("Lives in Berlin (said Mar 2025, may be out of date)"),)
+
+
 # --- Total budget (§6.4) --------------------------------------------------------------
 
 ACTIVITY = (segment("wc:a", "Smith v. Acme appeal: motion practice", 1),)
@@ -386,8 +409,10 @@ facts = st.builds(
     st.just("u1"),
     st.sampled_from(["name", "fact", "preference", "directive", "correction"]),
     texts,
-    st.just("user"),
+    st.sampled_from(["user", "promoted", "admin"]),
     instants,
+    confidence=st.sampled_from([0.2, 0.55, 0.6, 0.95, 1.0]),
+    last_mentioned_at=instants,
 )
 
 

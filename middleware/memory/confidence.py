@@ -1,0 +1,104 @@
+"""How sure living memory is of what it remembers (spec 003 §8, compactor rule §5.5).
+
+A fact starts at the confidence of its source: 0.95 for what the user states, 1.0 for a
+correction (theirs, or an operator's: an admin-added fact is one), 0.6 for what the
+nightly job inferred from their decisions. Each time the user says it again it gains
+0.05 (up to 1.0) and its ``last_mentioned_at`` moves to that moment; a correction said
+again goes back to 1.0.
+
+The stored confidence is the one as of ``last_mentioned_at``. What it is now is computed
+from that, never stored: 0.05 less for each whole 30 days since the last mention, down to
+0.2. So the answer is the same however often it is asked (the nightly job is idempotent),
+and right on the first turn of someone back after months, whose nights did not run while
+they were away.
+
+What ages is what the world changes without telling us: facts, and whatever was
+inferred. A correction never ages (the correction always wins, §5.4), nor does what the
+user asked of us, their name, preferences and standing instructions: they hold until
+the user changes them (they need not repeat "call me Ana" for it to stay true).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from middleware.continuity.model import MemoryFact, MemoryKind, MemorySource
+
+__all__ = [
+    "COMPACT_BELOW",
+    "CORRECTION",
+    "EXPLICIT",
+    "FLOOR",
+    "HEDGE_BELOW",
+    "INFERRED",
+    "ages",
+    "base_confidence",
+    "confidence_now",
+    "is_forgettable",
+    "is_hedged",
+    "mentioned_again",
+]
+
+EXPLICIT = 0.95
+CORRECTION = 1.0
+INFERRED = 0.6
+REPEAT_GAIN = 0.05
+DECAY_STEP = 0.05
+DECAY_PERIOD = timedelta(days=30)
+FLOOR = 0.2
+# Less sure than a fresh inference: the card says when it was said and that it may be
+# out of date (a stated fact, after eight months unmentioned; an inferred one, after one).
+HEDGE_BELOW = INFERRED
+# The compactor forgets an ageing fact below this, unmentioned for ``COMPACT_AFTER``.
+COMPACT_BELOW = 0.3
+COMPACT_AFTER = timedelta(days=60)
+
+_STANDING: frozenset[MemoryKind] = frozenset({"name", "preference", "directive"})
+
+
+def base_confidence(kind: MemoryKind, source: MemorySource) -> float:
+    """The confidence a fact starts with: by its source, a correction's being 1.0."""
+    if kind == "correction" or source == "admin":
+        return CORRECTION
+    if source == "promoted":
+        return INFERRED
+    return EXPLICIT
+
+
+def mentioned_again(stored: float, kind: MemoryKind, source: MemorySource) -> float:
+    """The stored confidence of a fact the user states again (as ``kind`` from
+    ``source``): 0.05 more, at least what the new statement alone is worth (a correction
+    resets it to 1.0, the user's own word lifts an inferred one to 0.95), at most 1.0."""
+    return min(CORRECTION, max(round(stored + REPEAT_GAIN, 2), base_confidence(kind, source)))
+
+
+def ages(fact: MemoryFact) -> bool:
+    """Whether the fact's confidence falls while it goes unmentioned (module docstring)."""
+    if fact.kind == "correction" or fact.source == "admin":
+        return False
+    return fact.source == "promoted" or fact.kind not in _STANDING
+
+
+def confidence_now(fact: MemoryFact, now: datetime) -> float:
+    """The fact's confidence at ``now``: 0.05 less per whole 30 days since it was last
+    mentioned, not below 0.2 (nor below what it was stored with, if that is lower)."""
+    if not ages(fact):
+        return fact.confidence
+    periods = max(0, (now - fact.last_mentioned_at) // DECAY_PERIOD)
+    decayed = round(fact.confidence - DECAY_STEP * periods, 2)
+    return max(decayed, min(FLOOR, fact.confidence))
+
+
+def is_hedged(fact: MemoryFact, now: datetime) -> bool:
+    """Whether the model should be told the fact may be out of date."""
+    return confidence_now(fact, now) < HEDGE_BELOW
+
+
+def is_forgettable(fact: MemoryFact, now: datetime) -> bool:
+    """The compactor's rule (§5.5): an ageing fact below 0.3, unmentioned for 60 days.
+    Never a correction."""
+    return (
+        ages(fact)
+        and confidence_now(fact, now) < COMPACT_BELOW
+        and now - fact.last_mentioned_at >= COMPACT_AFTER
+    )
