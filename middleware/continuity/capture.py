@@ -13,12 +13,11 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.clock.source import Clock
-from middleware.commands import match_command
 from middleware.continuity.constellation import build_view
 from middleware.continuity.corrections import corrected_index, extract_corrections
 from middleware.continuity.extract import (
@@ -137,26 +136,14 @@ class Capturer:
         session = await self._store.get_session(session_id)
         if session is None or (session.dirty_turns == 0 and trigger != "manual_request"):
             return None
-        raw = await self._store.session_messages(session_id, _MESSAGES_READ)
-        messages = conversation_only(raw)
+        # The store's counts leave out the commands the relay answered ("/recap").
+        rules = TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
+        if trigger in _NEEDS_DIRTY and not is_dirty(session, rules):
+            return None
+        messages = conversation_only(await self._store.session_messages(session_id, _MESSAGES_READ))
         now = self._clock.now()
-        said = [m for m in since_capture(session, messages) if m.role == "user"]
-        if not said:
-            if raw and trigger != "manual_request":
-                # Only commands since the last capture: nothing to keep, but no longer dirty.
-                await self._store.record_capture(
-                    session_id,
-                    through_message_id=raw[-1].id,
-                    at=now,
-                    summary=None,
-                    mode="deterministic",
-                    entries=(),
-                    unlinked_cap=self._settings.unlinked_max_entries,
-                )
-            return None
-        if trigger in _NEEDS_DIRTY and not self._dirty(session, len(said)):
-            # The store counts every user message; "/time" and "/recap" are not work.
-            return None
+        if not any(m.role == "user" for m in since_capture(session, messages)):
+            return None  # a manual request with nothing said since the last capture
         extraction = await self._extract(session, messages)
         existing = await self._store.continuity_entries(session.work_context_id, now=now)
         entries = self._entries(session, messages, extraction, existing, now)
@@ -190,12 +177,6 @@ class Capturer:
             extraction.summary,
             extraction.fallback_reason,
         )
-
-    def _dirty(self, session: Session, conversation_turns: int) -> bool:
-        """Whether the session is dirty counting only its conversation since the last
-        capture (spec 001 §5.2), not the commands the relay answered itself."""
-        rules = TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
-        return is_dirty(replace(session, dirty_turns=conversation_turns), rules)
 
     async def _extract(self, session: Session, messages: Sequence[StoredMessage]) -> _Extraction:
         fallback: str | None = None
@@ -466,13 +447,13 @@ def since_capture(session: Session, messages: Sequence[StoredMessage]) -> list[S
 
 
 def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
-    """The messages without chat commands and the relay's answers to them: "/recap" is
-    not work on the context."""
+    """The messages without the commands the relay answered itself and its answers to
+    them: "/recap" is not work on the context."""
     kept: list[StoredMessage] = []
     after_command = False
     for message in messages:
         if message.role == "user":
-            after_command = match_command(message.text) is not None
+            after_command = message.command
             if after_command:
                 continue
         elif after_command:
