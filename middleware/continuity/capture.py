@@ -202,29 +202,27 @@ class Capturer:
     def _deterministic(
         self, session: Session, messages: Sequence[StoredMessage], fallback: str | None
     ) -> _Extraction:
+        # The whole session, not just what came since its last capture: the summary a
+        # later capture writes replaces the earlier one, so it must keep what that one
+        # listed. Items the log already holds are not written again (``_entries``).
         turns = [ExtractTurn(m.role, m.text) for m in messages]
-        fresh_messages = since_capture(session, messages)
-        fresh = [ExtractTurn(m.role, m.text) for m in fresh_messages]
         questions: list[_Item] = []
         decisions: list[_Item] = []
         corrections: list[_Item] = []
         if self._settings.deterministic_heuristic_capture:
-            raised = extract_open_questions(fresh)
-            settled = settled_later(raised, fresh)
+            raised = extract_open_questions(turns)
+            settled = settled_later(raised, turns)
             said: list[tuple[int, str, _Item]] = [
-                (q.turn, "question", _heuristic(q, fresh_messages))
+                (q.turn, "question", _heuristic(q, messages))
                 for index, q in enumerate(raised)
                 if index not in settled
             ] + [
-                (d.turn, "decision", _heuristic(d, fresh_messages, rationale=True))
-                for d in extract_key_decisions(fresh)
+                (d.turn, "decision", _heuristic(d, messages, rationale=True))
+                for d in extract_key_decisions(turns)
             ]
-            for correction in extract_corrections(fresh):
+            for correction in extract_corrections(turns):
                 fixed = _Item(
-                    correction.text,
-                    None,
-                    HEURISTIC_CONFIDENCE,
-                    fresh_messages[correction.turn].at,
+                    correction.text, None, HEURISTIC_CONFIDENCE, messages[correction.turn].at
                 )
                 earlier = [entry for entry in said if entry[0] <= correction.turn]
                 index = corrected_index(correction.text, [item.text for _, _, item in earlier])
@@ -233,6 +231,11 @@ class Capturer:
                     continue
                 turn, kind, item = earlier[index]
                 said[said.index((turn, kind, item))] = (correction.turn, kind, fixed)
+                if captured(session, messages[turn]) and not captured(
+                    session, messages[correction.turn]
+                ):
+                    # The log holds the corrected item since an earlier capture.
+                    corrections.append(fixed)
             questions = [item for _, kind, item in said if kind == "question"]
             decisions = [item for _, kind, item in said if kind == "decision"]
         return _Extraction(
@@ -321,11 +324,8 @@ class Capturer:
                 ttl = settings.key_decision_ttl_days
             add(kind, {**content, "confidence": item.confidence, **said, **corrected}, ttl)
 
-        for question in extraction.questions:
-            add_item("open_question", question)
-        for decision in extraction.decisions:
-            add_item("key_decision", decision)
         # A correction of something a past capture kept: the old item is superseded.
+        # First, so that the corrected item is written as correcting it.
         live = [
             e
             for e in existing
@@ -337,6 +337,10 @@ class Capturer:
             if index is not None:
                 old = live.pop(index)
                 add_item(old.entry_type, correction, corrects=old.entry_id)
+        for question in extraction.questions:
+            add_item("open_question", question)
+        for decision in extraction.decisions:
+            add_item("key_decision", decision)
         return entries
 
     async def _supersede(
@@ -442,8 +446,13 @@ async def rebuild_view(
 
 def since_capture(session: Session, messages: Sequence[StoredMessage]) -> list[StoredMessage]:
     """The messages the session's last capture did not cover (all when never captured)."""
+    return [m for m in messages if not captured(session, m)]
+
+
+def captured(session: Session, message: StoredMessage) -> bool:
+    """Whether the session's last capture covered ``message``."""
     last = session.captured_message_id
-    return [m for m in messages if last is None or m.id > last]
+    return last is not None and message.id <= last
 
 
 def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:

@@ -503,6 +503,37 @@ async def test_a_correction_supersedes_the_item_it_corrects_and_keeps_when_it_wa
     assert [d["decision"] for d in view["key_decisions"]] == ["we ship on Monday"]
 
 
+async def test_a_session_captured_twice_is_summed_up_whole(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # Captured before compaction, then at idle: the second summary replaces the first,
+    # so it keeps what the first said was decided and left open.
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    session_id = await thread.session(
+        "Let's plan the billing migration.",
+        "We decided the call is on Wednesday.",
+        "I still need to figure out the cron jobs.",
+    )
+    first = await service.capture_thread(thread.key)
+    assert first is not None and first.summary is not None
+    await thread.say("Moving on to the export format now.")
+    await thread.say("Next we write the CSV exporter tests.")
+    await thread.say("No wait, the call is on Thursday.")
+    clock.advance(timedelta(minutes=20))
+    second = await service.capture_thread(thread.key)
+    assert second is not None and second.summary is not None
+    session = await store.get_session(session_id)
+    assert session is not None and session.summary == second.summary
+    assert "cron jobs" in second.summary, second.summary
+    assert "the call is on Thursday" in second.summary, second.summary
+    view = await store.constellation(await context_of(store, thread))
+    assert view is not None
+    # The correction still supersedes what the first capture kept; nothing is doubled.
+    assert [d["decision"] for d in view["key_decisions"]] == ["the call is on Thursday"]
+    assert [q["question"] for q in view["open_questions"]] == ["figure out the cron jobs"]
+
+
 async def test_a_question_decided_in_the_same_session_is_not_left_open(
     store: SqliteStore, clock: FakeClock
 ) -> None:
