@@ -29,7 +29,7 @@ from middleware.clock.source import Clock
 from middleware.injection import fingerprint, newest_user_index
 from middleware.pipeline import Handler, Stage
 from middleware.store import InboundRecord, Store, log_if_failed
-from middleware.types import UNRECORDED, Reply, ReplyOutcome, Turn
+from middleware.types import COMMAND, UNRECORDED, Reply, ReplyOutcome, Turn
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +231,12 @@ def recording_stage(
                 if reply.stream is not None:
                     reply.stream.discard()
                 raise
+        if COMMAND in reply.meta and turn.inbound_id is not None:
+            # Answered by the relay, not the model: no turn of the conversation (its
+            # sessions' counts and dirty check leave it out), even when the answer itself
+            # is not recorded.
+            marked = store.mark_command(turn.inbound_id.result())
+            marked.add_done_callback(log_if_failed(log, "mark a command", turn.thread_key))
         if UNRECORDED in reply.meta:
             return reply
 

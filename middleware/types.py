@@ -248,6 +248,9 @@ VERBATIM = "verbatim"
 # ``Reply.meta`` key: the relay's reply is not recorded in the transcript (``/forget``'s,
 # which must not leave a trace of what it deleted).
 UNRECORDED = "unrecorded"
+# ``Reply.meta`` key: the relay answered the message itself (a chat command, a clock
+# directive); the value names the command. The recording stage marks the message stored.
+COMMAND = "command"
 # ``Reply.meta`` key: impactful tool calls let through (annotate mode), comma-separated.
 IMPACTFUL_TOOL_CALLS = "impactful_tool_calls"
 

@@ -11,7 +11,7 @@ from middleware.awareness.view import AwarenessSettings, AwarenessView, apply_op
 from middleware.awareness.wording import tell_user
 from middleware.pipeline import Handler, Stage
 from middleware.store import Store
-from middleware.types import Reply, Turn
+from middleware.types import COMMAND, Reply, Turn
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
         # model never answers.
         await save(store, turn, view)
         if view.reply is not None and turn.commands_allowed:
-            return Reply(text=view.reply, meta={"command": "clock"})
+            return Reply(text=view.reply, meta={COMMAND: "clock"})
         turn.context.sections.extend(awareness_sections(view, relay_answers=False))
         return await call_next(turn)
 

@@ -243,17 +243,18 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
         key=lambda line: line.captured_at,
         reverse=True,
     )[:MAX_SESSIONS]
+    questions = [q for q in content.open_questions if _one_line(q.text)][:MAX_OPEN_QUESTIONS]
+    decisions = [d for d in content.key_decisions if _one_line(d.text)][:MAX_DECISIONS]
+    shown = {_plain(item.text) for item in (*questions, *decisions)}
     history = [
         f"{'Last session' if index == 0 else 'Earlier'} "
-        f"({_date(line.captured_at, tz, now)}): {_one_line(line.summary)}"
+        f"({_date(line.captured_at, tz, now)}): {_without_shown(line.summary, shown)}"
         for index, line in enumerate(sessions)
     ]
-    questions = [_item("Open", q, tz) for q in content.open_questions if _one_line(q.text)]
-    decisions = [_item("Decision", d, tz) for d in content.key_decisions if _one_line(d.text)]
     by_name = {
         "session_history": history,
-        "open_questions": questions[:MAX_OPEN_QUESTIONS],
-        "key_decisions": decisions[:MAX_DECISIONS],
+        "open_questions": [_item("Open", q, tz) for q in questions],
+        "key_decisions": [_item("Decision", d, tz) for d in decisions],
         "obligations": [
             _item("Still open", item, tz) for item in content.obligations if _one_line(item.text)
         ],
@@ -272,6 +273,37 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
         else [],
     }
     return [_Section(name, by_name[name]) for name in _SHOW_ORDER]
+
+
+# A deterministic summary's lists ("… Decided: a; b. Open: c. Ended on …"), whose items
+# the card may show on lines of their own.
+_SUMMARY_LIST = re.compile(r"(?P<label>Decided|Open): (?P<items>.+?)\.(?=\s|$)")
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().rstrip(".…").split())
+
+
+def _without_shown(summary: str, shown: set[str]) -> str:
+    """``summary`` without the listed items the card shows on their own Open/Decision
+    lines, so the session line carries what the others don't (and costs less of the
+    §6.1 budget, which cuts it first). A free-text (LLM) summary is left as it is."""
+
+    def keep_unshown(found: re.Match[str]) -> str:
+        items = [
+            item
+            for item in found["items"].split("; ")
+            if not any(_plain(item) == text or _covers(item, text) for text in shown)
+        ]
+        return f"{found['label']}: {'; '.join(items)}." if items else ""
+
+    text = _SUMMARY_LIST.sub(keep_unshown, _one_line(summary))
+    return " ".join(text.split())
+
+
+def _covers(snippet: str, text: str) -> bool:
+    """Whether ``snippet`` is ``text`` cut short with "…" (the summary's own cut)."""
+    return snippet.endswith(ELLIPSIS) and text.startswith(_plain(snippet))
 
 
 def _has_items(sections: Sequence[_Section]) -> bool:

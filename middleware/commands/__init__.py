@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from middleware.commands.catalog import COMMANDS
 from middleware.pipeline import Handler, Stage
-from middleware.types import Reply, Turn
+from middleware.types import COMMAND, Reply, Turn
 
 _COMMAND = re.compile(r"^/([A-Za-z_]+)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$", re.DOTALL)
 
@@ -66,8 +66,8 @@ def commands_stage(handlers: Mapping[str, CommandHandler]) -> Stage:
             return await call_next(turn)
         answer = await handler(turn, command)
         if isinstance(answer, Reply):
-            answer.meta.setdefault("command", command.name)
+            answer.meta.setdefault(COMMAND, command.name)
             return answer
-        return Reply(text=answer, meta={"command": command.name})
+        return Reply(text=answer, meta={COMMAND: command.name})
 
     return commands

@@ -13,12 +13,11 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.clock.source import Clock
-from middleware.commands import match_command
 from middleware.continuity.constellation import build_view
 from middleware.continuity.corrections import corrected_index, extract_corrections
 from middleware.continuity.extract import (
@@ -137,26 +136,14 @@ class Capturer:
         session = await self._store.get_session(session_id)
         if session is None or (session.dirty_turns == 0 and trigger != "manual_request"):
             return None
-        raw = await self._store.session_messages(session_id, _MESSAGES_READ)
-        messages = conversation_only(raw)
+        # The store's counts leave out the commands the relay answered ("/recap").
+        rules = TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
+        if trigger in _NEEDS_DIRTY and not is_dirty(session, rules):
+            return None
+        messages = conversation_only(await self._store.session_messages(session_id, _MESSAGES_READ))
         now = self._clock.now()
-        said = [m for m in since_capture(session, messages) if m.role == "user"]
-        if not said:
-            if raw and trigger != "manual_request":
-                # Only commands since the last capture: nothing to keep, but no longer dirty.
-                await self._store.record_capture(
-                    session_id,
-                    through_message_id=raw[-1].id,
-                    at=now,
-                    summary=None,
-                    mode="deterministic",
-                    entries=(),
-                    unlinked_cap=self._settings.unlinked_max_entries,
-                )
-            return None
-        if trigger in _NEEDS_DIRTY and not self._dirty(session, len(said)):
-            # The store counts every user message; "/time" and "/recap" are not work.
-            return None
+        if not any(m.role == "user" for m in since_capture(session, messages)):
+            return None  # a manual request with nothing said since the last capture
         extraction = await self._extract(session, messages)
         existing = await self._store.continuity_entries(session.work_context_id, now=now)
         entries = self._entries(session, messages, extraction, existing, now)
@@ -191,12 +178,6 @@ class Capturer:
             extraction.fallback_reason,
         )
 
-    def _dirty(self, session: Session, conversation_turns: int) -> bool:
-        """Whether the session is dirty counting only its conversation since the last
-        capture (spec 001 §5.2), not the commands the relay answered itself."""
-        rules = TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
-        return is_dirty(replace(session, dirty_turns=conversation_turns), rules)
-
     async def _extract(self, session: Session, messages: Sequence[StoredMessage]) -> _Extraction:
         fallback: str | None = None
         if self._settings.mode == "full" and self._upstream is not None:
@@ -221,29 +202,27 @@ class Capturer:
     def _deterministic(
         self, session: Session, messages: Sequence[StoredMessage], fallback: str | None
     ) -> _Extraction:
+        # The whole session, not just what came since its last capture: the summary a
+        # later capture writes replaces the earlier one, so it must keep what that one
+        # listed. Items the log already holds are not written again (``_entries``).
         turns = [ExtractTurn(m.role, m.text) for m in messages]
-        fresh_messages = since_capture(session, messages)
-        fresh = [ExtractTurn(m.role, m.text) for m in fresh_messages]
         questions: list[_Item] = []
         decisions: list[_Item] = []
         corrections: list[_Item] = []
         if self._settings.deterministic_heuristic_capture:
-            raised = extract_open_questions(fresh)
-            settled = settled_later(raised, fresh)
+            raised = extract_open_questions(turns)
+            settled = settled_later(raised, turns)
             said: list[tuple[int, str, _Item]] = [
-                (q.turn, "question", _heuristic(q, fresh_messages))
+                (q.turn, "question", _heuristic(q, messages))
                 for index, q in enumerate(raised)
                 if index not in settled
             ] + [
-                (d.turn, "decision", _heuristic(d, fresh_messages, rationale=True))
-                for d in extract_key_decisions(fresh)
+                (d.turn, "decision", _heuristic(d, messages, rationale=True))
+                for d in extract_key_decisions(turns)
             ]
-            for correction in extract_corrections(fresh):
+            for correction in extract_corrections(turns):
                 fixed = _Item(
-                    correction.text,
-                    None,
-                    HEURISTIC_CONFIDENCE,
-                    fresh_messages[correction.turn].at,
+                    correction.text, None, HEURISTIC_CONFIDENCE, messages[correction.turn].at
                 )
                 earlier = [entry for entry in said if entry[0] <= correction.turn]
                 index = corrected_index(correction.text, [item.text for _, _, item in earlier])
@@ -252,6 +231,11 @@ class Capturer:
                     continue
                 turn, kind, item = earlier[index]
                 said[said.index((turn, kind, item))] = (correction.turn, kind, fixed)
+                if captured(session, messages[turn]) and not captured(
+                    session, messages[correction.turn]
+                ):
+                    # The log holds the corrected item since an earlier capture.
+                    corrections.append(fixed)
             questions = [item for _, kind, item in said if kind == "question"]
             decisions = [item for _, kind, item in said if kind == "decision"]
         return _Extraction(
@@ -340,11 +324,8 @@ class Capturer:
                 ttl = settings.key_decision_ttl_days
             add(kind, {**content, "confidence": item.confidence, **said, **corrected}, ttl)
 
-        for question in extraction.questions:
-            add_item("open_question", question)
-        for decision in extraction.decisions:
-            add_item("key_decision", decision)
         # A correction of something a past capture kept: the old item is superseded.
+        # First, so that the corrected item is written as correcting it.
         live = [
             e
             for e in existing
@@ -356,6 +337,10 @@ class Capturer:
             if index is not None:
                 old = live.pop(index)
                 add_item(old.entry_type, correction, corrects=old.entry_id)
+        for question in extraction.questions:
+            add_item("open_question", question)
+        for decision in extraction.decisions:
+            add_item("key_decision", decision)
         return entries
 
     async def _supersede(
@@ -461,18 +446,23 @@ async def rebuild_view(
 
 def since_capture(session: Session, messages: Sequence[StoredMessage]) -> list[StoredMessage]:
     """The messages the session's last capture did not cover (all when never captured)."""
+    return [m for m in messages if not captured(session, m)]
+
+
+def captured(session: Session, message: StoredMessage) -> bool:
+    """Whether the session's last capture covered ``message``."""
     last = session.captured_message_id
-    return [m for m in messages if last is None or m.id > last]
+    return last is not None and message.id <= last
 
 
 def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
-    """The messages without chat commands and the relay's answers to them: "/recap" is
-    not work on the context."""
+    """The messages without the commands the relay answered itself and its answers to
+    them: "/recap" is not work on the context."""
     kept: list[StoredMessage] = []
     after_command = False
     for message in messages:
         if message.role == "user":
-            after_command = match_command(message.text) is not None
+            after_command = message.command
             if after_command:
                 continue
         elif after_command:

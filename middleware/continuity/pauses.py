@@ -14,7 +14,7 @@ from datetime import datetime
 
 from middleware.commands import match_command
 from middleware.pipeline import Handler, Stage
-from middleware.types import Reply, Turn
+from middleware.types import COMMAND, Reply, Turn
 
 _REMEMBERED_THREADS = 4096
 
@@ -53,7 +53,7 @@ def command_pause_stage(pauses: CommandPauses) -> Stage:
         if (
             not turn.continuation
             and turn.commands_allowed
-            and "command" in reply.meta
+            and COMMAND in reply.meta
             and match_command(turn.text) is not None
         ):
             prior = turn.prior

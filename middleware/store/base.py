@@ -319,6 +319,9 @@ class StoredMessage:
     # The user's display name, filled in where a reader asks for it (``transcript_from``,
     # ``session_messages``); ``None`` for assistant messages and nameless users.
     speaker_name: str | None = None
+    # A user message the relay answered itself (``Store.mark_command``): no turn of the
+    # conversation.
+    command: bool = False
 
 
 class Store(ContinuityStore, Protocol):
@@ -369,6 +372,14 @@ class Store(ContinuityStore, Protocol):
         future gives the message id once it is committed. A caller that need not wait
         (the reply is already on its way to the user) may leave the future, but must
         then see to its failure.
+        """
+        ...
+
+    def mark_command(self, message_id: int) -> asyncio.Future[None]:
+        """Mark the stored user message ``message_id`` as a command the relay answered
+        itself, which session turn counts and the dirty check (spec 001 §5.2) leave out.
+
+        Queued like ``record_reply``; an unknown id changes nothing.
         """
         ...
 

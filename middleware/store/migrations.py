@@ -420,6 +420,19 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             last_mentioned_at = created_at;
         """,
     ),
+    (
+        15,
+        """
+        -- 1 on a user message the relay answered itself ("/recap", "/time"): no turn of
+        -- the conversation, so a session's turn counts and its dirty check (spec 001
+        -- §5.2) leave it out without reading its text. Rows stored before are marked as
+        -- the capture used to tell them apart: by their text ("/word …").
+        ALTER TABLE messages ADD COLUMN command INTEGER NOT NULL DEFAULT 0
+            CHECK (command IN (0, 1));
+        UPDATE messages SET command = 1
+        WHERE role = 'user' AND text GLOB '/[A-Za-z_]*';
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -119,6 +119,8 @@ INSERT INTO messages (thread_key, user_key, role, text, at, complete)
 VALUES (:thread_key, :user_key, :role, :text, :at, :complete)
 """
 
+_MARK_COMMAND = "UPDATE messages SET command = 1 WHERE id = ? AND role = 'user'"
+
 _SET_USER_TZ = """
 UPDATE users SET default_tz = :zone WHERE user_key = :user_key AND person_id IS NULL
 RETURNING user_key
@@ -208,7 +210,7 @@ WHERE t.thread_key = ?
 """
 
 _SELECT_TRANSCRIPT = """
-SELECT id, thread_key, user_key, role, text, at, complete
+SELECT id, thread_key, user_key, role, text, at, complete, command
 FROM messages WHERE thread_key = ? ORDER BY id DESC LIMIT ?
 """
 
@@ -377,6 +379,14 @@ class SqliteStore:
         self._priors.reply(thread_key, at)
         return stored
 
+    def mark_command(self, message_id: int) -> asyncio.Future[None]:
+        """See ``Store.mark_command``."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(_MARK_COMMAND, (message_id,))
+
+        return self._submit("mark a command", write, one_statement=True)
+
     async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
         """See ``Store.set_user_timezone``."""
         params = {"user_key": user_key, "zone": zone}
@@ -537,6 +547,7 @@ class SqliteStore:
                 text=row[4],
                 at=cast(datetime, from_db(row[5])),
                 complete=bool(row[6]),
+                command=bool(row[7]),
             )
             for row in rows
         ]

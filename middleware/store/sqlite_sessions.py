@@ -38,7 +38,7 @@ UPDATE threads SET history_start_id = ? WHERE thread_key = ? RETURNING thread_ke
 """
 
 _MESSAGE_COLUMNS = (
-    "m.id, m.thread_key, m.user_key, m.role, m.text, m.at, m.complete, u.display_name"
+    "m.id, m.thread_key, m.user_key, m.role, m.text, m.at, m.complete, u.display_name, m.command"
 )
 
 _TRANSCRIPT_FROM = f"""
@@ -58,6 +58,7 @@ def _message(row: Sequence[Any]) -> StoredMessage:
         at=instant(row[5]),
         complete=bool(row[6]),
         speaker_name=row[7],
+        command=bool(row[8]),
     )
 
 
@@ -98,6 +99,7 @@ async def transcript_from(
 # The sessions chosen by ``{source}`` (which names ``sessions AS s`` and ``threads AS t``),
 # each with its counts. The bare ``m.user_key``/``m.at`` come from the row MAX(m.id)
 # picked (SQLite's documented min/max bare-column rule): the session's last user message.
+# Commands the relay answered itself ("/recap") are no turn: they are not counted.
 _SESSIONS = """
 WITH picked AS (
     SELECT s.*, t.channel, t.chat_type, (
@@ -113,7 +115,7 @@ SELECT p.session_id, p.thread_key, p.channel, p.work_context_id, p.user_key, p.s
     m.at AS last_at, p.chat_type
 FROM picked AS p
 LEFT JOIN messages AS m ON m.thread_key = p.thread_key AND m.role = 'user'
-    AND m.id >= p.first_message_id AND m.id < COALESCE(p.end_id, :no_end)
+    AND m.command = 0 AND m.id >= p.first_message_id AND m.id < COALESCE(p.end_id, :no_end)
 GROUP BY p.session_id
 ORDER BY {order}
 """
@@ -141,7 +143,7 @@ _CANDIDATES = _SESSIONS.format(
     JOIN sessions AS s ON s.session_id = {_LATEST_OF_THREAD.format(thread="t.thread_key")}
     WHERE EXISTS (
         SELECT 1 FROM messages AS m WHERE m.thread_key = t.thread_key AND m.role = 'user'
-        AND m.id > COALESCE(s.captured_message_id, s.first_message_id - 1))""",
+        AND m.command = 0 AND m.id > COALESCE(s.captured_message_id, s.first_message_id - 1))""",
     order="last_at, p.session_id",
 )
 

@@ -12,7 +12,7 @@ from middleware.injection import fingerprint
 from middleware.pipeline import Stage
 from middleware.recording import recording_stage
 from middleware.store import InboundRecord, QueuedInbound, SqliteStore
-from middleware.types import JSON, Reply, Turn
+from middleware.types import COMMAND, JSON, UNRECORDED, Reply, Turn
 
 T0 = datetime(2026, 11, 21, 10, tzinfo=UTC)
 THREAD = "agent:main:telegram:7"
@@ -108,3 +108,31 @@ async def test_after_a_restart_the_store_is_asked_once_a_pair(
     await restarted(turn(2, resendable=True), answer)
     assert asked == 1
     assert await user_texts(store) == ["ok"]
+
+
+async def test_a_message_the_relay_answered_itself_is_marked_a_command(
+    store: SqliteStore,
+) -> None:
+    """Sessions count it as no turn (spec 001 §5.2), even when its answer is not kept."""
+    record = stage(store)
+
+    async def relay_answers(forwarded: Turn) -> Reply:
+        return Reply(text="It is 10:00.", meta={COMMAND: "time"})
+
+    async def unrecorded(forwarded: Turn) -> Reply:
+        return Reply(text="Would delete …", meta={COMMAND: "forget", UNRECORDED: "1"})
+
+    await record(turn(0, resendable=False), answer)
+    await record(turn(1, resendable=False), relay_answers)
+    await record(turn(2, resendable=False), unrecorded)
+    await record(turn(3, resendable=False), answer)
+    marks = [(m.role, m.command) for m in await store.transcript(THREAD)]
+    assert marks == [
+        ("user", False),
+        ("assistant", False),
+        ("user", True),
+        ("assistant", False),
+        ("user", True),
+        ("user", False),
+        ("assistant", False),
+    ]

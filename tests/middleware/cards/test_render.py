@@ -115,6 +115,37 @@ def test_the_spec_example_renders_as_in_the_spec_within_120_tokens() -> None:
     assert out.dropped == ()
 
 
+def test_the_session_line_leaves_out_the_items_the_card_shows_on_their_own() -> None:
+    # A deterministic summary lists what was decided and left open; on a full card those
+    # repeated the Open/Decision lines, and the 120-token cap cut the session line first.
+    content = ResumeContent(
+        "Billing migration",
+        "drafting",
+        session_history=(
+            SessionLine(
+                "On “plan the billing migration for the March invoices” (9 messages). "
+                "Decided: use the new invoice template for every customer; move the cron "
+                "jobs to the queue. Open: figure out who signs off on the export format. "
+                "Ended on “next we write the CSV exporter tests”.",
+                NOW - timedelta(hours=20),
+            ),
+        ),
+        open_questions=(CardItem("figure out who signs off on the export format", tentative=True),),
+        key_decisions=(
+            CardItem("use the new invoice template for every customer", tentative=True),
+        ),
+    )
+    out = render(content, budget=CardBudget())
+    assert out.dropped == ()
+    (card,) = out.cards
+    assert (
+        "Last session (Tue): On “plan the billing migration for the March invoices” "
+        "(9 messages). Decided: move the cron jobs to the queue. Ended on “next we write "
+        "the CSV exporter tests”.\n"
+    ) in card
+    assert card.count("export format") == card.count("every customer") == 1
+
+
 def test_name_and_phase_alone_make_no_card() -> None:
     assert render(ResumeContent("Henderson", "drafting")).cards == ()
     assert (

@@ -14,6 +14,7 @@ import pytest
 
 from middleware.cards.content import CardBudget
 from middleware.clock.source import FakeClock
+from middleware.commands import match_command
 from middleware.continuity.model import CardSources, ContinuityEntry, WorkContext
 from middleware.continuity.service import NIGHTLY, ContinuityService, ContinuitySettings
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
@@ -63,6 +64,9 @@ class Thread:
             await self.store.start_session(
                 self.session_id, self.key, self.user, self.clock.now(), result.message_id
             )
+        if match_command(text) is not None:
+            # The recording stage marks what the commands stage answered.
+            await self.store.mark_command(result.message_id)
         await self.store.record_reply(self.key, "noted", self.clock.now())
 
 
@@ -499,6 +503,37 @@ async def test_a_correction_supersedes_the_item_it_corrects_and_keeps_when_it_wa
     assert [d["decision"] for d in view["key_decisions"]] == ["we ship on Monday"]
 
 
+async def test_a_session_captured_twice_is_summed_up_whole(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # Captured before compaction, then at idle: the second summary replaces the first,
+    # so it keeps what the first said was decided and left open.
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    session_id = await thread.session(
+        "Let's plan the billing migration.",
+        "We decided the call is on Wednesday.",
+        "I still need to figure out the cron jobs.",
+    )
+    first = await service.capture_thread(thread.key)
+    assert first is not None and first.summary is not None
+    await thread.say("Moving on to the export format now.")
+    await thread.say("Next we write the CSV exporter tests.")
+    await thread.say("No wait, the call is on Thursday.")
+    clock.advance(timedelta(minutes=20))
+    second = await service.capture_thread(thread.key)
+    assert second is not None and second.summary is not None
+    session = await store.get_session(session_id)
+    assert session is not None and session.summary == second.summary
+    assert "cron jobs" in second.summary, second.summary
+    assert "the call is on Thursday" in second.summary, second.summary
+    view = await store.constellation(await context_of(store, thread))
+    assert view is not None
+    # The correction still supersedes what the first capture kept; nothing is doubled.
+    assert [d["decision"] for d in view["key_decisions"]] == ["the call is on Thursday"]
+    assert [q["question"] for q in view["open_questions"]] == ["figure out the cron jobs"]
+
+
 async def test_a_question_decided_in_the_same_session_is_not_left_open(
     store: SqliteStore, clock: FakeClock
 ) -> None:
@@ -527,3 +562,29 @@ async def test_commands_do_not_make_a_session_dirty(store: SqliteStore, clock: F
     assert (await service.tick()).captures == ()
     view = await store.constellation(await context_of(store, thread))
     assert view is None or view["session_history"] == []
+
+
+async def test_a_sessions_turn_counts_leave_out_commands(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # Counted, "/recap" and "/context" made this session look dirty (3 turns) to every
+    # scheduler tick, which re-read it and found one message, until the session ended.
+    thread = Thread(store, clock, "agent:main:api:t1")
+    session_id = await thread.session("Where were we", "/recap", "/context")
+    session = await store.get_session(session_id)
+    assert session is not None
+    assert (session.user_turns, session.dirty_turns) == (1, 1)
+    assert [s.session_id for s in await store.capture_candidates()] == [session_id]
+    captured = (await store.session_messages(session_id, 10))[-1].id
+    await store.record_capture(
+        session_id,
+        through_message_id=captured,
+        at=clock.now(),
+        summary=None,
+        mode="deterministic",
+        entries=(),
+        unlinked_cap=20,
+    )
+    await thread.say("/time")
+    # Only a command since the capture: the session is no candidate to re-read.
+    assert await store.capture_candidates() == []
