@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -47,6 +48,8 @@ _BARE_RESEND_WINDOW = timedelta(minutes=15)
 _INSTRUCTION_ROLES = frozenset({"system", "developer"})
 
 Pair = tuple[str, str]  # thread key, user key
+# What else reads a message the relay only witnesses (``observe_only``), once it is stored.
+Witness = Callable[[Turn], Awaitable[None]]
 # A user message as its request placed it: its fingerprint and its index in ``messages``.
 Place = tuple[str, int]
 
@@ -146,11 +149,17 @@ def _holds_conversation(messages: list[Any]) -> bool:
 
 
 def recording_stage(
-    store: Store, clock: Clock, *, cross_channel: bool, latest: LatestMessages | None = None
+    store: Store,
+    clock: Clock,
+    *,
+    cross_channel: bool,
+    latest: LatestMessages | None = None,
+    witness: Witness | None = None,
 ) -> Stage:
     """Store the user message, then the assistant reply (streamed replies when they end).
 
-    An ``observe_only`` turn stops here once its message is stored. A message sent again
+    An ``observe_only`` turn stops here once its message is stored and ``witness`` (if
+    any) has read it: no later stage runs for it. A message sent again
     (``LatestMessages``) is not stored: the turn becomes a ``resent`` continuation.
     ``latest`` is made here unless given.
     """
@@ -213,6 +222,8 @@ def recording_stage(
             # Witnessed, not asked: recorded for the clock, never answered.
             if turn.inbound_id is not None:
                 await turn.inbound_id
+            if witness is not None and not turn.continuation:
+                await witness(turn)
             return Reply(meta={OBSERVED: "1"})
         try:
             reply = await call_next(turn)

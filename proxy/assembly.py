@@ -8,7 +8,7 @@ from middleware.awareness.stage import awareness_stage
 from middleware.awareness.view import AwarenessSettings
 from middleware.clock.render_stage import time_rendering_stage
 from middleware.clock.source import Clock
-from middleware.clock.stage import ClockSettings, clock_stage
+from middleware.clock.stage import ClockSettings, clock_stage, witnessed_location
 from middleware.commands import commands_stage
 from middleware.commands.action_commands import action_commands
 from middleware.commands.admin_commands import admin_commands
@@ -44,7 +44,13 @@ def build_pipeline(
         # Outside recording: the transcript keeps the model's <time …> markup.
         time_rendering_stage(),
         # Before anything that can fail, so the inbound message is never lost.
-        recording_stage(store, clock, cross_channel=config.clock.cross_channel_tracking),
+        # A message only witnessed stops there: the clock keeps the place it says.
+        recording_stage(
+            store,
+            clock,
+            cross_channel=config.clock.cross_channel_tracking,
+            witness=witnessed_location(store, clock_settings(config)),
+        ),
         # Before commands: any next message answers a held tool call's request to confirm.
         held_call_stage(store, impact_settings(config)),
         # Around commands: one the relay answers itself does not continue the session.

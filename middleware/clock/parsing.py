@@ -423,6 +423,11 @@ _QUANTITY_BEFORE = re.compile(
     r"\s+$",
     re.I,
 )
+# ... but "up" after waking or getting up is the hour someone rises ("woke up at 7", "I'll
+# be up at 6"), where "shares are up at 7" stays a quantity.
+_RISING_BEFORE = re.compile(
+    r"\b(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten|be)\s+up\s+$", re.I
+)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 _DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or))+\s*$", re.I)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
@@ -542,6 +547,14 @@ def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int
     for match in (*_BARE_CLOCK.finditer(text), *_AM_PM_CLOCK.finditer(text)):
         if any(start < match.end() and match.start() < end for start, end in (*taken, *spans)):
             continue
-        if _QUANTITY_BEFORE.search(text, max(0, match.start() - 16), match.start()) is None:
+        if not _quantity_before(text, match.start()):
             spans.append(match.span())
     return spans
+
+
+def _quantity_before(text: str, start: int) -> bool:
+    """Whether the words before ``start`` make the number there a quantity ("stuck at 9",
+    "up at 7"), not an hour ("woke up at 7")."""
+    if _QUANTITY_BEFORE.search(text, max(0, start - 16), start) is None:
+        return False
+    return _RISING_BEFORE.search(text, max(0, start - 24), start) is None

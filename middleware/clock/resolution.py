@@ -46,6 +46,7 @@ __all__ = [
     "Source",
     "TimezoneResolution",
     "resolve_session_timezone",
+    "said_place",
 ]
 
 Source = Literal["explicit", "thread", "user", "location", "stated", "fallback"]
@@ -142,9 +143,10 @@ def _explicit(refs: list[ZoneReference]) -> tuple[ZoneReference | None, tuple[st
     return usable[0], tuple(others)
 
 
-def _location(mentions: list[PlaceMention]) -> tuple[PlaceMention | None, str | None]:
-    """(place, note) from unambiguous self-locations: current places beat home ones; two
-    different zones in the winning group set nothing and return a note."""
+def said_place(mentions: list[PlaceMention]) -> tuple[PlaceMention | None, str | None]:
+    """(place, note): where the user says they are, from the unambiguous self-locations
+    (``find_place_mentions``): current places beat home ones; two different zones in the
+    winning group set nothing and return a note."""
     known = [mention for mention in mentions if mention.zone is not None]
     current = [mention for mention in known if mention.kind == "current"]
     group = current or known
@@ -238,7 +240,7 @@ def _resolve(
                 AbbreviationQuestion(abbr, candidates_for(abbr), clarification_for(abbr))
             )
 
-    place, conflict = _location(mentions)
+    place, conflict = said_place(mentions)
     located = place.zone if place is not None else None
     if conflict:
         notes.append(conflict)

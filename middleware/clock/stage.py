@@ -8,7 +8,7 @@ message: the message never counts as its own "last message here".
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from middleware.clock.answers import answers_hour_choice, pick_hour
 from middleware.clock.parsing import ParseResult, find_time_expressions
-from middleware.clock.places import PlaceMention, lookup_place
+from middleware.clock.places import PlaceMention, find_place_mentions, lookup_place
 from middleware.clock.presentation import (
     Audience,
     DirectAudience,
@@ -25,7 +25,11 @@ from middleware.clock.presentation import (
     Viewer,
     markup_instruction,
 )
-from middleware.clock.resolution import TimezoneResolution, resolve_session_timezone
+from middleware.clock.resolution import (
+    TimezoneResolution,
+    resolve_session_timezone,
+    said_place,
+)
 from middleware.clock.temporal import (
     Elapsed,
     MemberTime,
@@ -190,6 +194,23 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
         return await call_next(turn)
 
     return clock
+
+
+def witnessed_location(store: Store, settings: ClockSettings) -> Callable[[Turn], Awaitable[None]]:
+    """What the clock keeps from a message it only witnesses (a group message not
+    addressed to the bot, which stops at recording): the place it says its speaker is in,
+    remembered as from any other message, so the group's block shows that member's zone
+    (spec 000 §7.3: per-user timezones in groups when known). Nothing else is read; a
+    message with no self-location phrase costs only the scan's first-letter prefilter."""
+
+    async def witness(turn: Turn) -> None:
+        if not settings.enabled:
+            return
+        place, _ = said_place(find_place_mentions(turn.text))
+        if place is not None:
+            await remember_location(store, turn, place)
+
+    return witness
 
 
 async def _answered_hour(

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from babel.dates import format_timedelta
 
 from middleware.actions.prefilter import Gate
+from middleware.clock.tense import sentence_around
 from middleware.clock.zones import format_offset, is_repeated_wall_time
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
@@ -26,6 +27,17 @@ _RECENCY = re.compile(
     re.IGNORECASE,
 )
 _RECENCY_GATE = Gate(_RECENCY)
+# The router picks out requests that need up-to-date knowledge, so a pattern counts only in
+# a sentence that asks something: a question, even without its "?", a request to be told,
+# or the topic itself ("tell me the latest", "latest on the election"). "I'll call
+# the bank tomorrow at 9" states a plan and asks nothing.
+_ASKING = re.compile(
+    r"\?\s*$|^[\s\"'“(\[]*(?:(?:so|and|but|ok|okay|hey|hi|also|btw|quick\s+question)[\s,:]+)*"
+    r"(?:what|who|when|where|why|how|which|any|anything|is|are|did|does|tell|show"
+    r"|give|find|search|look\s+up|check|fetch|get\s+me|let\s+me\s+know|summari[sz]e"
+    r"|catch\s+me\s+up|brief\s+me|i\s+wonder|latest|breaking|news|current|recent|updates?\s+on)\b",
+    re.IGNORECASE,
+)
 # Built once rather than on every turn's block.
 _ZERO = timedelta(0)
 _MINUTE = timedelta(minutes=1)
@@ -79,8 +91,18 @@ class TemporalFacts(NamedTuple):
 
 
 def asks_about_current_events(text: str) -> bool:
-    """spec 001 §12.4: does the message need up-to-date knowledge?"""
-    return _RECENCY_GATE.may_match(text) and _RECENCY.search(text) is not None
+    """spec 001 §12.4: does the message ask for up-to-date knowledge? A recency pattern
+    ("today", "latest", "news") in a sentence that asks something (``_ASKING``)."""
+    return _RECENCY_GATE.may_match(text) and asks_with_recency_pattern(text)
+
+
+def asks_with_recency_pattern(text: str) -> bool:
+    """``asks_about_current_events`` without its cheap gate (the gate's tests hold the two
+    equal)."""
+    return any(
+        _ASKING.search(sentence_around(text, found.start(), found.end())) is not None
+        for found in _RECENCY.finditer(text)
+    )
 
 
 def render_block(facts: TemporalFacts) -> str:

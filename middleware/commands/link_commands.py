@@ -24,7 +24,9 @@ import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from middleware.clock.stage import stated_location
 from middleware.commands import Command, CommandHandler
+from middleware.commands.time_commands import stated_zone_in_use
 from middleware.errors import StoreError
 from middleware.notices import Notices
 from middleware.store import Store
@@ -167,10 +169,16 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
             lines.append(f"Linked accounts: {await describe(others, me)}; {SHARED}.")
         else:
             lines.append("Linked accounts: none. Use /link to link an account on another channel.")
-        zone = (await store.peek_prior(turn.thread_key, me)).user_tz
-        lines.append(
-            f"Timezone: {zone}." if zone else "Timezone: not set (set it with /tz <zone or city>)."
-        )
+        prior = await store.peek_prior(turn.thread_key, me)
+        stated = stated_location(prior, turn.received_at)
+        if prior.user_tz:
+            lines.append(f"Timezone: {prior.user_tz}.")
+        elif stated is not None:
+            # The zone every turn uses meanwhile: "not set" alone would say it is UTC.
+            said = stated_zone_in_use(stated, turn.received_at, stated.zone)
+            lines.append(f"Timezone: not set. {said}")
+        else:
+            lines.append("Timezone: not set (set it with /tz <zone or city>).")
         return "\n".join(lines)
 
     return {"link": link, "unlink": unlink, "whoami": whoami}

@@ -102,6 +102,15 @@ def resolve_zone_argument(argument: str) -> tuple[str | None, str]:
     )
 
 
+def stated_zone_in_use(stated: StatedLocation, now: datetime, shown: str) -> str:
+    """Why the zone in use is that of the place the user said (``stated``), as /tz and
+    /whoami say it; ``shown`` is that zone as the command shows it."""
+    return (
+        f"You said you {said_verb(stated)} in {stated.place} ({ago(now - stated.said_at)}), "
+        f"so I use its timezone for now: {shown}. /tz {stated.place} keeps it."
+    )
+
+
 def _stated(turn: Turn) -> StatedLocation | None:
     """The place the user said they are in, while it stands for their zone."""
     return stated_location(turn.prior, turn.received_at) if turn.prior else None
@@ -115,11 +124,9 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             zone = turn.prior.user_tz if turn.prior else None
             stated = _stated(turn)
             if zone is None and stated is not None:
-                return (
-                    f"You haven't set a timezone. You said you {said_verb(stated)} in "
-                    f"{stated.place} ({ago(turn.received_at - stated.said_at)}), so I use its "
-                    f"timezone for now: it's {local_time(turn.received_at, stated.zone)}. "
-                    f"/tz {stated.place} keeps it."
+                shown = f"it's {local_time(turn.received_at, stated.zone)}"
+                return "You haven't set a timezone. " + stated_zone_in_use(
+                    stated, turn.received_at, shown
                 )
             if zone is None:
                 return (

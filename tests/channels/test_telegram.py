@@ -382,6 +382,30 @@ async def test_an_unaddressed_group_message_is_recorded_not_answered(
     assert len(telegram_api.sent()) == 1
 
 
+async def test_a_place_a_member_says_between_members_shows_in_the_group_block(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    group = -100410
+    said_at = datetime(2026, 3, 1, 11, 30, tzinfo=UTC)
+    # Said to the others, not to the bot: recorded, not answered, and where Ana is kept.
+    await telegram_api.push_message(
+        "I'm in Tokyo this week", chat_id=group, chat_type="group", user_id=44, date=said_at
+    )
+    await telegram_api.push_message(
+        "@chronorelay_bot when should we call Ana?",
+        chat_id=group,
+        chat_type="group",
+        user_id=45,
+        first_name="Bo",
+        entities=[{"type": "mention", "offset": 0, "length": 16}],
+    )
+    await telegram_api.wait_for_sent(1)
+    [asked] = fake_upstream.requests
+    content = asked.body["messages"][-1]["content"]
+    members = next(line for line in content.splitlines() if line.startswith("Participants'"))
+    assert "Ana: Sun 21:00 (Asia/Tokyo; said they are in Tokyo)" in members
+
+
 async def test_allow_lists_ignore_everyone_else(
     tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
 ) -> None:

@@ -346,6 +346,16 @@ async def test_recency_hint_for_current_events(
     assert "asks about current or recent events" in block(fake_upstream)
 
 
+async def test_a_plan_for_tomorrow_is_not_a_question_about_current_events(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    await chat(relay, "I'll call the bank tomorrow at 9", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert "Do you mean 09:00 or 21:00 on Sunday 22 November?" in text
+    assert "asks about current or recent events" not in text
+
+
 async def test_cross_channel_contact_for_a_linked_person(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

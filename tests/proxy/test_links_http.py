@@ -124,6 +124,23 @@ async def test_link_code_flow_shares_zone_and_last_contact(
     assert "isn't linked" in await chat(relay, "/unlink", "2026-11-21T13:08:00Z", TG)
 
 
+async def test_whoami_says_the_zone_of_the_place_the_user_said_they_live_in(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I live in Berlin, by the way", "2026-11-21T10:00:00Z", TG)
+    assert "(Europe/Berlin, UTC+01:00; from where the user says they live (Berlin))" in block(
+        fake_upstream
+    )
+    who = await chat(relay, "/whoami", "2026-11-21T10:05:00Z", TG)
+    assert who.splitlines()[-1] == (
+        "Timezone: not set. You said you live in Berlin (5 minutes ago), so I use its "
+        "timezone for now: Europe/Berlin. /tz Berlin keeps it."
+    )
+    await chat(relay, "/tz Europe/Paris", "2026-11-21T10:06:00Z", TG)
+    who = await chat(relay, "/whoami", "2026-11-21T10:07:00Z", TG)
+    assert who.splitlines()[-1] == "Timezone: Europe/Paris."
+
+
 async def test_link_code_expires_after_ten_minutes(relay: RunningServer) -> None:
     await two_users(relay)
     offer = await chat(relay, "/link", "2026-11-21T10:00:00Z", TG)

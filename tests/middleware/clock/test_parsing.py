@@ -705,10 +705,27 @@ def test_an_unsettled_hour_told_of_the_past_is_neither_resolved_nor_asked_about(
         "sales grew by 6 this quarter",
         "sold at 9 dollars each",
         "they live at 10 Downing Street",
+        "shares are up at 7",
+        "the index is up at 7%",
+        "we were up 7 points at half time",
     ],
 )
 def test_numbers_that_are_not_clock_times_are_left_alone(message: str) -> None:
     assert found(message, "America/Los_Angeles") == []
+
+
+@pytest.mark.parametrize(
+    ("message", "start"),
+    [
+        # Berlin 16:40 now: the hours already passed today, the coming one ahead.
+        ("I woke up at 7", "2026-11-21T06:00:00+00:00"),
+        ("got up at 6:30 today", "2026-11-21T05:30:00+00:00"),
+        ("I'll be up at 6", "2026-11-21T17:00:00+00:00"),
+    ],
+)
+def test_the_hour_someone_wakes_or_gets_up_is_a_time(message: str, start: str) -> None:
+    [result] = found(message, "Europe/Berlin")
+    assert result.start_instant == iso(start)
 
 
 def places(name: str) -> str | tuple[str, ...] | None:

@@ -8,7 +8,15 @@ import pytest
 
 from middleware.clock.parsing import ParseResult
 from middleware.clock.presentation import DirectAudience
-from middleware.clock.stage import LISTED_PHRASES, _direct_audience, describe_expressions
+from middleware.clock.stage import (
+    LISTED_PHRASES,
+    ClockSettings,
+    _direct_audience,
+    describe_expressions,
+    witnessed_location,
+)
+from middleware.store import InboundRecord, SqliteStore, StatedLocation
+from middleware.types import Turn
 
 
 def test_the_kept_direct_audience_is_the_one_built_for_its_zone_and_locale() -> None:
@@ -55,3 +63,27 @@ def test_a_message_full_of_times_lists_a_few_and_counts_the_rest() -> None:
     assert questions[LISTED_PHRASES:] == [
         "Ask the user: 4 more time phrases in this message are ambiguous too; confirm them as well."
     ]
+
+
+async def test_a_witnessed_message_keeps_only_a_place_with_one_zone(store: SqliteStore) -> None:
+    at = datetime(2026, 3, 1, 11, 30, tzinfo=UTC)
+    await store.record_inbound(
+        InboundRecord("telegram:44", "telegram", "44", "Ana", "g", "group", "hi", at)
+    )
+
+    def said(text: str) -> Turn:
+        turn = Turn("telegram", "g", "44", text, at, {"messages": []}, chat_type="group")
+        turn.user_key, turn.thread_key = "telegram:44", "g"
+        return turn
+
+    async def located() -> StatedLocation | None:
+        return (await store.peek_prior("g", "telegram:44")).clock_data.located
+
+    witness = witnessed_location(store, ClockSettings())
+    for text in ("what time is it in Tokyo?", "I'm in Springfield", "when I'm in Tokyo"):
+        await witness(said(text))
+    assert await located() is None
+    await witnessed_location(store, ClockSettings(enabled=False))(said("I'm in Tokyo"))
+    assert await located() is None
+    await witness(said("I'm in Tokyo this week"))
+    assert await located() == StatedLocation("Asia/Tokyo", "Tokyo", "current", at)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
+import pytest
 from babel.dates import format_timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -171,6 +172,33 @@ def test_recency_follows_the_text() -> None:
     assert asks_about_current_events("any news today?")
     assert not asks_about_current_events("any thoughts?")
     assert asks_about_current_events("any news today?")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what happened in the markets today",
+        "is it going to rain tomorrow",
+        "tell me the latest on the election",
+        "latest news on the strike",
+        "See you then. What's the news this week?",
+    ],
+)
+def test_a_message_asking_about_recent_events_gets_the_recency_line(message: str) -> None:
+    assert asks_about_current_events(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'll call the bank tomorrow at 9",
+        "Remind me tomorrow at 9 to call the bank",
+        "I read the news today. Terrible.",
+        "Will do tomorrow",
+    ],
+)
+def test_a_plan_or_statement_with_a_recency_word_asks_nothing(message: str) -> None:
+    assert not asks_about_current_events(message)
 
 
 def test_a_last_stamp_in_a_repeated_hour_carries_its_offset() -> None:
