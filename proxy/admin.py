@@ -366,10 +366,21 @@ async def _read_json(request: web.Request) -> Any:
 
 
 def _validated(model: type[M], data: Any) -> M:
+    if not isinstance(data, dict):
+        # pydantic would name the model class, which means nothing to the caller.
+        keys = ", ".join(repr(name) for name in model.model_fields)
+        raise RequestError(
+            f"the request body must be a JSON object with the keys {keys}, not {_kind(data)}"
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         raise RequestError(f"invalid request body: {describe_validation_error(exc)}") from exc
+
+
+def _kind(data: Any) -> str:
+    kinds = {list: "a list", str: "a string", bool: "true or false", type(None): "null"}
+    return kinds.get(type(data), "a number")
 
 
 async def _user(store: Store, key: str) -> UserState:

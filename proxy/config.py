@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 from yarl import URL
 
 from middleware.clock.policy import CheckinsPolicy, InferencePolicy, Mode, StorePolicy
@@ -363,7 +364,7 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
     try:
         config = Config.model_validate(expanded)
     except ValidationError as exc:
-        for error in exc.errors():
+        for error in _of_the_given_shape(exc.errors()):
             loc = tuple(str(part) for part in error["loc"])
             # A value whose reference failed is not what the file meant: what pydantic
             # makes of it ("at least 16 characters" for an unset key) would only mislead.
@@ -375,6 +376,38 @@ def parse_config(text: str, *, source: str = "<config>", env: Any = None) -> Con
         raise ConfigError(f"{len(problems)} problem(s) in the configuration:\n{listing}")
     assert config is not None
     return config
+
+
+def _of_the_given_shape(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """``errors`` without those of a union branch of the other shape than the value given.
+
+    ``thread_kind = "hobby"`` fails both ``ThreadKind`` and ``list[ThreadKind]``;
+    "Input should be a valid list" for the one, or "should be 'project', …" about a whole
+    list for the other, describes a value the operator did not write.
+    """
+
+    def branch(error: ErrorDetails) -> tuple[tuple[Any, ...], bool] | None:
+        # pydantic names the union member in the location: "literal[...]", "list[...]".
+        for index, part in enumerate(error["loc"]):
+            if isinstance(part, str) and "[" in part:
+                return error["loc"][:index], part.startswith("list[")
+        return None
+
+    given_a_list: dict[tuple[Any, ...], bool] = {}
+    for error in errors:
+        found = branch(error)
+        if found is not None and len(error["loc"]) == len(found[0]) + 1:
+            union, of_lists = found
+            if of_lists and error["type"] == "list_type":
+                given_a_list[union] = False
+            elif not of_lists and isinstance(error["input"], list):
+                given_a_list[union] = True
+    kept = []
+    for error in errors:
+        found = branch(error)
+        if found is None or given_a_list.get(found[0], found[1]) == found[1]:
+            kept.append(error)
+    return kept
 
 
 def _expand_env(

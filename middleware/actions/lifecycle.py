@@ -56,6 +56,7 @@ def new_action(
     quote: str | None,
     action_id: str,
     start: datetime | None = None,
+    due_by: datetime | None = None,
 ) -> Action:
     """An action recorded ``now`` in ``thread_key`` (a ``chat_type`` chat) from what was
     detected (§6.3, §6.4).
@@ -71,6 +72,11 @@ def new_action(
     horizon (§6.4): the TTL and the maximum duration count from it rather than from
     ``now``, but expiry stays within ``max_ttl`` of ``now``. A ``start`` that is not
     after ``now``, or given for an action already under way, is ignored.
+
+    ``due_by``, the end of the day (or span) the user gave for a plan with no time of day
+    ("gym tomorrow", "call the dentist today"), keeps it planned until then and is when
+    its TTL starts counting: it is looked back on after its day, not during it. It is
+    ignored, like ``start``, when not after ``now`` or for an action already under way.
     """
     template = TEMPLATES.get(detected.activity or "") if detected.temporal else None
     typical: int | None = None
@@ -83,8 +89,10 @@ def new_action(
         ttl = project_ttl
     if start is not None and (start <= now or detected.status != "planned"):
         start = None
+    if due_by is not None and (due_by <= now or detected.status != "planned"):
+        due_by = None
     opens = start or now
-    expires = opens + ttl
+    expires = (due_by or opens) + ttl
     if maximum is not None:
         expires = max(expires, opens + timedelta(minutes=maximum))
     # The ceiling, whatever the user said (a 12h-max activity still outlives a shorter one).
@@ -106,6 +114,7 @@ def new_action(
         quote=quote,
         start_at=start,
         chat_type=chat_type,
+        due_by=due_by,
     )
 
 

@@ -2,14 +2,16 @@
 
 The stored shape is the spec's §10.2 ``latest_actions`` entry, plus a few optional fields
 of ours (``activity``, ``scope``, ``user_key``, ``chat_type``, ``quote``, ``start_iso``,
-``updated_iso``);
+``updated_iso``, ``due_by_iso``);
 a document exported here is a valid v3 clock-state file, and v3 entries from elsewhere
 load (an entry stored before a field of ours existed loads without it).
 
 Status moves with time without being written: past the typical duration an open action
 reads as ``likely_done``, past ``expires`` as ``expired`` (``status_at``). The duration
 window (§6.5) opens at ``start_at`` for an action the user placed later ("call the bank
-tomorrow at 9"), else when it was recorded. Only what the user says (done, canceled,
+tomorrow at 9"), else when it was recorded. A plan given a day but no time ("gym
+tomorrow") may happen any time that day: it stays planned until ``due_by``, the day's
+end, and is only looked back on after it. Only what the user says (done, canceled,
 confirmed) changes the stored status.
 """
 
@@ -59,6 +61,9 @@ class Action:
     # Where it was recorded, a DM or a group (an API thread key does not say); None for an
     # action stored before this was kept.
     chat_type: ChatType | None = None
+    # For a plan given a day but no time ("gym tomorrow", "call the dentist on Friday"):
+    # the end of that day (of the span the user gave). It may happen any time before.
+    due_by: datetime | None = None
 
     @property
     def window_opens_at(self) -> datetime:
@@ -71,12 +76,23 @@ class Action:
         to ask about yet ("how did it go?" about tomorrow's call)."""
         return self.start_at is None or now >= self.start_at
 
+    def is_past_due(self, now: datetime) -> bool:
+        """Whether ``now`` is past the time the user gave for it: its start, or for a plan
+        given only a day, that day's end (at 9am the day's gym session may be hours off).
+        Only then is there something to look back on ("how did the gym go?")."""
+        if self.due_by is not None:
+            return now >= self.due_by
+        return self.has_started(now)
+
     def status_at(self, now: datetime) -> Status:
         """The status as of ``now``: stored, unless time has moved it on."""
         if self.status in ("done", "canceled", "expired"):
             return self.status
         if now >= self.expires_at:
             return "expired"
+        if self.due_by is not None:
+            # No hour was given, so its duration says nothing until the day is over.
+            return "likely_done" if now >= self.due_by else self.status
         typical = self.expected_typical_minutes
         if typical is not None and now >= self.window_opens_at + timedelta(minutes=typical):
             return "likely_done"
@@ -113,6 +129,7 @@ class Action:
             "start_iso": _iso(self.start_at),
             "updated_iso": _iso(self.updated_at),
             "referenced_iso": _iso(self.referenced_at),
+            "due_by_iso": _iso(self.due_by),
         }
         data.update({key: value for key, value in optional.items() if value is not None})
         return data
@@ -132,6 +149,7 @@ class Action:
             referenced_raw = data.get("referenced_iso")
             start_raw = data.get("start_iso")
             chat_raw = data.get("chat_type")
+            due_raw = data.get("due_by_iso")
             action = cls(
                 id=_text(data["id"], "id"),
                 label=_text(data["label"], "label"),
@@ -153,6 +171,7 @@ class Action:
                 ),
                 start_at=_instant(start_raw, "start_iso") if start_raw else None,
                 chat_type=_choice(chat_raw, ChatType, "chat_type") if chat_raw else None,
+                due_by=_instant(due_raw, "due_by_iso") if due_raw else None,
             )
             # Every instant its status is worked out from must exist in the calendar.
             longest = max(action.expected_typical_minutes or 0, action.expected_max_minutes or 0)

@@ -269,11 +269,12 @@ def _checkin(
         now_lines.append(wording.offer_recap(rule.id, elapsed))
     if rule.then.allow_hedged_reference:
         # The newest action not mentioned before; one the cue line already asks about is
-        # not asked about twice, and one that has not begun yet has nothing to ask about.
+        # not asked about twice, and one whose time has not come (or whose day is not
+        # over, when no time was given) has nothing to look back on yet.
         candidates = [
             a
             for a in sorted(visible, key=lambda a: a.recorded_at)
-            if a != cued and a.referenced_at is None and a.has_started(facts.now)
+            if a != cued and a.referenced_at is None and a.is_past_due(facts.now)
         ]
         if candidates:
             referenced = candidates[-1]
@@ -295,9 +296,10 @@ def _new(
     """The action ``detected`` in ``said`` (the user's words about it), recorded now.
 
     A start the user gave is kept as the start, so its phrase leaves the label: "Call the
-    bank tomorrow at 9am" would read as the day after once that day came."""
+    bank tomorrow at 9am" would read as the day after once that day came. A day with no
+    time ("gym tomorrow") gives its end as well: the plan is open all that day."""
     policy = settings.actions
-    start, phrase = _start(turn, said)
+    start, due_by, phrase = _start(turn, said)
     if phrase:
         undated = re.sub(rf"\s*\b{re.escape(phrase)}\b", "", detected.label, flags=re.IGNORECASE)
         undated = undated.strip(" ,;:-")
@@ -319,23 +321,29 @@ def _new(
         quote=quote[:200] if quote and policy.store_quotes else None,
         action_id=f"act_{secrets.token_hex(4)}",
         start=start,
+        due_by=due_by,
     )
 
 
-def _start(turn: Turn, said: str) -> tuple[datetime | None, str]:
+def _start(turn: Turn, said: str) -> tuple[datetime | None, datetime | None, str]:
     """The first later instant a time phrase in ``said`` gives ("call the bank tomorrow at
     9"), as the clock stage read the message in its session zone (spec 000 §4.3: a phrase
-    with no zone to anchor it gives none), and that phrase. A phrase that could mean
-    several instants ("at 9": 09:00 or 21:00) gives the earliest: the action cannot begin
-    before it."""
+    with no zone to anchor it gives none), the end of the day it names when it gives no
+    time ("tomorrow", "today": a start at midnight is not when anyone goes to the gym),
+    and that phrase. A phrase that could mean several instants ("at 9": 09:00 or 21:00)
+    gives the earliest: the action cannot begin before it."""
+    now = turn.received_at
     for found in turn.time_expressions:
         if found.matched_text not in said:
             continue
+        if found.start_instant and found.end_instant and found.end_instant > now:
+            start = found.start_instant if found.start_instant > now else None
+            return start, found.end_instant, found.matched_text
         readings = (found.start_instant,) if found.start_instant else found.candidates
-        later = [instant for instant in readings if instant > turn.received_at]
+        later = [instant for instant in readings if instant > now]
         if later:
-            return min(later), found.matched_text
-    return None, ""
+            return min(later), None, found.matched_text
+    return None, None, ""
 
 
 def _starts_within_its_life(action: Action) -> bool:

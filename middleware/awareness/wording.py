@@ -114,13 +114,19 @@ def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
 
 def _said(action: Action, now: datetime) -> str:
     # One set for later was a plan when said, not something the user was about to do.
-    verb = "planned" if action.start_at is not None else "was about to"
+    verb = "planned" if action.start_at or action.due_by else "was about to"
     return f"{ago(now - action.recorded_at)} the user {verb}"
 
 
 def _due(action: Action, now: datetime) -> str:
     """When a planned action that has begun was set for (its label has no time); it is
-    only asked about once it has."""
+    only asked about once it has. One given a day but no time may happen until that day
+    ends."""
+    if action.due_by is not None:
+        if action.due_by <= now:
+            return f", set for a day (no time given) that ended {ago(now - action.due_by)}"
+        ends = ago(action.due_by - now).removesuffix(" ago")
+        return f", set for a day (no time given) that ends in {ends}"
     return "" if action.start_at is None else f", set for {ago(now - action.start_at)}"
 
 

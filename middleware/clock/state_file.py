@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from middleware.actions.model import Action
+from middleware.clock.policy import Mode
 from middleware.clock.source import CLOCK_SKEW
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
@@ -151,9 +152,20 @@ class _Located(_Model):
     said_iso: Instant
 
 
+class _Overrides(_Model):
+    """The overrides the relay reads must be ones it can use: the relay would drop one it
+    cannot (and the others with it) on every turn, while the admin API still showed it.
+    Other keys (another implementation's) are kept as given."""
+
+    model_config = ConfigDict(extra="allow")
+
+    mode: Mode | None = None
+    auto_clock_temporal_actions: bool | None = None
+
+
 class _User(_Model):
     default_tz: Zone | None = None
-    policy_overrides: dict[str, Any] | None = None
+    policy_overrides: _Overrides | None = None
     last_interaction_any_channel_iso: Instant | None = None
     channels: dict[ThreadKey, _Channel] | None = None
     latest_actions: list[LatestAction] | None = None
@@ -220,7 +232,11 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
         UserClockState(
             user_key=key,
             default_tz=user.default_tz,
-            policy_overrides=dict(user.policy_overrides or {}),
+            policy_overrides=(
+                user.policy_overrides.model_dump(exclude_unset=True)
+                if user.policy_overrides
+                else {}
+            ),
             last_interaction_any_channel_at=user.last_interaction_any_channel_iso,
             channels={
                 thread: ChannelTimes(times.last_user_message_iso, times.last_agent_message_iso)
@@ -354,7 +370,7 @@ def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[
     naming its user or thread and what to do: a zone the relay refuses (``Etc/GMT+2``,
     stored by an older version) is unset, as the clock already reads it; a latest action
     that does not parse (imported before entries were checked) is dropped, as every read
-    already skips it."""
+    already skips it; so is a policy override the relay cannot use (the same)."""
     warnings: list[str] = []
     users = []
     for user in snapshot.users:
@@ -375,7 +391,18 @@ def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[
                     f"{json.dumps(entry.get('id') if isinstance(entry, dict) else None)} is "
                     f"left out because it is unusable ({exc}); the relay already ignores it"
                 )
-        users.append(replace(user, latest_actions=actions))
+        overrides = dict(user.policy_overrides)
+        for key in _Overrides.model_fields:
+            try:
+                _Overrides.model_validate({key: overrides.get(key)})
+            except ValidationError:
+                warnings.append(
+                    f"user {user.user_key!r}: the stored policy override {key} = "
+                    f"{json.dumps(overrides.pop(key))} is left out because the relay cannot "
+                    f"use it (it already ignores it); set it again with PUT "
+                    f"/admin/users/{user.user_key}/policy"
+                )
+        users.append(replace(user, latest_actions=actions, policy_overrides=overrides))
     threads = []
     for thread in snapshot.threads:
         if thread.session_tz is not None and not is_valid_zone(thread.session_tz):

@@ -100,8 +100,14 @@ def _listing(shown: list[tuple[int, Action]], now: datetime, *, group: bool) -> 
 
 def _when(action: Action, now: datetime) -> str:
     """How old the action is, or for one set for later when it is set for: its label no
-    longer says ("tomorrow at 9" would be wrong the next day)."""
+    longer says ("tomorrow at 9" would be wrong the next day). One given a day but no
+    time is open until that day ends."""
     start = action.start_at
+    due = action.due_by
+    if due is not None and (start is None or start <= now):
+        if due <= now:
+            return f"set for a day that ended {ago(now - due)}"
+        return f"any time in the next {ago(due - now).removesuffix(' ago')}"
     if start is None:
         return ago(now - action.recorded_at)
     if start <= now:

@@ -354,3 +354,24 @@ async def test_clock_state_import_rejects_bad_documents(relay: RunningServer) ->
         ) as response:
             assert response.status == 400
             assert "not valid JSON" in (await response.json())["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "keys"),
+    [
+        ("PUT", "/admin/users/api:ana/timezone", ["Asia/Tokyo"], "'timezone', not a list"),
+        ("PUT", "/admin/users/api:ana/policy", "normal", "'mode', 'auto_clock_temporal_actions'"),
+        ("POST", "/admin/links", True, "'user_keys', not true or false"),
+        ("POST", f"/admin/threads/{THREAD}/preview", 5, "'text', 'user_key'"),
+    ],
+)
+async def test_a_body_that_is_not_an_object_is_told_which_keys_to_send(
+    relay_factory: RelayFactory, method: str, path: str, body: Any, keys: str
+) -> None:
+    relay = await relay_factory(auth=AUTH, clock=CLOCK)
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    status, answer = await call(relay, method, path, body)
+    assert status == 400
+    message = answer["error"]["message"]
+    assert message.startswith("the request body must be a JSON object with the keys ")
+    assert keys in message and "_" + "Body" not in message

@@ -244,6 +244,49 @@ async def test_a_plan_for_a_later_day_without_a_start_is_not_stored(talk: Conver
     assert (await talk.admin_user())["latest_actions"] == []
 
 
+async def test_a_plan_for_a_day_with_no_time_is_open_all_that_day(talk: Conversation) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin; "tomorrow" is all of Tue 3 Nov there.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll go to the gym tomorrow")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Go to the gym"
+    assert stored["due_by_iso"] == "2026-11-03T23:00:00+00:00"
+    # Looked back on for the default day after its day, not from its midnight.
+    assert stored["expires_iso"] == "2026-11-04T23:00:00+00:00"
+
+    # 09:00 on the day: nobody has been to the gym "by now".
+    talk.clock.set(datetime(2026, 11, 3, 8, 0, tzinfo=UTC))
+    morning = await talk.block_for("morning!")
+    assert "gym" not in morning.lower() and "likely done" not in morning
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Go to the gym — any time in the next 15 hours, planned" in listing
+    evening = await talk.block_for("hey", after=timedelta(hours=12))
+    assert "gym" not in evening.lower()
+
+    # The next morning the day is over: now it may be asked about, hedged.
+    talk.clock.set(datetime(2026, 11, 4, 8, 0, tzinfo=UTC))
+    after = await talk.block_for("hi again")
+    assert (
+        'the user planned: "Go to the gym", set for a day (no time given) that ended '
+        "9 hours ago (likely done by now, not confirmed)" in after
+    )
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Go to the gym — set for a day that ended 9 hours ago, likely done" in listing
+
+
+async def test_a_plan_for_today_with_no_time_is_not_likely_done_by_noon(
+    talk: Conversation,
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I'll go to the gym today")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["due_by_iso"] == "2026-11-02T23:00:00+00:00"
+    noon = await talk.block_for("hey", after=timedelta(hours=3))
+    assert "gym" not in noon.lower()
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Go to the gym — any time in the next 11 hours, planned" in listing
+
+
 async def test_saying_a_plan_is_done_closes_it_and_it_is_not_brought_up_again(
     talk: Conversation,
 ) -> None:

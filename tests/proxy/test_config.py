@@ -250,6 +250,24 @@ def test_bad_rules_say_what_to_write(rule: str, expected: str) -> None:
     assert "clock.checkins.rules" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('"hobby"', "rules[id 'a'].when.thread_kind: Input should be 'project'"),
+        ('["project", "hobby"]', "rules[id 'a'].when.thread_kind[entry 2]: Input should be"),
+    ],
+)
+def test_a_value_that_may_be_one_or_a_list_gets_one_problem_about_what_was_written(
+    value: str, expected: str
+) -> None:
+    rule = f'{{ id = "a", when = {{ thread_kind = {value} }}, then = {{ offer_recap = true }} }}'
+    with pytest.raises(ConfigError) as caught:
+        parse_config(f"[clock.checkins]\nrules = [\n    {rule},\n]\n", source="c.toml")
+    message = str(caught.value)
+    assert message.startswith("1 problem(s) in the configuration")
+    assert expected in message and "valid list" not in message
+
+
 def test_timestamps_cannot_be_turned_off() -> None:
     with pytest.raises(ConfigError, match="last_message_timestamps"):
         parse_config("[clock.store]\nlast_message_timestamps = false\n")

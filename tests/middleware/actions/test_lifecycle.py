@@ -49,6 +49,7 @@ def create(
     max_ttl: timedelta = timedelta(days=30),
     source: Source = "auto",
     start: datetime | None = None,
+    due_by: datetime | None = None,
 ) -> Action:
     return new_action(
         detected,
@@ -66,6 +67,7 @@ def create(
         quote=None,
         action_id="act_1",
         start=start,
+        due_by=due_by,
     )
 
 
@@ -184,6 +186,25 @@ def test_a_start_counts_only_for_a_planned_action_still_ahead() -> None:
     assert past.start_at is None and past.expires_at == NOW + timedelta(days=1)
     under_way = create(GYM, start=NOW + timedelta(hours=3))  # "heading to the gym, back in 3h"
     assert under_way.start_at is None and under_way.expires_at == NOW + timedelta(days=1)
+
+
+def test_a_plan_given_only_a_day_stays_planned_until_the_day_ends() -> None:
+    # "gym tomorrow": the day runs from midnight to midnight, no hour given.
+    day_start, day_end = datetime(2026, 2, 10, tzinfo=UTC), datetime(2026, 2, 11, tzinfo=UTC)
+    planned = replace(GYM, status="planned")
+    created = create(planned, start=day_start, due_by=day_end)
+    assert created.due_by == day_end
+    # The TTL counts from the day's end: it is looked back on the day after.
+    assert created.expires_at == day_end + timedelta(days=1)
+    morning = day_start + timedelta(hours=9)
+    assert created.status_at(morning) == "planned"
+    assert created.has_started(morning) and not created.is_past_due(morning)
+    assert created.status_at(day_end - timedelta(seconds=1)) == "planned"
+    assert created.status_at(day_end) == "likely_done" and created.is_past_due(day_end)
+    assert Action.from_json(created.to_json()) == created
+    # A day already over, or one given for something under way, is not kept.
+    assert create(planned, due_by=NOW).due_by is None
+    assert create(GYM, due_by=day_end).due_by is None
 
 
 def test_a_far_start_still_expires_within_max_ttl() -> None:

@@ -258,6 +258,15 @@ def test_unknown_versions_are_refused(document: object, expected: str) -> None:
             "is not a thread kind",
         ),
         (
+            {"users": {"telegram:42": {"policy_overrides": {"mode": "loud"}}}},
+            "users[\"telegram:42\"].policy_overrides.mode: Input should be 'off', 'light'",
+        ),
+        (
+            {"users": {"telegram:42": {"policy_overrides": {"auto_clock_temporal_actions": 1}}}},
+            'users["telegram:42"].policy_overrides.auto_clock_temporal_actions: Input should '
+            "be a valid boolean",
+        ),
+        (
             {"threads": {DM: {"session_tz": "asia/tokyo"}}},
             "did you mean 'Asia/Tokyo'",
         ),
@@ -345,6 +354,21 @@ def test_stored_actions_that_do_not_parse_are_left_out_of_an_export_with_a_warni
     assert kept.users[0].latest_actions == [usable]
     assert "user 'telegram:42': the stored latest action \"a1\" is left out" in warning
     assert "needs 'recorded_iso'" in warning
+    assert read_clock_state(write_clock_state(kept, agent_tz="UTC", at=WINTER)) == kept
+
+
+def test_stored_policy_overrides_the_relay_cannot_use_are_left_out_of_an_export() -> None:
+    stored = {"mode": "loud", "auto_clock_temporal_actions": False, "theirs": {"x": 1}}
+    snapshot = ClockStateSnapshot(
+        users=(UserClockState(user_key="telegram:42", policy_overrides=stored),)
+    )
+    kept, [warning] = exportable(snapshot)
+    assert kept.users[0].policy_overrides == {
+        "auto_clock_temporal_actions": False,
+        "theirs": {"x": 1},
+    }
+    assert "user 'telegram:42': the stored policy override mode = \"loud\" is left out" in warning
+    assert "PUT /admin/users/telegram:42/policy" in warning
     assert read_clock_state(write_clock_state(kept, agent_tz="UTC", at=WINTER)) == kept
 
 
