@@ -26,6 +26,15 @@ an imperative with "me" made "the user" ("never call me Bob" → "Never call the
 Bob"). Nothing fires on a question, a conditional or hypothetical ("if I were a lawyer"),
 reported speech ("she said I'm …"), recollection ("remember when we …", "do you remember
 …"), or a refusal ("I prefer not to say").
+
+In a group (``in_group``) only what is plainly asked of the assistant is learned: a
+"remember that …" whose body is about the speaker ("remember that I'm vegetarian",
+"please remember my name is Ann"), and a name asked for ("please call me Annie", "from
+now on, call me Annie", "call me Annie from now on"). A plain self-statement there ("My
+name is Bob", "I live in Paris", "Call me Ishmael", "I prefer short answers") is not:
+people joke, quote and role-play in groups, the words may be about the room rather than
+the person, and it would rewrite what they told the relay in private. (The clock's
+remembered place is read apart from this, by :mod:`middleware.clock.places`.)
 """
 
 from __future__ import annotations
@@ -92,6 +101,17 @@ _NAME = _re(
     r"(?:my\s+name\s*(?:'\s*s|\s+is)|(?:you\s+can\s+|please\s+|just\s+)?call\s+me"
     r"|i\s+go\s+by|i\s*'?\s*m\s+called|(?:every(?:one|body)|people|friends)\s+calls?\s+me)"
     r"\s+(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){0,2})"
+)
+# A "remember that …" body about the speaker ("I'm …", "my …", "call me …").
+_ABOUT_SPEAKER = _re(r"(?:i|my|call\s+me)\b")
+# A name asked of the assistant, not only said: "please call me Annie", "from now on,
+# call me Annie", "call me Annie from now on" (a plain "call me Annie" may be to anyone).
+_NAME_ASKED = _re(
+    r"(?:(?:from\s+now\s+on|going\s+forward|henceforth)\s*[,:]?\s*)?(?:please\s+)?"
+    r"(?P<ask>call\s+me\s+.+?)[\s,]*\b(?:from\s+now\s+on|going\s+forward|please)\W*$"
+    r"|(?:from\s+now\s+on|going\s+forward|henceforth)\s*[,:]?\s*(?:please\s+)?"
+    r"(?P<ask2>call\s+me\s+.+)"
+    r"|please\s+(?P<ask3>call\s+me\s+.+)"
 )
 _REMEMBER = _re(
     r"(?:please\s+)?(?:remember|keep\s+in\s+mind|(?:don\s*'?\s*t|do\s+not|never)\s+forget)"
@@ -187,13 +207,13 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
 
-def detect_memory(text: str) -> list[MemoryCandidate]:
+def detect_memory(text: str, *, in_group: bool = False) -> list[MemoryCandidate]:
     """Living-memory candidates stated in one user message, in order, without repeats.
 
     At most one per sentence; see the module docstring for the triggers, kinds and the
-    form of ``text``.
+    form of ``text``, and for what is learned from a message in a group (``in_group``).
     """
-    return _detect(text) if _TRIGGERS.may_match(text) else []
+    return _detect(text, in_group) if _TRIGGERS.may_match(text) else []
 
 
 def detect_forgetting(text: str) -> list[MemoryCandidate]:
@@ -230,11 +250,11 @@ def _straight(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
-def _detect(text: str) -> list[MemoryCandidate]:
+def _detect(text: str, in_group: bool) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
-        candidate = _candidate(sentence)
+        candidate = _asked_in_group(sentence) if in_group else _candidate(sentence)
         if candidate is not None and (key := (candidate.kind, candidate.text.lower())) not in seen:
             seen.add(key)
             found.append(candidate)
@@ -263,6 +283,20 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
             return name or _made("correction", match["fix"], _third_person)
         return _made("correction", match["body"] or match["meant"], _third_person)
     return _statement(sentence, default=None)
+
+
+def _asked_in_group(sentence: str) -> MemoryCandidate | None:
+    """What a group message plainly asks the assistant to keep about the speaker (see the
+    module docstring): nothing else said in a group is theirs to keep."""
+    sentence = _FILLER.sub("", sentence, count=1)
+    if not sentence or _REJECT.search(sentence):
+        return None
+    match = _REMEMBER.match(sentence)
+    if match:
+        body = _FILLER.sub("", (match["body"] or match["body2"] or match["body3"]).strip())
+        return _statement(body, default="fact") if _ABOUT_SPEAKER.match(body) else None
+    match = _NAME_ASKED.match(sentence)
+    return _name(match["ask"] or match["ask2"] or match["ask3"]) if match else None
 
 
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:

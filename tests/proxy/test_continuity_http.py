@@ -496,3 +496,28 @@ async def test_recap_dates_are_the_users_own(
     await ana.say("/capture")
     recap = await ana.say("/recap")
     assert "- 2026-11-02: " in recap and "2026-11-03" not in recap
+
+
+async def test_what_someone_says_in_a_group_does_not_rewrite_their_personal_memory(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """In a group people joke, quote and role-play: only what they plainly ask the
+    assistant to keep about them is learned there."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    dm = Person(relay, fake_upstream, clock, user="ann", thread="ann-dm")
+    await dm.say("My name is Ann. I live in Lisbon.")
+    group = Person(relay, fake_upstream, clock, user="ann", thread="grp", chat_type="group")
+    for text in (
+        "My name is Bob. I live in Paris.",
+        "Call me Annie.",
+        "I prefer answers in verse.",
+        "Remember that the deadline is Friday.",
+    ):
+        await group.say(text, after=timedelta(minutes=1))
+    listing = await dm.say("/memory", after=timedelta(minutes=1))
+    assert "Name: Ann\n" in listing + "\n" and "Lives in Lisbon" in listing, listing
+    assert not any(word in listing for word in ("Bob", "Paris", "Annie", "verse", "deadline"))
+    # Asked of the assistant, it is theirs to keep, from wherever.
+    await group.say("Please call me Annie. Remember that I'm vegetarian.")
+    listing = await dm.say("/memory", after=timedelta(minutes=1))
+    assert "Name: Annie" in listing and "Is vegetarian" in listing and "Lisbon" in listing

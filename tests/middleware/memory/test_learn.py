@@ -86,3 +86,16 @@ async def test_asking_to_forget_a_fact_drops_it(
 ) -> None:
     """A user who says "forget that …" must not find it in the next session's card."""
     assert await remembered(store, *messages) == kept
+
+
+async def test_a_group_message_does_not_rewrite_what_was_said_in_private(
+    store: SqliteStore,
+) -> None:
+    await learn_from_message(store, MemoryConfig(), ANA, "My name is Ann. I live in Lisbon.", NOW)
+    for text in ("My name is Bob. I live in Paris.", "Call me Annie."):
+        await learn_from_message(store, MemoryConfig(), ANA, text, NOW, chat_type="group")
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Name: Ann", "Lives in Lisbon"]
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Please call me Annie", NOW, chat_type="group"
+    )
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Lives in Lisbon", "Name: Annie"]

@@ -165,3 +165,34 @@ def test_memory_added_by_hand_is_stored_about_the_user(
     """``/memory add`` text goes into the card as a learned fact does: the model reads
     the card, and "I prefer short answers" there would be its own preference."""
     assert stated_memory(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Plainly asked of the assistant: kept, from a group too.
+        ("Please call me Annie.", [MemoryCandidate("name", "Name: Annie", replaces_kind=True)]),
+        ("From now on, call me Annie.", [MemoryCandidate("name", "Name: Annie", True)]),
+        ("Call me Annie from now on.", [MemoryCandidate("name", "Name: Annie", True)]),
+        ("Remember that I'm vegetarian.", [MemoryCandidate("fact", "Is vegetarian")]),
+        ("Please remember my name is Ann.", [MemoryCandidate("name", "Name: Ann", True)]),
+        # Said to the room: not theirs to keep.
+        ("My name is Bob. I live in Paris.", []),
+        ("Call me Annie.", []),
+        ("Call me Ishmael.", []),
+        ("I go by Alex now.", []),
+        ("I'm a paralegal at a small firm.", []),
+        ("I prefer short answers.", []),
+        ("Never use emojis.", []),
+        ("Actually, I live in Lisbon now.", []),
+        ("I moved to Berlin.", []),
+        # Not about the speaker, or not a name.
+        ("Remember that the deadline is Friday.", []),
+        ("Please call me later.", []),
+        ("Please call me when you land.", []),
+    ],
+)
+def test_in_a_group_only_what_is_asked_of_the_assistant(
+    text: str, expected: list[MemoryCandidate]
+) -> None:
+    assert detect_memory(text, in_group=True) == expected
