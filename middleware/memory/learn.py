@@ -10,7 +10,13 @@ from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
-from middleware.memory.triggers import detect_forgetting, detect_memory, is_about, supersedes
+from middleware.memory.triggers import (
+    detect_forgetting,
+    detect_memory,
+    is_about,
+    still_stands,
+    supersedes,
+)
 from middleware.store import Store
 from middleware.types import ChatType
 
@@ -42,11 +48,16 @@ async def learn_from_message(
     for candidate in detect_memory(text, in_group=chat_type == "group"):
         # Read only when there is something to store (rarely): what it corrects goes.
         known = await store.memory_facts(user_key) if known is None else known
-        replaced = [
-            fact.fact_id
+        retired = [
+            fact
             for fact in known
             if fact.kind in ("fact", "correction") and supersedes(candidate, fact.text)
         ]
+        replaced = [fact.fact_id for fact in retired]
+        for fact in retired:
+            # "Is a software engineer at Acme" → "Is a software engineer" at Globex.
+            if (kept := still_stands(candidate, fact.text)) is not None:
+                await store.add_memory_fact(user_key, fact.kind, kept, source="user", at=at)
         fact = await store.add_memory_fact(
             user_key,
             candidate.kind,

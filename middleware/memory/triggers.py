@@ -54,6 +54,7 @@ __all__ = [
     "detect_memory",
     "is_about",
     "stated_memory",
+    "still_stands",
     "supersedes",
 ]
 
@@ -357,6 +358,14 @@ def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> Memor
 
 # --- what a new fact supersedes (spec 003 §5.4: the correction wins) --------------------
 
+# A job stated with its employer, "Is a software engineer at Acme": it names the employer
+# as "Works at Acme" does, and its job stands when only the employer changes.
+_JOB_AT = (
+    rf"(?P<job>(?:is|works\s+as)\s+(?:now\s+)?an?\s+{_PROFESSION_MOD}{_PROFESSION})"
+    r"\s+(?:at|for)\s+(?!(?:the\s+)?(?:moment|time|now|least|most|heart|hire|fun)\b)\S"
+)
+_JOB_AT_RE = _re(_JOB_AT)
+
 # Topics a person has one of at a time, by the card text's opening: the latest said wins,
 # correction or not ("I live in Lisbon" after "I live in Berlin").
 _SINGLE_TOPICS = (
@@ -373,6 +382,7 @@ _SINGLE_TOPICS = (
         _re(
             r"^(?:now\s+)?(?:works|is\s+(?:now\s+)?working"
             r"|(?:(?:has|just|recently)\s+){0,2}(?:started|began)\s+working)\s+(?:at|for)\s"
+            rf"|^{_JOB_AT}"
         ),
     ),
 )
@@ -395,22 +405,42 @@ def _topic(text: str) -> tuple[str, bool] | None:
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
     both are about the same topic, and it is one a person has one of (where they live,
-    who they work for) or the candidate is a correction ("actually, I moved to Lisbon"
-    retires "Lives in Berlin"). The same text is not superseded, only kept."""
+    who they work for: "Works at Acme", or "Is a software engineer at Acme") or the
+    candidate is a correction ("actually, I moved to Lisbon" retires "Lives in Berlin").
+    A job stated with its employer also retires the same job stated alone. The same text
+    is not superseded, only kept."""
     if candidate.kind not in ("fact", "correction"):
         return False
+    job_at = _JOB_AT_RE.match(candidate.text)
+    if job_at and _folded(job_at["job"]) == _folded(earlier):
+        return True  # "Is a software engineer at Globex" says "Is a software engineer"
     new = _topic(candidate.text)
-    if new is None or " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+    if new is None or _folded(earlier) == _folded(candidate.text):
         return False
     topic, single = new
     old = _topic(earlier)
     return old is not None and old[0] == topic and (single or candidate.kind == "correction")
 
 
+def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
+    """What of ``earlier``, a fact ``candidate`` supersedes, still holds, as a card text:
+    the job of "Is a software engineer at Acme" once they say they work at Globex
+    ("Is a software engineer"), unless ``candidate`` states a job of its own."""
+    match = _JOB_AT_RE.match(earlier)
+    if match is None or _JOB_AT_RE.match(candidate.text):
+        return None
+    job = match["job"]
+    return job[:1].upper() + job[1:]
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def is_about(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether the remembered card text ``earlier`` is what ``candidate`` names: the same
     text, or the same topic ("forget that I live in Paris" names "Moved to Paris")."""
-    if " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+    if _folded(earlier) == _folded(candidate.text):
         return True
     new, old = _topic(candidate.text), _topic(earlier)
     return new is not None and old is not None and new[0] == old[0]

@@ -521,3 +521,19 @@ async def test_what_someone_says_in_a_group_does_not_rewrite_their_personal_memo
     await group.say("Please call me Annie. Remember that I'm vegetarian.")
     listing = await dm.say("/memory", after=timedelta(minutes=1))
     assert "Name: Annie" in listing and "Is vegetarian" in listing and "Lisbon" in listing
+
+
+async def test_a_job_at_an_employer_follows_them_to_the_next_employer(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I work at Acme.")
+    await ana.say("I'm a software engineer at Acme.", after=timedelta(days=1))
+    listing = await ana.say("/memory")
+    # One fact about the employer, not "Works at Acme" beside it.
+    assert "1. Is a software engineer at Acme\nSend" in listing, listing
+    await ana.say("I'm now working at Globex.", after=timedelta(days=30))
+    listing = await ana.say("/memory")
+    assert "Acme" not in listing, listing
+    assert "Is a software engineer\n" in listing and "Is now working at Globex" in listing

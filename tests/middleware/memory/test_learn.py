@@ -40,6 +40,32 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
             ("I work at Acme.", "I work as a nurse.", "Actually, I work for Beta now."),
             ["Works as a nurse", "Works for Beta now"],
         ),
+        # A job with its employer names the employer; the job stands when only it changes.
+        (
+            ("I work at Acme.", "I'm a software engineer at Acme."),
+            ["Is a software engineer at Acme"],
+        ),
+        (
+            ("I'm a software engineer at Acme.", "I'm now working at Globex."),
+            ["Is a software engineer", "Is now working at Globex"],
+        ),
+        (
+            ("I'm a software engineer at Acme.", "Actually, I work for Globex now."),
+            ["Is a software engineer", "Works for Globex now"],
+        ),
+        (
+            (
+                "I'm a software engineer at Acme.",
+                "I'm now working at Globex.",
+                "I'm a software engineer at Globex.",
+            ),
+            ["Is a software engineer at Globex"],
+        ),
+        (("I'm a nurse at St Mary's.", "I'm a doctor at the Royal."), ["Is a doctor at the Royal"]),
+        (
+            ("I'm a nurse at the moment.", "I work at Acme."),
+            ["Is a nurse at the moment", "Works at Acme"],
+        ),
         # Not the same topic, or not one a person has one of: both stay.
         (
             ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),
