@@ -49,15 +49,15 @@ async def learn_from_message(
         # Read only when there is something to store (rarely): what it corrects goes.
         known = await store.memory_facts(user_key) if known is None else known
         retired = [
-            fact
-            for fact in known
-            if fact.kind in ("fact", "correction") and supersedes(candidate, fact.text)
+            old
+            for old in known
+            if old.kind in ("fact", "correction") and supersedes(candidate, old.text)
         ]
-        replaced = [fact.fact_id for fact in retired]
-        for fact in retired:
+        replaced = [old.fact_id for old in retired]
+        for old in retired:
             # "Is a software engineer at Acme" → "Is a software engineer" at Globex.
-            if (kept := still_stands(candidate, fact.text)) is not None:
-                await store.add_memory_fact(user_key, fact.kind, kept, source="user", at=at)
+            if (standing := still_stands(candidate, old.text)) is not None:
+                await store.add_memory_fact(user_key, old.kind, standing, source="user", at=at)
         fact = await store.add_memory_fact(
             user_key,
             candidate.kind,
