@@ -51,7 +51,7 @@ async def learn_from_message(
         retired = [
             old
             for old in known
-            if old.kind in ("fact", "correction") and supersedes(candidate, old.text)
+            if old.kind in ("fact", "correction", "preference") and supersedes(candidate, old.text)
         ]
         replaced = [old.fact_id for old in retired]
         for old in retired:

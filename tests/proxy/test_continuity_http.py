@@ -537,3 +537,15 @@ async def test_a_job_at_an_employer_follows_them_to_the_next_employer(
     listing = await ana.say("/memory")
     assert "Acme" not in listing, listing
     assert "Is a software engineer\n" in listing and "Is now working at Globex" in listing
+
+
+async def test_everyday_things_said_in_passing_are_remembered_and_kept_current(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I love coffee. I have a dog called Rex. I love that idea.")
+    await ana.say("I stopped drinking coffee.", after=timedelta(days=20))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    assert "Has a dog called Rex" in memory and "Stopped drinking coffee" in memory, memory
+    assert "Loves coffee" not in memory and "idea" not in memory

@@ -66,6 +66,20 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
             ("I'm a nurse at the moment.", "I work at Acme."),
             ["Is a nurse at the moment", "Works at Acme"],
         ),
+        # A habit given up, or a like turned dislike, retires what it contradicts.
+        (("I love coffee.", "I stopped drinking coffee."), ["Stopped drinking coffee"]),
+        (("I love coffee.", "I don't drink coffee any more."), ["Doesn't drink coffee any more"]),
+        (("Remember that I smoke.", "I quit smoking."), ["Quit smoking"]),
+        (("I love olives.", "I don't like olives."), ["Doesn't like olives"]),
+        (("I hate mornings.", "I love mornings."), ["Loves mornings"]),
+        (
+            ("I love coffee.", "I love tea.", "I quit smoking."),
+            ["Loves coffee", "Loves tea", "Quit smoking"],
+        ),
+        (
+            ("I stopped drinking coffee.", "I love coffee."),
+            ["Stopped drinking coffee", "Loves coffee"],
+        ),
         # Not the same topic, or not one a person has one of: both stay.
         (
             ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),
