@@ -116,7 +116,12 @@ def continuity_stage(service: ContinuityService) -> Stage:
         current, boot = await resolve(turn)
         if settings.memory.enabled and settings.memory.capture_from_messages:
             await learn_from_message(
-                store, settings.memory, turn.user_key, turn.text, turn.received_at
+                store,
+                settings.memory,
+                turn.user_key,
+                turn.text,
+                turn.received_at,
+                chat_type=turn.chat_type,
             )
         messages = turn.body.get("messages")
         messages = messages if isinstance(messages, list) else []

@@ -10,17 +10,33 @@ from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
-from middleware.memory.triggers import detect_forgetting, detect_memory, is_about, supersedes
+from middleware.memory.triggers import (
+    detect_forgetting,
+    detect_memory,
+    is_about,
+    still_stands,
+    supersedes,
+)
 from middleware.store import Store
+from middleware.types import ChatType
 
 log = logging.getLogger(__name__)
 
 
 async def learn_from_message(
-    store: Store, settings: MemoryConfig, user_key: str, text: str, at: datetime
+    store: Store,
+    settings: MemoryConfig,
+    user_key: str,
+    text: str,
+    at: datetime,
+    *,
+    chat_type: ChatType = "dm",
 ) -> list[MemoryFact]:
     """Store the facts ``text`` states for the user, and drop those it asks to be
-    forgotten ("please forget that I'm vegetarian"); return the new ones."""
+    forgotten ("please forget that I'm vegetarian"); return the new ones. In a group only
+    what the user plainly asks the assistant to keep is learned (see
+    :mod:`middleware.memory.triggers`): their personal memory is not rewritten by what
+    they say to the room."""
     learned: list[MemoryFact] = []
     known: list[MemoryFact] | None = None
     for asked in detect_forgetting(text):
@@ -29,14 +45,19 @@ async def learn_from_message(
             if is_about(asked, kept.text):
                 await store.delete_memory_fact(user_key, kept.fact_id)
         known = None
-    for candidate in detect_memory(text):
+    for candidate in detect_memory(text, in_group=chat_type == "group"):
         # Read only when there is something to store (rarely): what it corrects goes.
         known = await store.memory_facts(user_key) if known is None else known
-        replaced = [
-            fact.fact_id
-            for fact in known
-            if fact.kind in ("fact", "correction") and supersedes(candidate, fact.text)
+        retired = [
+            old
+            for old in known
+            if old.kind in ("fact", "correction", "preference") and supersedes(candidate, old.text)
         ]
+        replaced = [old.fact_id for old in retired]
+        for old in retired:
+            # "Is a software engineer at Acme" → "Is a software engineer" at Globex.
+            if (standing := still_stands(candidate, old.text)) is not None:
+                await store.add_memory_fact(user_key, old.kind, standing, source="user", at=at)
         fact = await store.add_memory_fact(
             user_key,
             candidate.kind,

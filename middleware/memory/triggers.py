@@ -11,6 +11,12 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   when you …" (and a "remember that …" whose content is one);
 - ``directive``: an instruction to the assistant that stands: "please always …",
   "never <verb> …", "from now on, …", "going forward, …";
+- everyday things said in passing, each a whole sentence: a pet ("I have a dog called
+  Rex", "my cat is called Miso", "… my dog Rex …") and a habit given up ("I quit
+  smoking", "I don't drink coffee any more") are facts, a plain like or dislike ("I love
+  coffee", "I hate mornings", not "I love that idea") a preference, and none is read
+  from a sentence holding a quotation; a habit given up or a dislike retires the like
+  it contradicts (:func:`supersedes`);
 - ``correction``: "actually, my … is …", "actually, I live/work/moved …", "no, I meant …",
   "correction: …" ("actually, my name is X" is a ``name``).
 
@@ -26,6 +32,15 @@ an imperative with "me" made "the user" ("never call me Bob" → "Never call the
 Bob"). Nothing fires on a question, a conditional or hypothetical ("if I were a lawyer"),
 reported speech ("she said I'm …"), recollection ("remember when we …", "do you remember
 …"), or a refusal ("I prefer not to say").
+
+In a group (``in_group``) only what is plainly asked of the assistant is learned: a
+"remember that …" whose body is about the speaker ("remember that I'm vegetarian",
+"please remember my name is Ann"), and a name asked for ("please call me Annie", "from
+now on, call me Annie", "call me Annie from now on"). A plain self-statement there ("My
+name is Bob", "I live in Paris", "Call me Ishmael", "I prefer short answers") is not:
+people joke, quote and role-play in groups, the words may be about the room rather than
+the person, and it would rewrite what they told the relay in private. (The clock's
+remembered place is read apart from this, by :mod:`middleware.clock.places`.)
 """
 
 from __future__ import annotations
@@ -45,6 +60,7 @@ __all__ = [
     "detect_memory",
     "is_about",
     "stated_memory",
+    "still_stands",
     "supersedes",
 ]
 
@@ -92,6 +108,17 @@ _NAME = _re(
     r"(?:my\s+name\s*(?:'\s*s|\s+is)|(?:you\s+can\s+|please\s+|just\s+)?call\s+me"
     r"|i\s+go\s+by|i\s*'?\s*m\s+called|(?:every(?:one|body)|people|friends)\s+calls?\s+me)"
     r"\s+(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){0,2})"
+)
+# A "remember that …" body about the speaker ("I'm …", "my …", "call me …").
+_ABOUT_SPEAKER = _re(r"(?:i|my|call\s+me)\b")
+# A name asked of the assistant, not only said: "please call me Annie", "from now on,
+# call me Annie", "call me Annie from now on" (a plain "call me Annie" may be to anyone).
+_NAME_ASKED = _re(
+    r"(?:(?:from\s+now\s+on|going\s+forward|henceforth)\s*[,:]?\s*)?(?:please\s+)?"
+    r"(?P<ask>call\s+me\s+.+?)[\s,]*\b(?:from\s+now\s+on|going\s+forward|please)\W*$"
+    r"|(?:from\s+now\s+on|going\s+forward|henceforth)\s*[,:]?\s*(?:please\s+)?"
+    r"(?P<ask2>call\s+me\s+.+)"
+    r"|please\s+(?P<ask3>call\s+me\s+.+)"
 )
 _REMEMBER = _re(
     r"(?:please\s+)?(?:remember|keep\s+in\s+mind|(?:don\s*'?\s*t|do\s+not|never)\s+forget)"
@@ -172,6 +199,40 @@ _MOVE = _re(
     r"\s+(?:back\s+)?to\s+.+"
 )
 
+# Everyday things said about oneself in passing, each whole as a sentence (so "I have a
+# dog in this fight" or "I love that idea" is not one): a pet ("I have a dog called Rex",
+# "my cat is called Miso"), a habit given up ("I quit smoking", "I don't drink coffee any
+# more"), and a plain like or dislike ("I love coffee", "I hate mornings").
+_PET = (
+    r"(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|guinea\s+pig|parrot|budgie|tortoise"
+    r"|turtle|snake|lizard|gecko|ferret|horse|pony|goldfish)"
+)
+_HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
+_LIKED = (
+    r"(?!(?:it|that|this|these|those|the|you|your|him|her|them|us|me|myself|everything"
+    r"|anything|nothing"
+    r"|how|what|when|where|why|who|which|if|to|the\s+(?:idea|way|thought|fact))\b)"
+    r"[\w'-]+(?:\s+[\w'-]+){0,3}"
+)
+_EVERYDAY = _re(
+    rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{_PET}s?"
+    r"(?:\s+(?:called|named)\s+[\w'-]+(?:\s+and\s+[\w'-]+)?)?)\W*$"
+    rf"|(?P<pet_name>my\s+{_PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
+    r"|(?P<stopped>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?"
+    r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
+    r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
+    r"|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
+    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
+    rf"\s+any\s?more|i\s+no\s+longer\s+{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?)\W*$"
+    r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
+    rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
+)
+# "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
+# written with a capital ("my dog is …", "my cat I adopted" are not names).
+_MY_PET = _re(rf"\bmy\s+(?P<pet>{_PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
+# A sentence holding a quotation is someone's words, or about words.
+_QUOTED = re.compile(r"[\"“”«»]")
+
 # "Please forget that I'm vegetarian": the body names a remembered fact to drop.
 _FORGET = _re(
     r"(?:please\s+|you\s+can\s+|just\s+)?(?:forget|stop\s+remembering)\s+(?:that|about)\s+"
@@ -182,18 +243,20 @@ _FORGET_GATE = Gate(_FORGET)
 # A sentence yields a candidate only through one of these patterns (see _candidate and
 # _statement), matched on a span of the text with straight apostrophes: where none can
 # match, as in most messages, there is nothing to remember.
-_TRIGGERS = Gate(_NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT, _MOVE)
+_TRIGGERS = Gate(
+    _NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT, _MOVE, _EVERYDAY, _MY_PET
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
 
-def detect_memory(text: str) -> list[MemoryCandidate]:
+def detect_memory(text: str, *, in_group: bool = False) -> list[MemoryCandidate]:
     """Living-memory candidates stated in one user message, in order, without repeats.
 
     At most one per sentence; see the module docstring for the triggers, kinds and the
-    form of ``text``.
+    form of ``text``, and for what is learned from a message in a group (``in_group``).
     """
-    return _detect(text) if _TRIGGERS.may_match(text) else []
+    return _detect(text, in_group) if _TRIGGERS.may_match(text) else []
 
 
 def detect_forgetting(text: str) -> list[MemoryCandidate]:
@@ -230,11 +293,11 @@ def _straight(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
-def _detect(text: str) -> list[MemoryCandidate]:
+def _detect(text: str, in_group: bool = False) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
-        candidate = _candidate(sentence)
+        candidate = _asked_in_group(sentence) if in_group else _candidate(sentence)
         if candidate is not None and (key := (candidate.kind, candidate.text.lower())) not in seen:
             seen.add(key)
             found.append(candidate)
@@ -265,6 +328,20 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     return _statement(sentence, default=None)
 
 
+def _asked_in_group(sentence: str) -> MemoryCandidate | None:
+    """What a group message plainly asks the assistant to keep about the speaker (see the
+    module docstring): nothing else said in a group is theirs to keep."""
+    sentence = _FILLER.sub("", sentence, count=1)
+    if not sentence or _REJECT.search(sentence):
+        return None
+    match = _REMEMBER.match(sentence)
+    if match:
+        body = _FILLER.sub("", (match["body"] or match["body2"] or match["body3"]).strip())
+        return _statement(body, default="fact") if _ABOUT_SPEAKER.match(body) else None
+    match = _NAME_ASKED.match(sentence)
+    return _name(match["ask"] or match["ask2"] or match["ask3"]) if match else None
+
+
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
     """A name, directive, preference or fact stated in ``clause``; ``default`` is the kind
     of anything else (a "remember that …" body is a fact whatever it says)."""
@@ -286,8 +363,27 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         return _made("fact", match["fact"], _third_person)
     if _MOVE.match(clause) and _names_a_new_home(clause):
         return _made("fact", clause, _third_person)
+    if default is None:
+        return _everyday(clause)
     if default is not None:
         return _made(default, clause, _third_person)
+    return None
+
+
+def _everyday(sentence: str) -> MemoryCandidate | None:
+    """A pet, a habit given up, or a like said in passing (see ``_EVERYDAY``); never from
+    a sentence quoting words."""
+    if _QUOTED.search(sentence):
+        return None
+    match = _EVERYDAY.match(sentence)
+    if match:
+        if match["likes"]:
+            return _made("preference", match["likes"], _third_person)
+        said = match["pets"] or match["pet_name"] or match["stopped"] or match["no_more"]
+        return _made("fact", said, _third_person)
+    match = _MY_PET.search(sentence)
+    if match and match["name"] not in ("I", "Is"):
+        return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
     return None
 
 
@@ -323,6 +419,14 @@ def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> Memor
 
 # --- what a new fact supersedes (spec 003 §5.4: the correction wins) --------------------
 
+# A job stated with its employer, "Is a software engineer at Acme": it names the employer
+# as "Works at Acme" does, and its job stands when only the employer changes.
+_JOB_AT = (
+    rf"(?P<job>(?:is|works\s+as)\s+(?:now\s+)?an?\s+{_PROFESSION_MOD}{_PROFESSION})"
+    r"\s+(?:at|for)\s+(?!(?:the\s+)?(?:moment|time|now|least|most|heart|hire|fun)\b)\S"
+)
+_JOB_AT_RE = _re(_JOB_AT)
+
 # Topics a person has one of at a time, by the card text's opening: the latest said wins,
 # correction or not ("I live in Lisbon" after "I live in Berlin").
 _SINGLE_TOPICS = (
@@ -339,6 +443,7 @@ _SINGLE_TOPICS = (
         _re(
             r"^(?:now\s+)?(?:works|is\s+(?:now\s+)?working"
             r"|(?:(?:has|just|recently)\s+){0,2}(?:started|began)\s+working)\s+(?:at|for)\s"
+            rf"|^{_JOB_AT}"
         ),
     ),
 )
@@ -358,25 +463,114 @@ def _topic(text: str) -> tuple[str, bool] | None:
     return None
 
 
+# Where a card text stands on something: for it ("Likes coffee", "Drinks coffee",
+# "Smokes"), against it ("Hates coffee"), or having given it up ("Quit smoking",
+# "Doesn't drink coffee any more"); the rest of the text says what it is.
+_STANCES = (
+    (
+        "stopped",
+        _re(
+            r"^(?:has\s+)?(?:(?:just|finally|recently)\s+)?(?:stopped|quit|gave\s+up"
+            r"|given\s+up)\s+(?P<what>.+)"
+        ),
+    ),
+    (
+        "stopped",
+        _re(
+            r"^(?:doesn\s*'?\s*t|does\s+not)\s+(?P<what>(?!(?:really\s+)?like\b).+?)"
+            r"\s+any\s?more$|^no\s+longer\s+(?P<what2>.+)"
+        ),
+    ),
+    (
+        "against",
+        _re(
+            r"^(?:really\s+)?(?:hates|dislikes|detests|can\s*'?\s*t\s+stand"
+            r"|(?:doesn\s*'?\s*t|does\s+not)\s+(?:really\s+)?like)\s+(?P<what>.+)"
+        ),
+    ),
+    ("for", _re(r"^(?:really\s+|absolutely\s+)?(?:likes|loves|adores|enjoys)\s+(?P<what>.+)")),
+    ("for", _re(r"^(?:(?:still|now)\s+)?(?P<what>(?:drinks|eats|smokes|vapes)\b.*)")),
+)
+# Words that say nothing of what a stance is about: "drinking coffee" is about coffee.
+_HABIT_WORDS = frozenset(
+    "a an the and of in on at for with their my any more anymore so much very really lot"
+    " too every day daily drink eat tak us".split()
+)
+# Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
+# ends liking it; coming to like it ends disliking it.
+_RETIRES = {"stopped": ("for",), "against": ("for",), "for": ("against",)}
+
+
+def _stance(text: str) -> tuple[str, frozenset[str]] | None:
+    for stance, pattern in _STANCES:
+        match = pattern.match(text)
+        if match:
+            what = match["what"] or match.groupdict().get("what2") or ""
+            words = frozenset(_stem(w) for w in re.findall(r"[\w-]+", what.lower()))
+            return stance, words - _HABIT_WORDS
+    return None
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "smoking", "smokes" and "smoke"."""
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    return word.removesuffix("s").removesuffix("e")
+
+
+def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether ``candidate`` takes the other side on what ``earlier`` is for or against:
+    "Stopped drinking coffee" (or "Hates coffee") against "Likes coffee"."""
+    new, old = _stance(candidate.text), _stance(earlier)
+    if new is None or old is None or not new[1] or old[0] not in _RETIRES[new[0]]:
+        return False
+    # Giving up coffee ends drinking it every morning; disliking it ends liking it.
+    return new[1] <= old[1] if new[0] == "stopped" else new[1] == old[1]
+
+
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
     both are about the same topic, and it is one a person has one of (where they live,
-    who they work for) or the candidate is a correction ("actually, I moved to Lisbon"
-    retires "Lives in Berlin"). The same text is not superseded, only kept."""
+    who they work for: "Works at Acme", or "Is a software engineer at Acme") or the
+    candidate is a correction ("actually, I moved to Lisbon" retires "Lives in Berlin").
+    A job stated with its employer also retires the same job stated alone, and a stance
+    retires the one it contradicts: a habit given up or a dislike ends a like ("Quit
+    smoking" retires "Smokes", "Hates coffee" retires "Likes coffee"). The same text is
+    not superseded, only kept."""
+    if _contradicts(candidate, earlier):
+        return True
     if candidate.kind not in ("fact", "correction"):
         return False
+    job_at = _JOB_AT_RE.match(candidate.text)
+    if job_at and _folded(job_at["job"]) == _folded(earlier):
+        return True  # "Is a software engineer at Globex" says "Is a software engineer"
     new = _topic(candidate.text)
-    if new is None or " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+    if new is None or _folded(earlier) == _folded(candidate.text):
         return False
     topic, single = new
     old = _topic(earlier)
     return old is not None and old[0] == topic and (single or candidate.kind == "correction")
 
 
+def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
+    """What of ``earlier``, a fact ``candidate`` supersedes, still holds, as a card text:
+    the job of "Is a software engineer at Acme" once they say they work at Globex
+    ("Is a software engineer"), unless ``candidate`` states a job of its own."""
+    match = _JOB_AT_RE.match(earlier)
+    if match is None or _JOB_AT_RE.match(candidate.text):
+        return None
+    job = match["job"]
+    return job[:1].upper() + job[1:]
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def is_about(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether the remembered card text ``earlier`` is what ``candidate`` names: the same
     text, or the same topic ("forget that I live in Paris" names "Moved to Paris")."""
-    if " ".join(earlier.lower().split()) == " ".join(candidate.text.lower().split()):
+    if _folded(earlier) == _folded(candidate.text):
         return True
     new, old = _topic(candidate.text), _topic(earlier)
     return new is not None and old is not None and new[0] == old[0]
@@ -389,9 +583,9 @@ _AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll
 _MODALS = frozenset("can can't cannot could will won't would should must might may".split())
 _NO_CONJUGATION = frozenset(
     "was had did went grew got made used meant said thought knew came left took gave never"
-    " always also".split()
+    " always also quit".split()
 )
-_ADVERBS = frozenset("now just recently finally still currently".split())
+_ADVERBS = frozenset(["no longer", *"now just recently finally still currently".split()])
 _IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}
 _PRONOUNS = (
     (_re(r"\bi\s*'\s*m\b"), "they're"),
@@ -418,6 +612,8 @@ def _third_person(clause: str) -> str:
         else:
             verb, _, rest = rest.partition(" ")
             adverb = ""
+            if verb.lower() == "no" and rest.lower().startswith("longer "):
+                verb, rest = "no longer", rest[len("longer ") :]
             if verb.lower() in _ADVERBS and rest:
                 # "I now live in Berlin" → "now lives in Berlin": the verb is the next word.
                 adverb, (verb, _, rest) = f"{verb} ", rest.partition(" ")

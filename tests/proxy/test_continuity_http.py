@@ -521,3 +521,56 @@ async def test_a_fact_unmentioned_for_eight_months_is_shown_hedged(
     again = cards_in(await ana.block_for("I live in Berlin.", after=timedelta(hours=5)))
     assert "may be out of date" not in again["living_memory"]
     assert "Lives in Berlin — said 30 Jun 2027, 100% sure" in await ana.say("/memory")
+
+
+async def test_what_someone_says_in_a_group_does_not_rewrite_their_personal_memory(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """In a group people joke, quote and role-play: only what they plainly ask the
+    assistant to keep about them is learned there."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    dm = Person(relay, fake_upstream, clock, user="ann", thread="ann-dm")
+    await dm.say("My name is Ann. I live in Lisbon.")
+    group = Person(relay, fake_upstream, clock, user="ann", thread="grp", chat_type="group")
+    for text in (
+        "My name is Bob. I live in Paris.",
+        "Call me Annie.",
+        "I prefer answers in verse.",
+        "Remember that the deadline is Friday.",
+    ):
+        await group.say(text, after=timedelta(minutes=1))
+    listing = await dm.say("/memory", after=timedelta(minutes=1))
+    assert "Name: Ann — " in listing and "Lives in Lisbon" in listing, listing
+    assert not any(word in listing for word in ("Bob", "Paris", "Annie", "verse", "deadline"))
+    # Asked of the assistant, it is theirs to keep, from wherever.
+    await group.say("Please call me Annie. Remember that I'm vegetarian.")
+    listing = await dm.say("/memory", after=timedelta(minutes=1))
+    assert "Name: Annie" in listing and "Is vegetarian" in listing and "Lisbon" in listing
+
+
+async def test_a_job_at_an_employer_follows_them_to_the_next_employer(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I work at Acme.")
+    await ana.say("I'm a software engineer at Acme.", after=timedelta(days=1))
+    listing = await ana.say("/memory")
+    # One fact about the employer, not "Works at Acme" beside it.
+    assert "1. Is a software engineer at Acme — " in listing and "\n2." not in listing, listing
+    await ana.say("I'm now working at Globex.", after=timedelta(days=30))
+    listing = await ana.say("/memory")
+    assert "Acme" not in listing, listing
+    assert "Is a software engineer — " in listing and "Is now working at Globex" in listing
+
+
+async def test_everyday_things_said_in_passing_are_remembered_and_kept_current(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I love coffee. I have a dog called Rex. I love that idea.")
+    await ana.say("I stopped drinking coffee.", after=timedelta(days=20))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    assert "Has a dog called Rex" in memory and "Stopped drinking coffee" in memory, memory
+    assert "Loves coffee" not in memory and "idea" not in memory

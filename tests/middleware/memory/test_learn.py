@@ -40,6 +40,46 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
             ("I work at Acme.", "I work as a nurse.", "Actually, I work for Beta now."),
             ["Works as a nurse", "Works for Beta now"],
         ),
+        # A job with its employer names the employer; the job stands when only it changes.
+        (
+            ("I work at Acme.", "I'm a software engineer at Acme."),
+            ["Is a software engineer at Acme"],
+        ),
+        (
+            ("I'm a software engineer at Acme.", "I'm now working at Globex."),
+            ["Is a software engineer", "Is now working at Globex"],
+        ),
+        (
+            ("I'm a software engineer at Acme.", "Actually, I work for Globex now."),
+            ["Is a software engineer", "Works for Globex now"],
+        ),
+        (
+            (
+                "I'm a software engineer at Acme.",
+                "I'm now working at Globex.",
+                "I'm a software engineer at Globex.",
+            ),
+            ["Is a software engineer at Globex"],
+        ),
+        (("I'm a nurse at St Mary's.", "I'm a doctor at the Royal."), ["Is a doctor at the Royal"]),
+        (
+            ("I'm a nurse at the moment.", "I work at Acme."),
+            ["Is a nurse at the moment", "Works at Acme"],
+        ),
+        # A habit given up, or a like turned dislike, retires what it contradicts.
+        (("I love coffee.", "I stopped drinking coffee."), ["Stopped drinking coffee"]),
+        (("I love coffee.", "I don't drink coffee any more."), ["Doesn't drink coffee any more"]),
+        (("Remember that I smoke.", "I quit smoking."), ["Quit smoking"]),
+        (("I love olives.", "I don't like olives."), ["Doesn't like olives"]),
+        (("I hate mornings.", "I love mornings."), ["Loves mornings"]),
+        (
+            ("I love coffee.", "I love tea.", "I quit smoking."),
+            ["Loves coffee", "Loves tea", "Quit smoking"],
+        ),
+        (
+            ("I stopped drinking coffee.", "I love coffee."),
+            ["Stopped drinking coffee", "Loves coffee"],
+        ),
         # Not the same topic, or not one a person has one of: both stay.
         (
             ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),
@@ -86,3 +126,16 @@ async def test_asking_to_forget_a_fact_drops_it(
 ) -> None:
     """A user who says "forget that …" must not find it in the next session's card."""
     assert await remembered(store, *messages) == kept
+
+
+async def test_a_group_message_does_not_rewrite_what_was_said_in_private(
+    store: SqliteStore,
+) -> None:
+    await learn_from_message(store, MemoryConfig(), ANA, "My name is Ann. I live in Lisbon.", NOW)
+    for text in ("My name is Bob. I live in Paris.", "Call me Annie."):
+        await learn_from_message(store, MemoryConfig(), ANA, text, NOW, chat_type="group")
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Name: Ann", "Lives in Lisbon"]
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Please call me Annie", NOW, chat_type="group"
+    )
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Lives in Lisbon", "Name: Annie"]

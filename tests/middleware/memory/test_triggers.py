@@ -71,6 +71,20 @@ from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory,
         ("I now live in Berlin.", "fact", "Now lives in Berlin"),
         ("I'm now working at Globex.", "fact", "Is now working at Globex"),
         ("I started working for Globex.", "fact", "Started working for Globex"),
+        # everyday things said in passing: pets, habits given up, likes
+        ("I have a dog called Rex.", "fact", "Has a dog called Rex"),
+        ("I have two cats.", "fact", "Has two cats"),
+        ("My cat is called Miso.", "fact", "Their cat is called Miso"),
+        ("my dog's name is Rex", "fact", "Their dog's name is Rex"),
+        ("I took my dog Rex to the vet.", "fact", "Has a dog called Rex"),
+        ("I don't drink coffee any more.", "fact", "Doesn't drink coffee any more"),
+        ("I stopped drinking coffee.", "fact", "Stopped drinking coffee"),
+        ("I quit smoking.", "fact", "Quit smoking"),
+        ("I've given up sugar.", "fact", "Has given up sugar"),
+        ("I no longer eat meat.", "fact", "No longer eats meat"),
+        ("I love coffee!", "preference", "Loves coffee"),
+        ("I hate mornings.", "preference", "Hates mornings"),
+        ("I don't like olives.", "preference", "Doesn't like olives"),
         # corrections
         ("Actually, my birthday is in June.", "correction", "Their birthday is in June"),
         ("Actually, I live in Lisbon now.", "correction", "Lives in Lisbon now"),
@@ -122,6 +136,25 @@ def test_fires(text: str, kind: str, stored: str) -> None:
         "From now on we're squashing merges on main.",
         "remember that!",
         "The plan is to ship Monday.",
+        # said in passing, but not about a pet, a habit or a lasting like
+        "I have a dog in this fight.",
+        "I have a cat allergy.",
+        "If I had a dog called Rex I'd walk him daily.",
+        "Do you have a dog called Rex?",
+        "my dog is sick",
+        "I stopped by the shop.",
+        "I stopped working on that.",
+        "I quit.",
+        "I love that idea.",
+        "I love it.",
+        "I love you.",
+        "I like the way you think.",
+        "I hate when that happens.",
+        "I like to think so.",
+        "Would you love coffee?",
+        "Imagine I love coffee.",
+        'He wrote "I love coffee" on the wall.',
+        "“I quit smoking,” he lied.",
         "",
     ],
 )
@@ -165,3 +198,34 @@ def test_memory_added_by_hand_is_stored_about_the_user(
     """``/memory add`` text goes into the card as a learned fact does: the model reads
     the card, and "I prefer short answers" there would be its own preference."""
     assert stated_memory(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Plainly asked of the assistant: kept, from a group too.
+        ("Please call me Annie.", [MemoryCandidate("name", "Name: Annie", replaces_kind=True)]),
+        ("From now on, call me Annie.", [MemoryCandidate("name", "Name: Annie", True)]),
+        ("Call me Annie from now on.", [MemoryCandidate("name", "Name: Annie", True)]),
+        ("Remember that I'm vegetarian.", [MemoryCandidate("fact", "Is vegetarian")]),
+        ("Please remember my name is Ann.", [MemoryCandidate("name", "Name: Ann", True)]),
+        # Said to the room: not theirs to keep.
+        ("My name is Bob. I live in Paris.", []),
+        ("Call me Annie.", []),
+        ("Call me Ishmael.", []),
+        ("I go by Alex now.", []),
+        ("I'm a paralegal at a small firm.", []),
+        ("I prefer short answers.", []),
+        ("Never use emojis.", []),
+        ("Actually, I live in Lisbon now.", []),
+        ("I moved to Berlin.", []),
+        # Not about the speaker, or not a name.
+        ("Remember that the deadline is Friday.", []),
+        ("Please call me later.", []),
+        ("Please call me when you land.", []),
+    ],
+)
+def test_in_a_group_only_what_is_asked_of_the_assistant(
+    text: str, expected: list[MemoryCandidate]
+) -> None:
+    assert detect_memory(text, in_group=True) == expected
