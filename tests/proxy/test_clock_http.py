@@ -587,18 +587,24 @@ async def test_a_regenerated_answer_is_what_the_conversation_goes_on_from(
     assert fake_upstream.last.body["messages"][: len(regenerated)] == regenerated
 
 
+@pytest.mark.parametrize("restart", [False, True], ids=["running", "after-a-restart"])
 async def test_a_regenerated_answer_keeps_the_time_the_user_wrote_at(
-    relay: RunningServer, fake_upstream: FakeUpstream
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, restart: bool
 ) -> None:
     """Regenerating an answer sends the user's newest message again, after its reply was
     recorded: the user did not speak again. It is not recorded twice, leaves the thread's
     times as they were, and goes upstream exactly as the first time (the block of when
-    the user wrote it, and a cache-friendly prefix)."""
+    the user wrote it, and a cache-friendly prefix) — also when the relay restarted in
+    between, which knows the resend from the store."""
     history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+    relay = await relay_factory()
     reply = await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="regen2")
     history += [reply["choices"][0]["message"], {"role": "user", "content": "what now?"}]
     await chat(relay, messages=history, at="2026-11-21T12:00:00Z", thread="regen2")
     first = fake_upstream.last.body["messages"]
+    if restart:
+        await relay.stop()
+        relay = await relay_factory()
     await chat(relay, messages=history, at="2026-11-21T12:07:00Z", thread="regen2")
     assert fake_upstream.last.body["messages"] == first
     store = relay.runner.app[SERVICES].store
@@ -608,30 +614,6 @@ async def test_a_regenerated_answer_keeps_the_time_the_user_wrote_at(
     assert thread is not None
     assert thread.last_user_message_at == datetime(2026, 11, 21, 12, tzinfo=UTC)
     assert thread.last_user_message_by_user == {"api:ana": thread.last_user_message_at}
-
-
-async def test_a_regenerated_answer_after_a_restart_keeps_the_time_the_user_wrote_at(
-    relay_factory: RelayFactory, fake_upstream: FakeUpstream
-) -> None:
-    """The relay restarts between a message and its regeneration: the resend is still
-    known (from the store) and goes on as a continuation, not recorded again and sent
-    with the block of when the user wrote it."""
-    history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
-    relay = await relay_factory()
-    reply = await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="regen3")
-    history += [reply["choices"][0]["message"], {"role": "user", "content": "what now?"}]
-    await chat(relay, messages=history, at="2026-11-21T12:00:00Z", thread="regen3")
-    first = fake_upstream.last.body["messages"]
-    await relay.stop()
-    restarted = await relay_factory()
-    await chat(restarted, messages=history, at="2026-11-21T12:07:00Z", thread="regen3")
-    assert fake_upstream.last.body["messages"] == first
-    store = restarted.runner.app[SERVICES].store
-    transcript = await store.transcript("agent:main:api:regen3")
-    assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?"]
-    thread = await store.get_thread("agent:main:api:regen3")
-    assert thread is not None
-    assert thread.last_user_message_at == datetime(2026, 11, 21, 12, tzinfo=UTC)
 
 
 async def test_a_bare_message_said_again_after_a_restart_is_new_once_the_window_is_over(
