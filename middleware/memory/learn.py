@@ -10,13 +10,8 @@ from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
-from middleware.memory.triggers import (
-    detect_forgetting,
-    detect_memory,
-    is_about,
-    still_stands,
-    supersedes,
-)
+from middleware.memory.replacement import is_about, still_stands, supersedes
+from middleware.memory.triggers import detect_forgetting, detect_memory
 from middleware.store import Store
 from middleware.types import ChatType
 

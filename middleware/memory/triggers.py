@@ -16,7 +16,7 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   smoking", "I don't drink coffee any more") are facts, a plain like or dislike ("I love
   coffee", "I hate mornings", not "I love that idea") a preference, and none is read
   from a sentence holding a quotation; a habit given up or a dislike retires the like
-  it contradicts (:func:`supersedes`);
+  it contradicts (:func:`~middleware.memory.replacement.supersedes`);
 - ``correction``: "actually, my … is …", "actually, I live/work/moved …", "no, I meant …",
   "correction: …" ("actually, my name is X" is a ``name``).
 
@@ -58,10 +58,7 @@ __all__ = [
     "MemoryCandidate",
     "detect_forgetting",
     "detect_memory",
-    "is_about",
     "stated_memory",
-    "still_stands",
-    "supersedes",
 ]
 
 TEXT_MAX = 200
@@ -262,7 +259,8 @@ def detect_memory(text: str, *, in_group: bool = False) -> list[MemoryCandidate]
 def detect_forgetting(text: str) -> list[MemoryCandidate]:
     """What one user message asks to be forgotten, in order: each "(please) forget that
     …" body read as a "remember that …" body is ("forget that I'm vegetarian" → the fact
-    "Is vegetarian"), so that :func:`is_about` can find the remembered fact it names."""
+    "Is vegetarian"), so that :func:`~middleware.memory.replacement.is_about` can find the
+    remembered fact it names."""
     if not _FORGET_GATE.may_match(text):
         return []
     found: list[MemoryCandidate] = []
@@ -415,165 +413,6 @@ def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> Memor
     if len(text) > TEXT_MAX:
         text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
     return MemoryCandidate(kind, text[:1].upper() + text[1:])
-
-
-# --- what a new fact supersedes (spec 003 §5.4: the correction wins) --------------------
-
-# A job stated with its employer, "Is a software engineer at Acme": it names the employer
-# as "Works at Acme" does, and its job stands when only the employer changes.
-_JOB_AT = (
-    rf"(?P<job>(?:is|works\s+as)\s+(?:now\s+)?an?\s+{_PROFESSION_MOD}{_PROFESSION})"
-    r"\s+(?:at|for)\s+(?!(?:the\s+)?(?:moment|time|now|least|most|heart|hire|fun)\b)\S"
-)
-_JOB_AT_RE = _re(_JOB_AT)
-
-# Topics a person has one of at a time, by the card text's opening: the latest said wins,
-# correction or not ("I live in Lisbon" after "I live in Berlin").
-_SINGLE_TOPICS = (
-    (
-        "residence",
-        _re(
-            r"^(?:now\s+)?(?:lives|is\s+living|is\s+(?:now\s+)?based)\s+(?:in|near|on|out\s+of)\s"
-            r"|^(?:(?:has|just|recently|finally|now)\s+){0,2}(?:moved|relocated)\s+(?:back\s+)?to\s+"
-            r"(?!(?:the|a|an|their|this|that|another|other|some)\b)"
-        ),
-    ),
-    (
-        "employer",
-        _re(
-            r"^(?:now\s+)?(?:works|is\s+(?:now\s+)?working"
-            r"|(?:(?:has|just|recently)\s+){0,2}(?:started|began)\s+working)\s+(?:at|for)\s"
-            rf"|^{_JOB_AT}"
-        ),
-    ),
-)
-# "Their office is on the 4th floor": a correction of "their office" replaces it; a plain
-# second fact about it ("their kids are …") may be another fact, so both stay.
-_ATTRIBUTE = _re(r"^their\s+(?P<what>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:is|are|was|were)\s")
-
-
-def _topic(text: str) -> tuple[str, bool] | None:
-    """What a card text is about, and whether the person has only one of it."""
-    for topic, pattern in _SINGLE_TOPICS:
-        if pattern.search(text):
-            return topic, True
-    match = _ATTRIBUTE.search(text)
-    if match:
-        return f"their {' '.join(match['what'].lower().split())}", False
-    return None
-
-
-# Where a card text stands on something: for it ("Likes coffee", "Drinks coffee",
-# "Smokes"), against it ("Hates coffee"), or having given it up ("Quit smoking",
-# "Doesn't drink coffee any more"); the rest of the text says what it is.
-_STANCES = (
-    (
-        "stopped",
-        _re(
-            r"^(?:has\s+)?(?:(?:just|finally|recently)\s+)?(?:stopped|quit|gave\s+up"
-            r"|given\s+up)\s+(?P<what>.+)"
-        ),
-    ),
-    (
-        "stopped",
-        _re(
-            r"^(?:doesn\s*'?\s*t|does\s+not)\s+(?P<what>(?!(?:really\s+)?like\b).+?)"
-            r"\s+any\s?more$|^no\s+longer\s+(?P<what2>.+)"
-        ),
-    ),
-    (
-        "against",
-        _re(
-            r"^(?:really\s+)?(?:hates|dislikes|detests|can\s*'?\s*t\s+stand"
-            r"|(?:doesn\s*'?\s*t|does\s+not)\s+(?:really\s+)?like)\s+(?P<what>.+)"
-        ),
-    ),
-    ("for", _re(r"^(?:really\s+|absolutely\s+)?(?:likes|loves|adores|enjoys)\s+(?P<what>.+)")),
-    ("for", _re(r"^(?:(?:still|now)\s+)?(?P<what>(?:drinks|eats|smokes|vapes)\b.*)")),
-)
-# Words that say nothing of what a stance is about: "drinking coffee" is about coffee.
-_HABIT_WORDS = frozenset(
-    "a an the and of in on at for with their my any more anymore so much very really lot"
-    " too every day daily drink eat tak us".split()
-)
-# Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
-# ends liking it; coming to like it ends disliking it.
-_RETIRES = {"stopped": ("for",), "against": ("for",), "for": ("against",)}
-
-
-def _stance(text: str) -> tuple[str, frozenset[str]] | None:
-    for stance, pattern in _STANCES:
-        match = pattern.match(text)
-        if match:
-            what = match["what"] or match.groupdict().get("what2") or ""
-            words = frozenset(_stem(w) for w in re.findall(r"[\w-]+", what.lower()))
-            return stance, words - _HABIT_WORDS
-    return None
-
-
-def _stem(word: str) -> str:
-    """A crude stem, enough to match "smoking", "smokes" and "smoke"."""
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    return word.removesuffix("s").removesuffix("e")
-
-
-def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
-    """Whether ``candidate`` takes the other side on what ``earlier`` is for or against:
-    "Stopped drinking coffee" (or "Hates coffee") against "Likes coffee"."""
-    new, old = _stance(candidate.text), _stance(earlier)
-    if new is None or old is None or not new[1] or old[0] not in _RETIRES[new[0]]:
-        return False
-    # Giving up coffee ends drinking it every morning; disliking it ends liking it.
-    return new[1] <= old[1] if new[0] == "stopped" else new[1] == old[1]
-
-
-def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
-    """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
-    both are about the same topic, and it is one a person has one of (where they live,
-    who they work for: "Works at Acme", or "Is a software engineer at Acme") or the
-    candidate is a correction ("actually, I moved to Lisbon" retires "Lives in Berlin").
-    A job stated with its employer also retires the same job stated alone, and a stance
-    retires the one it contradicts: a habit given up or a dislike ends a like ("Quit
-    smoking" retires "Smokes", "Hates coffee" retires "Likes coffee"). The same text is
-    not superseded, only kept."""
-    if _contradicts(candidate, earlier):
-        return True
-    if candidate.kind not in ("fact", "correction"):
-        return False
-    job_at = _JOB_AT_RE.match(candidate.text)
-    if job_at and _folded(job_at["job"]) == _folded(earlier):
-        return True  # "Is a software engineer at Globex" says "Is a software engineer"
-    new = _topic(candidate.text)
-    if new is None or _folded(earlier) == _folded(candidate.text):
-        return False
-    topic, single = new
-    old = _topic(earlier)
-    return old is not None and old[0] == topic and (single or candidate.kind == "correction")
-
-
-def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
-    """What of ``earlier``, a fact ``candidate`` supersedes, still holds, as a card text:
-    the job of "Is a software engineer at Acme" once they say they work at Globex
-    ("Is a software engineer"), unless ``candidate`` states a job of its own."""
-    match = _JOB_AT_RE.match(earlier)
-    if match is None or _JOB_AT_RE.match(candidate.text):
-        return None
-    job = match["job"]
-    return job[:1].upper() + job[1:]
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def is_about(candidate: MemoryCandidate, earlier: str) -> bool:
-    """Whether the remembered card text ``earlier`` is what ``candidate`` names: the same
-    text, or the same topic ("forget that I live in Paris" names "Moved to Paris")."""
-    if _folded(earlier) == _folded(candidate.text):
-        return True
-    new, old = _topic(candidate.text), _topic(earlier)
-    return new is not None and old is not None and new[0] == old[0]
 
 
 # --- the user's voice to the card's ---------------------------------------------------

@@ -8,7 +8,8 @@ import pytest
 
 from middleware.continuity.settings import MemoryConfig
 from middleware.memory.learn import learn_from_message
-from middleware.memory.triggers import MemoryCandidate, supersedes
+from middleware.memory.replacement import supersedes
+from middleware.memory.triggers import MemoryCandidate
 from middleware.store import SqliteStore
 
 NOW = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
