@@ -13,7 +13,7 @@ import re
 
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
-from middleware.memory.triggers import _PROFESSION, _PROFESSION_MOD, MemoryCandidate
+from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
 
 __all__ = ["is_about", "still_stands", "supersedes"]
 
@@ -25,7 +25,7 @@ def _re(pattern: str) -> re.Pattern[str]:
 # A job stated with its employer, "Is a software engineer at Acme": it names the employer
 # as "Works at Acme" does, and its job stands when only the employer changes.
 _JOB_AT = (
-    rf"(?P<job>(?:is|works\s+as)\s+(?:now\s+)?an?\s+{_PROFESSION_MOD}{_PROFESSION})"
+    rf"(?P<job>(?:is|works\s+as)\s+(?:now\s+)?an?\s+{PROFESSION_MODIFIER}{PROFESSION})"
     r"\s+(?:at|for)\s+(?!(?:the\s+)?(?:moment|time|now|least|most|heart|hire|fun)\b)\S"
 )
 _JOB_AT_RE = _re(_JOB_AT)

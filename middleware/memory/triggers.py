@@ -153,7 +153,7 @@ _PREFERENCE = _re(
     r"|i\s+(?:like|love|appreciate|hate|dislike|can\s*'?\s*t\s+stand|don\s*'?\s*t\s+like)"
     r"\s+(?:it\s+)?when\s+you\b.+)"
 )
-_PROFESSION_MOD = (
+PROFESSION_MODIFIER = (
     r"(?:(?:senior|junior|lead|head|chief|principal|staff|freelance|self-employed|professional"
     r"|retired|full-time|part-time|practicing|practising|licensed|certified|trainee|student"
     r"|graduate|phd|software|data|civil|criminal|corporate|family|tax|patent|music|session"
@@ -161,7 +161,7 @@ _PROFESSION_MOD = (
     r"|backend|frontend|front-end|back-end|mechanical|electrical|sound|recording|studio"
     r"|litigation|immigration|defense|defence|real\s+estate)\s+){0,3}"
 )
-_PROFESSION = (
+PROFESSION = (
     r"(?:lawyer|attorney|solicitor|barrister|paralegal|judge|clerk|notary|developer|engineer"
     r"|programmer|scientist|analyst|designer|architect|teacher|professor|lecturer|tutor|nurse"
     r"|doctor|physician|surgeon|dentist|pharmacist|therapist|psychologist|student|researcher"
@@ -175,8 +175,8 @@ _PROFESSION = (
     r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
 )
 _FACT = _re(
-    rf"(?P<fact>i\s*'?\s*m\s+an?\s+{_PROFESSION_MOD}{_PROFESSION}s?\b.*"
-    rf"|i\s+am\s+an?\s+{_PROFESSION_MOD}{_PROFESSION}s?\b.*"
+    rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
+    rf"|i\s+am\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
     r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
     r"|i\s+(?:now\s+)?live\s+(?:in|on|near)\s+.+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
