@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
@@ -316,8 +315,9 @@ async def _relay_made(
     request: web.Request, turn: Turn, reply: Reply, headers: dict[str, str]
 ) -> web.StreamResponse:
     """A reply the relay wrote itself (e.g. a chat command), shaped like a completion, and
-    streamed when the client asked for a stream."""
-    created = int(time.time())
+    streamed when the client asked for a stream. Its ``created`` is the relay's clock, as
+    the ``inspect`` upstream's and ``/v1/models``' are."""
+    created = int(request.app[SERVICES].clock.now().timestamp())
     envelope = {
         "id": f"chatcmpl-relay-{created}",
         "created": created,
