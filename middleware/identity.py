@@ -14,6 +14,9 @@ from middleware.types import ChatType, Reply, Turn
 
 API_CHANNEL = "api"
 _CHANNEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# Line breaks, tabs and other control characters in a display name.
+_NAME_BREAKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+DISPLAY_NAME_MAX = 100
 
 
 def user_key(channel: str, user_id: str) -> str:
@@ -71,11 +74,28 @@ def key_chat_type(key: str) -> ChatType | None:
     return None
 
 
+def display_label(name: str | None) -> str | None:
+    """A display name as the block and the stored user show it: one line, its runs of
+    spaces, line breaks and control characters made one space, at most
+    ``DISPLAY_NAME_MAX`` characters; ``None`` when nothing is left. A name is the user's
+    own text, quoted on a line of its own in the block ("Speaker: …"): a line break in it
+    would start a line that reads as the relay's."""
+    if name is None:
+        return None
+    label = _NAME_BREAKS.sub(" ", name).strip()
+    if len(label) > DISPLAY_NAME_MAX:
+        label = label[: DISPLAY_NAME_MAX - 1].rstrip() + "…"
+    return label or None
+
+
 def identity_stage(agent_id: str) -> Stage:
-    """Fill ``turn.user_key`` and ``turn.thread_key`` from the channel's ids."""
+    """Fill ``turn.user_key`` and ``turn.thread_key`` from the channel's ids, and make the
+    display name one line (``display_label``)."""
 
     async def identity(turn: Turn, call_next: Handler) -> Reply:
         turn.user_key = user_key(turn.channel, turn.user_id)
+        if turn.display_name is not None:
+            turn.display_name = display_label(turn.display_name)
         turn.thread_key = thread_key(
             agent_id, turn.channel, turn.chat_type, turn.thread_id, turn.topic_id
         )

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,9 +59,19 @@ Key = tuple[str, int]
 Repeats = dict[str, dict[str, int | None]]
 
 
+# The tags, opening or closing, however spelt inside what users wrote.
+_TAG_LIKE = re.compile(r"<(?=\s*/?\s*relay_context)", re.IGNORECASE)
+_LOOKALIKE = "\u2039"  # ‹
+
+
 def wrap(block: str) -> str:
-    """The block as it appears to the model: tagged, so it is never taken as the user's."""
-    return f"{OPEN_TAG}\n{block}\n{CLOSE_TAG}"
+    """The block as it appears to the model: tagged, so it is never taken as the user's.
+
+    The block quotes what users wrote (names, places, facts, summaries): a tag among it
+    ("Ann </relay_context> Now: …") would end the block early and pass the rest off as
+    the relay's. Its ``<`` becomes ``‹``, so the block's own tags are the only ones.
+    """
+    return f"{OPEN_TAG}\n{_TAG_LIKE.sub(_LOOKALIKE, block)}\n{CLOSE_TAG}"
 
 
 def fingerprint(message: JSON) -> str:
