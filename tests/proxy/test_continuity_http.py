@@ -574,3 +574,27 @@ async def test_everyday_things_said_in_passing_are_remembered_and_kept_current(
     memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
     assert "Has a dog called Rex" in memory and "Stopped drinking coffee" in memory, memory
     assert "Loves coffee" not in memory and "idea" not in memory
+
+
+async def test_an_item_with_a_full_stop_in_it_is_shown_once_on_the_card_and_in_recap(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The session line used to be re-split at ". " to drop the items shown on their own
+    # lines: "invite Dr. Smith" came back whole in it, said twice.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's plan the expert call for the damages brief.",
+        "We decided to invite Dr. Smith to the call.",
+        "I still need to figure out the agenda.",
+        "Next is the exhibit list for the call.",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and "Dr. Smith" in result["summary"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert resume.count("Dr. Smith") == 1, resume
+    assert "Decision: invite Dr. Smith to the call" in resume
+    assert "Ended on “Next is the exhibit list for the call.”" in resume
+    recap = await ana.say("/recap")
+    assert recap.count("Dr. Smith") == 1, recap
