@@ -42,7 +42,7 @@ from middleware.continuity.settings import ContinuityConfig
 from middleware.continuity.summary import SummaryParts
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
 from middleware.continuity.triggers import TriggerSettings, is_dirty
-from middleware.continuity.words import content_words, folded
+from middleware.continuity.words import content_words, item_form
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
 
@@ -308,15 +308,14 @@ class Capturer:
                 {"previous_phase": current_phase, "new_phase": extraction.phase},
                 settings.work_phase_ttl_days,
             )
-        known = {
-            folded(str(e.content.get("question") or e.content.get("decision") or ""))
-            for e in existing
-        }
+        # An item the log holds, or this capture wrote, is not written again, however
+        # an LLM pass words it this time (case, punctuation, stopwords: ``item_form``).
+        known = {item_form(_item_text(e)) for e in existing if _item_text(e)}
 
         def add_item(kind: EntryType, item: _Item, corrects: str | None = None) -> None:
-            if folded(item.text) in known:
+            if item_form(item.text) in known:
                 return
-            known.add(folded(item.text))
+            known.add(item_form(item.text))
             said = {"said_at": item.said_at.isoformat()} if item.said_at else {}
             corrected = {"corrects": corrects} if corrects else {}
             if kind == "open_question":

@@ -598,3 +598,34 @@ async def test_an_item_with_a_full_stop_in_it_is_shown_once_on_the_card_and_in_r
     assert "Ended on “Next is the exhibit list for the call.”" in resume
     recap = await ana.say("/recap")
     assert recap.count("Dr. Smith") == 1, recap
+
+
+async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The second pass words the same items a little differently; only the wording
+    # (case, punctuation, stopwords) may differ for them to count as one.
+    relay = await make_relay(relay_factory, clock)
+    ana = Person(relay, fake_upstream, clock)
+    passes = (
+        ("Send the report Friday", "Who reviews the draft?", "Do not ship the beta"),
+        ("send the report on Friday.", "who reviews the draft", "Ship the beta"),
+    )
+    for decision, question, other in passes:
+        fake_upstream.synthesis_reply = json.dumps(
+            {
+                "session_summary": "Planned the report.",
+                "open_questions": [{"question": question, "context": ""}],
+                "key_decisions": [{"decision": decision}, {"decision": other}],
+                "work_phase": "drafting",
+            }
+        )
+        for text in ("The report goes out Friday.", "Someone must review it.", "more"):
+            await ana.say(text, after=timedelta(minutes=1))
+        status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+        assert status == 200 and result["mode"] == "llm_enriched", result
+    recap = (await ana.say("/recap")).casefold()
+    assert recap.count("send the report") == 1, recap
+    assert recap.count("reviews the draft") == 1, recap
+    # A negation is not wording: both stand.
+    assert "decided: do not ship the beta" in recap and "decided: ship the beta" in recap
