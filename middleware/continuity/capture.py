@@ -19,7 +19,11 @@ from typing import Any
 
 from middleware.clock.source import Clock
 from middleware.continuity.constellation import build_view
-from middleware.continuity.corrections import corrected_index, extract_corrections
+from middleware.continuity.corrections import (
+    corrected_index,
+    extract_corrections,
+    names_a_value,
+)
 from middleware.continuity.extract import (
     Extracted,
     ExtractTurn,
@@ -343,6 +347,10 @@ class Capturer:
             if index is not None:
                 old = live.pop(index)
                 add_item(old.entry_type, correction, corrects=old.entry_id)
+            elif names_a_value(correction.text):
+                # What it corrects was never an item (a plain statement, or said before
+                # capture kept anything): the corrected version is the item now.
+                add_item("key_decision", correction)
         for question in extraction.questions:
             add_item("open_question", question)
         for decision in extraction.decisions:

@@ -629,3 +629,21 @@ async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
     assert recap.count("reviews the draft") == 1, recap
     # A negation is not wording: both stand.
     assert "decided: do not ship the beta" in recap and "decided: ship the beta" in recap
+
+
+async def test_a_correction_of_something_never_captured_is_kept_as_said(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "The report is due Friday" was never an item; its correction is the item now,
+    # dated when it was said so "Monday" is read against that week.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's plan the quarterly report.")
+    await ana.say("The report is due Friday.")
+    await ana.say("Actually the report is due Monday.", after=timedelta(minutes=5))
+    await ana.say("Actually, the weather is fine.")  # replaces nothing, names no value
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=3)))["resume"]
+    assert "Decision: the report is due Monday (said Mon 2 Nov; unconfirmed)" in resume, resume
+    assert "Decided: the weather" not in await ana.say("/recap")
