@@ -647,3 +647,42 @@ async def test_a_correction_of_something_never_captured_is_kept_as_said(
     resume = cards_in(await ana.block_for("hi again", after=timedelta(days=3)))["resume"]
     assert "Decision: the report is due Monday (said Mon 2 Nov; unconfirmed)" in resume, resume
     assert "Decided: the weather" not in await ana.say("/recap")
+
+
+async def test_a_message_with_an_image_or_file_is_recorded_with_a_placeholder(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Only the text parts used to be kept: an image alone was an empty message, and the
+    # transcript and capture read "what is wrong here?" as asked of nothing.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    secret = "aGVsbG8gd29ybGQ="
+    await ana.send(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is wrong in this invoice layout?"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{secret}"}},
+                    {"type": "input_audio", "input_audio": {"data": secret, "format": "wav"}},
+                    {
+                        "type": "file",
+                        "file": {"filename": "march invoices.pdf", "file_data": secret},
+                    },
+                ],
+            }
+        ]
+    )
+    await ana.send(
+        [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
+    )
+    store = relay.runner.app[SERVICES].store
+    said = [m.text for m in await store.transcript("agent:main:api:t1") if m.role == "user"]
+    assert said == [
+        "What is wrong in this invoice layout?\n[image]\n[audio]\n[file march invoices.pdf]",
+        "[image]",
+    ]
+    assert not any(secret in text for text in said)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert "layout? [image] [audio] [file march invoices.pdf]” (2 messages)" in result["summary"]
