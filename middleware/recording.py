@@ -14,8 +14,9 @@ regenerating the answer). That message is not recorded twice: its second arrival
 make the user's gap "just now" and the transcript hold it twice. It goes on as a
 continuation, replayed with the block it was sent with (see ``LatestMessages``). Memory
 knows the recently active pairs; for a pair it does not know (the relay restarted since
-its last message) the store is asked once: the block saved for the message tells whether
-the pair's newest stored message is this one.
+its last message) the store is asked: the block saved for the message tells whether the
+pair's newest stored message is this one, or, when no block was saved, where that
+message's request placed it (stored with it) does.
 """
 
 from __future__ import annotations
@@ -117,11 +118,13 @@ def newest_place(turn: Turn) -> Place | None:
 
 async def stored_resend(store: Store, latest: LatestMessages, turn: Turn, place: Place) -> bool:
     """Whether the turn brings again its pair's newest stored message, for a pair that
-    ``latest`` does not hold: one read, by the key its block was saved under.
+    ``latest`` does not hold: one read, by the key its block was saved under, and a
+    second when there is no such block.
 
     That message is the one at ``place`` when the block of the request's message was
     saved at the instant the pair's newest message was received (a block is saved with
-    its message's time). It is then held, so the pair's later turns ask memory only.
+    its message's time), or, without a block, when it was stored with that ``place``. It
+    is then held, so the pair's later turns ask memory only.
     """
     messages: list[Any] = turn.body["messages"]
     content = messages[place[1]].get("content")
@@ -135,7 +138,12 @@ async def stored_resend(store: Store, latest: LatestMessages, turn: Turn, place:
     )
     at = await store.newest_message_injected_at(turn.thread_key, turn.user_key, (place[0], ordinal))
     if at is None:
-        return False
+        # No block saved for it (the relay stopped before it was): where the message's
+        # request placed it, stored with it, tells.
+        newest = await store.newest_message_place(turn.thread_key, turn.user_key)
+        if newest is None or newest[0] != place:
+            return False
+        at = newest[1]
     latest.remember((turn.thread_key, turn.user_key), place, at)
     return latest.resent(turn, place)
 
@@ -201,6 +209,7 @@ def recording_stage(
                 text=turn.text,
                 received_at=turn.received_at,
                 cross_channel=cross_channel,
+                place=place,
             )
             try:
                 if alone:

@@ -261,7 +261,9 @@ def _newest_role(messages: list[Any]) -> str | None:
 
 
 def last_user_text(messages: list[Any]) -> str:
-    """The text of the newest user message (text parts joined), or ''."""
+    """The text of the newest user message, or ''. Content parts are joined one a line,
+    a part that is not text as a short placeholder ("[image]", "[file report.pdf]"): the
+    transcript, /recap and capture then know the turn carried it, never its data."""
     for message in reversed(messages):
         if not isinstance(message, dict) or message.get("role") != "user":
             continue
@@ -270,12 +272,32 @@ def last_user_text(messages: list[Any]) -> str:
             return content
         if isinstance(content, list):
             return "\n".join(
-                part["text"]
-                for part in content
-                if isinstance(part, dict) and isinstance(part.get("text"), str)
+                text for text in (_part_text(part) for part in content) if text is not None
             )
         return ""
     return ""
+
+
+# The placeholder of each OpenAI content part type that is not text.
+_PART_PLACEHOLDERS = {"image_url": "image", "input_audio": "audio", "file": "file"}
+_FILENAME_CHARS = 60
+
+
+def _part_text(part: Any) -> str | None:
+    """A content part as the transcript keeps it; None for one that is not a part."""
+    if not isinstance(part, dict):
+        return None
+    if isinstance(part.get("text"), str):
+        return str(part["text"])
+    kind = part.get("type")
+    if not isinstance(kind, str):
+        return None
+    label = _PART_PLACEHOLDERS.get(kind, "attachment")
+    details = part.get(kind)
+    name = details.get("filename") if isinstance(details, dict) else None
+    if kind == "file" and isinstance(name, str) and name.strip():
+        return f"[{label} {' '.join(name.split())[:_FILENAME_CHARS]}]"
+    return f"[{label}]"
 
 
 class _EventStream(web.StreamResponse):

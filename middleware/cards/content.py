@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from middleware.continuity.summary import SummaryParts
+
 
 @dataclass(frozen=True, slots=True)
 class CardItem:
@@ -19,10 +21,15 @@ class CardItem:
 
 @dataclass(frozen=True, slots=True)
 class SessionLine:
-    """A past session of the work context: its summary and when it was captured."""
+    """A past session of the work context: its summary and when it was captured.
+
+    ``parts`` are a deterministic summary's parts, from which the card composes the line
+    without the items it shows on their own; ``None`` for an LLM summary (free text) or
+    one stored before parts were kept, shown as it is."""
 
     summary: str
     captured_at: datetime
+    parts: SummaryParts | None = None
 
 
 @dataclass(frozen=True, slots=True)

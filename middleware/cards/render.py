@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
-from middleware.cards.content import CardBudget, CardItem, ResumeContent
+from middleware.cards.content import CardBudget, CardItem, ResumeContent, SessionLine
 from middleware.cards.tokens import count_tokens as _count_tokens
 from middleware.continuity.model import MemoryFact, RollupSegment
+from middleware.continuity.summary import item_key
 from middleware.memory.confidence import is_hedged
 
 
@@ -245,10 +246,10 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
     )[:MAX_SESSIONS]
     questions = [q for q in content.open_questions if _one_line(q.text)][:MAX_OPEN_QUESTIONS]
     decisions = [d for d in content.key_decisions if _one_line(d.text)][:MAX_DECISIONS]
-    shown = {_plain(item.text) for item in (*questions, *decisions)}
+    shown = {item_key(item.text) for item in (*questions, *decisions)}
     history = [
         f"{'Last session' if index == 0 else 'Earlier'} "
-        f"({_date(line.captured_at, tz, now)}): {_without_shown(line.summary, shown)}"
+        f"({_date(line.captured_at, tz, now)}): {_session_text(line, shown)}"
         for index, line in enumerate(sessions)
     ]
     by_name = {
@@ -275,35 +276,14 @@ def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[
     return [_Section(name, by_name[name]) for name in _SHOW_ORDER]
 
 
-# A deterministic summary's lists ("… Decided: a; b. Open: c. Ended on …"), whose items
-# the card may show on lines of their own.
-_SUMMARY_LIST = re.compile(r"(?P<label>Decided|Open): (?P<items>.+?)\.(?=\s|$)")
-
-
-def _plain(text: str) -> str:
-    return " ".join(text.casefold().rstrip(".…").split())
-
-
-def _without_shown(summary: str, shown: set[str]) -> str:
-    """``summary`` without the listed items the card shows on their own Open/Decision
+def _session_text(line: SessionLine, shown: set[str]) -> str:
+    """The session's summary without the items the card shows on their own Open/Decision
     lines, so the session line carries what the others don't (and costs less of the
-    §6.1 budget, which cuts it first). A free-text (LLM) summary is left as it is."""
-
-    def keep_unshown(found: re.Match[str]) -> str:
-        items = [
-            item
-            for item in found["items"].split("; ")
-            if not any(_plain(item) == text or _covers(item, text) for text in shown)
-        ]
-        return f"{found['label']}: {'; '.join(items)}." if items else ""
-
-    text = _SUMMARY_LIST.sub(keep_unshown, _one_line(summary))
-    return " ".join(text.split())
-
-
-def _covers(snippet: str, text: str) -> bool:
-    """Whether ``snippet`` is ``text`` cut short with "…" (the summary's own cut)."""
-    return snippet.endswith(ELLIPSIS) and text.startswith(_plain(snippet))
+    §6.1 budget, which cuts it first). A summary without parts (an LLM's free text, or one
+    stored before parts were kept) is shown as it is."""
+    if line.parts is None:
+        return _one_line(line.summary)
+    return line.parts.text(leave_out=shown)
 
 
 def _has_items(sections: Sequence[_Section]) -> bool:

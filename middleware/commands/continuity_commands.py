@@ -23,6 +23,7 @@ from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import place_name, rebuild_view
 from middleware.continuity.model import MemoryFact, WorkContext
 from middleware.continuity.service import ContinuityService
+from middleware.continuity.summary import SummaryParts, item_key
 from middleware.identity import thread_channel
 from middleware.memory.confidence import confidence_now, is_hedged
 from middleware.memory.learn import enforce_limit
@@ -219,13 +220,21 @@ def recap_text(name: str | None, view: dict[str, Any] | None, zone: tzinfo = UTC
     phase = str(view.get("active_work_phase") or "unknown").replace("_", " ")
     title = f"“{name}”" if name else "This thread"
     lines = [title + ("" if phase == "unknown" else f" — {phase} phase") + "."]
+    questions = view.get("open_questions", [])[:5]
+    decisions = view.get("key_decisions", [])[:5]
+    # Each item once: on its own line, not again in the session it came from.
+    listed = {item_key(q["question"]) for q in questions} | {
+        item_key(d["decision"]) for d in decisions
+    }
     for line in view.get("session_history", [])[:3]:
         day = datetime.fromisoformat(line["captured_at"]).astimezone(zone)
-        lines.append(f"- {day:%Y-%m-%d}: {line['summary']}")
-    for question in view.get("open_questions", [])[:5]:
+        parts = SummaryParts.from_json(line.get("summary_parts"))
+        summary = parts.text(leave_out=listed) if parts is not None else line["summary"]
+        lines.append(f"- {day:%Y-%m-%d}: {summary}")
+    for question in questions:
         mark = " (unconfirmed)" if question.get("tentative") else ""
         lines.append(f"Open: {question['question']}{mark}")
-    for decision in view.get("key_decisions", [])[:5]:
+    for decision in decisions:
         mark = " (unconfirmed)" if decision.get("tentative") else ""
         lines.append(f"Decided: {decision['decision']}{mark}")
     return "\n".join(lines)

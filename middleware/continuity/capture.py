@@ -13,13 +13,17 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.clock.source import Clock
 from middleware.continuity.constellation import build_view
-from middleware.continuity.corrections import corrected_index, extract_corrections
+from middleware.continuity.corrections import (
+    corrected_index,
+    extract_corrections,
+    names_a_value,
+)
 from middleware.continuity.extract import (
     Extracted,
     ExtractTurn,
@@ -39,9 +43,10 @@ from middleware.continuity.model import (
 )
 from middleware.continuity.phase import infer_work_phase
 from middleware.continuity.settings import ContinuityConfig
+from middleware.continuity.summary import SummaryParts
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
 from middleware.continuity.triggers import TriggerSettings, is_dirty
-from middleware.continuity.words import content_words, folded
+from middleware.continuity.words import content_words, item_form
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
 
@@ -94,6 +99,8 @@ class _Extraction:
     # Corrections that replace nothing said in this capture: they may replace an item
     # already in the log.
     corrections: tuple[_Item, ...] = ()
+    # A deterministic summary's parts, which the resume card composes its line from.
+    summary_parts: SummaryParts | None = None
 
 
 class Capturer:
@@ -238,14 +245,16 @@ class Capturer:
                     corrections.append(fixed)
             questions = [item for _, kind, item in said if kind == "question"]
             decisions = [item for _, kind, item in said if kind == "decision"]
+        parts = templated_summary(messages, questions, decisions)
         return _Extraction(
-            summary=templated_summary(messages, questions, decisions),
+            summary=parts.text() if parts is not None else None,
             phase=infer_work_phase(turns),
             questions=questions,
             decisions=decisions,
             mode="deterministic",
             fallback_reason=fallback,
             corrections=tuple(corrections),
+            summary_parts=parts,
         )
 
     def _entries(
@@ -282,9 +291,11 @@ class Capturer:
             )
 
         if extraction.summary:
+            parts = extraction.summary_parts
             add(
                 "session_summary_ref",
                 {
+                    **({"summary_parts": parts.to_json()} if parts is not None else {}),
                     "doc73_session_summary_id": session.session_id,
                     "entities_referenced": [],
                     "procedures_executed": [],
@@ -301,15 +312,14 @@ class Capturer:
                 {"previous_phase": current_phase, "new_phase": extraction.phase},
                 settings.work_phase_ttl_days,
             )
-        known = {
-            folded(str(e.content.get("question") or e.content.get("decision") or ""))
-            for e in existing
-        }
+        # An item the log holds, or this capture wrote, is not written again, however
+        # an LLM pass words it this time (case, punctuation, stopwords: ``item_form``).
+        known = {item_form(_item_text(e)) for e in existing if _item_text(e)}
 
         def add_item(kind: EntryType, item: _Item, corrects: str | None = None) -> None:
-            if folded(item.text) in known:
+            if item_form(item.text) in known:
                 return
-            known.add(folded(item.text))
+            known.add(item_form(item.text))
             said = {"said_at": item.said_at.isoformat()} if item.said_at else {}
             corrected = {"corrects": corrects} if corrects else {}
             if kind == "open_question":
@@ -337,6 +347,10 @@ class Capturer:
             if index is not None:
                 old = live.pop(index)
                 add_item(old.entry_type, correction, corrects=old.entry_id)
+            elif names_a_value(correction.text):
+                # What it corrects was never an item (a plain statement, or said before
+                # capture kept anything): the corrected version is the item now.
+                add_item("key_decision", correction)
         for question in extraction.questions:
             add_item("open_question", question)
         for decision in extraction.decisions:
@@ -473,36 +487,37 @@ def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
 
 def templated_summary(
     messages: Sequence[StoredMessage], questions: Sequence[_Item], decisions: Sequence[_Item]
-) -> str | None:
-    """Deterministic mode's session summary, within :data:`SUMMARY_MAX` characters: what
-    the session was on (its first message with substance), what it decided, what it left
-    open and where it ended; the later parts give way first when space runs out."""
+) -> SummaryParts | None:
+    """Deterministic mode's session summary, whose text is within :data:`SUMMARY_MAX`
+    characters: what the session was on (its first message with substance), what it
+    decided, what it left open and where it ended; the later parts give way first when
+    space runs out."""
     said = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
     if not said:
         return None
     substantive = [text for text in said if _substantive(text)] or said
-    topic, last = _snippet(substantive[0], 80), _snippet(substantive[-1], 60)
-    count = f"{len(said)} message{'s' if len(said) != 1 else ''}"
-    parts = [f"On “{topic}” ({count})"]
-    if decisions:
-        parts.append("Decided: " + "; ".join(_snippet(d.text, 70) for d in decisions[-2:]))
-    if questions:
-        parts.append("Open: " + "; ".join(_snippet(q.text, 70) for q in questions[-2:]))
-    if last != topic:
-        parts.append(f"Ended on “{last}”")
-    while len(parts) > 1 and len(". ".join(parts)) + 1 > SUMMARY_MAX:
-        parts.pop()
-    return ". ".join(parts) + "."
+    topic, last = substantive[0], substantive[-1]
+    parts = SummaryParts(
+        topic,
+        len(said),
+        decided=tuple(d.text for d in decisions[-2:]),
+        open=tuple(q.text for q in questions[-2:]),
+        ended=None if " ".join(last.split()) == " ".join(topic.split()) else last,
+    )
+    for shorter in (
+        replace(parts, ended=None),
+        replace(parts, ended=None, open=()),
+        replace(parts, ended=None, open=(), decided=()),
+    ):
+        if len(parts.text()) <= SUMMARY_MAX:
+            break
+        parts = shorter
+    return parts
 
 
 def _substantive(text: str) -> bool:
     """A message with something in it: not "ok", "thanks" or "let's continue"."""
     return len(content_words(text)) >= 2 and not is_terse_continuation(text)
-
-
-def _snippet(text: str, limit: int = 90) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def _heuristic(

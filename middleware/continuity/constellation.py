@@ -14,6 +14,7 @@ from typing import Any
 
 from middleware.cards.content import CardItem, ResumeContent, SessionLine
 from middleware.continuity.model import STANDING_DECISION_PREFIX, ContinuityEntry, WorkContext
+from middleware.continuity.summary import SummaryParts
 
 MAX_OPEN_QUESTIONS = 10
 MAX_KEY_DECISIONS = 5
@@ -60,6 +61,8 @@ def build_view(
                 "doc73_session_summary_id": session_id,
                 "turn_count": content.get("turn_count"),
                 "summary": summaries.get(session_id, ""),
+                # A deterministic summary's parts (spec: middleware.continuity.summary).
+                "summary_parts": content.get("summary_parts"),
             }
         elif entry.entry_type == "open_question" and not (
             content.get("resolved") or content.get("superseded_by")
@@ -147,7 +150,11 @@ def resume_content(
         work_context_name=str(view.get("work_context_name") or ""),
         active_work_phase=str(view.get("active_work_phase") or "unknown"),
         session_history=tuple(
-            SessionLine(line["summary"], datetime.fromisoformat(line["captured_at"]))
+            SessionLine(
+                line["summary"],
+                datetime.fromisoformat(line["captured_at"]),
+                SummaryParts.from_json(line.get("summary_parts")),
+            )
             for line in history[:3]
         ),
         open_questions=tuple(

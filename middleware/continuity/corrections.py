@@ -82,6 +82,12 @@ def corrected_index(correction: str, items: Sequence[str]) -> int | None:
     return None if best is None else best[1]
 
 
+def names_a_value(text: str) -> bool:
+    """Whether ``text`` names a value (a weekday or month, a number, a capitalised name):
+    "the report is due Monday" does, "the weather is fine" does not."""
+    return bool(_values(text))
+
+
 def _values(text: str) -> set[str]:
     """The words of ``text`` that name a value: calendar words, numbers, and capitalised
     words after the first."""

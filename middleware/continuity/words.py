@@ -20,6 +20,23 @@ def folded(text: str) -> str:
     return " ".join(text.casefold().split()).strip(" .!?;:,")
 
 
+# Stopwords that flip what an item says: kept when two items are compared.
+_NEGATIONS = frozenset({"not", "no"})
+
+
+def item_form(text: str) -> str:
+    """``text`` as two mentions of one open item or decision compare: case-folded, its
+    words in order without punctuation and stopwords, so "Send the report Friday." and
+    "send the report on Friday" are one item. Negations stay ("do not ship" is not
+    "ship"); an item of stopwords only compares by :func:`folded`."""
+    words = [
+        word
+        for word in (match.group().strip("'’-") for match in _WORD.finditer(text.casefold()))
+        if word and (word not in STOPWORDS or word in _NEGATIONS)
+    ]
+    return " ".join(words) or folded(text)
+
+
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that carry meaning (stopwords and one-letter words dropped)."""
     return {

@@ -34,6 +34,9 @@ class InboundRecord:
     text: str
     received_at: datetime
     cross_channel: bool = True
+    # Where the request placed the message (fingerprint of its content, index in
+    # ``messages``), for a turn that may be sent again; see ``newest_message_place``.
+    place: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +419,14 @@ class Store(ContinuityStore, Protocol):
         stored for the thread's message ``key`` (fingerprint, ordinal) was made for it (it
         was saved at that instant): then that message is the one ``key`` names. None
         otherwise, and for unknown keys."""
+        ...
+
+    async def newest_message_place(
+        self, thread_key: str, user_key: str
+    ) -> tuple[tuple[str, int] | None, datetime] | None:
+        """The place (``InboundRecord.place``) and time of ``user_key``'s newest message in
+        the thread; its place is None when it was stored without one. None when the user
+        has no message there."""
         ...
 
     async def injections_for(

@@ -433,6 +433,17 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         WHERE role = 'user' AND text GLOB '/[A-Za-z_]*';
         """,
     ),
+    (
+        16,
+        """
+        -- Where its request placed a user message: the fingerprint of its content and its
+        -- index in ``messages``. After a restart, a resend of the pair's newest message is
+        -- known by it even when the relay stopped before that message's block was saved.
+        -- NULL for rows stored before, and for turns that cannot be a resend.
+        ALTER TABLE messages ADD COLUMN place_fingerprint TEXT;
+        ALTER TABLE messages ADD COLUMN place_index INTEGER;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

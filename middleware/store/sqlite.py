@@ -115,8 +115,9 @@ WHERE person_id = :person_id
 """
 
 _INSERT_MESSAGE = """
-INSERT INTO messages (thread_key, user_key, role, text, at, complete)
-VALUES (:thread_key, :user_key, :role, :text, :at, :complete)
+INSERT INTO messages (thread_key, user_key, role, text, at, complete, place_fingerprint,
+    place_index)
+VALUES (:thread_key, :user_key, :role, :text, :at, :complete, :place_fingerprint, :place_index)
 """
 
 _MARK_COMMAND = "UPDATE messages SET command = 1 WHERE id = ? AND role = 'user'"
@@ -155,6 +156,12 @@ ORDER BY at, fingerprint, ordinal
 _HAS_INJECTIONS = "SELECT EXISTS (SELECT 1 FROM injections WHERE thread_key = ?)"
 
 # Two primary-key lookups: the user's newest message here, and the block of ``key``.
+_SELECT_NEWEST_PLACE = """
+SELECT place_fingerprint, place_index, at FROM messages
+WHERE thread_key = ? AND user_key = ? AND role = 'user'
+ORDER BY id DESC LIMIT 1
+"""
+
 _SELECT_NEWEST_INJECTED = """
 SELECT p.last_user_message_at FROM thread_participants AS p
 JOIN injections AS i ON i.thread_key = p.thread_key AND i.fingerprint = ? AND i.ordinal = ?
@@ -440,6 +447,19 @@ class SqliteStore:
         with self._translate("read injections"):
             rows = await self._fetch(_SELECT_NEWEST_INJECTED, (*key, thread_key, user_key))
         return from_db(rows[0][0]) if rows else None
+
+    async def newest_message_place(
+        self, thread_key: str, user_key: str
+    ) -> tuple[tuple[str, int] | None, datetime] | None:
+        """See ``Store.newest_message_place``."""
+        with self._translate("read the newest message"):
+            rows = await self._fetch(_SELECT_NEWEST_PLACE, (thread_key, user_key))
+        if not rows:
+            return None
+        fingerprint, index, at = rows[0]
+        place = (str(fingerprint), int(index)) if fingerprint is not None else None
+        received = from_db(at)
+        return None if received is None else (place, received)
 
     async def injections_for(
         self, thread_key: str, keys: Sequence[tuple[str, int]]
@@ -983,7 +1003,9 @@ def _inbound_writes(
         "any_ch": record.channel if record.cross_channel else None,
     }
     thread = (record.thread_key, record.channel, record.chat_type, at)
-    message = _message_params(record.thread_key, record.user_key, "user", record.text, at)
+    message = _message_params(
+        record.thread_key, record.user_key, "user", record.text, at, place=record.place
+    )
     keys = {"thread_key": record.thread_key, "user_key": record.user_key}
 
     def read(conn: sqlite3.Connection) -> Any:
@@ -1015,9 +1037,18 @@ def _inserted_id(cursor: sqlite3.Cursor) -> int:
 
 
 def _message_params(
-    thread_key: str, user_key: str | None, role: Role, text: str, at: str, *, complete: bool = True
+    thread_key: str,
+    user_key: str | None,
+    role: Role,
+    text: str,
+    at: str,
+    *,
+    complete: bool = True,
+    place: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
     return {
+        "place_fingerprint": place[0] if place is not None else None,
+        "place_index": place[1] if place is not None else None,
         "thread_key": thread_key,
         "user_key": user_key,
         "role": role,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -783,3 +785,32 @@ async def test_the_same_words_a_day_later_get_a_fresh_block(
     assert "Sat 21 Nov 2026 10:00" in first
     assert "Sun 22 Nov 2026 10:00" in second
     assert "Last message here:" in second
+
+
+async def test_a_resend_after_a_restart_is_known_without_its_saved_block(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """The relay stopped before the block of the newest message was saved: after the
+    restart the agent resends that message, which the transcript's own record of it
+    (its fingerprint, where its request placed it) tells apart from words said anew."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+    relay = await relay_factory()
+    reply = await chat(relay, messages=history, at="2026-11-21T10:00:00Z", thread="lost")
+    history += [reply["choices"][0]["message"], {"role": "user", "content": "what now?"}]
+    await chat(relay, messages=history, at="2026-11-21T12:00:00Z", thread="lost")
+    await relay.stop()
+    with sqlite3.connect(tmp_path / "relay.sqlite3") as db:
+        db.execute("DELETE FROM injections WHERE thread_key = 'agent:main:api:lost'")
+    relay = await relay_factory()
+    await chat(relay, messages=history, at="2026-11-21T12:07:00Z", thread="lost")
+    store = relay.runner.app[SERVICES].store
+    transcript = await store.transcript("agent:main:api:lost")
+    assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?"]
+    thread = await store.get_thread("agent:main:api:lost")
+    assert thread is not None
+    assert thread.last_user_message_at == datetime(2026, 11, 21, 12, tzinfo=UTC)
+    # The same words said anew after the reply are a new message, as they were before.
+    history += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "what now?"}]
+    await chat(relay, messages=history, at="2026-11-21T12:09:00Z", thread="lost")
+    transcript = await store.transcript("agent:main:api:lost")
+    assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?", "what now?"]

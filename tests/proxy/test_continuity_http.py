@@ -574,3 +574,115 @@ async def test_everyday_things_said_in_passing_are_remembered_and_kept_current(
     memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
     assert "Has a dog called Rex" in memory and "Stopped drinking coffee" in memory, memory
     assert "Loves coffee" not in memory and "idea" not in memory
+
+
+async def test_an_item_with_a_full_stop_in_it_is_shown_once_on_the_card_and_in_recap(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The session line used to be re-split at ". " to drop the items shown on their own
+    # lines: "invite Dr. Smith" came back whole in it, said twice.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's plan the expert call for the damages brief.",
+        "We decided to invite Dr. Smith to the call.",
+        "I still need to figure out the agenda.",
+        "Next is the exhibit list for the call.",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and "Dr. Smith" in result["summary"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert resume.count("Dr. Smith") == 1, resume
+    assert "Decision: invite Dr. Smith to the call" in resume
+    assert "Ended on “Next is the exhibit list for the call.”" in resume
+    recap = await ana.say("/recap")
+    assert recap.count("Dr. Smith") == 1, recap
+
+
+async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The second pass words the same items a little differently; only the wording
+    # (case, punctuation, stopwords) may differ for them to count as one.
+    relay = await make_relay(relay_factory, clock)
+    ana = Person(relay, fake_upstream, clock)
+    passes = (
+        ("Send the report Friday", "Who reviews the draft?", "Do not ship the beta"),
+        ("send the report on Friday.", "who reviews the draft", "Ship the beta"),
+    )
+    for decision, question, other in passes:
+        fake_upstream.synthesis_reply = json.dumps(
+            {
+                "session_summary": "Planned the report.",
+                "open_questions": [{"question": question, "context": ""}],
+                "key_decisions": [{"decision": decision}, {"decision": other}],
+                "work_phase": "drafting",
+            }
+        )
+        for text in ("The report goes out Friday.", "Someone must review it.", "more"):
+            await ana.say(text, after=timedelta(minutes=1))
+        status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+        assert status == 200 and result["mode"] == "llm_enriched", result
+    recap = (await ana.say("/recap")).casefold()
+    assert recap.count("send the report") == 1, recap
+    assert recap.count("reviews the draft") == 1, recap
+    # A negation is not wording: both stand.
+    assert "decided: do not ship the beta" in recap and "decided: ship the beta" in recap
+
+
+async def test_a_correction_of_something_never_captured_is_kept_as_said(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "The report is due Friday" was never an item; its correction is the item now,
+    # dated when it was said so "Monday" is read against that week.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's plan the quarterly report.")
+    await ana.say("The report is due Friday.")
+    await ana.say("Actually the report is due Monday.", after=timedelta(minutes=5))
+    await ana.say("Actually, the weather is fine.")  # replaces nothing, names no value
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=3)))["resume"]
+    assert "Decision: the report is due Monday (said Mon 2 Nov; unconfirmed)" in resume, resume
+    assert "Decided: the weather" not in await ana.say("/recap")
+
+
+async def test_a_message_with_an_image_or_file_is_recorded_with_a_placeholder(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Only the text parts used to be kept: an image alone was an empty message, and the
+    # transcript and capture read "what is wrong here?" as asked of nothing.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    secret = "aGVsbG8gd29ybGQ="
+    await ana.send(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is wrong in this invoice layout?"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{secret}"}},
+                    {"type": "input_audio", "input_audio": {"data": secret, "format": "wav"}},
+                    {
+                        "type": "file",
+                        "file": {"filename": "march invoices.pdf", "file_data": secret},
+                    },
+                ],
+            }
+        ]
+    )
+    await ana.send(
+        [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
+    )
+    store = relay.runner.app[SERVICES].store
+    said = [m.text for m in await store.transcript("agent:main:api:t1") if m.role == "user"]
+    assert said == [
+        "What is wrong in this invoice layout?\n[image]\n[audio]\n[file march invoices.pdf]",
+        "[image]",
+    ]
+    assert not any(secret in text for text in said)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert "layout? [image] [audio] [file march invoices.pdf]” (2 messages)" in result["summary"]

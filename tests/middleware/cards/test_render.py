@@ -19,6 +19,7 @@ from middleware.cards.content import CardBudget, CardItem, ResumeContent, Sessio
 from middleware.cards.render import RenderedCards, render_cards
 from middleware.cards.tokens import count_tokens
 from middleware.continuity.model import MemoryFact, MemoryKind, RollupSegment
+from middleware.continuity.summary import SummaryParts
 
 NOW = datetime(2025, 11, 19, 9, 0, tzinfo=UTC)  # a Wednesday
 WIDE = CardBudget(total=5000, resume=2000, recent_activity=2000, living_memory=1000)
@@ -118,18 +119,20 @@ def test_the_spec_example_renders_as_in_the_spec_within_120_tokens() -> None:
 def test_the_session_line_leaves_out_the_items_the_card_shows_on_their_own() -> None:
     # A deterministic summary lists what was decided and left open; on a full card those
     # repeated the Open/Decision lines, and the 120-token cap cut the session line first.
+    parts = SummaryParts(
+        "plan the billing migration for the March invoices",
+        9,
+        decided=(
+            "use the new invoice template for every customer",
+            "run cron at 3 a.m. UTC",
+        ),
+        open=("figure out who signs off on the export format",),
+        ended="next we write the CSV exporter tests",
+    )
     content = ResumeContent(
         "Billing migration",
         "drafting",
-        session_history=(
-            SessionLine(
-                "On “plan the billing migration for the March invoices” (9 messages). "
-                "Decided: use the new invoice template for every customer; move the cron "
-                "jobs to the queue. Open: figure out who signs off on the export format. "
-                "Ended on “next we write the CSV exporter tests”.",
-                NOW - timedelta(hours=20),
-            ),
-        ),
+        session_history=(SessionLine(parts.text(), NOW - timedelta(hours=20), parts),),
         open_questions=(CardItem("figure out who signs off on the export format", tentative=True),),
         key_decisions=(
             CardItem("use the new invoice template for every customer", tentative=True),
@@ -140,10 +143,23 @@ def test_the_session_line_leaves_out_the_items_the_card_shows_on_their_own() -> 
     (card,) = out.cards
     assert (
         "Last session (Tue): On “plan the billing migration for the March invoices” "
-        "(9 messages). Decided: move the cron jobs to the queue. Ended on “next we write "
-        "the CSV exporter tests”.\n"
+        "(9 messages). Decided: run cron at 3 a.m. UTC. Ended on “next we "
+        "write the CSV exporter tests”.\n"
     ) in card
     assert card.count("export format") == card.count("every customer") == 1
+
+
+def test_a_summary_stored_without_parts_is_shown_as_it_is() -> None:
+    # An LLM summary, or a deterministic one stored before parts were kept.
+    summary = "On “the March invoices” (2 messages). Decided: use the new template."
+    content = ResumeContent(
+        "Billing migration",
+        "drafting",
+        session_history=(SessionLine(summary, NOW - timedelta(hours=20)),),
+        key_decisions=(CardItem("use the new template"),),
+    )
+    (card,) = render(content, budget=CardBudget()).cards
+    assert f"Last session (Tue): {summary}\n" in card
 
 
 def test_name_and_phase_alone_make_no_card() -> None:

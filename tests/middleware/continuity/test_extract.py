@@ -24,6 +24,7 @@ from middleware.continuity.extract import (
     find_resolved,
     is_terse_continuation,
 )
+from middleware.continuity.words import item_form
 
 DATA = Path(__file__).parent / "data"
 
@@ -426,3 +427,10 @@ def test_being_unsure_whether_is_an_open_question(sentence: str, item: str) -> N
 )
 def test_wondering_is_never_a_decision(sentence: str) -> None:
     assert classify_sentence(sentence) != "key_decision"
+
+
+def test_item_form_ignores_wording_but_not_negation() -> None:
+    assert item_form("Send the report Friday") == item_form("send the report on Friday.")
+    assert item_form("Who reviews the draft?") == item_form("who reviews the draft")
+    assert item_form("Do not ship the beta") != item_form("Ship the beta")
+    assert item_form("Is it?") == "is it"  # stopwords only: folded as it is
