@@ -298,7 +298,7 @@ ENGLISH = LanguagePatterns(
         r"\b(?:(?:re)?schedul(?:e|ed|es|ing)|appointments?|remind\s+me|set\s+(?:a|up\s+a)\s+"
         r"(?:reminder|meeting|call)|calendar|book\s+(?:a|an|the)\s+(?:table|meeting|call|slot"
         r"|room|appointment|flight|session|time)|(?:move|push|postpone|bump)\s+(?:the|our|my"
-        r"|this)\s+(?:meeting|call|appointment|standup)|let'?s\s+meet|can\s+we\s+meet"
+        r"|this)\s+(?:meeting|call|appointment|standup)|let'?s\s+meet|(?:can|could|shall)\s+we\s+meet"
         r"|(?:set\s+up|find)\s+a\s+time)\b"
     ),
     scheduling_medium=_re(

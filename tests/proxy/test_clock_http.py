@@ -356,6 +356,18 @@ async def test_a_plan_for_tomorrow_is_not_a_question_about_current_events(
     assert "asks about current or recent events" not in text
 
 
+async def test_a_scheduling_question_is_not_a_question_about_current_events(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    await chat(relay, "Can we meet tomorrow?", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert '"tomorrow" = 2026-11-22T00:00:00+01:00' in text
+    assert "asks about current or recent events" not in text
+    await chat(relay, "Any news today?", at="2026-11-21T10:01:00Z")
+    assert "asks about current or recent events" in block(fake_upstream)
+
+
 async def test_cross_channel_contact_for_a_linked_person(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
