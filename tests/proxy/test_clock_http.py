@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiohttp
@@ -277,6 +277,32 @@ async def test_a_bare_hour_is_asked_about_while_both_readings_are_ahead_today(
     await chat(relay, "I have 9 cats, version 3.9, page 9, at 9 %", at="2026-11-21T21:05:00Z")
     text = block(fake_upstream)
     assert "Ask the user" not in text and "Times in this message" not in text
+
+
+async def test_the_hour_someone_gets_up_is_the_morning_one(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 4, 0, tzinfo=UTC))  # Berlin 05:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "see you at 6", headers)  # both readings still ahead: asked about
+    assert "Ask the user: Do you mean 06:00 or 18:00 on Saturday 21 November?" in block(
+        fake_upstream
+    )
+    clock.advance(timedelta(hours=10))  # Berlin 15:00
+    await say(relay, "I'll be up at 6", headers)
+    assert '"at 6" = 2026-11-22T06:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+    await say(relay, "let's meet at 6", headers)
+    assert '"at 6" = 2026-11-21T18:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
+async def say(relay: RunningServer, text: str, headers: dict[str, str]) -> None:
+    """One turn at the relay's own (fake) clock."""
+    body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{relay.url}{URL}", json=body, headers=headers) as response:
+            assert response.status == 200, await response.text()
 
 
 @pytest.mark.parametrize(

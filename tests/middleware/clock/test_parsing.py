@@ -720,7 +720,17 @@ def test_numbers_that_are_not_clock_times_are_left_alone(message: str) -> None:
         # Berlin 16:40 now: the hours already passed today, the coming one ahead.
         ("I woke up at 7", "2026-11-21T06:00:00+00:00"),
         ("got up at 6:30 today", "2026-11-21T05:30:00+00:00"),
-        ("I'll be up at 6", "2026-11-21T17:00:00+00:00"),
+        # Said of rising, an hour with no am/pm is the morning one: 06:00 tomorrow.
+        ("I'll be up at 6", "2026-11-22T05:00:00+00:00"),
+        ("I'm up at 6", "2026-11-22T05:00:00+00:00"),
+        ("we need to get up at 7 tomorrow", "2026-11-22T06:00:00+00:00"),
+        ("wake me at 5", "2026-11-22T04:00:00+00:00"),
+        ("alarm at 6:30", "2026-11-22T05:30:00+00:00"),
+        ("I'll be up at 6 in the evening", "2026-11-21T17:00:00+00:00"),
+        # Not someone rising: the next occurrence, as any hour with no am/pm.
+        ("see you at 6", "2026-11-21T17:00:00+00:00"),
+        ("let's meet at 6", "2026-11-21T17:00:00+00:00"),
+        ("the results will be up at 6", "2026-11-21T17:00:00+00:00"),
     ],
 )
 def test_the_hour_someone_wakes_or_gets_up_is_a_time(message: str, start: str) -> None:
