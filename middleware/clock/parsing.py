@@ -394,7 +394,7 @@ _TIMEISH = re.compile(
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
     rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
     rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
-    r"|\b(?:at|by|around|until)\s+\d{1,2}\b|@\s*\d{1,2}\b"
+    r"|\b(?:at|by|around|until|till)\s+\d{1,2}\b|@\s*\d{1,2}\b"
     rf"|\b(?!may\b|mar\b|march\b){_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b",
     re.I,

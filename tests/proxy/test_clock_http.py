@@ -349,6 +349,23 @@ async def test_a_time_told_of_the_past_is_never_an_upcoming_one(
         assert "Ask the user" not in text and "2026-11-21T21:00" not in text
 
 
+async def test_common_past_forms_beside_a_time_read_it_as_gone_by(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 14, 0, tzinfo=UTC))  # Berlin 15:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message, told in [
+        ("landed at 7", '"at 7" = 2026-11-21T07:00:00+01:00'),
+        ("finished at 5", '"at 5" = 2026-11-21T05:00:00+01:00'),
+        ("slept till 9", '"till 9" = 2026-11-21T09:00:00+01:00'),
+    ]:
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [
