@@ -99,8 +99,9 @@ def detect_temporal_action(text: str) -> DetectedAction | None:
     Fires on first-person or subject-less announcements at the start of a clause ("about
     to …", "heading to …", "going to sleep", "brb", "after X I will …", "I'm going to
     <activity> now/later/tonight", "gonna …", "leaving for …", "on my way to …", "time
-    for …"). Never on questions, negations, hedges ("maybe I'll …"), reported speech, or
-    plans with no day ("someday", "next time"). A plan for a later day ("tomorrow at 9",
+    for …", an obligation with a day: "I need to/have to/must/should … tomorrow"). Never
+    on questions, negations, hedges ("maybe I'll …"), reported speech, or plans with no
+    day ("someday", "next time"). A plan for a later day ("tomorrow at 9",
     "on Friday") is ``dated`` (see :class:`DetectedAction`).
     "about to/heading/brb/going to sleep" are ``in_progress``; "later/tonight/after X"
     and dated ones ``planned``.
@@ -207,6 +208,8 @@ def _action(
         return None
     if rule.needs == "activity_or_later" and activity is None and not later:
         return None  # "I'm going to paste the log now" is narration, not an action
+    if rule.needs == "day" and not dated:
+        return None  # "I need to sleep" is no plan; "I need to … tomorrow" is one
     # A dated label keeps its day and time words: the caller takes out the phrase it
     # read the start from (a label saying "tomorrow" would be wrong the next day).
     shown = " ".join(raw_act.split()) if dated else act

@@ -31,13 +31,14 @@ class IntentRule:
 
     ``label`` formats the groups ``act`` (the action phrase, cleaned) and ``prep``;
     ``activity`` forces a template key; ``needs`` is what must also hold for the rule to
-    fire: nothing more, a known activity, or a known activity or a later time ("tonight").
+    fire: nothing more, a known activity, a known activity or a later time ("tonight"), or
+    a later day ("tomorrow", "on Friday").
     """
 
     pattern: re.Pattern[str]
     label: str
     status: ActionStatus
-    needs: Literal["any", "activity", "activity_or_later"] = "any"
+    needs: Literal["any", "activity", "activity_or_later", "day"] = "any"
     activity: str | None = None
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
     needles: frozenset[str] | None = field(init=False, repr=False, compare=False)

@@ -29,7 +29,7 @@ def _intent(
     pattern: str,
     label: str,
     status: ActionStatus = "in_progress",
-    needs: Literal["any", "activity", "activity_or_later"] = "any",
+    needs: Literal["any", "activity", "activity_or_later", "day"] = "any",
     activity: str | None = None,
 ) -> IntentRule:
     return IntentRule(_re(pattern), label, status, needs, activity)
@@ -50,6 +50,17 @@ _I = r"(?:i\s*'?\s*m|i\s+am|we\s*'?\s*re|we\s+are)"
 _PLAN = (
     rf"(?:{_I}\s+(?:(?:going|planning)\s+to|gonna|planning\s+on)|gonna|gotta"
     r"|i\s*'?\s*ll|i\s+will|we\s*'?\s*ll|we\s+will|i\s+plan\s+to)"
+)
+# An obligation ("I need to…", "I have to…", "I must…", "I should…") is a plan once it has
+# a day: "I need to book the dentist tomorrow" is as much a plan as "I'll call the bank
+# tomorrow at 9", "I need to sleep" is not one.
+_MUST = (
+    r"(?:i|we)\s+(?:(?:really|still|also)\s+)?(?:(?:need|have|got)\s+to|must|gotta"
+    r"|should(?!\s+(?:probably|maybe|perhaps|prob)\b))|(?:i|we)\s*'?\s*ve\s+got\s+to"
+)
+_LATER_DAY = (
+    r"\b(?:tomorrow|next\s+(?:week|month|year)|this\s+weekend|(?:on\s+|by\s+|this\s+|next\s+)"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?))\b"
 )
 _JUST = r"(?:just\s+|now\s+|finally\s+)?"
 _SUBJ = rf"(?:{_I}\s+)?{_JUST}"
@@ -109,7 +120,9 @@ ENGLISH = LanguagePatterns(
         r"^\s*(?:if|unless|whether|maybe|perhaps|probably|might|should|would|could|do|does"
         r"|did|are|is|was|were|can|will|shall|wanna|idk|not\s+sure)\b"
         r"|\b(?:said|says|told|asks?|asked|texted|wrote|claims?)\b"
-        r"|\bi\s+(?:wish|hope|wonder|might|may|could|should|would|doubt)\b"
+        r"|\bi\s+(?:wish|hope|wonder|might|may|could|would|doubt)\b"
+        # "I should" is a hedge unless it names the day it is for (an obligation, _MUST).
+        rf"|\bi\s+should\b(?!.*{_LATER_DAY})"
     ),
     filler=_re(
         r"^(?:(?:ok(?:ay)?|alright|all\s+right|right|so|well|anyways?|welp|k+|cool|yeah|yep"
@@ -147,6 +160,7 @@ ENGLISH = LanguagePatterns(
         _intent(r"(?:it\s*'?\s*s\s+)?time\s+for\s+(?P<act>.+)", "Time for {act}", needs="activity"),
         _intent(r"(?:it\s*'?\s*s\s+)?time\s+to\s+(?P<act>.+)", "{act}", needs="activity"),
         _intent(rf"{_PLAN}\s+(?P<act>.+)", "{act}", "planned", "activity_or_later"),
+        _intent(rf"(?:{_MUST})\s+(?P<act>.+)", "{act}", "planned", "day"),
     ),
     act_break=_re(
         r"\s*(?:[,;:!?()—–]|\s-\s|\.(?:\s|$)|\b(?:and\s+then|then|but|because|cause|cuz|coz"
@@ -167,10 +181,7 @@ ENGLISH = LanguagePatterns(
         r"|at\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)\b"
     ),
     far_marker=_re(r"\b(?:next\s+time|some\s*day|eventually|one\s+day|at\s+some\s+point)\b"),
-    later_day=_re(
-        r"\b(?:tomorrow|next\s+(?:week|month|year)|this\s+weekend|(?:on\s+|this\s+|next\s+)"
-        r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?))\b"
-    ),
+    later_day=_re(_LATER_DAY),
     trailing_time=_re(
         r"\s+(?:right\s+now|now|rn|asap|soon|later(?:\s+(?:today|on|tonight))?|tonight|today"
         r"|real\s+quick|right\s+away|quickly|first|in\s+a\s+(?:bit|while|sec|second|minute"
@@ -298,7 +309,7 @@ ENGLISH = LanguagePatterns(
         r"\b(?:(?:re)?schedul(?:e|ed|es|ing)|appointments?|remind\s+me|set\s+(?:a|up\s+a)\s+"
         r"(?:reminder|meeting|call)|calendar|book\s+(?:a|an|the)\s+(?:table|meeting|call|slot"
         r"|room|appointment|flight|session|time)|(?:move|push|postpone|bump)\s+(?:the|our|my"
-        r"|this)\s+(?:meeting|call|appointment|standup)|let'?s\s+meet|can\s+we\s+meet"
+        r"|this)\s+(?:meeting|call|appointment|standup)|let'?s\s+meet|(?:can|could|shall)\s+we\s+meet"
         r"|(?:set\s+up|find)\s+a\s+time)\b"
     ),
     scheduling_medium=_re(

@@ -274,6 +274,7 @@ def parse_anchored_time(
     place_zone: PlaceZone | None = None,
     abbreviation_context: Mapping[str, str] | None = None,
     past: bool = False,
+    waking: bool = False,
 ) -> ParseResult:
     """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
 
@@ -293,7 +294,8 @@ def parse_anchored_time(
     of ``locale`` (babel) and then to MDY. The phrase rules are in ``wallclock.py``;
     relative hours and minutes are exact; days, weeks and months keep the wall-clock time
     in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). ``past`` reads a
-    phrase told of the past ("was at 3pm") as its last occurrence, not its next. Raises
+    phrase told of the past ("was at 3pm") as its last occurrence, not its next; ``waking``
+    reads an hour with no am/pm as the morning one (said of rising: "be up at 6"). Raises
     ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
@@ -342,7 +344,7 @@ def parse_anchored_time(
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
-    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past)
+    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past, waking=waking)
     if reading is None:
         return ParseResult("invalid", matched_text=phrase)
     if anchor is None:
@@ -392,7 +394,7 @@ _TIMEISH = re.compile(
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
     rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
     rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
-    r"|\b(?:at|by|around|until)\s+\d{1,2}\b|@\s*\d{1,2}\b"
+    r"|\b(?:at|by|around|until|till)\s+\d{1,2}\b|@\s*\d{1,2}\b"
     rf"|\b(?!may\b|mar\b|march\b){_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b",
     re.I,
@@ -424,9 +426,21 @@ _QUANTITY_BEFORE = re.compile(
     re.I,
 )
 # ... but "up" after waking or getting up is the hour someone rises ("woke up at 7", "I'll
-# be up at 6"), where "shares are up at 7" stays a quantity.
+# be up at 6", "I'm up at 6"), where "shares are up at 7" stays a quantity.
 _RISING_BEFORE = re.compile(
-    r"\b(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten|be)\s+up\s+$", re.I
+    r"\b(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten|be|i\s*'?\s*m|i\s+am)"
+    r"\s+up\s+$",
+    re.I,
+)
+# Words of waking right before a time: an hour there with no am/pm is the morning one ("I'll
+# be up at 6", "get up at 7", "wake me at 5", "alarm at 6"). "Be up" counts with a person
+# as its subject only: "the results will be up at 5" is not someone rising.
+_WAKING_BEFORE = re.compile(
+    r"\b(?:(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten)\s+up"
+    r"|wake\s+(?:me|us)(?:\s+up)?|alarm(?:\s+(?:is\s+)?set)?"
+    r"|(?:i|we|you|he|she|they)(?:\s*'?\s*(?:ll|d|m|re)|\s+(?:will|would|must|should|am|are"
+    r"|is|gotta|gonna|(?:need|have|has|want|got)\s+to))?(?:\s+be)?\s+up)\s+$",
+    re.I,
 )
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 _DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or))+\s*$", re.I)
@@ -481,7 +495,8 @@ def find_time_expressions(
 ) -> list[ParseResult]:
     """Time phrases in a free-form message, in order, each parsed by
     ``parse_anchored_time`` (same arguments), as told of the past when its sentence is
-    (``tense.py``). ``matched_text`` is the phrase as written.
+    (``tense.py``) and as said of waking when words of rising come right before it ("be
+    up at 6", "alarm at 6"). ``matched_text`` is the phrase as written.
 
     Conservative: a message with no time-ish token (``looks_timeish``) skips dateparser;
     dateparser matches made only of words such as "now", "may", "second", "we" are
@@ -524,9 +539,11 @@ def find_time_expressions(
         if not looks_timeish(phrase):
             return None
         past = tells_of_the_past(sentence_around(text, start, end))
+        waking = _WAKING_BEFORE.search(text, max(0, start - 40), start) is not None
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,
             place_zone=place_zone, abbreviation_context=abbreviation_context, past=past,
+            waking=waking,
         )  # fmt: skip
         return None if result.kind == "invalid" else result
 

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from babel.dates import format_timedelta
 
+from middleware.actions.detect import is_time_or_scheduling
 from middleware.actions.prefilter import Gate
 from middleware.clock.tense import sentence_around
 from middleware.clock.zones import format_offset, is_repeated_wall_time
@@ -37,6 +38,12 @@ _ASKING = re.compile(
     r"|give|find|search|look\s+up|check|fetch|get\s+me|let\s+me\s+know|summari[sz]e"
     r"|catch\s+me\s+up|brief\s+me|i\s+wonder|latest|breaking|news|current|recent|updates?\s+on)\b",
     re.IGNORECASE,
+)
+# Spec 000 §5.1 tells "time references or scheduling intent" apart from up-to-date knowledge:
+# one of these patterns names a day, and in a sentence that arranges something ("can we meet
+# tomorrow?", "are you free this week?") it asks when, not what is new.
+_DAY_PATTERNS = frozenset(
+    {"today", "yesterday", "tomorrow", "this week", "this month", "right now"}
 )
 # Built once rather than on every turn's block.
 _ZERO = timedelta(0)
@@ -92,17 +99,23 @@ class TemporalFacts(NamedTuple):
 
 def asks_about_current_events(text: str) -> bool:
     """spec 001 §12.4: does the message ask for up-to-date knowledge? A recency pattern
-    ("today", "latest", "news") in a sentence that asks something (``_ASKING``)."""
+    ("today", "latest", "news") in a sentence that asks something (``_ASKING``), unless
+    the pattern only names a day and the sentence has scheduling intent (spec 000 §5.1:
+    "can we meet tomorrow?" asks when, "any news today?" asks what is new)."""
     return _RECENCY_GATE.may_match(text) and asks_with_recency_pattern(text)
 
 
 def asks_with_recency_pattern(text: str) -> bool:
     """``asks_about_current_events`` without its cheap gate (the gate's tests hold the two
     equal)."""
-    return any(
-        _ASKING.search(sentence_around(text, found.start(), found.end())) is not None
-        for found in _RECENCY.finditer(text)
-    )
+    for found in _RECENCY.finditer(text):
+        sentence = sentence_around(text, found.start(), found.end())
+        if _ASKING.search(sentence) is None:
+            continue
+        if found[1].lower() in _DAY_PATTERNS and is_time_or_scheduling(sentence):
+            continue
+        return True
+    return False
 
 
 def render_block(facts: TemporalFacts) -> str:

@@ -3,9 +3,12 @@ at 10") rather than of something ahead ("see you at 9").
 
 A time with no date is read as its next occurrence (``wallclock.py``); a sentence in the
 past tense means the last one, and an hour it gives with no am/pm is not a plan to ask
-about. This reads the one sentence around the phrase with two small word lists, not a
-grammar: a sentence with any sign of the future ("will", "tomorrow", "moved to") is
-never past, so a miss reads a phrase as before, never the other way round.
+about. This reads the one sentence around the phrase, not a grammar: the irregular past
+forms people tell of their day with, any regular "-ed" past ("landed at 7", "finished at
+5") but for words that only end like one ("need", "indeed") or are adjectives of the
+moment ("I'm tired", "the delayed flight"), and a sentence with any sign of the future
+("will", "tomorrow", "moved to") is never past, so a miss reads a phrase as before.
+It runs only on messages with a time phrase in them.
 """
 
 from __future__ import annotations
@@ -14,20 +17,35 @@ import re
 
 __all__ = ["sentence_around", "tells_of_the_past"]
 
-# Past forms of the verbs people tell of their day with, the past auxiliaries, and a
-# subject followed straight by a regular past ("I called at 9", "we landed at 6").
-_PAST = re.compile(
-    r"\b(?:was|were|did|had|woke|spoke|met|got|went|came|left|ate|slept|took|saw|heard|told"
-    r"|sent|ran|began|fell|made|rang|wrote|drove|flew|yesterday|ago|last\s+night)\b"
-    r"|\b(?:i|we|you|he|she|they|it)\s+(?:(?:already|just|only|finally)\s+)?[a-z]+ed\b",
+# Irregular past forms of the verbs people tell of their day with, the past auxiliaries
+# and the words that date a sentence in the past.
+_IRREGULAR_PAST = re.compile(
+    r"\b(?:was|were|did|had|woke|awoke|spoke|met|got|went|came|left|ate|drank|slept|took"
+    r"|saw|heard|told|said|sent|ran|began|fell|made|rang|wrote|drove|rode|flew|swam|caught"
+    r"|bought|brought|thought|taught|fought|sat|stood|lost|found|kept|felt|paid|spent|gave"
+    r"|forgot|knew|built|sold|threw|broke|chose|won|held|became|yesterday|ago|last\s+night)\b",
     re.IGNORECASE,
+)
+# A regular past, with the word before it: "the" or "so" before it makes it an adjective
+# ("the delayed flight", "so tired"), as a form of "be", "get" or "feel" does ("I'm booked").
+_REGULAR_PAST = re.compile(r"(?:\b(?P<before>[a-z]+)\W+)?\b(?P<word>[a-z]{2,}ed)\b", re.IGNORECASE)
+_NOT_A_PAST = frozenset(
+    "need seed feed weed deed heed reed shed sled speed breed bleed greed creed steed tweed"
+    " indeed proceed succeed exceed embed hundred sacred naked wicked kindred rugged ragged"
+    " wretched beloved crooked tired bored excited interested worried scared stressed"
+    " exhausted married used supposed pleased relaxed".split()
+)
+_ADJECTIVE_BEFORE = frozenset(
+    "am m is s are re be been being get gets getting got feel feels feeling seem seems look"
+    " looks so very too really quite pretty more most less a an the my your our his her"
+    " their its this that".split()
 )
 # Anything that points ahead wins: a plan, a request, or a past verb that sets a new time
 # ("they moved the meeting to 3pm" is about this afternoon).
 _AHEAD = re.compile(
     r"\b(?:will|shall|gonna|going\s+to|let['’]?s|tomorrow|tonight|next|later|soon|can"
     r"|could|should|would|want|need|please|remind|see\s+you|(?:re)?scheduled|moved|pushed"
-    r"|postponed|delayed|brought\s+forward|booked|planned|set|changed|agreed|until|till)\b"
+    r"|postponed|delayed|brought\s+forward|booked|planned|set|changed|agreed)\b"
     r"|['’](?:ll|d)\b",
     re.IGNORECASE,
 )
@@ -45,4 +63,14 @@ def sentence_around(text: str, start: int, end: int) -> str:
 
 def tells_of_the_past(sentence: str) -> bool:
     """Is ``sentence`` in the past tense, with nothing in it pointing ahead?"""
-    return _PAST.search(sentence) is not None and _AHEAD.search(sentence) is None
+    return _has_past_verb(sentence) and _AHEAD.search(sentence) is None
+
+
+def _has_past_verb(sentence: str) -> bool:
+    if _IRREGULAR_PAST.search(sentence) is not None:
+        return True
+    for found in _REGULAR_PAST.finditer(sentence):
+        before = (found["before"] or "").lower()
+        if found["word"].lower() not in _NOT_A_PAST and before not in _ADJECTIVE_BEFORE:
+            return True
+    return False

@@ -20,6 +20,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   time in a full numeric date ("2026-11-22 10:30") and, for ``clock_24h`` (a user whose
   locale writes 24-hour times, or a time given in UTC or as an offset), any "h:mm" is
   on the 24-hour clock;
+* said of waking (``waking=True``: "I'll be up at 6", "alarm at 6", see ``parsing.py``)
+  an hour 1-11 with no am/pm and no part-of-day cue is the morning one: said at 15:00,
+  "be up at 6" is 06:00 tomorrow, never 18:00 today;
 * "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
   date ("tomorrow midnight") is a choice between the start and the end of that date;
 * "end of day"/"EOD" is 23:59 on that date (today when no date is given);
@@ -178,7 +181,7 @@ def _read_date(
 
 
 def _clock_time(
-    text: str, clock_24h: bool = False
+    text: str, clock_24h: bool = False, waking: bool = False
 ) -> tuple[str, list[time], str | None, bool] | None:
     """Find the clock-time token: (text without it, candidate times, kind, ok).
 
@@ -199,7 +202,7 @@ def _clock_time(
         return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
     match = _CLOCK_24.search(text)
     if match and not clock_24h and _on_twelve_hour_dial(match, text):
-        return _twelve_hour(_cut(text, match), int(match["h"]), int(match["m"]))
+        return _twelve_hour(_cut(text, match), int(match["h"]), int(match["m"]), waking)
     match = match or _CLOCK_H.search(text)
     if match:
         hour = int(match["h"])
@@ -212,7 +215,7 @@ def _clock_time(
         hour = int(match["h"] or match["h2"] or match["h3"])
         if hour == 0 or 13 <= hour <= 23:
             return _cut(text, match), [time(hour)], None, True
-        return _twelve_hour(_cut(text, match), hour, 0)
+        return _twelve_hour(_cut(text, match), hour, 0, waking)
     return None
 
 
@@ -229,13 +232,17 @@ def _on_twelve_hour_dial(match: re.Match[str], text: str) -> bool:
     )
 
 
-def _twelve_hour(rest: str, hour: int, minute: int) -> tuple[str, list[time], None, bool]:
+def _twelve_hour(
+    rest: str, hour: int, minute: int, waking: bool = False
+) -> tuple[str, list[time], None, bool]:
     """An hour 1-12 with no am/pm: a part-of-day cue in ``rest`` picks the side of noon,
+    then ``waking`` picks the morning for 1-11 (12 stays in question: noon or midnight),
     else both readings are candidates (morning first)."""
     ok = 1 <= hour <= 12 and minute < 60
+    rises = waking and hour != 12
     hour, minute = hour % 12, minute % 60
     part = _PART_OF_DAY.search(rest)
-    cue = part["part"] if part else None
+    cue = part["part"] if part else ("morning" if rises else None)
     if cue == "morning" or (cue in {"tonight", "night"} and hour == 0):
         return rest, [time(hour, minute)], None, ok
     if cue in {"afternoon", "evening"} or (cue in {"tonight", "night"} and hour >= 6):
@@ -323,16 +330,18 @@ def read_local(
     *,
     clock_24h: bool = False,
     past: bool = False,
+    waking: bool = False,
 ) -> LocalReading | None:
     """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase
     (or, told of the past, an hour that cannot be settled).
 
     ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only;
     ``clock_24h`` reads every "h:mm" as 24-hour time ("10:30" is never 22:30); ``past``
-    reads the phrase as told of the past (see the module docstring).
+    reads the phrase as told of the past and ``waking`` as said of rising (see the module
+    docstring).
     """
     lowered = " ".join(text.lower().split())
-    found = _clock_time(lowered, clock_24h)
+    found = _clock_time(lowered, clock_24h, waking)
     if found is None:
         rest = _tidy(lowered)
         parsed = _read_date(rest, base, date_order, past) if rest else None

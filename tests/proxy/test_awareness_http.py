@@ -244,6 +244,19 @@ async def test_a_plan_for_a_later_day_without_a_start_is_not_stored(talk: Conver
     assert (await talk.admin_user())["latest_actions"] == []
 
 
+async def test_an_obligation_for_a_day_is_stored_as_a_plan(talk: Conversation) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin; "tomorrow" is all of Tue 3 Nov there.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I need to book the dentist tomorrow")
+    await talk.say("I should call the bank on Friday")
+    await talk.say("I need to sleep")
+    stored = (await talk.admin_user())["latest_actions"]
+    assert [(item["label"], item["status"], item["due_by_iso"]) for item in stored] == [
+        ("Book the dentist", "planned", "2026-11-03T23:00:00+00:00"),
+        ("Call the bank", "planned", "2026-11-06T23:00:00+00:00"),
+    ]
+
+
 async def test_a_plan_for_a_day_with_no_time_is_open_all_that_day(talk: Conversation) -> None:
     # START is Mon 2 Nov 10:00 in Berlin; "tomorrow" is all of Tue 3 Nov there.
     await talk.say("/tz Europe/Berlin")

@@ -6,7 +6,7 @@ import asyncio
 import json
 import random
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +281,32 @@ async def test_a_bare_hour_is_asked_about_while_both_readings_are_ahead_today(
     assert "Ask the user" not in text and "Times in this message" not in text
 
 
+async def test_the_hour_someone_gets_up_is_the_morning_one(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 4, 0, tzinfo=UTC))  # Berlin 05:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "see you at 6", headers)  # both readings still ahead: asked about
+    assert "Ask the user: Do you mean 06:00 or 18:00 on Saturday 21 November?" in block(
+        fake_upstream
+    )
+    clock.advance(timedelta(hours=10))  # Berlin 15:00
+    await say(relay, "I'll be up at 6", headers)
+    assert '"at 6" = 2026-11-22T06:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+    await say(relay, "let's meet at 6", headers)
+    assert '"at 6" = 2026-11-21T18:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
+async def say(relay: RunningServer, text: str, headers: dict[str, str]) -> None:
+    """One turn at the relay's own (fake) clock."""
+    body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{relay.url}{URL}", json=body, headers=headers) as response:
+            assert response.status == 200, await response.text()
+
+
 @pytest.mark.parametrize(
     ("asked", "answer", "told"),
     [
@@ -325,6 +351,23 @@ async def test_a_time_told_of_the_past_is_never_an_upcoming_one(
         assert "Ask the user" not in text and "2026-11-21T21:00" not in text
 
 
+async def test_common_past_forms_beside_a_time_read_it_as_gone_by(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 14, 0, tzinfo=UTC))  # Berlin 15:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message, told in [
+        ("landed at 7", '"at 7" = 2026-11-21T07:00:00+01:00'),
+        ("finished at 5", '"at 5" = 2026-11-21T05:00:00+01:00'),
+        ("slept till 9", '"till 9" = 2026-11-21T09:00:00+01:00'),
+    ]:
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [
@@ -356,6 +399,18 @@ async def test_a_plan_for_tomorrow_is_not_a_question_about_current_events(
     text = block(fake_upstream)
     assert "Do you mean 09:00 or 21:00 on Sunday 22 November?" in text
     assert "asks about current or recent events" not in text
+
+
+async def test_a_scheduling_question_is_not_a_question_about_current_events(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    await chat(relay, "Can we meet tomorrow?", at="2026-11-21T10:00:00Z")
+    text = block(fake_upstream)
+    assert '"tomorrow" = 2026-11-22T00:00:00+01:00' in text
+    assert "asks about current or recent events" not in text
+    await chat(relay, "Any news today?", at="2026-11-21T10:01:00Z")
+    assert "asks about current or recent events" in block(fake_upstream)
 
 
 async def test_cross_channel_contact_for_a_linked_person(

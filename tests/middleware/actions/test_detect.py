@@ -235,6 +235,12 @@ def test_detect_temporal_action_does_not_fire(text: str) -> None:
         ("gonna call the bank at 9 tomorrow", "Call the bank at 9 tomorrow", "call"),
         ("I'll finish the report on Friday", "Finish the report on Friday", None),
         ("after lunch tomorrow I'll call the bank", "Call the bank (after lunch tomorrow)", "call"),
+        # An obligation with a day is a plan too.
+        ("I need to book the dentist tomorrow", "Book the dentist tomorrow", None),
+        ("I have to call mom on Friday", "Call mom on Friday", "call"),
+        ("I must renew my passport next week", "Renew the passport next week", None),
+        ("I should call the bank tomorrow", "Call the bank tomorrow", "call"),
+        ("I really need to finish the report by Friday", "Finish the report by Friday", None),
     ],
 )
 def test_a_plan_for_a_later_day_is_dated_and_keeps_its_time_words(
@@ -243,6 +249,21 @@ def test_a_plan_for_a_later_day_is_dated_and_keeps_its_time_words(
     assert detect_temporal_action(text) == DetectedAction(
         label, activity, "planned", temporal=True, dated=True
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I need to sleep",
+        "I have to go",
+        "I should probably call the bank tomorrow",
+        "I should call the bank",
+        "Do I need to book the dentist tomorrow?",
+        "I must say, tomorrow looks good",
+    ],
+)
+def test_an_obligation_with_no_day_or_a_hedge_is_no_plan(text: str) -> None:
+    assert detect_temporal_action(text) is None
 
 
 def test_labels_are_short() -> None:

@@ -667,6 +667,18 @@ def test_a_bare_hour_in_a_message_is_asked_about_or_read_as_its_next_occurrence(
         ("I got home at 7", "at 7", "2026-11-21T07:00:00+01:00"),
         ("we met on Monday", "on Monday", "2026-11-16T00:00:00+01:00"),
         ("I went to bed at midnight", "at midnight", "2026-11-21T00:00:00+01:00"),
+        # Regular pasts with no subject, irregular ones and "till".
+        ("landed at 7", "at 7", "2026-11-21T07:00:00+01:00"),
+        ("the flight landed at 9pm", "at 9pm", "2026-11-20T21:00:00+01:00"),
+        ("finished at 5pm", "at 5pm", "2026-11-20T17:00:00+01:00"),
+        ("got home at 11", "at 11", "2026-11-21T11:00:00+01:00"),
+        ("slept till 9", "till 9", "2026-11-21T09:00:00+01:00"),
+        ("caught the bus at 8", "at 8", "2026-11-21T08:00:00+01:00"),
+        # Words that only end like a past, or adjectives of the moment, are not one.
+        ("I'm tired, bed at 10pm", "at 10pm", "2026-11-21T22:00:00+01:00"),
+        ("we're finished at 11pm", "at 11pm", "2026-11-21T23:00:00+01:00"),
+        ("the delayed train leaves at 9pm", "at 9pm", "2026-11-21T21:00:00+01:00"),
+        ("indeed, dinner at 9pm", "at 9pm", "2026-11-21T21:00:00+01:00"),
         # A sentence that also points ahead keeps the upcoming reading.
         ("they moved the meeting to 5pm", "5pm", "2026-11-21T17:00:00+01:00"),
         ("I called at 3pm. Call me back at 5pm", "at 5pm", "2026-11-21T17:00:00+01:00"),
@@ -720,7 +732,17 @@ def test_numbers_that_are_not_clock_times_are_left_alone(message: str) -> None:
         # Berlin 16:40 now: the hours already passed today, the coming one ahead.
         ("I woke up at 7", "2026-11-21T06:00:00+00:00"),
         ("got up at 6:30 today", "2026-11-21T05:30:00+00:00"),
-        ("I'll be up at 6", "2026-11-21T17:00:00+00:00"),
+        # Said of rising, an hour with no am/pm is the morning one: 06:00 tomorrow.
+        ("I'll be up at 6", "2026-11-22T05:00:00+00:00"),
+        ("I'm up at 6", "2026-11-22T05:00:00+00:00"),
+        ("we need to get up at 7 tomorrow", "2026-11-22T06:00:00+00:00"),
+        ("wake me at 5", "2026-11-22T04:00:00+00:00"),
+        ("alarm at 6:30", "2026-11-22T05:30:00+00:00"),
+        ("I'll be up at 6 in the evening", "2026-11-21T17:00:00+00:00"),
+        # Not someone rising: the next occurrence, as any hour with no am/pm.
+        ("see you at 6", "2026-11-21T17:00:00+00:00"),
+        ("let's meet at 6", "2026-11-21T17:00:00+00:00"),
+        ("the results will be up at 6", "2026-11-21T17:00:00+00:00"),
     ],
 )
 def test_the_hour_someone_wakes_or_gets_up_is_a_time(message: str, start: str) -> None:

@@ -182,6 +182,8 @@ def test_recency_follows_the_text() -> None:
         "tell me the latest on the election",
         "latest news on the strike",
         "See you then. What's the news this week?",
+        "Can we meet tomorrow? And any news today?",
+        "what's the latest on the meeting tomorrow?",
     ],
 )
 def test_a_message_asking_about_recent_events_gets_the_recency_line(message: str) -> None:
@@ -195,6 +197,10 @@ def test_a_message_asking_about_recent_events_gets_the_recency_line(message: str
         "Remind me tomorrow at 9 to call the bank",
         "I read the news today. Terrible.",
         "Will do tomorrow",
+        "Can we meet tomorrow?",
+        "Shall we meet tomorrow?",
+        "Are you free this week?",
+        "What time is the meeting today?",
     ],
 )
 def test_a_plan_or_statement_with_a_recency_word_asks_nothing(message: str) -> None:
