@@ -36,8 +36,10 @@ reported speech ("she said I'm …"), recollection ("remember when we …", "do 
 In a group (``in_group``) only what is plainly asked of the assistant is learned: a
 "remember that …" whose body is about the speaker ("remember that I'm vegetarian",
 "please remember my name is Ann"), and a name asked for ("please call me Annie", "from
-now on, call me Annie", "call me Annie from now on"). A plain self-statement there ("My
-name is Bob", "I live in Paris", "Call me Ishmael", "I prefer short answers") is not:
+now on, call me Annie", "call me Annie from now on"), or, in a message addressed to the
+assistant (``addressed``: it mentions or replies to the bot, or came through the API), a
+sentence that is only "call me Annie". A plain self-statement there ("My name is Bob",
+"I live in Paris", "I prefer short answers", or "Call me Annie" said to the room) is not:
 people joke, quote and role-play in groups, the words may be about the room rather than
 the person, and it would rewrite what they told the relay in private. (The clock's
 remembered place is read apart from this, by :mod:`middleware.clock.places`.)
@@ -95,7 +97,11 @@ _REJECT = _re(
 _NOT_A_NAME = frozenset(
     "a an the later back tomorrow tonight today now soon when if whenever anytime asap once"
     " after before at on in by crazy maybe whatever anything something old-fashioned lazy"
-    " please sometime again first then and or but".split()
+    " please sometime again first then and or but"
+    # "call me Monday morning", "call me around noon": when to call, not a name
+    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri"
+    " sat sun weekday weekend morning afternoon evening night noon midnight tmrw tomoz"
+    " around about any every this next up out over home here there".split()
 )
 _NAME_STOP = frozenset(
     "and but from by please now instead though btw not or because since so thanks thank"
@@ -105,6 +111,10 @@ _NAME = _re(
     r"(?:my\s+name\s*(?:'\s*s|\s+is)|(?:you\s+can\s+|please\s+|just\s+)?call\s+me"
     r"|i\s+go\s+by|i\s*'?\s*m\s+called|(?:every(?:one|body)|people|friends)\s+calls?\s+me)"
     r"\s+(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){0,2})"
+)
+# In a message addressed to the assistant, a sentence that is only "(just) call me X".
+_CALL_ME_ONLY = _re(
+    r"(?:you\s+can\s+|just\s+)?call\s+me\s+[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*)?\W*$"
 )
 # A "remember that …" body about the speaker ("I'm …", "my …", "call me …").
 _ABOUT_SPEAKER = _re(r"(?:i|my|call\s+me)\b")
@@ -247,13 +257,18 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
 
-def detect_memory(text: str, *, in_group: bool = False) -> list[MemoryCandidate]:
+def detect_memory(
+    text: str, *, in_group: bool = False, addressed: bool = False
+) -> list[MemoryCandidate]:
     """Living-memory candidates stated in one user message, in order, without repeats.
 
     At most one per sentence; see the module docstring for the triggers, kinds and the
-    form of ``text``, and for what is learned from a message in a group (``in_group``).
+    form of ``text``, and for what is learned from a message in a group (``in_group``),
+    more of it when the message is ``addressed`` to the assistant.
     """
-    return _detect(text, in_group) if _TRIGGERS.may_match(text) else []
+    if not _TRIGGERS.may_match(text):
+        return []
+    return _detect(text, in_group, addressed)
 
 
 def detect_forgetting(text: str) -> list[MemoryCandidate]:
@@ -291,11 +306,11 @@ def _straight(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
-def _detect(text: str, in_group: bool = False) -> list[MemoryCandidate]:
+def _detect(text: str, in_group: bool, addressed: bool) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
-        candidate = _asked_in_group(sentence) if in_group else _candidate(sentence)
+        candidate = _asked_in_group(sentence, addressed) if in_group else _candidate(sentence)
         if candidate is not None and (key := (candidate.kind, candidate.text.lower())) not in seen:
             seen.add(key)
             found.append(candidate)
@@ -326,7 +341,7 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     return _statement(sentence, default=None)
 
 
-def _asked_in_group(sentence: str) -> MemoryCandidate | None:
+def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     """What a group message plainly asks the assistant to keep about the speaker (see the
     module docstring): nothing else said in a group is theirs to keep."""
     sentence = _FILLER.sub("", sentence, count=1)
@@ -337,7 +352,11 @@ def _asked_in_group(sentence: str) -> MemoryCandidate | None:
         body = _FILLER.sub("", (match["body"] or match["body2"] or match["body3"]).strip())
         return _statement(body, default="fact") if _ABOUT_SPEAKER.match(body) else None
     match = _NAME_ASKED.match(sentence)
-    return _name(match["ask"] or match["ask2"] or match["ask3"]) if match else None
+    if match:
+        return _name(match["ask"] or match["ask2"] or match["ask3"])
+    if addressed and _CALL_ME_ONLY.match(sentence):
+        return _name(sentence)  # "@bot call me Annie": asked of the assistant
+    return None
 
 
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:

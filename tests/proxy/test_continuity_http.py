@@ -534,16 +534,16 @@ async def test_what_someone_says_in_a_group_does_not_rewrite_their_personal_memo
     group = Person(relay, fake_upstream, clock, user="ann", thread="grp", chat_type="group")
     for text in (
         "My name is Bob. I live in Paris.",
-        "Call me Annie.",
+        "call me when you land",
         "I prefer answers in verse.",
         "Remember that the deadline is Friday.",
     ):
         await group.say(text, after=timedelta(minutes=1))
     listing = await dm.say("/memory", after=timedelta(minutes=1))
     assert "Name: Ann — " in listing and "Lives in Lisbon" in listing, listing
-    assert not any(word in listing for word in ("Bob", "Paris", "Annie", "verse", "deadline"))
-    # Asked of the assistant, it is theirs to keep, from wherever.
-    await group.say("Please call me Annie. Remember that I'm vegetarian.")
+    assert not any(word in listing for word in ("Bob", "Paris", "land", "verse", "deadline"))
+    # Asked of the assistant (each message the API brings is), it is theirs to keep.
+    await group.say("Call me Annie. Remember that I'm vegetarian.")
     listing = await dm.say("/memory", after=timedelta(minutes=1))
     assert "Name: Annie" in listing and "Is vegetarian" in listing and "Lisbon" in listing
 

@@ -134,9 +134,28 @@ async def test_a_group_message_does_not_rewrite_what_was_said_in_private(
 ) -> None:
     await learn_from_message(store, MemoryConfig(), ANA, "My name is Ann. I live in Lisbon.", NOW)
     for text in ("My name is Bob. I live in Paris.", "Call me Annie."):
-        await learn_from_message(store, MemoryConfig(), ANA, text, NOW, chat_type="group")
+        await learn_from_message(
+            store, MemoryConfig(), ANA, text, NOW, chat_type="group", addressed=False
+        )
     assert [f.text for f in await store.memory_facts(ANA)] == ["Name: Ann", "Lives in Lisbon"]
     await learn_from_message(
         store, MemoryConfig(), ANA, "Please call me Annie", NOW, chat_type="group"
     )
     assert [f.text for f in await store.memory_facts(ANA)] == ["Lives in Lisbon", "Name: Annie"]
+
+
+async def test_a_plain_call_me_in_a_group_is_learned_when_addressed_to_the_assistant(
+    store: SqliteStore,
+) -> None:
+    for addressed in (False, True):
+        await learn_from_message(
+            store,
+            MemoryConfig(),
+            ANA,
+            "Call me Annie.",
+            NOW,
+            chat_type="group",
+            addressed=addressed,
+        )
+        names = [f.text for f in await store.memory_facts(ANA)]
+        assert names == (["Name: Annie"] if addressed else [])

@@ -229,3 +229,29 @@ def test_in_a_group_only_what_is_asked_of_the_assistant(
     text: str, expected: list[MemoryCandidate]
 ) -> None:
     assert detect_memory(text, in_group=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Call me Annie.", [MemoryCandidate("name", "Name: Annie", replaces_kind=True)]),
+        ("Just call me Mary Jane", [MemoryCandidate("name", "Name: Mary Jane", True)]),
+        ("Remember that I'm vegetarian.", [MemoryCandidate("fact", "Is vegetarian")]),
+        # Still not a name, nor what the group hears about someone.
+        ("call me when you land", []),
+        ("Call me Monday morning.", []),
+        ("Call me back.", []),
+        ("Call me Annie, I'm off now, bye all", []),
+        ("My name is Bob. I live in Paris.", []),
+        ("I prefer short answers.", []),
+    ],
+)
+def test_in_a_group_a_plain_call_me_addressed_to_the_assistant_is_asked_of_it(
+    text: str, expected: list[MemoryCandidate]
+) -> None:
+    assert detect_memory(text, in_group=True, addressed=True) == expected
+
+
+def test_call_me_on_a_weekday_is_not_a_name() -> None:
+    assert detect_memory("Call me Monday.") == []
+    assert detect_memory("call me Friday evening") == []
