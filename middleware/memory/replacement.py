@@ -13,7 +13,7 @@ import re
 
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
-from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
+from middleware.memory.triggers import DIET, PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
 
 __all__ = ["is_about", "still_stands", "supersedes"]
 
@@ -31,8 +31,10 @@ _JOB_AT = (
 _JOB_AT_RE = _re(_JOB_AT)
 
 # Topics a person has one of at a time, by the card text's opening: the latest said wins,
-# correction or not ("I live in Lisbon" after "I live in Berlin").
+# correction or not ("I live in Lisbon" after "I live in Berlin", "I'm vegan" after "I'm
+# vegetarian").
 _SINGLE_TOPICS = (
+    ("diet", _re(rf"^(?:now\s+)?is\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\b")),
     (
         "residence",
         _re(

@@ -38,8 +38,10 @@ In a group (``in_group``) only what is plainly asked of the assistant is learned
 "please remember my name is Ann"), and a name asked for ("please call me Annie", "from
 now on, call me Annie", "call me Annie from now on"), or, in a message addressed to the
 assistant (``addressed``: it mentions or replies to the bot, or came through the API), a
-sentence that is only "call me Annie". A plain self-statement there ("My name is Bob",
-"I live in Paris", "I prefer short answers", or "Call me Annie" said to the room) is not:
+sentence that is only "call me Annie" and a correction the speaker makes of themselves
+("actually, I'm vegetarian now", "actually, my birthday is in June"). A plain
+self-statement there ("My name is Bob", "I live in Paris", "I prefer short answers", or
+"Call me Annie" said to the room) is not:
 people joke, quote and role-play in groups, the words may be about the room rather than
 the person, and it would rewrite what they told the relay in private. (The clock's
 remembered place is read apart from this, by :mod:`middleware.clock.places`.)
@@ -56,6 +58,7 @@ from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
 
 __all__ = [
+    "DIET",
     "TEXT_MAX",
     "MemoryCandidate",
     "detect_forgetting",
@@ -83,9 +86,11 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+# Words that open a sentence without changing what it says, and a leading "@bot" typed
+# to address the assistant (the API brings the text as the user wrote it).
 _FILLER = _re(
-    r"^(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi|just"
-    r"|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b[\s,!.:;—–-]*)+"
+    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi"
+    r"|just|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b|@\w[\w.]*)[\s,!.:;—–-]*)+"
 )
 _REJECT = _re(
     r"^\s*(?:if|unless|suppose|supposing|imagine|what\s+if|when|whenever|were\s+i|even\s+if"
@@ -134,12 +139,18 @@ _REMEMBER = _re(
     r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
     r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
 )
+# The diets a person keeps one of at a time ("I'm vegetarian now, not vegan").
+DIET = (
+    r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|plant-based|omnivore"
+    r"|carnivore)"
+)
+# A correction; ``fix`` is one about the speaker, the kind a group may teach of them.
 _CORRECTION = _re(
     r"correction\s*[:—–-]\s*(?P<body>.+)"
     r"|(?:no|nope|sorry|oops|wait)\b[\s,.!]*(?P<meant>i\s+meant\s+.+)"
     r"|actually\s*[,:]?\s*(?P<fix>my\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|'s)\s+.+"
-    r"|i\s*'?\s*m\s+(?:a|an|based|from|not|now|in)\b.+|i\s+(?:live|work|moved|switched"
-    r"|changed)\b.+)"
+    rf"|i\s*'?\s*m\s+(?:(?:a|an|based|from|not|now|in)\b|(?:(?:now|strictly)\s+)?{DIET}\b).+"
+    r"|i\s+(?:live|work|moved|switched|changed)\b.+)"
 )
 # Verbs that start a standing instruction to the assistant ("always answer in French").
 _DIRECTIVE_VERBS = (
@@ -186,6 +197,7 @@ PROFESSION = (
 )
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
+    rf"|i\s*(?:'\s*m|\s+am)\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\W*$"
     rf"|i\s+am\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
     r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
@@ -306,7 +318,7 @@ def _straight(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
-def _detect(text: str, in_group: bool, addressed: bool) -> list[MemoryCandidate]:
+def _detect(text: str, in_group: bool = False, addressed: bool = False) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
@@ -354,8 +366,15 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     match = _NAME_ASKED.match(sentence)
     if match:
         return _name(match["ask"] or match["ask2"] or match["ask3"])
-    if addressed and _CALL_ME_ONLY.match(sentence):
+    if not addressed:
+        return None
+    if _CALL_ME_ONLY.match(sentence):
         return _name(sentence)  # "@bot call me Annie": asked of the assistant
+    # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
+    # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
+    match = _CORRECTION.match(sentence)
+    if match and match["fix"]:
+        return _name(match["fix"]) or _made("correction", match["fix"], _third_person)
     return None
 
 

@@ -548,6 +548,23 @@ async def test_what_someone_says_in_a_group_does_not_rewrite_their_personal_memo
     assert "Name: Annie" in listing and "Is vegetarian" in listing and "Lisbon" in listing
 
 
+async def test_a_group_may_teach_the_speaker_what_they_ask_and_correct_of_themselves(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ann = Person(relay, fake_upstream, clock, user="ann", thread="ann-dm")
+    bob = Person(relay, fake_upstream, clock, user="bob", thread="bob-dm")
+    await ann.say("I'm vegan.")
+    await bob.say("I'm vegan.")
+    group = Person(relay, fake_upstream, clock, user="ann", thread="grp", chat_type="group")
+    await group.say("@bot remember I prefer metric units", after=timedelta(days=2))
+    await group.say("@bot actually I'm vegetarian now, not vegan", after=timedelta(minutes=1))
+    listing = await ann.say("/memory", after=timedelta(days=1))
+    assert "Prefers metric units" in listing and "Is vegetarian now, not vegan" in listing
+    assert "Is vegan" not in listing, listing
+    assert "Is vegan" in await bob.say("/memory")
+
+
 async def test_a_job_at_an_employer_follows_them_to_the_next_employer(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

@@ -73,6 +73,9 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("Remember that I smoke.", "I quit smoking."), ["Quit smoking"]),
         (("I love olives.", "I don't like olives."), ["Doesn't like olives"]),
         (("I hate mornings.", "I love mornings."), ["Loves mornings"]),
+        # A person keeps one diet at a time.
+        (("I'm vegan.", "Actually, I'm vegetarian now."), ["Is vegetarian now"]),
+        (("I'm vegetarian.", "I'm vegan."), ["Is vegan"]),
         (
             ("I love coffee.", "I love tea.", "I quit smoking."),
             ["Loves coffee", "Loves tea", "Quit smoking"],
@@ -159,3 +162,21 @@ async def test_a_plain_call_me_in_a_group_is_learned_when_addressed_to_the_assis
         )
         names = [f.text for f in await store.memory_facts(ANA)]
         assert names == (["Name: Annie"] if addressed else [])
+
+
+async def test_a_group_teaches_the_speaker_their_own_correction_and_no_one_else(
+    store: SqliteStore,
+) -> None:
+    bob = "telegram:2"
+    await learn_from_message(store, MemoryConfig(), ANA, "Remember that I'm vegan.", NOW)
+    await learn_from_message(store, MemoryConfig(), bob, "Remember that I'm vegan.", NOW)
+    for text in (
+        "@bot remember I prefer metric units",
+        "@bot actually I'm vegetarian now, not vegan",
+    ):
+        await learn_from_message(store, MemoryConfig(), ANA, text, NOW, chat_type="group")
+    assert [f.text for f in await store.memory_facts(ANA)] == [
+        "Prefers metric units",
+        "Is vegetarian now, not vegan",
+    ]
+    assert [f.text for f in await store.memory_facts(bob)] == ["Is vegan"]

@@ -255,3 +255,46 @@ def test_in_a_group_a_plain_call_me_addressed_to_the_assistant_is_asked_of_it(
 def test_call_me_on_a_weekday_is_not_a_name() -> None:
     assert detect_memory("Call me Monday.") == []
     assert detect_memory("call me Friday evening") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "@bot remember I prefer metric units",
+            [MemoryCandidate("preference", "Prefers metric units")],
+        ),
+        (
+            "@bot actually I'm vegetarian now, not vegan",
+            [MemoryCandidate("correction", "Is vegetarian now, not vegan")],
+        ),
+        (
+            "Actually, my birthday is in June.",
+            [MemoryCandidate("correction", "Their birthday is in June")],
+        ),
+        ("Actually, I live in Lisbon now.", [MemoryCandidate("correction", "Lives in Lisbon now")]),
+        # A correction about the work, or a plain statement, is not the speaker's to keep.
+        ("@bot correction: the hearing is on Tuesday.", []),
+        ("No, I meant the other file.", []),
+        ("I'm vegetarian.", []),
+    ],
+)
+def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
+    text: str, expected: list[MemoryCandidate]
+) -> None:
+    assert detect_memory(text, in_group=True, addressed=True) == expected
+    if expected and expected[0].kind == "correction":
+        assert detect_memory(text, in_group=True) == []  # said to the room
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I'm vegetarian.", "Is vegetarian"),
+        ("I am a vegan.", "Is a vegan"),
+        ("Actually, I'm vegetarian now.", "Is vegetarian now"),
+    ],
+)
+def test_a_diet_is_a_fact(text: str, stored: str) -> None:
+    [candidate] = detect_memory(text)
+    assert candidate.text == stored
