@@ -227,6 +227,11 @@ _PET = (
     r"|turtle|snake|lizard|gecko|ferret|horse|pony|goldfish)"
 )
 _HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
+# Habits said with no object ("I don't smoke anymore", "I'm a heavy smoker").
+_HABIT_ALONE = r"(?:smoke|vape|drink)"
+_HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
+# What a person has one of and may sell or move on from ("I sold my car").
+_OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
 _LIKED = (
     r"(?!(?:it|that|this|these|those|the|you|your|him|her|them|us|me|myself|everything"
     r"|anything|nothing"
@@ -241,8 +246,18 @@ _EVERYDAY = _re(
     r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
     r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
     r"|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
-    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
-    rf"\s+any\s?more|i\s+no\s+longer\s+{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?)\W*$"
+    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+(?:{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
+    rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
+    rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
+    rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
+    # A habit or a thing owned, and moving on from it: "I'm a smoker", "I have a car",
+    # "I sold my car", "I moved out of Berlin" (a place, written with a capital).
+    rf"|(?P<habit>i\s*(?:'\s*m|\s+am)\s+(?:still\s+)?an?\s+{_HABITUAL})\W*$"
+    rf"|(?P<owned>i\s+(?:have|own)\s+an?\s+(?:new\s+)?{_OWNED})\W*$"
+    rf"|(?P<sold>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?(?:sold|got\s+rid\s+of)"
+    rf"\s+my\s+(?:old\s+)?{_OWNED})\W*$"
+    r"|(?P<left>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?moved\s+"
+    r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
     r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
     rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
 )
@@ -415,7 +430,20 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
     if match:
         if match["likes"]:
             return _made("preference", match["likes"], _third_person)
-        said = match["pets"] or match["pet_name"] or match["stopped"] or match["no_more"]
+        said = next(
+            match[group]
+            for group in (
+                "pets",
+                "pet_name",
+                "stopped",
+                "no_more",
+                "habit",
+                "owned",
+                "sold",
+                "left",
+            )
+            if match[group]
+        )
         return _made("fact", said, _third_person)
     match = _MY_PET.search(sentence)
     if match and match["name"] not in ("I", "Is"):
@@ -460,7 +488,7 @@ _AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll
 _MODALS = frozenset("can can't cannot could will won't would should must might may".split())
 _NO_CONJUGATION = frozenset(
     "was had did went grew got made used meant said thought knew came left took gave never"
-    " always also quit".split()
+    " always also quit sold".split()
 )
 _ADVERBS = frozenset(["no longer", *"now just recently finally still currently".split()])
 _IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}

@@ -591,3 +591,17 @@ async def test_everyday_things_said_in_passing_are_remembered_and_kept_current(
     memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
     assert "Has a dog called Rex" in memory and "Stopped drinking coffee" in memory, memory
     assert "Loves coffee" not in memory and "idea" not in memory
+
+
+async def test_a_habit_or_a_home_given_up_retires_what_was_remembered(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Remember that I'm a smoker. I have a car. I live in Berlin.")
+    await ana.say("I don't smoke anymore.", after=timedelta(days=3))
+    await ana.say("Oh, and I sold my car. I moved out of Berlin.", after=timedelta(days=2))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    assert "Doesn't smoke anymore" in memory and "Sold their car" in memory, memory
+    assert "Moved out of Berlin" in memory
+    assert not any(old in memory for old in ("Is a smoker", "Has a car", "Lives in Berlin"))

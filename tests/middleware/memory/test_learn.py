@@ -73,6 +73,23 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("Remember that I smoke.", "I quit smoking."), ["Quit smoking"]),
         (("I love olives.", "I don't like olives."), ["Doesn't like olives"]),
         (("I hate mornings.", "I love mornings."), ["Loves mornings"]),
+        # A habit or a thing given up, or a place moved out of, ends it.
+        (("Remember that I'm a smoker.", "I quit smoking."), ["Quit smoking"]),
+        (("I'm a heavy smoker.", "I don't smoke anymore."), ["Doesn't smoke anymore"]),
+        (("I'm a smoker.", "I no longer smoke."), ["No longer smokes"]),
+        (("I'm a social drinker.", "I don't drink any more."), ["Doesn't drink any more"]),
+        (("I have a car.", "I sold my car."), ["Sold their car"]),
+        (("I have a car.", "I don't have a car anymore."), ["Doesn't have a car anymore"]),
+        (("I have a bike.", "I sold my car."), ["Has a bike", "Sold their car"]),
+        (("I live in Berlin.", "I moved out of Berlin."), ["Moved out of Berlin"]),
+        (
+            ("I live in Lisbon.", "I moved out of Berlin."),
+            ["Lives in Lisbon", "Moved out of Berlin"],
+        ),
+        (
+            ("I love coffee.", "I don't drink any more."),
+            ["Loves coffee", "Doesn't drink any more"],
+        ),
         # A person keeps one diet at a time.
         (("I'm vegan.", "Actually, I'm vegetarian now."), ["Is vegetarian now"]),
         (("I'm vegetarian.", "I'm vegan."), ["Is vegan"]),
