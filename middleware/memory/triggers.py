@@ -98,6 +98,9 @@ _REJECT = _re(
     r"|thinks|thought)\b|\bremember\s+(?:when|how|the\s+time)\b"
     r"|\b(?:do|don\s*'?\s*t|did|didn\s*'?\s*t)\s+you\s+remember\b"
     r"|\b(?:would|'d)\s+prefer\b|\bprefer\s+(?:not\s+to|to\s+not)\b"
+    # A choice made now ("I prefer the second option", "I like both"), not a standing one.
+    r"|\b(?:prefer|like|love)\s+(?:the\s+)?(?:first|second|third|last|former|latter|other"
+    r"|options?|versions?|ones?|drafts?|both|neither|either)\b"
 )
 _NOT_A_NAME = frozenset(
     "a an the later back tomorrow tonight today now soon when if whenever anytime asap once"

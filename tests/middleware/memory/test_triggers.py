@@ -116,6 +116,10 @@ def test_fires(text: str, kind: str, stored: str) -> None:
         "Is my name on the list?",
         # refusals and in-the-moment wishes
         "I prefer not to say.",
+        "I prefer the second option.",
+        "I prefer option B.",
+        "I like both.",
+        "I like the first one better.",
         "I'd prefer a shorter version of this one.",
         # hypotheticals and reported speech
         "If I were a lawyer I'd sue them.",
