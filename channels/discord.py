@@ -322,6 +322,7 @@ class DiscordChannel:
             async with self._locks(turn.thread_id):
                 await self._tracked(observe(self._services, turn))
             return
+        turn.addressed = turn.chat_type != "group" or self._called(message)
         await self._tracked(
             answer_in_order(
                 self._services,
@@ -442,6 +443,11 @@ class DiscordChannel:
             return True
         if is_relay_command(message.content) or self._settings.group_policy == "all":
             return True
+        return self._called(message)
+
+    def _called(self, message: discord.Message) -> bool:
+        """Whether a server message mentions the bot or replies to it (whatever the
+        policy: under "all" the others are answered too, yet may be said to the room)."""
         return self._mentions_bot(message) or self._replies_to_bot(message)
 
     def _mentions_bot(self, message: discord.Message) -> bool:

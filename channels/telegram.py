@@ -289,6 +289,7 @@ class TelegramChannel:
                 await observe(self._services, turn)
             return
         reply_to = message.message_id if turn.chat_type == "group" else None
+        turn.addressed = reply_to is None or self._called(message)
         await answer_in_order(
             self._services,
             turn,
@@ -351,7 +352,12 @@ class TelegramChannel:
                 return target.lower() == self._username.lower()
             if is_relay_command(text):
                 return True
-        if self._settings.group_policy == "all" or self._replies_to_bot(message):
+        return self._settings.group_policy == "all" or self._called(message)
+
+    def _called(self, message: Message) -> bool:
+        """Whether a group message mentions the bot or replies to it (whatever the policy:
+        under "all" the others are answered too, yet may be said to the room)."""
+        if self._replies_to_bot(message):
             return True
         kinds: list[str | None] = [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
         mentions = (

@@ -98,6 +98,10 @@ class Turn:
     # bot): the recording stage stores it, moving its timestamps, and ends the pipeline
     # there with an empty reply; nothing later runs and nothing is sent upstream.
     observe_only: bool = False
+    # False for a group message answered only because the channel's group_policy is
+    # "all": it neither mentions nor replies to the bot, so it may be said to the room
+    # (living memory learns less from it). A DM, and any turn the API brings, is addressed.
+    addressed: bool = True
     # filled by the identity stage
     user_key: str = ""
     thread_key: str = ""

@@ -122,6 +122,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 turn.text,
                 turn.received_at,
                 chat_type=turn.chat_type,
+                addressed=turn.addressed,
             )
         messages = turn.body.get("messages")
         messages = messages if isinstance(messages, list) else []

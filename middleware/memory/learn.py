@@ -26,12 +26,13 @@ async def learn_from_message(
     at: datetime,
     *,
     chat_type: ChatType = "dm",
+    addressed: bool = True,
 ) -> list[MemoryFact]:
     """Store the facts ``text`` states for the user, and drop those it asks to be
     forgotten ("please forget that I'm vegetarian"); return the new ones. In a group only
     what the user plainly asks the assistant to keep is learned (see
-    :mod:`middleware.memory.triggers`): their personal memory is not rewritten by what
-    they say to the room."""
+    :mod:`middleware.memory.triggers`; ``addressed`` when the message mentions or replies
+    to it): their personal memory is not rewritten by what they say to the room."""
     learned: list[MemoryFact] = []
     known: list[MemoryFact] | None = None
     for asked in detect_forgetting(text):
@@ -40,7 +41,7 @@ async def learn_from_message(
             if is_about(asked, kept.text):
                 await store.delete_memory_fact(user_key, kept.fact_id)
         known = None
-    for candidate in detect_memory(text, in_group=chat_type == "group"):
+    for candidate in detect_memory(text, in_group=chat_type == "group", addressed=addressed):
         # Read only when there is something to store (rarely): what it corrects goes.
         known = await store.memory_facts(user_key) if known is None else known
         retired = [

@@ -13,7 +13,7 @@ import re
 
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
-from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
+from middleware.memory.triggers import DIET, PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
 
 __all__ = ["is_about", "still_stands", "supersedes"]
 
@@ -31,8 +31,10 @@ _JOB_AT = (
 _JOB_AT_RE = _re(_JOB_AT)
 
 # Topics a person has one of at a time, by the card text's opening: the latest said wins,
-# correction or not ("I live in Lisbon" after "I live in Berlin").
+# correction or not ("I live in Lisbon" after "I live in Berlin", "I'm vegan" after "I'm
+# vegetarian").
 _SINGLE_TOPICS = (
+    ("diet", _re(rf"^(?:now\s+)?is\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\b")),
     (
         "residence",
         _re(
@@ -67,14 +69,15 @@ def _topic(text: str) -> tuple[str, bool] | None:
 
 
 # Where a card text stands on something: for it ("Likes coffee", "Drinks coffee",
-# "Smokes"), against it ("Hates coffee"), or having given it up ("Quit smoking",
-# "Doesn't drink coffee any more"); the rest of the text says what it is.
+# "Smokes", "Is a smoker", "Has a car"), against it ("Hates coffee"), or having given it
+# up ("Quit smoking", "Doesn't drink coffee any more", "Sold their car"); the rest of the
+# text says what it is.
 _STANCES = (
     (
         "stopped",
         _re(
             r"^(?:has\s+)?(?:(?:just|finally|recently)\s+)?(?:stopped|quit|gave\s+up"
-            r"|given\s+up)\s+(?P<what>.+)"
+            r"|given\s+up|sold|got\s+rid\s+of)\s+(?P<what>.+)"
         ),
     ),
     (
@@ -93,11 +96,18 @@ _STANCES = (
     ),
     ("for", _re(r"^(?:really\s+|absolutely\s+)?(?:likes|loves|adores|enjoys)\s+(?P<what>.+)")),
     ("for", _re(r"^(?:(?:still|now)\s+)?(?P<what>(?:drinks|eats|smokes|vapes)\b.*)")),
+    (
+        "for",
+        _re(
+            r"^is\s+(?:still\s+)?an?\s+(?P<what>(?:[\w-]+\s+)?(?:smoker|vaper|drinker))$"
+            r"|^(?:still\s+)?(?:has|owns)\s+an?\s+(?P<what2>(?:new\s+)?[\w-]+)$"
+        ),
+    ),
 )
 # Words that say nothing of what a stance is about: "drinking coffee" is about coffee.
 _HABIT_WORDS = frozenset(
     "a an the and of in on at for with their my any more anymore so much very really lot"
-    " too every day daily drink eat tak us".split()
+    " too every day daily drink eat tak us hav ha own old new".split()
 )
 # Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
 # ends liking it; coming to like it ends disliking it.
@@ -109,15 +119,22 @@ def _stance(text: str) -> tuple[str, frozenset[str]] | None:
         match = pattern.match(text)
         if match:
             what = match["what"] or match.groupdict().get("what2") or ""
-            words = frozenset(_stem(w) for w in re.findall(r"[\w-]+", what.lower()))
-            return stance, words - _HABIT_WORDS
+            stems = [_stem(w) for w in re.findall(r"[\w-]+", what.lower())]
+            words = frozenset(stems) - _HABIT_WORDS
+            if not words and "drink" in stems:
+                words = frozenset({"alcohol"})  # "Doesn't drink any more", "Drinks"
+            return stance, words
     return None
 
 
 def _stem(word: str) -> str:
-    """A crude stem, enough to match "smoking", "smokes" and "smoke"."""
+    """A crude stem, enough to match "smoking", "smokes", "smoke" and "smoker"."""
+    if word.removesuffix("s") == "drinker":
+        return "alcohol"  # "Is a social drinker" stops with "Doesn't drink any more"
     if word.endswith("ing") and len(word) > 5:
         word = word[:-3]
+    elif word.endswith("er") and len(word) > 4:
+        word = word[:-2]  # "smoker", "drinker": who smokes, drinks
     return word.removesuffix("s").removesuffix("e")
 
 
@@ -131,6 +148,23 @@ def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
     return new[1] <= old[1] if new[0] == "stopped" else new[1] == old[1]
 
 
+# "Moved out of Berlin": where they no longer live.
+_LEFT = _re(
+    r"^(?:has\s+)?(?:(?:just|finally|recently)\s+)?moved\s+(?:out\s+of|away\s+from)\s+"
+    r"(?P<place>.+)$"
+)
+
+
+def _left_home(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether ``candidate`` says they moved away from the place ``earlier`` says they
+    live in ("Moved out of Berlin" against "Lives in Berlin")."""
+    match = _LEFT.match(candidate.text)
+    old = _topic(earlier)
+    if match is None or old is None or old[0] != "residence":
+        return False
+    return re.search(rf"\b{re.escape(match['place'])}\b", earlier, re.IGNORECASE) is not None
+
+
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
     both are about the same topic, and it is one a person has one of (where they live,
@@ -138,9 +172,11 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     candidate is a correction ("actually, I moved to Lisbon" retires "Lives in Berlin").
     A job stated with its employer also retires the same job stated alone, and a stance
     retires the one it contradicts: a habit given up or a dislike ends a like ("Quit
-    smoking" retires "Smokes", "Hates coffee" retires "Likes coffee"). The same text is
+    smoking" retires "Smokes" and "Is a smoker", "Sold their car" retires "Has a car",
+    "Hates coffee" retires "Likes coffee"), and moving out of a place ends living there
+    ("Moved out of Berlin" retires "Lives in Berlin"). The same text is
     not superseded, only kept."""
-    if _contradicts(candidate, earlier):
+    if _contradicts(candidate, earlier) or _left_home(candidate, earlier):
         return True
     if candidate.kind not in ("fact", "correction"):
         return False

@@ -36,8 +36,12 @@ reported speech ("she said I'm …"), recollection ("remember when we …", "do 
 In a group (``in_group``) only what is plainly asked of the assistant is learned: a
 "remember that …" whose body is about the speaker ("remember that I'm vegetarian",
 "please remember my name is Ann"), and a name asked for ("please call me Annie", "from
-now on, call me Annie", "call me Annie from now on"). A plain self-statement there ("My
-name is Bob", "I live in Paris", "Call me Ishmael", "I prefer short answers") is not:
+now on, call me Annie", "call me Annie from now on"), or, in a message addressed to the
+assistant (``addressed``: it mentions or replies to the bot, or came through the API), a
+sentence that is only "call me Annie" and a correction the speaker makes of themselves
+("actually, I'm vegetarian now", "actually, my birthday is in June"). A plain
+self-statement there ("My name is Bob", "I live in Paris", "I prefer short answers", or
+"Call me Annie" said to the room) is not:
 people joke, quote and role-play in groups, the words may be about the room rather than
 the person, and it would rewrite what they told the relay in private. (The clock's
 remembered place is read apart from this, by :mod:`middleware.clock.places`.)
@@ -54,6 +58,7 @@ from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
 
 __all__ = [
+    "DIET",
     "TEXT_MAX",
     "MemoryCandidate",
     "detect_forgetting",
@@ -81,9 +86,11 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+# Words that open a sentence without changing what it says, and a leading "@bot" typed
+# to address the assistant (the API brings the text as the user wrote it).
 _FILLER = _re(
-    r"^(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi|just"
-    r"|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b[\s,!.:;—–-]*)+"
+    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi"
+    r"|just|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b|@\w[\w.]*)[\s,!.:;—–-]*)+"
 )
 _REJECT = _re(
     r"^\s*(?:if|unless|suppose|supposing|imagine|what\s+if|when|whenever|were\s+i|even\s+if"
@@ -91,11 +98,18 @@ _REJECT = _re(
     r"|thinks|thought)\b|\bremember\s+(?:when|how|the\s+time)\b"
     r"|\b(?:do|don\s*'?\s*t|did|didn\s*'?\s*t)\s+you\s+remember\b"
     r"|\b(?:would|'d)\s+prefer\b|\bprefer\s+(?:not\s+to|to\s+not)\b"
+    # A choice made now ("I prefer the second option", "I like both"), not a standing one.
+    r"|\b(?:prefer|like|love)\s+(?:the\s+)?(?:first|second|third|last|former|latter|other"
+    r"|options?|versions?|ones?|drafts?|both|neither|either)\b"
 )
 _NOT_A_NAME = frozenset(
     "a an the later back tomorrow tonight today now soon when if whenever anytime asap once"
     " after before at on in by crazy maybe whatever anything something old-fashioned lazy"
-    " please sometime again first then and or but".split()
+    " please sometime again first then and or but"
+    # "call me Monday morning", "call me around noon": when to call, not a name
+    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri"
+    " sat sun weekday weekend morning afternoon evening night noon midnight tmrw tomoz"
+    " around about any every this next up out over home here there".split()
 )
 _NAME_STOP = frozenset(
     "and but from by please now instead though btw not or because since so thanks thank"
@@ -105,6 +119,10 @@ _NAME = _re(
     r"(?:my\s+name\s*(?:'\s*s|\s+is)|(?:you\s+can\s+|please\s+|just\s+)?call\s+me"
     r"|i\s+go\s+by|i\s*'?\s*m\s+called|(?:every(?:one|body)|people|friends)\s+calls?\s+me)"
     r"\s+(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){0,2})"
+)
+# In a message addressed to the assistant, a sentence that is only "(just) call me X".
+_CALL_ME_ONLY = _re(
+    r"(?:you\s+can\s+|just\s+)?call\s+me\s+[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*)?\W*$"
 )
 # A "remember that …" body about the speaker ("I'm …", "my …", "call me …").
 _ABOUT_SPEAKER = _re(r"(?:i|my|call\s+me)\b")
@@ -124,12 +142,18 @@ _REMEMBER = _re(
     r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
     r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
 )
+# The diets a person keeps one of at a time ("I'm vegetarian now, not vegan").
+DIET = (
+    r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|plant-based|omnivore"
+    r"|carnivore)"
+)
+# A correction; ``fix`` is one about the speaker, the kind a group may teach of them.
 _CORRECTION = _re(
     r"correction\s*[:—–-]\s*(?P<body>.+)"
     r"|(?:no|nope|sorry|oops|wait)\b[\s,.!]*(?P<meant>i\s+meant\s+.+)"
     r"|actually\s*[,:]?\s*(?P<fix>my\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|'s)\s+.+"
-    r"|i\s*'?\s*m\s+(?:a|an|based|from|not|now|in)\b.+|i\s+(?:live|work|moved|switched"
-    r"|changed)\b.+)"
+    rf"|i\s*'?\s*m\s+(?:(?:a|an|based|from|not|now|in)\b|(?:(?:now|strictly)\s+)?{DIET}\b).+"
+    r"|i\s+(?:live|work|moved|switched|changed)\b.+)"
 )
 # Verbs that start a standing instruction to the assistant ("always answer in French").
 _DIRECTIVE_VERBS = (
@@ -176,6 +200,7 @@ PROFESSION = (
 )
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
+    rf"|i\s*(?:'\s*m|\s+am)\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\W*$"
     rf"|i\s+am\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
     r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
@@ -205,6 +230,11 @@ _PET = (
     r"|turtle|snake|lizard|gecko|ferret|horse|pony|goldfish)"
 )
 _HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
+# Habits said with no object ("I don't smoke anymore", "I'm a heavy smoker").
+_HABIT_ALONE = r"(?:smoke|vape|drink)"
+_HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
+# What a person has one of and may sell or move on from ("I sold my car").
+_OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
 _LIKED = (
     r"(?!(?:it|that|this|these|those|the|you|your|him|her|them|us|me|myself|everything"
     r"|anything|nothing"
@@ -219,8 +249,18 @@ _EVERYDAY = _re(
     r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
     r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
     r"|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
-    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
-    rf"\s+any\s?more|i\s+no\s+longer\s+{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?)\W*$"
+    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+(?:{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
+    rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
+    rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
+    rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
+    # A habit or a thing owned, and moving on from it: "I'm a smoker", "I have a car",
+    # "I sold my car", "I moved out of Berlin" (a place, written with a capital).
+    rf"|(?P<habit>i\s*(?:'\s*m|\s+am)\s+(?:still\s+)?an?\s+{_HABITUAL})\W*$"
+    rf"|(?P<owned>i\s+(?:have|own)\s+an?\s+(?:new\s+)?{_OWNED})\W*$"
+    rf"|(?P<sold>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?(?:sold|got\s+rid\s+of)"
+    rf"\s+my\s+(?:old\s+)?{_OWNED})\W*$"
+    r"|(?P<left>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?moved\s+"
+    r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
     r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
     rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
 )
@@ -247,13 +287,18 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
 
-def detect_memory(text: str, *, in_group: bool = False) -> list[MemoryCandidate]:
+def detect_memory(
+    text: str, *, in_group: bool = False, addressed: bool = False
+) -> list[MemoryCandidate]:
     """Living-memory candidates stated in one user message, in order, without repeats.
 
     At most one per sentence; see the module docstring for the triggers, kinds and the
-    form of ``text``, and for what is learned from a message in a group (``in_group``).
+    form of ``text``, and for what is learned from a message in a group (``in_group``),
+    more of it when the message is ``addressed`` to the assistant.
     """
-    return _detect(text, in_group) if _TRIGGERS.may_match(text) else []
+    if not _TRIGGERS.may_match(text):
+        return []
+    return _detect(text, in_group, addressed)
 
 
 def detect_forgetting(text: str) -> list[MemoryCandidate]:
@@ -291,11 +336,11 @@ def _straight(text: str) -> str:
     return text.replace("’", "'").replace("‘", "'")
 
 
-def _detect(text: str, in_group: bool = False) -> list[MemoryCandidate]:
+def _detect(text: str, in_group: bool = False, addressed: bool = False) -> list[MemoryCandidate]:
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
-        candidate = _asked_in_group(sentence) if in_group else _candidate(sentence)
+        candidate = _asked_in_group(sentence, addressed) if in_group else _candidate(sentence)
         if candidate is not None and (key := (candidate.kind, candidate.text.lower())) not in seen:
             seen.add(key)
             found.append(candidate)
@@ -326,7 +371,7 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     return _statement(sentence, default=None)
 
 
-def _asked_in_group(sentence: str) -> MemoryCandidate | None:
+def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     """What a group message plainly asks the assistant to keep about the speaker (see the
     module docstring): nothing else said in a group is theirs to keep."""
     sentence = _FILLER.sub("", sentence, count=1)
@@ -337,7 +382,18 @@ def _asked_in_group(sentence: str) -> MemoryCandidate | None:
         body = _FILLER.sub("", (match["body"] or match["body2"] or match["body3"]).strip())
         return _statement(body, default="fact") if _ABOUT_SPEAKER.match(body) else None
     match = _NAME_ASKED.match(sentence)
-    return _name(match["ask"] or match["ask2"] or match["ask3"]) if match else None
+    if match:
+        return _name(match["ask"] or match["ask2"] or match["ask3"])
+    if not addressed:
+        return None
+    if _CALL_ME_ONLY.match(sentence):
+        return _name(sentence)  # "@bot call me Annie": asked of the assistant
+    # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
+    # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
+    match = _CORRECTION.match(sentence)
+    if match and match["fix"]:
+        return _name(match["fix"]) or _made("correction", match["fix"], _third_person)
+    return None
 
 
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
@@ -377,7 +433,20 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
     if match:
         if match["likes"]:
             return _made("preference", match["likes"], _third_person)
-        said = match["pets"] or match["pet_name"] or match["stopped"] or match["no_more"]
+        said = next(
+            match[group]
+            for group in (
+                "pets",
+                "pet_name",
+                "stopped",
+                "no_more",
+                "habit",
+                "owned",
+                "sold",
+                "left",
+            )
+            if match[group]
+        )
         return _made("fact", said, _third_person)
     match = _MY_PET.search(sentence)
     if match and match["name"] not in ("I", "Is"):
@@ -422,7 +491,7 @@ _AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll
 _MODALS = frozenset("can can't cannot could will won't would should must might may".split())
 _NO_CONJUGATION = frozenset(
     "was had did went grew got made used meant said thought knew came left took gave never"
-    " always also quit".split()
+    " always also quit sold".split()
 )
 _ADVERBS = frozenset(["no longer", *"now just recently finally still currently".split()])
 _IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}

@@ -218,6 +218,33 @@ async def test_group_policy_all_answers_everything(
     assert sent["text"] == "echo: [Ana] anyone?"
 
 
+async def test_a_name_is_learned_from_a_group_only_when_asked_of_the_bot(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    """With group_policy "all" every message is answered, but a bare "Call me Annie." may
+    be said to the room; mentioning the bot or replying to it makes it asked of the bot."""
+    async with running_telegram(
+        tmp_path, fake_upstream, telegram_api, group_policy="all"
+    ) as channel:
+        store = services_of(channel).store
+        await telegram_api.push_message("Call me Annie.", chat_id=-5, chat_type="group")
+        await telegram_api.push_message("call me when you land", chat_id=-5, chat_type="group")
+        await telegram_api.wait_for_sent(2)
+        assert await store.memory_facts("telegram:42") == []
+        await telegram_api.push_message(
+            "@chronorelay_bot Call me Annie.",
+            chat_id=-5,
+            chat_type="group",
+            entities=[{"type": "mention", "offset": 0, "length": 16}],
+        )
+        await telegram_api.push_message(
+            "Call me Jo.", chat_id=-5, chat_type="group", user_id=43, reply_to_bot=True
+        )
+        await telegram_api.wait_for_sent(4)
+        assert [f.text for f in await store.memory_facts("telegram:42")] == ["Name: Annie"]
+        assert [f.text for f in await store.memory_facts("telegram:43")] == ["Name: Jo"]
+
+
 async def test_forum_topic_is_the_thread_and_the_reply_stays_in_it(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:

@@ -534,18 +534,35 @@ async def test_what_someone_says_in_a_group_does_not_rewrite_their_personal_memo
     group = Person(relay, fake_upstream, clock, user="ann", thread="grp", chat_type="group")
     for text in (
         "My name is Bob. I live in Paris.",
-        "Call me Annie.",
+        "call me when you land",
         "I prefer answers in verse.",
         "Remember that the deadline is Friday.",
     ):
         await group.say(text, after=timedelta(minutes=1))
     listing = await dm.say("/memory", after=timedelta(minutes=1))
     assert "Name: Ann — " in listing and "Lives in Lisbon" in listing, listing
-    assert not any(word in listing for word in ("Bob", "Paris", "Annie", "verse", "deadline"))
-    # Asked of the assistant, it is theirs to keep, from wherever.
-    await group.say("Please call me Annie. Remember that I'm vegetarian.")
+    assert not any(word in listing for word in ("Bob", "Paris", "land", "verse", "deadline"))
+    # Asked of the assistant (each message the API brings is), it is theirs to keep.
+    await group.say("Call me Annie. Remember that I'm vegetarian.")
     listing = await dm.say("/memory", after=timedelta(minutes=1))
     assert "Name: Annie" in listing and "Is vegetarian" in listing and "Lisbon" in listing
+
+
+async def test_a_group_may_teach_the_speaker_what_they_ask_and_correct_of_themselves(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ann = Person(relay, fake_upstream, clock, user="ann", thread="ann-dm")
+    bob = Person(relay, fake_upstream, clock, user="bob", thread="bob-dm")
+    await ann.say("I'm vegan.")
+    await bob.say("I'm vegan.")
+    group = Person(relay, fake_upstream, clock, user="ann", thread="grp", chat_type="group")
+    await group.say("@bot remember I prefer metric units", after=timedelta(days=2))
+    await group.say("@bot actually I'm vegetarian now, not vegan", after=timedelta(minutes=1))
+    listing = await ann.say("/memory", after=timedelta(days=1))
+    assert "Prefers metric units" in listing and "Is vegetarian now, not vegan" in listing
+    assert "Is vegan" not in listing, listing
+    assert "Is vegan" in await bob.say("/memory")
 
 
 async def test_a_job_at_an_employer_follows_them_to_the_next_employer(
@@ -686,3 +703,17 @@ async def test_a_message_with_an_image_or_file_is_recorded_with_a_placeholder(
     status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
     assert status == 200, result
     assert "layout? [image] [audio] [file march invoices.pdf]” (2 messages)" in result["summary"]
+
+
+async def test_a_habit_or_a_home_given_up_retires_what_was_remembered(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Remember that I'm a smoker. I have a car. I live in Berlin.")
+    await ana.say("I don't smoke anymore.", after=timedelta(days=3))
+    await ana.say("Oh, and I sold my car. I moved out of Berlin.", after=timedelta(days=2))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    assert "Doesn't smoke anymore" in memory and "Sold their car" in memory, memory
+    assert "Moved out of Berlin" in memory
+    assert not any(old in memory for old in ("Is a smoker", "Has a car", "Lives in Berlin"))

@@ -73,6 +73,26 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("Remember that I smoke.", "I quit smoking."), ["Quit smoking"]),
         (("I love olives.", "I don't like olives."), ["Doesn't like olives"]),
         (("I hate mornings.", "I love mornings."), ["Loves mornings"]),
+        # A habit or a thing given up, or a place moved out of, ends it.
+        (("Remember that I'm a smoker.", "I quit smoking."), ["Quit smoking"]),
+        (("I'm a heavy smoker.", "I don't smoke anymore."), ["Doesn't smoke anymore"]),
+        (("I'm a smoker.", "I no longer smoke."), ["No longer smokes"]),
+        (("I'm a social drinker.", "I don't drink any more."), ["Doesn't drink any more"]),
+        (("I have a car.", "I sold my car."), ["Sold their car"]),
+        (("I have a car.", "I don't have a car anymore."), ["Doesn't have a car anymore"]),
+        (("I have a bike.", "I sold my car."), ["Has a bike", "Sold their car"]),
+        (("I live in Berlin.", "I moved out of Berlin."), ["Moved out of Berlin"]),
+        (
+            ("I live in Lisbon.", "I moved out of Berlin."),
+            ["Lives in Lisbon", "Moved out of Berlin"],
+        ),
+        (
+            ("I love coffee.", "I don't drink any more."),
+            ["Loves coffee", "Doesn't drink any more"],
+        ),
+        # A person keeps one diet at a time.
+        (("I'm vegan.", "Actually, I'm vegetarian now."), ["Is vegetarian now"]),
+        (("I'm vegetarian.", "I'm vegan."), ["Is vegan"]),
         (
             ("I love coffee.", "I love tea.", "I quit smoking."),
             ["Loves coffee", "Loves tea", "Quit smoking"],
@@ -134,9 +154,46 @@ async def test_a_group_message_does_not_rewrite_what_was_said_in_private(
 ) -> None:
     await learn_from_message(store, MemoryConfig(), ANA, "My name is Ann. I live in Lisbon.", NOW)
     for text in ("My name is Bob. I live in Paris.", "Call me Annie."):
-        await learn_from_message(store, MemoryConfig(), ANA, text, NOW, chat_type="group")
+        await learn_from_message(
+            store, MemoryConfig(), ANA, text, NOW, chat_type="group", addressed=False
+        )
     assert [f.text for f in await store.memory_facts(ANA)] == ["Name: Ann", "Lives in Lisbon"]
     await learn_from_message(
         store, MemoryConfig(), ANA, "Please call me Annie", NOW, chat_type="group"
     )
     assert [f.text for f in await store.memory_facts(ANA)] == ["Lives in Lisbon", "Name: Annie"]
+
+
+async def test_a_plain_call_me_in_a_group_is_learned_when_addressed_to_the_assistant(
+    store: SqliteStore,
+) -> None:
+    for addressed in (False, True):
+        await learn_from_message(
+            store,
+            MemoryConfig(),
+            ANA,
+            "Call me Annie.",
+            NOW,
+            chat_type="group",
+            addressed=addressed,
+        )
+        names = [f.text for f in await store.memory_facts(ANA)]
+        assert names == (["Name: Annie"] if addressed else [])
+
+
+async def test_a_group_teaches_the_speaker_their_own_correction_and_no_one_else(
+    store: SqliteStore,
+) -> None:
+    bob = "telegram:2"
+    await learn_from_message(store, MemoryConfig(), ANA, "Remember that I'm vegan.", NOW)
+    await learn_from_message(store, MemoryConfig(), bob, "Remember that I'm vegan.", NOW)
+    for text in (
+        "@bot remember I prefer metric units",
+        "@bot actually I'm vegetarian now, not vegan",
+    ):
+        await learn_from_message(store, MemoryConfig(), ANA, text, NOW, chat_type="group")
+    assert [f.text for f in await store.memory_facts(ANA)] == [
+        "Prefers metric units",
+        "Is vegetarian now, not vegan",
+    ]
+    assert [f.text for f in await store.memory_facts(bob)] == ["Is vegan"]

@@ -82,6 +82,12 @@ from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory,
         ("I quit smoking.", "fact", "Quit smoking"),
         ("I've given up sugar.", "fact", "Has given up sugar"),
         ("I no longer eat meat.", "fact", "No longer eats meat"),
+        ("I don't smoke anymore.", "fact", "Doesn't smoke anymore"),
+        ("I no longer smoke.", "fact", "No longer smokes"),
+        ("I'm a heavy smoker.", "fact", "Is a heavy smoker"),
+        ("I have a car.", "fact", "Has a car"),
+        ("I sold my car.", "fact", "Sold their car"),
+        ("I moved out of Berlin.", "fact", "Moved out of Berlin"),
         ("I love coffee!", "preference", "Loves coffee"),
         ("I hate mornings.", "preference", "Hates mornings"),
         ("I don't like olives.", "preference", "Doesn't like olives"),
@@ -110,6 +116,10 @@ def test_fires(text: str, kind: str, stored: str) -> None:
         "Is my name on the list?",
         # refusals and in-the-moment wishes
         "I prefer not to say.",
+        "I prefer the second option.",
+        "I prefer option B.",
+        "I like both.",
+        "I like the first one better.",
         "I'd prefer a shorter version of this one.",
         # hypotheticals and reported speech
         "If I were a lawyer I'd sue them.",
@@ -143,6 +153,9 @@ def test_fires(text: str, kind: str, stored: str) -> None:
         "Do you have a dog called Rex?",
         "my dog is sick",
         "I stopped by the shop.",
+        "I moved out of the way.",
+        "I have a car in the shop.",
+        "I sold my soul for this job.",
         "I stopped working on that.",
         "I quit.",
         "I love that idea.",
@@ -229,3 +242,72 @@ def test_in_a_group_only_what_is_asked_of_the_assistant(
     text: str, expected: list[MemoryCandidate]
 ) -> None:
     assert detect_memory(text, in_group=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Call me Annie.", [MemoryCandidate("name", "Name: Annie", replaces_kind=True)]),
+        ("Just call me Mary Jane", [MemoryCandidate("name", "Name: Mary Jane", True)]),
+        ("Remember that I'm vegetarian.", [MemoryCandidate("fact", "Is vegetarian")]),
+        # Still not a name, nor what the group hears about someone.
+        ("call me when you land", []),
+        ("Call me Monday morning.", []),
+        ("Call me back.", []),
+        ("Call me Annie, I'm off now, bye all", []),
+        ("My name is Bob. I live in Paris.", []),
+        ("I prefer short answers.", []),
+    ],
+)
+def test_in_a_group_a_plain_call_me_addressed_to_the_assistant_is_asked_of_it(
+    text: str, expected: list[MemoryCandidate]
+) -> None:
+    assert detect_memory(text, in_group=True, addressed=True) == expected
+
+
+def test_call_me_on_a_weekday_is_not_a_name() -> None:
+    assert detect_memory("Call me Monday.") == []
+    assert detect_memory("call me Friday evening") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "@bot remember I prefer metric units",
+            [MemoryCandidate("preference", "Prefers metric units")],
+        ),
+        (
+            "@bot actually I'm vegetarian now, not vegan",
+            [MemoryCandidate("correction", "Is vegetarian now, not vegan")],
+        ),
+        (
+            "Actually, my birthday is in June.",
+            [MemoryCandidate("correction", "Their birthday is in June")],
+        ),
+        ("Actually, I live in Lisbon now.", [MemoryCandidate("correction", "Lives in Lisbon now")]),
+        # A correction about the work, or a plain statement, is not the speaker's to keep.
+        ("@bot correction: the hearing is on Tuesday.", []),
+        ("No, I meant the other file.", []),
+        ("I'm vegetarian.", []),
+    ],
+)
+def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
+    text: str, expected: list[MemoryCandidate]
+) -> None:
+    assert detect_memory(text, in_group=True, addressed=True) == expected
+    if expected and expected[0].kind == "correction":
+        assert detect_memory(text, in_group=True) == []  # said to the room
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I'm vegetarian.", "Is vegetarian"),
+        ("I am a vegan.", "Is a vegan"),
+        ("Actually, I'm vegetarian now.", "Is vegetarian now"),
+    ],
+)
+def test_a_diet_is_a_fact(text: str, stored: str) -> None:
+    [candidate] = detect_memory(text)
+    assert candidate.text == stored
