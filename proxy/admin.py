@@ -373,7 +373,9 @@ def _validated(model: type[M], data: Any) -> M:
             f"the request body must be a JSON object with the keys {keys}, not {_kind(data)}"
         )
     try:
-        return model.model_validate(data)
+        # Strict whatever the model's own config: a JSON body has typed booleans and
+        # numbers, so "yes" for a boolean or "5" for a number is a mistake to report.
+        return model.model_validate(data, strict=True)
     except ValidationError as exc:
         raise RequestError(f"invalid request body: {describe_validation_error(exc)}") from exc
 

@@ -375,3 +375,21 @@ async def test_a_body_that_is_not_an_object_is_told_which_keys_to_send(
     message = answer["error"]["message"]
     assert message.startswith("the request body must be a JSON object with the keys ")
     assert keys in message and "_" + "Body" not in message
+
+
+async def test_policy_booleans_and_modes_must_be_json_types(relay: RunningServer) -> None:
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    path = "/admin/users/api:ana/policy"
+    for body, expected in [
+        ({"auto_clock_temporal_actions": "yes"}, "auto_clock_temporal_actions: Input should be"),
+        ({"auto_clock_temporal_actions": 1}, "auto_clock_temporal_actions: Input should be"),
+        ({"mode": 1}, "mode: Input should be"),
+    ]:
+        status, error = await call(relay, "PUT", path, body)
+        assert status == 400, body
+        assert expected in error["error"]["message"]
+        assert "bool" in error["error"]["message"] or "'off'" in error["error"]["message"]
+    status, user = await call(relay, "GET", "/admin/users/api:ana")
+    assert user["policy_overrides"] == {}
+    status, user = await call(relay, "PUT", path, {"auto_clock_temporal_actions": False})
+    assert status == 200 and user["policy_overrides"] == {"auto_clock_temporal_actions": False}
