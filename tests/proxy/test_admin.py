@@ -393,3 +393,53 @@ async def test_policy_booleans_and_modes_must_be_json_types(relay: RunningServer
     assert user["policy_overrides"] == {}
     status, user = await call(relay, "PUT", path, {"auto_clock_temporal_actions": False})
     assert status == 200 and user["policy_overrides"] == {"auto_clock_temporal_actions": False}
+
+
+@pytest.mark.parametrize(
+    ("refused", "expected"),
+    [
+        (
+            {"threads": {"agent:main:api:t": {"thread_kind": "x"}}},
+            "threads[\"agent:main:api:t\"].thread_kind: Input should be 'project', "
+            "'conversation', 'scheduling' or 'operations'",
+        ),
+        (
+            {"users": {"api:bo": {"calibration": {"activity_overrides": {"gym": {}}}}}},
+            'users["api:bo"].calibration.activity_overrides.gym.typical_minutes: Field required',
+        ),
+        (
+            {
+                "users": {
+                    "api:bo": {
+                        "calibration": {
+                            "activity_overrides": {
+                                "gym": {
+                                    "typical_minutes": "90",
+                                    "max_minutes": 120,
+                                    "updated_iso": "2026-02-01T12:00:00Z",
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            "gym.typical_minutes: Input should be a valid integer",
+        ),
+    ],
+)
+async def test_an_import_with_one_bad_record_imports_nothing(
+    relay: RunningServer, refused: dict[str, Any], expected: str
+) -> None:
+    good = {
+        "users": {"api:cy": {"default_tz": "Asia/Tokyo"}},
+        "threads": {"agent:main:api:fine": {"thread_kind": "project"}},
+    }
+    document: dict[str, Any] = {"version": 3}
+    for part in ("users", "threads"):
+        document[part] = {**good[part], **refused.get(part, {})}
+    status, body = await call(relay, "POST", "/admin/clock-state", document)
+    assert status == 400
+    assert body["error"]["message"].startswith("invalid clock-state file: ")
+    assert expected in body["error"]["message"]
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert exported["users"] == {} and exported["threads"] == {}
