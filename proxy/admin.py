@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from middleware.actions.model import load_actions
@@ -53,6 +54,37 @@ log = logging.getLogger(__name__)
 # Set on ``GET /admin/clock-state`` when the export left something out: how many warnings
 # the relay's log holds for it (each naming its user or thread).
 EXPORT_WARNINGS_HEADER = "X-Chronorelay-Export-Warnings"
+
+
+# The route label of an admin request that matched no route (a mistyped path).
+UNMATCHED_ROUTE = "unmatched"
+
+
+_COUNTED_METHODS = frozenset({"GET", "PUT", "POST", "DELETE"})
+
+
+@web.middleware
+async def count_admin_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Count every ``/admin/*`` answer, refusals included, by method, route template and
+    status. Outside the error middleware, so it sees the error responses it makes; a
+    request whose client went away before an answer is not counted."""
+    if not request.path.startswith("/admin/"):
+        return await handler(request)
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:  # a redirect, which the error middleware re-raises
+        _count_admin(request, exc.status)
+        raise
+    _count_admin(request, response.status)
+    return response
+
+
+def _count_admin(request: web.Request, status: int) -> None:
+    # Labels from closed sets only: a client's path or made-up method is no new series.
+    resource = request.match_info.route.resource
+    route = resource.canonical if resource is not None else UNMATCHED_ROUTE
+    method = request.method if request.method in _COUNTED_METHODS else "other"
+    request.app[SERVICES].metrics.count_admin_request(method, route, status)
 
 
 def add_routes(app: web.Application) -> None:

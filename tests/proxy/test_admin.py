@@ -443,3 +443,28 @@ async def test_an_import_with_one_bad_record_imports_nothing(
     assert expected in body["error"]["message"]
     status, exported = await call(relay, "GET", "/admin/clock-state")
     assert exported["users"] == {} and exported["threads"] == {}
+
+
+async def test_admin_requests_are_counted_by_route_template_and_status(
+    relay: RunningServer,
+) -> None:
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    await call(relay, "GET", "/admin/users/api:ana")
+    await call(relay, "GET", "/admin/users/api:ana")
+    await call(relay, "GET", "/admin/users/api:nobody")
+    await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Mars/Base"})
+    await call(relay, "GET", "/admin/clock-state", token=None)
+    await call(relay, "GET", "/admin/no-such-route/api:secret")
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/metrics") as response:
+            text = await response.text()
+    series = 'chronorelay_admin_requests_total{method="%s",route="%s",status="%s"}'
+    assert series % ("GET", "/admin/users/{user_key}", 200) + " 2.0" in text
+    assert series % ("GET", "/admin/users/{user_key}", 404) + " 1.0" in text
+    assert series % ("PUT", "/admin/users/{user_key}/timezone", 400) + " 1.0" in text
+    assert series % ("GET", "/admin/clock-state", 401) + " 1.0" in text
+    assert series % ("GET", "unmatched", 404) + " 1.0" in text
+    # User keys (and other made-up paths) never become label values.
+    assert "api:ana" not in text and "api:nobody" not in text and "secret" not in text
+    # The chat endpoint's counter is its own.
+    assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
