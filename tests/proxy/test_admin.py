@@ -468,3 +468,60 @@ async def test_admin_requests_are_counted_by_route_template_and_status(
     assert "api:ana" not in text and "api:nobody" not in text and "secret" not in text
     # The chat endpoint's counter is its own.
     assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
+
+
+async def test_an_operator_reads_writes_and_deletes_a_users_memory(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "remember that I am vegetarian", at="2026-02-09T10:00:00+09:00")
+    status, memory = await call(relay, "GET", "/admin/users/api:ana/memory")
+    assert status == 200 and memory["user_key"] == "api:ana"
+    [said] = memory["facts"]
+    assert (said["source"], said["confidence"]) == ("user", 0.95)
+    assert said["created_at"] == "2026-02-09T01:00:00+00:00"
+
+    status, added = await call(
+        relay, "POST", "/admin/users/api:ana/memory", {"kind": "preference", "text": " Tea "}
+    )
+    assert status == 201 and added["added"] is True
+    fact = added["fact"]
+    assert (fact["kind"], fact["text"], fact["source"], fact["confidence"]) == (
+        "preference",
+        "Tea",
+        "admin",
+        1.0,
+    )
+    status, again = await call(
+        relay, "POST", "/admin/users/api:ana/memory", {"kind": "preference", "text": "tea"}
+    )
+    assert status == 200 and again["added"] is False
+    status, memory = await call(relay, "GET", "/admin/users/api:ana/memory")
+    assert [f["text"] for f in memory["facts"]] == [said["text"], "Tea"]
+
+    path = f"/admin/users/api:ana/memory/{fact['fact_id']}"
+    status, deleted = await call(relay, "DELETE", path)
+    assert status == 200 and deleted["deleted"] is True
+    status, error = await call(relay, "DELETE", path)
+    assert status == 404 and "GET /admin/users/api:ana/memory" in error["error"]["message"]
+    status, memory = await call(relay, "GET", "/admin/users/api:ana/memory")
+    assert [f["text"] for f in memory["facts"]] == [said["text"]]
+
+
+async def test_memory_writes_are_validated_strictly(relay: RunningServer) -> None:
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    path = "/admin/users/api:ana/memory"
+    for body, expected in [
+        ({"kind": "opinion", "text": "x"}, "kind: Input should be 'name', 'fact'"),
+        ({"kind": "fact", "text": "   "}, "text: String should have at least 1 character"),
+        ({"kind": "fact", "text": 5}, "text: Input should be a valid string"),
+        ({"kind": "fact"}, "text: Field required"),
+        ({"kind": "fact", "text": "x", "confidence": 0.2}, "confidence: Extra inputs"),
+    ]:
+        status, error = await call(relay, "POST", path, body)
+        assert status == 400, body
+        assert expected in error["error"]["message"]
+    status, memory = await call(relay, "GET", path)
+    assert memory["facts"] == []
+    for method in ("GET", "POST"):
+        status, error = await call(relay, method, "/admin/users/api:nobody/memory", {})
+        assert status == 404 and "no user 'api:nobody'" in error["error"]["message"]
