@@ -210,13 +210,17 @@ async def post_user_memory(request: web.Request) -> web.Response:
     )
 
 
+_MAX_FACT_ID = 2**63 - 1
+
+
 async def delete_user_memory(request: web.Request) -> web.Response:
     """``DELETE /admin/users/{user_key}/memory/{fact_id}``: forget one of the person's facts."""
     services = _admin(request)
     key = request.match_info["user_key"]
     fact_id = int(request.match_info["fact_id"])
     await _user(services.store, key)
-    if not await services.store.delete_memory_fact(key, fact_id):
+    # Past SQLite's integers no fact can have the id (and the driver would overflow).
+    if fact_id > _MAX_FACT_ID or not await services.store.delete_memory_fact(key, fact_id):
         raise NotFoundError(
             f"user {key!r} has no remembered fact {fact_id}; GET /admin/users/{key}/memory "
             "lists their facts with their ids"
