@@ -12,10 +12,11 @@ import dataclasses
 import json
 import logging
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, ValidationError
+from aiohttp.typedefs import Handler
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from middleware.actions.model import load_actions
 from middleware.awareness.stage import awareness_sections
@@ -34,10 +35,13 @@ from middleware.clock.state_file import (
 )
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import agent_timezone, get_zone
+from middleware.continuity.model import MemoryFact, MemoryKind
 from middleware.continuity.stage import preview_cards
 from middleware.errors import NotFoundError, RequestError
 from middleware.identity import split_user_key, thread_channel
 from middleware.injection import trim_sections, wrap
+from middleware.memory.confidence import confidence_now
+from middleware.memory.learn import enforce_limit
 from middleware.store import ClockData, ImportCounts, Store, ThreadState, UserState
 from middleware.types import JSON, Turn
 from proxy.assembly import awareness_settings, clock_settings
@@ -55,6 +59,37 @@ log = logging.getLogger(__name__)
 EXPORT_WARNINGS_HEADER = "X-Chronorelay-Export-Warnings"
 
 
+# The route label of an admin request that matched no route (a mistyped path).
+UNMATCHED_ROUTE = "unmatched"
+
+
+_COUNTED_METHODS = frozenset({"GET", "PUT", "POST", "DELETE"})
+
+
+@web.middleware
+async def count_admin_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Count every ``/admin/*`` answer, refusals included, by method, route template and
+    status. Outside the error middleware, so it sees the error responses it makes; a
+    request whose client went away before an answer is not counted."""
+    if not request.path.startswith("/admin/"):
+        return await handler(request)
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:  # a redirect, which the error middleware re-raises
+        _count_admin(request, exc.status)
+        raise
+    _count_admin(request, response.status)
+    return response
+
+
+def _count_admin(request: web.Request, status: int) -> None:
+    # Labels from closed sets only: a client's path or made-up method is no new series.
+    resource = request.match_info.route.resource
+    route = resource.canonical if resource is not None else UNMATCHED_ROUTE
+    method = request.method if request.method in _COUNTED_METHODS else "other"
+    request.app[SERVICES].metrics.count_admin_request(method, route, status)
+
+
 def add_routes(app: web.Application) -> None:
     """Register every admin route on ``app``."""
     # ``.+``: a platform id may contain '/', and keys are matched up to the fixed suffix.
@@ -62,6 +97,9 @@ def add_routes(app: web.Application) -> None:
     app.router.add_put("/admin/users/{user_key:.+}/timezone", put_user_timezone)
     app.router.add_get("/admin/users/{user_key:.+}/policy", _method_not_allowed)
     app.router.add_put("/admin/users/{user_key:.+}/policy", put_user_policy)
+    app.router.add_get("/admin/users/{user_key:.+}/memory", get_user_memory)
+    app.router.add_post("/admin/users/{user_key:.+}/memory", post_user_memory)
+    app.router.add_delete(r"/admin/users/{user_key:.+}/memory/{fact_id:\d+}", delete_user_memory)
     app.router.add_get("/admin/users/{user_key:.+}", get_user)
     app.router.add_get("/admin/threads/{thread_key:.+}/clock", get_thread_clock)
     app.router.add_post("/admin/threads/{thread_key:.+}/preview", preview)
@@ -83,6 +121,11 @@ class _TimezoneBody(_Body):
 
 class _LinksBody(_Body):
     user_keys: list[str]
+
+
+class _MemoryBody(_Body):
+    kind: MemoryKind
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 
 
 class _PreviewBody(_Body):
@@ -135,6 +178,54 @@ async def put_user_policy(request: web.Request) -> web.Response:
         raise _no_user(key)
     user = await _user(services.store, key)
     return web.json_response(await _user_json(services.store, user, services.clock.now()))
+
+
+async def get_user_memory(request: web.Request) -> web.Response:
+    """``GET /admin/users/{user_key}/memory``: the person's remembered facts (spec 003,
+    living memory), oldest first, each with how sure memory is of it now."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    await _user(services.store, key)
+    facts = await services.store.memory_facts(key)
+    now = services.clock.now()
+    return web.json_response({"user_key": key, "facts": [_fact_json(f, now) for f in facts]})
+
+
+async def post_user_memory(request: web.Request) -> web.Response:
+    """``POST /admin/users/{user_key}/memory`` ``{"kind": "fact", "text": "..."}``: remember
+    a fact for the person as the operator's (confidence 1.0, never aged out; spec 003 §8).
+    201 with the fact; 200 with ``"added": false`` when the person already has that text
+    (it then counts as mentioned again)."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    await _user(services.store, key)
+    body = _validated(_MemoryBody, await _read_json(request))
+    now = services.clock.now()
+    fact = await services.store.add_memory_fact(key, body.kind, body.text, source="admin", at=now)
+    if fact is None:
+        return web.json_response({"user_key": key, "added": False, "text": body.text})
+    await enforce_limit(services.store, key, services.config.memory.max_facts)
+    return web.json_response(
+        {"user_key": key, "added": True, "fact": _fact_json(fact, now)}, status=201
+    )
+
+
+_MAX_FACT_ID = 2**63 - 1
+
+
+async def delete_user_memory(request: web.Request) -> web.Response:
+    """``DELETE /admin/users/{user_key}/memory/{fact_id}``: forget one of the person's facts."""
+    services = _admin(request)
+    key = request.match_info["user_key"]
+    fact_id = int(request.match_info["fact_id"])
+    await _user(services.store, key)
+    # Past SQLite's integers no fact can have the id (and the driver would overflow).
+    if fact_id > _MAX_FACT_ID or not await services.store.delete_memory_fact(key, fact_id):
+        raise NotFoundError(
+            f"user {key!r} has no remembered fact {fact_id}; GET /admin/users/{key}/memory "
+            "lists their facts with their ids"
+        )
+    return web.json_response({"user_key": key, "fact_id": fact_id, "deleted": True})
 
 
 async def post_links(request: web.Request) -> web.Response:
@@ -373,7 +464,9 @@ def _validated(model: type[M], data: Any) -> M:
             f"the request body must be a JSON object with the keys {keys}, not {_kind(data)}"
         )
     try:
-        return model.model_validate(data)
+        # Strict whatever the model's own config: a JSON body has typed booleans and
+        # numbers, so "yes" for a boolean or "5" for a number is a mistake to report.
+        return model.model_validate(data, strict=True)
     except ValidationError as exc:
         raise RequestError(f"invalid request body: {describe_validation_error(exc)}") from exc
 
@@ -419,6 +512,21 @@ async def _user_json(store: Store, user: UserState, now: datetime) -> JSON:
         "policy_overrides": data.policy_overrides,
         "calibration": data.calibration,
         "latest_actions": actions,
+    }
+
+
+def _fact_json(fact: MemoryFact, now: datetime) -> JSON:
+    return {
+        "fact_id": fact.fact_id,
+        "user_key": fact.user_key,
+        "kind": fact.kind,
+        "text": fact.text,
+        "source": fact.source,
+        "created_at": iso_utc(fact.created_at),
+        "last_mentioned_at": iso_utc(fact.last_mentioned_at),
+        "confidence": fact.confidence,
+        "confidence_now": round(confidence_now(fact, now), 2),
+        "source_entry_id": fact.source_entry_id,
     }
 
 

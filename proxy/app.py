@@ -27,7 +27,9 @@ def build_app(
 ) -> web.Application:
     """The relay app. Store and upstream are opened on startup and closed on cleanup."""
     app = web.Application(
-        middlewares=[errors_middleware], client_max_size=config.server.max_body_bytes
+        # Outermost first: the admin counter sees the answers the error middleware makes.
+        middlewares=[admin.count_admin_requests, errors_middleware],
+        client_max_size=config.server.max_body_bytes,
     )
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:

@@ -34,6 +34,12 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self.admin_requests = Counter(
+            "chronorelay_admin_requests",
+            "Admin API requests answered, by method, route template and HTTP status.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
         self.upstream_latency = Histogram(
             "chronorelay_upstream_latency_seconds",
             "Time from sending a request upstream to its first byte (stream) or body.",
@@ -64,6 +70,12 @@ class Metrics:
         if child is None:
             child = self._request_children[label, status] = self.requests.labels(label, status)
         child.inc()
+
+    def count_admin_request(self, method: str, route: str, status: int) -> None:
+        """One ``/admin/*`` request answered with ``status``. ``route`` is the matched
+        route's template (``/admin/users/{user_key}``), never the path: user and thread
+        keys would each become a series of their own."""
+        self.admin_requests.labels(method, route, str(status)).inc()
 
     def count_error(self, kind: str) -> None:
         """One request that ended in an error of ``kind``."""

@@ -22,6 +22,8 @@ from typing import Any
 __all__ = ["TEMPLATES", "ActivityTemplate", "expected_minutes", "match_activity"]
 
 _DAY = timedelta(hours=24)
+# The longest duration a calibration may hold for an activity: a week.
+MAX_CALIBRATED_MINUTES = 7 * 24 * 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,4 +188,4 @@ def _positive(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return None
     # the upper bound keeps inf (and absurd values) out of int()
-    return int(value) if 1 <= value <= 7 * 24 * 60 else None
+    return int(value) if 1 <= value <= MAX_CALIBRATED_MINUTES else None

@@ -22,13 +22,16 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     StringConstraints,
     ValidationError,
     ValidationInfo,
+    model_validator,
 )
 
 from middleware.actions.model import Action
-from middleware.clock.policy import Mode
+from middleware.actions.templates import MAX_CALIBRATED_MINUTES
+from middleware.clock.policy import THREAD_KINDS, Mode, ThreadKind
 from middleware.clock.source import CLOCK_SKEW
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
@@ -47,7 +50,6 @@ VERSION = 3
 # Problems listed in one error message; the rest are counted.
 _MAX_PROBLEMS = 20
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 
 def iso_utc(instant: datetime) -> str:
@@ -100,15 +102,6 @@ def _zone(name: str) -> str:
     return name
 
 
-def _kind(kind: str) -> str:
-    if not _KIND.match(kind):
-        raise ValueError(
-            f"{kind!r} is not a thread kind; use one word such as 'project', "
-            "'conversation', 'scheduling' or 'operations'"
-        )
-    return kind
-
-
 def _action(entry: Any) -> dict[str, Any]:
     # Stored as given (fields of other implementations included), once it parses: an
     # entry that does not would be dropped on every read, an unusable one fail them.
@@ -132,7 +125,6 @@ Instant = Annotated[datetime, BeforeValidator(_past_instant)]
 Zone = Annotated[str, AfterValidator(_zone)]
 UserKey = Annotated[str, AfterValidator(_user_key)]
 ThreadKey = Annotated[str, AfterValidator(_thread_key)]
-Kind = Annotated[str, AfterValidator(_kind)]
 LatestAction = Annotated[dict[str, Any], AfterValidator(_action)]
 
 
@@ -163,19 +155,52 @@ class _Overrides(_Model):
     auto_clock_temporal_actions: bool | None = None
 
 
+Minutes = Annotated[int, Field(ge=1, le=MAX_CALIBRATED_MINUTES)]
+
+
+class _ActivityOverride(_Model):
+    """One activity's calibrated durations, as the relay writes them (``calibrate``)."""
+
+    typical_minutes: Minutes
+    max_minutes: Minutes
+    updated_iso: Instant
+
+    @model_validator(mode="after")
+    def _max_covers_typical(self) -> _ActivityOverride:
+        if self.max_minutes < self.typical_minutes:
+            raise ValueError(
+                f"max_minutes ({self.max_minutes}) is less than typical_minutes "
+                f"({self.typical_minutes}); the maximum must be at least the typical duration"
+            )
+        return self
+
+
+class _Calibration(_Model):
+    """Spec 000 §10.2 ``calibration``: what the relay reads of it must be usable, or the
+    user's reported durations would silently be ignored. Other keys are kept as given."""
+
+    model_config = ConfigDict(extra="allow")
+
+    activity_overrides: (
+        dict[Annotated[str, StringConstraints(min_length=1)], _ActivityOverride] | None
+    ) = None
+
+
 class _User(_Model):
     default_tz: Zone | None = None
     policy_overrides: _Overrides | None = None
     last_interaction_any_channel_iso: Instant | None = None
     channels: dict[ThreadKey, _Channel] | None = None
     latest_actions: list[LatestAction] | None = None
-    calibration: dict[str, Any] | None = None
+    calibration: _Calibration | None = None
     # Ours (v3 readers ignore it): the place the user last said they are in.
     located: _Located | None = None
 
 
 class _Thread(_Model):
-    thread_kind: Kind | None = None
+    # The kinds the relay's rules know (a kind of another implementation would never match
+    # one, and the thread would silently lose its check-ins).
+    thread_kind: ThreadKind | None = None
     # Ours (v3 readers ignore them): an API thread's key does not say whether it is a
     # group, and whether its kind was chosen decides whether the relay may infer one.
     thread_kind_source: KindSource | None = None
@@ -228,6 +253,7 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
     problems += _link_problems(links, set(parsed.users or {}))
     if problems:
         raise RequestError(f"invalid clock-state file: {_listed(problems)}")
+    raw_users = data.get("users") or {}
     users = tuple(
         UserClockState(
             user_key=key,
@@ -243,7 +269,8 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
                 for thread, times in (user.channels or {}).items()
             },
             latest_actions=list(user.latest_actions or []),
-            calibration=dict(user.calibration or {}),
+            # Kept as given, once valid: its instants and other keys verbatim.
+            calibration=dict(raw_users[key].get("calibration") or {}),
             located=_stated(user.located),
         )
         for key, user in (parsed.users or {}).items()
@@ -402,7 +429,17 @@ def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[
                     f"use it (it already ignores it); set it again with PUT "
                     f"/admin/users/{user.user_key}/policy"
                 )
-        users.append(replace(user, latest_actions=actions, policy_overrides=overrides))
+        calibration, left_out = _usable_calibration(user.calibration)
+        warnings += [
+            f"user {user.user_key!r}: the stored calibration {what} is left out because it "
+            f"is unusable ({problem}); the relay already ignores it"
+            for what, problem in left_out
+        ]
+        users.append(
+            replace(
+                user, latest_actions=actions, policy_overrides=overrides, calibration=calibration
+            )
+        )
     threads = []
     for thread in snapshot.threads:
         if thread.session_tz is not None and not is_valid_zone(thread.session_tz):
@@ -412,9 +449,41 @@ def exportable(snapshot: ClockStateSnapshot) -> tuple[ClockStateSnapshot, tuple[
                 "unset (null), as the clock already reads it (it uses the users' zones)"
             )
             thread = replace(thread, session_tz=None)
+        if thread.kind is not None and thread.kind not in THREAD_KINDS:
+            warnings.append(
+                f"thread {thread.thread_key!r}: the stored thread kind {thread.kind!r} is not "
+                f"one the relay knows ({', '.join(THREAD_KINDS)}), so it is exported as unset "
+                "(null), as the check-in rules already read it (a conversation)"
+            )
+            thread = replace(thread, kind=None, kind_source=None)
         threads.append(thread)
     exported = ClockStateSnapshot(users=tuple(users), threads=tuple(threads), links=snapshot.links)
     return exported, tuple(warnings)
+
+
+def _usable_calibration(
+    calibration: dict[str, Any],
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """``calibration`` without the activity overrides that would not import again, and
+    for each left out, what it was and why."""
+    overrides = calibration.get("activity_overrides")
+    if overrides is None:
+        return calibration, []
+    if not isinstance(overrides, dict):
+        kept = {key: value for key, value in calibration.items() if key != "activity_overrides"}
+        return kept, [("activity_overrides", "not a JSON object")]
+    usable: dict[str, Any] = {}
+    left_out = []
+    for activity, entry in overrides.items():
+        try:
+            _Calibration.model_validate({"activity_overrides": {activity: entry}})
+        except ValidationError as exc:
+            left_out.append((f"for {activity!r}", describe_validation_error(exc)))
+        else:
+            usable[activity] = entry
+    if not left_out:
+        return calibration, []
+    return {**calibration, "activity_overrides": usable}, left_out
 
 
 def delta_hours(session_tz: str | None, agent_tz: str, at: datetime) -> int | float | None:
@@ -432,7 +501,7 @@ def _iso(instant: datetime | None) -> str | None:
 
 def describe_validation_error(exc: ValidationError) -> str:
     """Every problem pydantic found, each as ``<JSON path>: <what is wrong>``."""
-    return _listed([f"{_path(e['loc'])}: {_message(e['msg'])}" for e in exc.errors()])
+    return _listed([f"{_path(e['loc'])}: {_message(e['type'], e['msg'])}" for e in exc.errors()])
 
 
 def _listed(problems: list[str]) -> str:
@@ -441,7 +510,13 @@ def _listed(problems: list[str]) -> str:
     return "; ".join(listed) + (f"; and {more} more" if more > 0 else "")
 
 
-def _message(msg: str) -> str:
+# pydantic's words for "not an object" name a class ("instance of _Calibration").
+_NOT_AN_OBJECT = frozenset({"model_type", "model_attributes_type", "dict_type"})
+
+
+def _message(kind: str, msg: str) -> str:
+    if kind in _NOT_AN_OBJECT:
+        return "Input should be a JSON object"
     return msg.removeprefix("Value error, ")
 
 

@@ -21,6 +21,31 @@ from middleware.errors import StoreError
 
 log = logging.getLogger(__name__)
 
+# What ``middleware.commands.match_command`` takes for a command, in SQL (which has no
+# regular expressions): '/', a name of letters and '_', optionally '@' and a bot name of
+# letters, digits and '_', then the end or whitespace (Python's, every ``str.isspace``).
+_NAME_CHARS = "'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_'"
+_BOT_CHARS = "'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_'"
+_SPACE = (
+    "char(9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, "
+    "8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288)"
+)
+
+
+def _ends_or_spaces(rest: str) -> str:
+    """SQL: ``rest`` is empty, all whitespace, or starts with whitespace."""
+    return f"(ltrim({rest}, {_SPACE}) = '' OR instr({_SPACE}, substr({rest}, 1, 1)) > 0)"
+
+
+_AFTER_NAME = f"ltrim(substr(text, 2), {_NAME_CHARS})"
+_AFTER_BOT = f"ltrim(substr({_AFTER_NAME}, 2), {_BOT_CHARS})"
+IS_COMMAND_TEXT = f"""(
+    substr(text, 1, 1) = '/' AND length({_AFTER_NAME}) < length(text) - 1 AND (
+        {_ends_or_spaces(_AFTER_NAME)}
+        OR (substr({_AFTER_NAME}, 1, 1) = '@'
+            AND length({_AFTER_BOT}) < length({_AFTER_NAME}) - 1
+            AND {_ends_or_spaces(_AFTER_BOT)})))"""
+
 # Every instant column holds text produced by ``to_db``: e.g. 2024-03-01T09:30:00.000000+00:00.
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (
@@ -442,6 +467,18 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         -- NULL for rows stored before, and for turns that cannot be a resend.
         ALTER TABLE messages ADD COLUMN place_fingerprint TEXT;
         ALTER TABLE messages ADD COLUMN place_index INTEGER;
+        """,
+    ),
+    (
+        17,
+        f"""
+        -- Migration 15's backfill also marked messages that only start like a command,
+        -- such as a path ("/etc/hosts is gone"), which then dropped out of their sessions.
+        -- Unmarked: the rows starting with '/' that the command matcher does not take (the
+        -- relay marks no such message itself; its other answers, "clock: …", start
+        -- otherwise).
+        UPDATE messages SET command = 0
+        WHERE command = 1 AND substr(text, 1, 1) = '/' AND NOT {IS_COMMAND_TEXT};
         """,
     ),
 )

@@ -12,6 +12,7 @@ from typing import Any
 import aiosqlite
 import pytest
 
+from middleware.commands import match_command
 from middleware.errors import StoreError
 from middleware.store import InboundRecord, SqliteStore
 from middleware.store.migrations import LATEST_VERSION, MIGRATIONS, from_db, to_db
@@ -518,3 +519,60 @@ async def test_injections_for_finds_only_the_keys_asked_for(store: SqliteStore) 
     }
     assert await store.injections_for("other", [("m1", 1), ("m2", 0)]) == {("m1", 1): "elsewhere"}
     assert await store.injections_for(THREAD, []) == {}
+
+
+# User messages as a version-14 store held them: commands, and ordinary messages that only
+# look like one to a glance at their first characters.
+OLD_USER_TEXTS = (
+    "/time",
+    "/recap@chrono_bot",
+    "/tz Asia/Tokyo",
+    "/Memory forget 2",
+    "/time\n",
+    "/time\u00a0please",
+    "/usr",
+    "/etc/hosts is gone, help",
+    "/home/ana/notes.txt: can you read it?",
+    "/tmp-dir is full",
+    "/time@",
+    "/time@bot!",
+    "/123",
+    " /time",
+    "hello /time",
+    "hello",
+    "",
+)
+
+
+async def test_a_version_14_file_gets_exactly_its_commands_marked(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        await migrate_to(conn, 14)
+        at = to_db(T0)
+        await conn.execute(
+            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
+            "VALUES ('telegram:42', 'telegram', '42', ?)",
+            (at,),
+        )
+        await conn.execute(
+            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+            "VALUES (?, 'telegram', 'group', ?)",
+            (THREAD, at),
+        )
+        for text in OLD_USER_TEXTS:
+            for role, user in (("user", "telegram:42"), ("assistant", None)):
+                await conn.execute(
+                    "INSERT INTO messages (thread_key, user_key, role, text, at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (THREAD, user, role, text, at),
+                )
+
+    opened = SqliteStore(db_path)
+    await opened.open()
+    await opened.close()
+    rows = await sql(db_path, "SELECT role, text, command FROM messages ORDER BY id")
+    marked = {(role, text) for role, text, command in rows if command}
+    commands = {("user", text) for text in OLD_USER_TEXTS if match_command(text) is not None}
+    assert marked == commands
+    assert ("user", "/tz Asia/Tokyo") in marked and ("user", "/usr") in marked
+    assert len(rows) == 2 * len(OLD_USER_TEXTS)

@@ -375,3 +375,154 @@ async def test_a_body_that_is_not_an_object_is_told_which_keys_to_send(
     message = answer["error"]["message"]
     assert message.startswith("the request body must be a JSON object with the keys ")
     assert keys in message and "_" + "Body" not in message
+
+
+async def test_policy_booleans_and_modes_must_be_json_types(relay: RunningServer) -> None:
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    path = "/admin/users/api:ana/policy"
+    for body, expected in [
+        ({"auto_clock_temporal_actions": "yes"}, "auto_clock_temporal_actions: Input should be"),
+        ({"auto_clock_temporal_actions": 1}, "auto_clock_temporal_actions: Input should be"),
+        ({"mode": 1}, "mode: Input should be"),
+    ]:
+        status, error = await call(relay, "PUT", path, body)
+        assert status == 400, body
+        assert expected in error["error"]["message"]
+        assert "bool" in error["error"]["message"] or "'off'" in error["error"]["message"]
+    status, user = await call(relay, "GET", "/admin/users/api:ana")
+    assert user["policy_overrides"] == {}
+    status, user = await call(relay, "PUT", path, {"auto_clock_temporal_actions": False})
+    assert status == 200 and user["policy_overrides"] == {"auto_clock_temporal_actions": False}
+
+
+@pytest.mark.parametrize(
+    ("refused", "expected"),
+    [
+        (
+            {"threads": {"agent:main:api:t": {"thread_kind": "x"}}},
+            "threads[\"agent:main:api:t\"].thread_kind: Input should be 'project', "
+            "'conversation', 'scheduling' or 'operations'",
+        ),
+        (
+            {"users": {"api:bo": {"calibration": {"activity_overrides": {"gym": {}}}}}},
+            'users["api:bo"].calibration.activity_overrides.gym.typical_minutes: Field required',
+        ),
+        (
+            {
+                "users": {
+                    "api:bo": {
+                        "calibration": {
+                            "activity_overrides": {
+                                "gym": {
+                                    "typical_minutes": "90",
+                                    "max_minutes": 120,
+                                    "updated_iso": "2026-02-01T12:00:00Z",
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            "gym.typical_minutes: Input should be a valid integer",
+        ),
+    ],
+)
+async def test_an_import_with_one_bad_record_imports_nothing(
+    relay: RunningServer, refused: dict[str, Any], expected: str
+) -> None:
+    good = {
+        "users": {"api:cy": {"default_tz": "Asia/Tokyo"}},
+        "threads": {"agent:main:api:fine": {"thread_kind": "project"}},
+    }
+    document: dict[str, Any] = {"version": 3}
+    for part in ("users", "threads"):
+        document[part] = {**good[part], **refused.get(part, {})}
+    status, body = await call(relay, "POST", "/admin/clock-state", document)
+    assert status == 400
+    assert body["error"]["message"].startswith("invalid clock-state file: ")
+    assert expected in body["error"]["message"]
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert exported["users"] == {} and exported["threads"] == {}
+
+
+async def test_admin_requests_are_counted_by_route_template_and_status(
+    relay: RunningServer,
+) -> None:
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    await call(relay, "GET", "/admin/users/api:ana")
+    await call(relay, "GET", "/admin/users/api:ana")
+    await call(relay, "GET", "/admin/users/api:nobody")
+    await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Mars/Base"})
+    await call(relay, "GET", "/admin/clock-state", token=None)
+    await call(relay, "GET", "/admin/no-such-route/api:secret")
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/metrics") as response:
+            text = await response.text()
+    series = 'chronorelay_admin_requests_total{method="%s",route="%s",status="%s"}'
+    assert series % ("GET", "/admin/users/{user_key}", 200) + " 2.0" in text
+    assert series % ("GET", "/admin/users/{user_key}", 404) + " 1.0" in text
+    assert series % ("PUT", "/admin/users/{user_key}/timezone", 400) + " 1.0" in text
+    assert series % ("GET", "/admin/clock-state", 401) + " 1.0" in text
+    assert series % ("GET", "unmatched", 404) + " 1.0" in text
+    # User keys (and other made-up paths) never become label values.
+    assert "api:ana" not in text and "api:nobody" not in text and "secret" not in text
+    # The chat endpoint's counter is its own.
+    assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
+
+
+async def test_an_operator_reads_writes_and_deletes_a_users_memory(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "remember that I am vegetarian", at="2026-02-09T10:00:00+09:00")
+    status, memory = await call(relay, "GET", "/admin/users/api:ana/memory")
+    assert status == 200 and memory["user_key"] == "api:ana"
+    [said] = memory["facts"]
+    assert (said["source"], said["confidence"]) == ("user", 0.95)
+    assert said["created_at"] == "2026-02-09T01:00:00+00:00"
+
+    status, added = await call(
+        relay, "POST", "/admin/users/api:ana/memory", {"kind": "preference", "text": " Tea "}
+    )
+    assert status == 201 and added["added"] is True
+    fact = added["fact"]
+    assert (fact["kind"], fact["text"], fact["source"], fact["confidence"]) == (
+        "preference",
+        "Tea",
+        "admin",
+        1.0,
+    )
+    status, again = await call(
+        relay, "POST", "/admin/users/api:ana/memory", {"kind": "preference", "text": "tea"}
+    )
+    assert status == 200 and again["added"] is False
+    status, memory = await call(relay, "GET", "/admin/users/api:ana/memory")
+    assert [f["text"] for f in memory["facts"]] == [said["text"], "Tea"]
+
+    path = f"/admin/users/api:ana/memory/{fact['fact_id']}"
+    status, deleted = await call(relay, "DELETE", path)
+    assert status == 200 and deleted["deleted"] is True
+    for gone in (path, "/admin/users/api:ana/memory/99999999999999999999999"):
+        status, error = await call(relay, "DELETE", gone)
+        assert status == 404 and "GET /admin/users/api:ana/memory" in error["error"]["message"]
+    status, memory = await call(relay, "GET", "/admin/users/api:ana/memory")
+    assert [f["text"] for f in memory["facts"]] == [said["text"]]
+
+
+async def test_memory_writes_are_validated_strictly(relay: RunningServer) -> None:
+    await chat(relay, "hi", at="2026-02-09T10:00:00+09:00")
+    path = "/admin/users/api:ana/memory"
+    for body, expected in [
+        ({"kind": "opinion", "text": "x"}, "kind: Input should be 'name', 'fact'"),
+        ({"kind": "fact", "text": "   "}, "text: String should have at least 1 character"),
+        ({"kind": "fact", "text": 5}, "text: Input should be a valid string"),
+        ({"kind": "fact"}, "text: Field required"),
+        ({"kind": "fact", "text": "x", "confidence": 0.2}, "confidence: Extra inputs"),
+    ]:
+        status, error = await call(relay, "POST", path, body)
+        assert status == 400, body
+        assert expected in error["error"]["message"]
+    status, memory = await call(relay, "GET", path)
+    assert memory["facts"] == []
+    for method in ("GET", "POST"):
+        status, error = await call(relay, method, "/admin/users/api:nobody/memory", {})
+        assert status == 404 and "no user 'api:nobody'" in error["error"]["message"]

@@ -53,3 +53,15 @@ def test_names_a_client_makes_up_share_one_series_and_one_child() -> None:
         'chronorelay_requests_total{channel="other",status="200"} 50.0' in metrics.render().decode()
     )
     assert len(metrics._request_children) == 1  # nothing kept per made-up name
+
+
+def test_admin_requests_are_labelled_by_method_route_and_status() -> None:
+    metrics = Metrics()
+    assert "chronorelay_admin_requests_total{" not in metrics.render().decode()
+    metrics.count_admin_request("GET", "/admin/users/{user_key}", 404)
+    metrics.count_admin_request("GET", "/admin/users/{user_key}", 404)
+    text = metrics.render().decode()
+    assert (
+        'chronorelay_admin_requests_total{method="GET",route="/admin/users/{user_key}",'
+        'status="404"} 2.0'
+    ) in text

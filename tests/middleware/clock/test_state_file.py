@@ -53,7 +53,11 @@ SPEC_EXAMPLE: dict[str, Any] = {
             ],
             "calibration": {
                 "activity_overrides": {
-                    "meal:dinner": {"typical_minutes": 90, "max_minutes": 240},
+                    "meal:dinner": {
+                        "typical_minutes": 90,
+                        "max_minutes": 240,
+                        "updated_iso": "2026-02-01T12:00:00+09:00",
+                    },
                 }
             },
             "nickname": "ignored",
@@ -255,7 +259,20 @@ def test_unknown_versions_are_refused(document: object, expected: str) -> None:
         ),
         (
             {"threads": {DM: {"thread_kind": "project|conversation"}}},
-            "is not a thread kind",
+            f"threads[\"{DM}\"].thread_kind: Input should be 'project', 'conversation', "
+            "'scheduling' or 'operations'",
+        ),
+        (
+            {"threads": {DM: {"thread_kind": "x"}}},
+            f"threads[\"{DM}\"].thread_kind: Input should be 'project'",
+        ),
+        (
+            {"users": {"telegram:42": {"calibration": ["meal:dinner"]}}},
+            'users["telegram:42"].calibration: Input should be a JSON object',
+        ),
+        (
+            {"users": {"telegram:42": {"calibration": {"activity_overrides": {"gym": 90}}}}},
+            "calibration.activity_overrides.gym: Input should be a JSON object",
         ),
         (
             {"users": {"telegram:42": {"policy_overrides": {"mode": "loud"}}}},
@@ -456,3 +473,82 @@ def test_a_chat_type_the_thread_key_contradicts_is_refused() -> None:
         f"invalid clock-state file: threads[\"{GROUP}\"].chat_type: 'dm' contradicts the key, "
         "which names a group chat; use 'group' or leave it out"
     )
+
+
+CALIBRATED = {"typical_minutes": 90, "max_minutes": 240, "updated_iso": "2026-02-01T12:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"typical_minutes": "90"}, ".typical_minutes: Input should be a valid integer"),
+        ({"typical_minutes": 90.5}, ".typical_minutes: Input should be a valid integer"),
+        ({"typical_minutes": True}, ".typical_minutes: Input should be a valid integer"),
+        ({"typical_minutes": 0}, ".typical_minutes: Input should be greater than or equal to 1"),
+        ({"max_minutes": 10081}, ".max_minutes: Input should be less than or equal to 10080"),
+        ({"max_minutes": 60}, ": max_minutes (60) is less than typical_minutes (90)"),
+        ({"updated_iso": "yesterday"}, ".updated_iso: 'yesterday' is not an ISO 8601 instant"),
+        (
+            {"updated_iso": "2099-01-01T00:00Z"},
+            ".updated_iso: '2099-01-01T00:00Z' is in the future",
+        ),
+        ({"max_minutes": None}, ".max_minutes: Input should be a valid integer"),
+    ],
+)
+def test_a_malformed_calibration_is_refused_with_its_path(
+    change: dict[str, Any], expected: str
+) -> None:
+    entry = {**CALIBRATED, **change}
+    document = {
+        "version": 3,
+        "users": {"telegram:42": {"calibration": {"activity_overrides": {"gym": entry}}}},
+    }
+    with pytest.raises(RequestError, match="invalid clock-state file") as caught:
+        read_clock_state(document, now=WINTER)
+    path = 'users["telegram:42"].calibration.activity_overrides.gym'
+    assert path + expected in str(caught.value)
+
+
+@pytest.mark.parametrize("missing", ["typical_minutes", "max_minutes", "updated_iso"])
+def test_a_calibration_without_a_field_is_refused(missing: str) -> None:
+    entry = {key: value for key, value in CALIBRATED.items() if key != missing}
+    document = {
+        "version": 3,
+        "users": {"telegram:42": {"calibration": {"activity_overrides": {"gym": entry}}}},
+    }
+    with pytest.raises(RequestError) as caught:
+        read_clock_state(document)
+    assert f"activity_overrides.gym.{missing}: Field required" in str(caught.value)
+
+
+def test_a_valid_calibration_is_kept_as_given() -> None:
+    calibration = {"activity_overrides": {"gym": CALIBRATED}, "theirs": [1, 2]}
+    document = {"version": 3, "users": {"telegram:42": {"calibration": calibration}}}
+    [user] = read_clock_state(document, now=WINTER).users
+    assert user.calibration == calibration
+
+
+def test_unknown_kinds_and_unusable_calibration_are_exported_as_unset_with_a_warning() -> None:
+    # Stored before imports were checked: the export leaves them out so it imports again.
+    snapshot = ClockStateSnapshot(
+        users=(
+            UserClockState(
+                user_key="telegram:42",
+                calibration={
+                    "activity_overrides": {"gym": CALIBRATED, "walk": {"typical_minutes": "x"}},
+                    "theirs": 1,
+                },
+            ),
+        ),
+        threads=(ThreadClockState(thread_key=DM, kind="x", kind_source="explicit"),),
+    )
+    exported, warnings = exportable(snapshot)
+    [user] = exported.users
+    assert user.calibration == {"activity_overrides": {"gym": CALIBRATED}, "theirs": 1}
+    [thread] = exported.threads
+    assert (thread.kind, thread.kind_source) == (None, None)
+    assert len(warnings) == 2
+    assert "calibration for 'walk' is left out" in warnings[0]
+    assert "thread kind 'x' is not one the relay knows" in warnings[1]
+    document = write_clock_state(exported, agent_tz="UTC", at=WINTER)
+    assert read_clock_state(document, now=WINTER).users[0].calibration == user.calibration
