@@ -1,18 +1,7 @@
 """The embedded SQLite ``Store``: the standard ``sqlite3`` module and aiosqlite.
 
-Three connections, all in autocommit mode so every transaction is one we wrote:
-
-- the inline writer, on the event loop's own thread: single writes (every turn's inbound
-  message and reply) go through ``GroupCommitWriter`` (``sqlite_writer``), which applies
-  each write whole, in order, and commits the writes of one loop iteration together, so
-  the statements of two concurrent turns never interleave (spec 000 §10.3: atomic, locked
-  state updates);
-- the threaded writer (aiosqlite) for multi-statement transactions (import, export,
-  timezones) and the end of each WAL checkpoint, serialised by an ``asyncio.Lock``, and for
-  writes that must wait for a file another process holds;
-- the reader, ``query_only`` (aiosqlite), for lookups and the bulk of each WAL checkpoint.
-  WAL lets it read the last committed state while a writer works; queued writes are
-  applied before a read, so a read sees every write made before it.
+The connections, their lifecycle and transactions are ``SqliteConnections``
+(``sqlite_connection``), which ``SqliteStore`` extends with the ``Store`` methods.
 
 ``record_inbound`` is on the path of every turn, so each write is a few statements that
 move timestamps in SQL (``MAX``/``CASE`` on the fixed-format ISO text, whose string order
@@ -25,15 +14,10 @@ of users, threads and participants, ``sqlite_threads``.
 from __future__ import annotations
 
 import asyncio
-import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Any, TypeVar
-
-import aiosqlite
+from typing import Any
 
 from middleware.continuity.model import (
     CardSources,
@@ -45,7 +29,6 @@ from middleware.continuity.model import (
     Session,
     WorkContext,
 )
-from middleware.errors import StoreError
 from middleware.store import sqlite_awareness as awareness
 from middleware.store import sqlite_continuity as continuity
 from middleware.store import sqlite_continuity_log as continuity_log
@@ -69,7 +52,7 @@ from middleware.store.base import (
     ThreadState,
     UserState,
 )
-from middleware.store.migrations import apply_migrations, from_db, to_db
+from middleware.store.migrations import from_db, to_db
 from middleware.store.sqlite_clock_state import (
     SELECT_CLOCK_DATA,
     clock_data_from_row,
@@ -78,7 +61,7 @@ from middleware.store.sqlite_clock_state import (
     prior_from_row,
     read_prior,
 )
-from middleware.store.sqlite_connection import connect
+from middleware.store.sqlite_connection import SqliteConnections
 from middleware.store.sqlite_injections import (
     HAS_INJECTIONS,
     INJECTION_KEYS_PER_QUERY,
@@ -88,7 +71,7 @@ from middleware.store.sqlite_injections import (
     save_injection_write,
     select_injections_for,
 )
-from middleware.store.sqlite_prior_cache import PriorRows, Row
+from middleware.store.sqlite_prior_cache import Row
 from middleware.store.sqlite_threads import (
     SELECT_PARTICIPANTS,
     SELECT_THREAD,
@@ -110,101 +93,15 @@ from middleware.store.sqlite_turns import (
     reply_write,
     start_inbound,
 )
-from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
-class SqliteStore:
+class SqliteStore(SqliteConnections):
     """The ``Store`` on one SQLite file (WAL mode), created with its directory if missing.
 
     Not usable before ``open()``; every method then raises ``StoreError`` when SQLite
     fails, with the file's path in the message. Passing a naive ``datetime`` is a
     programming error and raises ``ValueError``.
     """
-
-    def __init__(self, path: str | Path, *, commit_delay: float = 0.0) -> None:
-        """``commit_delay``: seconds a write may wait for others to share its commit (see
-        ``sqlite_writer``); 0 commits at the end of the loop iteration."""
-        self._path = Path(path)
-        self._commit_delay = commit_delay
-        self._writer: aiosqlite.Connection | None = None
-        self._reader: aiosqlite.Connection | None = None
-        self._write_lock = asyncio.Lock()
-        self._batcher: GroupCommitWriter | None = None
-        # The prior-state rows of recent pairs, so a turn's message need not read them.
-        self._priors = PriorRows()
-
-    @property
-    def path(self) -> Path:
-        """The database file."""
-        return self._path
-
-    async def open(self) -> None:
-        """Create the directory and file if needed, set the pragmas, apply migrations.
-
-        Raises ``StoreError`` naming the path when it cannot be created, opened or
-        migrated; nothing is left open in that case. Opening an open store does nothing.
-        """
-        # Under the write lock, so no write can slip in before the migrations are done.
-        async with self._write_lock:
-            if self._writer is not None:
-                return
-            try:
-                await asyncio.to_thread(self._path.parent.mkdir, parents=True, exist_ok=True)
-                self._writer = await connect(self._path)
-                await self._writer.executescript("PRAGMA synchronous = NORMAL;")
-                rows = list(await self._writer.execute_fetchall("PRAGMA journal_mode = WAL"))
-                if str(rows[0][0]).lower() != "wal":
-                    # Still correct, only slower and with readers blocking the writer.
-                    log.warning("SQLite at %s refused WAL mode (got %s)", self._path, rows[0][0])
-                version = await apply_migrations(self._writer, str(self._path))
-                self._reader = await connect(self._path)
-                await self._reader.executescript("PRAGMA query_only = ON;")
-                # Opened on the loop's thread, which alone uses it (a local file: quick).
-                inline = connect_inline(str(self._path))
-                self._batcher = GroupCommitWriter(
-                    inline,
-                    self._writer,
-                    self._write_lock,
-                    self._store_error,
-                    self._reader,
-                    commit_delay=self._commit_delay,
-                    on_begin=self._priors.began,
-                    on_failure=self._priors.clear,
-                )
-            except (OSError, sqlite3.Error) as exc:
-                await self._close_connections()
-                raise StoreError(
-                    f"cannot open the SQLite store at {self._path}: {exc}. Check that the path "
-                    "is a file in a directory the relay's user can write to, or set "
-                    "[store] path to one."
-                ) from exc
-            except BaseException:
-                await self._close_connections()
-                raise
-            log.info("SQLite store open at %s (schema version %d)", self._path, version)
-
-    async def close(self) -> None:
-        """Apply the queued writes, then close both connections; safe to call twice."""
-        if self._batcher is not None:
-            await self._batcher.close()
-            self._batcher = None
-        async with self._write_lock:
-            await self._close_connections()
-
-    async def ping(self) -> bool:
-        """Whether ``SELECT 1`` answers on the reader; ``False`` if closed or failing."""
-        if self._reader is None:
-            return False
-        try:
-            rows = list(await self._reader.execute_fetchall("SELECT 1"))
-        except (sqlite3.Error, ValueError):
-            # ValueError: aiosqlite's "Connection closed", if close() raced us.
-            return False
-        return bool(rows) and rows[0][0] == 1
 
     async def record_inbound(self, record: InboundRecord) -> InboundResult:
         """See ``Store.record_inbound``. The id is the message's row id. Applied at once,
@@ -645,98 +542,3 @@ class SqliteStore:
 
     async def claim_job_mark(self, job: str, scope: str, mark: str, *, at: datetime) -> bool:
         return await continuity.claim_job_mark(self._write, job, scope, mark, at)
-
-    # -- plumbing ----------------------------------------------------------------------
-
-    async def _close_connections(self) -> None:
-        for conn in (self._reader, self._writer):
-            if conn is not None:
-                try:
-                    await conn.close()
-                except sqlite3.Error as exc:
-                    log.warning("closing the SQLite store at %s failed: %s", self._path, exc)
-        self._reader = self._writer = None
-
-    async def _read(self) -> aiosqlite.Connection:
-        """The reader, once every write made or queued so far is committed (including any
-        the worker thread has): reads see them. Returns at once when nothing is pending."""
-        if self._reader is None or self._batcher is None:
-            raise self._not_open()
-        await self._batcher.drain()
-        return self._reader
-
-    async def _fetch(self, sql: str, params: Any = ()) -> list[Any]:
-        """The rows of one query on the reader (see ``_read``)."""
-        return list(await (await self._read()).execute_fetchall(sql, params))
-
-    def _not_open(self) -> StoreError:
-        return StoreError(f"the SQLite store at {self._path} is not open; call open() first")
-
-    @contextmanager
-    def _translate(self, action: str) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise self._store_error(action, exc) from exc
-
-    async def _write(self, action: str, write: Callable[[sqlite3.Connection], T]) -> T:
-        """Apply one write now (after the queued ones); it commits with the others written
-        meanwhile. Raises ``StoreError`` naming ``action`` if SQLite fails. It may change
-        any prior state: the held rows are dropped."""
-        self._priors.clear()
-        return await self._group_writer().write(action, write)
-
-    def _submit(
-        self,
-        action: str,
-        write: Callable[[sqlite3.Connection], T],
-        *,
-        one_statement: bool = False,
-    ) -> asyncio.Future[T]:
-        """Queue one write, applied in the next loop iteration; the future resolves
-        when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails.
-        ``one_statement``: see ``GroupCommitWriter.submit``. Only for writes that change no
-        prior state, or whose change the caller applies to the held rows."""
-        return self._group_writer().submit(action, write, one_statement=one_statement)
-
-    def _group_writer(self) -> GroupCommitWriter:
-        if self._batcher is None:
-            raise self._not_open()
-        return self._batcher
-
-    def _store_error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        error = StoreError(f"the SQLite store at {self._path} could not {action}: {exc}")
-        error.__cause__ = exc
-        return error
-
-    async def _snapshot(self, action: str, read: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``read`` in the reader's thread inside one read transaction: one hop and
-        one consistent view, however many statements it takes."""
-        with self._translate(action):
-            return await continuity.read_snapshot(await self._read(), read)
-
-    @asynccontextmanager
-    async def _transaction(self, action: str) -> AsyncIterator[aiosqlite.Connection]:
-        """The writer, inside one ``BEGIN IMMEDIATE`` that commits if the body returns and
-        rolls back if it raises; other writers wait on the lock until it ends."""
-        if self._batcher is None:
-            raise self._not_open()
-        self._priors.clear()
-        # The writes queued before this transaction land before it.
-        await self._batcher.drain()
-        async with self._write_lock:
-            conn = self._writer
-            if conn is None:
-                raise self._not_open()
-            self._batcher.commit_before_locking()
-            with self._translate(action):
-                await conn.execute_fetchall("BEGIN IMMEDIATE")
-                try:
-                    yield conn
-                    await conn.commit()
-                except BaseException:
-                    # The worker thread runs calls in order, so even when we were
-                    # cancelled mid-statement this rollback lands after that statement
-                    # and before the next transaction's BEGIN.
-                    await conn.rollback()
-                    raise
