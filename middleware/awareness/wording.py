@@ -121,13 +121,21 @@ def _said(action: Action, now: datetime) -> str:
 def _due(action: Action, now: datetime) -> str:
     """When a planned action that has begun was set for (its label has no time); it is
     only asked about once it has. One given a day but no time may happen until that day
-    ends."""
+    ends; a deadline ("by Friday") until it is due."""
+    if action.deadline is not None and action.due_by is not None:
+        if action.due_by <= now:
+            return f", due by {action.deadline}, which passed {ago(now - action.due_by)}"
+        return f", due by {action.deadline} (in {_ahead(action.due_by - now)})"
     if action.due_by is not None:
         if action.due_by <= now:
             return f", set for a day (no time given) that ended {ago(now - action.due_by)}"
-        ends = ago(action.due_by - now).removesuffix(" ago")
-        return f", set for a day (no time given) that ends in {ends}"
+        return f", set for a day (no time given) that ends in {_ahead(action.due_by - now)}"
     return "" if action.start_at is None else f", set for {ago(now - action.start_at)}"
+
+
+def _ahead(delta: timedelta) -> str:
+    """'3 days 14 hours' from now (``ago`` without its "ago")."""
+    return ago(delta).removesuffix(" ago")
 
 
 def cue(match: CueMatch, now: datetime) -> str:

@@ -257,6 +257,26 @@ async def test_an_obligation_for_a_day_is_stored_as_a_plan(talk: Conversation) -
     ]
 
 
+async def test_a_deadline_is_due_by_its_day_not_starting_on_it(talk: Conversation) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin; "by Friday" is due when Fri 6 Nov ends there.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I need to finish the report by Friday")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Finish the report"
+    assert "start_iso" not in stored
+    assert (stored["due_by_iso"], stored["deadline"]) == ("2026-11-06T23:00:00+00:00", "Fri 6 Nov")
+    listing = reply_text(await talk.say("/actions", after=timedelta(hours=1)))
+    assert "1. Finish the report — due by Fri 6 Nov, planned" in listing
+    assert "starts in" not in listing
+
+    # After Friday: looked back on as due, never as something that started.
+    talk.clock.set(datetime(2026, 11, 7, 8, 0, tzinfo=UTC))
+    after = await talk.block_for("hi again")
+    assert '"Finish the report", due by Fri 6 Nov, which passed 9 hours ago' in after
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Finish the report — was due by Fri 6 Nov, likely done" in listing
+
+
 async def test_a_plan_for_a_day_with_no_time_is_open_all_that_day(talk: Conversation) -> None:
     # START is Mon 2 Nov 10:00 in Berlin; "tomorrow" is all of Tue 3 Nov there.
     await talk.say("/tz Europe/Berlin")
