@@ -275,18 +275,34 @@ def _checkin(
     if rule.then.offer_recap:
         now_lines.append(wording.offer_recap(rule.id, elapsed))
     if rule.then.allow_hedged_reference:
-        # The newest action not mentioned before; one the cue line already asks about is
-        # not asked about twice, and one whose time has not come (or whose day is not
-        # over, when no time was given) has nothing to look back on yet.
+        # The newest action there is something to say about; one the cue line already
+        # asks about is not asked about twice.
         candidates = [
             a
             for a in sorted(visible, key=lambda a: a.recorded_at)
-            if a != cued and a.referenced_at is None and a.is_past_due(facts.now)
+            if a != cued and _to_mention(a, facts.now)
         ]
         if candidates:
             referenced = candidates[-1]
             now_lines.append(wording.hedged_reference(rule.id, referenced, facts.now))
     return now_lines, referenced
+
+
+def _to_mention(action: Action, now: datetime) -> bool:
+    """Whether a check-in may mention ``action`` now (spec 000 §9), once each way: looking
+    back once its time has come ("how did the gym go?"; for a plan given only a day, once
+    that day is over, even if it was looked ahead to), or looking ahead on the day a plan
+    was set for with no time ("gym tomorrow"), which has begun but may be hours off."""
+    if action.is_past_due(now):
+        return action.referenced_at is None or (
+            action.due_by is not None and action.referenced_at < action.due_by
+        )
+    return (
+        action.referenced_at is None
+        and action.due_by is not None
+        and action.start_at is not None
+        and action.start_at <= now
+    )
 
 
 def _new(

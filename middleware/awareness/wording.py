@@ -102,9 +102,13 @@ def offer_recap(rule_id: str, elapsed: timedelta) -> str:
 
 def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
     template = TEMPLATES.get(action.activity or "")
-    question = (
-        template.question if template else f"did you end up getting to {action.label.lower()}?"
-    )
+    if not action.is_past_due(now):
+        # Its day has come but not gone: nothing to look back on yet.
+        question = f"are you still planning to {action.label[:1].lower()}{action.label[1:]}?"
+    elif template is not None:
+        question = template.question
+    else:
+        question = f"did you end up getting to {action.label.lower()}?"
     return (
         f"Check-in ({rule_id}): {_said(action, now)}: "
         f'"{action.label}"{_due(action, now)} ({_status(action, now)}). If it fits, mention it '
