@@ -57,6 +57,7 @@ def new_action(
     action_id: str,
     start: datetime | None = None,
     due_by: datetime | None = None,
+    deadline: str | None = None,
 ) -> Action:
     """An action recorded ``now`` in ``thread_key`` (a ``chat_type`` chat) from what was
     detected (§6.3, §6.4).
@@ -77,6 +78,8 @@ def new_action(
     ("gym tomorrow", "call the dentist today"), keeps it planned until then and is when
     its TTL starts counting: it is looked back on after its day, not during it. It is
     ignored, like ``start``, when not after ``now`` or for an action already under way.
+    ``deadline``, the user's own words for when a deadline ("by Friday") is due, comes
+    with a ``due_by`` and no ``start``, and goes with ``due_by``.
     """
     template = TEMPLATES.get(detected.activity or "") if detected.temporal else None
     typical: int | None = None
@@ -91,6 +94,8 @@ def new_action(
         start = None
     if due_by is not None and (due_by <= now or detected.status != "planned"):
         due_by = None
+    if due_by is None:
+        deadline = None
     opens = start or now
     expires = (due_by or opens) + ttl
     if maximum is not None:
@@ -115,6 +120,7 @@ def new_action(
         start_at=start,
         chat_type=chat_type,
         due_by=due_by,
+        deadline=deadline,
     )
 
 

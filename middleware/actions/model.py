@@ -2,7 +2,7 @@
 
 The stored shape is the spec's §10.2 ``latest_actions`` entry, plus a few optional fields
 of ours (``activity``, ``scope``, ``user_key``, ``chat_type``, ``quote``, ``start_iso``,
-``updated_iso``, ``due_by_iso``);
+``updated_iso``, ``due_by_iso``, ``deadline``);
 a document exported here is a valid v3 clock-state file, and v3 entries from elsewhere
 load (an entry stored before a field of ours existed loads without it).
 
@@ -64,6 +64,10 @@ class Action:
     # For a plan given a day but no time ("gym tomorrow", "call the dentist on Friday"):
     # the end of that day (of the span the user gave). It may happen any time before.
     due_by: datetime | None = None
+    # For a deadline ("finish the report by Friday"): when it is due as the user meant it,
+    # in their zone when they said it ("Fri 27 Nov", "Mon 23 Nov 17:00"). Such an action
+    # has no start: it may be done any time until ``due_by``.
+    deadline: str | None = None
 
     @property
     def window_opens_at(self) -> datetime:
@@ -130,6 +134,7 @@ class Action:
             "updated_iso": _iso(self.updated_at),
             "referenced_iso": _iso(self.referenced_at),
             "due_by_iso": _iso(self.due_by),
+            "deadline": self.deadline,
         }
         data.update({key: value for key, value in optional.items() if value is not None})
         return data
@@ -172,6 +177,7 @@ class Action:
                 start_at=_instant(start_raw, "start_iso") if start_raw else None,
                 chat_type=_choice(chat_raw, ChatType, "chat_type") if chat_raw else None,
                 due_by=_instant(due_raw, "due_by_iso") if due_raw else None,
+                deadline=_optional_text(data.get("deadline"), "deadline"),
             )
             # Every instant its status is worked out from must exist in the calendar.
             longest = max(action.expected_typical_minutes or 0, action.expected_max_minutes or 0)

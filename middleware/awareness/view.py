@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
+from zoneinfo import ZoneInfo
+
+from babel.dates import format_datetime
 
 from middleware.actions.cues import find_cue
 from middleware.actions.detect import (
@@ -45,6 +48,7 @@ from middleware.actions.lifecycle import (
 )
 from middleware.actions.model import Action, Scope, Source, load_actions
 from middleware.awareness import wording
+from middleware.clock.parsing import ParseResult
 from middleware.clock.policy import (
     CheckinRule,
     CheckinsPolicy,
@@ -56,6 +60,7 @@ from middleware.clock.policy import (
     evaluate,
     rule_elapsed,
 )
+from middleware.clock.zones import is_valid_zone
 from middleware.impact.intent import mentions_impactful_action
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
@@ -64,6 +69,8 @@ ClockOp = Callable[[ClockData], ClockData]
 
 # An inferred "scheduling" kind is persisted only at or above this confidence (§5.2).
 _CONFIDENT = 0.8
+# "by Friday", "by 5pm": when something is due, not when it begins.
+_DEADLINE = re.compile(r"by\s", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,18 +275,34 @@ def _checkin(
     if rule.then.offer_recap:
         now_lines.append(wording.offer_recap(rule.id, elapsed))
     if rule.then.allow_hedged_reference:
-        # The newest action not mentioned before; one the cue line already asks about is
-        # not asked about twice, and one whose time has not come (or whose day is not
-        # over, when no time was given) has nothing to look back on yet.
+        # The newest action there is something to say about; one the cue line already
+        # asks about is not asked about twice.
         candidates = [
             a
             for a in sorted(visible, key=lambda a: a.recorded_at)
-            if a != cued and a.referenced_at is None and a.is_past_due(facts.now)
+            if a != cued and _to_mention(a, facts.now)
         ]
         if candidates:
             referenced = candidates[-1]
             now_lines.append(wording.hedged_reference(rule.id, referenced, facts.now))
     return now_lines, referenced
+
+
+def _to_mention(action: Action, now: datetime) -> bool:
+    """Whether a check-in may mention ``action`` now (spec 000 §9), once each way: looking
+    back once its time has come ("how did the gym go?"; for a plan given only a day, once
+    that day is over, even if it was looked ahead to), or looking ahead on the day a plan
+    was set for with no time ("gym tomorrow"), which has begun but may be hours off."""
+    if action.is_past_due(now):
+        return action.referenced_at is None or (
+            action.due_by is not None and action.referenced_at < action.due_by
+        )
+    return (
+        action.referenced_at is None
+        and action.due_by is not None
+        and action.start_at is not None
+        and action.start_at <= now
+    )
 
 
 def _new(
@@ -299,7 +322,7 @@ def _new(
     bank tomorrow at 9am" would read as the day after once that day came. A day with no
     time ("gym tomorrow") gives its end as well: the plan is open all that day."""
     policy = settings.actions
-    start, due_by, phrase = _start(turn, said)
+    start, due_by, phrase, deadline = _start(turn, said)
     if phrase:
         undated = re.sub(rf"\s*\b{re.escape(phrase)}\b", "", detected.label, flags=re.IGNORECASE)
         undated = undated.strip(" ,;:-")
@@ -322,35 +345,66 @@ def _new(
         action_id=f"act_{secrets.token_hex(4)}",
         start=start,
         due_by=due_by,
+        deadline=deadline,
     )
 
 
-def _start(turn: Turn, said: str) -> tuple[datetime | None, datetime | None, str]:
+class _When(NamedTuple):
+    """When an action the user placed in time begins or is due, and the phrase that said so."""
+
+    start: datetime | None = None
+    due_by: datetime | None = None
+    phrase: str = ""
+    deadline: str | None = None  # when it is due, as the user meant it ("Fri 27 Nov")
+
+
+def _start(turn: Turn, said: str) -> _When:
     """The first later instant a time phrase in ``said`` gives ("call the bank tomorrow at
     9"), as the clock stage read the message in its session zone (spec 000 §4.3: a phrase
     with no zone to anchor it gives none), the end of the day it names when it gives no
     time ("tomorrow", "today": a start at midnight is not when anyone goes to the gym),
     and that phrase. A phrase that could mean several instants ("at 9": 09:00 or 21:00)
-    gives the earliest: the action cannot begin before it."""
+    gives the earliest: the action cannot begin before it. A deadline ("by Friday", "by
+    5pm") gives no start, only when it is due: the end of that day, or that time."""
     now = turn.received_at
     for found in turn.time_expressions:
         if found.matched_text not in said:
             continue
+        phrase = found.matched_text
+        due = found.end_instant or found.start_instant
+        if _DEADLINE.match(phrase) and due is not None and due > now:
+            return _When(None, due, phrase, _deadline_stamp(found, due))
         if found.start_instant and found.end_instant and found.end_instant > now:
             start = found.start_instant if found.start_instant > now else None
-            return start, found.end_instant, found.matched_text
+            return _When(start, found.end_instant, phrase)
         readings = (found.start_instant,) if found.start_instant else found.candidates
         later = [instant for instant in readings if instant > now]
         if later:
-            return min(later), None, found.matched_text
-    return None, None, ""
+            return _When(min(later), None, phrase)
+    return _When()
+
+
+def _deadline_stamp(found: ParseResult, due: datetime) -> str | None:
+    """'Fri 27 Nov' for a day ("by Friday": due when it ends), 'Fri 27 Nov 17:00' for a
+    time, in the zone the phrase was read in (``None`` for a fixed offset, which names no
+    place whose calendar the user lives by)."""
+    if found.zone is None or not is_valid_zone(found.zone):
+        return None
+    tz = ZoneInfo(found.zone)
+    if found.end_instant is None:
+        return format_datetime(due, "EEE d MMM HH:mm", tzinfo=tz, locale="en")
+    # A span's end is exclusive: the day due is the one before it.
+    return format_datetime(due - timedelta(microseconds=1), "EEE d MMM", tzinfo=tz, locale="en")
 
 
 def _starts_within_its_life(action: Action) -> bool:
     """Whether an action the user placed on a later day got the start that day gives,
     and will still be kept when it comes: one stored without it ("tomorrow" with no zone
     to anchor it) would be asked about before its day, and one beyond ``max_ttl`` would
-    expire before it begins."""
+    expire before it begins. A deadline ("by Friday") has no start, only when it is due,
+    and is kept until then."""
+    if action.start_at is None and action.deadline is not None and action.due_by is not None:
+        return action.expires_at > action.due_by
     return action.start_at is not None and action.expires_at > action.start_at
 
 

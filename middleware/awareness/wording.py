@@ -102,9 +102,13 @@ def offer_recap(rule_id: str, elapsed: timedelta) -> str:
 
 def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
     template = TEMPLATES.get(action.activity or "")
-    question = (
-        template.question if template else f"did you end up getting to {action.label.lower()}?"
-    )
+    if not action.is_past_due(now):
+        # Its day has come but not gone: nothing to look back on yet.
+        question = f"are you still planning to {action.label[:1].lower()}{action.label[1:]}?"
+    elif template is not None:
+        question = template.question
+    else:
+        question = f"did you end up getting to {action.label.lower()}?"
     return (
         f"Check-in ({rule_id}): {_said(action, now)}: "
         f'"{action.label}"{_due(action, now)} ({_status(action, now)}). If it fits, mention it '
@@ -121,13 +125,21 @@ def _said(action: Action, now: datetime) -> str:
 def _due(action: Action, now: datetime) -> str:
     """When a planned action that has begun was set for (its label has no time); it is
     only asked about once it has. One given a day but no time may happen until that day
-    ends."""
+    ends; a deadline ("by Friday") until it is due."""
+    if action.deadline is not None and action.due_by is not None:
+        if action.due_by <= now:
+            return f", due by {action.deadline}, which passed {ago(now - action.due_by)}"
+        return f", due by {action.deadline} (in {_ahead(action.due_by - now)})"
     if action.due_by is not None:
         if action.due_by <= now:
             return f", set for a day (no time given) that ended {ago(now - action.due_by)}"
-        ends = ago(action.due_by - now).removesuffix(" ago")
-        return f", set for a day (no time given) that ends in {ends}"
+        return f", set for a day (no time given) that ends in {_ahead(action.due_by - now)}"
     return "" if action.start_at is None else f", set for {ago(now - action.start_at)}"
+
+
+def _ahead(delta: timedelta) -> str:
+    """'3 days 14 hours' from now (``ago`` without its "ago")."""
+    return ago(delta).removesuffix(" ago")
 
 
 def cue(match: CueMatch, now: datetime) -> str:

@@ -101,9 +101,11 @@ def _listing(shown: list[tuple[int, Action]], now: datetime, *, group: bool) -> 
 def _when(action: Action, now: datetime) -> str:
     """How old the action is, or for one set for later when it is set for: its label no
     longer says ("tomorrow at 9" would be wrong the next day). One given a day but no
-    time is open until that day ends."""
+    time is open until that day ends; a deadline ("by Friday") is due, not begun."""
     start = action.start_at
     due = action.due_by
+    if action.deadline is not None and due is not None:
+        return f"due by {action.deadline}" if due > now else f"was due by {action.deadline}"
     if due is not None and (start is None or start <= now):
         if due <= now:
             return f"set for a day that ended {ago(now - due)}"

@@ -30,6 +30,7 @@ from middleware.continuity.extract import (
     extract_key_decisions,
     extract_open_questions,
     find_resolved,
+    is_sign_off,
     is_terse_continuation,
     settled_later,
 )
@@ -516,8 +517,11 @@ def templated_summary(
 
 
 def _substantive(text: str) -> bool:
-    """A message with something in it: not "ok", "thanks" or "let's continue"."""
-    return len(content_words(text)) >= 2 and not is_terse_continuation(text)
+    """A message with something in it: not "ok", "thanks", "let's continue" or "talk
+    later"."""
+    return (
+        len(content_words(text)) >= 2 and not is_terse_continuation(text) and not is_sign_off(text)
+    )
 
 
 def _heuristic(

@@ -38,6 +38,7 @@ __all__ = [
     "extract_open_questions",
     "find_resolved",
     "clean_item",
+    "is_sign_off",
     "is_terse_continuation",
     "settled_later",
     "split_sentences",
@@ -327,7 +328,28 @@ _STOPWORDS = frozenset(
     " then too very can will would should could need needs get got come back later still"
     " now also done with figured sorted resolved never mind deal dealt finally".split()
 )
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_WORD = re.compile(
+    r"[a-z0-9][a-z0-9'-]*"
+)  # Leave-taking, after an optional "ok,", "thanks" and the like; each may repeat ("ok
+# brb, bye").
+_SIGN_OFF_WORD = (
+    r"(?:ok(?:ay)?|alright|all\s+right|right|cool|great|good|fine|thanks|thank\s+you|thx|ty"
+    r"|cheers|anyway|so|yeah|yep|k)"
+)
+_LEAVE = (
+    r"(?:(?:(?:ok(?:ay)?|so|and)\s+)?(?:more|rest|continue|finish|back)\s+(?:later|tomorrow|soon)"
+    r"|(?:talk|speak|chat|catch\s+up)(?:\s+(?:to|with)\s+you)?\s+(?:later|soon|tomorrow)"
+    r"|(?:see|catch)\s+(?:you|ya|u)(?:\s+(?:later|soon|tomorrow))?|later|laters|ttyl|brb"
+    r"|be\s+right\s+back|bbl|afk|bye(?:\s+for\s+now)?|bye-bye|cya|gtg|g2g"
+    r"|(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+(?:go|run|dash)"
+    r"|(?:good\s*)?night|gn|that'?s\s+(?:it|all)(?:\s+for\s+(?:now|today))?"
+    r"|(?:done|enough)\s+for\s+(?:now|today|tonight)|signing\s+off|logging\s+off)"
+)
+_SIGN_OFF = _re(
+    rf"(?:{_SIGN_OFF_WORD}\b[\s,!.:;—–-]*)*{_LEAVE}"
+    rf"(?:[\s,!.:;—–-]+(?:{_LEAVE}|{_SIGN_OFF_WORD}|then|for\s+now))*[\s.!?…]*"
+)
+
 _TERSE = _re(
     r"(?:(?:ok(?:ay)?|alright|all\s+right|right|so|yes|yeah|yep|hi|hey|hello|cool|great"
     r"|good|fine|now|please|back|i\s*'?\s*m\s+back)\b[\s,!.:;—–-]*)*"
@@ -481,6 +503,16 @@ def is_terse_continuation(text: str) -> bool:
     if not text or len(text.split()) > _TERSE_WORDS:
         return False
     return _TERSE.fullmatch(text) is not None
+
+
+def is_sign_off(text: str) -> bool:
+    """Whether ``text`` only takes leave ("ok, more later", "talk later", "brb", "gotta
+    go, bye"): a short message that says nothing about the work, so never where a
+    session is said to have ended up."""
+    text = " ".join(text.replace("’", "'").split())
+    if not text or len(text.split()) > _TERSE_WORDS:
+        return False
+    return _SIGN_OFF.fullmatch(text) is not None
 
 
 # --- internals ------------------------------------------------------------------------

@@ -9,11 +9,15 @@ An LLM summary is free text and has no parts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 ELLIPSIS = "…"
+# A part that ends a sentence itself, maybe inside its closing quote ("Ended on “Fine.”"),
+# takes no full stop of its own.
+_ENDS_SENTENCE = re.compile(r"[.!?…][”’\"')]*$")
 _TOPIC_CHARS = 80
 _ENDED_CHARS = 60
 _ITEM_CHARS = 70
@@ -42,7 +46,7 @@ class SummaryParts:
                 parts.append(f"{label}: " + "; ".join(kept))
         if self.ended is not None:
             parts.append(f"Ended on “{snippet(self.ended, _ENDED_CHARS)}”")
-        return ". ".join(parts) + "."
+        return " ".join(part if _ENDS_SENTENCE.search(part) else f"{part}." for part in parts)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -257,6 +257,26 @@ async def test_an_obligation_for_a_day_is_stored_as_a_plan(talk: Conversation) -
     ]
 
 
+async def test_a_deadline_is_due_by_its_day_not_starting_on_it(talk: Conversation) -> None:
+    # START is Mon 2 Nov 10:00 in Berlin; "by Friday" is due when Fri 6 Nov ends there.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("I need to finish the report by Friday")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Finish the report"
+    assert "start_iso" not in stored
+    assert (stored["due_by_iso"], stored["deadline"]) == ("2026-11-06T23:00:00+00:00", "Fri 6 Nov")
+    listing = reply_text(await talk.say("/actions", after=timedelta(hours=1)))
+    assert "1. Finish the report — due by Fri 6 Nov, planned" in listing
+    assert "starts in" not in listing
+
+    # After Friday: looked back on as due, never as something that started.
+    talk.clock.set(datetime(2026, 11, 7, 8, 0, tzinfo=UTC))
+    after = await talk.block_for("hi again")
+    assert '"Finish the report", due by Fri 6 Nov, which passed 9 hours ago' in after
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Finish the report — was due by Fri 6 Nov, likely done" in listing
+
+
 async def test_a_plan_for_a_day_with_no_time_is_open_all_that_day(talk: Conversation) -> None:
     # START is Mon 2 Nov 10:00 in Berlin; "tomorrow" is all of Tue 3 Nov there.
     await talk.say("/tz Europe/Berlin")
@@ -267,10 +287,16 @@ async def test_a_plan_for_a_day_with_no_time_is_open_all_that_day(talk: Conversa
     # Looked back on for the default day after its day, not from its midnight.
     assert stored["expires_iso"] == "2026-11-04T23:00:00+00:00"
 
-    # 09:00 on the day: nobody has been to the gym "by now".
+    # 09:00 on the day: nobody has been to the gym "by now", but the day has come and the
+    # user is back after a night (spec 000 §9): the plan may be looked ahead to, hedged.
     talk.clock.set(datetime(2026, 11, 3, 8, 0, tzinfo=UTC))
     morning = await talk.block_for("morning!")
-    assert "gym" not in morning.lower() and "likely done" not in morning
+    assert "likely done" not in morning and "how did" not in morning
+    assert (
+        'the user planned: "Go to the gym", set for a day (no time given) that ends in '
+        "15 hours (planned, not confirmed). If it fits, mention it in a hedged way, e.g. "
+        '"Welcome back — are you still planning to go to the gym?"'
+    ) in morning
     listing = reply_text(await talk.say("/actions"))
     assert "1. Go to the gym — any time in the next 15 hours, planned" in listing
     evening = await talk.block_for("hey", after=timedelta(hours=12))

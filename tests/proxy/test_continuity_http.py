@@ -617,6 +617,26 @@ async def test_an_item_with_a_full_stop_in_it_is_shown_once_on_the_card_and_in_r
     assert recap.count("Dr. Smith") == 1, recap
 
 
+async def test_a_summary_ends_on_what_was_said_not_a_sign_off_punctuated_once(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's plan the garden party for Saturday.",
+        "Actually, the weather is fine.",
+        "ok, more later",
+        "brb",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == (
+        "On “Let's plan the garden party for Saturday.” (4 messages). "
+        "Ended on “Actually, the weather is fine.”"
+    )
+
+
 async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

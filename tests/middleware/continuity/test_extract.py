@@ -22,6 +22,7 @@ from middleware.continuity.extract import (
     extract_key_decisions,
     extract_open_questions,
     find_resolved,
+    is_sign_off,
     is_terse_continuation,
 )
 from middleware.continuity.words import item_form
@@ -385,6 +386,24 @@ def test_terse_continuation(text: str) -> None:
 )
 def test_not_terse_continuation(text: str) -> None:
     assert not is_terse_continuation(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ok, more later", "talk later", "brb", "ok brb, bye", "Gotta go!", "thanks, talk to you "
+     "tomorrow", "see you", "good night", "That's all for now.", "later then"],
+)  # fmt: skip
+def test_sign_off(text: str) -> None:
+    assert is_sign_off(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "ok", "more later on the budget", "talk later about pricing",
+     "I will finish the report later", "later we should add tests"],
+)  # fmt: skip
+def test_not_sign_off(text: str) -> None:
+    assert not is_sign_off(text)
 
 
 @pytest.mark.parametrize(
