@@ -29,9 +29,10 @@ model, for whom "I" is itself: the first person becomes a subject-less third per
 ("I prefer short answers" → "Prefers short answers", "I'm a paralegal" → "Is a
 paralegal", "my cat is called Miso" → "Their cat is called Miso"), and a directive stays
 an imperative with "me" made "the user" ("never call me Bob" → "Never call the user
-Bob"). Nothing fires on a question, a conditional or hypothetical ("if I were a lawyer"),
-reported speech ("she said I'm …"), recollection ("remember when we …", "do you remember
-…"), or a refusal ("I prefer not to say").
+Bob"). A greeting before a statement ("hi there, I live in Lisbon", "Good morning, I'm a
+nurse") is read past. Nothing fires on a question, a conditional or hypothetical ("if I
+were a lawyer"), reported speech ("she said I'm …"), recollection ("remember when we …",
+"do you remember …"), or a refusal ("I prefer not to say").
 
 In a group (``in_group``) only what is plainly asked of the assistant is learned: a
 "remember that …" whose body is about the speaker ("remember that I'm vegetarian",
@@ -86,11 +87,15 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-# Words that open a sentence without changing what it says, and a leading "@bot" typed
-# to address the assistant (the API brings the text as the user wrote it).
+# Words that open a sentence without changing what it says: a greeting ("hi there",
+# "good morning"), and a leading "@bot" typed to address the assistant (the API brings
+# the text as the user wrote it). A bare "morning" or "evening" greets only when set off
+# by punctuation: "Morning runs are my thing", "Evening classes start soon" say nothing.
 _FILLER = _re(
-    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi"
-    r"|just|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b|@\w[\w.]*)[\s,!.:;—–-]*)+"
+    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|btw|by\s+the\s+way|fyi|just|quick\s+note"
+    r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy"
+    r"|good\s+(?:morning|afternoon|evening|day))\b|@\w[\w.]*"
+    r"|(?:morning|afternoon|evening)(?=\s*[,!.:;—–-]))[\s,!.:;—–-]*)+"
 )
 _REJECT = _re(
     r"^\s*(?:if|unless|suppose|supposing|imagine|what\s+if|when|whenever|were\s+i|even\s+if"

@@ -717,3 +717,19 @@ async def test_a_habit_or_a_home_given_up_retires_what_was_remembered(
     assert "Doesn't smoke anymore" in memory and "Sold their car" in memory, memory
     assert "Moved out of Berlin" in memory
     assert not any(old in memory for old in ("Is a smoker", "Has a car", "Lives in Berlin"))
+
+
+async def test_a_greeting_before_what_they_say_of_themselves_is_no_bar_to_learning_it(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("hello there, my name is Ana")
+    await ana.say("Good morning, I'm a nurse.", after=timedelta(days=1, hours=1))
+    await ana.say("hi there, I live in Lisbon", after=timedelta(hours=4))
+    await ana.say("Morning runs are my thing.", after=timedelta(days=1))
+    await ana.say("good evening, I work at Globex", after=timedelta(hours=10))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for said in ("Name: Ana", "Is a nurse", "Lives in Lisbon", "Works at Globex"):
+        assert said in memory, memory
+    assert "runs" not in memory.lower(), memory

@@ -175,6 +175,47 @@ def test_does_not_fire(text: str) -> None:
     assert detect_memory(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hi there, I live in Lisbon", MemoryCandidate("fact", "Lives in Lisbon")),
+        ("Good morning, I'm a nurse.", MemoryCandidate("fact", "Is a nurse")),
+        ("hello there, my name is Ana", MemoryCandidate("name", "Name: Ana", True)),
+        ("good evening, I work at Globex", MemoryCandidate("fact", "Works at Globex")),
+        (
+            "Hey there! I prefer short answers.",
+            MemoryCandidate("preference", "Prefers short answers"),
+        ),
+        ("Good afternoon — I live in Porto.", MemoryCandidate("fact", "Lives in Porto")),
+        ("Morning, I'm a nurse.", MemoryCandidate("fact", "Is a nurse")),
+        ("Evening! I live in Oslo.", MemoryCandidate("fact", "Lives in Oslo")),
+        ("hiya, I work at Acme", MemoryCandidate("fact", "Works at Acme")),
+        ("Howdy, call me Jo.", MemoryCandidate("name", "Name: Jo", True)),
+        ("Hi again, I live in Leeds.", MemoryCandidate("fact", "Lives in Leeds")),
+    ],
+)
+def test_a_greeting_before_a_self_statement_does_not_hide_it(
+    text: str, expected: MemoryCandidate
+) -> None:
+    assert detect_memory(text) == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "morning" and "evening" as words of the sentence, not a greeting
+        "Morning runs are my thing.",
+        "Evening classes start soon.",
+        "Evening I work at the bar.",
+        "Mornings I work at the bar.",
+        "Good morning, do I live in the right zone?",
+        "Hi there, if I lived in Lisbon I'd surf.",
+    ],
+)
+def test_a_morning_or_evening_that_is_not_a_greeting_is_not_skipped(text: str) -> None:
+    assert detect_memory(text) == []
+
+
 def test_several_sentences_and_no_repeats() -> None:
     text = "Hi, my name is Jo. I'm a nurse. I live in Leeds. My name is Jo."
     assert detect_memory(text) == [
