@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from middleware.actions.prefilter import Gate
 from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
+from middleware.memory.voice import imperative, third_person
 
 __all__ = [
     "DIET",
@@ -371,8 +372,8 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     if match:
         if match["fix"]:
             name = _name(match["fix"])
-            return name or _made("correction", match["fix"], _third_person)
-        return _made("correction", match["body"] or match["meant"], _third_person)
+            return name or _made("correction", match["fix"], third_person)
+        return _made("correction", match["body"] or match["meant"], third_person)
     return _statement(sentence, default=None)
 
 
@@ -397,7 +398,7 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = _CORRECTION.match(sentence)
     if match and match["fix"]:
-        return _name(match["fix"]) or _made("correction", match["fix"], _third_person)
+        return _name(match["fix"]) or _made("correction", match["fix"], third_person)
     return None
 
 
@@ -413,19 +414,19 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         body = match["body"] or match["standing"]
         if match["adv"]:
             body = f"{match['adv']} {body}"
-        return _made("directive", body, _imperative)
+        return _made("directive", body, imperative)
     match = _PREFERENCE.match(clause)
     if match:
-        return _made("preference", match["pref"], _third_person)
+        return _made("preference", match["pref"], third_person)
     match = _FACT.match(clause)
     if match:
-        return _made("fact", match["fact"], _third_person)
+        return _made("fact", match["fact"], third_person)
     if _MOVE.match(clause) and _names_a_new_home(clause):
-        return _made("fact", clause, _third_person)
+        return _made("fact", clause, third_person)
     if default is None:
         return _everyday(clause)
     if default is not None:
-        return _made(default, clause, _third_person)
+        return _made(default, clause, third_person)
     return None
 
 
@@ -437,7 +438,7 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
     match = _EVERYDAY.match(sentence)
     if match:
         if match["likes"]:
-            return _made("preference", match["likes"], _third_person)
+            return _made("preference", match["likes"], third_person)
         said = next(
             match[group]
             for group in (
@@ -452,7 +453,7 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
             )
             if match[group]
         )
-        return _made("fact", said, _third_person)
+        return _made("fact", said, third_person)
     match = _MY_PET.search(sentence)
     if match and match["name"] not in ("I", "Is"):
         return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
@@ -487,71 +488,3 @@ def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> Memor
     if len(text) > TEXT_MAX:
         text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
     return MemoryCandidate(kind, text[:1].upper() + text[1:])
-
-
-# --- the user's voice to the card's ---------------------------------------------------
-
-_LEADING_I = _re(r"^i\s*(?P<aux>'\s*m|'\s*ve|'\s*d|'\s*ll|\s+am|\s+have|\s+was)?\s+(?P<rest>.*)$")
-_AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll": "will"}
-_MODALS = frozenset("can can't cannot could will won't would should must might may".split())
-_NO_CONJUGATION = frozenset(
-    "was had did went grew got made used meant said thought knew came left took gave never"
-    " always also quit sold".split()
-)
-_ADVERBS = frozenset(["no longer", *"now just recently finally still currently".split()])
-_IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}
-_PRONOUNS = (
-    (_re(r"\bi\s*'\s*m\b"), "they're"),
-    (_re(r"\bi\s+am\b"), "they are"),
-    (_re(r"\bi\s*'\s*ve\b"), "they've"),
-    (_re(r"\bmyself\b"), "themselves"),
-    (_re(r"\bmine\b"), "theirs"),
-    (_re(r"\bmy\b"), "their"),
-    (_re(r"\bme\b"), "them"),
-    (_re(r"\bi\b"), "they"),
-)
-
-
-def _third_person(clause: str) -> str:
-    """ "I prefer X" → "prefers X", "I'm a nurse" → "is a nurse", "my X" → "their X"."""
-    match = _LEADING_I.match(clause)
-    if match:
-        aux = (match["aux"] or "").replace(" ", "").lower()
-        rest = match["rest"]
-        if aux == "was":
-            head = "was"
-        elif aux:
-            head = _AUX[aux]
-        else:
-            verb, _, rest = rest.partition(" ")
-            adverb = ""
-            if verb.lower() == "no" and rest.lower().startswith("longer "):
-                verb, rest = "no longer", rest[len("longer ") :]
-            if verb.lower() in _ADVERBS and rest:
-                # "I now live in Berlin" → "now lives in Berlin": the verb is the next word.
-                adverb, (verb, _, rest) = f"{verb} ", rest.partition(" ")
-            head = adverb + _conjugate(verb)
-        clause = f"{head} {rest}".strip()
-    for pattern, replacement in _PRONOUNS:
-        clause = pattern.sub(replacement, clause)
-    return clause
-
-
-def _conjugate(verb: str) -> str:
-    word = verb.lower()
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if word in _MODALS or word in _NO_CONJUGATION or word.endswith("ed"):
-        return word
-    if word.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return word + "es"
-    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
-
-
-def _imperative(clause: str) -> str:
-    """A directive stays addressed to the assistant; the user is named, not "me"."""
-    clause = _re(r"\bmy\b").sub("the user's", clause)
-    clause = _re(r"\b(?:me|myself)\b").sub("the user", clause)
-    return _re(r"\bi\s*'\s*m\b|\bi\s+am\b").sub("the user is", clause)
