@@ -48,10 +48,15 @@ _SINGLE_TOPICS = (
         _re(
             r"^(?:now\s+)?(?:works|is\s+(?:now\s+)?working"
             r"|(?:(?:has|just|recently)\s+){0,2}(?:started|began)\s+working)\s+(?:at|for)\s"
+            r"|^(?:(?:has|just|recently|finally)\s+){0,2}(?:(?:got|landed|started|began)\s+a\s+"
+            r"(?:new\s+)?job\s+(?:at|with)|(?:started|began)\s+at)\s"
             rf"|^{_JOB_AT}"
         ),
     ),
+    ("birthday", _re(r"^their\s+birthday\s*(?:'\s*s|\s+is)\s")),
 )
+# "Their wife is called Maria": one per relation, as detection words it.
+_PARTNER = _re(r"^their\s+(?P<relation>[\w-]+)\s+is\s+called\s")
 # "Their office is on the 4th floor": a correction of "their office" replaces it; a plain
 # second fact about it ("their kids are …") may be another fact, so both stay.
 _ATTRIBUTE = _re(r"^their\s+(?P<what>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:is|are|was|were)\s")
@@ -62,6 +67,9 @@ def _topic(text: str) -> tuple[str, bool] | None:
     for topic, pattern in _SINGLE_TOPICS:
         if pattern.search(text):
             return topic, True
+    match = _PARTNER.search(text)
+    if match:
+        return f"their {match['relation'].lower()}", True
     match = _ATTRIBUTE.search(text)
     if match:
         return f"their {' '.join(match['what'].lower().split())}", False
@@ -73,6 +81,16 @@ def _topic(text: str) -> tuple[str, bool] | None:
 # up ("Quit smoking", "Doesn't drink coffee any more", "Sold their car"); the rest of the
 # text says what it is.
 _STANCES = (
+    # An allergy is its own stance: outgrowing one ends only it, and giving up coffee
+    # does not end an allergy to coffee.
+    (
+        "not_allergic",
+        _re(
+            r"^is\s+(?:no\s+longer\s+allergic\s+to\s+(?P<what>.+)"
+            r"|not\s+allergic\s+to\s+(?P<what2>.+?)\s+any\s?more)$"
+        ),
+    ),
+    ("allergic", _re(r"^is\s+(?:[\w-]+\s+)?allergic\s+to\s+(?P<what>.+)$")),
     (
         "stopped",
         _re(
@@ -111,7 +129,13 @@ _HABIT_WORDS = frozenset(
 )
 # Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
 # ends liking it; coming to like it ends disliking it.
-_RETIRES = {"stopped": ("for",), "against": ("for",), "for": ("against",)}
+_RETIRES = {
+    "stopped": ("for",),
+    "against": ("for",),
+    "for": ("against",),
+    "not_allergic": ("allergic",),
+    "allergic": ("not_allergic",),
+}
 
 
 def _stance(text: str) -> tuple[str, frozenset[str]] | None:
@@ -168,13 +192,15 @@ def _left_home(candidate: MemoryCandidate, earlier: str) -> bool:
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
     both are about the same topic, and it is one a person has one of (where they live,
-    who they work for: "Works at Acme", or "Is a software engineer at Acme") or the
+    who they work for: "Works at Acme", "Got a new job at Globex", or "Is a software
+    engineer at Acme"; their birthday; their wife, husband or partner) or the
     candidate is a correction ("actually, I moved to Lisbon" retires "Lives in Berlin").
     A job stated with its employer also retires the same job stated alone, and a stance
     retires the one it contradicts: a habit given up or a dislike ends a like ("Quit
     smoking" retires "Smokes" and "Is a smoker", "Sold their car" retires "Has a car",
     "Hates coffee" retires "Likes coffee"), and moving out of a place ends living there
-    ("Moved out of Berlin" retires "Lives in Berlin"). The same text is
+    ("Moved out of Berlin" retires "Lives in Berlin"), and an allergy outgrown ends
+    that allergy alone ("Is no longer allergic to cats"). The same text is
     not superseded, only kept."""
     if _contradicts(candidate, earlier) or _left_home(candidate, earlier):
         return True

@@ -6,14 +6,18 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
 - ``name``: "my name is X", "call me X", "I go by X" → ``Name: X``, and it replaces the
   name known before (``replaces_kind``);
 - ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
-  <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …";
+  <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …", and a new
+  employer ("I got a new job at Globex", "I started at Globex");
 - ``preference``: "I prefer …", "I like my answers …", "I want your replies …", "I hate it
   when you …" (and a "remember that …" whose content is one);
 - ``directive``: an instruction to the assistant that stands: "please always …",
   "never <verb> …", "from now on, …", "going forward, …";
 - everyday things said in passing, each a whole sentence: a pet ("I have a dog called
-  Rex", "my cat is called Miso", "… my dog Rex …") and a habit given up ("I quit
-  smoking", "I don't drink coffee any more") are facts, a plain like or dislike ("I love
+  Rex", "my cat is called Miso", "… my dog Rex …"), a habit given up ("I quit
+  smoking", "I don't drink coffee any more"), a birthday on a day of the year ("my
+  birthday is on June 3rd"), a partner's name ("my wife is called Maria", "my
+  husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
+  peanuts", "I'm no longer allergic to cats") are facts, a plain like or dislike ("I love
   coffee", "I hate mornings", not "I love that idea") a preference, and none is read
   from a sentence holding a quotation; a habit given up or a dislike retires the like
   it contradicts (:func:`~middleware.memory.replacement.supersedes`);
@@ -204,6 +208,16 @@ PROFESSION = (
     r"|freelancer|intern|parent|mom|mum|dad|teacher|coach|trainer|owner|partner|associate"
     r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
 )
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# A day of the year as people say it: "June 3rd", "the 3rd of June", "3 June", "June".
+_DATE = (
+    rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}"
+    rf"|{_MONTH}\.?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?|{_MONTH})\b"
+)
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\W*$"
@@ -217,7 +231,13 @@ _FACT = _re(
     r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+)?working\s+(?:at|for)\s+"
     r"(?!\d|(?:home|the|a|an|my|this|that|night|weekends?|mornings?|evenings?)\b).+"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+working"
-    r"\s+(?:at|for)\s+.+)"
+    r"\s+(?:at|for)\s+.+"
+    # "I got a new job at Globex", "I started at Globex": an employer, written with a
+    # capital after a bare "started at" ("I started at 9", "… at the bottom" are not).
+    r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally)\s+)?(?:got|landed|started"
+    r"|began)\s+a\s+(?:new\s+)?job\s+(?:at|with)\s+.+"
+    r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+at\s+"
+    rf"(?!(?:{_MONTH}|{_WEEKDAY}|christmas|easter|i)\b)(?-i:[A-Z]).+)"
 )
 # "I moved to Berlin", "I've just relocated to Lisbon": a fact only when the words after
 # "to" name a place (the clock's place index, which reads it as their new home), so
@@ -238,6 +258,12 @@ _PET = (
 _HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
 # Habits said with no object ("I don't smoke anymore", "I'm a heavy smoker").
 _HABIT_ALONE = r"(?:smoke|vape|drink)"
+_I_AM = r"i\s*(?:'\s*m|\s+am)"
+# What one is allergic to: a few words, not "this", "you" or "work" said in jest.
+_ALLERGEN = (
+    r"(?!(?:it|that|this|these|those|you|him|her|them|us|work|mondays?|people|everything"
+    r"|anything|nothing|myself)\b)[\w'-]+(?:(?:\s*,\s*|\s+(?:and|or)\s+|\s+)[\w'-]+){0,4}"
+)
 _HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
 # What a person has one of and may sell or move on from ("I sold my car").
 _OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
@@ -269,6 +295,33 @@ _EVERYDAY = _re(
     r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
     r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
     rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
+    # A birthday on a day of the year ("my birthday is on June 3rd"), not "is tomorrow".
+    rf"|(?P<birthday>my\s+birthday\s*(?:'\s*s|\s+is)\s+(?:(?:on|in)\s+)?{_DATE}"
+    r"(?:,?\s+\d{4})?)\W*$"
+    # An allergy, and one outgrown: "I'm allergic to peanuts", "I'm no longer allergic …".
+    rf"|(?P<allergy>{_I_AM}\s+(?:(?:also|very|severely|seriously|mildly|deathly|highly)\s+)?"
+    rf"allergic\s+to\s+{_ALLERGEN})\W*$"
+    rf"|(?P<not_allergic>{_I_AM}\s+(?:no\s+longer\s+allergic\s+to\s+{_ALLERGEN}"
+    rf"|not\s+allergic\s+to\s+{_ALLERGEN}\s+any\s?more))\W*$"
+)
+# "My wife is called Maria", "my husband's name is Tom", "my partner is Sam": stored in
+# one form per relation. A bare "is" takes only a capitalised name, and not a
+# nationality or faith ("my wife is Italian").
+_RELATION = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|fiance|bf|gf)"
+_PARTNER = _re(
+    rf"my\s+(?P<relation>{_RELATION})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
+    r"\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\W*$"
+    rf"|my\s+(?P<relation2>{_RELATION})\s+is\s+(?-i:(?P<name2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))"
+    r"\W*$"
+)
+_NOT_A_PARTNER = frozenset(
+    "i away up out off back in over on home here there busy sick ill pregnant"
+    " english british scottish welsh irish american canadian australian french german"
+    " italian spanish portuguese dutch belgian swiss austrian polish czech russian"
+    " ukrainian greek turkish swedish norwegian danish finnish icelandic chinese japanese"
+    " korean indian pakistani brazilian mexican argentinian chilean colombian peruvian"
+    " nigerian kenyan african asian european latina latino jewish muslim christian"
+    " catholic protestant hindu buddhist sikh mormon atheist vegan vegetarian".split()
 )
 # "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
 # written with a capital ("my dog is …", "my cat I adopted" are not names).
@@ -287,7 +340,16 @@ _FORGET_GATE = Gate(_FORGET)
 # _statement), matched on a span of the text with straight apostrophes: where none can
 # match, as in most messages, there is nothing to remember.
 _TRIGGERS = Gate(
-    _NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT, _MOVE, _EVERYDAY, _MY_PET
+    _NAME,
+    _REMEMBER,
+    _CORRECTION,
+    _DIRECTIVE,
+    _PREFERENCE,
+    _FACT,
+    _MOVE,
+    _EVERYDAY,
+    _MY_PET,
+    _PARTNER,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
@@ -450,14 +512,35 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
                 "owned",
                 "sold",
                 "left",
+                "birthday",
+                "allergy",
+                "not_allergic",
             )
             if match[group]
         )
         return _made("fact", said, third_person)
+    partner = _partner(sentence)
+    if partner is not None:
+        return partner
     match = _MY_PET.search(sentence)
     if match and match["name"] not in ("I", "Is"):
         return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
     return None
+
+
+def _partner(sentence: str) -> MemoryCandidate | None:
+    """ "My wife is called Maria", "my husband's name is Tom", "my partner is Sam" as
+    "Their wife is called Maria": one text per relation, however it was said."""
+    match = _PARTNER.match(sentence)
+    if match is None:
+        return None
+    relation = (match["relation"] or match["relation2"]).lower()
+    words = (match["name"] or match["name2"]).split()
+    if any(word.lower() in _NOT_A_PARTNER or word.lower() in _NOT_A_NAME for word in words):
+        return None
+    name = " ".join(word if any(c.isupper() for c in word) else word.capitalize() for word in words)
+    relation = {"bf": "boyfriend", "gf": "girlfriend"}.get(relation, relation)
+    return MemoryCandidate("fact", f"Their {relation} is called {name}")
 
 
 def _names_a_new_home(clause: str) -> bool:

@@ -101,6 +101,52 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
             ("I stopped drinking coffee.", "I love coffee."),
             ["Stopped drinking coffee", "Loves coffee"],
         ),
+        # A person has one birthday, one employer, and one of each partner.
+        (
+            ("My birthday is on June 3rd.", "Actually, my birthday is on July 3rd."),
+            ["Their birthday is on July 3rd"],
+        ),
+        (
+            ("My birthday is in May.", "My birthday is on June 3rd."),
+            ["Their birthday is on June 3rd"],
+        ),
+        (("My wife is called Ana.", "my wife is Maria"), ["Their wife is called Maria"]),
+        (
+            (
+                "My wife is called Ana.",
+                "Remember that my brother's name is Tom.",
+                "My husband's name is Tom.",
+            ),
+            [
+                "Their wife is called Ana",
+                "Their brother's name is Tom",
+                "Their husband is called Tom",
+            ],
+        ),
+        (("I work at Acme.", "I got a new job at Globex."), ["Got a new job at Globex"]),
+        (("I work at Acme.", "I started at Globex."), ["Started at Globex"]),
+        (("I work at Acme.", "I now work at Globex."), ["Now works at Globex"]),
+        (
+            ("I'm a software engineer at Acme.", "I got a new job at Globex."),
+            ["Is a software engineer", "Got a new job at Globex"],
+        ),
+        # Allergies add up; one outgrown ends only itself, and no habit ends one.
+        (
+            ("I'm allergic to peanuts.", "I'm allergic to cats."),
+            ["Is allergic to peanuts", "Is allergic to cats"],
+        ),
+        (
+            (
+                "I'm allergic to peanuts.",
+                "I'm allergic to cats.",
+                "I'm no longer allergic to cats.",
+            ),
+            ["Is allergic to peanuts", "Is no longer allergic to cats"],
+        ),
+        (
+            ("Remember that I'm allergic to coffee.", "I stopped drinking coffee."),
+            ["Is allergic to coffee", "Stopped drinking coffee"],
+        ),
         # Not the same topic, or not one a person has one of: both stay.
         (
             ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),
