@@ -14,7 +14,8 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   "never <verb> …", "from now on, …", "going forward, …";
 - everyday things said in passing, each a whole sentence: a pet ("I have a dog called
   Rex", "my cat is called Miso", "… my dog Rex …"), a habit given up ("I quit
-  smoking", "I don't drink coffee any more"), a birthday on a day of the year ("my
+  smoking", "I don't drink coffee any more") or taken up again ("I started smoking
+  again"), a birthday on a day of the year ("my
   birthday is on June 3rd"), a partner's name ("my wife is called Maria", "my
   husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
   peanuts", "I'm no longer allergic to cats") are facts, a plain like or dislike ("I love
@@ -264,6 +265,11 @@ _ALLERGEN = (
     r"(?!(?:it|that|this|these|those|you|him|her|them|us|work|mondays?|people|everything"
     r"|anything|nothing|myself)\b)[\w'-]+(?:(?:\s*,\s*|\s+(?:and|or)\s+|\s+)[\w'-]+){0,4}"
 )
+# A habit one may take up again, eating only with what ("eating meat", not just "eating").
+_RESUMABLE = (
+    r"(?:(?:smoking|vaping|drinking)(?:\s+(?!again\b)[\w'-]+){0,2}?"
+    r"|eating(?:\s+(?!again\b)[\w'-]+){1,2}?)\s+again"
+)
 _HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
 # What a person has one of and may sell or move on from ("I sold my car").
 _OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
@@ -285,6 +291,9 @@ _EVERYDAY = _re(
     rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
     rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
     rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
+    # A habit taken up again: "I started smoking again", "I'm drinking again".
+    r"|(?P<resumed>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+"
+    rf"{_RESUMABLE}|{_I_AM}\s+{_RESUMABLE}|i\s+(?:smoke|drink|vape)\s+again)\W*$"
     # A habit or a thing owned, and moving on from it: "I'm a smoker", "I have a car",
     # "I sold my car", "I moved out of Berlin" (a place, written with a capital).
     rf"|(?P<habit>i\s*(?:'\s*m|\s+am)\s+(?:still\s+)?an?\s+{_HABITUAL})\W*$"
@@ -508,6 +517,7 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
                 "pet_name",
                 "stopped",
                 "no_more",
+                "resumed",
                 "habit",
                 "owned",
                 "sold",

@@ -757,3 +757,17 @@ async def test_a_birthday_a_partner_an_allergy_and_a_new_job_are_remembered_and_
         assert said in memory, memory
     for gone in ("Acme", "May", "Eve", "June 9th", "Is allergic to cats"):
         assert gone not in memory, memory
+
+
+async def test_a_habit_taken_up_again_and_drink_given_up_keep_the_card_true(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Remember that I'm a coffee drinker. I quit smoking. I'm a social drinker.")
+    await ana.say("I started smoking again.", after=timedelta(days=40))
+    await ana.say("I don't drink any more.", after=timedelta(days=10))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    for said in ("Is a coffee drinker", "Started smoking again", "Doesn't drink any more"):
+        assert said in memory, memory
+    assert "Quit smoking" not in memory and "social drinker" not in memory, memory

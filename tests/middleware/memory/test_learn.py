@@ -147,6 +147,33 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
             ("Remember that I'm allergic to coffee.", "I stopped drinking coffee."),
             ["Is allergic to coffee", "Stopped drinking coffee"],
         ),
+        # A habit taken up again ends having given it up, and giving it up again ends that.
+        (("I don't smoke anymore.", "I started smoking again."), ["Started smoking again"]),
+        (("I quit smoking.", "I'm smoking again."), ["Is smoking again"]),
+        (("I no longer eat meat.", "I started eating meat again."), ["Started eating meat again"]),
+        (("I started smoking again.", "I quit smoking."), ["Quit smoking"]),
+        (
+            ("I stopped drinking coffee.", "I started smoking again."),
+            ["Stopped drinking coffee", "Started smoking again"],
+        ),
+        # Giving up drink ends drinking alcohol, not drinking coffee.
+        (
+            ("Remember that I drink coffee.", "I don't drink any more."),
+            ["Drinks coffee", "Doesn't drink any more"],
+        ),
+        (
+            ("Remember that I'm a coffee drinker.", "I don't drink any more."),
+            ["Is a coffee drinker", "Doesn't drink any more"],
+        ),
+        (("Remember that I drink wine.", "I don't drink any more."), ["Doesn't drink any more"]),
+        (
+            ("Remember that I drink wine.", "I stopped drinking beer."),
+            ["Drinks wine", "Stopped drinking beer"],
+        ),
+        (
+            ("Remember that I'm a coffee drinker.", "I don't drink coffee any more."),
+            ["Doesn't drink coffee any more"],
+        ),
         # Not the same topic, or not one a person has one of: both stay.
         (
             ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),

@@ -285,6 +285,35 @@ def test_what_only_sounds_like_a_birthday_partner_allergy_or_job_does_not_fire(
     assert detect_memory(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I started smoking again", "Started smoking again"),
+        ("I've started smoking again.", "Has started smoking again"),
+        ("I'm drinking again!", "Is drinking again"),
+        ("I smoke again.", "Smokes again"),
+        ("I started eating meat again.", "Started eating meat again"),
+    ],
+)
+def test_a_habit_taken_up_again_is_a_fact(text: str, stored: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I started smoking again I'd hate myself.",
+        "My dad started smoking again.",
+        "Did I start smoking again?",
+        "Have you started smoking again?",
+        "I started eating again.",
+        "I started running again.",
+    ],
+)
+def test_what_only_sounds_like_a_habit_taken_up_again_does_not_fire(text: str) -> None:
+    assert detect_memory(text) == []
+
+
 def test_several_sentences_and_no_repeats() -> None:
     text = "Hi, my name is Jo. I'm a nurse. I live in Leeds. My name is Jo."
     assert detect_memory(text) == [
