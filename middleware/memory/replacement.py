@@ -48,10 +48,15 @@ _SINGLE_TOPICS = (
         _re(
             r"^(?:now\s+)?(?:works|is\s+(?:now\s+)?working"
             r"|(?:(?:has|just|recently)\s+){0,2}(?:started|began)\s+working)\s+(?:at|for)\s"
+            r"|^(?:(?:has|just|recently|finally)\s+){0,2}(?:(?:got|landed|started|began)\s+a\s+"
+            r"(?:new\s+)?job\s+(?:at|with)|(?:started|began)\s+at)\s"
             rf"|^{_JOB_AT}"
         ),
     ),
+    ("birthday", _re(r"^their\s+birthday\s*(?:'\s*s|\s+is)\s")),
 )
+# "Their wife is called Maria": one per relation, as detection words it.
+_PARTNER = _re(r"^their\s+(?P<relation>[\w-]+)\s+is\s+called\s")
 # "Their office is on the 4th floor": a correction of "their office" replaces it; a plain
 # second fact about it ("their kids are …") may be another fact, so both stay.
 _ATTRIBUTE = _re(r"^their\s+(?P<what>[\w'-]+(?:\s+[\w'-]+){0,2}?)\s+(?:is|are|was|were)\s")
@@ -62,6 +67,9 @@ def _topic(text: str) -> tuple[str, bool] | None:
     for topic, pattern in _SINGLE_TOPICS:
         if pattern.search(text):
             return topic, True
+    match = _PARTNER.search(text)
+    if match:
+        return f"their {match['relation'].lower()}", True
     match = _ATTRIBUTE.search(text)
     if match:
         return f"their {' '.join(match['what'].lower().split())}", False
@@ -73,6 +81,25 @@ def _topic(text: str) -> tuple[str, bool] | None:
 # up ("Quit smoking", "Doesn't drink coffee any more", "Sold their car"); the rest of the
 # text says what it is.
 _STANCES = (
+    # An allergy is its own stance: outgrowing one ends only it, and giving up coffee
+    # does not end an allergy to coffee.
+    (
+        "not_allergic",
+        _re(
+            r"^is\s+(?:no\s+longer\s+allergic\s+to\s+(?P<what>.+)"
+            r"|not\s+allergic\s+to\s+(?P<what2>.+?)\s+any\s?more)$"
+        ),
+    ),
+    ("allergic", _re(r"^is\s+(?:[\w-]+\s+)?allergic\s+to\s+(?P<what>.+)$")),
+    # A habit taken up again: "Started smoking again", "Is smoking again", "Smokes again".
+    (
+        "resumed",
+        _re(
+            r"^(?:has\s+)?(?:(?:just|recently)\s+)?(?:started|began)\s+(?P<what>.+?)\s+again$"
+            r"|^is\s+(?P<what2>(?:smoking|drinking|vaping|eating)\b.*?)\s+again$"
+            r"|^(?P<what3>(?:smokes|drinks|vapes|eats)\b.*?)\s+again$"
+        ),
+    ),
     (
         "stopped",
         _re(
@@ -107,35 +134,54 @@ _STANCES = (
 # Words that say nothing of what a stance is about: "drinking coffee" is about coffee.
 _HABIT_WORDS = frozenset(
     "a an the and of in on at for with their my any more anymore so much very really lot"
-    " too every day daily drink eat tak us hav ha own old new".split()
+    " too every day daily drink eat tak us hav ha own old new heavy light social chain"
+    " occasional regular big moderate".split()
 )
 # Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
 # ends liking it; coming to like it ends disliking it.
-_RETIRES = {"stopped": ("for",), "against": ("for",), "for": ("against",)}
+_RETIRES = {
+    "stopped": ("for", "resumed"),
+    "resumed": ("stopped",),
+    "against": ("for",),
+    "for": ("against",),
+    "not_allergic": ("allergic",),
+    "allergic": ("not_allergic",),
+}
 
 
 def _stance(text: str) -> tuple[str, frozenset[str]] | None:
     for stance, pattern in _STANCES:
         match = pattern.match(text)
         if match:
-            what = match["what"] or match.groupdict().get("what2") or ""
+            what = next((said for said in match.groups() if said), "")
             stems = [_stem(w) for w in re.findall(r"[\w-]+", what.lower())]
             words = frozenset(stems) - _HABIT_WORDS
             if not words and "drink" in stems:
-                words = frozenset({"alcohol"})  # "Doesn't drink any more", "Drinks"
+                # "Doesn't drink any more", "Drinks", "Is a social drinker": alcohol, where
+                # "Is a coffee drinker" is about coffee.
+                words = frozenset({"alcohol"})
+            elif words & _ALCOHOLIC:
+                words |= {"alcohol"}  # "Drinks wine" ends with "Doesn't drink any more"
             return stance, words
     return None
 
 
 def _stem(word: str) -> str:
     """A crude stem, enough to match "smoking", "smokes", "smoke" and "smoker"."""
-    if word.removesuffix("s") == "drinker":
-        return "alcohol"  # "Is a social drinker" stops with "Doesn't drink any more"
     if word.endswith("ing") and len(word) > 5:
         word = word[:-3]
     elif word.endswith("er") and len(word) > 4:
         word = word[:-2]  # "smoker", "drinker": who smokes, drinks
     return word.removesuffix("s").removesuffix("e")
+
+
+_ALCOHOLIC = frozenset(
+    _stem(word)
+    for word in (
+        "alcohol booze wine beer lager ale cider spirits whisky whiskey vodka gin rum"
+        " tequila bourbon brandy cocktails champagne prosecco sake"
+    ).split()
+)
 
 
 def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
@@ -144,8 +190,13 @@ def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
     new, old = _stance(candidate.text), _stance(earlier)
     if new is None or old is None or not new[1] or old[0] not in _RETIRES[new[0]]:
         return False
-    # Giving up coffee ends drinking it every morning; disliking it ends liking it.
-    return new[1] <= old[1] if new[0] == "stopped" else new[1] == old[1]
+    # Giving up coffee ends drinking it every morning; disliking it ends liking it; taking
+    # up smoking cigarettes again ends having quit smoking.
+    if new[0] == "stopped":
+        return new[1] <= old[1]
+    if new[0] == "resumed":
+        return new[1] <= old[1] or old[1] <= new[1]
+    return new[1] == old[1]
 
 
 # "Moved out of Berlin": where they no longer live.
@@ -168,13 +219,17 @@ def _left_home(candidate: MemoryCandidate, earlier: str) -> bool:
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether storing ``candidate`` retires the fact whose card text is ``earlier``:
     both are about the same topic, and it is one a person has one of (where they live,
-    who they work for: "Works at Acme", or "Is a software engineer at Acme") or the
+    who they work for: "Works at Acme", "Got a new job at Globex", or "Is a software
+    engineer at Acme"; their birthday; their wife, husband or partner) or the
     candidate is a correction ("actually, I moved to Lisbon" retires "Lives in Berlin").
     A job stated with its employer also retires the same job stated alone, and a stance
     retires the one it contradicts: a habit given up or a dislike ends a like ("Quit
     smoking" retires "Smokes" and "Is a smoker", "Sold their car" retires "Has a car",
-    "Hates coffee" retires "Likes coffee"), and moving out of a place ends living there
-    ("Moved out of Berlin" retires "Lives in Berlin"). The same text is
+    "Hates coffee" retires "Likes coffee"; giving up drink ends drinking alcohol, not
+    coffee), a habit taken up again ends having given it up ("Started smoking again"
+    retires "Quit smoking"), and moving out of a place ends living there
+    ("Moved out of Berlin" retires "Lives in Berlin"), and an allergy outgrown ends
+    that allergy alone ("Is no longer allergic to cats"). The same text is
     not superseded, only kept."""
     if _contradicts(candidate, earlier) or _left_home(candidate, earlier):
         return True

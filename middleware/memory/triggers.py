@@ -6,14 +6,19 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
 - ``name``: "my name is X", "call me X", "I go by X" → ``Name: X``, and it replaces the
   name known before (``replaces_kind``);
 - ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
-  <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …";
+  <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …", and a new
+  employer ("I got a new job at Globex", "I started at Globex");
 - ``preference``: "I prefer …", "I like my answers …", "I want your replies …", "I hate it
   when you …" (and a "remember that …" whose content is one);
 - ``directive``: an instruction to the assistant that stands: "please always …",
   "never <verb> …", "from now on, …", "going forward, …";
 - everyday things said in passing, each a whole sentence: a pet ("I have a dog called
-  Rex", "my cat is called Miso", "… my dog Rex …") and a habit given up ("I quit
-  smoking", "I don't drink coffee any more") are facts, a plain like or dislike ("I love
+  Rex", "my cat is called Miso", "… my dog Rex …"), a habit given up ("I quit
+  smoking", "I don't drink coffee any more") or taken up again ("I started smoking
+  again"), a birthday on a day of the year ("my
+  birthday is on June 3rd"), a partner's name ("my wife is called Maria", "my
+  husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
+  peanuts", "I'm no longer allergic to cats") are facts, a plain like or dislike ("I love
   coffee", "I hate mornings", not "I love that idea") a preference, and none is read
   from a sentence holding a quotation; a habit given up or a dislike retires the like
   it contradicts (:func:`~middleware.memory.replacement.supersedes`);
@@ -29,9 +34,10 @@ model, for whom "I" is itself: the first person becomes a subject-less third per
 ("I prefer short answers" → "Prefers short answers", "I'm a paralegal" → "Is a
 paralegal", "my cat is called Miso" → "Their cat is called Miso"), and a directive stays
 an imperative with "me" made "the user" ("never call me Bob" → "Never call the user
-Bob"). Nothing fires on a question, a conditional or hypothetical ("if I were a lawyer"),
-reported speech ("she said I'm …"), recollection ("remember when we …", "do you remember
-…"), or a refusal ("I prefer not to say").
+Bob"). A greeting before a statement ("hi there, I live in Lisbon", "Good morning, I'm a
+nurse") is read past. Nothing fires on a question, a conditional or hypothetical ("if I
+were a lawyer"), reported speech ("she said I'm …"), recollection ("remember when we …",
+"do you remember …"), or a refusal ("I prefer not to say").
 
 In a group (``in_group``) only what is plainly asked of the assistant is learned: a
 "remember that …" whose body is about the speaker ("remember that I'm vegetarian",
@@ -56,6 +62,7 @@ from dataclasses import dataclass
 from middleware.actions.prefilter import Gate
 from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
+from middleware.memory.voice import imperative, third_person
 
 __all__ = [
     "DIET",
@@ -86,11 +93,15 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-# Words that open a sentence without changing what it says, and a leading "@bot" typed
-# to address the assistant (the API brings the text as the user wrote it).
+# Words that open a sentence without changing what it says: a greeting ("hi there",
+# "good morning"), and a leading "@bot" typed to address the assistant (the API brings
+# the text as the user wrote it). A bare "morning" or "evening" greets only when set off
+# by punctuation: "Morning runs are my thing", "Evening classes start soon" say nothing.
 _FILLER = _re(
-    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|hey|hi|hello|btw|by\s+the\s+way|fyi"
-    r"|just|quick\s+note|one\s+more\s+thing|for\s+the\s+record)\b|@\w[\w.]*)[\s,!.:;—–-]*)+"
+    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|btw|by\s+the\s+way|fyi|just|quick\s+note"
+    r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy"
+    r"|good\s+(?:morning|afternoon|evening|day))\b|@\w[\w.]*"
+    r"|(?:morning|afternoon|evening)(?=\s*[,!.:;—–-]))[\s,!.:;—–-]*)+"
 )
 _REJECT = _re(
     r"^\s*(?:if|unless|suppose|supposing|imagine|what\s+if|when|whenever|were\s+i|even\s+if"
@@ -198,6 +209,16 @@ PROFESSION = (
     r"|freelancer|intern|parent|mom|mum|dad|teacher|coach|trainer|owner|partner|associate"
     r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
 )
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# A day of the year as people say it: "June 3rd", "the 3rd of June", "3 June", "June".
+_DATE = (
+    rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}"
+    rf"|{_MONTH}\.?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?|{_MONTH})\b"
+)
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\W*$"
@@ -211,7 +232,13 @@ _FACT = _re(
     r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+)?working\s+(?:at|for)\s+"
     r"(?!\d|(?:home|the|a|an|my|this|that|night|weekends?|mornings?|evenings?)\b).+"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+working"
-    r"\s+(?:at|for)\s+.+)"
+    r"\s+(?:at|for)\s+.+"
+    # "I got a new job at Globex", "I started at Globex": an employer, written with a
+    # capital after a bare "started at" ("I started at 9", "… at the bottom" are not).
+    r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally)\s+)?(?:got|landed|started"
+    r"|began)\s+a\s+(?:new\s+)?job\s+(?:at|with)\s+.+"
+    r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+at\s+"
+    rf"(?!(?:{_MONTH}|{_WEEKDAY}|christmas|easter|i)\b)(?-i:[A-Z]).+)"
 )
 # "I moved to Berlin", "I've just relocated to Lisbon": a fact only when the words after
 # "to" name a place (the clock's place index, which reads it as their new home), so
@@ -232,6 +259,17 @@ _PET = (
 _HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
 # Habits said with no object ("I don't smoke anymore", "I'm a heavy smoker").
 _HABIT_ALONE = r"(?:smoke|vape|drink)"
+_I_AM = r"i\s*(?:'\s*m|\s+am)"
+# What one is allergic to: a few words, not "this", "you" or "work" said in jest.
+_ALLERGEN = (
+    r"(?!(?:it|that|this|these|those|you|him|her|them|us|work|mondays?|people|everything"
+    r"|anything|nothing|myself)\b)[\w'-]+(?:(?:\s*,\s*|\s+(?:and|or)\s+|\s+)[\w'-]+){0,4}"
+)
+# A habit one may take up again, eating only with what ("eating meat", not just "eating").
+_RESUMABLE = (
+    r"(?:(?:smoking|vaping|drinking)(?:\s+(?!again\b)[\w'-]+){0,2}?"
+    r"|eating(?:\s+(?!again\b)[\w'-]+){1,2}?)\s+again"
+)
 _HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
 # What a person has one of and may sell or move on from ("I sold my car").
 _OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
@@ -253,6 +291,9 @@ _EVERYDAY = _re(
     rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
     rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
     rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
+    # A habit taken up again: "I started smoking again", "I'm drinking again".
+    r"|(?P<resumed>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+"
+    rf"{_RESUMABLE}|{_I_AM}\s+{_RESUMABLE}|i\s+(?:smoke|drink|vape)\s+again)\W*$"
     # A habit or a thing owned, and moving on from it: "I'm a smoker", "I have a car",
     # "I sold my car", "I moved out of Berlin" (a place, written with a capital).
     rf"|(?P<habit>i\s*(?:'\s*m|\s+am)\s+(?:still\s+)?an?\s+{_HABITUAL})\W*$"
@@ -263,6 +304,33 @@ _EVERYDAY = _re(
     r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
     r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
     rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
+    # A birthday on a day of the year ("my birthday is on June 3rd"), not "is tomorrow".
+    rf"|(?P<birthday>my\s+birthday\s*(?:'\s*s|\s+is)\s+(?:(?:on|in)\s+)?{_DATE}"
+    r"(?:,?\s+\d{4})?)\W*$"
+    # An allergy, and one outgrown: "I'm allergic to peanuts", "I'm no longer allergic …".
+    rf"|(?P<allergy>{_I_AM}\s+(?:(?:also|very|severely|seriously|mildly|deathly|highly)\s+)?"
+    rf"allergic\s+to\s+{_ALLERGEN})\W*$"
+    rf"|(?P<not_allergic>{_I_AM}\s+(?:no\s+longer\s+allergic\s+to\s+{_ALLERGEN}"
+    rf"|not\s+allergic\s+to\s+{_ALLERGEN}\s+any\s?more))\W*$"
+)
+# "My wife is called Maria", "my husband's name is Tom", "my partner is Sam": stored in
+# one form per relation. A bare "is" takes only a capitalised name, and not a
+# nationality or faith ("my wife is Italian").
+_RELATION = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|fiance|bf|gf)"
+_PARTNER = _re(
+    rf"my\s+(?P<relation>{_RELATION})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
+    r"\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\W*$"
+    rf"|my\s+(?P<relation2>{_RELATION})\s+is\s+(?-i:(?P<name2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))"
+    r"\W*$"
+)
+_NOT_A_PARTNER = frozenset(
+    "i away up out off back in over on home here there busy sick ill pregnant"
+    " english british scottish welsh irish american canadian australian french german"
+    " italian spanish portuguese dutch belgian swiss austrian polish czech russian"
+    " ukrainian greek turkish swedish norwegian danish finnish icelandic chinese japanese"
+    " korean indian pakistani brazilian mexican argentinian chilean colombian peruvian"
+    " nigerian kenyan african asian european latina latino jewish muslim christian"
+    " catholic protestant hindu buddhist sikh mormon atheist vegan vegetarian".split()
 )
 # "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
 # written with a capital ("my dog is …", "my cat I adopted" are not names).
@@ -281,7 +349,16 @@ _FORGET_GATE = Gate(_FORGET)
 # _statement), matched on a span of the text with straight apostrophes: where none can
 # match, as in most messages, there is nothing to remember.
 _TRIGGERS = Gate(
-    _NAME, _REMEMBER, _CORRECTION, _DIRECTIVE, _PREFERENCE, _FACT, _MOVE, _EVERYDAY, _MY_PET
+    _NAME,
+    _REMEMBER,
+    _CORRECTION,
+    _DIRECTIVE,
+    _PREFERENCE,
+    _FACT,
+    _MOVE,
+    _EVERYDAY,
+    _MY_PET,
+    _PARTNER,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
@@ -366,8 +443,8 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     if match:
         if match["fix"]:
             name = _name(match["fix"])
-            return name or _made("correction", match["fix"], _third_person)
-        return _made("correction", match["body"] or match["meant"], _third_person)
+            return name or _made("correction", match["fix"], third_person)
+        return _made("correction", match["body"] or match["meant"], third_person)
     return _statement(sentence, default=None)
 
 
@@ -392,7 +469,7 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = _CORRECTION.match(sentence)
     if match and match["fix"]:
-        return _name(match["fix"]) or _made("correction", match["fix"], _third_person)
+        return _name(match["fix"]) or _made("correction", match["fix"], third_person)
     return None
 
 
@@ -408,19 +485,19 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         body = match["body"] or match["standing"]
         if match["adv"]:
             body = f"{match['adv']} {body}"
-        return _made("directive", body, _imperative)
+        return _made("directive", body, imperative)
     match = _PREFERENCE.match(clause)
     if match:
-        return _made("preference", match["pref"], _third_person)
+        return _made("preference", match["pref"], third_person)
     match = _FACT.match(clause)
     if match:
-        return _made("fact", match["fact"], _third_person)
+        return _made("fact", match["fact"], third_person)
     if _MOVE.match(clause) and _names_a_new_home(clause):
-        return _made("fact", clause, _third_person)
+        return _made("fact", clause, third_person)
     if default is None:
         return _everyday(clause)
     if default is not None:
-        return _made(default, clause, _third_person)
+        return _made(default, clause, third_person)
     return None
 
 
@@ -432,7 +509,7 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
     match = _EVERYDAY.match(sentence)
     if match:
         if match["likes"]:
-            return _made("preference", match["likes"], _third_person)
+            return _made("preference", match["likes"], third_person)
         said = next(
             match[group]
             for group in (
@@ -440,18 +517,40 @@ def _everyday(sentence: str) -> MemoryCandidate | None:
                 "pet_name",
                 "stopped",
                 "no_more",
+                "resumed",
                 "habit",
                 "owned",
                 "sold",
                 "left",
+                "birthday",
+                "allergy",
+                "not_allergic",
             )
             if match[group]
         )
-        return _made("fact", said, _third_person)
+        return _made("fact", said, third_person)
+    partner = _partner(sentence)
+    if partner is not None:
+        return partner
     match = _MY_PET.search(sentence)
     if match and match["name"] not in ("I", "Is"):
         return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
     return None
+
+
+def _partner(sentence: str) -> MemoryCandidate | None:
+    """ "My wife is called Maria", "my husband's name is Tom", "my partner is Sam" as
+    "Their wife is called Maria": one text per relation, however it was said."""
+    match = _PARTNER.match(sentence)
+    if match is None:
+        return None
+    relation = (match["relation"] or match["relation2"]).lower()
+    words = (match["name"] or match["name2"]).split()
+    if any(word.lower() in _NOT_A_PARTNER or word.lower() in _NOT_A_NAME for word in words):
+        return None
+    name = " ".join(word if any(c.isupper() for c in word) else word.capitalize() for word in words)
+    relation = {"bf": "boyfriend", "gf": "girlfriend"}.get(relation, relation)
+    return MemoryCandidate("fact", f"Their {relation} is called {name}")
 
 
 def _names_a_new_home(clause: str) -> bool:
@@ -482,71 +581,3 @@ def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> Memor
     if len(text) > TEXT_MAX:
         text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
     return MemoryCandidate(kind, text[:1].upper() + text[1:])
-
-
-# --- the user's voice to the card's ---------------------------------------------------
-
-_LEADING_I = _re(r"^i\s*(?P<aux>'\s*m|'\s*ve|'\s*d|'\s*ll|\s+am|\s+have|\s+was)?\s+(?P<rest>.*)$")
-_AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll": "will"}
-_MODALS = frozenset("can can't cannot could will won't would should must might may".split())
-_NO_CONJUGATION = frozenset(
-    "was had did went grew got made used meant said thought knew came left took gave never"
-    " always also quit sold".split()
-)
-_ADVERBS = frozenset(["no longer", *"now just recently finally still currently".split()])
-_IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}
-_PRONOUNS = (
-    (_re(r"\bi\s*'\s*m\b"), "they're"),
-    (_re(r"\bi\s+am\b"), "they are"),
-    (_re(r"\bi\s*'\s*ve\b"), "they've"),
-    (_re(r"\bmyself\b"), "themselves"),
-    (_re(r"\bmine\b"), "theirs"),
-    (_re(r"\bmy\b"), "their"),
-    (_re(r"\bme\b"), "them"),
-    (_re(r"\bi\b"), "they"),
-)
-
-
-def _third_person(clause: str) -> str:
-    """ "I prefer X" → "prefers X", "I'm a nurse" → "is a nurse", "my X" → "their X"."""
-    match = _LEADING_I.match(clause)
-    if match:
-        aux = (match["aux"] or "").replace(" ", "").lower()
-        rest = match["rest"]
-        if aux == "was":
-            head = "was"
-        elif aux:
-            head = _AUX[aux]
-        else:
-            verb, _, rest = rest.partition(" ")
-            adverb = ""
-            if verb.lower() == "no" and rest.lower().startswith("longer "):
-                verb, rest = "no longer", rest[len("longer ") :]
-            if verb.lower() in _ADVERBS and rest:
-                # "I now live in Berlin" → "now lives in Berlin": the verb is the next word.
-                adverb, (verb, _, rest) = f"{verb} ", rest.partition(" ")
-            head = adverb + _conjugate(verb)
-        clause = f"{head} {rest}".strip()
-    for pattern, replacement in _PRONOUNS:
-        clause = pattern.sub(replacement, clause)
-    return clause
-
-
-def _conjugate(verb: str) -> str:
-    word = verb.lower()
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if word in _MODALS or word in _NO_CONJUGATION or word.endswith("ed"):
-        return word
-    if word.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return word + "es"
-    if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
-
-
-def _imperative(clause: str) -> str:
-    """A directive stays addressed to the assistant; the user is named, not "me"."""
-    clause = _re(r"\bmy\b").sub("the user's", clause)
-    clause = _re(r"\b(?:me|myself)\b").sub("the user", clause)
-    return _re(r"\bi\s*'\s*m\b|\bi\s+am\b").sub("the user is", clause)

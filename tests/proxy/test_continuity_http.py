@@ -737,3 +737,57 @@ async def test_a_habit_or_a_home_given_up_retires_what_was_remembered(
     assert "Doesn't smoke anymore" in memory and "Sold their car" in memory, memory
     assert "Moved out of Berlin" in memory
     assert not any(old in memory for old in ("Is a smoker", "Has a car", "Lives in Berlin"))
+
+
+async def test_a_greeting_before_what_they_say_of_themselves_is_no_bar_to_learning_it(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("hello there, my name is Ana")
+    await ana.say("Good morning, I'm a nurse.", after=timedelta(days=1, hours=1))
+    await ana.say("hi there, I live in Lisbon", after=timedelta(hours=4))
+    await ana.say("Morning runs are my thing.", after=timedelta(days=1))
+    await ana.say("good evening, I work at Globex", after=timedelta(hours=10))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for said in ("Name: Ana", "Is a nurse", "Lives in Lisbon", "Works at Globex"):
+        assert said in memory, memory
+    assert "runs" not in memory.lower(), memory
+
+
+async def test_a_birthday_a_partner_an_allergy_and_a_new_job_are_remembered_and_kept_current(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I work at Acme. My birthday is in May. I'm allergic to peanuts.")
+    await ana.say("My wife is called Maria. Is your wife called Eve?", after=timedelta(days=1))
+    await ana.say("my friend's birthday is on June 9th", after=timedelta(hours=1))
+    await ana.say("I'm allergic to cats. My birthday is on June 3rd.", after=timedelta(days=2))
+    await ana.say("I got a new job at Globex!", after=timedelta(days=30))
+    await ana.say("I'm no longer allergic to cats.", after=timedelta(days=60))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    for said in (
+        "Their birthday is on June 3rd",
+        "Their wife is called Maria",
+        "Is allergic to peanuts",
+        "Is no longer allergic to cats",
+        "Got a new job at Globex",
+    ):
+        assert said in memory, memory
+    for gone in ("Acme", "May", "Eve", "June 9th", "Is allergic to cats"):
+        assert gone not in memory, memory
+
+
+async def test_a_habit_taken_up_again_and_drink_given_up_keep_the_card_true(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Remember that I'm a coffee drinker. I quit smoking. I'm a social drinker.")
+    await ana.say("I started smoking again.", after=timedelta(days=40))
+    await ana.say("I don't drink any more.", after=timedelta(days=10))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    for said in ("Is a coffee drinker", "Started smoking again", "Doesn't drink any more"):
+        assert said in memory, memory
+    assert "Quit smoking" not in memory and "social drinker" not in memory, memory

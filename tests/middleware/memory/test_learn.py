@@ -101,6 +101,79 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
             ("I stopped drinking coffee.", "I love coffee."),
             ["Stopped drinking coffee", "Loves coffee"],
         ),
+        # A person has one birthday, one employer, and one of each partner.
+        (
+            ("My birthday is on June 3rd.", "Actually, my birthday is on July 3rd."),
+            ["Their birthday is on July 3rd"],
+        ),
+        (
+            ("My birthday is in May.", "My birthday is on June 3rd."),
+            ["Their birthday is on June 3rd"],
+        ),
+        (("My wife is called Ana.", "my wife is Maria"), ["Their wife is called Maria"]),
+        (
+            (
+                "My wife is called Ana.",
+                "Remember that my brother's name is Tom.",
+                "My husband's name is Tom.",
+            ),
+            [
+                "Their wife is called Ana",
+                "Their brother's name is Tom",
+                "Their husband is called Tom",
+            ],
+        ),
+        (("I work at Acme.", "I got a new job at Globex."), ["Got a new job at Globex"]),
+        (("I work at Acme.", "I started at Globex."), ["Started at Globex"]),
+        (("I work at Acme.", "I now work at Globex."), ["Now works at Globex"]),
+        (
+            ("I'm a software engineer at Acme.", "I got a new job at Globex."),
+            ["Is a software engineer", "Got a new job at Globex"],
+        ),
+        # Allergies add up; one outgrown ends only itself, and no habit ends one.
+        (
+            ("I'm allergic to peanuts.", "I'm allergic to cats."),
+            ["Is allergic to peanuts", "Is allergic to cats"],
+        ),
+        (
+            (
+                "I'm allergic to peanuts.",
+                "I'm allergic to cats.",
+                "I'm no longer allergic to cats.",
+            ),
+            ["Is allergic to peanuts", "Is no longer allergic to cats"],
+        ),
+        (
+            ("Remember that I'm allergic to coffee.", "I stopped drinking coffee."),
+            ["Is allergic to coffee", "Stopped drinking coffee"],
+        ),
+        # A habit taken up again ends having given it up, and giving it up again ends that.
+        (("I don't smoke anymore.", "I started smoking again."), ["Started smoking again"]),
+        (("I quit smoking.", "I'm smoking again."), ["Is smoking again"]),
+        (("I no longer eat meat.", "I started eating meat again."), ["Started eating meat again"]),
+        (("I started smoking again.", "I quit smoking."), ["Quit smoking"]),
+        (
+            ("I stopped drinking coffee.", "I started smoking again."),
+            ["Stopped drinking coffee", "Started smoking again"],
+        ),
+        # Giving up drink ends drinking alcohol, not drinking coffee.
+        (
+            ("Remember that I drink coffee.", "I don't drink any more."),
+            ["Drinks coffee", "Doesn't drink any more"],
+        ),
+        (
+            ("Remember that I'm a coffee drinker.", "I don't drink any more."),
+            ["Is a coffee drinker", "Doesn't drink any more"],
+        ),
+        (("Remember that I drink wine.", "I don't drink any more."), ["Doesn't drink any more"]),
+        (
+            ("Remember that I drink wine.", "I stopped drinking beer."),
+            ["Drinks wine", "Stopped drinking beer"],
+        ),
+        (
+            ("Remember that I'm a coffee drinker.", "I don't drink coffee any more."),
+            ["Doesn't drink coffee any more"],
+        ),
         # Not the same topic, or not one a person has one of: both stay.
         (
             ("Remember that my kids are Tom and Ann.", "Remember that my kids love chess."),

@@ -175,6 +175,145 @@ def test_does_not_fire(text: str) -> None:
     assert detect_memory(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hi there, I live in Lisbon", MemoryCandidate("fact", "Lives in Lisbon")),
+        ("Good morning, I'm a nurse.", MemoryCandidate("fact", "Is a nurse")),
+        ("hello there, my name is Ana", MemoryCandidate("name", "Name: Ana", True)),
+        ("good evening, I work at Globex", MemoryCandidate("fact", "Works at Globex")),
+        (
+            "Hey there! I prefer short answers.",
+            MemoryCandidate("preference", "Prefers short answers"),
+        ),
+        ("Good afternoon — I live in Porto.", MemoryCandidate("fact", "Lives in Porto")),
+        ("Morning, I'm a nurse.", MemoryCandidate("fact", "Is a nurse")),
+        ("Evening! I live in Oslo.", MemoryCandidate("fact", "Lives in Oslo")),
+        ("hiya, I work at Acme", MemoryCandidate("fact", "Works at Acme")),
+        ("Howdy, call me Jo.", MemoryCandidate("name", "Name: Jo", True)),
+        ("Hi again, I live in Leeds.", MemoryCandidate("fact", "Lives in Leeds")),
+    ],
+)
+def test_a_greeting_before_a_self_statement_does_not_hide_it(
+    text: str, expected: MemoryCandidate
+) -> None:
+    assert detect_memory(text) == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "morning" and "evening" as words of the sentence, not a greeting
+        "Morning runs are my thing.",
+        "Evening classes start soon.",
+        "Evening I work at the bar.",
+        "Mornings I work at the bar.",
+        "Good morning, do I live in the right zone?",
+        "Hi there, if I lived in Lisbon I'd surf.",
+    ],
+)
+def test_a_morning_or_evening_that_is_not_a_greeting_is_not_skipped(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("My birthday is on June 3rd", "Their birthday is on June 3rd"),
+        ("my birthday's on the 3rd of June.", "Their birthday's on the 3rd of June"),
+        ("My birthday is in May.", "Their birthday is in May"),
+        ("My wife is called Maria", "Their wife is called Maria"),
+        ("my husband's name is Tom", "Their husband is called Tom"),
+        ("my husband's name is tom", "Their husband is called Tom"),
+        ("my partner is Sam", "Their partner is called Sam"),
+        ("My boyfriend is named Leo.", "Their boyfriend is called Leo"),
+        ("I'm allergic to peanuts", "Is allergic to peanuts"),
+        (
+            "I am severely allergic to penicillin and latex.",
+            "Is severely allergic to penicillin and latex",
+        ),
+        ("I'm no longer allergic to cats.", "Is no longer allergic to cats"),
+        ("I'm not allergic to cats anymore.", "Is not allergic to cats anymore"),
+        ("I got a new job at Globex", "Got a new job at Globex"),
+        ("I've just started a new job at Globex.", "Has just started a new job at Globex"),
+        ("I started at Globex", "Started at Globex"),
+        ("I now work at Globex", "Now works at Globex"),
+    ],
+)
+def test_a_birthday_a_partner_an_allergy_or_a_new_job_is_a_fact(text: str, stored: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a birthday: someone else's, asked about, supposed, or not a day of the year
+        "My friend's birthday is on June 3rd.",
+        "my wife's birthday is in May",
+        "Is your birthday in June?",
+        "If my birthday is in June, the party moves.",
+        "My birthday is coming up.",
+        "My birthday is tomorrow.",
+        # a partner: asked about, someone else's, not a name, or reported
+        "Is your wife called Maria?",
+        "My friend's wife is called Maria.",
+        "My wife is Italian.",
+        "my partner is sick",
+        "My husband is called away a lot.",
+        "My wife is called Maria, she says.",
+        "Imagine my wife is called Maria.",
+        # an allergy: denied, asked about, someone else's, supposed or in jest
+        "I'm not allergic to peanuts.",
+        "Are you allergic to peanuts?",
+        "My son is allergic to peanuts.",
+        "If I'm allergic to peanuts, what then?",
+        "I'm allergic to Mondays.",
+        "I'm allergic to this kind of code.",
+        # a job: an interview, someone else's, supposed, or a time or a start
+        "I got a job interview at Globex.",
+        "My wife got a new job at Globex.",
+        "If I got a new job at Globex I'd move.",
+        "Did I start at Globex?",
+        "I started at 9.",
+        "I started at the bottom.",
+        "I started at Christmas.",
+    ],
+)
+def test_what_only_sounds_like_a_birthday_partner_allergy_or_job_does_not_fire(
+    text: str,
+) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I started smoking again", "Started smoking again"),
+        ("I've started smoking again.", "Has started smoking again"),
+        ("I'm drinking again!", "Is drinking again"),
+        ("I smoke again.", "Smokes again"),
+        ("I started eating meat again.", "Started eating meat again"),
+    ],
+)
+def test_a_habit_taken_up_again_is_a_fact(text: str, stored: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I started smoking again I'd hate myself.",
+        "My dad started smoking again.",
+        "Did I start smoking again?",
+        "Have you started smoking again?",
+        "I started eating again.",
+        "I started running again.",
+    ],
+)
+def test_what_only_sounds_like_a_habit_taken_up_again_does_not_fire(text: str) -> None:
+    assert detect_memory(text) == []
+
+
 def test_several_sentences_and_no_repeats() -> None:
     text = "Hi, my name is Jo. I'm a nurse. I live in Leeds. My name is Jo."
     assert detect_memory(text) == [
