@@ -77,5 +77,6 @@ def no_user(key: str) -> NotFoundError:
     """The 404 for a user key the relay has no record of."""
     return NotFoundError(
         f"no user {key!r}: the relay has never seen a message from them. User keys look "
-        "like '<channel>:<platform user id>', e.g. 'telegram:123456'"
+        "like '<channel>:<platform user id>', e.g. 'telegram:123456'; to set up a user "
+        "before their first message, PUT their timezone"
     )

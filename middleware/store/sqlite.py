@@ -44,6 +44,7 @@ from middleware.continuity.model import (
     WorkContext,
 )
 from middleware.errors import StoreError
+from middleware.identity import split_user_key
 from middleware.store import sqlite_awareness as awareness
 from middleware.store import sqlite_continuity as continuity
 from middleware.store import sqlite_continuity_log as continuity_log
@@ -71,6 +72,7 @@ from middleware.store.base import (
 from middleware.store.migrations import apply_migrations, from_db, move_contact_forward, to_db
 from middleware.store.sqlite_clock_state import (
     CREATE_THREAD,
+    CREATE_USER,
     PRIOR_PERSON_ID,
     PRIOR_THREAD_EXISTS,
     SELECT_CLOCK_DATA,
@@ -394,10 +396,16 @@ class SqliteStore:
 
         return self._submit("mark a command", write, one_statement=True)
 
-    async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
+    async def set_user_timezone(
+        self, user_key: str, zone: str | None, *, create_at: datetime | None = None
+    ) -> bool:
         """See ``Store.set_user_timezone``."""
         params = {"user_key": user_key, "zone": zone}
         async with self._transaction("set a user's timezone") as conn:
+            if create_at is not None:
+                channel, platform_user_id = split_user_key(user_key)
+                user = (user_key, channel, platform_user_id, to_db(create_at))
+                await conn.execute_fetchall(CREATE_USER, user)
             changed = list(await conn.execute_fetchall(_SET_USER_TZ, params))
             if not changed:
                 changed = list(await conn.execute_fetchall(_SET_PERSON_TZ, params))
