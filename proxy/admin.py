@@ -235,7 +235,13 @@ async def post_links(request: web.Request) -> web.Response:
             "linking needs at least two different user keys, e.g. "
             '{"user_keys": ["telegram:1", "discord:2"]}'
         )
-    person_id = await services.store.link_users(keys, now=services.clock.now())
+    try:
+        person_id = await services.store.link_users(keys, now=services.clock.now())
+    except NotFoundError as exc:
+        raise NotFoundError(
+            f"{exc}; to link users before their first message, first PUT "
+            "/admin/users/<user key>/timezone for each of them"
+        ) from exc
     linked = await services.store.linked_users(keys[0])
     return web.json_response({"person_id": person_id, "user_keys": linked})
 
