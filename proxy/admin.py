@@ -16,7 +16,6 @@ from typing import Literal
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from channels.base import REGISTRY
 from middleware.actions.model import load_actions
 from middleware.awareness.stage import awareness_sections
 from middleware.awareness.view import awareness_view
@@ -35,14 +34,22 @@ from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import agent_timezone, get_zone
 from middleware.continuity.stage import preview_cards
 from middleware.errors import NotFoundError, RequestError
-from middleware.identity import API_CHANNEL, split_user_key, thread_channel
+from middleware.identity import split_user_key, thread_channel
 from middleware.injection import trim_sections, wrap
 from middleware.store import ClockData, ImportCounts, Store, ThreadState, UserState
 from middleware.types import JSON, Turn
 from proxy import admin_memory
-from proxy.admin_http import AdminBody, admin_services, known_user, no_user, read_json, validated
+from proxy.admin_http import (
+    AdminBody,
+    admin_services,
+    known_user,
+    new_user_problem,
+    no_user,
+    read_json,
+    validated,
+)
 from proxy.assembly import awareness_settings, clock_settings
-from proxy.config import ANY_CHANNEL, Config
+from proxy.config import Config
 from proxy.keys import SERVICES
 
 log = logging.getLogger(__name__)
@@ -131,7 +138,7 @@ async def put_user_timezone(request: web.Request) -> web.Response:
 
     A user the relay has not seen yet is created (201) with the zone, so that their first
     message already uses it: an operator may provision users before they speak. The key's
-    channel must be one a message can come from (``_new_user_problem``).
+    channel must be one a message can come from (``new_user_problem``).
     """
     services = admin_services(request)
     key = request.match_info["user_key"]
@@ -149,7 +156,7 @@ async def put_user_timezone(request: web.Request) -> web.Response:
                 f"no user {key!r}: the relay has never seen a message from them, so there "
                 "is no timezone to clear"
             )
-        problem = _new_user_problem(services.config, key)
+        problem = new_user_problem(services.config, key)
         if problem:
             raise RequestError(f"cannot create user {key!r}: {problem}")
         create_at = now
@@ -158,44 +165,6 @@ async def put_user_timezone(request: web.Request) -> web.Response:
     user = await known_user(services.store, key)
     status = 200 if create_at is None else 201
     return web.json_response(await _user_json(services.store, user, now), status=status)
-
-
-# Channels whose platform user ids are numbers (Telegram's user id, Discord's snowflake):
-# a name or an @handle there is a mistake that would never match a message.
-_NUMERIC_ID_CHANNELS = frozenset({"telegram", "discord"})
-
-
-def _new_user_problem(config: Config, key: str) -> str | None:
-    """What is wrong with ``key`` as the key of a user the relay is asked to create
-    before their first message, or ``None``: it must be a user key whose channel messages
-    can come from (``api``, a chat channel adapter, or a channel an ``[auth] keys`` entry
-    may speak for), with the platform's kind of user id."""
-    try:
-        channel, user_id = split_user_key(key)
-    except ValueError as exc:
-        return str(exc)
-    if channel in _NUMERIC_ID_CHANNELS and not user_id.isdecimal():
-        return (
-            f"{channel} user ids are numbers (e.g. '{channel}:123456'), not {user_id!r}; "
-            "the relay logs the user key of each message it receives"
-        )
-    reachable = _reachable_channels(config)
-    if reachable is not None and channel not in reachable:
-        return (
-            f"no message can come from channel {channel!r}; the channels are "
-            f"{', '.join(sorted(reachable))}. Fix the key's channel, or add the channel to "
-            "an API key's channels in [auth] keys"
-        )
-    return None
-
-
-def _reachable_channels(config: Config) -> frozenset[str] | None:
-    # An open relay (no keys) or a key for "*" accepts any X-Chronorelay-Channel.
-    keys = config.auth.keys
-    if not keys or any(ANY_CHANNEL in key.channels for key in keys):
-        return None
-    named = {channel for key in keys for channel in key.channels}
-    return frozenset({API_CHANNEL, *REGISTRY, *named})
 
 
 async def put_user_policy(request: web.Request) -> web.Response:

@@ -1,5 +1,5 @@
 """What every admin route module shares: the admin check, reading and validating a JSON
-body, and finding the user a path names."""
+body, finding the user a path names, and checking the key of a user to create."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from channels.base import REGISTRY
 from middleware.clock.state_file import describe_validation_error
 from middleware.errors import NotFoundError, RequestError
+from middleware.identity import API_CHANNEL, split_user_key
 from middleware.store import Store, UserState
+from proxy.config import ANY_CHANNEL, Config
 from proxy.errors import NESTED_TOO_DEEPLY
 from proxy.keys import SERVICES
 from proxy.services import Services
@@ -80,3 +83,41 @@ def no_user(key: str) -> NotFoundError:
         "like '<channel>:<platform user id>', e.g. 'telegram:123456'; to set up a user "
         "before their first message, PUT their timezone"
     )
+
+
+# Channels whose platform user ids are numbers (Telegram's user id, Discord's snowflake):
+# a name or an @handle there is a mistake that would never match a message.
+_NUMERIC_ID_CHANNELS = frozenset({"telegram", "discord"})
+
+
+def new_user_problem(config: Config, key: str) -> str | None:
+    """What is wrong with ``key`` as the key of a user the relay is asked to create
+    before their first message, or ``None``: it must be a user key whose channel messages
+    can come from (``api``, a chat channel adapter, or a channel an ``[auth] keys`` entry
+    may speak for), with the platform's kind of user id."""
+    try:
+        channel, user_id = split_user_key(key)
+    except ValueError as exc:
+        return str(exc)
+    if channel in _NUMERIC_ID_CHANNELS and not user_id.isdecimal():
+        return (
+            f"{channel} user ids are numbers (e.g. '{channel}:123456'), not {user_id!r}; "
+            "the user's /whoami in chat shows their key"
+        )
+    reachable = _reachable_channels(config)
+    if reachable is not None and channel not in reachable:
+        return (
+            f"no message can come from channel {channel!r}; the channels are "
+            f"{', '.join(sorted(reachable))}. Fix the key's channel, or add the channel to "
+            "an API key's channels in [auth] keys"
+        )
+    return None
+
+
+def _reachable_channels(config: Config) -> frozenset[str] | None:
+    # An open relay (no keys) or a key for "*" accepts any X-Chronorelay-Channel.
+    keys = config.auth.keys
+    if not keys or any(ANY_CHANNEL in key.channels for key in keys):
+        return None
+    named = {channel for key in keys for channel in key.channels}
+    return frozenset({API_CHANNEL, *REGISTRY, *named})
