@@ -3,20 +3,18 @@
 See and set a user's clock, link and unlink users, see a thread's clock, preview the exact
 block a message would get (without calling the upstream or writing anything), and
 export/import the spec 000 §10.2 clock state. JSON in and out; errors are OpenAI-shaped
-like the rest of the relay.
+like the rest of the relay. The living-memory routes are in ``proxy.admin_memory``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Literal
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from middleware.actions.model import load_actions
 from middleware.awareness.stage import awareness_sections
@@ -26,7 +24,6 @@ from middleware.clock.policy import PolicyOverrides
 from middleware.clock.resolution import TimezoneResolution
 from middleware.clock.stage import clock_view
 from middleware.clock.state_file import (
-    describe_validation_error,
     exportable,
     iso_utc,
     parse_instant,
@@ -35,22 +32,25 @@ from middleware.clock.state_file import (
 )
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import agent_timezone, get_zone
-from middleware.continuity.model import MemoryFact, MemoryKind
 from middleware.continuity.stage import preview_cards
 from middleware.errors import NotFoundError, RequestError
 from middleware.identity import split_user_key, thread_channel
 from middleware.injection import trim_sections, wrap
-from middleware.memory.confidence import confidence_now
-from middleware.memory.learn import enforce_limit
 from middleware.store import ClockData, ImportCounts, Store, ThreadState, UserState
 from middleware.types import JSON, Turn
+from proxy import admin_memory
+from proxy.admin_http import (
+    AdminBody,
+    admin_services,
+    known_user,
+    new_user_problem,
+    no_user,
+    read_json,
+    validated,
+)
 from proxy.assembly import awareness_settings, clock_settings
 from proxy.config import Config
-from proxy.errors import NESTED_TOO_DEEPLY
 from proxy.keys import SERVICES
-from proxy.services import Services
-
-M = TypeVar("M", bound=BaseModel)
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +97,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_put("/admin/users/{user_key:.+}/timezone", put_user_timezone)
     app.router.add_get("/admin/users/{user_key:.+}/policy", _method_not_allowed)
     app.router.add_put("/admin/users/{user_key:.+}/policy", put_user_policy)
-    app.router.add_get("/admin/users/{user_key:.+}/memory", get_user_memory)
-    app.router.add_post("/admin/users/{user_key:.+}/memory", post_user_memory)
-    app.router.add_delete(r"/admin/users/{user_key:.+}/memory/{fact_id:\d+}", delete_user_memory)
+    admin_memory.add_routes(app)
     app.router.add_get("/admin/users/{user_key:.+}", get_user)
     app.router.add_get("/admin/threads/{thread_key:.+}/clock", get_thread_clock)
     app.router.add_post("/admin/threads/{thread_key:.+}/preview", preview)
@@ -111,24 +109,15 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/admin/clock-state", import_clock_state)
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-
-class _TimezoneBody(_Body):
+class _TimezoneBody(AdminBody):
     timezone: str | None
 
 
-class _LinksBody(_Body):
+class _LinksBody(AdminBody):
     user_keys: list[str]
 
 
-class _MemoryBody(_Body):
-    kind: MemoryKind
-    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
-
-
-class _PreviewBody(_Body):
+class _PreviewBody(AdminBody):
     text: str
     user_key: str
     received_at: str | None = None
@@ -138,35 +127,53 @@ class _PreviewBody(_Body):
 
 async def get_user(request: web.Request) -> web.Response:
     """``GET /admin/users/{user_key}``: the user and their clock fields."""
-    services = _admin(request)
+    services = admin_services(request)
     key = request.match_info["user_key"]
-    user = await _user(services.store, key)
+    user = await known_user(services.store, key)
     return web.json_response(await _user_json(services.store, user, services.clock.now()))
 
 
 async def put_user_timezone(request: web.Request) -> web.Response:
-    """``PUT /admin/users/{user_key}/timezone`` ``{"timezone": "Asia/Tokyo" | null}``."""
-    services = _admin(request)
+    """``PUT /admin/users/{user_key}/timezone`` ``{"timezone": "Asia/Tokyo" | null}``.
+
+    A user the relay has not seen yet is created (201) with the zone, so that their first
+    message already uses it: an operator may provision users before they speak. The key's
+    channel must be one a message can come from (``new_user_problem``).
+    """
+    services = admin_services(request)
     key = request.match_info["user_key"]
-    body = _validated(_TimezoneBody, await _read_json(request))
+    body = validated(_TimezoneBody, await read_json(request))
     if body.timezone is not None:
         try:
             get_zone(body.timezone)
         except ValueError as exc:
             raise RequestError(f"invalid timezone: {exc}") from exc
-    if not await services.store.set_user_timezone(key, body.timezone):
-        raise _no_user(key)
-    user = await _user(services.store, key)
-    return web.json_response(await _user_json(services.store, user, services.clock.now()))
+    now = services.clock.now()
+    create_at = None
+    if await services.store.get_user(key) is None:
+        if body.timezone is None:
+            raise NotFoundError(
+                f"no user {key!r}: the relay has never seen a message from them, so there "
+                "is no timezone to clear"
+            )
+        problem = new_user_problem(services.config, key)
+        if problem:
+            raise RequestError(f"cannot create user {key!r}: {problem}")
+        create_at = now
+    if not await services.store.set_user_timezone(key, body.timezone, create_at=create_at):
+        raise no_user(key)  # forgotten since the look-up
+    user = await known_user(services.store, key)
+    status = 200 if create_at is None else 201
+    return web.json_response(await _user_json(services.store, user, now), status=status)
 
 
 async def put_user_policy(request: web.Request) -> web.Response:
     """``PUT /admin/users/{user_key}/policy`` ``{"mode": "normal", ...}``: the user's
     policy overrides (spec 000 §10.2). Keys given replace the stored ones; ``null`` clears
     one (back to the configured default); keys left out stay as they are."""
-    services = _admin(request)
+    services = admin_services(request)
     key = request.match_info["user_key"]
-    body = _validated(PolicyOverrides, await _read_json(request))
+    body = validated(PolicyOverrides, await read_json(request))
     given = {name: getattr(body, name) for name in body.model_fields_set}
 
     def change(data: ClockData) -> ClockData:
@@ -175,65 +182,17 @@ async def put_user_policy(request: web.Request) -> web.Response:
         return dataclasses.replace(data, policy_overrides=overrides)
 
     if await services.store.update_clock_data(key, change) is None:
-        raise _no_user(key)
-    user = await _user(services.store, key)
+        raise no_user(key)
+    user = await known_user(services.store, key)
     return web.json_response(await _user_json(services.store, user, services.clock.now()))
-
-
-async def get_user_memory(request: web.Request) -> web.Response:
-    """``GET /admin/users/{user_key}/memory``: the person's remembered facts (spec 003,
-    living memory), oldest first, each with how sure memory is of it now."""
-    services = _admin(request)
-    key = request.match_info["user_key"]
-    await _user(services.store, key)
-    facts = await services.store.memory_facts(key)
-    now = services.clock.now()
-    return web.json_response({"user_key": key, "facts": [_fact_json(f, now) for f in facts]})
-
-
-async def post_user_memory(request: web.Request) -> web.Response:
-    """``POST /admin/users/{user_key}/memory`` ``{"kind": "fact", "text": "..."}``: remember
-    a fact for the person as the operator's (confidence 1.0, never aged out; spec 003 §8).
-    201 with the fact; 200 with ``"added": false`` when the person already has that text
-    (it then counts as mentioned again)."""
-    services = _admin(request)
-    key = request.match_info["user_key"]
-    await _user(services.store, key)
-    body = _validated(_MemoryBody, await _read_json(request))
-    now = services.clock.now()
-    fact = await services.store.add_memory_fact(key, body.kind, body.text, source="admin", at=now)
-    if fact is None:
-        return web.json_response({"user_key": key, "added": False, "text": body.text})
-    await enforce_limit(services.store, key, services.config.memory.max_facts)
-    return web.json_response(
-        {"user_key": key, "added": True, "fact": _fact_json(fact, now)}, status=201
-    )
-
-
-_MAX_FACT_ID = 2**63 - 1
-
-
-async def delete_user_memory(request: web.Request) -> web.Response:
-    """``DELETE /admin/users/{user_key}/memory/{fact_id}``: forget one of the person's facts."""
-    services = _admin(request)
-    key = request.match_info["user_key"]
-    fact_id = int(request.match_info["fact_id"])
-    await _user(services.store, key)
-    # Past SQLite's integers no fact can have the id (and the driver would overflow).
-    if fact_id > _MAX_FACT_ID or not await services.store.delete_memory_fact(key, fact_id):
-        raise NotFoundError(
-            f"user {key!r} has no remembered fact {fact_id}; GET /admin/users/{key}/memory "
-            "lists their facts with their ids"
-        )
-    return web.json_response({"user_key": key, "fact_id": fact_id, "deleted": True})
 
 
 async def post_links(request: web.Request) -> web.Response:
     """``POST /admin/links`` ``{"user_keys": ["telegram:1", "discord:2"]}``: link the users
     to one person (merging any persons they were linked to); answer the person and every
     user now linked to it. 400 for fewer than two distinct keys, 404 for an unknown user."""
-    services = _admin(request)
-    body = _validated(_LinksBody, await _read_json(request))
+    services = admin_services(request)
+    body = validated(_LinksBody, await read_json(request))
     keys = list(dict.fromkeys(body.user_keys))
     for key in keys:
         try:
@@ -245,7 +204,13 @@ async def post_links(request: web.Request) -> web.Response:
             "linking needs at least two different user keys, e.g. "
             '{"user_keys": ["telegram:1", "discord:2"]}'
         )
-    person_id = await services.store.link_users(keys, now=services.clock.now())
+    try:
+        person_id = await services.store.link_users(keys, now=services.clock.now())
+    except NotFoundError as exc:
+        raise NotFoundError(
+            f"{exc}; to link users before their first message, first PUT "
+            "/admin/users/<user key>/timezone for each of them"
+        ) from exc
     linked = await services.store.linked_users(keys[0])
     return web.json_response({"person_id": person_id, "user_keys": linked})
 
@@ -253,18 +218,18 @@ async def post_links(request: web.Request) -> web.Response:
 async def delete_link(request: web.Request) -> web.Response:
     """``DELETE /admin/links/{user_key}``: unlink the user from their person (they keep a
     copy of its timezone and clock data). 404 when the user is unknown or not linked."""
-    services = _admin(request)
+    services = admin_services(request)
     key = request.match_info["user_key"]
     if not await services.store.unlink_user(key):
         if await services.store.get_user(key) is None:
-            raise _no_user(key)
+            raise no_user(key)
         raise NotFoundError(f"user {key!r} is not linked to anyone; there is nothing to unlink")
     return web.json_response({"user_key": key, "unlinked": True})
 
 
 async def get_thread_clock(request: web.Request) -> web.Response:
     """``GET /admin/threads/{thread_key}/clock``: the thread's clock state."""
-    services = _admin(request)
+    services = admin_services(request)
     key = request.match_info["thread_key"]
     thread = await services.store.get_thread(key)
     if thread is None:
@@ -282,9 +247,9 @@ async def preview(request: web.Request) -> web.Response:
     state read is the one ``record_inbound`` would read now, so the answer equals what the
     upstream would receive for that message at that instant, until the thread moves.
     """
-    services = _admin(request)
+    services = admin_services(request)
     thread_key = request.match_info["thread_key"]
-    body = _validated(_PreviewBody, await _read_json(request))
+    body = validated(_PreviewBody, await read_json(request))
     try:
         _, key_chat_type = thread_channel(thread_key)
         channel, user_id = split_user_key(body.user_key)
@@ -353,7 +318,7 @@ async def preview(request: web.Request) -> web.Response:
 async def capture_thread(request: web.Request) -> web.Response:
     """``POST /admin/threads/{thread_key}/capture``: capture the thread's current session
     now (spec 001 §5.2 "manual_request"); answers what was captured."""
-    services = _admin(request)
+    services = admin_services(request)
     thread_key = request.match_info["thread_key"]
     if await services.store.get_thread(thread_key) is None:
         raise NotFoundError(f"no thread {thread_key!r} has been seen")
@@ -374,7 +339,7 @@ async def run_job(request: web.Request) -> web.Response:
     """``POST /admin/jobs/{name}/run``: run a background job now. ``nightly`` runs the
     nightly job for every active user (whatever their local time); ``scheduler`` runs one
     pass of the capture scheduler."""
-    services = _admin(request)
+    services = admin_services(request)
     name = request.match_info["name"]
     if name == "nightly":
         report = await services.continuity.run_nightly()
@@ -394,7 +359,7 @@ async def run_job(request: web.Request) -> web.Response:
 
 async def export_clock_state(request: web.Request) -> web.Response:
     """``GET /admin/clock-state``: the spec 000 §10.2 v3 document."""
-    services = _admin(request)
+    services = admin_services(request)
     document, warnings = await export_document(
         services.store, services.config, services.clock.now()
     )
@@ -406,8 +371,8 @@ async def export_clock_state(request: web.Request) -> web.Response:
 
 async def import_clock_state(request: web.Request) -> web.Response:
     """``POST /admin/clock-state`` (a v3 document): merge it; answer what was created."""
-    services = _admin(request)
-    counts = await import_document(services.store, await _read_json(request), services.clock.now())
+    services = admin_services(request)
+    counts = await import_document(services.store, await read_json(request), services.clock.now())
     return web.json_response(dataclasses.asdict(counts))
 
 
@@ -434,60 +399,9 @@ def agent_zone(config: Config) -> str:
     return config.clock.agent_timezone or agent_timezone()
 
 
-def _admin(request: web.Request) -> Services:
-    services = request.app[SERVICES]
-    services.auth.check_admin(request)
-    return services
-
-
 async def _method_not_allowed(request: web.Request) -> web.Response:
-    _admin(request)
+    admin_services(request)
     raise web.HTTPMethodNotAllowed(request.method, ["PUT"])
-
-
-async def _read_json(request: web.Request) -> Any:
-    try:
-        return json.loads(await request.read())
-    except web.HTTPRequestEntityTooLarge:
-        raise
-    except ValueError as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise RequestError(NESTED_TOO_DEEPLY) from exc
-
-
-def _validated(model: type[M], data: Any) -> M:
-    if not isinstance(data, dict):
-        # pydantic would name the model class, which means nothing to the caller.
-        keys = ", ".join(repr(name) for name in model.model_fields)
-        raise RequestError(
-            f"the request body must be a JSON object with the keys {keys}, not {_kind(data)}"
-        )
-    try:
-        # Strict whatever the model's own config: a JSON body has typed booleans and
-        # numbers, so "yes" for a boolean or "5" for a number is a mistake to report.
-        return model.model_validate(data, strict=True)
-    except ValidationError as exc:
-        raise RequestError(f"invalid request body: {describe_validation_error(exc)}") from exc
-
-
-def _kind(data: Any) -> str:
-    kinds = {list: "a list", str: "a string", bool: "true or false", type(None): "null"}
-    return kinds.get(type(data), "a number")
-
-
-async def _user(store: Store, key: str) -> UserState:
-    user = await store.get_user(key)
-    if user is None:
-        raise _no_user(key)
-    return user
-
-
-def _no_user(key: str) -> NotFoundError:
-    return NotFoundError(
-        f"no user {key!r}: the relay has never seen a message from them. User keys look "
-        "like '<channel>:<platform user id>', e.g. 'telegram:123456'"
-    )
 
 
 async def _user_json(store: Store, user: UserState, now: datetime) -> JSON:
@@ -512,21 +426,6 @@ async def _user_json(store: Store, user: UserState, now: datetime) -> JSON:
         "policy_overrides": data.policy_overrides,
         "calibration": data.calibration,
         "latest_actions": actions,
-    }
-
-
-def _fact_json(fact: MemoryFact, now: datetime) -> JSON:
-    return {
-        "fact_id": fact.fact_id,
-        "user_key": fact.user_key,
-        "kind": fact.kind,
-        "text": fact.text,
-        "source": fact.source,
-        "created_at": iso_utc(fact.created_at),
-        "last_mentioned_at": iso_utc(fact.last_mentioned_at),
-        "confidence": fact.confidence,
-        "confidence_now": round(confidence_now(fact, now), 2),
-        "source_entry_id": fact.source_entry_id,
     }
 
 

@@ -14,7 +14,7 @@ from proxy.channel_runner import channels_ctx
 from proxy.config import Config
 from proxy.errors import errors_middleware
 from proxy.keys import SERVICES
-from proxy.server import SHUTDOWN_DEADLINE, ShutdownDeadline
+from proxy.server import REQUESTS_IN_FLIGHT, SHUTDOWN_DEADLINE, RequestsInFlight, ShutdownDeadline
 from proxy.services import open_services
 
 
@@ -26,9 +26,11 @@ def build_app(
     upstream: Upstream | None = None,
 ) -> web.Application:
     """The relay app. Store and upstream are opened on startup and closed on cleanup."""
+    in_flight = RequestsInFlight()
     app = web.Application(
-        # Outermost first: the admin counter sees the answers the error middleware makes.
-        middlewares=[admin.count_admin_requests, errors_middleware],
+        # Outermost first: the admin counter sees the answers the error middleware makes;
+        # a request is in flight for all of them.
+        middlewares=[in_flight.middleware(), admin.count_admin_requests, errors_middleware],
         client_max_size=config.server.max_body_bytes,
     )
 
@@ -46,6 +48,7 @@ def build_app(
             yield
 
     app[SHUTDOWN_DEADLINE] = ShutdownDeadline()  # set by a graceful stop (proxy.server)
+    app[REQUESTS_IN_FLIGHT] = in_flight  # read by a graceful stop
     app.cleanup_ctx.append(services_ctx)
     # After the services: cleanup runs in reverse, so channels stop before the store.
     app.cleanup_ctx.append(channels_ctx)

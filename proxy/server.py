@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from middleware.errors import ConfigError, ShuttingDown
 from proxy.config import Config
@@ -150,6 +151,49 @@ class _AnswerScope:
 SHUTDOWN_DEADLINE = web.AppKey("shutdown_deadline", ShutdownDeadline)
 
 
+class RequestsInFlight:
+    """Which connections are answering a request: its ``middleware`` (outermost) marks a
+    connection busy while a handler runs. A graceful stop closes the others at once: an
+    idle keep-alive connection has nothing to finish, and aiohttp would otherwise keep it
+    open (and the drain waiting) until the client or the keep-alive timeout ends it.
+
+    A response a handler returns is written to the connection's transport before the
+    connection waits on anything (only a handler-prepared stream is sent piecemeal, and
+    that is inside the handler), and closing a transport sends what it holds first: a
+    connection is not cut mid-answer just after its handler returned.
+    """
+
+    def __init__(self) -> None:
+        self._busy: set[web.RequestHandler] = set()
+
+    def middleware(self) -> Middleware:
+        busy = self._busy
+
+        @web.middleware
+        async def mark_busy(request: web.Request, handler: Handler) -> web.StreamResponse:
+            protocol = request.protocol
+            busy.add(protocol)
+            try:
+                return await handler(request)
+            finally:
+                busy.discard(protocol)
+
+        return mark_busy
+
+    async def close_idle(self, server: web.Server) -> None:
+        """Close ``server``'s connections that are not answering a request."""
+        # A request read just before the listening sockets closed has its handler task
+        # created by now (``RunningServer._stop_accepting``); one more turn and the
+        # handler has entered ``mark_busy``.
+        await asyncio.sleep(0)
+        for connection in server.connections:
+            if connection not in self._busy:
+                connection.force_close()
+
+
+REQUESTS_IN_FLIGHT = web.AppKey("requests_in_flight", RequestsInFlight)
+
+
 @dataclass(slots=True)
 class RunningServer:
     runner: web.AppRunner
@@ -163,8 +207,9 @@ class RunningServer:
         return f"http://{self.host}:{self.port}"
 
     async def stop(self) -> None:
-        """Shut down in stages, all within ``shutdown_timeout``: stop accepting; drain the
-        requests, streams and channel turns in flight until the deadline, then end what is
+        """Shut down in stages, all within ``shutdown_timeout``: stop accepting; close the
+        idle keep-alive connections; drain the requests, streams and channel turns in
+        flight until the deadline, then end what is
         still running (a stream with an in-band error event, a request not yet answered
         with a 503); then run the cleanup contexts (channels, then background captures,
         the upstream pool and the store), with what time is left.
@@ -185,6 +230,11 @@ class RunningServer:
                 if work is not None:
                     work.end_at(deadline)
                 await self._stop_accepting(server)
+                # Idle keep-alive connections: nothing in flight, closed now; what stays
+                # open is a connection answering a request.
+                in_flight = self.runner.app.get(REQUESTS_IN_FLIGHT)
+                if in_flight is not None:
+                    await in_flight.close_idle(server)
                 await _drain(server, deadline)
                 if server.connections:
                     log.warning(

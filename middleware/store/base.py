@@ -386,10 +386,15 @@ class Store(ContinuityStore, Protocol):
         """
         ...
 
-    async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
+    async def set_user_timezone(
+        self, user_key: str, zone: str | None, *, create_at: datetime | None = None
+    ) -> bool:
         """Set (or clear) the user's default zone — the linked person's when linked.
 
-        Returns ``False`` if the user was never seen.
+        Returns ``False`` if the user was never seen, unless ``create_at`` is given: then
+        a user never seen is created first (as of that instant, with no contact and no
+        threads yet), so their first message already has the zone. ``user_key`` must then
+        be a valid user key (``split_user_key``).
         """
         ...
 

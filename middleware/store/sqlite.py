@@ -156,10 +156,12 @@ class SqliteStore(SqliteConnections):
         write = mark_command_write(message_id)
         return self._submit("mark a command", write, one_statement=True)
 
-    async def set_user_timezone(self, user_key: str, zone: str | None) -> bool:
+    async def set_user_timezone(
+        self, user_key: str, zone: str | None, *, create_at: datetime | None = None
+    ) -> bool:
         """See ``Store.set_user_timezone``."""
         async with self._transaction("set a user's timezone") as conn:
-            return await write_user_timezone(conn, user_key, zone)
+            return await write_user_timezone(conn, user_key, zone, create_at=create_at)
 
     async def set_thread_timezone(self, thread_key: str, zone: str | None) -> bool:
         """See ``Store.set_thread_timezone``."""

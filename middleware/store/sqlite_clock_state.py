@@ -113,7 +113,7 @@ SELECT thread_key, user_key, last_user_message_at
 FROM thread_participants ORDER BY thread_key, user_key
 """
 
-_CREATE_USER = """
+CREATE_USER = """
 INSERT INTO users (user_key, channel, platform_user_id, created_at)
 VALUES (?, ?, ?, ?) ON CONFLICT (user_key) DO NOTHING RETURNING user_key
 """
@@ -384,7 +384,7 @@ async def import_snapshot(
     for user_key, earliest in plan.users.items():
         channel, platform_id = split_user_key(user_key)
         params = (user_key, channel, platform_id, to_db(earliest or now))
-        users_created += len(list(await conn.execute_fetchall(_CREATE_USER, params)))
+        users_created += len(list(await conn.execute_fetchall(CREATE_USER, params)))
     # Linked before their values merge: a linked user's values (which an export writes
     # under each of its users) then land once, on the person, instead of as a copy each.
     for group in snapshot.links:

@@ -7,9 +7,10 @@ from typing import Any, cast
 
 import aiosqlite
 
+from middleware.identity import split_user_key
 from middleware.store.base import ParticipantState, ThreadState, UserState
-from middleware.store.migrations import from_db
-from middleware.store.sqlite_clock_state import stated_location_from_db, usable_zone
+from middleware.store.migrations import from_db, to_db
+from middleware.store.sqlite_clock_state import CREATE_USER, stated_location_from_db, usable_zone
 from middleware.types import ChatType
 
 _SET_USER_TZ = """
@@ -53,8 +54,16 @@ WHERE t.thread_key = ?
 """
 
 
-async def write_user_timezone(conn: aiosqlite.Connection, user_key: str, zone: str | None) -> bool:
-    """``Store.set_user_timezone`` in the writer's open transaction ``conn``."""
+async def write_user_timezone(
+    conn: aiosqlite.Connection, user_key: str, zone: str | None, *, create_at: datetime | None
+) -> bool:
+    """``Store.set_user_timezone`` in the writer's open transaction ``conn``; with
+    ``create_at``, the user is created first if unknown (an operator's, before their first
+    message)."""
+    if create_at is not None:
+        channel, platform_user_id = split_user_key(user_key)
+        user = (user_key, channel, platform_user_id, to_db(create_at))
+        await conn.execute_fetchall(CREATE_USER, user)
     params = {"user_key": user_key, "zone": zone}
     changed = list(await conn.execute_fetchall(_SET_USER_TZ, params))
     if not changed:

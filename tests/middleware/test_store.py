@@ -344,6 +344,23 @@ async def test_timezones_of_unknown_rows_are_not_set(store: SqliteStore) -> None
     assert await store.set_thread_timezone("agent:main:x", "UTC") is False
 
 
+async def test_timezone_may_create_a_user_before_their_first_message(
+    store: SqliteStore, db_path: Path
+) -> None:
+    created = T0 - timedelta(days=1)
+    assert await store.set_user_timezone("telegram:42", "Asia/Tokyo", create_at=created)
+    user = await store.get_user("telegram:42")
+    assert user is not None and user.default_tz == "Asia/Tokyo"
+    assert user.last_interaction_any_channel_at is None
+    assert await store.get_thread(THREAD) is None
+    first = await store.record_inbound(inbound(T0, user="42", channel="telegram"))
+    assert first.prior.user_tz == "Asia/Tokyo" and first.prior.any_channel_at is None
+    # Known now: set again, it is not created again.
+    assert await store.set_user_timezone("telegram:42", "UTC", create_at=T0 + timedelta(days=1))
+    rows = await sql(db_path, "SELECT created_at FROM users WHERE user_key = 'telegram:42'")
+    assert rows == [(to_db(created),)]
+
+
 async def test_linked_person_timezone_applies(store: SqliteStore, db_path: Path) -> None:
     await store.record_inbound(inbound(T0, user="42", channel="telegram"))
     await sql(db_path, "INSERT INTO persons (person_id) VALUES ('p1')")

@@ -124,11 +124,6 @@ async def test_set_timezone_applies_to_the_next_forwarded_block(
     assert status == 400 and "abbreviation" in body["error"]["message"]
     status, body = await call(relay, "PUT", "/admin/users/api:ana/timezone", {"tz": "UTC"})
     assert status == 400 and "timezone" in body["error"]["message"]
-    status, body = await call(
-        relay, "PUT", "/admin/users/api:ghost/timezone", {"timezone": "Asia/Tokyo"}
-    )
-    assert status == 404
-
     status, user = await call(
         relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Asia/Tokyo"}
     )
@@ -140,6 +135,76 @@ async def test_set_timezone_applies_to_the_next_forwarded_block(
     assert status == 200 and user["default_tz"] is None
     await chat(relay, "and now?", at="2026-02-09T12:00:00+09:00")
     assert "Asia/Tokyo" not in forwarded_block(fake_upstream, "and now?")
+
+
+async def test_timezone_of_a_user_not_seen_yet_is_set_for_their_first_message(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    path = "/admin/users/api:kenji/timezone"
+    status, user = await call(relay, "PUT", path, {"timezone": "Asia/Tokyo"})
+    assert status == 201
+    assert (user["user_key"], user["channel"], user["platform_user_id"]) == (
+        "api:kenji",
+        "api",
+        "kenji",
+    )
+    assert user["default_tz"] == user["effective_tz"] == "Asia/Tokyo"
+    assert user["last_interaction_any_channel_at"] is None and user["last_channel"] is None
+    status, shown = await call(relay, "GET", "/admin/users/api:kenji")
+    assert status == 200 and shown == user
+    status, _ = await call(relay, "GET", "/admin/threads/agent:main:api:k/clock")
+    assert status == 404  # a user record, no thread
+
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00", user="kenji", thread="k")
+    assert "Asia/Tokyo" in forwarded_block(fake_upstream, "hello")
+    status, thread = await call(relay, "GET", "/admin/threads/agent:main:api:k/clock")
+    assert status == 200 and thread["participants"] == ["api:kenji"]
+    status, user = await call(relay, "GET", "/admin/users/api:kenji")
+    assert user["last_interaction_any_channel_at"] == "2026-02-09T01:00:00+00:00"
+    assert user["default_tz"] == "Asia/Tokyo"
+    # Set again, the user now known: 200.
+    status, _ = await call(relay, "PUT", path, {"timezone": "Asia/Seoul"})
+    assert status == 200
+
+
+@pytest.mark.parametrize(
+    ("key", "status", "words"),
+    [
+        ("slack:u1", 400, "add the channel to an API key's channels"),
+        ("telegram:@ana", 400, "telegram user ids are numbers"),
+        ("discord:ana", 400, "discord user ids are numbers"),
+        ("ana", 400, "user keys look like '<channel>:<platform user id>'"),
+        ("telegram:%20", 400, "is not a user key"),
+    ],
+)
+async def test_a_user_not_seen_yet_needs_a_key_messages_can_come_from(
+    relay: RunningServer, key: str, status: int, words: str
+) -> None:
+    got, body = await call(relay, "PUT", f"/admin/users/{key}/timezone", {"timezone": "UTC"})
+    assert got == status and words in body["error"]["message"]
+    assert f"cannot create user {key.replace('%20', ' ')!r}" in body["error"]["message"]
+    status, _ = await call(relay, "GET", f"/admin/users/{key}")
+    assert status == 404
+
+
+async def test_a_channel_an_api_key_speaks_for_can_have_users_provisioned(
+    relay_factory: RelayFactory,
+) -> None:
+    keys = [{"name": "s", "key": KEY, "channels": ["slack"]}]
+    relay = await relay_factory(auth={"admin_token": ADMIN, "keys": keys})
+    got, user = await call(relay, "PUT", "/admin/users/slack:u1/timezone", {"timezone": "UTC"})
+    assert got == 201 and user["channel"] == "slack"
+    got, user = await call(relay, "PUT", "/admin/users/telegram:42/timezone", {"timezone": "UTC"})
+    assert got == 201 and user["platform_user_id"] == "42"
+
+
+async def test_clearing_the_timezone_of_a_user_not_seen_yet_creates_nothing(
+    relay: RunningServer,
+) -> None:
+    status, body = await call(relay, "PUT", "/admin/users/api:ghost/timezone", {"timezone": None})
+    assert status == 404 and "no timezone to clear" in body["error"]["message"]
+    status, _ = await call(relay, "GET", "/admin/users/api:ghost")
+    assert status == 404
 
 
 async def test_thread_clock(relay: RunningServer) -> None:

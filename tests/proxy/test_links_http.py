@@ -74,6 +74,20 @@ async def test_admin_link_errors(relay: RunningServer, body: Any, status: int, s
     assert user["person_id"] is None
 
 
+async def test_users_set_up_before_their_first_message_can_be_linked(
+    relay: RunningServer,
+) -> None:
+    await chat(relay, "hi", "2026-11-21T08:00:00Z", TG)
+    body: Any = {"user_keys": ["telegram:1", "discord:2"]}
+    status, error = await call(relay, "POST", "/admin/links", body)
+    assert status == 404
+    assert "PUT /admin/users/<user key>/timezone" in error["error"]["message"]
+    status, _ = await call(relay, "PUT", "/admin/users/discord:2/timezone", {"timezone": "UTC"})
+    assert status == 201
+    status, linked = await call(relay, "POST", "/admin/links", body)
+    assert status == 200 and linked["user_keys"] == ["discord:2", "telegram:1"]
+
+
 async def test_admin_unlink_of_an_unknown_user(relay: RunningServer) -> None:
     status, error = await call(relay, "DELETE", "/admin/links/telegram:404")
     assert status == 404 and "telegram:404" in error["error"]["message"]

@@ -186,3 +186,53 @@ async def test_channels_and_captures_stop_with_the_http_server_by_one_deadline(
     assert _SlowChannel.stop_called_at < stream_ended  # stopping beside the drain
     assert elapsed < 1.5 * shutdown_timeout
     assert capture_cancelled.is_set()
+
+
+async def test_an_idle_keep_alive_connection_is_closed_at_once_not_waited_for(
+    tmp_path: Path, fake_upstream: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that keeps its connection open between requests has no request in
+    flight: the stop closes that connection at once, without waiting for the timeout or
+    reporting a request it ended."""
+    shutdown_timeout = 5
+    config = relay_config(tmp_path, fake_upstream.url)
+    server = await start(build_app(config), "127.0.0.1", 0, shutdown_timeout=shutdown_timeout)
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{server.url}/healthz") as response:
+            assert response.status == 200  # the connection stays open, idle, in the pool
+        caplog.set_level(logging.INFO)
+        started = time.monotonic()
+        await server.stop()
+        elapsed = time.monotonic() - started
+
+    assert [r.getMessage() for r in caplog.records if "shutdown timeout" in r.getMessage()] == []
+    assert elapsed < shutdown_timeout / 2
+
+
+async def test_beside_a_stream_in_flight_an_idle_connection_closes_first_and_is_not_counted(
+    tmp_path: Path, fake_upstream: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The idle connection is closed when the stop begins, while the stream runs on to
+    the deadline; the timeout's warning counts the stream alone."""
+    shutdown_timeout = 0.5
+    fake_upstream.event_delay = 0.1  # 40 words: a stream of about 4 s
+    config = relay_config(tmp_path, fake_upstream.url)
+    server = await start(build_app(config), "127.0.0.1", 0, shutdown_timeout=shutdown_timeout)
+    idle_reader, idle_writer = await asyncio.open_connection(server.host, server.port)
+    idle_writer.write(b"GET /healthz HTTP/1.1\r\nHost: relay\r\n\r\n")
+    await idle_reader.readuntil(b'"ok"}')  # answered; the connection stays open
+    words = " ".join(f"w{i}" for i in range(40))
+    body = {"model": "m", "messages": [{"role": "user", "content": words}], "stream": True}
+    async with aiohttp.ClientSession() as http:
+        response = await http.post(f"{server.url}/v1/chat/completions", json=body)
+        await response.content.readany()
+        stopping = asyncio.create_task(server.stop())
+        assert await asyncio.wait_for(idle_reader.read(), timeout=0.2) == b""  # closed
+        assert not stopping.done()  # the stream still runs
+        received = await response.content.read()
+        await stopping
+    idle_writer.close()
+
+    assert b"relay_shutting_down" in received
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["shutdown timeout: ending the 1 requests still in flight"]
