@@ -45,11 +45,11 @@ from proxy.admin_http import (
     known_user,
     new_user_problem,
     no_user,
-    read_json,
     validated,
 )
 from proxy.assembly import awareness_settings, clock_settings
 from proxy.config import Config
+from proxy.errors import read_json
 from proxy.keys import SERVICES
 
 log = logging.getLogger(__name__)

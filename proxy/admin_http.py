@@ -3,7 +3,6 @@ body, finding the user a path names, and checking the key of a user to create.""
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -15,7 +14,6 @@ from middleware.errors import NotFoundError, RequestError
 from middleware.identity import API_CHANNEL, split_user_key
 from middleware.store import Store, UserState
 from proxy.config import ANY_CHANNEL, Config
-from proxy.errors import NESTED_TOO_DEEPLY
 from proxy.keys import SERVICES
 from proxy.services import Services
 
@@ -33,18 +31,6 @@ def admin_services(request: web.Request) -> Services:
     services = request.app[SERVICES]
     services.auth.check_admin(request)
     return services
-
-
-async def read_json(request: web.Request) -> Any:
-    """The request body parsed as JSON; ``RequestError`` saying why when it is not."""
-    try:
-        return json.loads(await request.read())
-    except web.HTTPRequestEntityTooLarge:
-        raise
-    except ValueError as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise RequestError(NESTED_TOO_DEEPLY) from exc
 
 
 def validated(model: type[M], data: Any) -> M:

@@ -15,7 +15,8 @@ from middleware.errors import NotFoundError
 from middleware.memory.confidence import confidence_now
 from middleware.memory.learn import enforce_limit
 from middleware.types import JSON
-from proxy.admin_http import AdminBody, admin_services, known_user, read_json, validated
+from proxy.admin_http import AdminBody, admin_services, known_user, validated
+from proxy.errors import read_json
 
 
 def add_routes(app: web.Application) -> None:

@@ -17,7 +17,6 @@ from urllib.parse import quote
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from middleware import json_codec
 from middleware.clock.source import CLOCK_SKEW
 from middleware.errors import (
     AuthError,
@@ -30,7 +29,7 @@ from middleware.errors import (
 from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
 from proxy.completions import completion_body, completion_stream
-from proxy.errors import NESTED_TOO_DEEPLY, error_body, response_for
+from proxy.errors import error_body, read_json, response_for
 from proxy.keys import SERVICES
 from proxy.server import SHUTDOWN_DEADLINE
 
@@ -127,15 +126,7 @@ def _models(request: web.Request) -> list[JSON]:
 
 
 async def _read_body(request: web.Request) -> JSON:
-    try:
-        raw = await request.read()
-        body = json_codec.load(raw)
-    except web.HTTPRequestEntityTooLarge:
-        raise
-    except ValueError as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise RequestError(NESTED_TOO_DEEPLY) from exc
+    body = await read_json(request)
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object with a 'messages' list")
     if _plainly_valid(body):
