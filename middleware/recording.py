@@ -14,9 +14,9 @@ regenerating the answer). That message is not recorded twice: its second arrival
 make the user's gap "just now" and the transcript hold it twice. It goes on as a
 continuation, replayed with the block it was sent with (see ``LatestMessages``). Memory
 knows the recently active pairs; for a pair it does not know (the relay restarted since
-its last message) the store is asked: the block saved for the message tells whether the
-pair's newest stored message is this one, or, when no block was saved, where that
-message's request placed it (stored with it) does.
+its last message) the store is asked once: where the pair's newest stored message sat in
+its request (stored with it) tells whether this is it; for a message stored before its
+place was, the block saved for it does.
 """
 
 from __future__ import annotations
@@ -118,14 +118,31 @@ def newest_place(turn: Turn) -> Place | None:
 
 async def stored_resend(store: Store, latest: LatestMessages, turn: Turn, place: Place) -> bool:
     """Whether the turn brings again its pair's newest stored message, for a pair that
-    ``latest`` does not hold: one read, by the key its block was saved under, and a
-    second when there is no such block.
-
-    That message is the one at ``place`` when the block of the request's message was
-    saved at the instant the pair's newest message was received (a block is saved with
-    its message's time), or, without a block, when it was stored with that ``place``. It
-    is then held, so the pair's later turns ask memory only.
+    ``latest`` does not hold: one read, of that message's place (stored with it since
+    schema version 16), the same rule memory applies. A message stored before without
+    its place takes a second read, by the key its block was saved under: the message is
+    the one at ``place`` when that block was saved at the instant it was received (a
+    block is saved with its message's time). It is then held, so the pair's later turns
+    ask memory only.
     """
+    newest = await store.newest_message_place(turn.thread_key, turn.user_key)
+    if newest is None:
+        return False
+    stored_place, at = newest
+    if stored_place is None:
+        found = await _injected_at(store, turn, place)
+        if found is None:
+            return False
+        at = found
+    elif stored_place != place:
+        return False
+    latest.remember((turn.thread_key, turn.user_key), place, at)
+    return latest.resent(turn, place)
+
+
+async def _injected_at(store: Store, turn: Turn, place: Place) -> datetime | None:
+    """When the pair's newest message was received, if the block saved for the request's
+    message at ``place`` was made for it."""
     messages: list[Any] = turn.body["messages"]
     content = messages[place[1]].get("content")
     # Equal content, equal fingerprint: the earlier copies need no hashing.
@@ -136,16 +153,8 @@ async def stored_resend(store: Store, latest: LatestMessages, turn: Turn, place:
         and message.get("role") == "user"
         and message.get("content") == content
     )
-    at = await store.newest_message_injected_at(turn.thread_key, turn.user_key, (place[0], ordinal))
-    if at is None:
-        # No block saved for it (the relay stopped before it was): where the message's
-        # request placed it, stored with it, tells.
-        newest = await store.newest_message_place(turn.thread_key, turn.user_key)
-        if newest is None or newest[0] != place:
-            return False
-        at = newest[1]
-    latest.remember((turn.thread_key, turn.user_key), place, at)
-    return latest.resent(turn, place)
+    key = (place[0], ordinal)
+    return await store.newest_message_injected_at(turn.thread_key, turn.user_key, key)
 
 
 def _holds_conversation(messages: list[Any]) -> bool:

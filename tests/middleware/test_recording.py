@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -85,29 +86,64 @@ async def test_a_message_that_could_not_be_stored_is_recorded_when_sent_again(
     assert await user_texts(store) == ["ok"]
 
 
+def count_store_reads(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the resend lookups the store is asked, in order."""
+    asked: list[str] = []
+    for name in ("newest_message_place", "newest_message_injected_at"):
+        lookup = getattr(store, name)
+
+        async def counted(*args: object, _name: str = name, _lookup: Any = lookup) -> Any:
+            asked.append(_name)
+            return await _lookup(*args)
+
+        monkeypatch.setattr(store, name, counted)
+    return asked
+
+
 async def test_after_a_restart_the_store_is_asked_once_a_pair(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A new process does not know the pair's newest message: its first turn asks the
-    store (whose block, saved at the message's time, names it), later turns only memory."""
+    store (where the message sat in its request, stored with it), later turns only memory."""
     await stage(store)(turn(0, resendable=True), answer)
-    await store.save_injection(THREAD, fingerprint(HISTORY[0]), 0, "<block>", T0)
-    asked = 0
-    ask = store.newest_message_injected_at
-
-    async def counted(thread_key: str, user_key: str, key: tuple[str, int]) -> datetime | None:
-        nonlocal asked
-        asked += 1
-        return await ask(thread_key, user_key, key)
-
-    monkeypatch.setattr(store, "newest_message_injected_at", counted)
+    asked = count_store_reads(store, monkeypatch)
     restarted = stage(store)
     again = turn(1, resendable=True)
     await restarted(again, answer)
-    assert again.resent and asked == 1
+    assert again.resent and asked == ["newest_message_place"]
     await restarted(turn(2, resendable=True), answer)
-    assert asked == 1
+    assert asked == ["newest_message_place"]
     assert await user_texts(store) == ["ok"]
+
+
+async def test_a_message_stored_without_its_place_is_known_by_its_saved_block(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message stored before schema version 16 has no place: the block saved at its
+    time names it."""
+    await stage(store)(turn(0, resendable=True), answer)
+    await store._writer.execute(  # type: ignore[attr-defined]
+        "UPDATE messages SET place_fingerprint = NULL, place_index = NULL"
+    )
+    await store.save_injection(THREAD, fingerprint(HISTORY[0]), 0, "<block>", T0)
+    asked = count_store_reads(store, monkeypatch)
+    again = turn(1, resendable=True)
+    await stage(store)(again, answer)
+    assert again.resent and asked == ["newest_message_place", "newest_message_injected_at"]
+    assert await user_texts(store) == ["ok"]
+
+
+async def test_a_message_stored_without_its_place_or_a_block_is_recorded_again(
+    store: SqliteStore,
+) -> None:
+    await stage(store)(turn(0, resendable=True), answer)
+    await store._writer.execute(  # type: ignore[attr-defined]
+        "UPDATE messages SET place_fingerprint = NULL, place_index = NULL"
+    )
+    again = turn(1, resendable=True)
+    await stage(store)(again, answer)
+    assert not again.resent
+    assert await user_texts(store) == ["ok", "ok"]
 
 
 async def test_a_message_the_relay_answered_itself_is_marked_a_command(
