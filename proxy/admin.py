@@ -51,6 +51,7 @@ from proxy.assembly import awareness_settings, clock_settings
 from proxy.config import Config
 from proxy.errors import read_json
 from proxy.keys import SERVICES
+from proxy.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -148,23 +149,16 @@ async def put_user_timezone(request: web.Request) -> web.Response:
             get_zone(body.timezone)
         except ValueError as exc:
             raise RequestError(f"invalid timezone: {exc}") from exc
+    elif await services.store.get_user(key) is None:
+        raise NotFoundError(
+            f"no user {key!r}: the relay has never seen a message from them, so there "
+            "is no timezone to clear"
+        )
     now = services.clock.now()
-    create_at = None
-    if await services.store.get_user(key) is None:
-        if body.timezone is None:
-            raise NotFoundError(
-                f"no user {key!r}: the relay has never seen a message from them, so there "
-                "is no timezone to clear"
-            )
-        problem = new_user_problem(services.config, key)
-        if problem:
-            raise RequestError(f"cannot create user {key!r}: {problem}")
-        create_at = now
+    create_at = await _creation_time(services, key, now)
     if not await services.store.set_user_timezone(key, body.timezone, create_at=create_at):
         raise no_user(key)  # forgotten since the look-up
-    user = await known_user(services.store, key)
-    status = 200 if create_at is None else 201
-    return web.json_response(await _user_json(services.store, user, now), status=status)
+    return await _user_response(services, key, now, created=create_at is not None)
 
 
 async def put_user_policy(request: web.Request) -> web.Response:
@@ -181,10 +175,32 @@ async def put_user_policy(request: web.Request) -> web.Response:
         overrides.update({k: v for k, v in given.items() if v is not None})
         return dataclasses.replace(data, policy_overrides=overrides)
 
-    if await services.store.update_clock_data(key, change) is None:
-        raise no_user(key)
+    now = services.clock.now()
+    create_at = await _creation_time(services, key, now)
+    if await services.store.update_clock_data(key, change, create_at=create_at) is None:
+        raise no_user(key)  # forgotten since the look-up
+    return await _user_response(services, key, now, created=create_at is not None)
+
+
+async def _creation_time(services: Services, key: str, now: datetime) -> datetime | None:
+    """``now`` when ``key`` is a user the relay has not seen yet and may create (an
+    operator provisioning them before their first message), ``None`` for a known user;
+    a 400 naming what is wrong with a key no message could come from."""
+    if await services.store.get_user(key) is not None:
+        return None
+    problem = new_user_problem(services.config, key)
+    if problem:
+        raise RequestError(f"cannot create user {key!r}: {problem}")
+    return now
+
+
+async def _user_response(
+    services: Services, key: str, now: datetime, *, created: bool
+) -> web.Response:
+    """The user as ``GET /admin/users/{key}`` shows them: 201 when just created."""
     user = await known_user(services.store, key)
-    return web.json_response(await _user_json(services.store, user, services.clock.now()))
+    body = await _user_json(services.store, user, now)
+    return web.json_response(body, status=201 if created else 200)
 
 
 async def post_links(request: web.Request) -> web.Response:

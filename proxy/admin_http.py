@@ -67,7 +67,7 @@ def no_user(key: str) -> NotFoundError:
     return NotFoundError(
         f"no user {key!r}: the relay has never seen a message from them. User keys look "
         "like '<channel>:<platform user id>', e.g. 'telegram:123456'; to set up a user "
-        "before their first message, PUT their timezone"
+        "before their first message, PUT their timezone or policy"
     )
 
 

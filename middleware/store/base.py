@@ -491,11 +491,15 @@ class Store(ContinuityStore, Protocol):
         """The user's clock data (the linked person's), or ``None`` if never seen."""
         ...
 
-    async def update_clock_data(self, user_key: str, change: ClockDataChange) -> ClockData | None:
+    async def update_clock_data(
+        self, user_key: str, change: ClockDataChange, *, create_at: datetime | None = None
+    ) -> ClockData | None:
         """Apply ``change`` to the user's clock data atomically (read, change, write in one
         transaction, so two turns of the same user never lose each other's update).
 
-        Returns the data now stored, or ``None`` if the user was never seen.
+        Returns the data now stored, or ``None`` if the user was never seen, unless
+        ``create_at`` is given: then a user never seen is created first, as
+        ``set_user_timezone`` does.
         """
         ...
 

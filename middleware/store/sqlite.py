@@ -275,11 +275,13 @@ class SqliteStore(SqliteConnections):
             return None
         return clock_data_from_row(rows[0][1:5], rows[0][0] or user_key)
 
-    async def update_clock_data(self, user_key: str, change: ClockDataChange) -> ClockData | None:
+    async def update_clock_data(
+        self, user_key: str, change: ClockDataChange, *, create_at: datetime | None = None
+    ) -> ClockData | None:
         """See ``Store.update_clock_data``; ``change`` runs in the writer's thread."""
         return await self._write(
             "update a user's clock data",
-            lambda conn: awareness.update_clock_data(conn, user_key, change),
+            lambda conn: awareness.update_clock_data(conn, user_key, change, create_at),
         )
 
     async def set_thread_kind(self, thread_key: str, kind: str, *, explicit: bool) -> bool:

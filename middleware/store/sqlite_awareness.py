@@ -11,9 +11,11 @@ import json
 import sqlite3
 from datetime import datetime
 
+from middleware.identity import split_user_key
 from middleware.store.base import ClockData, ClockDataChange, HeldToolCall
 from middleware.store.migrations import from_db, to_db
 from middleware.store.sqlite_clock_state import (
+    CREATE_USER,
     SELECT_CLOCK_DATA,
     clock_data_from_row,
     store_clock_data,
@@ -44,9 +46,17 @@ RETURNING thread_key, user_key, message, names, model, held_at, expires_at
 
 
 def update_clock_data(
-    conn: sqlite3.Connection, user_key: str, change: ClockDataChange
+    conn: sqlite3.Connection,
+    user_key: str,
+    change: ClockDataChange,
+    create_at: datetime | None = None,
 ) -> ClockData | None:
-    """Read the user's clock data, apply ``change``, write the result if there is one."""
+    """Read the user's clock data, apply ``change``, write the result if there is one; with
+    ``create_at``, the user is created first if unknown (an operator's, before their first
+    message)."""
+    if create_at is not None:
+        channel, platform_user_id = split_user_key(user_key)
+        conn.execute(CREATE_USER, (user_key, channel, platform_user_id, to_db(create_at)))
     row = conn.execute(SELECT_CLOCK_DATA, (user_key,)).fetchone()
     if row is None:
         return None

@@ -167,6 +167,33 @@ async def test_timezone_of_a_user_not_seen_yet_is_set_for_their_first_message(
     assert status == 200
 
 
+async def test_policy_of_a_user_not_seen_yet_is_kept_for_their_first_message(
+    relay: RunningServer,
+) -> None:
+    path = "/admin/users/api:kenji/policy"
+    status, user = await call(relay, "PUT", path, {"mode": "off"})
+    assert status == 201
+    assert (user["user_key"], user["policy_overrides"]) == ("api:kenji", {"mode": "off"})
+    assert user["default_tz"] is None and user["last_channel"] is None
+
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00", user="kenji", thread="k")
+    status, user = await call(relay, "GET", "/admin/users/api:kenji")
+    assert user["last_channel"] == "api" and user["policy_overrides"] == {"mode": "off"}
+    # Set again, the user now known: 200.
+    status, user = await call(relay, "PUT", path, {"mode": None})
+    assert status == 200 and user["policy_overrides"] == {}
+
+
+async def test_policy_for_a_key_no_message_could_come_from_creates_nothing(
+    relay: RunningServer,
+) -> None:
+    status, body = await call(relay, "PUT", "/admin/users/slack:u1/policy", {"mode": "off"})
+    assert status == 400
+    assert "cannot create user 'slack:u1'" in body["error"]["message"]
+    status, _ = await call(relay, "GET", "/admin/users/slack:u1")
+    assert status == 404
+
+
 @pytest.mark.parametrize(
     ("key", "status", "words"),
     [
