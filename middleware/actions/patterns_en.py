@@ -58,9 +58,16 @@ _MUST = (
     r"(?:i|we)\s+(?:(?:really|still|also)\s+)?(?:(?:need|have|got)\s+to|must|gotta"
     r"|should(?!\s+(?:probably|maybe|perhaps|prob)\b))|(?:i|we)\s*'?\s*ve\s+got\s+to"
 )
+# A deadline gives the day as well: "by Friday", "before Friday", "no later than Friday",
+# "by the end of the week", "by EOD", "before 5pm".
+_DUE = r"(?:by|before|(?:no|not)\s+later\s+than)\s+"
 _LATER_DAY = (
-    r"\b(?:tomorrow|next\s+(?:week|month|year)|this\s+weekend|(?:on\s+|by\s+|this\s+|next\s+)"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+\d+\s+(?:days?|weeks?|months?|years?))\b"
+    r"\b(?:tomorrow|next\s+(?:week|month|year)|this\s+weekend"
+    rf"|(?:on\s+|this\s+|next\s+|{_DUE})(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|in\s+\d+\s+(?:days?|weeks?|months?|years?)"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+at\s+the\s+latest"
+    r"|end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:business|work|working)\s+)?(?:day|week)"
+    rf"|eod|{_DUE}(?:\d{{1,2}}(?::\d\d)?\s*[ap]\.?m\b\.?|noon|midnight|tonight))\b"
 )
 _JUST = r"(?:just\s+|now\s+|finally\s+)?"
 _SUBJ = rf"(?:{_I}\s+)?{_JUST}"

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
-from zoneinfo import ZoneInfo
 
 from babel.dates import format_datetime
 
@@ -60,7 +59,7 @@ from middleware.clock.policy import (
     evaluate,
     rule_elapsed,
 )
-from middleware.clock.zones import is_valid_zone
+from middleware.clock.zones import label_tzinfo
 from middleware.impact.intent import mentions_impactful_action
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
@@ -69,8 +68,14 @@ ClockOp = Callable[[ClockData], ClockData]
 
 # An inferred "scheduling" kind is persisted only at or above this confidence (§5.2).
 _CONFIDENT = 0.8
-# "by Friday", "by 5pm": when something is due, not when it begins.
-_DEADLINE = re.compile(r"by\s", re.IGNORECASE)
+# Words that make a time phrase a deadline, when something is due rather than when it
+# begins: "by Friday", "no later than Friday", "by 5pm" (due when it ends), "before
+# Friday" (due when it begins), right before the phrase or at its start.
+_DUE_WORDS = r"(?P<word>by|before|(?:no|not)\s+later\s+than)\s+"
+_DUE_BEFORE_PHRASE = re.compile(rf"\b{_DUE_WORDS}$", re.IGNORECASE)
+_DUE_IN_PHRASE = re.compile(_DUE_WORDS, re.IGNORECASE)
+# ... or right after it: "Friday at the latest".
+_AT_THE_LATEST = re.compile(r",?\s+at\s+the\s+latest\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,8 +329,7 @@ def _new(
     policy = settings.actions
     start, due_by, phrase, deadline = _start(turn, said)
     if phrase:
-        undated = re.sub(rf"\s*\b{re.escape(phrase)}\b", "", detected.label, flags=re.IGNORECASE)
-        undated = undated.strip(" ,;:-")
+        undated = _without_phrase(detected.label, phrase)
         if undated:
             detected = replace(detected, label=undated[:1].upper() + undated[1:])
     return new_action(
@@ -349,6 +353,19 @@ def _new(
     )
 
 
+def _without_phrase(label: str, phrase: str) -> str:
+    """``label`` with the time phrase taken out, also where the label stops inside it
+    ("Pay rent by Friday UTC+5" of "by Friday UTC+5:30": a label ends at a colon)."""
+    undated = re.sub(rf"\s*\b{re.escape(phrase)}(?!\w)", "", label, flags=re.IGNORECASE)
+    if undated == label:
+        first = phrase.split(maxsplit=1)[0]
+        for found in re.finditer(rf"\b{re.escape(first)}\b", label, flags=re.IGNORECASE):
+            if phrase.lower().startswith(label[found.start() :].lower()):
+                undated = label[: found.start()]
+                break
+    return undated.strip(" ,;:-")
+
+
 class _When(NamedTuple):
     """When an action the user placed in time begins or is due, and the phrase that said so."""
 
@@ -364,16 +381,17 @@ def _start(turn: Turn, said: str) -> _When:
     with no zone to anchor it gives none), the end of the day it names when it gives no
     time ("tomorrow", "today": a start at midnight is not when anyone goes to the gym),
     and that phrase. A phrase that could mean several instants ("at 9": 09:00 or 21:00)
-    gives the earliest: the action cannot begin before it. A deadline ("by Friday", "by
-    5pm") gives no start, only when it is due: the end of that day, or that time."""
+    gives the earliest: the action cannot begin before it. A deadline gives no start, only
+    when it is due (see ``_due``)."""
     now = turn.received_at
     for found in turn.time_expressions:
-        if found.matched_text not in said:
+        at = said.find(found.matched_text)
+        if at < 0:
             continue
         phrase = found.matched_text
-        due = found.end_instant or found.start_instant
-        if _DEADLINE.match(phrase) and due is not None and due > now:
-            return _When(None, due, phrase, _deadline_stamp(found, due))
+        due = _due(said, at, found)
+        if due is not None and due.due_by is not None and due.due_by > now:
+            return due
         if found.start_instant and found.end_instant and found.end_instant > now:
             start = found.start_instant if found.start_instant > now else None
             return _When(start, found.end_instant, phrase)
@@ -384,16 +402,39 @@ def _start(turn: Turn, said: str) -> _When:
     return _When()
 
 
-def _deadline_stamp(found: ParseResult, due: datetime) -> str | None:
-    """'Fri 27 Nov' for a day ("by Friday": due when it ends), 'Fri 27 Nov 17:00' for a
-    time, in the zone the phrase was read in (``None`` for a fixed offset, which names no
-    place whose calendar the user lives by)."""
-    if found.zone is None or not is_valid_zone(found.zone):
+def _due(said: str, at: int, found: ParseResult) -> _When | None:
+    """The deadline the phrase ``found`` (at ``at`` in ``said``) sets, if words make it one.
+
+    "By Friday", "no later than Friday" and "Friday at the latest" are due when Friday
+    ends; "before Friday" when it begins, which is when Thursday ends: a user who must send
+    a report before Friday has until Thursday night, and is asked about it on Friday, not
+    on Saturday. A time ("by 5pm", "before 5pm") is due at that time either way. The
+    phrase returned takes in the deadline words, so they leave the action's label."""
+    phrase = found.matched_text
+    end = at + len(phrase)
+    lead = _DUE_BEFORE_PHRASE.search(said, max(0, at - 24), at) or _DUE_IN_PHRASE.match(phrase)
+    tail = _AT_THE_LATEST.match(said, end)
+    if lead is None and tail is None:
         return None
-    tz = ZoneInfo(found.zone)
+    before = lead is not None and lead["word"].lower() == "before"
+    due = found.start_instant if before else found.end_instant or found.start_instant
+    if due is None:
+        return None
+    start = lead.start() if lead is not None and lead.re is _DUE_BEFORE_PHRASE else at
+    words = said[start : tail.end() if tail else end].strip()
+    return _When(None, due, words, _deadline_stamp(found, due))
+
+
+def _deadline_stamp(found: ParseResult, due: datetime) -> str | None:
+    """'Fri 27 Nov' for a day ("by Friday": due when it ends; "before Friday": due when
+    Thursday ends, 'Thu 26 Nov'), 'Fri 27 Nov 17:00' for a time, in the zone or fixed
+    offset the phrase was read in."""
+    tz = label_tzinfo(found.zone) if found.zone is not None else None
+    if tz is None:
+        return None
     if found.end_instant is None:
         return format_datetime(due, "EEE d MMM HH:mm", tzinfo=tz, locale="en")
-    # A span's end is exclusive: the day due is the one before it.
+    # A span's bounds are midnights: the day due is the one that ends there.
     return format_datetime(due - timedelta(microseconds=1), "EEE d MMM", tzinfo=tz, locale="en")
 
 

@@ -392,6 +392,7 @@ _TIMEISH = re.compile(
     r"\d{1,2}\s*(?:[ap]\.?m\b\.?|o'?clock\b)|\b\d{1,2}[:h]\d\d\b|\b\d{4}-\d\d-\d\d"
     r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
+    r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
     rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
     rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
     r"|\b(?:at|by|around|until|till)\s+\d{1,2}\b|@\s*\d{1,2}\b"
@@ -442,8 +443,15 @@ _WAKING_BEFORE = re.compile(
     r"|is|gotta|gonna|(?:need|have|has|want|got)\s+to))?(?:\s+be)?\s+up)\s+$",
     re.I,
 )
+# The end of a day or a week ("by end of day", "EOD", "by the end of the week"), which
+# dateparser does not find; ``wallclock.py`` reads them.
+_END_OF = re.compile(
+    r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?"
+    r"(?:(?:business|work|working)\s+)?(?:day|week)|eod)\b",
+    re.I,
+)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
-_DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or))+\s*$", re.I)
+_DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or|the))+\s*$", re.I)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
 
 
@@ -523,10 +531,12 @@ def find_time_expressions(
             continue
         end = start + len(found)
         cursor = end
-        trimmed = _DANGLING.sub("", text[start:end])  # "friday at 3pm in" + "Berlin"
+        # "friday at 3pm in" + "Berlin", "friday at the" + "latest"
+        trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
     found_spans.extend(_bare_clock_spans(text, found_spans))
+    found_spans.extend(_end_of_spans(text, found_spans))
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
         if spans and _JOINER.match(text[spans[-1][1] : start]):
@@ -567,6 +577,16 @@ def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int
         if not _quantity_before(text, match.start()):
             spans.append(match.span())
     return spans
+
+
+def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Ends of days and weeks ("end of day", "EOD", "the end of the week") outside the
+    phrases dateparser found, which it does not find."""
+    return [
+        match.span()
+        for match in _END_OF.finditer(text)
+        if not any(start < match.end() and match.start() < end for start, end in taken)
+    ]
 
 
 def _quantity_before(text: str, start: int) -> bool:

@@ -114,6 +114,9 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         expressions = (answered,) if answered is not None else expressions
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
+    moved = _moved_question(resolution)
+    if moved is not None:
+        questions.append(f"Ask the user: {moved}")
     # The resolution and the phrase that holds an abbreviation or place ask the same.
     questions = list(dict.fromkeys(questions))
     members: Sequence[MemberTime] = ()
@@ -342,6 +345,24 @@ def said_location(mention: PlaceMention, at: datetime) -> StatedLocation | None:
     if mention.zone is None:
         return None
     return StatedLocation(mention.zone, mention.place.canonical_name, mention.kind, at)
+
+
+def _moved_question(resolution: TimezoneResolution) -> str | None:
+    """The question for a user who says they are somewhere ("just landed in New York")
+    whose zone is not the one they set: the set zone still wins (spec 000 §4.2), so the
+    block and this message's times are in it, but a traveller's Session TZ may now be
+    another (§2), which only the user can say."""
+    place = resolution.located
+    if place is None or place.zone is None or resolution.source not in ("thread", "user"):
+        return None
+    if place.zone == resolution.zone:
+        return None
+    name = place.place.canonical_name
+    return (
+        f"You said you're in {name}: should I use its time ({place.zone}) instead of "
+        f"{resolution.zone}? Until they switch with /tz {name}, times are read in "
+        f"{resolution.zone}."
+    )
 
 
 def _anchor_zone(

@@ -26,6 +26,8 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
   date ("tomorrow midnight") is a choice between the start and the end of that date;
 * "end of day"/"EOD" is 23:59 on that date (today when no date is given);
+* "end of the week" is the week's last day, Sunday (the ISO week, as "this week" is);
+  "end of the work week" is its Friday; "end of next week" a week later;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
   tomorrow); an explicit "today" keeps it today even if it has passed;
 * "next <weekday>" whose next occurrence is still in the current ISO week (Mon-Sun) is a
@@ -74,6 +76,10 @@ class LocalReading:
 
 _FILLER = re.compile(r"^(?:(?:at|by|around|about|before|after|until|till|til|on|@)(?:\s+|$))+")
 _EOD = re.compile(r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod)\b")
+_END_OF_WEEK = re.compile(
+    r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?"
+    r"(?P<work>(?:work|working|business)\s+)?week"
+)
 _MIDNIGHT = re.compile(r"\b(?:at\s+)?midnight\b")
 _NOON = re.compile(r"\b(?:at\s+)?(?:noon|midday)\b")
 _CLOCK_12 = re.compile(
@@ -298,6 +304,15 @@ def _span(value: datetime, period: str) -> LocalReading:
     return LocalReading("span", (datetime.combine(start, time()), datetime.combine(end, time())))
 
 
+def _week_end(base: datetime, *, next_week: bool, work: bool) -> LocalReading:
+    """The last day of this (or next) ISO week as a span: Sunday, or Friday for the work
+    week."""
+    monday = base.date() - timedelta(days=base.weekday())
+    day = monday + timedelta(days=(4 if work else 6) + (7 if next_week else 0))
+    start = datetime.combine(day, time())
+    return LocalReading("span", (start, start + timedelta(days=1)))
+
+
 def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
     """Turn a weekday reading that could mean two different weeks into a choice."""
     bare = _BARE_WEEKDAY.fullmatch(text)
@@ -341,6 +356,9 @@ def read_local(
     docstring).
     """
     lowered = " ".join(text.lower().split())
+    week_end = _END_OF_WEEK.fullmatch(_tidy(lowered))
+    if week_end is not None:
+        return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))
     found = _clock_time(lowered, clock_24h, waking)
     if found is None:
         rest = _tidy(lowered)

@@ -18,9 +18,10 @@ where the contract says "local wall-clock time".
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -31,6 +32,7 @@ __all__ = [
     "LocalizeResult",
     "agent_timezone",
     "format_offset",
+    "label_tzinfo",
     "get_zone",
     "is_repeated_wall_time",
     "is_valid_zone",
@@ -153,6 +155,21 @@ def format_offset(minutes: int) -> str:
     sign = "-" if minutes < 0 else "+"
     hours, mins = divmod(abs(minutes), 60)
     return f"UTC{sign}{hours:02d}:{mins:02d}"
+
+
+_OFFSET_LABEL = re.compile(r"UTC(?P<sign>[+-])(?P<h>\d\d):(?P<m>\d\d)")
+
+
+def label_tzinfo(label: str) -> tzinfo | None:
+    """The tzinfo a phrase was read in: a valid zone id's, or a fixed offset's for a label
+    ``format_offset`` wrote (``"UTC+05:30"``); None for anything else."""
+    if is_valid_zone(label):
+        return ZoneInfo(label)
+    match = _OFFSET_LABEL.fullmatch(label)
+    if match is None:
+        return None
+    minutes = int(match["h"]) * 60 + int(match["m"])
+    return timezone(timedelta(minutes=-minutes if match["sign"] == "-" else minutes))
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,62 @@ async def test_a_deadline_is_due_by_its_day_not_starting_on_it(talk: Conversatio
     assert "1. Finish the report — was due by Fri 6 Nov, likely done" in listing
 
 
+@pytest.mark.parametrize(
+    ("message", "due_by", "deadline"),
+    [
+        # START is Mon 2 Nov 10:00 in Berlin (UTC+01:00).
+        ("I have to send the report by Friday", "2026-11-06T23:00:00+00:00", "Fri 6 Nov"),
+        # Before Friday: done by the time Friday begins, so due when Thursday ends.
+        ("I have to send the report before Friday", "2026-11-05T23:00:00+00:00", "Thu 5 Nov"),
+        ("I have to send the report no later than Friday", "2026-11-06T23:00:00+00:00",
+         "Fri 6 Nov"),
+        ("I have to send the report Friday at the latest", "2026-11-06T23:00:00+00:00",
+         "Fri 6 Nov"),
+        ("I have to send the report by the end of the week", "2026-11-08T23:00:00+00:00",
+         "Sun 8 Nov"),
+        ("I have to send the report by the end of the work week", "2026-11-06T23:00:00+00:00",
+         "Fri 6 Nov"),
+        ("I have to send the report by end of day", "2026-11-02T22:59:00+00:00",
+         "Mon 2 Nov 23:59"),
+        ("I have to send the report by EOD", "2026-11-02T22:59:00+00:00", "Mon 2 Nov 23:59"),
+        ("I have to send the report by tomorrow noon", "2026-11-03T11:00:00+00:00",
+         "Tue 3 Nov 12:00"),
+        ("I have to send the report before 5pm", "2026-11-02T16:00:00+00:00",
+         "Mon 2 Nov 17:00"),
+    ],
+)  # fmt: skip
+async def test_deadline_words_make_a_deadline(
+    talk: Conversation, message: str, due_by: str, deadline: str
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(message)
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Send the report"
+    assert "start_iso" not in stored
+    assert (stored["due_by_iso"], stored["deadline"]) == (due_by, deadline)
+    listing = reply_text(await talk.say("/actions", after=timedelta(minutes=1)))
+    assert f"1. Send the report — due by {deadline}, planned" in listing
+
+
+@pytest.mark.parametrize(
+    ("message", "due_by", "deadline"),
+    [
+        ("I need to pay the rent by Friday UTC+5:30", "2026-11-06T18:30:00+00:00", "Fri 6 Nov"),
+        ("I need to pay the rent by Friday 17:00 UTC-3", "2026-11-06T20:00:00+00:00",
+         "Fri 6 Nov 17:00"),
+    ],
+)  # fmt: skip
+async def test_a_deadline_in_a_fixed_offset_reads_like_a_named_zones(
+    talk: Conversation, message: str, due_by: str, deadline: str
+) -> None:
+    await talk.say(message)
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == "Pay the rent"
+    assert (stored["due_by_iso"], stored["deadline"]) == (due_by, deadline)
+    listing = reply_text(await talk.say("/actions", after=timedelta(minutes=1)))
+    assert f"1. Pay the rent — due by {deadline}, planned" in listing
+
+
 async def test_a_plan_for_a_day_with_no_time_is_open_all_that_day(talk: Conversation) -> None:
     # START is Mon 2 Nov 10:00 in Berlin; "tomorrow" is all of Tue 3 Nov there.
     await talk.say("/tz Europe/Berlin")

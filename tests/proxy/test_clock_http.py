@@ -238,6 +238,26 @@ async def test_where_the_user_lives_stands_longer_and_a_set_zone_wins(
     assert "Now: Tue 2 Jun 2026 09:10 (Europe/Berlin, UTC+02:00)." in block(fake_upstream)
 
 
+async def test_a_traveller_with_a_set_zone_is_asked_whether_to_switch(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T18:00:00Z")
+    await chat(relay, "just landed in New York, lunch at 1pm?", at="2026-11-03T04:00:00Z")
+    text = block(fake_upstream)
+    # The set zone still wins (spec 000 §4.2), but the model is not left to read New York
+    # times as Berlin ones without a word.
+    assert text.startswith("Now: Tue 3 Nov 2026 05:00 (Europe/Berlin, UTC+01:00).")
+    assert (
+        "Ask the user: You said you're in New York: should I use its time (America/New_York) "
+        "instead of Europe/Berlin? Until they switch with /tz New York, times are read in "
+        "Europe/Berlin."
+    ) in text
+    reply = await chat(relay, "/tz New York", at="2026-11-03T04:01:00Z")
+    assert "Your timezone is now America/New_York" in reply["choices"][0]["message"]["content"]
+    await chat(relay, "I'm in New York this week", at="2026-11-03T04:02:00Z")
+    assert "Ask the user" not in block(fake_upstream)
+
+
 async def test_thread_override_beats_user_default(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
