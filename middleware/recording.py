@@ -262,9 +262,9 @@ def recording_stage(
                 raise
         if COMMAND in reply.meta and turn.inbound_id is not None:
             # Answered by the relay, not the model: no turn of the conversation (its
-            # sessions' counts and dirty check leave it out), even when the answer itself
-            # is not recorded.
-            marked = store.mark_command(turn.inbound_id.result())
+            # sessions' counts and dirty check leave it out, and its time is not the
+            # thread's last message), even when the answer itself is not recorded.
+            marked = store.mark_command(turn.thread_key, turn.inbound_id.result())
             marked.add_done_callback(log_if_failed(log, "mark a command", turn.thread_key))
         if UNRECORDED in reply.meta:
             return reply

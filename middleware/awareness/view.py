@@ -206,7 +206,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
     ):
         kind_change = ("scheduling", False)
 
-    elapsed = _since(now, prior.last_interaction_seen_at(now))
+    elapsed = _since(now, prior.last_conversation_seen_at(now))
     facts = RuleFacts(
         now=now,
         mode=mode,

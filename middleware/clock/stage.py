@@ -159,7 +159,12 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             )
     if turn.channel == "discord":
         audience = DiscordAudience()
-    last_here = prior.last_interaction_seen_at(now)
+    last_here = prior.last_conversation_seen_at(now)
+    # A contact that was the user's own last message here is no news from elsewhere: a
+    # message of the conversation is "Last message here" already, and a command ("/time")
+    # is no message the model saw.
+    contact = prior.any_channel_at
+    elsewhere = contact is not None and contact != prior.user_last_message_here_at
     facts = TemporalFacts(
         now=now,
         zone=_zone_label(resolution),
@@ -168,9 +173,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         own_zone=own if resolution.source == "explicit" and own != resolution.zone else None,
         fallback=resolution.fallback,
         last_here=Elapsed(last_here) if last_here else None,
-        last_any_channel=(
-            Elapsed(prior.any_channel_at, prior.any_channel) if prior.any_channel_at else None
-        ),
+        last_any_channel=Elapsed(contact, prior.any_channel) if contact and elsewhere else None,
         speaker=speaker,
         members=members,
         times=times,

@@ -52,6 +52,9 @@ class PriorState:
     thread_last_user_message_at: datetime | None = None
     thread_last_agent_message_at: datetime | None = None
     user_last_message_here_at: datetime | None = None
+    # The thread's newest message of the conversation the model sees: neither a command
+    # the relay answered itself ("/time") nor the reply to one.
+    thread_last_conversation_at: datetime | None = None
     any_channel_at: datetime | None = None
     any_channel: str | None = None
     user_tz: str | None = None
@@ -66,17 +69,19 @@ class PriorState:
     # When a tool call held for confirmation in this thread expires (None: none held).
     held_call_expires_at: datetime | None = None
 
-    def last_interaction_seen_at(self, now: datetime) -> datetime | None:
-        """The thread's last interaction as a message sent at ``now`` sees it.
+    def last_conversation_seen_at(self, now: datetime) -> datetime | None:
+        """The thread's last message of the conversation as a message sent at ``now``
+        sees it ("Last message here", the gap): a command the relay answered itself is no
+        message the model saw, so the time before it stands.
 
         A reply is stamped when its answer ended, so a message sent while it was being
         written (a chat platform stamps its own send time) is dated before it: the reply
         then counts as at ``now``, an interaction just now. Only a user message dated
         after ``now`` (spec 000 §4.1 keeps the thread's last one) makes this message
         older than the thread, that is replayed out of order: then the later stamp is
-        returned as it is. None for a thread's first message.
+        returned as it is. None while the thread's conversation has no message yet.
         """
-        last = self.thread_last_interaction_at
+        last = self.thread_last_conversation_at
         if last is None or last <= now:
             return last
         user = self.thread_last_user_message_at
@@ -378,9 +383,11 @@ class Store(ContinuityStore, Protocol):
         """
         ...
 
-    def mark_command(self, message_id: int) -> asyncio.Future[None]:
-        """Mark the stored user message ``message_id`` as a command the relay answered
-        itself, which session turn counts and the dirty check (spec 001 §5.2) leave out.
+    def mark_command(self, thread_key: str, message_id: int) -> asyncio.Future[None]:
+        """Mark the stored user message ``message_id`` of ``thread_key`` as a command the
+        relay answered itself, which session turn counts, the dirty check (spec 001 §5.2)
+        and the thread's conversation time (``PriorState.thread_last_conversation_at``)
+        leave out, with the reply to it.
 
         Queued like ``record_reply``; an unknown id changes nothing.
         """

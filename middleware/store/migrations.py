@@ -46,6 +46,24 @@ IS_COMMAND_TEXT = f"""(
             AND length({_AFTER_BOT}) < length({_AFTER_NAME}) - 1
             AND {_ends_or_spaces(_AFTER_BOT)})))"""
 
+
+def answers_command(reply: str) -> str:
+    """SQL, true when the reply ``reply`` (a table alias, or ``NEW``) answers a command:
+    a reply answers the user message stored just before it in its thread."""
+    return f"""COALESCE((
+        SELECT u.command FROM messages AS u
+        WHERE u.thread_key = {reply}.thread_key AND u.role = 'user' AND u.id < {reply}.id
+        ORDER BY u.id DESC LIMIT 1), 0) = 1"""
+
+
+def in_conversation(message: str) -> str:
+    """SQL, true when ``message`` is in the conversation the model sees: neither a command
+    the relay answered itself nor the reply to one."""
+    return (
+        f"({message}.command = 0 AND ({message}.role = 'user' OR NOT {answers_command(message)}))"
+    )
+
+
 # Every instant column holds text produced by ``to_db``: e.g. 2024-03-01T09:30:00.000000+00:00.
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (
@@ -479,6 +497,66 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         -- otherwise).
         UPDATE messages SET command = 0
         WHERE command = 1 AND substr(text, 1, 1) = '/' AND NOT {IS_COMMAND_TEXT};
+        """,
+    ),
+    (
+        18,
+        f"""
+        -- When the thread's conversation, the one the model sees, last moved: its newest
+        -- message that is neither a command the relay answered itself ("/time") nor the
+        -- reply to one. "Last message here" and the gap are measured from it, so a user
+        -- back after hours who first sends /time still gets the gap. A user message moves
+        -- it when stored; marking it a command (which comes after) moves it back.
+        ALTER TABLE threads ADD COLUMN last_conversation_at TEXT;
+        UPDATE threads SET last_conversation_at = COALESCE(
+            (SELECT MAX(m.at) FROM messages AS m
+             WHERE m.thread_key = threads.thread_key AND {in_conversation("m")}),
+            -- A thread imported from a clock-state file has times but no messages.
+            CASE WHEN NOT EXISTS (SELECT 1 FROM messages AS m
+                                  WHERE m.thread_key = threads.thread_key)
+                 THEN last_interaction_at END);
+
+        DROP TRIGGER messages_user_moves_thread;
+        CREATE TRIGGER messages_user_moves_thread
+        AFTER INSERT ON messages WHEN NEW.role = 'user' AND NEW.user_key IS NOT NULL
+        BEGIN
+            UPDATE threads SET
+                created_at = MIN(created_at, NEW.at),
+                last_interaction_at = MAX(COALESCE(last_interaction_at, ''), NEW.at),
+                last_user_message_at = MAX(COALESCE(last_user_message_at, ''), NEW.at),
+                last_conversation_at = MAX(COALESCE(last_conversation_at, ''), NEW.at)
+            WHERE thread_key = NEW.thread_key;
+            INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
+            VALUES (NEW.thread_key, NEW.user_key, NEW.at)
+            ON CONFLICT (thread_key, user_key) DO UPDATE SET last_user_message_at =
+                MAX(COALESCE(thread_participants.last_user_message_at, ''), NEW.at);
+        END;
+
+        DROP TRIGGER messages_reply_moves_thread;
+        CREATE TRIGGER messages_reply_moves_thread
+        AFTER INSERT ON messages WHEN NEW.role = 'assistant'
+        BEGIN
+            UPDATE threads SET
+                last_agent_message_at = MAX(COALESCE(last_agent_message_at, ''), NEW.at),
+                last_interaction_at = MAX(COALESCE(last_interaction_at, ''), NEW.at),
+                last_conversation_at = CASE WHEN {answers_command("NEW")}
+                    THEN last_conversation_at
+                    ELSE MAX(COALESCE(last_conversation_at, ''), NEW.at) END
+            WHERE thread_key = NEW.thread_key;
+        END;
+
+        -- The newest message left in the conversation, by row id: a command is marked
+        -- just after it is stored, so what stood before it is among the last rows.
+        CREATE TRIGGER messages_command_leaves_conversation
+        AFTER UPDATE OF command ON messages
+        WHEN NEW.command = 1 AND OLD.command = 0 AND NEW.role = 'user'
+        BEGIN
+            UPDATE threads SET last_conversation_at = (
+                SELECT m.at FROM messages AS m
+                WHERE m.thread_key = NEW.thread_key AND {in_conversation("m")}
+                ORDER BY m.id DESC LIMIT 1)
+            WHERE thread_key = NEW.thread_key;
+        END;
         """,
     ),
 )

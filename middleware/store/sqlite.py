@@ -151,10 +151,12 @@ class SqliteStore(SqliteConnections):
         self._priors.reply(thread_key, at)
         return stored
 
-    def mark_command(self, message_id: int) -> asyncio.Future[None]:
+    def mark_command(self, thread_key: str, message_id: int) -> asyncio.Future[None]:
         """See ``Store.mark_command``."""
         write = mark_command_write(message_id)
-        return self._submit("mark a command", write, one_statement=True)
+        stored = self._submit("mark a command", write, one_statement=True)
+        self._priors.command(thread_key)
+        return stored
 
     async def set_user_timezone(
         self, user_key: str, zone: str | None, *, create_at: datetime | None = None

@@ -8,6 +8,8 @@ sender's last contact; a reply moves its thread's times. ``PriorRows`` applies e
 those moves, with the SQL's rules (``MAX`` over fixed-width UTC text; the contact moves
 only forward, its channel on a tie too), to the rows it holds, when the write is issued:
 the same moment every later read would see it, since reads apply queued writes first.
+Marking a message a command moves its thread's conversation time back to an older
+message, which no held row knows: that thread's rows go (``command``).
 
 Anything else drops every row (``clear``): any other write of this store, a write or a
 commit that failed, a rollback, and another connection's commit (``PRAGMA data_version``,
@@ -30,12 +32,12 @@ Row = tuple[Any, ...]
 
 # ``SELECT_PRIOR``'s columns, by the row they come from. A row is held as its three parts,
 # so a message moves each part once, however many pairs share it.
-_THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 18, 19)
+_THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 18, 19, 20)
 _PARTICIPANT_COLUMN = 3
 _USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16, 17)
-_WIDTH = 20
+_WIDTH = 21
 # Places within the parts.
-_LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE = 0, 1, 2
+_LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE, _LAST_CONVERSATION = 0, 1, 2, 8
 _CONTACT_AT, _CONTACT_CHANNEL = 0, 1
 
 # Threads, users and pairs held, each; the oldest go first. ≈ 1 MB at most.
@@ -51,6 +53,7 @@ def _move_thread(thread: list[Any], at: str) -> None:
     """Trigger ``messages_user_moves_thread``, on the thread."""
     thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
     thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
+    thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
 
 
 def _move_contact(user: list[Any], at: str, channel: str) -> None:
@@ -131,9 +134,19 @@ class PriorRows:
         self.version += 1
         thread = self._threads.get(thread_key)
         if thread is not None:
-            # Trigger ``messages_reply_moves_thread``.
+            # Trigger ``messages_reply_moves_thread``. The reply is to a message of the
+            # conversation: the newest user message of a thread held is never a command
+            # (marking one drops its thread; only a newer message holds it again).
             thread[_LAST_AGENT_MESSAGE] = _later(thread[_LAST_AGENT_MESSAGE], at)
             thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
+            thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
+
+    def command(self, thread_key: str) -> None:
+        """A message of the thread was marked a command: trigger
+        ``messages_command_leaves_conversation`` moves the thread's conversation back to
+        a message this cache never saw, so the thread's rows go."""
+        self.version += 1
+        self._threads.pop(thread_key, None)
 
     def keep(self, record: InboundRecord, at: str, before: Row) -> None:
         """Hold the row of ``record``'s pair as its message (stored as ``at``) leaves it,

@@ -9,11 +9,13 @@ import os
 import signal
 import sys
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from channels.terminal import PROMPT, ConsoleInput, TerminalChannel
+from middleware.clock.source import FakeClock
 from middleware.types import Reply, Turn
 from proxy.config import Config
 from proxy.services import open_services
@@ -43,6 +45,39 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
     assert first_request[0]["content"].startswith("hello\n\n<relay_context>")
     assert second_request[-1]["content"].startswith("second line\n\n<relay_context>")
     assert user is not None
+
+
+async def test_a_command_between_two_conversations_leaves_the_gap_to_the_model(
+    tmp_path: Path,
+) -> None:
+    """Three hours away, then /time (answered by the relay), then a question: the block
+    tells of the three hours, not of the command a minute ago."""
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    steps = iter(
+        [
+            (timedelta(0), "Let's plan the trip"),
+            (timedelta(hours=3), "/time"),
+            (timedelta(minutes=1), "Where were we?"),
+            (timedelta(0), "/quit"),
+        ]
+    )
+
+    def read_line() -> str:
+        wait, line = next(steps)
+        clock.advance(wait)
+        return line
+
+    out = io.StringIO()
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=out)
+        await channel.run()
+        transcript = await services.store.transcript("agent:main:terminal:dm:local")
+    assert "bot> It's " in out.getvalue()  # /time was answered by the relay
+    forwarded = json.loads(transcript[-1].text)  # the inspect upstream's answer
+    block = forwarded[-1]["content"]
+    assert block.startswith("Where were we?\n\n<relay_context>")
+    assert "Last message here: 3 hours 1 minute ago (Sat 21 Nov 10:00)." in block, block
+    assert "Gap: several hours — summarize where you left off before continuing." in block
 
 
 def inspect_config(tmp_path: Path) -> Config:

@@ -593,3 +593,77 @@ async def test_a_version_14_file_gets_exactly_its_commands_marked(db_path: Path)
     assert marked == commands
     assert ("user", "/tz Asia/Tokyo") in marked and ("user", "/usr") in marked
     assert len(rows) == 2 * len(OLD_USER_TEXTS)
+
+
+async def test_a_version_17_file_gets_the_time_its_conversations_last_moved(
+    db_path: Path,
+) -> None:
+    """Migration 18: each thread's conversation time is its newest message that is neither
+    a command nor the reply to one; a thread imported without messages keeps its last
+    interaction; the triggers then keep it so."""
+    talked, away, imported, commands_only = (f"agent:main:api:dm:{n}" for n in "abcd")
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        await migrate_to(conn, 17)
+        await conn.execute(
+            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
+            "VALUES ('api:ana', 'api', 'ana', ?)",
+            (to_db(T0),),
+        )
+        for thread in (talked, away, imported, commands_only):
+            await conn.execute(
+                "INSERT INTO threads (thread_key, channel, chat_type, created_at, "
+                "last_interaction_at) VALUES (?, 'api', 'dm', ?, ?)",
+                (thread, to_db(T0), to_db(T0 + timedelta(days=1)) if thread == imported else None),
+            )
+        story = {
+            talked: [("user", "plan the trip", 0, 0), ("assistant", "sure", 0, 5)],
+            away: [
+                ("user", "plan the trip", 0, 0),
+                ("assistant", "sure", 0, 5),
+                ("user", "/time", 1, 3 * 3600),
+                ("assistant", "It's 12:00", 0, 3 * 3600 + 1),
+            ],
+            commands_only: [("user", "/time", 1, 0), ("assistant", "It's 09:00", 0, 1)],
+        }
+        for thread, messages in story.items():
+            for role, text, command, seconds in messages:
+                await conn.execute(
+                    "INSERT INTO messages (thread_key, user_key, role, text, at, command) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        thread,
+                        "api:ana" if role == "user" else None,
+                        role,
+                        text,
+                        to_db(T0 + timedelta(seconds=seconds)),
+                        command,
+                    ),
+                )
+
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        times = "SELECT thread_key, last_conversation_at FROM threads ORDER BY thread_key"
+        assert await sql(db_path, times) == [
+            (talked, to_db(T0 + timedelta(seconds=5))),
+            (away, to_db(T0 + timedelta(seconds=5))),
+            (imported, to_db(T0 + timedelta(days=1))),
+            (commands_only, None),
+        ]
+        # Stored after the upgrade: a command, marked, and its answer leave it; a
+        # question moves it and is what the next message sees.
+        later = T0 + timedelta(hours=5)
+        command = await store.record_inbound(inbound(later, thread=away, text="/time"))
+        await store.mark_command(away, command.message_id)
+        await store.record_reply(away, "It's 14:00", later + timedelta(seconds=1))
+        question = T0 + timedelta(hours=5, minutes=1)
+        asked = await store.record_inbound(inbound(question, thread=away, text="where were we?"))
+        assert asked.prior.thread_last_conversation_at == T0 + timedelta(seconds=5)
+        assert asked.prior.thread_last_interaction_at == later + timedelta(seconds=1)
+        await store.record_reply(away, "the trip", question + timedelta(seconds=2))
+        assert await sql(db_path, times + " LIMIT 1 OFFSET 1") == [
+            (away, to_db(question + timedelta(seconds=2)))
+        ]
+    finally:
+        await store.close()

@@ -189,6 +189,20 @@ async def test_import_never_moves_times_back_and_never_clears(store: SqliteStore
     assert thread.last_user_message_by_user == {"telegram:42": later}
 
 
+async def test_an_imported_last_interaction_is_the_last_message_the_next_one_sees(
+    store: SqliteStore,
+) -> None:
+    """The file knows no commands (its times are every message's, spec 000 §4.1, and an
+    export writes them so): its last interaction is the conversation's."""
+    snapshot = ClockStateSnapshot(threads=(ThreadClockState(DM, last_interaction_at=T0),))
+    await store.import_clock_state(snapshot, now=NOW)
+
+    later = T0 + timedelta(hours=3)
+    prior = (await store.record_inbound(inbound(later, thread=DM, chat_type="dm"))).prior
+    assert prior.thread_last_conversation_at == prior.thread_last_interaction_at == T0
+    assert prior.last_conversation_seen_at(later) == T0
+
+
 async def test_import_merges_json_fields(store: SqliteStore) -> None:
     first = UserClockState(
         "api:ana",

@@ -65,8 +65,10 @@ class Story:
         self.clock = T0
         self.hits = 0
         self.inbound_count = 0
-        # Replies are not awaited, as in the relay; one to a thread not yet seen fails.
-        self.replies: list[asyncio.Future[int]] = []
+        # Replies and marks are not awaited, as in the relay; a reply to a thread not yet
+        # seen fails.
+        self.replies: list[asyncio.Future[Any]] = []
+        self.stored: list[tuple[str, int]] = []  # (thread key, message id)
 
     def instant(self) -> datetime:
         """Mostly forward; sometimes a replay from the past or the same instant again."""
@@ -83,8 +85,13 @@ class Story:
         thread, user = rng.choice(THREADS), rng.choice(USERS)
         channel = rng.choice(CHANNELS)
         roll = rng.random()
-        if roll < 0.7:
+        if roll < 0.6:
             await self.message(thread, user, channel)
+        elif roll < 0.68:
+            await self.command(thread, user, channel)
+        elif roll < 0.7 and self.stored:
+            # A message marked a command after others came in (turns at once in a group).
+            self.replies.append(store.mark_command(*rng.choice(self.stored)))
         elif roll < 0.92:
             self.replies.append(store.record_reply(thread, "answer", self.instant()))
         elif roll < 0.935:
@@ -104,24 +111,38 @@ class Story:
         else:
             await asyncio.sleep(rng.choice([0, 0.002]))
 
-    async def message(self, thread: str, user: str, channel: str) -> None:
+    async def message(self, thread: str, user: str, channel: str, text: str = "hi") -> int:
         record = inbound(
             self.instant(),
             user=user,
             channel=channel,
             thread=thread,
+            text=text,
             cross_channel=self.rng.random() < 0.8,
         )
         held = self.store._priors.get(thread, record.user_key)
         expected = prior_from_row(fresh_row(self.store, thread, record.user_key))
         prior: PriorState
         if self.rng.random() < 0.5:
-            prior = (await self.store.record_inbound(record)).prior
+            result = await self.store.record_inbound(record)
+            prior, message_id = result.prior, result.message_id
         else:
-            prior = (await self.store.queue_inbound(record)).prior
+            queued = await self.store.queue_inbound(record)
+            prior = queued.prior
+            message_id = await queued.message_id
         assert prior == expected
         self.inbound_count += 1
         self.hits += held is not None
+        self.stored.append((thread, message_id))
+        return message_id
+
+    async def command(self, thread: str, user: str, channel: str) -> None:
+        """A command the relay answers itself: marked once stored, then (mostly) its
+        answer recorded, as the recording stage does."""
+        message_id = await self.message(thread, user, channel, text="/time")
+        self.replies.append(self.store.mark_command(thread, message_id))
+        if self.rng.random() < 0.8:
+            self.replies.append(self.store.record_reply(thread, "It's 10:00", self.instant()))
 
     async def written_elsewhere(self, user_key: str) -> None:
         """Another process changes a user's locale and commits."""
@@ -221,7 +242,7 @@ def message_of(thread: str, channel: str, *, cross_channel: bool) -> InboundReco
 
 def test_the_oldest_rows_go_first_when_full() -> None:
     rows = PriorRows(max_rows=2)
-    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 16
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 17
     at = "2026-11-21T10:00:00.000000+00:00"
     for thread in ("a", "b", "c"):
         rows.keep(message_of(thread, "api", cross_channel=False), at, before)
@@ -236,4 +257,4 @@ def test_the_oldest_rows_go_first_when_full() -> None:
     assert moved is not None
     assert moved[:6] == (later, later, None, later, later, "discord")
     # The user's last contact is the user's in every thread.
-    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14
+    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14 + (at,)

@@ -99,6 +99,7 @@ async def test_zone_elapsed_and_gap_hint(relay: RunningServer, fake_upstream: Fa
         "Your timezone is now Europe/Berlin. It's Wed 18 Nov 2026 09:12 (Europe/Berlin, UTC+01:00)"
     )
     assert fake_upstream.requests == []  # commands never reach the upstream
+    await chat(relay, "good morning", at="2026-11-18T08:12:30Z")
     await chat(relay, "back again", at="2026-11-21T15:40:00Z")
     text = block(fake_upstream)
     assert text.startswith(
@@ -889,3 +890,22 @@ async def test_a_resend_after_a_restart_is_known_without_its_saved_block(
     await chat(relay, messages=history, at="2026-11-21T12:09:00Z", thread="lost")
     transcript = await store.transcript("agent:main:api:lost")
     assert [m.text for m in transcript if m.role == "user"] == ["hi", "what now?", "what now?"]
+
+
+async def test_a_command_the_relay_answered_is_not_the_last_message_here(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(
+        server={"api_commands": True},
+        fake_clock=FakeClock(datetime(2026, 11, 21, 13, 2, tzinfo=UTC)),
+    )
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:55:00Z", thread="away")
+    await chat(relay, "Let's plan the trip", at="2026-11-21T10:00:00Z", thread="away")
+    # Three hours away, then a command the relay answers itself: the model never sees it.
+    reply = await chat(relay, "/time", at="2026-11-21T13:00:00Z", thread="away")
+    assert reply["choices"][0]["message"]["content"].startswith("It's ")
+    await chat(relay, "Where were we?", at="2026-11-21T13:01:00Z", thread="away")
+    text = block(fake_upstream)
+    assert "Last message here: 3 hours 1 minute ago (Sat 21 Nov 11:00)." in text, text
+    assert "Last contact on any channel" not in text
+    assert "Gap: several hours — summarize where you left off before continuing." in text, text

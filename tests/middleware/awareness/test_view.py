@@ -53,7 +53,7 @@ ACTION_FIRST = CheckinsPolicy(
 
 def prior_with(*actions: Action) -> PriorState:
     return PriorState(
-        thread_last_interaction_at=NOW - timedelta(days=2),
+        thread_last_conversation_at=NOW - timedelta(days=2),
         clock_data=ClockData(latest_actions=[a.to_json() for a in actions]),
     )
 
@@ -72,7 +72,7 @@ def test_a_hedged_reference_is_made_once_then_the_next_rule_speaks() -> None:
 
 
 def test_nothing_applies_means_no_lines_and_no_writes() -> None:
-    quiet = PriorState(thread_last_interaction_at=NOW - timedelta(minutes=5))
+    quiet = PriorState(thread_last_conversation_at=NOW - timedelta(minutes=5))
     view = awareness_view(turn("can you review this paragraph for me?", quiet), AwarenessSettings())
     assert view.lines == ()
     assert view.ops == ()
@@ -103,7 +103,7 @@ def test_a_reply_stamped_after_the_message_leaves_an_elapsed_of_zero() -> None:
         ]
     )
     answered = PriorState(
-        thread_last_interaction_at=NOW + timedelta(seconds=1),
+        thread_last_conversation_at=NOW + timedelta(seconds=1),
         thread_last_user_message_at=NOW - timedelta(seconds=1),
     )
     view = awareness_view(turn("and another thing", answered), AwarenessSettings(checkins=quick))
@@ -111,7 +111,7 @@ def test_a_reply_stamped_after_the_message_leaves_an_elapsed_of_zero() -> None:
     assert "the last interaction here was just now" in view.lines[0]
 
     replayed = PriorState(
-        thread_last_interaction_at=NOW + timedelta(seconds=1),
+        thread_last_conversation_at=NOW + timedelta(seconds=1),
         thread_last_user_message_at=NOW + timedelta(seconds=1),
     )
     assert awareness_view(turn("old", replayed), AwarenessSettings(checkins=quick)).fired == ()
@@ -126,7 +126,7 @@ def test_in_a_group_a_hedged_reference_waits_for_the_speakers_own_return() -> No
         made.chat_type = "group"
         # Bob spoke five minutes ago; Ana ``own_last`` ago.
         made.prior = PriorState(
-            thread_last_interaction_at=NOW - timedelta(minutes=5),
+            thread_last_conversation_at=NOW - timedelta(minutes=5),
             thread_last_user_message_at=NOW - timedelta(minutes=5),
             user_last_message_here_at=NOW - own_last,
             clock_data=data,

@@ -66,7 +66,7 @@ class Thread:
             )
         if match_command(text) is not None:
             # The recording stage marks what the commands stage answered.
-            await self.store.mark_command(result.message_id)
+            await self.store.mark_command(self.key, result.message_id)
         await self.store.record_reply(self.key, "noted", self.clock.now())
 
 
