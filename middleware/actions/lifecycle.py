@@ -13,7 +13,7 @@ made), except that an automatic action never replaces a clocked one: it is dropp
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -164,26 +164,30 @@ def close_latest(
     user_key: str,
     thread_key: str,
     chat_type: ChatType,
+    linked: Collection[str] = (),
 ) -> tuple[list[Action], Action | None]:
     """Apply a done/canceled the user just said to the open action it is about.
 
     Candidates are the user's own open actions in this thread, or in any private thread
-    when this is a DM (as :func:`visible_actions` shows them). When ``update`` names an
-    activity, only actions of that activity family qualify ("meal" closes "meal:dinner",
-    "woke up" closes a nap), and the most recent is closed. When it names words ("the
-    bank call is done"), the one action whose label has all of them is closed; none
-    when several have (a wrong close is worse than a missed one). A bare "done" or "I'm
-    back" closes the most recent. A "done" that names no words never closes an action
-    that has not begun ("I'm back" says nothing of tomorrow's call). When none
-    qualifies nothing changes. A "done" is marked ``user_confirmed``. Returns the new
+    when this is a DM (as :func:`visible_actions` shows them, ``linked`` accounts' too).
+    When ``update`` names an activity, only actions of that activity family qualify
+    ("meal" closes "meal:dinner", "woke up" closes a nap), and the most recent is
+    closed. When it names words ("the bank call is done"), the one action whose label
+    has all of them is closed; none when several have (a wrong close is worse than a
+    missed one). A bare "done" or "I'm back" closes the most recent. A "done" that names
+    no words never closes an action that has not begun ("I'm back" says nothing of
+    tomorrow's call). When none qualifies nothing changes. A "done" is marked
+    ``user_confirmed``. Returns the new
     list and the changed action (or None).
     """
     candidates = [
         a
         for a in actions
-        if a.user_key == user_key
-        and a.is_open(now)
-        and (a.thread_key == thread_key or (chat_type == "dm" and _recorded_in_private(a)))
+        if a.is_open(now)
+        and (
+            (a.user_key == user_key and a.thread_key == thread_key)
+            or (chat_type == "dm" and _private_and_own(a, user_key, linked))
+        )
     ]
     if update.named:
         named = [a for a in candidates if update.named <= key_words(a.label)]
@@ -245,6 +249,7 @@ def visible_actions(
     thread_key: str,
     chat_type: Literal["dm", "group"],
     include_closed: bool = False,
+    linked: Collection[str] = (),
 ) -> list[Action]:
     """The open actions usable when ``user_key`` speaks in ``thread_key`` (§7.3).
 
@@ -252,8 +257,11 @@ def visible_actions(
     actions recorded in this thread by anyone. In a DM: the user's own actions from this
     thread or any private one — never one recorded in a group (an API thread included,
     whose key does not say it is one), so nothing said in a group leaks into a private
-    chat or the other way round. Expired and closed actions appear only with
-    ``include_closed`` (still stored, not yet compacted away). Oldest first.
+    chat or the other way round. ``linked`` are the accounts linked to ``user_key`` (one
+    person, spec 000 §7.0): in a DM their private actions are the user's own, so
+    "heading to the gym" clocked on Telegram is asked about on Discord. Expired and
+    closed actions appear only with ``include_closed`` (still stored, not yet compacted
+    away). Oldest first.
     """
     visible: list[Action] = []
     for action in actions:
@@ -264,12 +272,20 @@ def visible_actions(
                 action.user_key == user_key or action.scope == "group"
             )
         else:
-            shown = action.user_key == user_key and (
-                action.thread_key == thread_key or _recorded_in_private(action)
-            )
+            shown = (
+                action.user_key == user_key and action.thread_key == thread_key
+            ) or _private_and_own(action, user_key, linked)
         if shown:
             visible.append(action)
     return sorted(visible, key=lambda a: a.recorded_at)
+
+
+def _private_and_own(action: Action, user_key: str, linked: Collection[str]) -> bool:
+    """Whether ``action`` was recorded in a private chat by the user or an account linked
+    to them."""
+    return (action.user_key == user_key or action.user_key in linked) and _recorded_in_private(
+        action
+    )
 
 
 def _same_thing(older: Action, newer: Action) -> bool:

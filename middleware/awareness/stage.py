@@ -22,7 +22,8 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
     async def awareness(turn: Turn, call_next: Handler) -> Reply:
         if turn.continuation or not settings.enabled:
             return await call_next(turn)
-        view = awareness_view(turn, settings)
+        linked = await _linked(store, turn)
+        view = awareness_view(turn, settings, linked)
         # Stored before the upstream is called: what the user said is kept even if the
         # model never answers.
         await save(store, turn, view)
@@ -32,6 +33,13 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
         return await call_next(turn)
 
     return awareness
+
+
+async def _linked(store: Store, turn: Turn) -> list[str]:
+    """The accounts linked to the speaker; asked of the store only when they are linked."""
+    if turn.prior is None or turn.prior.person_id is None:
+        return []
+    return await store.linked_users(turn.user_key)
 
 
 def awareness_sections(view: AwarenessView, *, relay_answers: bool) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -112,8 +112,11 @@ class AwarenessView(NamedTuple):
         return "\n".join(self.lines) if self.lines else None
 
 
-def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
-    """Decide what the model is told about elapsed time, actions and confirmations."""
+def awareness_view(
+    turn: Turn, settings: AwarenessSettings, linked: Collection[str] = ()
+) -> AwarenessView:
+    """Decide what the model is told about elapsed time, actions and confirmations;
+    ``linked`` are the accounts linked to the speaker (whose private actions are theirs)."""
     prior = turn.prior or PriorState()
     now = turn.received_at
     data = prior.clock_data
@@ -165,6 +168,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
         user_key=turn.user_key,
         thread_key=turn.thread_key,
         chat_type=turn.chat_type,
+        linked=linked,
     )
     if directive is None and policy.enabled:
         # Only an open action can be closed: without one the text need not be read.
@@ -177,6 +181,7 @@ def awareness_view(turn: Turn, settings: AwarenessSettings) -> AwarenessView:
                 user_key=turn.user_key,
                 thread_key=turn.thread_key,
                 chat_type=turn.chat_type,
+                linked=linked,
             )
             if closed is not None:
                 ops.append(_close(closed))

@@ -8,6 +8,7 @@ message: the message never counts as its own "last message here".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -130,11 +131,15 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             turn.thread_key, now - settings.group_window, settings.group_limit
         )
         said_now = said_location(resolution.located, now) if resolution.located else None
+        labels = member_labels(found, speaker=(turn.user_key, turn.display_name))
         members = [
-            member_time(m, now, said_now if m.user_key == turn.user_key else None) for m in found
+            member_time(
+                m, now, said_now if m.user_key == turn.user_key else None, labels[m.user_key]
+            )
+            for m in found
         ]
         stored = next((m.display_name for m in found if m.user_key == turn.user_key), None)
-        speaker = turn.display_name or stored or turn.user_key
+        speaker = labels.get(turn.user_key) or turn.display_name or stored or turn.user_key
         viewers = tuple(
             Viewer(member.label, member.zone, m.locale or "en")
             for m, member in zip(found, members, strict=True)
@@ -310,13 +315,34 @@ def standing_location(located: StatedLocation | None, now: datetime) -> StatedLo
     return located
 
 
+def member_labels(
+    members: Sequence[ParticipantState], *, speaker: tuple[str, str | None] | None = None
+) -> dict[str, str]:
+    """How each group member is named to the model and in ``/time``, by user key: their
+    display name (``speaker``'s newest one for that user key), followed by their user key
+    when another member goes by the same name, so two "Alex"es never read as one person
+    with one clock."""
+    names = {m.user_key: m.display_name or m.user_key for m in members}
+    if speaker is not None and speaker[1]:
+        names[speaker[0]] = speaker[1]
+    counts = Counter(name.casefold() for name in names.values())
+    return {
+        key: f"{name} ({key})" if counts[name.casefold()] > 1 else name
+        for key, name in names.items()
+    }
+
+
 def member_time(
-    member: ParticipantState, now: datetime, said_now: StatedLocation | None = None
+    member: ParticipantState,
+    now: datetime,
+    said_now: StatedLocation | None = None,
+    label: str | None = None,
 ) -> MemberTime:
     """A group member's zone as the block and ``/time`` show it: the one they set, else
     where they said they are (``said_now`` when this very message says it; spec 000
-    §4.2's order, as for their own messages), else unknown."""
-    label = member.display_name or member.user_key
+    §4.2's order, as for their own messages), else unknown. ``label`` names them
+    (``member_labels``); by default their display name."""
+    label = label or member.display_name or member.user_key
     if member.default_tz is not None:
         return MemberTime(label, member.default_tz)
     located = said_now or standing_location(member.located, now)

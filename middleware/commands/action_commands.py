@@ -37,7 +37,8 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
     async def actions(turn: Turn, command: Command) -> str:
         now = turn.received_at
         data = await store.get_clock_data(turn.user_key) or ClockData()
-        shown = _shown(data, turn, now)
+        # Linked accounts are one person: the actions clocked on the others count here.
+        shown = _shown(data, turn, now, await store.linked_users(turn.user_key))
         verb, _, which = command.args.partition(" ")
         verb = verb.lower()
         group = turn.chat_type == "group"
@@ -60,7 +61,9 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
     return {"actions": actions}
 
 
-def _shown(data: ClockData, turn: Turn, now: datetime) -> list[tuple[int, Action]]:
+def _shown(
+    data: ClockData, turn: Turn, now: datetime, linked: list[str]
+) -> list[tuple[int, Action]]:
     """The open actions shown here, each with its number (see the module docstring)."""
     stored = visible_actions(
         load_actions(data.latest_actions),
@@ -69,6 +72,7 @@ def _shown(data: ClockData, turn: Turn, now: datetime) -> list[tuple[int, Action
         thread_key=turn.thread_key,
         chat_type=turn.chat_type,
         include_closed=True,
+        linked=linked,
     )
     return [(number, a) for number, a in enumerate(stored, start=1) if a.is_open(now)]
 

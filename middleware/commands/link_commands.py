@@ -1,10 +1,12 @@
 """``/link``, ``/unlink``, ``/whoami``: link your accounts on several channels (spec 000 §7.0).
 
 Identities are per channel until the user links them: ``/link`` on one account makes a
-one-time code, ``/link CODE`` sent from the other account confirms it. Linked accounts
+one-time code (in a DM only: in a group any member could send it back first),
+``/link CODE`` sent from the other account confirms it. Linked accounts
 share one timezone, one "last contact on any channel", their clock data (actions,
 calibration, policy overrides) and their living memory. ``/unlink`` undoes it for the
-account it is sent from.
+account it is sent from. In a group ``/whoami`` counts the linked accounts without
+naming them.
 
 Codes are six characters from 31, so guessing one is hopeless only while guesses are
 few: an account that sends ``MAX_WRONG_CODES`` unknown codes within ``CODE_TTL`` is
@@ -41,6 +43,13 @@ MAX_WRONG_CODES = 5
 SHARED = (
     "they now share one timezone, one 'last contact on any channel', your clocked actions "
     "and settings, and what I remember about you (/memory)"
+)
+
+# A link code shown in a group could be sent back by any member, linking their account
+# to this one (and so seeing its memory and actions): codes are made only in DMs.
+CODE_NOT_IN_GROUPS = (
+    "Everyone here would see the link code, and whoever sent it back first would be "
+    "linked to you, so I make codes only in a direct chat with me: send /link there."
 )
 
 
@@ -145,6 +154,9 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
 
     async def link(turn: Turn, command: Command) -> str:
         if not command.args:
+            if turn.chat_type == "group":
+                # Whoever sent the code first would join this account's person.
+                return CODE_NOT_IN_GROUPS
             return await make_code(turn)
         code = command.args.split()[0]
         return await redeem(turn, code)
@@ -165,7 +177,12 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
         name = turn.display_name or (user.display_name if user else None)
         lines = [f"You are {me}" + (f" ({name})." if name else ".")]
         others = [key for key in await store.linked_users(me) if key != me]
-        if others:
+        if others and turn.chat_type == "group":
+            lines.append(
+                f"Linked accounts: {len(others)} (everyone here would read which; send "
+                "/whoami in a direct chat with me to see them)."
+            )
+        elif others:
             lines.append(f"Linked accounts: {await describe(others, me)}; {SHARED}.")
         else:
             lines.append("Linked accounts: none. Use /link to link an account on another channel.")

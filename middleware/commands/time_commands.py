@@ -12,7 +12,7 @@ from babel.dates import format_datetime
 
 from middleware.clock.abbreviations import ABBREVIATIONS, clarification_for
 from middleware.clock.places import lookup_place
-from middleware.clock.stage import member_time, said_verb, stated_location
+from middleware.clock.stage import member_labels, member_time, said_verb, stated_location
 from middleware.clock.temporal import ago
 from middleware.clock.zones import format_offset, is_valid_zone, offset_minutes, valid_zones
 from middleware.commands import Command, CommandHandler
@@ -165,10 +165,11 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             members = await store.group_participants(
                 turn.thread_key, turn.received_at - GROUP_WINDOW, GROUP_LIMIT
             )
+            labels = member_labels(members)
             for member in members:
                 if member.user_key == turn.user_key:
                     continue
-                shown = member_time(member, turn.received_at)
+                shown = member_time(member, turn.received_at, label=labels[member.user_key])
                 if shown.zone is None:
                     lines.append(f"{shown.label}: timezone unknown (they can set it with /tz)")
                     continue

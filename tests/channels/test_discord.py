@@ -12,6 +12,8 @@ from channels.base import ATTACHED, TEXT_ONLY
 from channels.discord import MESSAGE_LIMIT, discord_parts, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
+from middleware.pipeline import Handler
+from middleware.types import Reply, Turn
 from tests.channels.support import running_discord, services_of
 from tests.fakes.discord_api import (
     BOT,
@@ -416,3 +418,62 @@ def test_parts_keep_a_fence_language_and_plain_text_untouched() -> None:
     assert discord_parts("````md\n```\ninner\n```\n````\nafter") == [
         "````md\n```\ninner\n```\n````\nafter"
     ]
+
+
+async def test_a_name_is_learned_from_a_server_only_when_asked_of_the_bot(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    """With group_policy "all" every server message is answered, but a bare "Call me
+    Annie." may be said to the room (``Turn.addressed`` is False); mentioning the bot or
+    replying to it makes it asked of the bot."""
+    async with running_discord(tmp_path, fake_upstream, discord_api, group_policy="all") as channel:
+        store = services_of(channel).store
+        await discord_api.push_message(
+            "Call me Annie.", channel_id=CHANNEL, user_id=42, guild_id=GUILD
+        )
+        [first] = await discord_api.wait_for_sent(1)
+        assert await store.memory_facts("discord:42") == []
+        await discord_api.push_message(
+            f"<@{BOT_ID}> Call me Annie.",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+        )
+        bots = message_payload(first["id"], first["content"], channel_id=CHANNEL, author=BOT)
+        await discord_api.push_message(
+            "Call me Jo.", channel_id=CHANNEL, user_id=43, guild_id=GUILD, replying_to=bots
+        )
+        await discord_api.wait_for_sent(3)
+        assert [f.text for f in await store.memory_facts("discord:42")] == ["Name: Annie"]
+        assert [f.text for f in await store.memory_facts("discord:43")] == ["Name: Jo"]
+
+
+async def test_addressed_is_false_only_for_server_messages_said_to_the_room(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    seen: dict[str, bool] = {}
+
+    def watch(handler: Handler) -> Handler:
+        async def watched(turn: Turn) -> Reply:
+            seen[turn.text] = turn.addressed
+            return await handler(turn)
+
+        return watched
+
+    async with running_discord(
+        tmp_path, fake_upstream, discord_api, group_policy="all", wrap=watch
+    ):
+        await discord_api.push_message("in a dm", channel_id=CHANNEL + 1, user_id=42)
+        await discord_api.push_message(
+            "to the room", channel_id=CHANNEL, user_id=42, guild_id=GUILD
+        )
+        await discord_api.push_message(
+            f"<@{BOT_ID}> to the bot",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+        )
+        await discord_api.wait_for_sent(3)
+    assert seen == {"in a dm": True, "to the room": False, "to the bot": True}

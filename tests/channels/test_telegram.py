@@ -22,6 +22,8 @@ from tests.conftest import relay_config
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
 from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
 
+MENTION = [{"type": "mention", "offset": 0, "length": 16}]
+
 
 @pytest.fixture
 async def bot(
@@ -564,3 +566,25 @@ async def test_a_streamed_reply_whose_formatting_is_refused_ends_as_plain_text(
         await telegram_api.wait_until(lambda: "see you at nine" in telegram_api.texts.values())
     final = telegram_api.edits()[-1] if telegram_api.edits() else telegram_api.sent()[-1]
     assert final["text"] == "see you at nine" and not final.get("entities")
+
+
+async def test_two_members_with_one_name_are_told_apart(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    """Two "Alex"es in a group: the block and /time name each with their account, so one
+    Alex's clock is never read as the other's."""
+    group = -100420
+    alex = {"chat_id": group, "chat_type": "supergroup", "first_name": "Alex"}
+    await telegram_api.push_message("/tz Asia/Tokyo", user_id=51, **alex)
+    await telegram_api.push_message("/tz America/New_York", user_id=52, **alex)
+    await telegram_api.push_message(
+        "@chronorelay_bot when do we meet?", user_id=51, entities=MENTION, **alex
+    )
+    await telegram_api.push_message("/time", user_id=52, **alex)
+    *_, told = await telegram_api.wait_for_sent(4)
+    content = fake_upstream.requests[-1].body["messages"][-1]["content"]
+    assert "Speaker: Alex (telegram:51)." in content
+    members = next(line for line in content.splitlines() if line.startswith("Participants'"))
+    assert "Alex (telegram:51): Sun 21:00 (Asia/Tokyo)" in members
+    assert "Alex (telegram:52): Sun 07:00 (America/New_York)" in members
+    assert told["text"].splitlines()[1].startswith("Alex (telegram:51): Sun 1 Mar 2026 21:00")

@@ -148,13 +148,18 @@ class FakeDiscordApi:
         replying_to: dict[str, Any] | None = None,
         files: list[str] | None = None,
         message_type: int | None = None,
+        at: datetime | None = None,
     ) -> int:
         """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id.
         ``replying_to`` is the message object it replies to (e.g. one of ``sent_objects``),
         ``files`` the names of files attached, ``message_type`` Discord's type number (18:
-        a thread was created, with the thread's name as the content)."""
+        a thread was created, with the thread's name as the content), ``at`` when it was
+        written (discord.py reads that from the id; default now)."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         message_id = next(self._ids)
+        if at is not None:
+            # Unique still: the low bits of a snowflake count messages, not time.
+            message_id = discord.utils.time_snowflake(at) + message_id % 4096
         data = message_payload(
             message_id,
             text,

@@ -552,6 +552,32 @@ def test_dm_shows_the_users_private_actions_never_group_ones(everyone: list[Acti
     assert ids(seen) == {"alice-dm", "alice-api", "alice-other-dm"}
 
 
+def test_a_linked_accounts_private_actions_are_the_users_own_in_a_dm(
+    everyone: list[Action],
+) -> None:
+    """Alice linked her Discord account: what she clocked on Telegram is hers there too
+    (in a DM, and closable there), never what she said in a group, nor Bob's."""
+    on_discord = "discord:420"
+    dm = "agent:main:discord:dm:5555"
+    seen = visible_actions(
+        everyone, now=NOW, user_key=on_discord, thread_key=dm, chat_type="dm", linked=[ALICE]
+    )
+    assert ids(seen) == {"alice-dm", "alice-api", "alice-other-dm"}
+    assert (
+        visible_actions(everyone, now=NOW, user_key=on_discord, thread_key=dm, chat_type="dm") == []
+    )
+    _, closed = close_latest(
+        seen,
+        StatusUpdate("done", None),
+        now=NOW,
+        user_key=on_discord,
+        thread_key=dm,
+        chat_type="dm",
+        linked=[ALICE],
+    )
+    assert closed is not None and closed.user_key == ALICE
+
+
 def test_expired_and_closed_actions_are_never_visible() -> None:
     expired = action("old", at=NOW - timedelta(hours=24))
     done = action("done").with_status("done", NOW)

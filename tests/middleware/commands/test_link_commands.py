@@ -54,3 +54,21 @@ async def test_wrong_codes_count_across_processes_and_restarts(
         assert "don't know" in await link(restarted, "/link ZZZZZ3", 10)
     finally:
         await restarted.close()
+
+
+async def test_a_link_code_is_never_shown_in_a_group(store: SqliteStore) -> None:
+    """Any member could send a code shown in a group back first, and be linked to the
+    account (its memory and actions): codes are made in DMs, and a group's /whoami does
+    not name the linked accounts."""
+    group = "agent:main:discord:group:9"
+    await store.record_inbound(inbound(T0, user="7", channel="discord", thread=group))
+    handlers = link_commands(store)
+    turn = Turn("discord", "9", "7", "/link", T0, {}, "group", user_key=DC, thread_key=group)
+    refused = await handlers["link"](turn, match_command("/link"))  # type: ignore[arg-type]
+    assert "direct chat" in str(refused) and "link code is" not in str(refused)
+
+    await store.record_inbound(inbound(T0, user="1", channel="telegram", thread="t"))
+    await store.link_users([DC, "telegram:1"], now=T0)
+    turn.text = "/whoami"
+    shown = str(await handlers["whoami"](turn, match_command("/whoami")))  # type: ignore[arg-type]
+    assert "telegram:1" not in shown and "Linked accounts: 1" in shown
