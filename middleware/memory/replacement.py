@@ -13,7 +13,9 @@ import re
 
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
-from middleware.memory.triggers import DIET, PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
+from middleware.memory.candidate import MemoryCandidate
+from middleware.memory.everyday import DIET
+from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER
 
 __all__ = ["is_about", "still_stands", "supersedes"]
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from middleware.continuity.settings import MemoryConfig
+from middleware.memory.candidate import MemoryCandidate
 from middleware.memory.learn import learn_from_message
 from middleware.memory.replacement import supersedes
-from middleware.memory.triggers import MemoryCandidate
 from middleware.store import SqliteStore
 
 NOW = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory, stated_memory
+from middleware.memory.candidate import TEXT_MAX, MemoryCandidate
+from middleware.memory.triggers import detect_memory, stated_memory
 
 
 @pytest.mark.parametrize(
