@@ -7,7 +7,7 @@ import re
 from middleware.memory.candidate import NOT_A_NAME, MemoryCandidate, made, proper_name
 from middleware.memory.voice import third_person
 
-__all__ = ["DIET", "MONTH", "EVERYDAY_PATTERNS", "WEEKDAY", "in_passing"]
+__all__ = ["DIET", "EVERYDAY_PATTERNS", "FREQUENCY", "MONTH", "WEEKDAY", "in_passing"]
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -61,6 +61,29 @@ _LIKED = (
     r"|how|what|when|where|why|who|which|if|to|the\s+(?:idea|way|thought|fact))\b)"
     r"[\w'-]+(?:\s+[\w'-]+){0,3}"
 )
+# How often a routine comes round: "every morning", "each week", "daily", "on weekdays",
+# "twice a week".
+_PERIOD = rf"(?:day|morning|afternoon|evening|night|week(?:day|end)?|month|{WEEKDAY})"
+FREQUENCY = (
+    rf"(?:(?:every|each)\s+(?:single\s+|other\s+)?{_PERIOD}|daily|nightly|weekly"
+    rf"|on\s+(?:weekdays|weekends|{WEEKDAY}s)|(?:once|twice|[\w-]+\s+times)\s+a\s+(?:day|week|month))"
+)
+# A routine of one's own: what one drinks, eats or does, said with how often ("I drink
+# coffee every day", "I go running every morning", "I walk the dog every evening"), and
+# a commute, which is one by its nature ("I take the train to work").
+_ROUTINE = (
+    r"(?:(?:usually|always|normally|still|now)\s+)?"
+    r"(?:(?:drink|eat|have|take|play|practi[cs]e|read|cook|visit|call|study|do|walk|ride|go"
+    r"|watch|feed)\s+[\w'-]+(?:\s+[\w'-]+){0,4}?"
+    r"|(?:run|jog|swim|cycle|walk|meditate|train|stretch|work\s+out|exercise)"
+    r"(?:\s+[\w'-]+){0,4}?)"
+    rf"\s+{FREQUENCY}(?:\s+(?:before|after|at|in|on|with)\s+[\w'-]+(?:\s+[\w'-]+)?)?"
+)
+_COMMUTE = (
+    r"(?:(?:usually|always|normally)\s+)?(?:take\s+the\s+(?:train|bus|tube|subway|metro|tram"
+    r"|ferry)|cycle|bike|walk|drive|commute)\s+to\s+(?:work|the\s+office|school|uni"
+    rf"|university|college)(?:\s+{FREQUENCY})?"
+)
 _EVERYDAY = _re(
     rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{_PET}s?"
     r"(?:\s+(?:called|named)\s+[\w'-]+(?:\s+and\s+[\w'-]+)?)?)\W*$"
@@ -94,6 +117,9 @@ _EVERYDAY = _re(
     rf"allergic\s+to\s+{_ALLERGEN})\W*$"
     rf"|(?P<not_allergic>{_I_AM}\s+(?:no\s+longer\s+allergic\s+to\s+{_ALLERGEN}"
     rf"|not\s+allergic\s+to\s+{_ALLERGEN}\s+any\s?more))\W*$"
+    # A routine, and one given up ("I used to drink coffee every day": not now).
+    rf"|(?P<routine>i\s+(?:{_COMMUTE}|{_ROUTINE}))\W*$"
+    rf"|(?P<used_to>i\s+used\s+to\s+(?:{_COMMUTE}|{_ROUTINE}))\W*$"
 )
 # "My wife is called Maria", "my husband's name is Tom", "my partner is Sam": stored in
 # one form per relation. A bare "is" takes only a capitalised name, and not a
@@ -148,6 +174,8 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
                 "birthday",
                 "allergy",
                 "not_allergic",
+                "routine",
+                "used_to",
             )
             if match[group]
         )
