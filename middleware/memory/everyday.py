@@ -7,7 +7,15 @@ import re
 from middleware.memory.candidate import NOT_A_NAME, MemoryCandidate, made, proper_name
 from middleware.memory.voice import third_person
 
-__all__ = ["DIET", "EVERYDAY_PATTERNS", "FREQUENCY", "MONTH", "WEEKDAY", "in_passing"]
+__all__ = [
+    "DIET",
+    "EVERYDAY_PATTERNS",
+    "FREQUENCY",
+    "MONTH",
+    "WEEKDAY",
+    "in_passing",
+    "names_a_business",
+]
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -140,6 +148,16 @@ _NOT_A_PARTNER = frozenset(
     " nigerian kenyan african asian european latina latino jewish muslim christian"
     " catholic protestant hindu buddhist sikh mormon atheist vegan vegetarian".split()
 )
+# A business, not a person: "my partner is Acme Corp" is a business partner, whom spec
+# 003 leaves to the CRM (§5.1: no entity profiles), not someone the user lives with.
+_BUSINESS = frozenset(
+    "corp corporation inc incorporated ltd limited llc llp plc gmbh ag sa co company"
+    " group holdings partners associates industries enterprises ventures capital labs"
+    " solutions consulting".split()
+)
+_RELATION_IS = _re(
+    rf"my\s+{_RELATION}\s*(?:'\s*s|\s+is)\s+(?:(?:called|named)\s+)?(?P<name>[\w'. -]+?)\W*$"
+)
 # "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
 # written with a capital ("my dog is …", "my cat I adopted" are not names).
 _MY_PET = _re(rf"\bmy\s+(?P<pet>{_PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
@@ -189,6 +207,15 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     return None
 
 
+def names_a_business(clause: str) -> bool:
+    """Whether ``clause`` gives a business as the user's partner ("my partner is Acme
+    Corp"): not a fact about them, nor a correction of the partner remembered."""
+    match = _RELATION_IS.match(clause)
+    return match is not None and any(
+        word.lower().rstrip(".") in _BUSINESS for word in match["name"].split()
+    )
+
+
 def _partner(sentence: str) -> MemoryCandidate | None:
     """ "My wife is called Maria", "my husband's name is Tom", "my partner is Sam" as
     "Their wife is called Maria": one text per relation, however it was said."""
@@ -197,7 +224,8 @@ def _partner(sentence: str) -> MemoryCandidate | None:
         return None
     relation = (match["relation"] or match["relation2"]).lower()
     words = (match["name"] or match["name2"]).split()
-    if any(word.lower() in _NOT_A_PARTNER or word.lower() in NOT_A_NAME for word in words):
+    said = [word.lower().rstrip(".") for word in words]
+    if any(word in _NOT_A_PARTNER or word in NOT_A_NAME or word in _BUSINESS for word in said):
         return None
     name = proper_name(words)
     relation = {"bf": "boyfriend", "gf": "girlfriend"}.get(relation, relation)

@@ -69,7 +69,14 @@ from middleware.memory.candidate import (
     made,
     proper_name,
 )
-from middleware.memory.everyday import DIET, EVERYDAY_PATTERNS, MONTH, WEEKDAY, in_passing
+from middleware.memory.everyday import (
+    DIET,
+    EVERYDAY_PATTERNS,
+    MONTH,
+    WEEKDAY,
+    in_passing,
+    names_a_business,
+)
 from middleware.memory.voice import imperative, third_person
 
 __all__ = ["detect_forgetting", "detect_memory", "stated_memory"]
@@ -312,6 +319,8 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
         return _statement(body, default="fact")
     match = _CORRECTION.match(sentence)
     if match:
+        if match["fix"] and names_a_business(match["fix"]):
+            return None
         if match["fix"]:
             name = _name(match["fix"])
             return name or made("correction", match["fix"], third_person)
@@ -339,7 +348,7 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = _CORRECTION.match(sentence)
-    if match and match["fix"]:
+    if match and match["fix"] and not names_a_business(match["fix"]):
         return _name(match["fix"]) or made("correction", match["fix"], third_person)
     return None
 

@@ -504,3 +504,26 @@ def test_what_only_sounds_like_a_routine_does_not_fire(text: str) -> None:
 def test_an_adverb_before_the_verb_leaves_the_verb_conjugated(text: str, stored: str) -> None:
     # "I usually prefer tea" was stored as "Usuallies prefer tea".
     assert detect_memory(text) == [MemoryCandidate("preference", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My partner is Acme Corp.",
+        "My partner is Globex Inc",
+        "my partner is called Initech Ltd.",
+        "My business partner is Dana.",
+        "My business partner is called Dana.",
+        "My partner at work is Dana.",
+        "My partner in the firm is Dana.",
+        "Actually, my partner is Acme Corp.",
+    ],
+)
+def test_a_business_partner_is_not_learned_as_a_partner(text: str) -> None:
+    # Spec 003 §5.1 leaves business contacts to the CRM: nothing is kept, and a business
+    # given as "my partner" does not correct the partner remembered.
+    assert detect_memory(text) == []
+    assert detect_memory(text, in_group=True, addressed=True) == []
+    assert detect_memory("My partner is Dana.") == [
+        MemoryCandidate("fact", "Their partner is called Dana")
+    ]
