@@ -161,6 +161,8 @@ _RELATION_IS = _re(
 # "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
 # written with a capital ("my dog is …", "my cat I adopted" are not names).
 _MY_PET = _re(rf"\bmy\s+(?P<pet>{_PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
+# "My dog Rex died": not a dog they have.
+_PET_GONE = _re(r"\b(?:died|dead|passed\s+away|put\s+down|put\s+to\s+sleep|lost|gone|ran\s+away)\b")
 # A sentence holding a quotation is someone's words, or about words.
 _QUOTED = re.compile(r"[\"“”«»]")
 
@@ -202,7 +204,7 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     if partner is not None:
         return partner
     match = _MY_PET.search(sentence)
-    if match and match["name"] not in ("I", "Is"):
+    if match and match["name"] not in ("I", "Is") and not _PET_GONE.search(sentence):
         return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
     return None
 

@@ -527,3 +527,10 @@ def test_a_business_partner_is_not_learned_as_a_partner(text: str) -> None:
     assert detect_memory("My partner is Dana.") == [
         MemoryCandidate("fact", "Their partner is called Dana")
     ]
+
+
+@pytest.mark.parametrize(
+    "text", ["My dog Rex passed away.", "My cat Miso was put to sleep.", "my dog Rex died"]
+)
+def test_a_pet_that_died_is_not_learned_as_one_they_have(text: str) -> None:
+    assert detect_memory(text) == []
