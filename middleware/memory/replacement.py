@@ -13,7 +13,9 @@ import re
 
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
-from middleware.memory.triggers import DIET, PROFESSION, PROFESSION_MODIFIER, MemoryCandidate
+from middleware.memory.candidate import MemoryCandidate
+from middleware.memory.everyday import DIET, FREQUENCY
+from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER
 
 __all__ = ["is_about", "still_stands", "supersedes"]
 
@@ -54,6 +56,15 @@ _SINGLE_TOPICS = (
         ),
     ),
     ("birthday", _re(r"^their\s+birthday\s*(?:'\s*s|\s+is)\s")),
+    # How they get to work: "Cycles to work" after "Takes the train to work".
+    (
+        "commute",
+        _re(
+            r"^(?:(?:usually|always|normally|now)\s+)?(?:takes\s+the\s+[\w-]+|cycles|bikes"
+            r"|walks|drives|commutes)\s+to\s+(?:work|the\s+office|school|uni|university"
+            r"|college)\b"
+        ),
+    ),
 )
 # "Their wife is called Maria": one per relation, as detection words it.
 _PARTNER = _re(r"^their\s+(?P<relation>[\w-]+)\s+is\s+called\s")
@@ -104,7 +115,7 @@ _STANCES = (
         "stopped",
         _re(
             r"^(?:has\s+)?(?:(?:just|finally|recently)\s+)?(?:stopped|quit|gave\s+up"
-            r"|given\s+up|sold|got\s+rid\s+of)\s+(?P<what>.+)"
+            r"|given\s+up|sold|got\s+rid\s+of|used\s+to)\s+(?P<what>.+)"
         ),
     ),
     (
@@ -122,7 +133,15 @@ _STANCES = (
         ),
     ),
     ("for", _re(r"^(?:really\s+|absolutely\s+)?(?:likes|loves|adores|enjoys)\s+(?P<what>.+)")),
-    ("for", _re(r"^(?:(?:still|now)\s+)?(?P<what>(?:drinks|eats|smokes|vapes)\b.*)")),
+    # A practice, now: "Drinks coffee", "Goes running every morning".
+    ("does", _re(r"^(?:(?:still|now)\s+)?(?P<what>(?:drinks|eats|smokes|vapes)\b.*)")),
+    (
+        "does",
+        _re(
+            r"^(?:(?:usually|always|normally|still|now)\s+)?(?P<what>[a-z]+s\b.*?)"
+            rf"\s+{FREQUENCY}\b.*$"
+        ),
+    ),
     (
         "for",
         _re(
@@ -135,14 +154,17 @@ _STANCES = (
 _HABIT_WORDS = frozenset(
     "a an the and of in on at for with their my any more anymore so much very really lot"
     " too every day daily drink eat tak us hav ha own old new heavy light social chain"
-    " occasional regular big moderate".split()
+    " occasional regular big moderate go going morn even night week weekday weekend month"
+    " each".split()
 )
 # Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
-# ends liking it; coming to like it ends disliking it.
+# ends liking and doing it; coming to like it ends disliking it; doing it again ends
+# having given it up.
 _RETIRES = {
-    "stopped": ("for", "resumed"),
+    "stopped": ("for", "does", "resumed"),
     "resumed": ("stopped",),
-    "against": ("for",),
+    "does": ("against", "stopped"),
+    "against": ("for", "does"),
     "for": ("against",),
     "not_allergic": ("allergic",),
     "allergic": ("not_allergic",),
@@ -194,7 +216,7 @@ def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
     # up smoking cigarettes again ends having quit smoking.
     if new[0] == "stopped":
         return new[1] <= old[1]
-    if new[0] == "resumed":
+    if new[0] in ("resumed", "does"):
         return new[1] <= old[1] or old[1] <= new[1]
     return new[1] == old[1]
 

@@ -12,12 +12,12 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   when you …" (and a "remember that …" whose content is one);
 - ``directive``: an instruction to the assistant that stands: "please always …",
   "never <verb> …", "from now on, …", "going forward, …";
-- everyday things said in passing, each a whole sentence: a pet ("I have a dog called
-  Rex", "my cat is called Miso", "… my dog Rex …"), a habit given up ("I quit
-  smoking", "I don't drink coffee any more") or taken up again ("I started smoking
-  again"), a birthday on a day of the year ("my
-  birthday is on June 3rd"), a partner's name ("my wife is called Maria", "my
-  husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
+- everyday things said in passing, each a whole sentence
+  (:mod:`middleware.memory.everyday`): a pet ("I have a dog called Rex", "my cat is
+  called Miso", "… my dog Rex …"), a habit given up ("I quit smoking", "I don't drink
+  coffee any more") or taken up again ("I started smoking again"), a birthday on a day
+  of the year ("my birthday is on June 3rd"), a partner's name ("my wife is called
+  Maria", "my husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
   peanuts", "I'm no longer allergic to cats") are facts, a plain like or dislike ("I love
   coffee", "I hate mornings", not "I love that idea") a preference, and none is read
   from a sentence holding a quotation; a habit given up or a dislike retires the like
@@ -56,37 +56,32 @@ remembered place is read apart from this, by :mod:`middleware.clock.places`.)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from middleware.actions.prefilter import Gate
 from middleware.clock.places import find_place_mentions
 from middleware.continuity.model import MemoryKind
+from middleware.memory.candidate import (
+    NOT_A_NAME,
+    TEXT_MAX,
+    TRAILING,
+    MemoryCandidate,
+    made,
+    proper_name,
+)
+from middleware.memory.everyday import (
+    DIET,
+    EVERYDAY_PATTERNS,
+    MONTH,
+    WEEKDAY,
+    in_passing,
+    names_a_business,
+)
 from middleware.memory.voice import imperative, third_person
 
-__all__ = [
-    "DIET",
-    "TEXT_MAX",
-    "MemoryCandidate",
-    "detect_forgetting",
-    "detect_memory",
-    "stated_memory",
-]
+__all__ = ["detect_forgetting", "detect_memory", "stated_memory"]
 
-TEXT_MAX = 200
 _SCAN_LIMIT = 4000
-_MIN_WORDS = 2  # "remember that!" holds nothing to remember
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryCandidate:
-    """Something to remember about the user: ``text`` as the card shows it (see the
-    module docstring); ``replaces_kind`` when it supersedes every earlier fact of its
-    kind (a person has one name)."""
-
-    kind: MemoryKind
-    text: str
-    replaces_kind: bool = False
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -112,15 +107,6 @@ _REJECT = _re(
     # A choice made now ("I prefer the second option", "I like both"), not a standing one.
     r"|\b(?:prefer|like|love)\s+(?:the\s+)?(?:first|second|third|last|former|latter|other"
     r"|options?|versions?|ones?|drafts?|both|neither|either)\b"
-)
-_NOT_A_NAME = frozenset(
-    "a an the later back tomorrow tonight today now soon when if whenever anytime asap once"
-    " after before at on in by crazy maybe whatever anything something old-fashioned lazy"
-    " please sometime again first then and or but"
-    # "call me Monday morning", "call me around noon": when to call, not a name
-    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri"
-    " sat sun weekday weekend morning afternoon evening night noon midnight tmrw tomoz"
-    " around about any every this next up out over home here there".split()
 )
 _NAME_STOP = frozenset(
     "and but from by please now instead though btw not or because since so thanks thank"
@@ -152,11 +138,6 @@ _REMEMBER = _re(
     r"(?:\s+(?:that|this)\b)?\s*[:,—–-]?\s*(?P<body>.+)"
     r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
     r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
-)
-# The diets a person keeps one of at a time ("I'm vegetarian now, not vegan").
-DIET = (
-    r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|plant-based|omnivore"
-    r"|carnivore)"
 )
 # A correction; ``fix`` is one about the speaker, the kind a group may teach of them.
 _CORRECTION = _re(
@@ -209,16 +190,6 @@ PROFESSION = (
     r"|freelancer|intern|parent|mom|mum|dad|teacher|coach|trainer|owner|partner|associate"
     r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
 )
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-# A day of the year as people say it: "June 3rd", "the 3rd of June", "3 June", "June".
-_DATE = (
-    rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}"
-    rf"|{_MONTH}\.?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?|{_MONTH})\b"
-)
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\W*$"
@@ -238,7 +209,7 @@ _FACT = _re(
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally)\s+)?(?:got|landed|started"
     r"|began)\s+a\s+(?:new\s+)?job\s+(?:at|with)\s+.+"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+at\s+"
-    rf"(?!(?:{_MONTH}|{_WEEKDAY}|christmas|easter|i)\b)(?-i:[A-Z]).+)"
+    rf"(?!(?:{MONTH}|{WEEKDAY}|christmas|easter|i)\b)(?-i:[A-Z]).+)"
 )
 # "I moved to Berlin", "I've just relocated to Lisbon": a fact only when the words after
 # "to" name a place (the clock's place index, which reads it as their new home), so
@@ -247,96 +218,6 @@ _MOVE = _re(
     r"i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?(?:moved|relocated)"
     r"\s+(?:back\s+)?to\s+.+"
 )
-
-# Everyday things said about oneself in passing, each whole as a sentence (so "I have a
-# dog in this fight" or "I love that idea" is not one): a pet ("I have a dog called Rex",
-# "my cat is called Miso"), a habit given up ("I quit smoking", "I don't drink coffee any
-# more"), and a plain like or dislike ("I love coffee", "I hate mornings").
-_PET = (
-    r"(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|guinea\s+pig|parrot|budgie|tortoise"
-    r"|turtle|snake|lizard|gecko|ferret|horse|pony|goldfish)"
-)
-_HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
-# Habits said with no object ("I don't smoke anymore", "I'm a heavy smoker").
-_HABIT_ALONE = r"(?:smoke|vape|drink)"
-_I_AM = r"i\s*(?:'\s*m|\s+am)"
-# What one is allergic to: a few words, not "this", "you" or "work" said in jest.
-_ALLERGEN = (
-    r"(?!(?:it|that|this|these|those|you|him|her|them|us|work|mondays?|people|everything"
-    r"|anything|nothing|myself)\b)[\w'-]+(?:(?:\s*,\s*|\s+(?:and|or)\s+|\s+)[\w'-]+){0,4}"
-)
-# A habit one may take up again, eating only with what ("eating meat", not just "eating").
-_RESUMABLE = (
-    r"(?:(?:smoking|vaping|drinking)(?:\s+(?!again\b)[\w'-]+){0,2}?"
-    r"|eating(?:\s+(?!again\b)[\w'-]+){1,2}?)\s+again"
-)
-_HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
-# What a person has one of and may sell or move on from ("I sold my car").
-_OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
-_LIKED = (
-    r"(?!(?:it|that|this|these|those|the|you|your|him|her|them|us|me|myself|everything"
-    r"|anything|nothing"
-    r"|how|what|when|where|why|who|which|if|to|the\s+(?:idea|way|thought|fact))\b)"
-    r"[\w'-]+(?:\s+[\w'-]+){0,3}"
-)
-_EVERYDAY = _re(
-    rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{_PET}s?"
-    r"(?:\s+(?:called|named)\s+[\w'-]+(?:\s+and\s+[\w'-]+)?)?)\W*$"
-    rf"|(?P<pet_name>my\s+{_PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
-    r"|(?P<stopped>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?"
-    r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
-    r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
-    r"|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
-    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+(?:{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
-    rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
-    rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
-    rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
-    # A habit taken up again: "I started smoking again", "I'm drinking again".
-    r"|(?P<resumed>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+"
-    rf"{_RESUMABLE}|{_I_AM}\s+{_RESUMABLE}|i\s+(?:smoke|drink|vape)\s+again)\W*$"
-    # A habit or a thing owned, and moving on from it: "I'm a smoker", "I have a car",
-    # "I sold my car", "I moved out of Berlin" (a place, written with a capital).
-    rf"|(?P<habit>i\s*(?:'\s*m|\s+am)\s+(?:still\s+)?an?\s+{_HABITUAL})\W*$"
-    rf"|(?P<owned>i\s+(?:have|own)\s+an?\s+(?:new\s+)?{_OWNED})\W*$"
-    rf"|(?P<sold>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?(?:sold|got\s+rid\s+of)"
-    rf"\s+my\s+(?:old\s+)?{_OWNED})\W*$"
-    r"|(?P<left>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?moved\s+"
-    r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
-    r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
-    rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
-    # A birthday on a day of the year ("my birthday is on June 3rd"), not "is tomorrow".
-    rf"|(?P<birthday>my\s+birthday\s*(?:'\s*s|\s+is)\s+(?:(?:on|in)\s+)?{_DATE}"
-    r"(?:,?\s+\d{4})?)\W*$"
-    # An allergy, and one outgrown: "I'm allergic to peanuts", "I'm no longer allergic …".
-    rf"|(?P<allergy>{_I_AM}\s+(?:(?:also|very|severely|seriously|mildly|deathly|highly)\s+)?"
-    rf"allergic\s+to\s+{_ALLERGEN})\W*$"
-    rf"|(?P<not_allergic>{_I_AM}\s+(?:no\s+longer\s+allergic\s+to\s+{_ALLERGEN}"
-    rf"|not\s+allergic\s+to\s+{_ALLERGEN}\s+any\s?more))\W*$"
-)
-# "My wife is called Maria", "my husband's name is Tom", "my partner is Sam": stored in
-# one form per relation. A bare "is" takes only a capitalised name, and not a
-# nationality or faith ("my wife is Italian").
-_RELATION = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|fiance|bf|gf)"
-_PARTNER = _re(
-    rf"my\s+(?P<relation>{_RELATION})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
-    r"\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\W*$"
-    rf"|my\s+(?P<relation2>{_RELATION})\s+is\s+(?-i:(?P<name2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))"
-    r"\W*$"
-)
-_NOT_A_PARTNER = frozenset(
-    "i away up out off back in over on home here there busy sick ill pregnant"
-    " english british scottish welsh irish american canadian australian french german"
-    " italian spanish portuguese dutch belgian swiss austrian polish czech russian"
-    " ukrainian greek turkish swedish norwegian danish finnish icelandic chinese japanese"
-    " korean indian pakistani brazilian mexican argentinian chilean colombian peruvian"
-    " nigerian kenyan african asian european latina latino jewish muslim christian"
-    " catholic protestant hindu buddhist sikh mormon atheist vegan vegetarian".split()
-)
-# "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
-# written with a capital ("my dog is …", "my cat I adopted" are not names).
-_MY_PET = _re(rf"\bmy\s+(?P<pet>{_PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
-# A sentence holding a quotation is someone's words, or about words.
-_QUOTED = re.compile(r"[\"“”«»]")
 
 # "Please forget that I'm vegetarian": the body names a remembered fact to drop.
 _FORGET = _re(
@@ -356,12 +237,9 @@ _TRIGGERS = Gate(
     _PREFERENCE,
     _FACT,
     _MOVE,
-    _EVERYDAY,
-    _MY_PET,
-    _PARTNER,
+    *EVERYDAY_PATTERNS,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 
 
 def detect_memory(
@@ -406,7 +284,7 @@ def stated_memory(text: str) -> MemoryCandidate:
     candidate = _statement(clause, default="fact")
     if candidate is not None:
         return candidate
-    return MemoryCandidate("fact", _TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
+    return MemoryCandidate("fact", TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
 
 
 def _straight(text: str) -> str:
@@ -441,10 +319,12 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
         return _statement(body, default="fact")
     match = _CORRECTION.match(sentence)
     if match:
+        if match["fix"] and names_a_business(match["fix"]):
+            return None
         if match["fix"]:
             name = _name(match["fix"])
-            return name or _made("correction", match["fix"], third_person)
-        return _made("correction", match["body"] or match["meant"], third_person)
+            return name or made("correction", match["fix"], third_person)
+        return made("correction", match["body"] or match["meant"], third_person)
     return _statement(sentence, default=None)
 
 
@@ -468,8 +348,8 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = _CORRECTION.match(sentence)
-    if match and match["fix"]:
-        return _name(match["fix"]) or _made("correction", match["fix"], third_person)
+    if match and match["fix"] and not names_a_business(match["fix"]):
+        return _name(match["fix"]) or made("correction", match["fix"], third_person)
     return None
 
 
@@ -485,72 +365,20 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         body = match["body"] or match["standing"]
         if match["adv"]:
             body = f"{match['adv']} {body}"
-        return _made("directive", body, imperative)
+        return made("directive", body, imperative)
     match = _PREFERENCE.match(clause)
     if match:
-        return _made("preference", match["pref"], third_person)
+        return made("preference", match["pref"], third_person)
     match = _FACT.match(clause)
     if match:
-        return _made("fact", match["fact"], third_person)
+        return made("fact", match["fact"], third_person)
     if _MOVE.match(clause) and _names_a_new_home(clause):
-        return _made("fact", clause, third_person)
+        return made("fact", clause, third_person)
     if default is None:
-        return _everyday(clause)
+        return in_passing(clause)
     if default is not None:
-        return _made(default, clause, third_person)
+        return made(default, clause, third_person)
     return None
-
-
-def _everyday(sentence: str) -> MemoryCandidate | None:
-    """A pet, a habit given up, or a like said in passing (see ``_EVERYDAY``); never from
-    a sentence quoting words."""
-    if _QUOTED.search(sentence):
-        return None
-    match = _EVERYDAY.match(sentence)
-    if match:
-        if match["likes"]:
-            return _made("preference", match["likes"], third_person)
-        said = next(
-            match[group]
-            for group in (
-                "pets",
-                "pet_name",
-                "stopped",
-                "no_more",
-                "resumed",
-                "habit",
-                "owned",
-                "sold",
-                "left",
-                "birthday",
-                "allergy",
-                "not_allergic",
-            )
-            if match[group]
-        )
-        return _made("fact", said, third_person)
-    partner = _partner(sentence)
-    if partner is not None:
-        return partner
-    match = _MY_PET.search(sentence)
-    if match and match["name"] not in ("I", "Is"):
-        return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
-    return None
-
-
-def _partner(sentence: str) -> MemoryCandidate | None:
-    """ "My wife is called Maria", "my husband's name is Tom", "my partner is Sam" as
-    "Their wife is called Maria": one text per relation, however it was said."""
-    match = _PARTNER.match(sentence)
-    if match is None:
-        return None
-    relation = (match["relation"] or match["relation2"]).lower()
-    words = (match["name"] or match["name2"]).split()
-    if any(word.lower() in _NOT_A_PARTNER or word.lower() in _NOT_A_NAME for word in words):
-        return None
-    name = " ".join(word if any(c.isupper() for c in word) else word.capitalize() for word in words)
-    relation = {"bf": "boyfriend", "gf": "girlfriend"}.get(relation, relation)
-    return MemoryCandidate("fact", f"Their {relation} is called {name}")
 
 
 def _names_a_new_home(clause: str) -> bool:
@@ -567,17 +395,6 @@ def _name(clause: str) -> MemoryCandidate | None:
         if not word or word.lower() in _NAME_STOP:
             break
         words.append(word)
-    if not words or words[0].lower() in _NOT_A_NAME:
+    if not words or words[0].lower() in NOT_A_NAME:
         return None
-    name = " ".join(w if any(c.isupper() for c in w) else w.capitalize() for w in words)
-    return MemoryCandidate("name", f"Name: {name}", replaces_kind=True)
-
-
-def _made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> MemoryCandidate | None:
-    clause = _TRAILING.sub("", " ".join(clause.split()))
-    if len(clause.split()) < _MIN_WORDS:
-        return None
-    text = rewrite(clause)
-    if len(text) > TEXT_MAX:
-        text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
-    return MemoryCandidate(kind, text[:1].upper() + text[1:])
+    return MemoryCandidate("name", f"Name: {proper_name(words)}", replaces_kind=True)

@@ -18,9 +18,17 @@ _AUX = {"'m": "is", "am": "is", "'ve": "has", "have": "has", "'d": "would", "'ll
 _MODALS = frozenset("can can't cannot could will won't would should must might may".split())
 _NO_CONJUGATION = frozenset(
     "was had did went grew got made used meant said thought knew came left took gave never"
-    " always also quit sold".split()
+    " quit sold".split()
 )
-_ADVERBS = frozenset(["no longer", *"now just recently finally still currently".split()])
+# Said before the verb, which is conjugated after them: "I usually drink …" → "usually
+# drinks …".
+_ADVERBS = frozenset(
+    [
+        "no longer",
+        *"now just recently finally still currently usually always normally often also never"
+        " generally really strongly much mostly typically sometimes rarely".split(),
+    ]
+)
 _IRREGULAR = {"have": "has", "do": "does", "don't": "doesn't", "go": "goes", "be": "is"}
 _PRONOUNS = (
     (_re(r"\bi\s*'\s*m\b"), "they're"),

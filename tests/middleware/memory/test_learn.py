@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from middleware.continuity.settings import MemoryConfig
+from middleware.memory.candidate import MemoryCandidate
 from middleware.memory.learn import learn_from_message
 from middleware.memory.replacement import supersedes
-from middleware.memory.triggers import MemoryCandidate
 from middleware.store import SqliteStore
 
 NOW = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
@@ -270,3 +270,26 @@ async def test_a_group_teaches_the_speaker_their_own_correction_and_no_one_else(
         "Is vegetarian now, not vegan",
     ]
     assert [f.text for f in await store.memory_facts(bob)] == ["Is vegan"]
+
+
+@pytest.mark.parametrize(
+    ("new", "old"),
+    [
+        ("Used to drink coffee every day", "Drinks coffee every day"),
+        ("Stopped going running", "Goes running every morning"),
+        ("Doesn't go running any more", "Goes running every morning"),
+        ("Drinks coffee every day", "Quit coffee"),
+        ("Cycles to work", "Takes the train to work"),
+    ],
+)
+def test_a_routine_given_up_taken_up_or_changed_retires_the_old_one(new: str, old: str) -> None:
+    assert supersedes(MemoryCandidate("fact", new), old)
+
+
+def test_two_routines_about_different_things_both_stand() -> None:
+    assert not supersedes(
+        MemoryCandidate("fact", "Drinks tea every morning"), "Drinks coffee every morning"
+    )
+    assert not supersedes(
+        MemoryCandidate("fact", "Walks the dog every evening"), "Has a dog called Rex"
+    )

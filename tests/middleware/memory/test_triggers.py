@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.memory.triggers import TEXT_MAX, MemoryCandidate, detect_memory, stated_memory
+from middleware.memory.candidate import TEXT_MAX, MemoryCandidate
+from middleware.memory.triggers import detect_memory, stated_memory
 
 
 @pytest.mark.parametrize(
@@ -450,3 +451,86 @@ def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
 def test_a_diet_is_a_fact(text: str, stored: str) -> None:
     [candidate] = detect_memory(text)
     assert candidate.text == stored
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I drink coffee every day.", "Drinks coffee every day"),
+        ("I go running every morning", "Goes running every morning"),
+        ("I walk the dog every evening.", "Walks the dog every evening"),
+        ("I take the train to work.", "Takes the train to work"),
+        (
+            "I usually drink coffee every morning before work",
+            "Usually drinks coffee every morning before work",
+        ),
+        ("I do yoga on weekdays.", "Does yoga on weekdays"),
+        ("I swim twice a week.", "Swims twice a week"),
+        ("I go to the gym each week.", "Goes to the gym each week"),
+        ("I used to drink coffee every day.", "Used to drink coffee every day"),
+    ],
+)
+def test_a_routine_said_with_how_often_is_a_fact(text: str, stored: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I drink coffee.",
+        "Do I drink coffee every day?",
+        "do I drink coffee every day",
+        "If I drank coffee every day, I'd never sleep.",
+        "if I drink coffee every day",
+        "My brother drinks coffee every day.",
+        "She said I drink coffee every day.",
+        "I think I drink coffee every day.",
+        "I don't drink coffee every day.",
+        "I eat every day.",
+    ],
+)
+def test_what_only_sounds_like_a_routine_does_not_fire(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I usually prefer tea.", "Usually prefers tea"),
+        ("I always prefer short answers.", "Always prefers short answers"),
+        ("I really prefer bullet points.", "Really prefers bullet points"),
+    ],
+)
+def test_an_adverb_before_the_verb_leaves_the_verb_conjugated(text: str, stored: str) -> None:
+    # "I usually prefer tea" was stored as "Usuallies prefer tea".
+    assert detect_memory(text) == [MemoryCandidate("preference", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My partner is Acme Corp.",
+        "My partner is Globex Inc",
+        "my partner is called Initech Ltd.",
+        "My business partner is Dana.",
+        "My business partner is called Dana.",
+        "My partner at work is Dana.",
+        "My partner in the firm is Dana.",
+        "Actually, my partner is Acme Corp.",
+    ],
+)
+def test_a_business_partner_is_not_learned_as_a_partner(text: str) -> None:
+    # Spec 003 §5.1 leaves business contacts to the CRM: nothing is kept, and a business
+    # given as "my partner" does not correct the partner remembered.
+    assert detect_memory(text) == []
+    assert detect_memory(text, in_group=True, addressed=True) == []
+    assert detect_memory("My partner is Dana.") == [
+        MemoryCandidate("fact", "Their partner is called Dana")
+    ]
+
+
+@pytest.mark.parametrize(
+    "text", ["My dog Rex passed away.", "My cat Miso was put to sleep.", "my dog Rex died"]
+)
+def test_a_pet_that_died_is_not_learned_as_one_they_have(text: str) -> None:
+    assert detect_memory(text) == []

@@ -1,0 +1,56 @@
+"""A living-memory candidate, and how what the user said becomes the text it is stored with."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from middleware.continuity.model import MemoryKind
+
+__all__ = ["NOT_A_NAME", "TEXT_MAX", "TRAILING", "MemoryCandidate", "made", "proper_name"]
+
+TEXT_MAX = 200
+_MIN_WORDS = 2  # "remember that!" holds nothing to remember
+# Punctuation a card text does not end with.
+TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCandidate:
+    """Something to remember about the user: ``text`` as the card shows it (see
+    :mod:`middleware.memory.triggers`); ``replaces_kind`` when it supersedes every earlier
+    fact of its kind (a person has one name)."""
+
+    kind: MemoryKind
+    text: str
+    replaces_kind: bool = False
+
+
+# Words that may follow "call me" or "my wife is called" without being a name.
+NOT_A_NAME = frozenset(
+    "a an the later back tomorrow tonight today now soon when if whenever anytime asap once"
+    " after before at on in by crazy maybe whatever anything something old-fashioned lazy"
+    " please sometime again first then and or but"
+    # "call me Monday morning", "call me around noon": when to call, not a name
+    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thurs fri"
+    " sat sun weekday weekend morning afternoon evening night noon midnight tmrw tomoz"
+    " around about any every this next up out over home here there".split()
+)
+
+
+def proper_name(words: list[str]) -> str:
+    """A name as the card shows it: each word capitalised unless written with a capital."""
+    return " ".join(w if any(c.isupper() for c in w) else w.capitalize() for w in words)
+
+
+def made(kind: MemoryKind, clause: str, rewrite: Callable[[str], str]) -> MemoryCandidate | None:
+    """``clause`` as a card text of ``kind``: trimmed, ``rewrite`` about the user, cut to
+    ``TEXT_MAX`` and capitalised; None when it holds fewer than two words."""
+    clause = TRAILING.sub("", " ".join(clause.split()))
+    if len(clause.split()) < _MIN_WORDS:
+        return None
+    text = rewrite(clause)
+    if len(text) > TEXT_MAX:
+        text = text[: TEXT_MAX - 1].rsplit(" ", 1)[0] + "…"
+    return MemoryCandidate(kind, text[:1].upper() + text[1:])

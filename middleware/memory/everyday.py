@@ -1,0 +1,234 @@
+"""Everyday things said of oneself in passing: pets, habits, likes, diets, birthdays, partners."""
+
+from __future__ import annotations
+
+import re
+
+from middleware.memory.candidate import NOT_A_NAME, MemoryCandidate, made, proper_name
+from middleware.memory.voice import third_person
+
+__all__ = [
+    "DIET",
+    "EVERYDAY_PATTERNS",
+    "FREQUENCY",
+    "MONTH",
+    "WEEKDAY",
+    "in_passing",
+    "names_a_business",
+]
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# The diets a person keeps one of at a time ("I'm vegetarian now, not vegan").
+DIET = (
+    r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|plant-based|omnivore"
+    r"|carnivore)"
+)
+MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# A day of the year as people say it: "June 3rd", "the 3rd of June", "3 June", "June".
+_DATE = (
+    rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}"
+    rf"|{MONTH}\.?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?|{MONTH})\b"
+)
+
+# Everyday things said about oneself in passing, each whole as a sentence (so "I have a
+# dog in this fight" or "I love that idea" is not one): a pet ("I have a dog called Rex",
+# "my cat is called Miso"), a habit given up ("I quit smoking", "I don't drink coffee any
+# more"), and a plain like or dislike ("I love coffee", "I hate mornings").
+_PET = (
+    r"(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|guinea\s+pig|parrot|budgie|tortoise"
+    r"|turtle|snake|lizard|gecko|ferret|horse|pony|goldfish)"
+)
+_HABIT_VERB = r"(?:drink|eat|smoke|vape|take|use)"
+# Habits said with no object ("I don't smoke anymore", "I'm a heavy smoker").
+_HABIT_ALONE = r"(?:smoke|vape|drink)"
+_I_AM = r"i\s*(?:'\s*m|\s+am)"
+# What one is allergic to: a few words, not "this", "you" or "work" said in jest.
+_ALLERGEN = (
+    r"(?!(?:it|that|this|these|those|you|him|her|them|us|work|mondays?|people|everything"
+    r"|anything|nothing|myself)\b)[\w'-]+(?:(?:\s*,\s*|\s+(?:and|or)\s+|\s+)[\w'-]+){0,4}"
+)
+# A habit one may take up again, eating only with what ("eating meat", not just "eating").
+_RESUMABLE = (
+    r"(?:(?:smoking|vaping|drinking)(?:\s+(?!again\b)[\w'-]+){0,2}?"
+    r"|eating(?:\s+(?!again\b)[\w'-]+){1,2}?)\s+again"
+)
+_HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
+# What a person has one of and may sell or move on from ("I sold my car").
+_OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
+_LIKED = (
+    r"(?!(?:it|that|this|these|those|the|you|your|him|her|them|us|me|myself|everything"
+    r"|anything|nothing"
+    r"|how|what|when|where|why|who|which|if|to|the\s+(?:idea|way|thought|fact))\b)"
+    r"[\w'-]+(?:\s+[\w'-]+){0,3}"
+)
+# How often a routine comes round: "every morning", "each week", "daily", "on weekdays",
+# "twice a week".
+_PERIOD = rf"(?:day|morning|afternoon|evening|night|week(?:day|end)?|month|{WEEKDAY})"
+FREQUENCY = (
+    rf"(?:(?:every|each)\s+(?:single\s+|other\s+)?{_PERIOD}|daily|nightly|weekly"
+    rf"|on\s+(?:weekdays|weekends|{WEEKDAY}s)|(?:once|twice|[\w-]+\s+times)\s+a\s+(?:day|week|month))"
+)
+# A routine of one's own: what one drinks, eats or does, said with how often ("I drink
+# coffee every day", "I go running every morning", "I walk the dog every evening"), and
+# a commute, which is one by its nature ("I take the train to work").
+_ROUTINE = (
+    r"(?:(?:usually|always|normally|still|now)\s+)?"
+    r"(?:(?:drink|eat|have|take|play|practi[cs]e|read|cook|visit|call|study|do|walk|ride|go"
+    r"|watch|feed)\s+[\w'-]+(?:\s+[\w'-]+){0,4}?"
+    r"|(?:run|jog|swim|cycle|walk|meditate|train|stretch|work\s+out|exercise)"
+    r"(?:\s+[\w'-]+){0,4}?)"
+    rf"\s+{FREQUENCY}(?:\s+(?:before|after|at|in|on|with)\s+[\w'-]+(?:\s+[\w'-]+)?)?"
+)
+_COMMUTE = (
+    r"(?:(?:usually|always|normally)\s+)?(?:take\s+the\s+(?:train|bus|tube|subway|metro|tram"
+    r"|ferry)|cycle|bike|walk|drive|commute)\s+to\s+(?:work|the\s+office|school|uni"
+    rf"|university|college)(?:\s+{FREQUENCY})?"
+)
+_EVERYDAY = _re(
+    rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{_PET}s?"
+    r"(?:\s+(?:called|named)\s+[\w'-]+(?:\s+and\s+[\w'-]+)?)?)\W*$"
+    rf"|(?P<pet_name>my\s+{_PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
+    r"|(?P<stopped>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?"
+    r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
+    r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
+    r"|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
+    rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+(?:{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
+    rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
+    rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
+    rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
+    # A habit taken up again: "I started smoking again", "I'm drinking again".
+    r"|(?P<resumed>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+"
+    rf"{_RESUMABLE}|{_I_AM}\s+{_RESUMABLE}|i\s+(?:smoke|drink|vape)\s+again)\W*$"
+    # A habit or a thing owned, and moving on from it: "I'm a smoker", "I have a car",
+    # "I sold my car", "I moved out of Berlin" (a place, written with a capital).
+    rf"|(?P<habit>i\s*(?:'\s*m|\s+am)\s+(?:still\s+)?an?\s+{_HABITUAL})\W*$"
+    rf"|(?P<owned>i\s+(?:have|own)\s+an?\s+(?:new\s+)?{_OWNED})\W*$"
+    rf"|(?P<sold>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?(?:sold|got\s+rid\s+of)"
+    rf"\s+my\s+(?:old\s+)?{_OWNED})\W*$"
+    r"|(?P<left>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?moved\s+"
+    r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
+    r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
+    rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
+    # A birthday on a day of the year ("my birthday is on June 3rd"), not "is tomorrow".
+    rf"|(?P<birthday>my\s+birthday\s*(?:'\s*s|\s+is)\s+(?:(?:on|in)\s+)?{_DATE}"
+    r"(?:,?\s+\d{4})?)\W*$"
+    # An allergy, and one outgrown: "I'm allergic to peanuts", "I'm no longer allergic …".
+    rf"|(?P<allergy>{_I_AM}\s+(?:(?:also|very|severely|seriously|mildly|deathly|highly)\s+)?"
+    rf"allergic\s+to\s+{_ALLERGEN})\W*$"
+    rf"|(?P<not_allergic>{_I_AM}\s+(?:no\s+longer\s+allergic\s+to\s+{_ALLERGEN}"
+    rf"|not\s+allergic\s+to\s+{_ALLERGEN}\s+any\s?more))\W*$"
+    # A routine, and one given up ("I used to drink coffee every day": not now).
+    rf"|(?P<routine>i\s+(?:{_COMMUTE}|{_ROUTINE}))\W*$"
+    rf"|(?P<used_to>i\s+used\s+to\s+(?:{_COMMUTE}|{_ROUTINE}))\W*$"
+)
+# "My wife is called Maria", "my husband's name is Tom", "my partner is Sam": stored in
+# one form per relation. A bare "is" takes only a capitalised name, and not a
+# nationality or faith ("my wife is Italian").
+_RELATION = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|fiance|bf|gf)"
+_PARTNER = _re(
+    rf"my\s+(?P<relation>{_RELATION})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
+    r"\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\W*$"
+    rf"|my\s+(?P<relation2>{_RELATION})\s+is\s+(?-i:(?P<name2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))"
+    r"\W*$"
+)
+_NOT_A_PARTNER = frozenset(
+    "i away up out off back in over on home here there busy sick ill pregnant"
+    " english british scottish welsh irish american canadian australian french german"
+    " italian spanish portuguese dutch belgian swiss austrian polish czech russian"
+    " ukrainian greek turkish swedish norwegian danish finnish icelandic chinese japanese"
+    " korean indian pakistani brazilian mexican argentinian chilean colombian peruvian"
+    " nigerian kenyan african asian european latina latino jewish muslim christian"
+    " catholic protestant hindu buddhist sikh mormon atheist vegan vegetarian".split()
+)
+# A business, not a person: "my partner is Acme Corp" is a business partner, whom spec
+# 003 leaves to the CRM (§5.1: no entity profiles), not someone the user lives with.
+_BUSINESS = frozenset(
+    "corp corporation inc incorporated ltd limited llc llp plc gmbh ag sa co company"
+    " group holdings partners associates industries enterprises ventures capital labs"
+    " solutions consulting".split()
+)
+_RELATION_IS = _re(
+    rf"my\s+{_RELATION}\s*(?:'\s*s|\s+is)\s+(?:(?:called|named)\s+)?(?P<name>[\w'. -]+?)\W*$"
+)
+# "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
+# written with a capital ("my dog is …", "my cat I adopted" are not names).
+_MY_PET = _re(rf"\bmy\s+(?P<pet>{_PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
+# "My dog Rex died": not a dog they have.
+_PET_GONE = _re(r"\b(?:died|dead|passed\s+away|put\s+down|put\s+to\s+sleep|lost|gone|ran\s+away)\b")
+# A sentence holding a quotation is someone's words, or about words.
+_QUOTED = re.compile(r"[\"“”«»]")
+
+#: What an everyday sentence matches, for the trigger gate in front of detection.
+EVERYDAY_PATTERNS = (_EVERYDAY, _MY_PET, _PARTNER)
+
+
+def in_passing(sentence: str) -> MemoryCandidate | None:
+    """A pet, a habit, a like, a birthday, a partner or an allergy ``sentence`` states
+    whole (see ``_EVERYDAY``), as a card text; never from a sentence quoting words."""
+    if _QUOTED.search(sentence):
+        return None
+    match = _EVERYDAY.match(sentence)
+    if match:
+        if match["likes"]:
+            return made("preference", match["likes"], third_person)
+        said = next(
+            match[group]
+            for group in (
+                "pets",
+                "pet_name",
+                "stopped",
+                "no_more",
+                "resumed",
+                "habit",
+                "owned",
+                "sold",
+                "left",
+                "birthday",
+                "allergy",
+                "not_allergic",
+                "routine",
+                "used_to",
+            )
+            if match[group]
+        )
+        return made("fact", said, third_person)
+    partner = _partner(sentence)
+    if partner is not None:
+        return partner
+    match = _MY_PET.search(sentence)
+    if match and match["name"] not in ("I", "Is") and not _PET_GONE.search(sentence):
+        return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
+    return None
+
+
+def names_a_business(clause: str) -> bool:
+    """Whether ``clause`` gives a business as the user's partner ("my partner is Acme
+    Corp"): not a fact about them, nor a correction of the partner remembered."""
+    match = _RELATION_IS.match(clause)
+    return match is not None and any(
+        word.lower().rstrip(".") in _BUSINESS for word in match["name"].split()
+    )
+
+
+def _partner(sentence: str) -> MemoryCandidate | None:
+    """ "My wife is called Maria", "my husband's name is Tom", "my partner is Sam" as
+    "Their wife is called Maria": one text per relation, however it was said."""
+    match = _PARTNER.match(sentence)
+    if match is None:
+        return None
+    relation = (match["relation"] or match["relation2"]).lower()
+    words = (match["name"] or match["name2"]).split()
+    said = [word.lower().rstrip(".") for word in words]
+    if any(word in _NOT_A_PARTNER or word in NOT_A_NAME or word in _BUSINESS for word in said):
+        return None
+    name = proper_name(words)
+    relation = {"bf": "boyfriend", "gf": "girlfriend"}.get(relation, relation)
+    return MemoryCandidate("fact", f"Their {relation} is called {name}")
