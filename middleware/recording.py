@@ -232,7 +232,11 @@ def recording_stage(
             except BaseException:
                 newest.not_recorded(pair, place)
                 raise
-            if place is not None:
+            if place is not None and turn.inbound_id.done():
+                # Written already (other turns in flight, the usual case under load):
+                # checked now, not in a callback scheduled on every such turn.
+                _unless_stored(turn.inbound_id, newest, pair, place)
+            elif place is not None:
                 turn.inbound_id.add_done_callback(
                     lambda stored: _unless_stored(stored, newest, pair, place)
                 )

@@ -581,9 +581,11 @@ def to_db(instant: datetime) -> str:
 
     Raises ``ValueError`` for a naive ``datetime``: the store cannot guess its zone.
     """
-    if instant.tzinfo is None or instant.utcoffset() is None:
-        raise ValueError(f"the store needs aware datetimes, got naive {instant!r}")
-    return instant.astimezone(UTC).isoformat(timespec="microseconds")
+    if instant.tzinfo is not UTC:  # the relay's own instants are UTC: no conversion
+        if instant.tzinfo is None or instant.utcoffset() is None:
+            raise ValueError(f"the store needs aware datetimes, got naive {instant!r}")
+        instant = instant.astimezone(UTC)
+    return instant.isoformat(timespec="microseconds")
 
 
 def from_db(value: str | None) -> datetime | None:
