@@ -41,7 +41,7 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 # Unknown or expired codes one account may send within CODE_TTL.
 MAX_WRONG_CODES = 5
 SHARED = (
-    "they now share one timezone, one 'last contact on any channel', your clocked actions "
+    "they share one timezone, one 'last contact on any channel', your clocked actions "
     "and settings, and what I remember about you (/memory)"
 )
 
@@ -90,7 +90,11 @@ async def link_and_report(
 def link_commands(store: Store, notices: Notices | None = None) -> dict[str, CommandHandler]:
     """The handlers, keyed by command name; ``notices`` tells the other accounts."""
 
-    async def describe(user_keys: list[str], me: str) -> str:
+    async def describe(user_keys: list[str], me: str, chat_type: str = "dm") -> str:
+        if chat_type == "group":
+            # Everyone here reads the reply: which accounts are one person is the user's.
+            others = len(user_keys) - (me in user_keys)
+            return f"this account and {others} other{'s' if others != 1 else ''}"
         named = []
         for key in user_keys:
             user = await store.get_user(key)
@@ -141,11 +145,11 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
                 "on your other account for a new code, then /link <code> here."
             )
         if owner in await store.linked_users(me):
-            listed = await describe(await store.linked_users(me), me)
+            listed = await describe(await store.linked_users(me), me, turn.chat_type)
             return f"These accounts are already linked: {listed}."
         # The code's owner first: their timezone wins when both have one.
         _, conflict = await link_and_report(store, [owner, me], now=now, notices=notices, me=me)
-        listed = await describe(await store.linked_users(me), me)
+        listed = await describe(await store.linked_users(me), me, turn.chat_type)
         return (
             f"Linked: {listed}. From now on {SHARED}, so a message on one counts as contact "
             "on all of them. Send /unlink from any of them to undo it."

@@ -72,3 +72,30 @@ async def test_a_link_code_is_never_shown_in_a_group(store: SqliteStore) -> None
     turn.text = "/whoami"
     shown = str(await handlers["whoami"](turn, match_command("/whoami")))  # type: ignore[arg-type]
     assert "telegram:1" not in shown and "Linked accounts: 1" in shown
+
+
+async def test_a_code_redeemed_in_a_group_does_not_name_the_linked_accounts(
+    store: SqliteStore,
+) -> None:
+    """``/link CODE`` works anywhere (it uses the code up), but in a group the answer
+    counts the accounts now linked instead of naming them to the room."""
+    await store.record_inbound(inbound(T0, user="1", channel="telegram", thread="t"))
+    handlers = link_commands(store)
+    dm = Turn("telegram", "t", "1", "/link", T0, {}, "dm", user_key="telegram:1", thread_key="t")
+    made = str(await handlers["link"](dm, match_command("/link")))  # type: ignore[arg-type]
+    code = made.split("Your link code is ")[1][:6]
+
+    group = "agent:main:discord:group:9"
+    await store.record_inbound(inbound(T0, user="7", channel="discord", thread=group))
+    text = f"/link {code}"
+    turn = Turn("discord", "9", "7", text, T0, {}, "group", user_key=DC, thread_key=group)
+    done = str(await handlers["link"](turn, match_command(text)))  # type: ignore[arg-type]
+    assert done.startswith("Linked: this account and 1 other.")
+    assert "telegram:1" not in done and DC not in done
+    assert sorted(await store.linked_users(DC)) == sorted([DC, "telegram:1"])
+
+    made = str(await handlers["link"](dm, match_command("/link")))  # type: ignore[arg-type]
+    text = f"/link {made.split('Your link code is ')[1][:6]}"
+    turn.text = text
+    again = str(await handlers["link"](turn, match_command(text)))  # type: ignore[arg-type]
+    assert again == "These accounts are already linked: this account and 1 other."
