@@ -389,7 +389,7 @@ def _moved_question(resolution: TimezoneResolution) -> str | None:
     name = place.place.canonical_name
     return (
         f"You said you're in {name}: should I use its time ({place.zone}) instead of "
-        f"{resolution.zone}? Until they switch with /tz {name}, times are read in "
+        f"{resolution.zone}? Until the user switches with /tz {name}, times are read in "
         f"{resolution.zone}."
     )
 

@@ -250,7 +250,7 @@ async def test_a_traveller_with_a_set_zone_is_asked_whether_to_switch(
     assert text.startswith("Now: Tue 3 Nov 2026 05:00 (Europe/Berlin, UTC+01:00).")
     assert (
         "Ask the user: You said you're in New York: should I use its time (America/New_York) "
-        "instead of Europe/Berlin? Until they switch with /tz New York, times are read in "
+        "instead of Europe/Berlin? Until the user switches with /tz New York, times are read in "
         "Europe/Berlin."
     ) in text
     reply = await chat(relay, "/tz New York", at="2026-11-03T04:01:00Z")
