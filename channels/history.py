@@ -2,7 +2,9 @@
 
 The forwarded body is the persona (``[channels] persona``) as a system message, then the
 thread's stored messages from its *history start*, then the new message. In groups every
-user message names its speaker: ``[Ana] see you at 9``.
+user message names its speaker: ``[Ana] see you at 9``. A command the relay answered
+itself ("/time") and its answer are no part of it, from the first turn after them on: the
+model took no part in them, and its block's "Last message here" leaves them out too.
 
 The history is not a sliding window: a window that drops one old message per turn changes
 the forwarded prefix every turn, and the upstream's prompt cache never hits. Instead the

@@ -16,7 +16,6 @@ from middleware.commands.continuity_commands import continuity_commands
 from middleware.commands.forget_commands import forget_commands
 from middleware.commands.link_commands import link_commands
 from middleware.commands.time_commands import time_commands
-from middleware.continuity.pauses import command_pause_stage
 from middleware.continuity.service import ContinuityService, ContinuitySettings
 from middleware.continuity.stage import continuity_stage
 from middleware.forward import forward_to
@@ -53,8 +52,6 @@ def build_pipeline(
         ),
         # Before commands: any next message answers a held tool call's request to confirm.
         held_call_stage(store, impact_settings(config)),
-        # Around commands: one the relay answers itself does not continue the session.
-        command_pause_stage(continuity.command_pauses),
         commands_stage(
             {
                 **time_commands(store),

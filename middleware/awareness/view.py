@@ -221,9 +221,12 @@ def awareness_view(
         elapsed_any_channel=_since(now, prior.any_channel_at),
         has_open_action=bool(visible),
         mentions_time=mentions_time,
-        # In a group, others' messages say nothing about the speaker's own return.
+        # In a group, others' messages say nothing about the speaker's own return, nor
+        # does a command of theirs the relay answered ("/time").
         elapsed_speaker=(
-            _since(now, prior.user_last_message_here_at) if turn.chat_type == "group" else elapsed
+            _since(now, prior.user_last_conversation_here_at)
+            if turn.chat_type == "group"
+            else elapsed
         ),
     )
     fired = evaluate(settings.checkins, facts)

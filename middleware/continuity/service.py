@@ -26,7 +26,6 @@ from middleware.continuity.nightly import (
     run_nightly,
     trigger_settings,
 )
-from middleware.continuity.pauses import CommandPauses
 from middleware.continuity.schedule import nightly_due
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.continuity.triggers import due_trigger
@@ -73,8 +72,6 @@ class ContinuityService:
         self.clock = clock
         self.capturer = Capturer(store, settings.continuity, clock, upstream, model=model)
         self.background = Background()
-        # Commands the relay answered since each thread's last turn to the model.
-        self.command_pauses = CommandPauses()
         self._loop_task: asyncio.Task[None] | None = None
         self._tick_lock = asyncio.Lock()
 

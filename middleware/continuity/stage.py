@@ -72,9 +72,10 @@ def continuity_stage(service: ContinuityService) -> Stage:
     async def resolve(turn: Turn) -> tuple[_Current, bool]:
         """The thread's session for this turn, and whether this turn starts it."""
         prior = turn.prior
-        last = service.command_pauses.last_turn_at(
-            turn.thread_key, prior.thread_last_interaction_at if prior else None
-        )
+        # The thread's last turn the model saw: a command the relay answered itself
+        # ("/recap" first thing the next day) does not continue the session, or the next
+        # real message would neither start the new one nor bring its cards (spec 001 §6).
+        last = prior.thread_last_conversation_at if prior else None
         known = sessions.get(turn.thread_key)
         if last is not None and turn.received_at - last < gap:
             if known is not None:

@@ -55,6 +55,8 @@ class PriorState:
     # The thread's newest message of the conversation the model sees: neither a command
     # the relay answered itself ("/time") nor the reply to one.
     thread_last_conversation_at: datetime | None = None
+    # The user's own newest message of that conversation here (their return in a group).
+    user_last_conversation_here_at: datetime | None = None
     any_channel_at: datetime | None = None
     any_channel: str | None = None
     user_tz: str | None = None

@@ -87,7 +87,8 @@ class ContinuityStore(Protocol):
     async def transcript_from(
         self, thread_key: str, first_id: int | None, limit: int
     ) -> list[StoredMessage]:
-        """The thread's last ``limit`` messages with ids ≥ ``first_id`` (all when
+        """The thread's last ``limit`` messages of the conversation (neither a command
+        the relay answered itself nor its answer) with ids ≥ ``first_id`` (all when
         ``None``), oldest first, each with its speaker's display name."""
         ...
 

@@ -559,6 +559,79 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         END;
         """,
     ),
+    (
+        19,
+        f"""
+        -- A group member's own return (check-ins' elapsed time for the speaker) is their
+        -- newest message of the conversation, as the thread's is: "/time" after three
+        -- days away is no return. last_user_message_at stays every message's (spec 000
+        -- §4.1). A time a clock-state file gave (imported_conversation_at) is of the
+        -- conversation and has no message row: marking a command falls back to it.
+        ALTER TABLE thread_participants ADD COLUMN last_conversation_at TEXT;
+        ALTER TABLE thread_participants ADD COLUMN imported_conversation_at TEXT;
+        ALTER TABLE threads ADD COLUMN imported_conversation_at TEXT;
+        UPDATE thread_participants SET last_conversation_at = COALESCE(
+            (SELECT MAX(m.at) FROM messages AS m
+             WHERE m.thread_key = thread_participants.thread_key
+                AND m.user_key = thread_participants.user_key
+                AND m.role = 'user' AND m.command = 0),
+            CASE WHEN NOT EXISTS (SELECT 1 FROM messages AS m
+                                  WHERE m.thread_key = thread_participants.thread_key
+                                     AND m.user_key = thread_participants.user_key)
+                 THEN last_user_message_at END);
+        UPDATE thread_participants SET imported_conversation_at = last_user_message_at
+        WHERE NOT EXISTS (SELECT 1 FROM messages AS m
+                          WHERE m.thread_key = thread_participants.thread_key
+                             AND m.user_key = thread_participants.user_key);
+        UPDATE threads SET imported_conversation_at = last_conversation_at
+        WHERE NOT EXISTS (SELECT 1 FROM messages AS m
+                          WHERE m.thread_key = threads.thread_key);
+
+        DROP TRIGGER messages_user_moves_thread;
+        CREATE TRIGGER messages_user_moves_thread
+        AFTER INSERT ON messages WHEN NEW.role = 'user' AND NEW.user_key IS NOT NULL
+        BEGIN
+            UPDATE threads SET
+                created_at = MIN(created_at, NEW.at),
+                last_interaction_at = MAX(COALESCE(last_interaction_at, ''), NEW.at),
+                last_user_message_at = MAX(COALESCE(last_user_message_at, ''), NEW.at),
+                last_conversation_at = MAX(COALESCE(last_conversation_at, ''), NEW.at)
+            WHERE thread_key = NEW.thread_key;
+            INSERT INTO thread_participants
+                (thread_key, user_key, last_user_message_at, last_conversation_at)
+            VALUES (NEW.thread_key, NEW.user_key, NEW.at, NEW.at)
+            ON CONFLICT (thread_key, user_key) DO UPDATE SET
+                last_user_message_at =
+                    MAX(COALESCE(thread_participants.last_user_message_at, ''), NEW.at),
+                last_conversation_at =
+                    MAX(COALESCE(thread_participants.last_conversation_at, ''), NEW.at);
+        END;
+
+        -- The newest message left in the conversation, by row id (a command is marked
+        -- just after it is stored, so what stood before it is among the last rows), or
+        -- the time a clock-state file gave, whichever is later; the same for the
+        -- member who sent the command.
+        DROP TRIGGER messages_command_leaves_conversation;
+        CREATE TRIGGER messages_command_leaves_conversation
+        AFTER UPDATE OF command ON messages
+        WHEN NEW.command = 1 AND OLD.command = 0 AND NEW.role = 'user'
+        BEGIN
+            UPDATE threads SET last_conversation_at = NULLIF(MAX(
+                COALESCE((SELECT m.at FROM messages AS m
+                          WHERE m.thread_key = NEW.thread_key AND {in_conversation("m")}
+                          ORDER BY m.id DESC LIMIT 1), ''),
+                COALESCE(imported_conversation_at, '')), '')
+            WHERE thread_key = NEW.thread_key;
+            UPDATE thread_participants SET last_conversation_at = NULLIF(MAX(
+                COALESCE((SELECT m.at FROM messages AS m
+                          WHERE m.thread_key = NEW.thread_key AND m.user_key = NEW.user_key
+                             AND m.role = 'user' AND m.command = 0
+                          ORDER BY m.id DESC LIMIT 1), ''),
+                COALESCE(imported_conversation_at, '')), '')
+            WHERE thread_key = NEW.thread_key AND user_key = NEW.user_key;
+        END;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -60,7 +60,7 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        {owner_column("policy_overrides")}, {owner_column("calibration")},
        {owner_column("latest_actions")}, {owner_column("located")},
        (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key),
-       t.thread_key IS NOT NULL, t.last_conversation_at
+       t.thread_key IS NOT NULL, t.last_conversation_at, p.last_conversation_at
 FROM (SELECT 1)
 LEFT JOIN threads AS t ON t.thread_key = :thread_key
 LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
@@ -155,20 +155,32 @@ UPDATE threads SET
     last_agent_message_at = CASE
         WHEN :agent > COALESCE(last_agent_message_at, '') THEN :agent
         ELSE last_agent_message_at END,
-    -- The file knows no commands: its last interaction was of the conversation.
+    -- The file knows no commands: its last interaction was of the conversation, kept
+    -- apart too since no message row holds it (marking a command falls back to it).
     last_conversation_at = CASE
         WHEN :interaction > COALESCE(last_conversation_at, '') THEN :interaction
-        ELSE last_conversation_at END
+        ELSE last_conversation_at END,
+    imported_conversation_at = CASE
+        WHEN :interaction > COALESCE(imported_conversation_at, '') THEN :interaction
+        ELSE imported_conversation_at END
 WHERE thread_key = :thread_key
 """
 
+# The member's last message in the file was of the conversation, as the thread's.
 _MERGE_PARTICIPANT = """
-INSERT INTO thread_participants (thread_key, user_key, last_user_message_at)
-VALUES (:thread_key, :user_key, :at)
+INSERT INTO thread_participants (thread_key, user_key, last_user_message_at,
+    last_conversation_at, imported_conversation_at)
+VALUES (:thread_key, :user_key, :at, :at, :at)
 ON CONFLICT (thread_key, user_key) DO UPDATE SET
     last_user_message_at = CASE
         WHEN :at > COALESCE(thread_participants.last_user_message_at, '') THEN :at
-        ELSE thread_participants.last_user_message_at END
+        ELSE thread_participants.last_user_message_at END,
+    last_conversation_at = CASE
+        WHEN :at > COALESCE(thread_participants.last_conversation_at, '') THEN :at
+        ELSE thread_participants.last_conversation_at END,
+    imported_conversation_at = CASE
+        WHEN :at > COALESCE(thread_participants.imported_conversation_at, '') THEN :at
+        ELSE thread_participants.imported_conversation_at END
 """
 
 
@@ -196,6 +208,7 @@ def prior_from_row(row: Any) -> PriorState:
         thread_last_agent_message_at=from_db(row[2]),
         user_last_message_here_at=from_db(row[3]),
         thread_last_conversation_at=from_db(row[20]),
+        user_last_conversation_here_at=from_db(row[21]),
         any_channel_at=from_db(row[6] if linked else row[4]),
         any_channel=row[7] if linked else row[5],
         user_tz=usable_zone(row[8]),

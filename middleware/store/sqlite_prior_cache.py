@@ -8,8 +8,8 @@ sender's last contact; a reply moves its thread's times. ``PriorRows`` applies e
 those moves, with the SQL's rules (``MAX`` over fixed-width UTC text; the contact moves
 only forward, its channel on a tie too), to the rows it holds, when the write is issued:
 the same moment every later read would see it, since reads apply queued writes first.
-Marking a message a command moves its thread's conversation time back to an older
-message, which no held row knows: that thread's rows go (``command``).
+Marking a message a command moves its thread's conversation time, and its sender's, back
+to an older message, which no held row knows: that thread's rows go (``command``).
 
 Anything else drops every row (``clear``): any other write of this store, a write or a
 commit that failed, a rollback, and another connection's commit (``PRAGMA data_version``,
@@ -33,12 +33,13 @@ Row = tuple[Any, ...]
 # ``SELECT_PRIOR``'s columns, by the row they come from. A row is held as its three parts,
 # so a message moves each part once, however many pairs share it.
 _THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 18, 19, 20)
-_PARTICIPANT_COLUMN = 3
+_PARTICIPANT_COLUMNS = (3, 21)
 _USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16, 17)
-_WIDTH = 21
+_WIDTH = 22
 # Places within the parts.
 _LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE, _LAST_CONVERSATION = 0, 1, 2, 8
 _CONTACT_AT, _CONTACT_CHANNEL = 0, 1
+_MEMBER_LAST_MESSAGE = 0
 
 # Threads, users and pairs held, each; the oldest go first. ≈ 1 MB at most.
 MAX_ROWS = 1024
@@ -54,6 +55,13 @@ def _move_thread(thread: list[Any], at: str) -> None:
     thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
     thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
     thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
+
+
+def _move_member(member: list[Any], at: str) -> None:
+    """Trigger ``messages_user_moves_thread``, on the sender's row in the thread: its last
+    message and its last message of the conversation."""
+    for place, stored in enumerate(member):
+        member[place] = _later(stored, at)
 
 
 def _move_contact(user: list[Any], at: str, channel: str) -> None:
@@ -72,7 +80,7 @@ class PriorRows:
         self._max_rows = max_rows
         self._threads: dict[str, list[Any]] = {}
         self._users: dict[str, list[Any]] = {}
-        self._participants: dict[tuple[str, str], str] = {}  # the user's last message
+        self._participants: dict[tuple[str, str], list[Any]] = {}
         self._data_version: int | None = None
         # Moves on every change: a row read before a change is not kept after it.
         self.version = 0
@@ -86,17 +94,18 @@ class PriorRows:
 
     def get(self, thread_key: str, user_key: str) -> Row | None:
         """The row a read would return now, if held."""
-        last = self._participants.get((thread_key, user_key))
+        member = self._participants.get((thread_key, user_key))
         thread = self._threads.get(thread_key)
         user = self._users.get(user_key)
-        if last is None or thread is None or user is None:
+        if member is None or thread is None or user is None:
             return None
         row: list[Any] = [None] * _WIDTH
         for column, value in zip(_THREAD_COLUMNS, thread, strict=True):
             row[column] = value
         for column, value in zip(_USER_COLUMNS, user, strict=True):
             row[column] = value
-        row[_PARTICIPANT_COLUMN] = last
+        for column, value in zip(_PARTICIPANT_COLUMNS, member, strict=True):
+            row[column] = value
         return tuple(row)
 
     def clear(self) -> None:
@@ -122,9 +131,9 @@ class PriorRows:
         thread = self._threads.get(record.thread_key)
         if thread is not None:
             _move_thread(thread, at)
-        last = self._participants.get(pair)
-        if last is not None:
-            self._participants[pair] = _later(last, at)
+        member = self._participants.get(pair)
+        if member is not None:
+            _move_member(member, at)
         user = self._users.get(record.user_key)
         if record.cross_channel and user is not None:
             _move_contact(user, at, record.channel)
@@ -144,26 +153,32 @@ class PriorRows:
     def command(self, thread_key: str) -> None:
         """A message of the thread was marked a command: trigger
         ``messages_command_leaves_conversation`` moves the thread's conversation back to
-        a message this cache never saw, so the thread's rows go."""
+        a message this cache never saw, and the sender's with it: the thread's rows go,
+        its members' too (a thread held again later must not meet a member's old row)."""
         self.version += 1
         self._threads.pop(thread_key, None)
+        for pair in [pair for pair in self._participants if pair[0] == thread_key]:
+            del self._participants[pair]
 
     def keep(self, record: InboundRecord, at: str, before: Row) -> None:
         """Hold the row of ``record``'s pair as its message (stored as ``at``) leaves it,
         given the row read just before: only for a user who wrote in the thread before
         (so the user and the thread rows exist, with nothing the message's insert would
         fill in) and who is not linked to a person."""
-        if before[_PARTICIPANT_COLUMN] is None or before[PRIOR_PERSON_ID] is not None:
+        if before[_PARTICIPANT_COLUMNS[_MEMBER_LAST_MESSAGE]] is None or (
+            before[PRIOR_PERSON_ID] is not None
+        ):
             return
         thread = [before[column] for column in _THREAD_COLUMNS]
         _move_thread(thread, at)
         user = [before[column] for column in _USER_COLUMNS]
         if record.cross_channel:
             _move_contact(user, at, record.channel)
-        last = _later(before[_PARTICIPANT_COLUMN], at)
+        member = [before[column] for column in _PARTICIPANT_COLUMNS]
+        _move_member(member, at)
         _put(self._threads, record.thread_key, thread, self._max_rows)
         _put(self._users, record.user_key, user, self._max_rows)
-        _put(self._participants, (record.thread_key, record.user_key), last, self._max_rows)
+        _put(self._participants, (record.thread_key, record.user_key), member, self._max_rows)
 
 
 def _put(held: dict[Any, Any], key: Any, value: Any, max_items: int) -> None:

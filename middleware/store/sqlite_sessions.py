@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from middleware.continuity.model import CaptureMode, Session
 from middleware.store.base import Role, StoredMessage
-from middleware.store.migrations import from_db, to_db
+from middleware.store.migrations import from_db, in_conversation, to_db
 from middleware.store.sqlite_continuity import (
     PERSON_KEYS,
     Run,
@@ -41,10 +41,15 @@ _MESSAGE_COLUMNS = (
     "m.id, m.thread_key, m.user_key, m.role, m.text, m.at, m.complete, u.display_name, m.command"
 )
 
+# Commands the relay answered itself ("/time") and its answers are left out: the model
+# took no part in them, and its block measures the gap without them. A command is marked
+# before any later turn reads this, so it never shows in one turn's history and not the
+# next's.
 _TRANSCRIPT_FROM = f"""
 SELECT {_MESSAGE_COLUMNS}
 FROM messages AS m LEFT JOIN users AS u ON u.user_key = m.user_key
-WHERE m.thread_key = ? AND m.id >= ? ORDER BY m.id DESC LIMIT ?
+WHERE m.thread_key = ? AND m.id >= ? AND {in_conversation("m")}
+ORDER BY m.id DESC LIMIT ?
 """
 
 

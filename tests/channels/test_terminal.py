@@ -187,3 +187,41 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> Non
     # interpreter's exit ("could not acquire lock for <_io.BufferedReader name='<stdin>'>").
     assert status == 130, errors
     assert "Traceback" not in errors and "Fatal" not in errors
+
+
+async def test_a_command_exchange_is_no_history_the_model_sees(tmp_path: Path) -> None:
+    """/time and the relay's answer to it are left out of every later turn's history, so
+    the model never sees a message a minute ago while its block says three hours, and the
+    forwarded prefix only grows turn to turn."""
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    steps = iter(
+        [
+            (timedelta(0), "Let's plan the trip"),
+            (timedelta(hours=3), "/time"),
+            (timedelta(minutes=1), "Where were we?"),
+            (timedelta(minutes=1), "/whoami"),
+            (timedelta(minutes=1), "And the hotel?"),
+            (timedelta(0), "/quit"),
+        ]
+    )
+
+    def read_line() -> str:
+        wait, line = next(steps)
+        clock.advance(wait)
+        return line
+
+    out = io.StringIO()
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=out)
+        await channel.run()
+        transcript = await services.store.transcript("agent:main:terminal:dm:local")
+    # The inspect upstream answers with what it was sent.
+    sent = [json.loads(m.text) for m in transcript if m.role == "assistant" and m.text[:1] == "["]
+    assert len(sent) == 3
+    for body in sent:
+        texts = [str(m["content"]) for m in body]
+        assert not any(t.startswith(("/time", "/whoami", "It's ")) for t in texts), texts
+    # Each turn's history is the previous turn's whole body plus its answer.
+    assert sent[1][: len(sent[0]) - 1] == sent[0][:-1]
+    assert sent[2][: len(sent[1]) - 1] == sent[1][:-1]
+    assert [m["role"] for m in sent[2]] == ["user", "assistant", "user", "assistant", "user"]

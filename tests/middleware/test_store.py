@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -665,5 +666,61 @@ async def test_a_version_17_file_gets_the_time_its_conversations_last_moved(
         assert await sql(db_path, times + " LIMIT 1 OFFSET 1") == [
             (away, to_db(question + timedelta(seconds=2)))
         ]
+    finally:
+        await store.close()
+
+
+async def test_a_version_18_file_gets_each_members_own_conversation_time(
+    db_path: Path,
+) -> None:
+    """Migration 19: a member's conversation time is their newest message that is not a
+    command; a member imported without messages keeps their last message, which is also
+    what marking a later command falls back to."""
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        await migrate_to(conn, 18)
+        for user in ("ana", "bob", "cy"):
+            await conn.execute(
+                "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
+                "VALUES (?, 'api', ?, ?)",
+                (f"api:{user}", user, to_db(T0)),
+            )
+        await conn.execute(
+            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+            "VALUES (?, 'api', 'group', ?)",
+            (THREAD, to_db(T0)),
+        )
+        story = [("api:ana", "plan the trip", 0, 0), ("api:ana", "/time", 1, 3600)]
+        story += [("api:bob", "/time", 1, 60)]
+        for user_key, text, command, seconds in story:
+            await conn.execute(
+                "INSERT INTO messages (thread_key, user_key, role, text, at, command) "
+                "VALUES (?, ?, 'user', ?, ?, ?)",
+                (THREAD, user_key, text, to_db(T0 + timedelta(seconds=seconds)), command),
+            )
+        # Cy is known from a clock-state file only.
+        await conn.execute(
+            "INSERT INTO thread_participants (thread_key, user_key, last_user_message_at) "
+            "VALUES (?, 'api:cy', ?)",
+            (THREAD, to_db(T0 - timedelta(days=1))),
+        )
+
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        times = (
+            "SELECT user_key, last_user_message_at, last_conversation_at "
+            "FROM thread_participants ORDER BY user_key"
+        )
+        assert await sql(db_path, times) == [
+            ("api:ana", to_db(T0 + timedelta(hours=1)), to_db(T0)),
+            ("api:bob", to_db(T0 + timedelta(minutes=1)), None),
+            ("api:cy", to_db(T0 - timedelta(days=1)), to_db(T0 - timedelta(days=1))),
+        ]
+        later = T0 + timedelta(days=2)
+        cy = inbound(later, user="cy", channel="api", text="/time")
+        await store.mark_command(THREAD, (await store.record_inbound(cy)).message_id)
+        back = await store.record_inbound(replace(cy, text="hi all"))
+        assert back.prior.user_last_conversation_here_at == T0 - timedelta(days=1)
     finally:
         await store.close()

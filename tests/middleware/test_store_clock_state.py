@@ -203,6 +203,31 @@ async def test_an_imported_last_interaction_is_the_last_message_the_next_one_see
     assert prior.last_conversation_seen_at(later) == T0
 
 
+async def test_an_imported_time_outlasts_a_first_later_message_that_is_a_command(
+    store: SqliteStore,
+) -> None:
+    """A thread and a member known only from a clock-state file, then "/time", marked:
+    the next message still sees the file's times, not "First message in this thread"."""
+    snapshot = ClockStateSnapshot(
+        threads=(
+            ThreadClockState(
+                THREAD, last_interaction_at=T0, last_user_message_by_user={"telegram:42": T0}
+            ),
+        )
+    )
+    await store.import_clock_state(snapshot, now=NOW)
+
+    later = T0 + timedelta(days=3)
+    command = await store.record_inbound(inbound(later, text="/time"))
+    await store.mark_command(THREAD, command.message_id)
+    await store.record_reply(THREAD, "It's 09:00", later)
+    prior = (await store.record_inbound(inbound(later + timedelta(minutes=1)))).prior
+    assert prior.thread_last_conversation_at == T0
+    assert prior.user_last_conversation_here_at == T0
+    # Every message is an interaction (spec 000 §4.1): the command's time is kept there.
+    assert prior.user_last_message_here_at == later
+
+
 async def test_import_merges_json_fields(store: SqliteStore) -> None:
     first = UserClockState(
         "api:ana",

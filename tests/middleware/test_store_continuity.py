@@ -259,6 +259,20 @@ async def test_history_start_and_transcript_from(store: SqliteStore) -> None:
     assert await store.transcript_from(GROUP, None, 0) == []
 
 
+async def test_transcript_from_leaves_out_commands_and_their_answers(
+    store: SqliteStore,
+) -> None:
+    await say(store, T0, GROUP, text="plan the trip")
+    await store.record_reply(GROUP, "sure", T0 + MINUTE)
+    command = await say(store, T0 + 2 * MINUTE, GROUP, text="/time")
+    await store.mark_command(GROUP, command)
+    await store.record_reply(GROUP, "It's 10:02", T0 + 2 * MINUTE)
+    await say(store, T0 + 3 * MINUTE, GROUP, text="where were we?")
+
+    lines = await store.transcript_from(GROUP, None, 3)
+    assert [m.text for m in lines] == ["plan the trip", "sure", "where were we?"]
+
+
 # --- sessions --------------------------------------------------------------------------
 
 

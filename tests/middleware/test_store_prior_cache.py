@@ -21,7 +21,12 @@ import pytest
 
 from middleware.errors import NotFoundError, StoreError
 from middleware.store import SqliteStore
-from middleware.store.base import InboundRecord, PriorState
+from middleware.store.base import (
+    ClockStateSnapshot,
+    InboundRecord,
+    PriorState,
+    ThreadClockState,
+)
 from middleware.store.sqlite_clock_state import SELECT_PRIOR, prior_from_row
 from middleware.store.sqlite_prior_cache import PriorRows
 from tests.middleware.test_store import inbound
@@ -155,6 +160,19 @@ class Story:
                 (self.rng.choice(["pt-PT", "en-GB"]), user_key),
             )
 
+    async def imported(self, thread: str, user_key: str) -> None:
+        """Before any message, a clock-state file gives the thread and one member times no
+        message holds: a command marked later falls back to them."""
+        at = T0 - timedelta(days=1)
+        snapshot = ClockStateSnapshot(
+            threads=(
+                ThreadClockState(
+                    thread, last_interaction_at=at, last_user_message_by_user={user_key: at}
+                ),
+            )
+        )
+        await self.store.import_clock_state(snapshot, now=self.clock)
+
     async def failing_message(self, thread: str, user: str, channel: str) -> None:
         """A message whose insert fails (a trigger refuses it): nothing it moved stays."""
         record = inbound(self.instant(), user=user, channel=channel, thread=thread, text="boom")
@@ -179,6 +197,7 @@ async def test_held_rows_and_priors_equal_a_fresh_read(
         )
     try:
         story = Story(store, db_path, seed)
+        await story.imported(THREADS[seed % 3], f"{CHANNELS[seed % 2]}:{USERS[seed // 3 % 2]}")
         for _ in range(200):
             await story.step()
             assert_held_rows_fresh(store)
@@ -242,7 +261,7 @@ def message_of(thread: str, channel: str, *, cross_channel: bool) -> InboundReco
 
 def test_the_oldest_rows_go_first_when_full() -> None:
     rows = PriorRows(max_rows=2)
-    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 17
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 18
     at = "2026-11-21T10:00:00.000000+00:00"
     for thread in ("a", "b", "c"):
         rows.keep(message_of(thread, "api", cross_channel=False), at, before)
@@ -257,4 +276,4 @@ def test_the_oldest_rows_go_first_when_full() -> None:
     assert moved is not None
     assert moved[:6] == (later, later, None, later, later, "discord")
     # The user's last contact is the user's in every thread.
-    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14 + (at,)
+    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14 + (at, at)

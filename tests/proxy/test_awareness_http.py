@@ -503,6 +503,22 @@ async def test_in_a_group_the_action_rule_measures_the_speakers_own_return(
     assert "Check-in" not in again
 
 
+async def test_a_command_is_no_return_of_the_group_member_who_sent_it(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    ana = Conversation(relay, fake_upstream, clock, thread="g1", chat_type="group")
+    bob = ana.as_user("bob")
+    await ana.say("heading to the gym")
+    for _ in range(5):
+        await bob.say("anyone around?", after=timedelta(minutes=35))
+    # Ana's first message back is a command the relay answers: she has not spoken yet.
+    assert reply_text(await ana.say("/time", after=timedelta(minutes=4))).startswith("It's ")
+    back = await ana.block_for("hi all", after=timedelta(minutes=1))
+    assert "Check-in (action_gap_2h)" in back, back
+    assert "gym" in back.lower()
+
+
 async def test_an_api_group_action_never_reaches_the_users_dm(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

@@ -482,6 +482,28 @@ async def test_a_command_first_after_a_break_leaves_the_next_message_the_session
     assert "<card" not in await jo.block_for("And the cutover?", after=timedelta(minutes=1))
 
 
+async def test_a_command_first_after_a_break_still_counts_for_nothing_after_a_restart(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """/recap, then the relay restarts on the same store: the next message still starts
+    the new session, since the store, not the relay's memory, knows /recap was a command."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    jo = Person(relay, fake_upstream, clock, user="jo", thread="billing")
+    await jo.say("/context Billing migration")
+    for text in ("We decided to use logical replication.", "I still need to fix the cron jobs."):
+        await jo.say(text, after=timedelta(minutes=1))
+    await jo.say("ok", after=timedelta(minutes=1))
+    clock.advance(timedelta(minutes=20))
+    assert len(await tick(relay)) == 1
+    assert "cron jobs" in await jo.say("/recap", after=timedelta(hours=20))
+    await relay.stop()
+
+    restarted = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    jo = Person(restarted, fake_upstream, clock, user="jo", thread="billing")
+    block = await jo.block_for("Let's continue.", after=timedelta(minutes=1))
+    assert "Open: fix the cron jobs" in cards_in(block)["resume"], block
+
+
 async def test_recap_dates_are_the_users_own(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

@@ -129,6 +129,7 @@ def test_in_a_group_a_hedged_reference_waits_for_the_speakers_own_return() -> No
             thread_last_conversation_at=NOW - timedelta(minutes=5),
             thread_last_user_message_at=NOW - timedelta(minutes=5),
             user_last_message_here_at=NOW - own_last,
+            user_last_conversation_here_at=NOW - own_last,
             clock_data=data,
         )
         return made
