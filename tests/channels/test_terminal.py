@@ -16,6 +16,7 @@ import pytest
 
 from channels.terminal import PROMPT, ConsoleInput, TerminalChannel
 from middleware.clock.source import FakeClock
+from middleware.store import StoredMessage
 from middleware.types import Reply, Turn
 from proxy.config import Config
 from proxy.services import open_services
@@ -52,27 +53,15 @@ async def test_a_command_between_two_conversations_leaves_the_gap_to_the_model(
 ) -> None:
     """Three hours away, then /time (answered by the relay), then a question: the block
     tells of the three hours, not of the command a minute ago."""
-    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
-    steps = iter(
+    out, transcript = await scripted_chat(
+        tmp_path,
         [
             (timedelta(0), "Let's plan the trip"),
             (timedelta(hours=3), "/time"),
             (timedelta(minutes=1), "Where were we?"),
-            (timedelta(0), "/quit"),
-        ]
+        ],
     )
-
-    def read_line() -> str:
-        wait, line = next(steps)
-        clock.advance(wait)
-        return line
-
-    out = io.StringIO()
-    async with open_services(inspect_config(tmp_path), clock=clock) as services:
-        channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=out)
-        await channel.run()
-        transcript = await services.store.transcript("agent:main:terminal:dm:local")
-    assert "bot> It's " in out.getvalue()  # /time was answered by the relay
+    assert "bot> It's " in out  # /time was answered by the relay
     forwarded = json.loads(transcript[-1].text)  # the inspect upstream's answer
     block = forwarded[-1]["content"]
     assert block.startswith("Where were we?\n\n<relay_context>")
@@ -84,6 +73,28 @@ def inspect_config(tmp_path: Path) -> Config:
     return Config.model_validate(
         {"store": {"path": str(tmp_path / "s.sqlite3")}, "upstream": {"mode": "inspect"}}
     )
+
+
+async def scripted_chat(
+    tmp_path: Path, steps: list[tuple[timedelta, str]]
+) -> tuple[str, list[StoredMessage]]:
+    """Ana's terminal chat on the inspect upstream, from Sat 21 Nov 2026 10:00 UTC: each
+    line typed after its wait on a fake clock, then /quit. What was printed, and the
+    thread's transcript (the inspect upstream's answers are the bodies it was sent)."""
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    lines = iter([*steps, (timedelta(0), "/quit")])
+
+    def read_line() -> str:
+        wait, line = next(lines)
+        clock.advance(wait)
+        return line
+
+    out = io.StringIO()
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=out)
+        await channel.run()
+        transcript = await services.store.transcript("agent:main:terminal:dm:local")
+    return out.getvalue(), transcript
 
 
 async def test_a_failing_turn_is_reported_and_the_chat_goes_on(tmp_path: Path) -> None:
@@ -193,28 +204,16 @@ async def test_a_command_exchange_is_no_history_the_model_sees(tmp_path: Path) -
     """/time and the relay's answer to it are left out of every later turn's history, so
     the model never sees a message a minute ago while its block says three hours, and the
     forwarded prefix only grows turn to turn."""
-    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
-    steps = iter(
+    _, transcript = await scripted_chat(
+        tmp_path,
         [
             (timedelta(0), "Let's plan the trip"),
             (timedelta(hours=3), "/time"),
             (timedelta(minutes=1), "Where were we?"),
             (timedelta(minutes=1), "/whoami"),
             (timedelta(minutes=1), "And the hotel?"),
-            (timedelta(0), "/quit"),
-        ]
+        ],
     )
-
-    def read_line() -> str:
-        wait, line = next(steps)
-        clock.advance(wait)
-        return line
-
-    out = io.StringIO()
-    async with open_services(inspect_config(tmp_path), clock=clock) as services:
-        channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=out)
-        await channel.run()
-        transcript = await services.store.transcript("agent:main:terminal:dm:local")
     # The inspect upstream answers with what it was sent.
     sent = [json.loads(m.text) for m in transcript if m.role == "assistant" and m.text[:1] == "["]
     assert len(sent) == 3

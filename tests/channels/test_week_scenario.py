@@ -15,8 +15,6 @@ import contextlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import aiohttp
-
 from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
 from tests.channels.support import telegram_section
@@ -25,8 +23,8 @@ from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.fakes.upstream import FakeUpstream, Scripted
+from tests.proxy.test_admin import ADMIN, call
 
-ADMIN = "admin-token-0123456789"
 MONDAY = datetime(2026, 3, 2, 0, 30, tzinfo=UTC)  # 09:30 in Tokyo
 OPEN, CLOSE = "<relay_context>\n", "\n</relay_context>"
 # Telegram: Kai's DM is chat 42; the group has Kai (42), Lena (43) and Sam (44).
@@ -145,14 +143,12 @@ class Week:
         return next(line for line in self.block().splitlines() if line.startswith("Particip"))
 
     async def set_timezone(self, user_key: str, zone: str) -> None:
-        assert self.relay is not None
-        async with aiohttp.ClientSession() as http:
-            async with http.put(
-                f"{self.relay.url}/admin/users/{user_key}/timezone",
-                json={"timezone": zone},
-                headers={"Authorization": f"Bearer {ADMIN}"},
-            ) as response:
-                assert response.status == 200, await response.text()
+        relay = self.relay
+        assert relay is not None
+        status, user = await call(
+            relay, "PUT", f"/admin/users/{user_key}/timezone", {"timezone": zone}
+        )
+        assert status == 200, user
 
 
 async def test_a_week_of_chat_on_telegram_and_discord(

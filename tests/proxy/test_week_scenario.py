@@ -16,15 +16,14 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import aiohttp
 import openai
 
 from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
 from tests.fakes.upstream import FakeUpstream
+from tests.proxy.test_admin import ADMIN, call
 
-ADMIN = "admin-token-0123456789"
 MONDAY = datetime(2026, 3, 2, 7, 30, tzinfo=UTC)
 OPEN, CLOSE = "<relay_context>\n", "\n</relay_context>"
 TOOLS = [
@@ -70,13 +69,12 @@ class Agent:
         return completion
 
     async def set_timezone(self, user_key: str, zone: str) -> None:
-        async with aiohttp.ClientSession() as http:
-            async with http.put(
-                f"{self.relay.url}/admin/users/{user_key}/timezone",
-                json={"timezone": zone},
-                headers={"Authorization": f"Bearer {ADMIN}"},
-            ) as response:
-                assert response.status == 200, await response.text()
+        relay = self.relay
+        assert relay is not None
+        status, user = await call(
+            relay, "PUT", f"/admin/users/{user_key}/timezone", {"timezone": zone}
+        )
+        assert status == 200, user
 
     def forwarded(self) -> Messages:
         return list(self.upstream.last.body["messages"])
