@@ -23,6 +23,7 @@ from middleware.continuity.corrections import (
     corrected_index,
     extract_corrections,
     names_a_value,
+    restates,
 )
 from middleware.continuity.extract import (
     Extracted,
@@ -204,7 +205,14 @@ class Capturer:
                     exc.reason,
                 )
             else:
-                return _from_synthesis(result)
+                # The pass reads this session alone: what the user corrected of an item
+                # the log already holds still comes from their own words.
+                fresh = since_capture(session, messages)
+                corrections = tuple(
+                    _Item(c.text, None, HEURISTIC_CONFIDENCE, fresh[c.turn].at)
+                    for c in extract_corrections([ExtractTurn(m.role, m.text) for m in fresh])
+                )
+                return replace(_from_synthesis(result), corrections=corrections)
         return self._deterministic(session, messages, fallback)
 
     def _deterministic(
@@ -347,8 +355,21 @@ class Capturer:
             index = corrected_index(correction.text, [_item_text(e) for e in live])
             if index is not None:
                 old = live.pop(index)
-                add_item(old.entry_type, correction, corrects=old.entry_id)
-            elif names_a_value(correction.text):
+                # An LLM pass states the corrected item in its own words: that one
+                # replaces the old item, not a second wording of it.
+                same_kind = (
+                    extraction.questions
+                    if old.entry_type == "open_question"
+                    else extraction.decisions
+                )
+                restated = [
+                    item
+                    for item in same_kind
+                    if extraction.mode == "llm_enriched"
+                    and restates(item.text, correction.text, _item_text(old))
+                ]
+                add_item(old.entry_type, (restated or [correction])[0], corrects=old.entry_id)
+            elif extraction.mode == "deterministic" and names_a_value(correction.text):
                 # What it corrects was never an item (a plain statement, or said before
                 # capture kept anything): the corrected version is the item now.
                 add_item("key_decision", correction)

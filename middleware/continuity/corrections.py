@@ -82,6 +82,12 @@ def corrected_index(correction: str, items: Sequence[str]) -> int | None:
     return None if best is None else best[1]
 
 
+def restates(candidate: str, correction: str, corrected: str) -> bool:
+    """Whether ``candidate`` states what ``correction`` brings new over ``corrected``: "Use
+    MySQL for billing" restates "actually we're using MySQL" over "go with Postgres"."""
+    return bool((_values(correction) - content_words(corrected)) & content_words(candidate))
+
+
 def names_a_value(text: str) -> bool:
     """Whether ``text`` names a value (a weekday or month, a number, a capitalised name):
     "the report is due Monday" does, "the weather is fine" does not."""

@@ -314,7 +314,8 @@ _RESOLVED = _re(
     r"\b(?:done\s+with|finished(?:\s+with)?|figured\s+out|worked\s+out|sorted\s+out|resolved"
     r"|fixed|took\s+care\s+of|dealt\s+with|handled|never\s*mind|scratch\s+that|forget\s+about"
     r"|no\s+longer\s+need|(?:is|are|s)\s+(?:now\s+|all\s+)?(?:sorted|resolved|done|fixed"
-    r"|handled|settled|answered|taken\s+care\s+of))\b"
+    r"|handled|settled|answered|taken\s+care\s+of|written|finished|complete|completed|ready"
+    r"|merged|deployed|in\s+place|set\s+up))\b"
 )
 _NOT_RESOLVED = _re(
     r"(?:\bnot|n\s*'\s*t|\bnever|\byet\s+to|\bcannot)\s+(?:\w+\s+)?(?:done|finished|figured|worked"
@@ -444,7 +445,8 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     open question is answered, and a card showing both would contradict itself), is not
     negated or a question ("haven't figured out X", "did you fix X?"), and contains at
     least :data:`RESOLVED_OVERLAP` of the item's content words (stopwords ignored, a plural
-    "s" dropped).
+    "s" dropped, and a leading verb: "the migration is written" resolves "write the
+    migration").
     """
     resolving = [
         _content_words(sentence)
@@ -455,7 +457,7 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     ]
     resolved: set[int] = set()
     for index, item in enumerate(open_items):
-        wanted = _content_words(item)
+        wanted = _done_words(item)
         if not wanted:
             continue
         for words in resolving:
@@ -463,6 +465,16 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
                 resolved.add(index)
                 break
     return resolved
+
+
+def _done_words(item: str) -> set[str]:
+    """The content words a report of ``item`` being done must mention: all but a leading
+    verb, since "the migration is written" and "figured out the hosting" report "write
+    the migration" and "figure out the hosting" done in other forms of that verb."""
+    words = _WORD.findall(item.lower().replace("’", "'"))
+    if len(_content_words(item)) > 1 and words and words[0] not in _STOPWORDS:
+        words = words[1:]
+    return _content_words(" ".join(words))
 
 
 def settled_later(questions: Sequence[Extracted], turns: Sequence[ExtractTurn]) -> set[int]:

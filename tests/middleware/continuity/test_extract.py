@@ -318,6 +318,17 @@ def test_find_resolved() -> None:
     assert find_resolved(items, turns) == {0, 1, 3}
 
 
+def test_a_short_item_reported_done_in_another_form_of_its_verb_is_resolved() -> None:
+    """Two-word items: the report names the thing done, not the verb as the item had it."""
+    items = ["write the migration", "figure out the hosting", "set up the nightly backups"]
+    turns = [
+        _user("The migration is written."),
+        _user("I figured out the hosting."),
+        _user("The nightly backups aren't set up yet."),
+    ]
+    assert find_resolved(items, turns) == {0, 1}
+
+
 def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
     items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
     turns = [

@@ -3,6 +3,7 @@ promotion boundaries, the nightly job's idempotence and timing, tier 2 and tier 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from middleware.continuity.service import NIGHTLY, ContinuityService, Continuity
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.continuity.stage import render_boot_cards
 from middleware.store import InboundRecord, SqliteStore
-from middleware.types import Turn
+from middleware.types import JSON, Reply, Turn
 
 START = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
 
@@ -501,6 +502,55 @@ async def test_a_correction_supersedes_the_item_it_corrects_and_keeps_when_it_wa
     view = await store.constellation(await context_of(store, other))
     assert view is not None
     assert [d["decision"] for d in view["key_decisions"]] == ["we ship on Monday"]
+
+
+class ScriptedModel:
+    """An upstream that answers each capture pass with the next scripted JSON."""
+
+    def __init__(self, *answers: dict[str, Any]) -> None:
+        self.answers = list(answers)
+
+    async def complete(self, body: JSON) -> Reply:
+        return Reply(text=json.dumps(self.answers.pop(0)))
+
+    async def ready(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_correction_the_llm_pass_restates_supersedes_the_logged_decision(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    """The pass reads one session: told "actually we're using MySQL" it writes "Use MySQL",
+    and the Postgres decision from last week must not stay beside it on the card."""
+    model = ScriptedModel(
+        {
+            "session_summary": "Chose Postgres for billing.",
+            "open_questions": [],
+            "key_decisions": [{"decision": "Use Postgres for the billing service"}],
+            "work_phase": "drafting",
+        },
+        {
+            "session_summary": "Switched billing to MySQL.",
+            "open_questions": [],
+            "key_decisions": [{"decision": "Use MySQL for the billing service"}],
+            "work_phase": "drafting",
+        },
+    )
+    settings = ContinuitySettings(ContinuityConfig(), CardsConfig(), MemoryConfig())
+    service = ContinuityService(store, settings, clock, model, model="m")
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session("Let's go with Postgres for the billing service.", "ok", "thanks")
+    await service.capture_thread(thread.key)
+    clock.advance(timedelta(days=1))
+    await thread.session("Actually we're using MySQL for the billing service.", "ok", "bye")
+    clock.advance(timedelta(hours=3))
+    await service.capture_thread(thread.key)
+    view = await store.constellation(await context_of(store, thread))
+    assert view is not None
+    assert [d["decision"] for d in view["key_decisions"]] == ["Use MySQL for the billing service"]
 
 
 async def test_a_session_captured_twice_is_summed_up_whole(
