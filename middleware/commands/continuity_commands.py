@@ -20,11 +20,10 @@ from typing import Any
 
 from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
-from middleware.continuity.capture import place_name, rebuild_view
-from middleware.continuity.model import MemoryFact, WorkContext
+from middleware.continuity.capture import rebuild_view, shown_context_name
+from middleware.continuity.model import MemoryFact
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import SummaryParts, item_key
-from middleware.identity import thread_channel
 from middleware.memory.confidence import confidence_now, is_hedged
 from middleware.memory.learn import enforce_limit
 from middleware.memory.triggers import stated_memory
@@ -84,7 +83,9 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             lines.append("Send /context to me in a direct chat to see your other contexts.")
         elif recent:
             lines.append("Your recent ones:")
-            lines.extend(f"- {_shown_name(c)}, active {c.last_active_at:%Y-%m-%d}" for c in recent)
+            lines.extend(
+                f"- {shown_context_name(c)}, active {c.last_active_at:%Y-%m-%d}" for c in recent
+            )
         lines.append("Send /context NAME to move this thread into a named context.")
         return "\n".join(lines)
 
@@ -191,18 +192,6 @@ def _how_sure(fact: MemoryFact, now: datetime, zone: tzinfo) -> str:
     sure = round(confidence_now(fact, now) * 100)
     doubt = "; may be out of date" if is_hedged(fact, now) else ""
     return f"{_SAID[fact.source]} {said.day} {said:%b %Y}, {sure}% sure{doubt}"
-
-
-def _shown_name(context: WorkContext) -> str:
-    """A context as a person reads it in a list: its name, or for a thread's own context
-    where that thread is ("Discord (group)"), not the thread key it is named after."""
-    if context.named:
-        return context.name
-    try:
-        channel, _ = thread_channel(context.name)
-    except ValueError:
-        return "a thread of its own"
-    return f"a thread of its own on {place_name(context.name, channel)}"
 
 
 def recap_text(name: str | None, view: dict[str, Any] | None, zone: tzinfo = UTC) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 
 from middleware.clock.source import Clock
 from middleware.continuity.constellation import build_view
@@ -42,6 +43,7 @@ from middleware.continuity.model import (
     EntryType,
     Session,
     Trigger,
+    WorkContext,
 )
 from middleware.continuity.phase import infer_work_phase
 from middleware.continuity.settings import ContinuityConfig
@@ -49,6 +51,7 @@ from middleware.continuity.summary import SummaryParts
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
 from middleware.continuity.triggers import TriggerSettings, is_dirty
 from middleware.continuity.words import content_words, item_form
+from middleware.identity import thread_channel
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
 
@@ -591,6 +594,23 @@ def place_name(thread_key: str, channel: str) -> str:
         "terminal": "the terminal",
     }.get(channel, channel)
     return f"{label} (group)" if ":group:" in thread_key else label
+
+
+def shown_context_name(context: WorkContext) -> str:
+    """A work context as a person reads it: its name, or for a thread's own context where
+    that thread is ("a thread of its own on Telegram (group)", "… on the API ('planning')"),
+    never the thread key it is named after."""
+    if context.named:
+        return context.name
+    try:
+        channel, _ = thread_channel(context.name)
+    except ValueError:
+        return "a thread of its own"
+    where = place_name(context.name, channel)
+    if channel == "api":
+        # The API thread's id is the one the agent chose (X-Chronorelay-Thread).
+        where += f" ('{unquote(context.name.split(':', 3)[3])}')"
+    return f"a thread of its own on {where}"
 
 
 def is_unlinked(work_context_id: str) -> bool:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.cards.content import CardBudget
-from middleware.continuity.capture import Capturer, rebuild_view
+from middleware.continuity.capture import Capturer, rebuild_view, shown_context_name
 from middleware.continuity.model import (
     STANDING_DECISION_PREFIX,
     RollupSegment,
@@ -204,7 +204,8 @@ async def refresh_rollup(store: Store, cards: CardsConfig, user_key: str, now: d
     for context in await store.recent_work_contexts(user_key, ROLLUP_SEGMENTS * 2):
         if context.last_active_at < since or len(segments) >= ROLLUP_SEGMENTS:
             continue
-        text = segment_text(context.name, await store.constellation(context.work_context_id))
+        view = await store.constellation(context.work_context_id)
+        text = segment_text(shown_context_name(context), view)
         if text:
             segments.append(
                 RollupSegment(context.work_context_id, text, context.last_active_at, now)

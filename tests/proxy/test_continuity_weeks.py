@@ -179,6 +179,9 @@ async def test_three_weeks_two_projects(
     assert "Postgres" in cards["resume"] and "migration" in cards["resume"]
     assert "Hugo" not in cards["resume"], "where the work stood is this thread's"
     assert "Hugo" in cards["recent_activity"] and "Postgres" not in cards["recent_activity"]
+    # The other work is named by where it is, never by its thread key.
+    assert "on the API ('website')" in cards["recent_activity"]
+    assert "agent:main" not in cards["recent_activity"]
     assert within_budgets(cards)
     # The cards ride with the session's first message only.
     model_says(
