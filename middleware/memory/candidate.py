@@ -20,11 +20,14 @@ TRAILING = re.compile(r"[\s.!,;:…—–-]+$")
 class MemoryCandidate:
     """Something to remember about the user: ``text`` as the card shows it (see
     :mod:`middleware.memory.triggers`); ``replaces_kind`` when it supersedes every earlier
-    fact of its kind (a person has one name)."""
+    fact of its kind (a person has one name); ``retire_only`` when it says only that a
+    remembered fact no longer holds ("my dog Rex died", "we broke up"): what it supersedes
+    is retired and ``text``, which names what ended, is not kept."""
 
     kind: MemoryKind
     text: str
     replaces_kind: bool = False
+    retire_only: bool = False
 
 
 # Words that may follow "call me" or "my wife is called" without being a name.

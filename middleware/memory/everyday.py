@@ -12,9 +12,13 @@ __all__ = [
     "EVERYDAY_PATTERNS",
     "FREQUENCY",
     "MONTH",
+    "PET",
+    "RELATION",
     "WEEKDAY",
+    "WHEN_DONE",
     "in_passing",
     "names_a_business",
+    "stated_diet",
 ]
 
 
@@ -33,6 +37,14 @@ MONTH = (
 )
 WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 # A day of the year as people say it: "June 3rd", "the 3rd of June", "3 June", "June".
+# When a change happened, said after it: "we moved to Lisbon last month", "I went vegan
+# a year ago", "my dog died yesterday".
+WHEN_DONE = (
+    r"(?:\s+(?:(?:just\s+)?now|today|yesterday|recently|lately|at\s+last"
+    r"|(?:last|this)\s+(?:week|weekend|month|year|spring|summer|autumn|fall|winter)"
+    r"|(?:a|one|two|three|a\s+few|a\s+couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago"
+    rf"|in\s+{MONTH}))?"
+)
 _DATE = (
     rf"(?:(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}"
     rf"|{MONTH}\.?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?|{MONTH})\b"
@@ -42,7 +54,7 @@ _DATE = (
 # dog in this fight" or "I love that idea" is not one): a pet ("I have a dog called Rex",
 # "my cat is called Miso"), a habit given up ("I quit smoking", "I don't drink coffee any
 # more"), and a plain like or dislike ("I love coffee", "I hate mornings").
-_PET = (
+PET = (
     r"(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|guinea\s+pig|parrot|budgie|tortoise"
     r"|turtle|snake|lizard|gecko|ferret|horse|pony|goldfish)"
 )
@@ -60,9 +72,18 @@ _RESUMABLE = (
     r"(?:(?:smoking|vaping|drinking)(?:\s+(?!again\b)[\w'-]+){0,2}?"
     r"|eating(?:\s+(?!again\b)[\w'-]+){1,2}?)\s+again"
 )
+# A pastime or a routine one may give up: "going to the gym", "running", "playing the piano".
+_PASTIME = (
+    r"(?:going\s+to\s+(?!(?:it|that|this|them|him|her|bed|sleep)\b)(?:the\s+)?[\w'-]+"
+    r"|(?:going\s+)?(?:running|jogging|swimming|cycling|climbing|hiking|dancing|surfing|skiing)"
+    r"|meditating|exercising|working\s+out|training|yoga|pilates|(?:the\s+)?gym"
+    r"|(?:playing|practi[cs]ing)\s+(?!(?:it|that|this|them|with|for|along)\b)(?:the\s+)?[\w'-]+)"
+)
 _HABITUAL = r"(?:(?:heavy|light|social|chain|occasional|daily)\s+)?(?:smoker|vaper|drinker)"
 # What a person has one of and may sell or move on from ("I sold my car").
 _OWNED = r"(?:car|bike|motorbike|motorcycle|scooter|van|truck|boat|house|flat|apartment)"
+# A place, written with a capital: "Berlin", "New York".
+_PLACE = r"(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})"
 _LIKED = (
     r"(?!(?:it|that|this|these|those|the|you|your|him|her|them|us|me|myself|everything"
     r"|anything|nothing"
@@ -76,13 +97,20 @@ FREQUENCY = (
     rf"(?:(?:every|each)\s+(?:single\s+|other\s+)?{_PERIOD}|daily|nightly|weekly"
     rf"|on\s+(?:weekdays|weekends|{WEEKDAY}s)|(?:once|twice|[\w-]+\s+times)\s+a\s+(?:day|week|month))"
 )
+# A meeting, call or appointment on a schedule is the user's calendar, not who they are
+# (spec 003 §5.1: events and plans with dates are the chronicle's, not the profile's).
+_NOT_AN_EVENT = (
+    r"(?!(?:[\w'-]+\s+){0,3}?(?:meetings?|calls?|appointments?|stand-?ups?|syncs?"
+    r"|check-?ins?|one-on-ones?|1:1s?|deadlines?|interviews?|reviews?|catch-?ups?|webinars?"
+    r"|conferences?)\b)"
+)
 # A routine of one's own: what one drinks, eats or does, said with how often ("I drink
 # coffee every day", "I go running every morning", "I walk the dog every evening"), and
 # a commute, which is one by its nature ("I take the train to work").
 _ROUTINE = (
     r"(?:(?:usually|always|normally|still|now)\s+)?"
     r"(?:(?:drink|eat|have|take|play|practi[cs]e|read|cook|visit|call|study|do|walk|ride|go"
-    r"|watch|feed)\s+[\w'-]+(?:\s+[\w'-]+){0,4}?"
+    rf"|watch|feed)\s+{_NOT_AN_EVENT}[\w'-]+(?:\s+[\w'-]+){{0,4}}?"
     r"|(?:run|jog|swim|cycle|walk|meditate|train|stretch|work\s+out|exercise)"
     r"(?:\s+[\w'-]+){0,4}?)"
     rf"\s+{FREQUENCY}(?:\s+(?:before|after|at|in|on|with)\s+[\w'-]+(?:\s+[\w'-]+)?)?"
@@ -93,13 +121,13 @@ _COMMUTE = (
     rf"|university|college)(?:\s+{FREQUENCY})?"
 )
 _EVERYDAY = _re(
-    rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{_PET}s?"
+    rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{PET}s?"
     r"(?:\s+(?:called|named)\s+[\w'-]+(?:\s+and\s+[\w'-]+)?)?)\W*$"
-    rf"|(?P<pet_name>my\s+{_PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
+    rf"|(?P<pet_name>my\s+{PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
     r"|(?P<stopped>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?"
     r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
     r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
-    r"|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
+    rf"|{_PASTIME}|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
     rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+(?:{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
     rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
     rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
@@ -114,7 +142,9 @@ _EVERYDAY = _re(
     rf"|(?P<sold>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?(?:sold|got\s+rid\s+of)"
     rf"\s+my\s+(?:old\s+)?{_OWNED})\W*$"
     r"|(?P<left>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?moved\s+"
-    r"(?:out\s+of|away\s+from)\s+(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))\W*$"
+    rf"(?:out\s+of|away\s+from)\s+{_PLACE}"
+    rf"|i\s+no\s+longer\s+live\s+(?:in|near)\s+{_PLACE}"
+    rf"|i\s+(?:don\s*'?\s*t|do\s+not)\s+live\s+(?:in|near)\s+{_PLACE}\s+any\s?more)\W*$"
     r"|(?P<likes>i\s+(?:really\s+|absolutely\s+)?(?:love|like|adore|enjoy|hate|dislike|detest"
     rf"|can\s*'?\s*t\s+stand|(?:don\s*'?\s*t|do\s+not)\s+(?:really\s+)?like)\s+{_LIKED})\W*$"
     # A birthday on a day of the year ("my birthday is on June 3rd"), not "is tomorrow".
@@ -126,17 +156,18 @@ _EVERYDAY = _re(
     rf"|(?P<not_allergic>{_I_AM}\s+(?:no\s+longer\s+allergic\s+to\s+{_ALLERGEN}"
     rf"|not\s+allergic\s+to\s+{_ALLERGEN}\s+any\s?more))\W*$"
     # A routine, and one given up ("I used to drink coffee every day": not now).
-    rf"|(?P<routine>i\s+(?:{_COMMUTE}|{_ROUTINE}))\W*$"
+    # "… now", "… these days": the routine as it is now, said so.
+    rf"|(?P<routine>i\s+(?:{_COMMUTE}|{_ROUTINE}))(?:\s+(?:now|these\s+days|nowadays))?\W*$"
     rf"|(?P<used_to>i\s+used\s+to\s+(?:{_COMMUTE}|{_ROUTINE}))\W*$"
 )
 # "My wife is called Maria", "my husband's name is Tom", "my partner is Sam": stored in
 # one form per relation. A bare "is" takes only a capitalised name, and not a
 # nationality or faith ("my wife is Italian").
-_RELATION = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|fiance|bf|gf)"
+RELATION = r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|fiance|bf|gf)"
 _PARTNER = _re(
-    rf"my\s+(?P<relation>{_RELATION})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
+    rf"my\s+(?:new\s+)?(?P<relation>{RELATION})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
     r"\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\W*$"
-    rf"|my\s+(?P<relation2>{_RELATION})\s+is\s+(?-i:(?P<name2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))"
+    rf"|my\s+(?:new\s+)?(?P<relation2>{RELATION})\s+is\s+(?-i:(?P<name2>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))"
     r"\W*$"
 )
 _NOT_A_PARTNER = frozenset(
@@ -156,18 +187,86 @@ _BUSINESS = frozenset(
     " solutions consulting".split()
 )
 _RELATION_IS = _re(
-    rf"my\s+{_RELATION}\s*(?:'\s*s|\s+is)\s+(?:(?:called|named)\s+)?(?P<name>[\w'. -]+?)\W*$"
+    rf"my\s+{RELATION}\s*(?:'\s*s|\s+is)\s+(?:(?:called|named)\s+)?(?P<name>[\w'. -]+?)\W*$"
 )
 # "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
 # written with a capital ("my dog is …", "my cat I adopted" are not names).
-_MY_PET = _re(rf"\bmy\s+(?P<pet>{_PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
+_MY_PET = _re(rf"\bmy\s+(?P<pet>{PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
 # "My dog Rex died": not a dog they have.
 _PET_GONE = _re(r"\b(?:died|dead|passed\s+away|put\s+down|put\s+to\s+sleep|lost|gone|ran\s+away)\b")
+# "… my (new) boyfriend Tom …" anywhere in a sentence: their boyfriend is called Tom. Not
+# "my partner Dana", who may be a business partner (spec 003 §5.1 leaves those to the CRM).
+_MY_PARTNER = _re(
+    rf"\bmy\s+(?:new\s+)?(?P<relation>(?!partner\b){RELATION})\s*,?\s+"
+    r"(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')"
+)
+_SOMEONE_GONE = _re(r"\b(?:died|dead|passed\s+away|late|ex|former|broke\s+up|split\s+up)\b")
+# A pet that died or was lost: "my dog Rex passed away", "our cat died", "we lost our
+# dog". Nothing is learned; the pet remembered goes (``retire_only``).
+_PET_DIED = _re(
+    r"(?:(?:my|our)\s+(?:(?:old|dear|beloved|sweet|poor|lovely)\s+)?"
+    rf"(?P<pet>{PET})(?:\s*,?\s+(?-i:(?P<name>(?!I\b|Is\b)[A-Z][a-z'-]+)),?)?"
+    r"\s+(?:(?:has|just|sadly|finally|recently)\s+)*(?:died|passed(?:\s+away|\s+on)?"
+    r"|was\s+put\s+(?:down|to\s+sleep)|had\s+to\s+be\s+put\s+(?:down|to\s+sleep))"
+    r"|(?:i|we)\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|sadly|recently|finally)\s+)?"
+    r"(?:lost|had\s+to\s+put\s+down)\s+(?:my|our)\s+(?:(?:old|dear|beloved)\s+)?"
+    rf"(?P<pet2>{PET})(?:\s+(?-i:(?P<name2>[A-Z][a-z'-]+)))?"
+    r"|(?:i|we)\s+(?:(?:just|sadly|recently|finally)\s+)?had\s+to\s+put\s+(?:my|our)\s+"
+    rf"(?:(?:old|dear|beloved)\s+)?(?P<pet3>{PET})(?:\s+(?-i:(?P<name3>[A-Z][a-z'-]+)))?"
+    rf"\s+(?:down|to\s+sleep)){WHEN_DONE}\W*$"
+)
+
+
+def _ex(n: int) -> str:
+    """Who a breakup was with: "my girlfriend", "my girlfriend Ana", or "Sam"."""
+    return (
+        rf"(?:my\s+(?P<relation{n}>{RELATION})(?:\s+(?-i:(?P<also{n}>[A-Z][\w'-]*)))?"
+        rf"|(?-i:(?P<name{n}>(?!I\b|We\b|My\b|They\b|He\b|She\b)[A-Z][\w'-]*)))"
+    )
+
+
+_BROKE = r"(?:(?:just|finally|recently|officially)\s+)?(?:broke|broken|split)\s+up"
+# A relationship that ended: "I broke up with Sam", "Sam and I split up", "my girlfriend
+# dumped me", "we broke up", "we got divorced". Nothing is learned; the partner
+# remembered goes (``retire_only``), any partner for a bare "we".
+_BROKE_UP = _re(
+    rf"(?:i\s*(?:'\s*ve|\s+have)?\s+{_BROKE}\s+with\s+{_ex(1)}"
+    rf"|{_ex(2)}\s+and\s+(?:i|me)\s*(?:'\s*ve|\s+have)?\s+{_BROKE}"
+    rf"|me\s+and\s+{_ex(3)}\s*(?:'\s*ve|\s+have)?\s+{_BROKE}"
+    rf"|{_ex(4)}\s+(?:(?:just|finally)\s+)?(?:broke\s+up\s+with|dumped|left)\s+me"
+    r"|we\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently|officially)\s+)?"
+    r"(?:broke|broken)\s+up"
+    r"|(?:i|we)\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently|officially)\s+)?"
+    rf"got\s+divorced){WHEN_DONE}\W*$"
+)
+# The diet they keep: "I'm vegan", "I am vegan now", "I went vegan", "I've gone
+# vegetarian", all "Is vegan" or "Is vegetarian", so that saying it again is a repeat.
+_DIET_SAID = _re(
+    r"i\s*(?:'\s*m|\s+am)\s+(?:(?P<strictly>strictly)\s+|(?:now|fully)\s+)?(?:an?\s+)?"
+    rf"(?P<diet>{DIET})(?:\s+(?:now|these\s+days|nowadays))?\W*$"
+    r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?(?:went|gone|turned"
+    r"|become|became)\s+(?:(?:fully|full)\s+)?(?:an?\s+)?"
+    rf"(?P<diet2>{DIET}){WHEN_DONE}\W*$"
+)
 # A sentence holding a quotation is someone's words, or about words.
 _QUOTED = re.compile(r"[\"“”«»]")
 
 #: What an everyday sentence matches, for the trigger gate in front of detection.
-EVERYDAY_PATTERNS = (_EVERYDAY, _MY_PET, _PARTNER)
+EVERYDAY_PATTERNS = (_EVERYDAY, _MY_PET, _PARTNER, _MY_PARTNER, _PET_DIED, _BROKE_UP, _DIET_SAID)
+
+
+def stated_diet(clause: str) -> MemoryCandidate | None:
+    """The diet ``clause`` says the user keeps, in one form however it was said: "I
+    went vegan", "I am a vegan now" → "Is vegan" ("I'm strictly vegan" → "Is strictly
+    vegan"; "I'm an omnivore" → "Is an omnivore")."""
+    match = _DIET_SAID.match(clause)
+    if match is None:
+        return None
+    diet = (match["diet"] or match["diet2"]).lower()
+    if diet.endswith("vore"):
+        diet = f"{'an' if diet.startswith('o') else 'a'} {diet}"
+    strictly = "strictly " if match["strictly"] else ""
+    return MemoryCandidate("fact", f"Is {strictly}{diet}")
 
 
 def in_passing(sentence: str) -> MemoryCandidate | None:
@@ -175,6 +274,9 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     whole (see ``_EVERYDAY``), as a card text; never from a sentence quoting words."""
     if _QUOTED.search(sentence):
         return None
+    ended = _ended(sentence)
+    if ended is not None:
+        return ended
     match = _EVERYDAY.match(sentence)
     if match:
         if match["likes"]:
@@ -200,7 +302,7 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
             if match[group]
         )
         return made("fact", said, third_person)
-    partner = _partner(sentence)
+    partner = _partner(sentence) or _partner_named_in_passing(sentence)
     if partner is not None:
         return partner
     match = _MY_PET.search(sentence)
@@ -216,6 +318,56 @@ def names_a_business(clause: str) -> bool:
     return match is not None and any(
         word.lower().rstrip(".") in _BUSINESS for word in match["name"].split()
     )
+
+
+def _ended(sentence: str) -> MemoryCandidate | None:
+    """A pet that died ("Their dog Rex died") or a relationship that ended ("Broke up with
+    Sam", "Broke up with their girlfriend", "Broke up with their partner" for a bare "we
+    broke up"): what to retire, not to keep (see :mod:`middleware.memory.replacement`)."""
+    match = _PET_DIED.match(sentence)
+    if match:
+        pet = (match["pet"] or match["pet2"] or match["pet3"]).lower()
+        name = match["name"] or match["name2"] or match["name3"]
+        text = f"Their {pet} {name} died" if name else f"Their {pet} died"
+        return MemoryCandidate("fact", " ".join(text.split()), retire_only=True)
+    match = _BROKE_UP.match(sentence)
+    if match is None:
+        return None
+    groups = range(1, 5)
+    name = next(
+        (
+            match[f"name{n}"] or match[f"also{n}"]
+            for n in groups
+            if match[f"name{n}"] or match[f"also{n}"]
+        ),
+        None,
+    )
+    relation = next((match[f"relation{n}"] for n in groups if match[f"relation{n}"]), None)
+    if name is not None and name.lower() in NOT_A_NAME:
+        return None
+    if name is not None:
+        who = name
+    elif relation is not None:
+        who = "their " + {"bf": "boyfriend", "gf": "girlfriend"}.get(
+            relation.lower(), relation.lower()
+        )
+    else:
+        who = "their partner"
+    return MemoryCandidate("fact", f"Broke up with {who}", retire_only=True)
+
+
+def _partner_named_in_passing(sentence: str) -> MemoryCandidate | None:
+    """ "… my new boyfriend Tom …" as "Their boyfriend is called Tom"; not when the
+    sentence says they are gone ("my husband Tom passed away", "my ex …")."""
+    match = _MY_PARTNER.search(sentence)
+    if match is None or _SOMEONE_GONE.search(sentence):
+        return None
+    name = match["name"]
+    if name.lower() in _NOT_A_PARTNER or name.lower() in NOT_A_NAME or name.lower() in _BUSINESS:
+        return None
+    relation = match["relation"].lower()
+    relation = {"bf": "boyfriend", "gf": "girlfriend"}.get(relation, relation)
+    return MemoryCandidate("fact", f"Their {relation} is called {name}")
 
 
 def _partner(sentence: str) -> MemoryCandidate | None:

@@ -1,7 +1,8 @@
 """Learning living memory (tier 3) from what the user says: "remember that …", "call me
 …", standing preferences and corrections (spec 003 §7's triggers, ``triggers.py``). A
 correction retires what it corrects (spec 003 §5.4: the correction always wins), and
-"please forget that …" retires what it names."""
+"please forget that …" retires what it names, as does news that something remembered
+has ended ("my dog Rex died", "we broke up")."""
 
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ async def learn_from_message(
             if old.kind in ("fact", "correction", "preference") and supersedes(candidate, old.text)
         ]
         replaced = [old.fact_id for old in retired]
+        if candidate.retire_only:
+            # "My dog Rex died": the dog goes from the card, and nothing takes its place.
+            for fact_id in replaced:
+                await store.delete_memory_fact(user_key, fact_id)
+            known = None if replaced else known
+            continue
         for old in retired:
             # "Is a software engineer at Acme" → "Is a software engineer" at Globex.
             if (standing := still_stands(candidate, old.text)) is not None:

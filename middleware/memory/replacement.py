@@ -14,7 +14,7 @@ import re
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
 from middleware.memory.candidate import MemoryCandidate
-from middleware.memory.everyday import DIET, FREQUENCY
+from middleware.memory.everyday import DIET, FREQUENCY, PET, RELATION
 from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER
 
 __all__ = ["is_about", "still_stands", "supersedes"]
@@ -155,7 +155,7 @@ _HABIT_WORDS = frozenset(
     "a an the and of in on at for with their my any more anymore so much very really lot"
     " too every day daily drink eat tak us hav ha own old new heavy light social chain"
     " occasional regular big moderate go going morn even night week weekday weekend month"
-    " each".split()
+    " each to".split()
 )
 # Which earlier stance a new one retires: giving up a thing, or coming to dislike it,
 # ends liking and doing it; coming to like it ends disliking it; doing it again ends
@@ -192,6 +192,8 @@ def _stem(word: str) -> str:
     """A crude stem, enough to match "smoking", "smokes", "smoke" and "smoker"."""
     if word.endswith("ing") and len(word) > 5:
         word = word[:-3]
+        if word[-1] == word[-2] and word[-1] not in "aeiousl":
+            word = word[:-1]  # "running", "swimming": who runs, swims
     elif word.endswith("er") and len(word) > 4:
         word = word[:-2]  # "smoker", "drinker": who smokes, drinks
     return word.removesuffix("s").removesuffix("e")
@@ -221,21 +223,58 @@ def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
     return new[1] == old[1]
 
 
-# "Moved out of Berlin": where they no longer live.
+# "Moved out of Berlin", "No longer lives in Berlin": where they no longer live.
 _LEFT = _re(
-    r"^(?:has\s+)?(?:(?:just|finally|recently)\s+)?moved\s+(?:out\s+of|away\s+from)\s+"
-    r"(?P<place>.+)$"
+    r"^(?:(?:has\s+)?(?:(?:just|finally|recently)\s+)?moved\s+(?:out\s+of|away\s+from)"
+    r"|no\s+longer\s+lives\s+(?:in|near)|(?:doesn\s*'?\s*t|does\s+not)\s+live\s+(?:in|near))\s+"
+    r"(?P<place>.+?)(?:\s+any\s?more)?$"
 )
 
 
 def _left_home(candidate: MemoryCandidate, earlier: str) -> bool:
-    """Whether ``candidate`` says they moved away from the place ``earlier`` says they
-    live in ("Moved out of Berlin" against "Lives in Berlin")."""
-    match = _LEFT.match(candidate.text)
-    old = _topic(earlier)
-    if match is None or old is None or old[0] != "residence":
+    """Whether one of ``candidate`` and ``earlier`` says they left the place the other
+    says they live in: "Moved out of Berlin" retires "Lives in Berlin", and "Lives in
+    Berlin" (back again) retires "No longer lives in Berlin"."""
+    for left, home in ((candidate.text, earlier), (earlier, candidate.text)):
+        match = _LEFT.match(left)
+        topic = _topic(home)
+        if match is not None and topic is not None and topic[0] == "residence":
+            place = rf"\b{re.escape(match['place'])}\b"
+            return re.search(place, home, re.IGNORECASE) is not None
+    return False
+
+
+# What is gone: "Their dog Rex died", "Broke up with Sam" (see ``retire_only``).
+_PET_DIED = _re(rf"^their\s+(?P<pet>{PET})(?:\s+(?P<name>[\w'-]+))?\s+died$")
+_HAS_PET = _re(
+    rf"^(?:(?:still\s+)?(?:has|owns)\s+an?\s+(?P<pet>{PET})(?:\s+(?:called|named)\s+(?P<name>[\w'-]+))?"
+    rf"|their\s+(?P<pet2>{PET})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
+    r"\s+(?P<name2>[\w'-]+))$"
+)
+# One word for each animal, so "our puppy died" ends "Has a dog called Rex".
+_SAME_PET = {"puppy": "dog", "kitten": "cat", "bunny": "rabbit", "pony": "horse"}
+_BROKE_UP = _re(r"^broke\s+up\s+with\s+(?:their\s+(?P<relation>[\w-]+)|(?P<name>.+))$")
+_HAS_PARTNER = _re(rf"^their\s+(?P<relation>{RELATION})\s+is\s+called\s+(?P<name>.+)$")
+
+
+def _gone(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether ``candidate`` says the pet or partner ``earlier`` names is gone: "Their dog
+    Rex died" retires "Has a dog called Rex" (any one dog, for "Their dog died"), "Broke
+    up with Sam" retires "Their girlfriend is called Sam", "Broke up with their partner"
+    any partner. A fact naming another, or two pets at once, stays."""
+    died, has = _PET_DIED.match(candidate.text), _HAS_PET.match(earlier)
+    if died and has:
+        pet, had = (
+            _SAME_PET.get(w.lower(), w.lower()) for w in (died["pet"], has["pet"] or has["pet2"])
+        )
+        name = has["name"] or has["name2"]
+        return pet == had and (not died["name"] or not name or died["name"].lower() == name.lower())
+    ended, partner = _BROKE_UP.match(candidate.text), _HAS_PARTNER.match(earlier)
+    if ended is None or partner is None:
         return False
-    return re.search(rf"\b{re.escape(match['place'])}\b", earlier, re.IGNORECASE) is not None
+    if ended["name"]:
+        return ended["name"].lower() == partner["name"].split()[0].lower()
+    return ended["relation"].lower() in ("partner", partner["relation"].lower())
 
 
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
@@ -250,11 +289,15 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     "Hates coffee" retires "Likes coffee"; giving up drink ends drinking alcohol, not
     coffee), a habit taken up again ends having given it up ("Started smoking again"
     retires "Quit smoking"), and moving out of a place ends living there
-    ("Moved out of Berlin" retires "Lives in Berlin"), and an allergy outgrown ends
-    that allergy alone ("Is no longer allergic to cats"). The same text is
+    ("Moved out of Berlin", "No longer lives in Berlin" retire "Lives in Berlin", and
+    back again the other way), an allergy outgrown ends that allergy alone ("Is no
+    longer allergic to cats"), and a pet that died or a partner broken up with ends
+    the fact naming them ("Their dog Rex died", "Broke up with Sam"). The same text is
     not superseded, only kept."""
     if _contradicts(candidate, earlier) or _left_home(candidate, earlier):
         return True
+    if candidate.retire_only:
+        return _gone(candidate, earlier)
     if candidate.kind not in ("fact", "correction"):
         return False
     job_at = _JOB_AT_RE.match(candidate.text)

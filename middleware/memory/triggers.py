@@ -74,8 +74,10 @@ from middleware.memory.everyday import (
     EVERYDAY_PATTERNS,
     MONTH,
     WEEKDAY,
+    WHEN_DONE,
     in_passing,
     names_a_business,
+    stated_diet,
 )
 from middleware.memory.voice import imperative, third_person
 
@@ -94,7 +96,7 @@ def _re(pattern: str) -> re.Pattern[str]:
 # by punctuation: "Morning runs are my thing", "Evening classes start soon" say nothing.
 _FILLER = _re(
     r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|btw|by\s+the\s+way|fyi|just|quick\s+note"
-    r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy"
+    r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy|these\s+days|nowadays"
     r"|good\s+(?:morning|afternoon|evening|day))\b|@\w[\w.]*"
     r"|(?:morning|afternoon|evening)(?=\s*[,!.:;—–-]))[\s,!.:;—–-]*)+"
 )
@@ -192,7 +194,6 @@ PROFESSION = (
 )
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
-    rf"|i\s*(?:'\s*m|\s+am)\s+(?:(?:now|strictly|fully)\s+)?(?:an?\s+)?{DIET}\W*$"
     rf"|i\s+am\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
     r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
@@ -211,13 +212,15 @@ _FACT = _re(
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+at\s+"
     rf"(?!(?:{MONTH}|{WEEKDAY}|christmas|easter|i)\b)(?-i:[A-Z]).+)"
 )
-# "I moved to Berlin", "I've just relocated to Lisbon": a fact only when the words after
-# "to" name a place (the clock's place index, which reads it as their new home), so
-# "I moved to Postgres" or "I moved to the next chapter" is not a change of address.
+# "I moved to Berlin", "we've just relocated to Lisbon last month": a fact only when the
+# words after "to" name a place (the clock's place index, which reads it as their new
+# home), so "I moved to Postgres" or "I moved to the next chapter" is not a change of
+# address. Said with no more than when, it is where they live now: "Lives in Lisbon".
 _MOVE = _re(
-    r"i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?(?:moved|relocated)"
-    r"\s+(?:back\s+)?to\s+.+"
+    r"(?:i|(?P<we>we))\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?"
+    r"(?:moved|relocated)\s+(?:back\s+)?to\s+.+"
 )
+_ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
 
 # "Please forget that I'm vegetarian": the body names a remembered fact to drop.
 _FORGET = _re(
@@ -369,15 +372,34 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     match = _PREFERENCE.match(clause)
     if match:
         return made("preference", match["pref"], third_person)
+    diet = stated_diet(clause)
+    if diet is not None:
+        return diet
     match = _FACT.match(clause)
     if match:
         return made("fact", match["fact"], third_person)
-    if _MOVE.match(clause) and _names_a_new_home(clause):
-        return made("fact", clause, third_person)
+    match = _MOVE.match(clause)
+    if match:
+        home = _new_home(clause)
+        if home is not None:
+            return home
+        if not match["we"] and _names_a_new_home(clause):
+            return made("fact", clause, third_person)  # "Moved to Lisbon for the summer"
     if default is None:
         return in_passing(clause)
     if default is not None:
         return made(default, clause, third_person)
+    return None
+
+
+def _new_home(clause: str) -> MemoryCandidate | None:
+    """ "Lives in Lisbon" for a move said with no more than when it was ("we moved to
+    Lisbon last month"): where they live, in the words a later "I live in Lisbon" is
+    stored with, so that saying it again is a repeat (spec 003 §8)."""
+    for mention in find_place_mentions(clause):
+        if mention.kind == "home" and _ONLY_WHEN.fullmatch(clause[mention.end :]):
+            place = proper_name(clause[mention.start : mention.end].split())
+            return MemoryCandidate("fact", f"Lives in {place}")
     return None
 
 

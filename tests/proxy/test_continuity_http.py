@@ -615,6 +615,45 @@ async def test_everyday_things_said_in_passing_are_remembered_and_kept_current(
     assert "Loves coffee" not in memory and "idea" not in memory
 
 
+async def test_a_month_of_a_life_told_in_chat_keeps_the_living_memory_card_current(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say(
+        "I live in Berlin. I'm vegetarian. My girlfriend is called Sam. "
+        "I have a dog called Rex. I go to the gym every morning."
+    )
+    for text in (
+        "We just moved to Lisbon.",
+        "I went vegan.",
+        "We broke up.",
+        "Dinner with my new boyfriend Tom tonight.",
+        "I stopped going to the gym.",
+        "I drink tea every morning now.",
+        "My dog Rex passed away.",
+        "I have a meeting every Monday.",
+    ):
+        await ana.say(text, after=timedelta(days=3))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for now in (
+        "Lives in Lisbon",
+        "Is vegan",
+        "Their boyfriend is called Tom",
+        "Stopped going to the gym",
+        "Drinks tea every morning",
+    ):
+        assert now in memory, memory
+    for stale in ("Berlin", "vegetarian", "Sam", "Rex", "Goes to the gym", "meeting", "died"):
+        assert stale not in memory, memory
+    # Said again in other words, each is surer (spec 003 §8: +0.05 a repeat mention).
+    await ana.say("I live in Lisbon. I'm vegan.", after=timedelta(days=1))
+    listing = await ana.say("/memory")
+    assert "Lives in Lisbon — said 28 Nov 2026, 100% sure" in listing, listing
+    assert "Is vegan — said 28 Nov 2026, 100% sure" in listing, listing
+    assert "Drinks tea every morning — said 20 Nov 2026, 95% sure" in listing, listing
+
+
 async def test_an_item_with_a_full_stop_in_it_is_shown_once_on_the_card_and_in_recap(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

@@ -29,8 +29,9 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("I live in Berlin.", "I live in Lisbon now."), ["Lives in Lisbon now"]),
         (("I live in Berlin. Actually, I moved to Lisbon.",), ["Moved to Lisbon"]),
         # A change said plainly, without "actually", replaces the old one too.
-        (("I live in Lisbon.", "I moved to Berlin."), ["Moved to Berlin"]),
-        (("I live in Lisbon.", "I've just moved to Berlin."), ["Has just moved to Berlin"]),
+        # Stored as where they live now, so a later "I live in Berlin" is a repeat.
+        (("I live in Lisbon.", "I moved to Berlin."), ["Lives in Berlin"]),
+        (("I live in Lisbon.", "I've just moved to Berlin."), ["Lives in Berlin"]),
         (("I work at Acme.", "I'm now working at Globex."), ["Is now working at Globex"]),
         (("I work for Acme.", "I started working at Globex."), ["Started working at Globex"]),
         (
@@ -270,6 +271,69 @@ async def test_a_group_teaches_the_speaker_their_own_correction_and_no_one_else(
         "Is vegetarian now, not vegan",
     ]
     assert [f.text for f in await store.memory_facts(bob)] == ["Is vegan"]
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        # A move said with "we", or with when, is where they live now.
+        (("I live in Berlin.", "We just moved to Lisbon."), ["Lives in Lisbon"]),
+        (("I live in Berlin.", "we moved to Lisbon last month"), ["Lives in Lisbon"]),
+        (("I moved to Lisbon.", "I live in Lisbon."), ["Lives in Lisbon"]),
+        (("I live in Berlin.", "I no longer live in Berlin."), ["No longer lives in Berlin"]),
+        (
+            ("I live in Berlin.", "I don't live in Berlin anymore."),
+            ["Doesn't live in Berlin anymore"],
+        ),
+        (
+            ("I live in Lisbon.", "I no longer live in Berlin."),
+            ["Lives in Lisbon", "No longer lives in Berlin"],
+        ),
+        (("I no longer live in Berlin.", "I live in Berlin."), ["Lives in Berlin"]),
+        # One diet at a time, however it is said.
+        (("I'm vegetarian.", "I went vegan."), ["Is vegan"]),
+        (("I'm vegetarian.", "I am vegan now."), ["Is vegan"]),
+        (("I'm vegan.", "I've gone vegetarian."), ["Is vegetarian"]),
+        # A partner broken up with goes; a new one replaces the one before.
+        (("My girlfriend is called Sam.", "I broke up with Sam."), []),
+        (("My partner is Sam.", "Sam and I split up."), []),
+        (("My wife is called Maria.", "We broke up."), []),
+        (("My girlfriend is called Ana.", "I broke up with my girlfriend."), []),
+        (("My wife is called Maria.", "I broke up with Sam."), ["Their wife is called Maria"]),
+        (("We broke up.",), []),
+        (
+            ("My girlfriend is called Ana.", "My new girlfriend is called Eve."),
+            ["Their girlfriend is called Eve"],
+        ),
+        (
+            ("My boyfriend is Sam.", "I met my new boyfriend Tom at work."),
+            ["Their boyfriend is called Tom"],
+        ),
+        # A pastime given up ends the routine.
+        (
+            ("I go to the gym every morning.", "I stopped going to the gym."),
+            ["Stopped going to the gym"],
+        ),
+        (("I run every morning.", "I gave up running."), ["Gave up running"]),
+        (
+            ("I go to the gym every morning.", "I gave up running."),
+            ["Goes to the gym every morning", "Gave up running"],
+        ),
+        # A pet that died goes, and nothing is learned in its place.
+        (("I have a dog called Rex.", "My dog Rex passed away."), []),
+        (("My cat is called Miso.", "Our cat died."), []),
+        (("I have a dog called Rex.", "Our cat died."), ["Has a dog called Rex"]),
+        (("I have a dog called Rex.", "My dog Bo died."), ["Has a dog called Rex"]),
+        (("Our cat died.",), []),
+        # A routine said with "now"; a meeting is the calendar's, not the profile's.
+        (("I drink tea every morning now.",), ["Drinks tea every morning"]),
+        (("I have a meeting every Monday.",), []),
+    ],
+)
+async def test_a_change_in_their_life_keeps_the_card_current(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
 
 
 @pytest.mark.parametrize(

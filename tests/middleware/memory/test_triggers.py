@@ -67,8 +67,8 @@ from middleware.memory.triggers import detect_memory, stated_memory
         ("I live in Porto.", "fact", "Lives in Porto"),
         ("I'm based in Berlin.", "fact", "Is based in Berlin"),
         # changes, said plainly (spec 003 §7's "I moved / started …")
-        ("I moved to Berlin.", "fact", "Moved to Berlin"),
-        ("I've just relocated to Lisbon.", "fact", "Has just relocated to Lisbon"),
+        ("I moved to Berlin.", "fact", "Lives in Berlin"),
+        ("I've just relocated to Lisbon.", "fact", "Lives in Lisbon"),
         ("I now live in Berlin.", "fact", "Now lives in Berlin"),
         ("I'm now working at Globex.", "fact", "Is now working at Globex"),
         ("I started working for Globex.", "fact", "Started working for Globex"),
@@ -444,7 +444,7 @@ def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
     ("text", "stored"),
     [
         ("I'm vegetarian.", "Is vegetarian"),
-        ("I am a vegan.", "Is a vegan"),
+        ("I am a vegan.", "Is vegan"),
         ("Actually, I'm vegetarian now.", "Is vegetarian now"),
     ],
 )
@@ -533,4 +533,98 @@ def test_a_business_partner_is_not_learned_as_a_partner(text: str) -> None:
     "text", ["My dog Rex passed away.", "My cat Miso was put to sleep.", "my dog Rex died"]
 )
 def test_a_pet_that_died_is_not_learned_as_one_they_have(text: str) -> None:
+    # Only what it retires (the pet remembered), nothing to keep.
+    assert [candidate.retire_only for candidate in detect_memory(text)] == [True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Moves that are not theirs, or not made.
+        "If we moved to Lisbon, I'd learn Portuguese.",
+        "We never moved to Lisbon.",
+        "My parents moved to Lisbon last month.",
+        "She said we moved to Lisbon.",
+        "Did we move to Lisbon?",
+        "We moved to Postgres last month.",
+        "We moved to Lisbon for the summer.",
+        # Diets not kept.
+        "I never went vegan.",
+        "My sister went vegan.",
+        "I went vegan for a month once.",
+        "If I went vegan I'd miss cheese.",
+        "I used to be vegan.",
+        "I'm not vegan.",
+        # Breakups of others, not made, or not of a couple.
+        "My sister broke up with Sam.",
+        "She said we broke up.",
+        "We never broke up.",
+        "Did you and Sam break up?",
+        "If we broke up I'd move out.",
+        "We broke up the fight.",
+        "We split up and searched the woods.",
+        # Pastimes not given up by them.
+        "I stopped going to it.",
+        "She stopped going to the gym.",
+        "I never stopped running.",
+        "I stopped running the script.",
+        "I stopped going to the gym because of my knee.",
+        "If I gave up running I'd go mad.",
+        # Scheduled events, and pets that did not die or are not theirs.
+        "I have a meeting every Monday.",
+        "I have a call with the team every Friday.",
+        "I have a standup every morning.",
+        "My dog didn't die.",
+        "My neighbour's dog died.",
+        "My dog almost died.",
+        "If my dog died I'd be lost.",
+        "Did your dog die?",
+        # Not a partner now, or a business partner.
+        "My ex-boyfriend Tom called.",
+        "My boyfriend Tom passed away.",
+        "My partner Dana signed the contract.",
+        "I drink tea every morning now?",
+    ],
+)
+def test_what_only_sounds_like_a_change_in_their_life_does_not_fire(text: str) -> None:
     assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I went vegan.", "Is vegan"),
+        ("I am vegan now.", "Is vegan"),
+        ("I've gone vegetarian.", "Is vegetarian"),
+        ("I became vegetarian last year.", "Is vegetarian"),
+        ("I'm strictly vegan.", "Is strictly vegan"),
+        ("We just moved to Lisbon.", "Lives in Lisbon"),
+        ("We've moved to Porto a few weeks ago.", "Lives in Porto"),
+        ("My new girlfriend is called Eve.", "Their girlfriend is called Eve"),
+        ("Dinner with my new boyfriend Tom tonight.", "Their boyfriend is called Tom"),
+        ("I stopped going to the gym.", "Stopped going to the gym"),
+        ("I gave up playing the piano.", "Gave up playing the piano"),
+        ("I drink tea every morning these days.", "Drinks tea every morning"),
+        ("Nowadays I swim twice a week.", "Swims twice a week"),
+        ("I have piano lessons every Tuesday.", "Has piano lessons every Tuesday"),
+    ],
+)
+def test_a_change_in_their_life_is_learned(text: str, stored: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", stored)]
+
+
+@pytest.mark.parametrize(
+    ("text", "ended"),
+    [
+        ("My dog Rex passed away.", "Their dog Rex died"),
+        ("Our cat died.", "Their cat died"),
+        ("We had to put our dog down last week.", "Their dog died"),
+        ("I broke up with Sam.", "Broke up with Sam"),
+        ("Sam and I split up.", "Broke up with Sam"),
+        ("My girlfriend Ana and I split up.", "Broke up with Ana"),
+        ("We broke up.", "Broke up with their partner"),
+        ("My gf dumped me.", "Broke up with their girlfriend"),
+    ],
+)
+def test_a_pet_or_partner_gone_only_retires(text: str, ended: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", ended, retire_only=True)]
