@@ -62,6 +62,25 @@ async def migrate_to(conn: aiosqlite.Connection, last: int) -> None:
             await conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;")
 
 
+async def add_user(conn: aiosqlite.Connection, at: str) -> None:
+    """Telegram user 42, created at ``at``, written as a relay of any version did."""
+    await conn.execute(
+        "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
+        "VALUES ('telegram:42', 'telegram', '42', ?)",
+        (at,),
+    )
+
+
+async def add_user_and_group(conn: aiosqlite.Connection, at: str) -> None:
+    """Telegram user 42 and the group ``THREAD``, both created at ``at``."""
+    await add_user(conn, at)
+    await conn.execute(
+        "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+        "VALUES (?, 'telegram', 'group', ?)",
+        (THREAD, at),
+    )
+
+
 async def test_open_applies_migrations_and_reopening_keeps_data(db_path: Path) -> None:
     first = SqliteStore(db_path)
     await first.open()
@@ -479,11 +498,7 @@ async def test_migration_9_moves_the_times_of_threads_stored_before_it(db_path: 
     async with aiosqlite.connect(db_path, isolation_level=None) as conn:
         await migrate_to(conn, 8)
         at = to_db(T0 + timedelta(hours=1))
-        await conn.execute(
-            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
-            "VALUES ('telegram:42', 'telegram', '42', ?)",
-            (at,),
-        )
+        await add_user(conn, at)
         await conn.execute(
             "INSERT INTO threads (thread_key, channel, chat_type, created_at, "
             "last_interaction_at, last_user_message_at, last_agent_message_at) "
@@ -567,16 +582,7 @@ async def test_a_version_14_file_gets_exactly_its_commands_marked(db_path: Path)
     async with aiosqlite.connect(db_path, isolation_level=None) as conn:
         await migrate_to(conn, 14)
         at = to_db(T0)
-        await conn.execute(
-            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
-            "VALUES ('telegram:42', 'telegram', '42', ?)",
-            (at,),
-        )
-        await conn.execute(
-            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
-            "VALUES (?, 'telegram', 'group', ?)",
-            (THREAD, at),
-        )
+        await add_user_and_group(conn, at)
         for text in OLD_USER_TEXTS:
             for role, user in (("user", "telegram:42"), ("assistant", None)):
                 await conn.execute(

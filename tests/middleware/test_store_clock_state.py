@@ -22,8 +22,15 @@ from middleware.store import (
     ThreadClockState,
     UserClockState,
 )
-from middleware.store.migrations import MIGRATIONS, to_db
-from tests.middleware.test_store import T0, THREAD, inbound, sql
+from middleware.store.migrations import to_db
+from tests.middleware.test_store import (
+    T0,
+    THREAD,
+    add_user_and_group,
+    inbound,
+    migrate_to,
+    sql,
+)
 
 DM = "agent:main:telegram:dm:42"
 NOW = T0 + timedelta(days=30)
@@ -316,19 +323,9 @@ async def test_import_is_one_transaction(store: SqliteStore) -> None:
 
 async def test_migration_3_keeps_participants_of_a_version_2_file(db_path: Path) -> None:
     async with aiosqlite.connect(db_path, isolation_level=None) as conn:
-        for version, script in MIGRATIONS[:2]:
-            await conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;")
+        await migrate_to(conn, 2)
         at = to_db(T0)
-        await conn.execute(
-            "INSERT INTO users (user_key, channel, platform_user_id, created_at) "
-            "VALUES ('telegram:42', 'telegram', '42', ?)",
-            (at,),
-        )
-        await conn.execute(
-            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
-            "VALUES (?, 'telegram', 'group', ?)",
-            (THREAD, at),
-        )
+        await add_user_and_group(conn, at)
         await conn.execute(
             "INSERT INTO thread_participants VALUES (?, 'telegram:42', ?)", (THREAD, at)
         )
