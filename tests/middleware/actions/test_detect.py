@@ -334,6 +334,11 @@ def test_label_for_clocked(text: str, expected: DetectedAction) -> None:
         ("changed my mind", "canceled", None),
         ("skipped the gym", "canceled", "gym"),
         ("I'm skipping it", "canceled", None),
+        # A change of plan often opens with a word of its own.
+        ("actually skipping the gym", "canceled", "gym"),
+        ("nah not going to the gym today", "canceled", "gym"),
+        ("sorry, changed my mind", "canceled", None),
+        ("actually I'm back", "done", None),
     ],
 )
 def test_detect_status_update(text: str, status: str, activity: str | None) -> None:
