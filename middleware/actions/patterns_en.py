@@ -143,7 +143,7 @@ ENGLISH = LanguagePatterns(
         r"|hmm+|@[\w.-]+)\b[\s,!.]*)+"
     ),
     intents=(
-        _intent(_BRB, "Be right back"),
+        _intent(_BRB, "Be right back", activity="brb"),
         _intent(_SLEEP, "Sleep", activity="sleep"),
         _intent(
             rf"{_SUBJ}(?:heading|headed|going|off|{_OMW})\s+(?:back\s+)?home\b",
