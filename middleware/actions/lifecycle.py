@@ -35,8 +35,8 @@ __all__ = [
 
 # Done/canceled actions stay this long (an "/actions" listing, a "how was it?") then go.
 CLOSED_RETENTION = timedelta(days=1)
-# Sleep keeps its own short TTL even in a project thread.
-_SHORT_LIVED = frozenset({"sleep", "nap"})
+# Sleep and a moment away keep their own short TTLs even in a project thread.
+_SHORT_LIVED = frozenset({"sleep", "nap", "brb"})
 
 
 def new_action(

@@ -137,11 +137,13 @@ ENGLISH = LanguagePatterns(
         r"|@[\w.-]+)\b"
         r"[\s,!.]*)+"
     ),
+    # Not "well": "well done" is praise, not a completion.
     status_filler=_re(
-        r"^(?:(?:ok(?:ay)?|alright|so|and|yeah|yep|yup|phew|anyways?|@[\w.-]+)\b[\s,!.]*)+"
+        r"^(?:(?:ok(?:ay)?|alright|so|and|yeah|yep|yup|phew|anyways?|actually|nah|sorry|ugh"
+        r"|hmm+|@[\w.-]+)\b[\s,!.]*)+"
     ),
     intents=(
-        _intent(_BRB, "Be right back"),
+        _intent(_BRB, "Be right back", activity="brb"),
         _intent(_SLEEP, "Sleep", activity="sleep"),
         _intent(
             rf"{_SUBJ}(?:heading|headed|going|off|{_OMW})\s+(?:back\s+)?home\b",

@@ -150,6 +150,17 @@ _ORDERED = (
         r"eat(?:ing)?|ate|food|snacks?|meal|brunch|coffee|chug(?:ging)?|drink(?:ing)?|milk"
         r"|pizza|takeout",
     ),
+    # A moment away ("brb", "back in 10"): any later message is the return, so it lives
+    # an hour and is never looked back on after a long gap ("did you end up getting to
+    # be right back?" three hours on).
+    _template(
+        "brb",
+        10,
+        60,
+        "all sorted with what you stepped away for?",
+        r"brb|be\s+right\s+back",
+        ttl=timedelta(hours=1),
+    ),
 )
 
 TEMPLATES: Mapping[str, ActivityTemplate] = MappingProxyType({t.key: t for t in _ORDERED})

@@ -104,16 +104,22 @@ def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
     template = TEMPLATES.get(action.activity or "")
     if not action.is_past_due(now):
         # Its day has come but not gone: nothing to look back on yet.
-        question = f"are you still planning to {action.label[:1].lower()}{action.label[1:]}?"
+        question = f"are you still planning to {_in_sentence(action.label)}?"
     elif template is not None:
         question = template.question
     else:
-        question = f"did you end up getting to {action.label.lower()}?"
+        question = f"did you end up getting to {_in_sentence(action.label)}?"
     return (
         f"Check-in ({rule_id}): {_said(action, now)}: "
         f'"{action.label}"{_due(action, now)} ({_status(action, now)}). If it fits, mention it '
         f'in a hedged way, e.g. "Welcome back — {question}" {CORRECTABLE}'
     )
+
+
+def _in_sentence(label: str) -> str:
+    """A label read inside a sentence: its first letter lowered, the rest as the user wrote
+    it ("Fix the CI", "Fly to Tokyo": not "fix the ci", "fly to tokyo")."""
+    return label[:1].lower() + label[1:]
 
 
 def _said(action: Action, now: datetime) -> str:

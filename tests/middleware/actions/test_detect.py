@@ -145,10 +145,10 @@ def test_is_directive_only_is_false_for_another_directive() -> None:
         ("going to sleep, night!", "Sleep", "sleep", "in_progress"),
         ("about to eat dinner", "Eat dinner", "meal:dinner", "in_progress"),
         ("I'm going to chug 2 gallons of milk", "Chug 2 gallons of milk", "meal", "planned"),
-        ("brb", "Be right back", None, "in_progress"),
-        ("be right back", "Be right back", None, "in_progress"),
-        ("ok brb", "Be right back", None, "in_progress"),
-        ("back in 10", "Be right back", None, "in_progress"),
+        ("brb", "Be right back", "brb", "in_progress"),
+        ("be right back", "Be right back", "brb", "in_progress"),
+        ("ok brb", "Be right back", "brb", "in_progress"),
+        ("back in 10", "Be right back", "brb", "in_progress"),
         ("after lunch I will call the bank", "Call the bank (after lunch)", "call", "planned"),
         ("After lunch, I'll call the bank.", "Call the bank (after lunch)", "call", "planned"),
         ("I'll call the bank after I get home", "Call the bank (after getting home)", "call",
@@ -334,6 +334,11 @@ def test_label_for_clocked(text: str, expected: DetectedAction) -> None:
         ("changed my mind", "canceled", None),
         ("skipped the gym", "canceled", "gym"),
         ("I'm skipping it", "canceled", None),
+        # A change of plan often opens with a word of its own.
+        ("actually skipping the gym", "canceled", "gym"),
+        ("nah not going to the gym today", "canceled", "gym"),
+        ("sorry, changed my mind", "canceled", None),
+        ("actually I'm back", "done", None),
     ],
 )
 def test_detect_status_update(text: str, status: str, activity: str | None) -> None:

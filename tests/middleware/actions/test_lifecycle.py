@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate, key_words
+from middleware.actions.detect import (
+    DetectedAction,
+    DurationReport,
+    StatusUpdate,
+    detect_temporal_action,
+    key_words,
+)
 from middleware.actions.lifecycle import (
     add_action,
     calibrate,
@@ -118,6 +124,14 @@ def test_sleep_gets_its_short_ttl() -> None:
     created = create(SLEEP)
     assert created.expires_at == datetime(2026, 2, 9, 21, 10, tzinfo=UTC)  # +12h
     assert created.expected_typical_minutes == 480
+
+
+def test_a_moment_away_is_gone_within_the_hour_even_in_a_project() -> None:
+    # So a return hours later is never asked "did you end up getting to be right back?".
+    brb = detect_temporal_action("back in 10")
+    assert brb is not None
+    assert create(brb).expires_at == NOW + timedelta(hours=1)
+    assert create(brb, project=True).expires_at == NOW + timedelta(hours=1)
 
 
 def test_calibration_overrides_template_durations() -> None:

@@ -23,12 +23,13 @@ def test_every_required_activity_has_a_template() -> None:
         assert template.question.endswith("?")
 
 
-def test_ttl_is_a_day_except_sleep_and_nap() -> None:
+def test_ttl_is_a_day_except_sleep_nap_and_a_moment_away() -> None:
     assert TEMPLATES["sleep"].ttl == timedelta(hours=12)
     assert TEMPLATES["sleep"].typical_minutes == 480
     assert TEMPLATES["sleep"].max_minutes == 720
     assert TEMPLATES["nap"].ttl < timedelta(hours=12)
-    others = [t for k, t in TEMPLATES.items() if k not in ("sleep", "nap")]
+    assert TEMPLATES["brb"].ttl == timedelta(hours=1)
+    others = [t for k, t in TEMPLATES.items() if k not in ("sleep", "nap", "brb")]
     assert all(t.ttl == timedelta(hours=24) for t in others)
 
 

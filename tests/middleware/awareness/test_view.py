@@ -138,3 +138,11 @@ def test_in_a_group_a_hedged_reference_waits_for_the_speakers_own_return() -> No
     assert away.fired == ("action_gap_2h",)
     assert "Finish the report" in away.lines[0]
     assert awareness_view(in_group(timedelta(minutes=10)), AwarenessSettings()).fired == ()
+
+
+def test_a_hedged_reference_keeps_the_users_capitals() -> None:
+    # Only the label's first letter is lowered to sit inside the question.
+    ci = action(label="Fix the CI before the Tokyo demo", source="auto", type="temporal_action")
+    view = awareness_view(turn("morning", prior_with(ci)), AwarenessSettings())
+    assert view.fired[0] == "action_gap_2h"
+    assert "did you end up getting to fix the CI before the Tokyo demo?" in view.lines[0]
