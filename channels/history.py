@@ -2,7 +2,10 @@
 
 The forwarded body is the persona (``[channels] persona``) as a system message, then the
 thread's stored messages from its *history start*, then the new message. In groups every
-user message names its speaker: ``[Ana] see you at 9``. A command the relay answered
+user message names its speaker: ``[Ana] see you at 9``, by the name stored with the
+message (``Store.speaker_label``): a member whose name another member of the group already
+went by is ``[Alex (telegram:51)]`` from then on, and neither that nor a rename ever changes
+what earlier messages say. A command the relay answered
 itself ("/time") and its answer are no part of it, from the first turn after them on: the
 model took no part in them, and its block's "Last message here" leaves them out too.
 
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from middleware.clock.temporal import estimate_tokens
-from middleware.identity import thread_key
+from middleware.identity import display_label, thread_key, user_key
 from middleware.store import Store, StoredMessage
 from middleware.types import JSON, ChatType, Turn
 
@@ -139,9 +142,16 @@ async def conversation_body(services: Services, turn: Turn, history_limit: int) 
     key = thread_key(
         config.server.agent_id, turn.channel, turn.chat_type, turn.thread_id, turn.topic_id
     )
+    # The name as the identity stage stores it; in a group, the label the message will
+    # be stored with, so the next turns forward it unchanged.
+    speaker = display_label(turn.display_name)
+    if turn.chat_type == "group":
+        speaker = await services.store.speaker_label(
+            key, turn.chat_type, user_key(turn.channel, turn.user_id), speaker
+        )
     new: JSON = {
         "role": "user",
-        "content": user_content(turn.chat_type, turn.display_name or turn.user_id, turn.text),
+        "content": user_content(turn.chat_type, speaker or turn.user_id, turn.text),
     }
     budget = HistoryBudget(messages=history_limit, tokens=config.channels.history_tokens)
     history = await load_history(services.store, key, turn.chat_type, message_tokens(new), budget)

@@ -172,8 +172,13 @@ def recording_stage(
     cross_channel: bool,
     latest: LatestMessages | None = None,
     witness: Witness | None = None,
+    is_command: Callable[[Turn], bool] | None = None,
 ) -> Stage:
     """Store the user message, then the assistant reply (streamed replies when they end).
+
+    A message ``is_command`` says the relay will answer itself (``answers_itself``) is
+    stored as a command at once; one the relay answers only as it turns out (a settings
+    directive) is marked once its answer is back.
 
     An ``observe_only`` turn stops here once its message is stored and ``witness`` (if
     any) has read it: no later stage runs for it. A message sent again
@@ -195,6 +200,7 @@ def recording_stage(
     async def recorded(turn: Turn, call_next: Handler, *, alone: bool) -> Reply:
         started = clock.now()
         pair, place = (turn.thread_key, turn.user_key), None
+        stored_as_command = False
         if not turn.continuation:
             place = newest_place(turn)
             if newest.resent(turn, place) or (
@@ -208,6 +214,7 @@ def recording_stage(
         if not turn.continuation:
             # Marked before the write is awaited: a resend arriving meanwhile is one.
             newest.recorded(turn, place)
+            stored_as_command = is_command is not None and is_command(turn)
             record = InboundRecord(
                 user_key=turn.user_key,
                 channel=turn.channel,
@@ -219,6 +226,7 @@ def recording_stage(
                 received_at=turn.received_at,
                 cross_channel=cross_channel,
                 place=place,
+                command=stored_as_command,
             )
             try:
                 if alone:
@@ -264,7 +272,7 @@ def recording_stage(
                 if reply.stream is not None:
                     reply.stream.discard()
                 raise
-        if COMMAND in reply.meta and turn.inbound_id is not None:
+        if COMMAND in reply.meta and turn.inbound_id is not None and not stored_as_command:
             # Answered by the relay, not the model: no turn of the conversation (its
             # sessions' counts and dirty check leave it out, and its time is not the
             # thread's last message), even when the answer itself is not recorded.

@@ -9,7 +9,7 @@ from middleware.awareness.view import AwarenessSettings
 from middleware.clock.render_stage import time_rendering_stage
 from middleware.clock.source import Clock
 from middleware.clock.stage import ClockSettings, clock_stage, witnessed_location
-from middleware.commands import commands_stage
+from middleware.commands import answers_itself, command_names, commands_stage
 from middleware.commands.action_commands import action_commands
 from middleware.commands.admin_commands import admin_commands
 from middleware.commands.continuity_commands import continuity_commands
@@ -38,6 +38,14 @@ def build_pipeline(
     notices = Notices()
     # The blocks injected lately, shared with /forget, which must drop what it deletes.
     injections = InjectionMemory(store)
+    commands = {
+        **time_commands(store),
+        **action_commands(store),
+        **link_commands(store, notices),
+        **admin_commands(store, chat_admins(config), notices),
+        **forget_commands(store, injections),
+        **continuity_commands(continuity),
+    }
     stages: list[Stage] = [
         identity_stage(config.server.agent_id),
         # Outside recording: the transcript keeps the model's <time …> markup.
@@ -49,19 +57,12 @@ def build_pipeline(
             clock,
             cross_channel=config.clock.cross_channel_tracking,
             witness=witnessed_location(store, clock_settings(config)),
+            # A chat command is stored as one: no read ever takes it for conversation.
+            is_command=answers_itself(command_names(commands)),
         ),
         # Before commands: any next message answers a held tool call's request to confirm.
         held_call_stage(store, impact_settings(config)),
-        commands_stage(
-            {
-                **time_commands(store),
-                **action_commands(store),
-                **link_commands(store, notices),
-                **admin_commands(store, chat_admins(config), notices),
-                **forget_commands(store, injections),
-                **continuity_commands(continuity),
-            }
-        ),
+        commands_stage(commands),
         clock_stage(store, clock_settings(config)),
         # After the clock, whose line comes first in the block.
         notices_stage(notices),

@@ -54,6 +54,26 @@ def help_command(names: Collection[str]) -> CommandHandler:
     return list_commands
 
 
+def command_names(handlers: Mapping[str, CommandHandler]) -> frozenset[str]:
+    """The commands ``commands_stage(handlers)`` answers: ``handlers``' and ``/help``."""
+    return frozenset({"help", *handlers})
+
+
+def answers_itself(names: Collection[str]) -> Callable[[Turn], bool]:
+    """Whether the commands stage answering ``names`` will answer a new turn itself, told
+    before the turn is recorded, so its message is stored as a command from the start.
+    Only a command of ``names`` where commands are allowed, in a turn the relay answers
+    (one only witnessed is not); an unknown ``/foo`` or another bot's goes to the model."""
+
+    def answered(turn: Turn) -> bool:
+        if not turn.commands_allowed or turn.observe_only:
+            return False
+        command = match_command(turn.text)
+        return command is not None and command.name in names
+
+    return answered
+
+
 def commands_stage(handlers: Mapping[str, CommandHandler]) -> Stage:
     """Answer known commands directly, ``/help`` included; let everything else through."""
     handlers = {"help": help_command(handlers), **handlers}

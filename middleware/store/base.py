@@ -37,6 +37,9 @@ class InboundRecord:
     # Where the request placed the message (fingerprint of its content, index in
     # ``messages``), for a turn that may be sent again; see ``newest_message_place``.
     place: tuple[str, int] | None = None
+    # A command the relay answers itself ("/time"): known as one when stored, so no read
+    # ever takes it for a message of the conversation (see ``Store.mark_command``).
+    command: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,8 +329,9 @@ class StoredMessage:
     text: str
     at: datetime
     complete: bool
-    # The user's display name, filled in where a reader asks for it (``transcript_from``,
-    # ``session_messages``); ``None`` for assistant messages and nameless users.
+    # What the user was called when the message was stored (``Store.speaker_label``),
+    # filled in where a reader asks for it (``transcript_from``, ``session_messages``);
+    # ``None`` for assistant messages and nameless users.
     speaker_name: str | None = None
     # A user message the relay answered itself (``Store.mark_command``): no turn of the
     # conversation.
@@ -389,7 +393,9 @@ class Store(ContinuityStore, Protocol):
         """Mark the stored user message ``message_id`` of ``thread_key`` as a command the
         relay answered itself, which session turn counts, the dirty check (spec 001 §5.2)
         and the thread's conversation time (``PriorState.thread_last_conversation_at``)
-        leave out, with the reply to it.
+        leave out, with the reply to it. For what is known to be a command only after it
+        was stored (a settings directive); a chat command is stored as one
+        (``InboundRecord.command``).
 
         Queued like ``record_reply``; an unknown id changes nothing.
         """

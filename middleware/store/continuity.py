@@ -22,6 +22,7 @@ from middleware.continuity.model import (
     Session,
     WorkContext,
 )
+from middleware.types import ChatType
 
 if TYPE_CHECKING:
     from middleware.store.base import StoredMessage
@@ -89,7 +90,16 @@ class ContinuityStore(Protocol):
     ) -> list[StoredMessage]:
         """The thread's last ``limit`` messages of the conversation (neither a command
         the relay answered itself nor its answer) with ids ≥ ``first_id`` (all when
-        ``None``), oldest first, each with its speaker's display name."""
+        ``None``), oldest first, each with the name its speaker had when it was stored."""
+        ...
+
+    async def speaker_label(
+        self, thread_key: str, chat_type: ChatType, user_key: str, display_name: str | None
+    ) -> str | None:
+        """What a message the user sends now is stored as said by (``StoredMessage.
+        speaker_name``): ``display_name`` (else their stored one), followed by their user
+        key in a group where another member already went by that name (case aside):
+        ``Alex (telegram:51)``. ``None`` for a user with no name."""
         ...
 
     # --- sessions ------------------------------------------------------------------

@@ -632,6 +632,48 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         END;
         """,
     ),
+    (
+        20,
+        """
+        -- Each user message keeps the name it was said under, as the model is shown it:
+        -- the sender's display name then, followed by their user key when another member
+        -- of the thread already went by that name (``sqlite_turns.SPEAKER_LABEL``). Forwarded
+        -- forever as stored, so a rename or a namesake joining never rewrites what the
+        -- model saw before. Existing messages keep the name they were forwarded under
+        -- until now (the sender's current one), so no thread's history changes.
+        ALTER TABLE messages ADD COLUMN speaker TEXT;
+        UPDATE messages SET speaker =
+            (SELECT u.display_name FROM users AS u WHERE u.user_key = messages.user_key)
+        WHERE role = 'user' AND user_key IS NOT NULL;
+
+        -- A command the relay answers itself is known when it is stored (messages.command
+        -- set by the insert): it never moves the conversation's times, so no read sees
+        -- it as the conversation's newest message, even for a moment.
+        DROP TRIGGER messages_user_moves_thread;
+        CREATE TRIGGER messages_user_moves_thread
+        AFTER INSERT ON messages WHEN NEW.role = 'user' AND NEW.user_key IS NOT NULL
+        BEGIN
+            UPDATE threads SET
+                created_at = MIN(created_at, NEW.at),
+                last_interaction_at = MAX(COALESCE(last_interaction_at, ''), NEW.at),
+                last_user_message_at = MAX(COALESCE(last_user_message_at, ''), NEW.at),
+                last_conversation_at = CASE WHEN NEW.command = 1 THEN last_conversation_at
+                    ELSE MAX(COALESCE(last_conversation_at, ''), NEW.at) END
+            WHERE thread_key = NEW.thread_key;
+            INSERT INTO thread_participants
+                (thread_key, user_key, last_user_message_at, last_conversation_at)
+            VALUES (NEW.thread_key, NEW.user_key, NEW.at,
+                    CASE WHEN NEW.command = 1 THEN NULL ELSE NEW.at END)
+            ON CONFLICT (thread_key, user_key) DO UPDATE SET
+                last_user_message_at =
+                    MAX(COALESCE(thread_participants.last_user_message_at, ''), NEW.at),
+                last_conversation_at = CASE WHEN NEW.command = 1
+                    THEN thread_participants.last_conversation_at
+                    ELSE MAX(COALESCE(thread_participants.last_conversation_at, ''), NEW.at)
+                    END;
+        END;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

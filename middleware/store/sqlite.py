@@ -85,6 +85,7 @@ from middleware.store.sqlite_threads import (
 from middleware.store.sqlite_turns import (
     RECORD_INBOUND,
     SELECT_NEWEST_PLACE,
+    SELECT_SPEAKER_LABEL,
     SELECT_TRANSCRIPT,
     InboundStart,
     mark_command_write,
@@ -93,6 +94,7 @@ from middleware.store.sqlite_turns import (
     reply_write,
     start_inbound,
 )
+from middleware.types import ChatType
 
 
 class SqliteStore(SqliteConnections):
@@ -402,6 +404,21 @@ class SqliteStore(SqliteConnections):
         self, thread_key: str, first_id: int | None, limit: int
     ) -> list[StoredMessage]:
         return await sessions.transcript_from(self._snapshot, thread_key, first_id, limit)
+
+    async def speaker_label(
+        self, thread_key: str, chat_type: ChatType, user_key: str, display_name: str | None
+    ) -> str | None:
+        """See ``Store.speaker_label``: the rule the message's insert applies."""
+        params = {
+            "thread_key": thread_key,
+            "chat_type": chat_type,
+            "user_key": user_key,
+            "display_name": display_name,
+        }
+        with self._translate("read a speaker's label"):
+            rows = await self._fetch(SELECT_SPEAKER_LABEL, params)
+        label: str | None = rows[0][0]
+        return label
 
     async def start_session(
         self,

@@ -9,7 +9,9 @@ those moves, with the SQL's rules (``MAX`` over fixed-width UTC text; the contac
 only forward, its channel on a tie too), to the rows it holds, when the write is issued:
 the same moment every later read would see it, since reads apply queued writes first.
 Marking a message a command moves its thread's conversation time, and its sender's, back
-to an older message, which no held row knows: that thread's rows go (``command``).
+to an older message, which no held row knows: that thread's rows go (``command``). A
+message stored as a command moves neither, nor does the reply to it: which threads' newest
+user message is a command is held too.
 
 Anything else drops every row (``clear``): any other write of this store, a write or a
 commit that failed, a rollback, and another connection's commit (``PRAGMA data_version``,
@@ -50,17 +52,19 @@ def _later(stored: str | None, at: str) -> str:
     return at if stored is None or at > stored else stored
 
 
-def _move_thread(thread: list[Any], at: str) -> None:
-    """Trigger ``messages_user_moves_thread``, on the thread."""
+def _move_thread(thread: list[Any], at: str, command: bool) -> None:
+    """Trigger ``messages_user_moves_thread``, on the thread (a command is no message of
+    the conversation)."""
     thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
     thread[_LAST_USER_MESSAGE] = _later(thread[_LAST_USER_MESSAGE], at)
-    thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
+    if not command:
+        thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
 
 
-def _move_member(member: list[Any], at: str) -> None:
+def _move_member(member: list[Any], at: str, command: bool) -> None:
     """Trigger ``messages_user_moves_thread``, on the sender's row in the thread: its last
-    message and its last message of the conversation."""
-    for place, stored in enumerate(member):
+    message and (unless a command) its last message of the conversation."""
+    for place, stored in enumerate(member[:1] if command else member):
         member[place] = _later(stored, at)
 
 
@@ -81,6 +85,9 @@ class PriorRows:
         self._threads: dict[str, list[Any]] = {}
         self._users: dict[str, list[Any]] = {}
         self._participants: dict[tuple[str, str], list[Any]] = {}
+        # Held threads whose newest user message is a command: a reply to it moves no
+        # conversation time (trigger ``messages_reply_moves_thread``).
+        self._after_command: set[str] = set()
         self._data_version: int | None = None
         # Moves on every change: a row read before a change is not kept after it.
         self.version = 0
@@ -113,6 +120,7 @@ class PriorRows:
         self._threads.clear()
         self._users.clear()
         self._participants.clear()
+        self._after_command.clear()
 
     def began(self, conn: sqlite3.Connection) -> None:
         """Called inside each new ``BEGIN IMMEDIATE`` of the loop's connection: drop the
@@ -130,10 +138,11 @@ class PriorRows:
         pair = (record.thread_key, record.user_key)
         thread = self._threads.get(record.thread_key)
         if thread is not None:
-            _move_thread(thread, at)
+            _move_thread(thread, at, record.command)
+            self._newest_is_command(record.thread_key, record.command)
         member = self._participants.get(pair)
         if member is not None:
-            _move_member(member, at)
+            _move_member(member, at, record.command)
         user = self._users.get(record.user_key)
         if record.cross_channel and user is not None:
             _move_contact(user, at, record.channel)
@@ -143,12 +152,12 @@ class PriorRows:
         self.version += 1
         thread = self._threads.get(thread_key)
         if thread is not None:
-            # Trigger ``messages_reply_moves_thread``. The reply is to a message of the
-            # conversation: the newest user message of a thread held is never a command
-            # (marking one drops its thread; only a newer message holds it again).
+            # Trigger ``messages_reply_moves_thread``: the reply answers the newest user
+            # message (marking an older one a command drops its thread).
             thread[_LAST_AGENT_MESSAGE] = _later(thread[_LAST_AGENT_MESSAGE], at)
             thread[_LAST_INTERACTION] = _later(thread[_LAST_INTERACTION], at)
-            thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
+            if thread_key not in self._after_command:
+                thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
 
     def command(self, thread_key: str) -> None:
         """A message of the thread was marked a command: trigger
@@ -157,6 +166,7 @@ class PriorRows:
         its members' too (a thread held again later must not meet a member's old row)."""
         self.version += 1
         self._threads.pop(thread_key, None)
+        self._after_command.discard(thread_key)
         for pair in [pair for pair in self._participants if pair[0] == thread_key]:
             del self._participants[pair]
 
@@ -170,15 +180,22 @@ class PriorRows:
         ):
             return
         thread = [before[column] for column in _THREAD_COLUMNS]
-        _move_thread(thread, at)
+        _move_thread(thread, at, record.command)
         user = [before[column] for column in _USER_COLUMNS]
         if record.cross_channel:
             _move_contact(user, at, record.channel)
         member = [before[column] for column in _PARTICIPANT_COLUMNS]
-        _move_member(member, at)
+        _move_member(member, at, record.command)
         _put(self._threads, record.thread_key, thread, self._max_rows)
+        self._newest_is_command(record.thread_key, record.command)
         _put(self._users, record.user_key, user, self._max_rows)
         _put(self._participants, (record.thread_key, record.user_key), member, self._max_rows)
+
+    def _newest_is_command(self, thread_key: str, command: bool) -> None:
+        if command:
+            self._after_command.add(thread_key)
+        else:
+            self._after_command.discard(thread_key)
 
 
 def _put(held: dict[Any, Any], key: Any, value: Any, max_items: int) -> None:

@@ -38,16 +38,17 @@ UPDATE threads SET history_start_id = ? WHERE thread_key = ? RETURNING thread_ke
 """
 
 _MESSAGE_COLUMNS = (
-    "m.id, m.thread_key, m.user_key, m.role, m.text, m.at, m.complete, u.display_name, m.command"
+    "m.id, m.thread_key, m.user_key, m.role, m.text, m.at, m.complete, m.speaker, m.command"
 )
 
 # Commands the relay answered itself ("/time") and its answers are left out: the model
-# took no part in them, and its block measures the gap without them. A command is marked
-# before any later turn reads this, so it never shows in one turn's history and not the
-# next's.
+# took no part in them, and its block measures the gap without them. A chat command is
+# stored as one, so it never shows in one turn's history and not the next's. Each message
+# names its speaker as stored with it: a rename or a namesake joining later changes no
+# message the model has seen.
 _TRANSCRIPT_FROM = f"""
 SELECT {_MESSAGE_COLUMNS}
-FROM messages AS m LEFT JOIN users AS u ON u.user_key = m.user_key
+FROM messages AS m
 WHERE m.thread_key = ? AND m.id >= ? AND {in_conversation("m")}
 ORDER BY m.id DESC LIMIT ?
 """
@@ -181,7 +182,6 @@ JOIN messages AS m ON m.thread_key = s.thread_key AND m.id >= s.first_message_id
         SELECT MIN(n.first_message_id) FROM sessions AS n
         WHERE n.thread_key = s.thread_key AND n.first_message_id > s.first_message_id
     ), :no_end)
-LEFT JOIN users AS u ON u.user_key = m.user_key
 WHERE s.session_id = :session_id ORDER BY m.id DESC LIMIT :limit
 """
 

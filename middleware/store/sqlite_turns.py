@@ -48,6 +48,32 @@ INSERT INTO messages (thread_key, user_key, role, text, at, complete, place_fing
 VALUES (:thread_key, :user_key, :role, :text, :at, :complete, :place_fingerprint, :place_index)
 """
 
+# What a user's message is said by (``Store.speaker_label``): their display name (the
+# one it comes with, else the one stored), followed by their user key when another member
+# of the group thread already goes by it, case aside (as ``member_labels`` tells them
+# apart). Decided once, when the message is stored: the history forwards it as stored.
+SPEAKER_LABEL = """(
+    SELECT CASE
+        WHEN s.name IS NULL THEN NULL
+        WHEN :chat_type = 'group' AND EXISTS (
+            SELECT 1 FROM thread_participants AS p JOIN users AS o ON o.user_key = p.user_key
+            WHERE p.thread_key = :thread_key AND p.user_key <> :user_key
+                AND o.display_name = s.name COLLATE NOCASE)
+        THEN s.name || ' (' || :user_key || ')'
+        ELSE s.name END
+    FROM (SELECT COALESCE(:display_name,
+        (SELECT display_name FROM users WHERE user_key = :user_key)) AS name) AS s)"""
+
+# The speaker's label is decided in the insert itself: no statement of its own.
+_INSERT_USER_MESSAGE = f"""
+INSERT INTO messages (thread_key, user_key, role, text, at, complete, place_fingerprint,
+    place_index, command, speaker)
+VALUES (:thread_key, :user_key, 'user', :text, :at, 1, :place_fingerprint, :place_index,
+    :command, {SPEAKER_LABEL})
+"""
+
+SELECT_SPEAKER_LABEL = f"SELECT {SPEAKER_LABEL}"
+
 _MARK_COMMAND = "UPDATE messages SET command = 1 WHERE id = ? AND role = 'user'"
 
 # A primary-key lookup: the user's newest message here.
@@ -112,6 +138,9 @@ def _inbound_writes(
     message = _message_params(
         record.thread_key, record.user_key, "user", record.text, at, place=record.place
     )
+    message.update(
+        command=int(record.command), chat_type=record.chat_type, display_name=record.display_name
+    )
     keys = {"thread_key": record.thread_key, "user_key": record.user_key}
 
     def read(conn: sqlite3.Connection) -> Any:
@@ -129,7 +158,7 @@ def _inbound_writes(
             conn.execute(CREATE_THREAD, thread).fetchall()
         # Also moves the thread's times and the user's in the thread (migration 9's
         # triggers).
-        return _inserted_id(conn.execute(_INSERT_MESSAGE, message))
+        return _inserted_id(conn.execute(_INSERT_USER_MESSAGE, message))
 
     return read, write
 

@@ -730,3 +730,61 @@ async def test_a_version_18_file_gets_each_members_own_conversation_time(
         assert back.prior.user_last_conversation_here_at == T0 - timedelta(days=1)
     finally:
         await store.close()
+
+
+async def test_migration_20_keeps_the_names_messages_were_forwarded_under(
+    db_path: Path,
+) -> None:
+    """Migration 20: each message keeps the name the history forwarded it under until now
+    (its sender's current one), whatever comes later: a rename, a namesake. A message
+    stored as a command moves no conversation time."""
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        await migrate_to(conn, 19)
+        for user, name in (("51", "Alex"), ("52", None)):
+            await conn.execute(
+                "INSERT INTO users (user_key, channel, platform_user_id, display_name, "
+                "created_at) VALUES (?, 'telegram', ?, ?, ?)",
+                (f"telegram:{user}", user, name, to_db(T0)),
+            )
+        await conn.execute(
+            "INSERT INTO threads (thread_key, channel, chat_type, created_at) "
+            "VALUES (?, 'telegram', 'group', ?)",
+            (THREAD, to_db(T0)),
+        )
+        for user, text in (("51", "hi all"), ("52", "hey")):
+            await conn.execute(
+                "INSERT INTO messages (thread_key, user_key, role, text, at) "
+                "VALUES (?, ?, 'user', ?, ?)",
+                (THREAD, f"telegram:{user}", text, to_db(T0)),
+            )
+
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        speakers = [(m.text, m.speaker_name) for m in await store.transcript_from(THREAD, None, 9)]
+        assert speakers == [("hi all", "Alex"), ("hey", None)]
+        later = T0 + timedelta(hours=1)
+        # Another Alex joins: named with her account; the first one's words stay hers.
+        namesake = inbound(later, user="53", name="alex", text="me too")
+        assert await store.speaker_label(THREAD, "group", "telegram:53", "alex") == (
+            "alex (telegram:53)"
+        )
+        await store.record_inbound(namesake)
+        await store.record_inbound(inbound(later, user="51", name="Alexandra", text="renamed"))
+        command = replace(inbound(T0 + timedelta(days=1), user="51", text="/time"), command=True)
+        await store.record_inbound(command)
+        speakers = [(m.text, m.speaker_name) for m in await store.transcript_from(THREAD, None, 9)]
+        assert speakers == [
+            ("hi all", "Alex"),
+            ("hey", None),
+            ("me too", "alex (telegram:53)"),
+            ("renamed", "Alexandra"),
+        ]
+        thread = await store.get_thread(THREAD)
+        assert thread is not None and thread.last_user_message_at == T0 + timedelta(days=1)
+        back = await store.record_inbound(inbound(T0 + timedelta(days=2), user="51"))
+        assert back.prior.thread_last_conversation_at == later
+        assert back.prior.user_last_conversation_here_at == later
+    finally:
+        await store.close()

@@ -116,7 +116,9 @@ class Story:
         else:
             await asyncio.sleep(rng.choice([0, 0.002]))
 
-    async def message(self, thread: str, user: str, channel: str, text: str = "hi") -> int:
+    async def message(
+        self, thread: str, user: str, channel: str, text: str = "hi", *, command: bool = False
+    ) -> int:
         record = inbound(
             self.instant(),
             user=user,
@@ -125,6 +127,7 @@ class Story:
             text=text,
             cross_channel=self.rng.random() < 0.8,
         )
+        record = replace(record, command=command)
         held = self.store._priors.get(thread, record.user_key)
         expected = prior_from_row(fresh_row(self.store, thread, record.user_key))
         prior: PriorState
@@ -142,10 +145,13 @@ class Story:
         return message_id
 
     async def command(self, thread: str, user: str, channel: str) -> None:
-        """A command the relay answers itself: marked once stored, then (mostly) its
-        answer recorded, as the recording stage does."""
-        message_id = await self.message(thread, user, channel, text="/time")
-        self.replies.append(self.store.mark_command(thread, message_id))
+        """A command the relay answers itself: stored as one (a chat command) or marked
+        once stored (a settings directive), then (mostly) its answer recorded, as the
+        recording stage does."""
+        at_once = self.rng.random() < 0.5
+        message_id = await self.message(thread, user, channel, text="/time", command=at_once)
+        if not at_once:
+            self.replies.append(self.store.mark_command(thread, message_id))
         if self.rng.random() < 0.8:
             self.replies.append(self.store.record_reply(thread, "It's 10:00", self.instant()))
 
