@@ -174,21 +174,34 @@ _ZONE_NAME = re.compile(
 _CLOCK_BEFORE = re.compile(r"\d{1,2}(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?\s*$", re.IGNORECASE)
 
 
+# "9am Pacific", "5pm eastern": a US region right after a clock time is its zone's name
+# without "time". Central and Mountain count capitalised only ("5pm mountain hike"), and
+# none of them before a capitalised word: "3pm Central Park" is a place.
+_REGION_AFTER_TIME = re.compile(
+    r"\b\d{1,2}(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?\s*"
+    r"((?i:pacific|eastern)|Central|Mountain)\b(?!\s+(?i:time\b)|\s+[A-Z])"
+)
+
+
 def find_zone_names(text: str) -> list[tuple[int, int, str]]:
     """Spelled-out zone names in ``text`` as (start, end, key in :data:`ZONE_NAMES`).
 
     A name counts when its first word is capitalised ("Eastern time") or when it follows
-    a clock time ("9am eastern time"): "a mountain time-out" is not a zone.
+    a clock time ("9am eastern time"): "a mountain time-out" is not a zone. A US region
+    right after a clock time counts as its zone's name ("9am Pacific": "Pacific Time").
     """
+    found: list[tuple[int, int, str]] = [
+        (match.start(1), match.end(1), f"{match[1].capitalize()} Time")
+        for match in _REGION_AFTER_TIME.finditer(text)
+    ]
     if "ime" not in text and "IME" not in text:
-        return []
-    found: list[tuple[int, int, str]] = []
+        return found
     for match in _ZONE_NAME.finditer(text):
         start = match.start()
         if match[0][0].isupper() or _CLOCK_BEFORE.search(text, max(0, start - 16), start):
             key = _NAME_KEYS[" ".join(match[0].split()).casefold()]
             found.append((start, match.end(), key))
-    return found
+    return sorted(found)
 
 
 def find_abbreviations(text: str) -> list[str]:

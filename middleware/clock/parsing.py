@@ -24,6 +24,7 @@ from dateparser.timezone_parser import pop_tz_offset_from_string
 from middleware.actions.prefilter import fold, gate_text, needle_search
 from middleware.clock.abbreviations import (
     clarification_for,
+    find_zone_names,
     resolve_abbreviation,
     stated_offset,
 )
@@ -487,7 +488,11 @@ def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
     tail = re.split(r"[,;!?\n]|\.(?:\s|$)", text[end : end + 48], maxsplit=1)[0]
     mention = find_zone_mention(tail, place_zone)
     if mention is not None and not tail[: mention.start].strip():
-        end += mention.end
+        return end + mention.end
+    # A bare region ("9am Pacific") names a zone only with its clock time before it.
+    for start, stop, _ in find_zone_names(text[: end + len(tail)]):
+        if start >= end and not text[end:start].strip():
+            return stop
     return end
 
 

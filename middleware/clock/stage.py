@@ -122,6 +122,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     questions = list(dict.fromkeys(questions))
     members: Sequence[MemberTime] = ()
     speaker = None
+    speaker_last_here: datetime | None = None
     locale = prior.user_locale or "en"
     # spec 000 §7.3: the reader sees times in their own zone, whatever zone the message
     # names; only a reader with no known zone gets the one the message gave.
@@ -140,6 +141,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         ]
         stored = next((m.display_name for m in found if m.user_key == turn.user_key), None)
         speaker = labels.get(turn.user_key) or turn.display_name or stored or turn.user_key
+        speaker_last_here = prior.user_last_conversation_here_at
         viewers = tuple(
             Viewer(member.label, member.zone, m.locale or "en")
             for m, member in zip(found, members, strict=True)
@@ -165,6 +167,8 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     if turn.channel == "discord":
         audience = DiscordAudience()
     last_here = prior.last_conversation_seen_at(now)
+    # The speaker's own return, when the thread's last message was someone else's.
+    own_return = speaker_last_here if speaker_last_here != last_here else None
     # A contact that was the user's own last message here is no news from elsewhere: a
     # message of the conversation is "Last message here" already, and a command ("/time")
     # is no message the model saw.
@@ -180,6 +184,8 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         last_here=Elapsed(last_here) if last_here else None,
         last_any_channel=Elapsed(contact, prior.any_channel) if contact and elsewhere else None,
         speaker=speaker,
+        speaker_last_here=own_return,
+        speaker_first=speaker is not None and speaker_last_here is None,
         members=members,
         times=times,
         questions=questions,

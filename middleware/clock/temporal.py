@@ -89,6 +89,10 @@ class TemporalFacts(NamedTuple):
     last_here: Elapsed | None = None
     last_any_channel: Elapsed | None = None
     speaker: str | None = None
+    # In a group, the speaker's own last message here when others spoke since (their own
+    # return, spec 000 §7.3); ``speaker_first`` when they never spoke here before.
+    speaker_last_here: datetime | None = None
+    speaker_first: bool = False
     members: Sequence[MemberTime] = ()
     times: Sequence[str] = ()
     questions: Sequence[str] = ()
@@ -178,6 +182,7 @@ def _now_line(facts: TemporalFacts) -> str:
         at = facts.last_here.at.astimezone(tz)
         when = _past_stamp(at, with_year=at.year != local_now.year)
         parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
+        parts.extend(_speaker_return(facts))
     other = facts.last_any_channel
     if (
         other is not None
@@ -187,6 +192,20 @@ def _now_line(facts: TemporalFacts) -> str:
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def _speaker_return(facts: TemporalFacts) -> list[str]:
+    """In a busy group the thread's last message is someone else's: the speaker's own
+    return is what a welcome back or a catch-up is about. Said from half an hour on (as
+    the gap hint), and for a member's first message in a thread others spoke in."""
+    if facts.speaker_first:
+        return [f"First message here from {facts.speaker}."]
+    own = facts.speaker_last_here
+    if own is None or facts.now - own < _HALF_HOUR:
+        return []
+    at = own.astimezone(facts.tz)
+    when = _past_stamp(at, with_year=at.year != facts.now.astimezone(facts.tz).year)
+    return [f"{facts.speaker}'s own last message here: {ago(facts.now - own)} ({when})."]
 
 
 def _offset_label(local: datetime) -> str:

@@ -131,6 +131,12 @@ def test_zone_names_are_valid_and_spelled_out() -> None:
         ("noon Australian Eastern time, not ET", ["Australian Eastern Time"]),
         ("a central time slot in the mountain time-out", []),
         ("3pm ET or Eastern time, 4pm ET", ["ET", "Eastern Time"]),
+        # A US region right after a clock time is its zone, "time" or not.
+        ("9am Pacific works for me", ["Pacific Time"]),
+        ("5pm eastern or 10:30 Central?", ["Eastern Time", "Central Time"]),
+        ("9am Eastern European time", ["Eastern European Time"]),
+        ("meet at 3pm Central Park, then 5pm mountain hike", []),
+        ("the Pacific at 9am", []),
     ],
 )
 def test_find_spelled_out_zone_names(text: str, found: list[str]) -> None:

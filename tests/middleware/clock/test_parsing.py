@@ -525,7 +525,14 @@ def test_place_zone_plugs_in_a_city_index() -> None:
 
 
 @pytest.mark.parametrize(
-    "message", ["meet 9am Eastern time", "meet 9am Pacific time", "9am Central European time"]
+    "message",
+    [
+        "meet 9am Eastern time",
+        "meet 9am Pacific time",
+        "9am Central European time",
+        "9am Pacific works for me",
+        "ok, 5pm eastern?",
+    ],
 )
 def test_a_spelled_out_zone_name_is_asked_about_not_read_in_the_session_zone(
     message: str,
@@ -546,6 +553,9 @@ def test_a_spelled_out_zone_name_resolves_from_the_users_zone() -> None:
         abbreviation_context={"Pacific Time": "America/Vancouver"},
     )  # fmt: skip
     assert pacific.start_instant == iso("2026-11-21T09:00:00-08:00")  # 07:40 there
+    [bare] = find_time_expressions("9am Pacific works for me", "America/Los_Angeles", REF)
+    assert bare.zone == "America/Los_Angeles"
+    assert bare.start_instant == iso("2026-11-21T09:00:00-08:00")
 
 
 def test_a_summer_abbreviation_in_winter_asks_which_offset_is_meant() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,6 +12,7 @@ from middleware.clock.stage import (
     LISTED_PHRASES,
     ClockSettings,
     _direct_audience,
+    clock_view,
     describe_expressions,
     witnessed_location,
 )
@@ -87,3 +88,29 @@ async def test_a_witnessed_message_keeps_only_a_place_with_one_zone(store: Sqlit
     assert await located() is None
     await witness(said("I'm in Tokyo this week"))
     assert await located() == StatedLocation("Asia/Tokyo", "Tokyo", "current", at)
+
+
+async def test_in_a_busy_group_the_speaker_s_own_return_is_told(store: SqliteStore) -> None:
+    """Bruno was away four days while the others talked: the thread's last message was
+    ten minutes ago, but his own return is what a welcome back is about. Fay, new to the
+    group, is said to speak here for the first time."""
+    monday = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
+    friday = monday + timedelta(days=4, hours=5)
+
+    async def says(user: str, name: str, at: datetime) -> Turn:
+        record = InboundRecord(f"telegram:{user}", "telegram", user, name, "g", "group", "hi", at)
+        result = await store.record_inbound(record)
+        turn = Turn("telegram", "g", user, "hi", at, {"messages": []}, chat_type="group")
+        turn.user_key, turn.thread_key, turn.display_name = f"telegram:{user}", "g", name
+        turn.prior = result.prior
+        return turn
+
+    await says("2", "Bruno", monday)
+    await says("3", "Cara", friday - timedelta(minutes=10))
+    block = (await clock_view(store, await says("2", "Bruno", friday), ClockSettings())).block
+    assert "Last message here: 10 minutes ago" in block
+    assert "Bruno's own last message here: 4 days 5 hours ago (Mon 2 Mar 14:00)." in block
+    block = (await clock_view(store, await says("3", "Cara", friday), ClockSettings())).block
+    assert "own last message" not in block, "Cara spoke ten minutes ago: nothing to add"
+    block = (await clock_view(store, await says("6", "Fay", friday), ClockSettings())).block
+    assert "First message here from Fay." in block
