@@ -872,3 +872,22 @@ async def test_a_corrected_fact_said_again_plainly_is_the_same_fact_said_again(
     assert "Is vegetarian — said 11 Nov 2026, 100% sure" in listing, listing
     assert "Lives in Lisbon — said 11 Nov 2026, 100% sure" in listing, listing
     assert listing.count(" — said ") == 2, listing
+
+
+async def test_of_two_pets_named_together_the_one_that_died_goes_and_the_other_stays(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    bob = Person(relay, fake_upstream, clock, user="bob", thread="bob-dm")
+    await ana.say("I have two cats, Mia and Leo.")
+    await bob.say("Spent the evening playing with my cats Mia and Leo.")
+    for person in (ana, bob):
+        memory = cards_in(await person.block_for("hi", after=timedelta(days=1)))["living_memory"]
+        assert "Has two cats called Mia and Leo" in memory, memory
+    await ana.say("Leo passed away.", after=timedelta(days=3))
+    await bob.say("My cat Leo died yesterday.", after=timedelta(minutes=1))
+    for person in (ana, bob):
+        memory = cards_in(await person.block_for("hi", after=timedelta(days=1)))["living_memory"]
+        assert "Has a cat called Mia" in memory, memory
+        assert "Leo" not in memory and "two cats" not in memory, memory

@@ -357,3 +357,27 @@ def test_two_routines_about_different_things_both_stand() -> None:
     assert not supersedes(
         MemoryCandidate("fact", "Walks the dog every evening"), "Has a dog called Rex"
     )
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I have two cats, Mia and Leo.", "Leo passed away."), ["Has a cat called Mia"]),
+        (("my cats Mia, Leo and Tom are asleep", "Tom died."), ["Has two cats called Mia and Leo"]),
+        (
+            ("I have two cats called Mia and Leo.", "Our cat died."),
+            ["Has two cats called Mia and Leo"],
+        ),
+        (("I have a dog called Rex.", "Leo died."), ["Has a dog called Rex"]),
+        (("I have a dog called Rex.", "Rex died."), []),
+        (("I have two cats.", "My cat Leo died."), ["Has a cat"]),
+        (
+            ("I have two cats, Mia and Leo.", "My dog Leo died."),
+            ["Has two cats called Mia and Leo"],
+        ),
+    ],
+)
+async def test_a_pet_that_died_leaves_the_others_named_with_it(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
