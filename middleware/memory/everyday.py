@@ -209,12 +209,21 @@ _MY_PET = _re(
 )
 # "My dog Rex died": not a dog they have.
 _PET_GONE = _re(r"\b(?:died|dead|passed\s+away|put\s+down|put\s+to\s+sleep|lost|gone|ran\s+away)\b")
-# "… my (new) boyfriend Tom …" anywhere in a sentence: their boyfriend is called Tom. Not
-# "my partner Dana", who may be a business partner (spec 003 §5.1 leaves those to the CRM).
+# "… my (new) boyfriend Tom …" anywhere in a sentence: their boyfriend is called Tom.
+# "My partner Dana" is one too when nothing in the sentence says business (below).
 _MY_PARTNER = _re(
-    rf"\bmy\s+(?:new\s+)?(?P<relation>(?!partner\b){RELATION})\s*,?\s+"
-    r"(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')"
+    rf"\bmy\s+(?:new\s+)?(?P<relation>{RELATION})\s*,?\s+"
+    r"(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')(?P<after>.*)"
 )
+# A partner in business, not in life (spec 003 §5.1 leaves those to the CRM): "my partner
+# Dana signed the contract", "… my partner Dana at Acme", "my partner Dana Holdings".
+_AT_WORK = _re(
+    r"\b(?:business|company|companies|firm|clients?|customers?|contracts?|deals?|mergers?"
+    r"|investors?|equity|shareholders?|board|offices?|practice|partnership|agency|startup"
+    r"|vendors?|suppliers?|invoices?|pitch|proposal|meetings?|work|colleagues?|co-?founders?"
+    r"|stakes?|revenue|sales|budget|project|negotiat\w*)\b"
+)
+_NAMED_AT_WORK = _re(r"^\s*(?:&|\+|(?-i:[A-Z])|,?\s*(?:at|of|from)\s+(?-i:[A-Z]))")
 _SOMEONE_GONE = _re(r"\b(?:died|dead|passed\s+away|late|ex|former|broke\s+up|split\s+up)\b")
 # A pet that died or was lost: "my dog Rex passed away", "our cat died", "we lost our
 # dog". Nothing is learned; the pet remembered goes (``retire_only``).
@@ -432,6 +441,10 @@ def _partner_named_in_passing(sentence: str) -> MemoryCandidate | None:
     sentence says they are gone ("my husband Tom passed away", "my ex …")."""
     match = _MY_PARTNER.search(sentence)
     if match is None or _SOMEONE_GONE.search(sentence):
+        return None
+    if match["relation"].lower() == "partner" and (
+        _AT_WORK.search(sentence) or _NAMED_AT_WORK.match(match["after"])
+    ):
         return None
     name = match["name"]
     if name.lower() in _NOT_A_PARTNER or name.lower() in NOT_A_NAME or name.lower() in _BUSINESS:

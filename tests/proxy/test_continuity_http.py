@@ -891,3 +891,14 @@ async def test_of_two_pets_named_together_the_one_that_died_goes_and_the_other_s
         memory = cards_in(await person.block_for("hi", after=timedelta(days=1)))["living_memory"]
         assert "Has a cat called Mia" in memory, memory
         assert "Leo" not in memory and "two cats" not in memory, memory
+
+
+async def test_a_partner_named_in_passing_is_remembered_and_a_business_partner_is_not(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("My partner Sam at Acme sent the contract over, can you review it?")
+    await ana.say("I'm going to the cinema with my partner Dana tonight.", after=timedelta(days=1))
+    memory = cards_in(await ana.block_for("hi", after=timedelta(days=1)))["living_memory"]
+    assert "Their partner is called Dana" in memory and "Sam" not in memory, memory

@@ -628,3 +628,37 @@ def test_a_change_in_their_life_is_learned(text: str, stored: str) -> None:
 )
 def test_a_pet_or_partner_gone_only_retires(text: str, ended: str) -> None:
     assert detect_memory(text) == [MemoryCandidate("fact", ended, retire_only=True)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm going to the cinema with my partner Dana tonight.",
+        "My partner Dana and I are off to Rome.",
+        "Cooking dinner for my partner Dana.",
+        "my partner Dana is sick",
+    ],
+)
+def test_a_partner_named_in_passing_in_a_personal_sentence_is_learned(text: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", "Their partner is called Dana")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My partner Dana signed the contract.",
+        "my partner Dana at Acme says hi",
+        "Lunch with my partner Dana from Globex.",
+        "My business partner Dana called.",
+        "Our partner company is Acme.",
+        "My partner Dana Holdings sued.",
+        "I met my partner Dana for the pitch.",
+        "my partner Dana & I run the shop",
+        "My partner at Acme, Dana, agrees.",
+        "Talked to my partner Dana about work.",
+        "My tennis partner Dana won.",
+        "Had a drink with my ex-partner Dana.",
+    ],
+)
+def test_a_partner_named_in_a_business_sentence_is_not_learned(text: str) -> None:
+    assert detect_memory(text) == []
