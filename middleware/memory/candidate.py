@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 from middleware.continuity.model import MemoryKind
 
-__all__ = ["NOT_A_NAME", "TEXT_MAX", "TRAILING", "MemoryCandidate", "made", "proper_name"]
+__all__ = [
+    "NOT_A_NAME",
+    "TEXT_MAX",
+    "TRAILING",
+    "MemoryCandidate",
+    "made",
+    "plain",
+    "proper_name",
+]
 
 TEXT_MAX = 200
 _MIN_WORDS = 2  # "remember that!" holds nothing to remember
@@ -40,6 +48,27 @@ NOT_A_NAME = frozenset(
     " sat sun weekday weekend morning afternoon evening night noon midnight tmrw tomoz"
     " around about any every this next up out over home here there".split()
 )
+
+
+# What a statement of fact may end with that is not the fact: when it holds ("… now",
+# "… these days") and what it is not ("…, not vegan", "… rather than Porto").
+_CONTRAST = re.compile(
+    r"(?:,\s*(?:and\s+|but\s+)?not|\s+(?:and|but)\s+not|,?\s+(?:instead\s+of|rather\s+than))"
+    r"\s+\S.*$",
+    re.IGNORECASE,
+)
+_WHEN_TRUE = re.compile(
+    r"(?:[\s,]+(?:(?:just\s+)?now|these\s+days|nowadays|at\s+the\s+moment))+$", re.IGNORECASE
+)
+
+
+def plain(clause: str) -> str:
+    """``clause`` as the fact it states, in the words saying it again plainly would use:
+    "I'm vegetarian now, not vegan" → "I'm vegetarian", "I live in Lisbon these days" →
+    "I live in Lisbon", so that the two are one fact said twice (spec 003 §8)."""
+    clause = TRAILING.sub("", clause.strip())
+    clause = TRAILING.sub("", _CONTRAST.sub("", clause))
+    return TRAILING.sub("", _WHEN_TRUE.sub("", clause)) or clause
 
 
 def proper_name(words: list[str]) -> str:

@@ -18,6 +18,9 @@ __all__ = [
     "WHEN_DONE",
     "in_passing",
     "names_a_business",
+    "names_in",
+    "pets_text",
+    "singular_pet",
     "stated_diet",
 ]
 
@@ -121,9 +124,7 @@ _COMMUTE = (
     rf"|university|college)(?:\s+{FREQUENCY})?"
 )
 _EVERYDAY = _re(
-    rf"(?P<pets>i\s+(?:have|own)\s+(?:an?|two|three|four|\d+)\s+{PET}s?"
-    r"(?:\s+(?:called|named)\s+[\w'-]+(?:\s+and\s+[\w'-]+)?)?)\W*$"
-    rf"|(?P<pet_name>my\s+{PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
+    rf"(?P<pet_name>my\s+{PET}\s*(?:'s\s+name\s+is|is\s+(?:called|named))\s+[\w'-]+)\W*$"
     r"|(?P<stopped>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|finally|recently)\s+)?"
     r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
     r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
@@ -189,17 +190,40 @@ _BUSINESS = frozenset(
 _RELATION_IS = _re(
     rf"my\s+{RELATION}\s*(?:'\s*s|\s+is)\s+(?:(?:called|named)\s+)?(?P<name>[\w'. -]+?)\W*$"
 )
-# "… my dog Rex …" anywhere in a sentence: they have a dog called Rex. The name is
-# written with a capital ("my dog is …", "my cat I adopted" are not names).
-_MY_PET = _re(rf"\bmy\s+(?P<pet>{PET})\s+(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')")
+# One name or several: "Mia", "Mia and Leo", "Mia, Leo and Tom".
+_NAMES = r"[\w'-]+(?:(?:\s*,\s*|,?\s+and\s+)[\w'-]+)*"
+_CAPITALISED = r"(?!(?:I|Is)\b)[A-Z][a-z'-]+"
+_CAPITALISED_NAMES = rf"(?-i:{_CAPITALISED}(?:(?:\s*,\s*|,?\s+and\s+){_CAPITALISED})*)"
+_PETS = rf"(?:puppies|bunnies|{PET}s?)"
+# "I have two cats called Mia and Leo", "I have two cats, Mia and Leo", "I own a dog".
+_HAVE_PETS = _re(
+    rf"i\s+(?:have|own)\s+(?P<count>an?|one|two|three|four|five|\d+)\s+(?P<pet>{_PETS})"
+    rf"(?:\s+(?:called|named)\s+(?P<names>{_NAMES})"
+    rf"|\s*,\s*(?P<names2>{_CAPITALISED_NAMES}))?\W*$"
+)
+# "… my dog Rex …", "… my cats Mia and Leo …" anywhere in a sentence: they have them.
+# A name is written with a capital ("my dog is …", "my cat I adopted" are not names).
+_MY_PET = _re(
+    rf"\bmy\s+(?:(?:two|three|four|five)\s+)?(?P<pet>{_PETS})\s+"
+    rf"(?P<names>{_CAPITALISED_NAMES})\b(?!')"
+)
 # "My dog Rex died": not a dog they have.
 _PET_GONE = _re(r"\b(?:died|dead|passed\s+away|put\s+down|put\s+to\s+sleep|lost|gone|ran\s+away)\b")
-# "… my (new) boyfriend Tom …" anywhere in a sentence: their boyfriend is called Tom. Not
-# "my partner Dana", who may be a business partner (spec 003 §5.1 leaves those to the CRM).
+# "… my (new) boyfriend Tom …" anywhere in a sentence: their boyfriend is called Tom.
+# "My partner Dana" is one too when nothing in the sentence says business (below).
 _MY_PARTNER = _re(
-    rf"\bmy\s+(?:new\s+)?(?P<relation>(?!partner\b){RELATION})\s*,?\s+"
-    r"(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')"
+    rf"\bmy\s+(?:new\s+)?(?P<relation>{RELATION})\s*,?\s+"
+    r"(?-i:(?P<name>[A-Z][a-z'-]+))\b(?!')(?P<after>.*)"
 )
+# A partner in business, not in life (spec 003 §5.1 leaves those to the CRM): "my partner
+# Dana signed the contract", "… my partner Dana at Acme", "my partner Dana Holdings".
+_AT_WORK = _re(
+    r"\b(?:business|company|companies|firm|clients?|customers?|contracts?|deals?|mergers?"
+    r"|investors?|equity|shareholders?|board|offices?|practice|partnership|agency|startup"
+    r"|vendors?|suppliers?|invoices?|pitch|proposal|meetings?|work|colleagues?|co-?founders?"
+    r"|stakes?|revenue|sales|budget|project|negotiat\w*)\b"
+)
+_NAMED_AT_WORK = _re(r"^\s*(?:&|\+|(?-i:[A-Z])|,?\s*(?:at|of|from)\s+(?-i:[A-Z]))")
 _SOMEONE_GONE = _re(r"\b(?:died|dead|passed\s+away|late|ex|former|broke\s+up|split\s+up)\b")
 # A pet that died or was lost: "my dog Rex passed away", "our cat died", "we lost our
 # dog". Nothing is learned; the pet remembered goes (``retire_only``).
@@ -213,7 +237,12 @@ _PET_DIED = _re(
     rf"(?P<pet2>{PET})(?:\s+(?-i:(?P<name2>[A-Z][a-z'-]+)))?"
     r"|(?:i|we)\s+(?:(?:just|sadly|recently|finally)\s+)?had\s+to\s+put\s+(?:my|our)\s+"
     rf"(?:(?:old|dear|beloved)\s+)?(?P<pet3>{PET})(?:\s+(?-i:(?P<name3>[A-Z][a-z'-]+)))?"
-    rf"\s+(?:down|to\s+sleep)){WHEN_DONE}\W*$"
+    r"\s+(?:down|to\s+sleep)"
+    # "Leo passed away": a name alone, which retires only a pet remembered by that name.
+    r"|(?-i:(?P<name4>(?!(?:It|He|She|They|We|You|My|Our|This|That|Everyone|Everybody"
+    r"|Nobody|Someone|Something|Everything|Nothing)\b)[A-Z][a-z'-]+))\s+"
+    r"(?:(?:has|just|sadly|finally|recently)\s+)*(?:died|passed(?:\s+away|\s+on)?)"
+    rf"){WHEN_DONE}\W*$"
 )
 
 
@@ -252,7 +281,16 @@ _DIET_SAID = _re(
 _QUOTED = re.compile(r"[\"“”«»]")
 
 #: What an everyday sentence matches, for the trigger gate in front of detection.
-EVERYDAY_PATTERNS = (_EVERYDAY, _MY_PET, _PARTNER, _MY_PARTNER, _PET_DIED, _BROKE_UP, _DIET_SAID)
+EVERYDAY_PATTERNS = (
+    _EVERYDAY,
+    _HAVE_PETS,
+    _MY_PET,
+    _PARTNER,
+    _MY_PARTNER,
+    _PET_DIED,
+    _BROKE_UP,
+    _DIET_SAID,
+)
 
 
 def stated_diet(clause: str) -> MemoryCandidate | None:
@@ -277,6 +315,11 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     ended = _ended(sentence)
     if ended is not None:
         return ended
+    match = _HAVE_PETS.match(sentence)
+    if match:
+        count = _COUNTS.get(match["count"].lower()) or int(match["count"])
+        names = names_in(match["names"] or match["names2"] or "")
+        return MemoryCandidate("fact", pets_text(count, match["pet"], names))
     match = _EVERYDAY.match(sentence)
     if match:
         if match["likes"]:
@@ -284,7 +327,6 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
         said = next(
             match[group]
             for group in (
-                "pets",
                 "pet_name",
                 "stopped",
                 "no_more",
@@ -306,9 +348,45 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     if partner is not None:
         return partner
     match = _MY_PET.search(sentence)
-    if match and match["name"] not in ("I", "Is") and not _PET_GONE.search(sentence):
-        return MemoryCandidate("fact", f"Has a {match['pet'].lower()} called {match['name']}")
+    if match and not _PET_GONE.search(sentence):
+        names = names_in(match["names"])
+        if singular_pet(match["pet"]) == match["pet"].lower():
+            names = names[:1]  # "my cat Mia and Leo …": Leo need not be a cat
+        return MemoryCandidate("fact", pets_text(len(names), match["pet"], names))
     return None
+
+
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_COUNT_WORDS = {n: word for word, n in _COUNTS.items() if word not in ("a", "an")}
+_PLURAL = {"puppy": "puppies", "bunny": "bunnies", "goldfish": "goldfish"}
+_SINGULAR = {plural: one for one, plural in _PLURAL.items()}
+
+
+def singular_pet(word: str) -> str:
+    """One animal's word: "cats" → "cat", "puppies" → "puppy", "guinea pigs" →
+    "guinea pig"."""
+    word = " ".join(word.lower().split())
+    return _SINGULAR.get(word, word.removesuffix("s"))
+
+
+def names_in(said: str) -> list[str]:
+    """The names in "Mia", "Mia and Leo", "Mia, Leo and Tom", as the card shows them."""
+    parts = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", said.strip())
+    return [proper_name([part]) for part in parts if part]
+
+
+def pets_text(count: int, pet: str, names: list[str]) -> str:
+    """The card text for the pets a person has, in one form however it was said: "Has a
+    cat called Mia", "Has two cats called Mia and Leo", "Has two cats"."""
+    one, count = singular_pet(pet), max(count, len(names))
+    if count == 1:
+        head = f"Has {'an' if one[0] in 'aeiou' else 'a'} {one}"
+    else:
+        head = f"Has {_COUNT_WORDS.get(count, str(count))} {_PLURAL.get(one, one + 's')}"
+    if not names:
+        return head
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{head} called {listed}"
 
 
 def names_a_business(clause: str) -> bool:
@@ -326,8 +404,10 @@ def _ended(sentence: str) -> MemoryCandidate | None:
     broke up"): what to retire, not to keep (see :mod:`middleware.memory.replacement`)."""
     match = _PET_DIED.match(sentence)
     if match:
-        pet = (match["pet"] or match["pet2"] or match["pet3"]).lower()
-        name = match["name"] or match["name2"] or match["name3"]
+        pet = (match["pet"] or match["pet2"] or match["pet3"] or "").lower()
+        name = match["name"] or match["name2"] or match["name3"] or match["name4"]
+        if not pet:
+            return MemoryCandidate("fact", f"{name} died", retire_only=True)
         text = f"Their {pet} {name} died" if name else f"Their {pet} died"
         return MemoryCandidate("fact", " ".join(text.split()), retire_only=True)
     match = _BROKE_UP.match(sentence)
@@ -361,6 +441,10 @@ def _partner_named_in_passing(sentence: str) -> MemoryCandidate | None:
     sentence says they are gone ("my husband Tom passed away", "my ex …")."""
     match = _MY_PARTNER.search(sentence)
     if match is None or _SOMEONE_GONE.search(sentence):
+        return None
+    if match["relation"].lower() == "partner" and (
+        _AT_WORK.search(sentence) or _NAMED_AT_WORK.match(match["after"])
+    ):
         return None
     name = match["name"]
     if name.lower() in _NOT_A_PARTNER or name.lower() in NOT_A_NAME or name.lower() in _BUSINESS:

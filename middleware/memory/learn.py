@@ -52,9 +52,12 @@ async def learn_from_message(
         ]
         replaced = [old.fact_id for old in retired]
         if candidate.retire_only:
-            # "My dog Rex died": the dog goes from the card, and nothing takes its place.
-            for fact_id in replaced:
-                await store.delete_memory_fact(user_key, fact_id)
+            # "My dog Rex died": the dog goes from the card, and nothing takes its place;
+            # "Leo died" of two cats, Mia and Leo: Mia stays.
+            for old in retired:
+                await store.delete_memory_fact(user_key, old.fact_id)
+                if (standing := still_stands(candidate, old.text)) is not None:
+                    await store.add_memory_fact(user_key, old.kind, standing, source="user", at=at)
             known = None if replaced else known
             continue
         for old in retired:

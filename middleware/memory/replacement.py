@@ -14,7 +14,15 @@ import re
 # The job words are the ones detection reads "I'm a <profession>" with, so a job on the
 # card is recognised here exactly as it was learned.
 from middleware.memory.candidate import MemoryCandidate
-from middleware.memory.everyday import DIET, FREQUENCY, PET, RELATION
+from middleware.memory.everyday import (
+    DIET,
+    FREQUENCY,
+    PET,
+    RELATION,
+    names_in,
+    pets_text,
+    singular_pet,
+)
 from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER
 
 __all__ = ["is_about", "still_stands", "supersedes"]
@@ -244,13 +252,18 @@ def _left_home(candidate: MemoryCandidate, earlier: str) -> bool:
     return False
 
 
-# What is gone: "Their dog Rex died", "Broke up with Sam" (see ``retire_only``).
-_PET_DIED = _re(rf"^their\s+(?P<pet>{PET})(?:\s+(?P<name>[\w'-]+))?\s+died$")
+# What is gone: "Their dog Rex died", "Leo died", "Broke up with Sam" (``retire_only``).
+_PET_DIED = _re(
+    rf"^(?:their\s+(?P<pet>{PET})(?:\s+(?P<name>[\w'-]+))?|(?P<name_only>[\w'-]+))\s+died$"
+)
+# The pets a card text names: "Has a dog called Rex", "Has two cats called Mia and Leo".
 _HAS_PET = _re(
-    rf"^(?:(?:still\s+)?(?:has|owns)\s+an?\s+(?P<pet>{PET})(?:\s+(?:called|named)\s+(?P<name>[\w'-]+))?"
+    r"^(?:(?:still\s+)?(?:has|owns)\s+(?P<count>an?|one|two|three|four|five|\d+)\s+"
+    rf"(?P<pet>puppies|bunnies|{PET}s?)(?:\s+(?:called|named)\s+(?P<names>.+))?"
     rf"|their\s+(?P<pet2>{PET})\s*(?:'\s*s\s+name\s+is|\s+is\s+(?:called|named))"
     r"\s+(?P<name2>[\w'-]+))$"
 )
+_COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 # One word for each animal, so "our puppy died" ends "Has a dog called Rex".
 _SAME_PET = {"puppy": "dog", "kitten": "cat", "bunny": "rabbit", "pony": "horse"}
 _BROKE_UP = _re(r"^broke\s+up\s+with\s+(?:their\s+(?P<relation>[\w-]+)|(?P<name>.+))$")
@@ -262,19 +275,43 @@ def _gone(candidate: MemoryCandidate, earlier: str) -> bool:
     Rex died" retires "Has a dog called Rex" (any one dog, for "Their dog died"), "Broke
     up with Sam" retires "Their girlfriend is called Sam", "Broke up with their partner"
     any partner. A fact naming another, or two pets at once, stays."""
-    died, has = _PET_DIED.match(candidate.text), _HAS_PET.match(earlier)
-    if died and has:
-        pet, had = (
-            _SAME_PET.get(w.lower(), w.lower()) for w in (died["pet"], has["pet"] or has["pet2"])
-        )
-        name = has["name"] or has["name2"]
-        return pet == had and (not died["name"] or not name or died["name"].lower() == name.lower())
+    if _PET_DIED.match(candidate.text) and _HAS_PET.match(earlier):
+        return _pets_left(candidate.text, earlier) is not None
     ended, partner = _BROKE_UP.match(candidate.text), _HAS_PARTNER.match(earlier)
     if ended is None or partner is None:
         return False
     if ended["name"]:
         return ended["name"].lower() == partner["name"].split()[0].lower()
     return ended["relation"].lower() in ("partner", partner["relation"].lower())
+
+
+def _pets_left(died_text: str, earlier: str) -> list[str] | None:
+    """The card texts left of the pets ``earlier`` names once the one ``died_text`` names
+    died ("Leo died" of "Has two cats called Mia and Leo" leaves "Has a cat called Mia";
+    of "Has a dog called Rex" nothing), or None when it names none of them: another name,
+    another animal, or one of several pets not named ("Their cat died" of two cats)."""
+    died, has = _PET_DIED.match(died_text), _HAS_PET.match(earlier)
+    if died is None or has is None:
+        return None
+    had = singular_pet(has["pet"] or has["pet2"])
+    if died["pet"] and _SAME_PET.get(died["pet"].lower(), died["pet"].lower()) != _SAME_PET.get(
+        had, had
+    ):
+        return None
+    names = names_in(has["names"] or has["name2"] or "")
+    count = max(len(names), _COUNT.get((has["count"] or "a").lower()) or int(has["count"]))
+    name = died["name"] or died["name_only"]
+    if name is None:
+        return [] if count == 1 else None
+    if names:
+        if name.lower() not in (n.lower() for n in names):
+            return None
+        names = [n for n in names if n.lower() != name.lower()]
+    elif not died["pet"]:
+        return None  # "Leo died", and no pet remembered by a name
+    if count == 1:
+        return []
+    return [pets_text(count - 1, had, names)]
 
 
 def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
@@ -315,6 +352,9 @@ def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
     """What of ``earlier``, a fact ``candidate`` supersedes, still holds, as a card text:
     the job of "Is a software engineer at Acme" once they say they work at Globex
     ("Is a software engineer"), unless ``candidate`` states a job of its own."""
+    if candidate.retire_only:
+        left = _pets_left(candidate.text, earlier)
+        return left[0] if left else None
     match = _JOB_AT_RE.match(earlier)
     if match is None or _JOB_AT_RE.match(candidate.text):
         return None

@@ -67,6 +67,7 @@ from middleware.memory.candidate import (
     TRAILING,
     MemoryCandidate,
     made,
+    plain,
     proper_name,
 )
 from middleware.memory.everyday import (
@@ -325,8 +326,7 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
         if match["fix"] and names_a_business(match["fix"]):
             return None
         if match["fix"]:
-            name = _name(match["fix"])
-            return name or made("correction", match["fix"], third_person)
+            return _corrected(match["fix"])
         return made("correction", match["body"] or match["meant"], third_person)
     return _statement(sentence, default=None)
 
@@ -352,8 +352,21 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = _CORRECTION.match(sentence)
     if match and match["fix"] and not names_a_business(match["fix"]):
-        return _name(match["fix"]) or made("correction", match["fix"], third_person)
+        return _corrected(match["fix"])
     return None
+
+
+def _corrected(fix: str) -> MemoryCandidate | None:
+    """A correction the user makes of themselves, in the words the fact it states is
+    stored with ("actually, I'm vegetarian now, not vegan" → "Is vegetarian", "actually,
+    I moved to Lisbon" → "Lives in Lisbon"), so that saying it again plainly later is the
+    same fact said again (spec 003 §8); "actually, my name is X" is a name."""
+    said = _statement(fix, default=None)
+    if said is not None and said.kind == "name":
+        return said
+    if said is not None and said.kind == "fact" and not said.retire_only:
+        return MemoryCandidate("correction", said.text)
+    return made("correction", plain(fix), third_person)
 
 
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
@@ -372,6 +385,8 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     match = _PREFERENCE.match(clause)
     if match:
         return made("preference", match["pref"], third_person)
+    # A fact is kept as said plainly: "I live in Lisbon now" is "Lives in Lisbon".
+    clause = plain(clause)
     diet = stated_diet(clause)
     if diet is not None:
         return diet

@@ -582,7 +582,7 @@ async def test_a_group_may_teach_the_speaker_what_they_ask_and_correct_of_themse
     await group.say("@bot remember I prefer metric units", after=timedelta(days=2))
     await group.say("@bot actually I'm vegetarian now, not vegan", after=timedelta(minutes=1))
     listing = await ann.say("/memory", after=timedelta(days=1))
-    assert "Prefers metric units" in listing and "Is vegetarian now, not vegan" in listing
+    assert "Prefers metric units" in listing and "Is vegetarian — " in listing
     assert "Is vegan" not in listing, listing
     assert "Is vegan" in await bob.say("/memory")
 
@@ -852,3 +852,53 @@ async def test_a_habit_taken_up_again_and_drink_given_up_keep_the_card_true(
     for said in ("Is a coffee drinker", "Started smoking again", "Doesn't drink any more"):
         assert said in memory, memory
     assert "Quit smoking" not in memory and "social drinker" not in memory, memory
+
+
+async def test_a_corrected_fact_said_again_plainly_is_the_same_fact_said_again(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I'm vegan. I live in Berlin.")
+    await ana.say("Actually I'm vegetarian now, not vegan.", after=timedelta(days=2))
+    await ana.say("I live in Lisbon these days.", after=timedelta(days=1))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Is vegetarian\n" in memory and "Lives in Lisbon\n" in memory, memory
+    assert "now" not in memory and "vegan" not in memory and "these days" not in memory
+    # Said again plainly, each is the one fact, mentioned again (spec 003 §8); the
+    # correction stays a correction, sure.
+    await ana.say("I'm vegetarian. I live in Lisbon.", after=timedelta(days=5))
+    listing = await ana.say("/memory")
+    assert "Is vegetarian — said 11 Nov 2026, 100% sure" in listing, listing
+    assert "Lives in Lisbon — said 11 Nov 2026, 100% sure" in listing, listing
+    assert listing.count(" — said ") == 2, listing
+
+
+async def test_of_two_pets_named_together_the_one_that_died_goes_and_the_other_stays(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    bob = Person(relay, fake_upstream, clock, user="bob", thread="bob-dm")
+    await ana.say("I have two cats, Mia and Leo.")
+    await bob.say("Spent the evening playing with my cats Mia and Leo.")
+    for person in (ana, bob):
+        memory = cards_in(await person.block_for("hi", after=timedelta(days=1)))["living_memory"]
+        assert "Has two cats called Mia and Leo" in memory, memory
+    await ana.say("Leo passed away.", after=timedelta(days=3))
+    await bob.say("My cat Leo died yesterday.", after=timedelta(minutes=1))
+    for person in (ana, bob):
+        memory = cards_in(await person.block_for("hi", after=timedelta(days=1)))["living_memory"]
+        assert "Has a cat called Mia" in memory, memory
+        assert "Leo" not in memory and "two cats" not in memory, memory
+
+
+async def test_a_partner_named_in_passing_is_remembered_and_a_business_partner_is_not(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("My partner Sam at Acme sent the contract over, can you review it?")
+    await ana.say("I'm going to the cinema with my partner Dana tonight.", after=timedelta(days=1))
+    memory = cards_in(await ana.block_for("hi", after=timedelta(days=1)))["living_memory"]
+    assert "Their partner is called Dana" in memory and "Sam" not in memory, memory

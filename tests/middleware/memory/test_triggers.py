@@ -94,7 +94,7 @@ from middleware.memory.triggers import detect_memory, stated_memory
         ("I don't like olives.", "preference", "Doesn't like olives"),
         # corrections
         ("Actually, my birthday is in June.", "correction", "Their birthday is in June"),
-        ("Actually, I live in Lisbon now.", "correction", "Lives in Lisbon now"),
+        ("Actually, I live in Lisbon now.", "correction", "Lives in Lisbon"),
         ("No, I meant the other file.", "correction", "Meant the other file"),
         ("Correction: the hearing is on Tuesday.", "correction", "The hearing is on Tuesday"),
     ],
@@ -419,13 +419,13 @@ def test_call_me_on_a_weekday_is_not_a_name() -> None:
         ),
         (
             "@bot actually I'm vegetarian now, not vegan",
-            [MemoryCandidate("correction", "Is vegetarian now, not vegan")],
+            [MemoryCandidate("correction", "Is vegetarian")],
         ),
         (
             "Actually, my birthday is in June.",
             [MemoryCandidate("correction", "Their birthday is in June")],
         ),
-        ("Actually, I live in Lisbon now.", [MemoryCandidate("correction", "Lives in Lisbon now")]),
+        ("Actually, I live in Lisbon now.", [MemoryCandidate("correction", "Lives in Lisbon")]),
         # A correction about the work, or a plain statement, is not the speaker's to keep.
         ("@bot correction: the hearing is on Tuesday.", []),
         ("No, I meant the other file.", []),
@@ -445,7 +445,7 @@ def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
     [
         ("I'm vegetarian.", "Is vegetarian"),
         ("I am a vegan.", "Is vegan"),
-        ("Actually, I'm vegetarian now.", "Is vegetarian now"),
+        ("Actually, I'm vegetarian now.", "Is vegetarian"),
     ],
 )
 def test_a_diet_is_a_fact(text: str, stored: str) -> None:
@@ -628,3 +628,37 @@ def test_a_change_in_their_life_is_learned(text: str, stored: str) -> None:
 )
 def test_a_pet_or_partner_gone_only_retires(text: str, ended: str) -> None:
     assert detect_memory(text) == [MemoryCandidate("fact", ended, retire_only=True)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm going to the cinema with my partner Dana tonight.",
+        "My partner Dana and I are off to Rome.",
+        "Cooking dinner for my partner Dana.",
+        "my partner Dana is sick",
+    ],
+)
+def test_a_partner_named_in_passing_in_a_personal_sentence_is_learned(text: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", "Their partner is called Dana")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My partner Dana signed the contract.",
+        "my partner Dana at Acme says hi",
+        "Lunch with my partner Dana from Globex.",
+        "My business partner Dana called.",
+        "Our partner company is Acme.",
+        "My partner Dana Holdings sued.",
+        "I met my partner Dana for the pitch.",
+        "my partner Dana & I run the shop",
+        "My partner at Acme, Dana, agrees.",
+        "Talked to my partner Dana about work.",
+        "My tennis partner Dana won.",
+        "Had a drink with my ex-partner Dana.",
+    ],
+)
+def test_a_partner_named_in_a_business_sentence_is_not_learned(text: str) -> None:
+    assert detect_memory(text) == []
