@@ -852,3 +852,24 @@ async def test_a_habit_taken_up_again_and_drink_given_up_keep_the_card_true(
     for said in ("Is a coffee drinker", "Started smoking again", "Doesn't drink any more"):
         assert said in memory, memory
     assert "Quit smoking" not in memory and "social drinker" not in memory, memory
+
+
+async def test_an_open_item_after_next_then_or_tomorrow_reaches_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "Next I still need to …" used to be missed while "I still need to …" was caught.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the billing service ready for launch.",
+        "Next I still need to set up the nightly backups.",
+        "After that I need to write the runbook.",
+        "Then Sam still needs to send the load test numbers.",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Open: write the runbook" in resume, resume
+    assert "Open: set up the nightly backups" in resume, resume
+    assert "Open: send the load test numbers" not in resume, "Sam's work, not Ana's"
