@@ -14,7 +14,7 @@ from typing import Any
 
 from middleware.cards.content import CardItem, ResumeContent, SessionLine
 from middleware.continuity.model import STANDING_DECISION_PREFIX, ContinuityEntry, WorkContext
-from middleware.continuity.summary import SummaryParts
+from middleware.continuity.summary import SummaryParts, item_key
 
 MAX_OPEN_QUESTIONS = 10
 MAX_KEY_DECISIONS = 5
@@ -101,7 +101,7 @@ def build_view(
         elif entry.entry_type == "work_phase_change":
             phase = str(content.get("new_phase") or "unknown")
     window = effective_window(max_window, sessions_in_last_30_days)
-    newest_first = list(reversed(history.values()))
+    newest_first = _without_what_changed(list(reversed(history.values())), entries)
     return {
         "work_context_id": context.work_context_id,
         # A thread's own context is named after its key, which is for the relay, not the
@@ -114,6 +114,32 @@ def build_view(
         "active_work_phase": phase,
         "built_at": built_at.isoformat(),
     }
+
+
+def _without_what_changed(
+    lines: list[dict[str, Any]], entries: Sequence[ContinuityEntry]
+) -> list[dict[str, Any]]:
+    """Session lines as true now: a deterministic summary without the items since
+    resolved or replaced ("Open: figure out the hosting" once it is figured out)."""
+    closed = {
+        item_key(_item_text(entry))
+        for entry in entries
+        if _item_text(entry)
+        and (entry.content.get("resolved") or entry.content.get("superseded_by"))
+    }
+    kept: list[dict[str, Any]] = []
+    for line in lines:
+        parts = SummaryParts.from_json(line.get("summary_parts"))
+        if parts is not None:
+            line = {**line, "summary_parts": parts.without(closed).to_json()}
+        kept.append(line)
+    return kept
+
+
+def _item_text(entry: ContinuityEntry) -> str:
+    if entry.entry_type not in ("open_question", "key_decision"):
+        return ""
+    return str(entry.content.get("question") or entry.content.get("decision") or "")
 
 
 def _tentative(content: Mapping[str, Any]) -> bool:

@@ -873,3 +873,41 @@ async def test_an_open_item_after_next_then_or_tomorrow_reaches_the_card(
     assert "Open: write the runbook" in resume, resume
     assert "Open: set up the nightly backups" in resume, resume
     assert "Open: send the load test numbers" not in resume, "Sam's work, not Ana's"
+
+
+async def test_a_summary_is_on_the_work_and_ends_on_where_it_stood_not_on_a_request(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The topic used to be what the user said of themselves ("Remember that I'm a
+    # backend developer.") and the ending their last request to the model.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Remember that I'm a backend developer.",
+        "Hi! I prefer short answers. Let's get the billing service ready for launch.",
+        "We decided to go with Postgres.",
+        "The schema has three tables now.",
+        "I still need to write the migration.",
+        "Can you check the numbers?",
+        "ok, more later",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == (
+        "On “Let's get the billing service ready for launch.” (7 messages). "
+        "Decided: go with Postgres. Open: write the migration. "
+        "Ended on “The schema has three tables now.”"
+    )
+
+
+async def test_a_summary_of_questions_alone_is_on_the_first_and_ends_on_none(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in ("How do I shard the invoices table?", "Could you show the hash function?"):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == "On “How do I shard the invoices table?” (2 messages)."

@@ -253,7 +253,7 @@ async def test_three_weeks_two_projects(
     cards = cards_in(await dev.say("website", "hi, back from vacation"))
     resume = cards["resume"]
     assert "Netlify" in resume and "Hugo" in resume
-    assert "Open: figure out the hosting" not in resume.replace("Figure", "figure")
+    assert "Open: figure out the hosting" not in resume.replace("Figure", "figure"), resume
     assert "MySQL" not in resume and "backups" in cards["recent_activity"]
     assert within_budgets(cards)
     clock.set(datetime(2026, 3, 17, 15, 0, tzinfo=UTC))
