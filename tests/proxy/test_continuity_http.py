@@ -911,3 +911,53 @@ async def test_a_summary_of_questions_alone_is_on_the_first_and_ends_on_none(
     status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
     assert status == 200, result
     assert result["summary"] == "On “How do I shard the invoices table?” (2 messages)."
+
+
+async def test_a_narrative_stating_a_corrected_decision_leaves_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The items were superseded, but the "Earlier (Mon)" line was the model's narrative
+    # of Monday and still said the billing service was on Postgres.
+    relay = await make_relay(relay_factory, clock)
+    ana = Person(relay, fake_upstream, clock)
+    sessions = (
+        (
+            ("Let's go with Postgres for the billing service.", "I still need the migration."),
+            {
+                "session_summary": "Chose Postgres for the billing service; the migration "
+                "is still to be written.",
+                "open_questions": [{"question": "Write the migration", "context": ""}],
+                "key_decisions": [{"decision": "Use Postgres for the billing service"}],
+                "work_phase": "drafting",
+            },
+        ),
+        (
+            ("Actually we're using MySQL for the billing service, not Postgres.",),
+            {
+                "session_summary": "Moved the billing service from Postgres to MySQL.",
+                "open_questions": [],
+                "key_decisions": [{"decision": "Use MySQL for the billing service"}],
+                "work_phase": "drafting",
+            },
+        ),
+        (
+            ("Sketched the invoice table for the billing service.",),
+            {
+                "session_summary": "Sketched the invoice table.",
+                "open_questions": [],
+                "key_decisions": [],
+                "work_phase": "drafting",
+            },
+        ),
+    )
+    for said, reply in sessions:
+        fake_upstream.synthesis_reply = json.dumps(reply)
+        for text in said:
+            await ana.say(text, after=timedelta(days=1))
+        status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+        assert status == 200 and result["mode"] == "llm_enriched", result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Last session (Fri): Sketched the invoice table." in resume, resume
+    assert "Earlier (Thu): Moved the billing service from Postgres to MySQL." in resume
+    assert "Chose Postgres" not in resume
+    assert "Decision: Use MySQL for the billing service" in resume
