@@ -13,7 +13,7 @@ import asyncio
 import logging
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -114,6 +114,11 @@ class _Extraction:
     summary_parts: SummaryParts | None = None
 
 
+# What runs once a session's capture is stored: the user's recent-activity rollup is
+# refreshed, so their other threads know of this work the same day, not the next night.
+AfterCapture = Callable[[Session, datetime], Awaitable[object]]
+
+
 class Capturer:
     """Captures sessions, one at a time per session."""
 
@@ -125,12 +130,14 @@ class Capturer:
         upstream: Upstream | None,
         *,
         model: str,
+        after_capture: AfterCapture | None = None,
     ) -> None:
         self._store = store
         self._settings = settings
         self._clock = clock
         self._upstream = upstream
         self._model = settings.synthesis_model or model
+        self._after_capture = after_capture
         self._locks: dict[str, asyncio.Lock] = {}
 
     @property
@@ -180,6 +187,8 @@ class Capturer:
         )
         await self._supersede(existing, entries)
         await rebuild_view(self._store, self._settings, session.work_context_id, now)
+        if self._after_capture is not None:
+            await self._after_capture(session, now)
         log.info(
             "captured session %s (%s, %s): %d entries",
             session_id,

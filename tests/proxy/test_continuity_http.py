@@ -961,3 +961,27 @@ async def test_a_narrative_stating_a_corrected_decision_leaves_the_card(
     assert "Earlier (Thu): Moved the billing service from Postgres to MySQL." in resume
     assert "Chose Postgres" not in resume
     assert "Decision: Use MySQL for the billing service" in resume
+
+
+async def test_a_second_agent_the_same_day_knows_of_the_mornings_work(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Tier 2 was refreshed only by the nightly job: an agent in another thread that
+    # afternoon was told nothing of the morning's work until the next day.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    billing = Person(relay, fake_upstream, clock, thread="billing")
+    ops = Person(relay, fake_upstream, clock, thread="ops")
+    for text in (
+        "Let's get the billing service ready for launch.",
+        "The invoice table is done.",
+        "ok, more later",
+    ):
+        await billing.say(text, after=timedelta(minutes=5))
+    clock.advance(timedelta(minutes=20))
+    assert [c["trigger"] for c in await tick(relay)] == ["idle_timeout"]
+    cards = cards_in(
+        await ops.block_for("Let's look at the deploy pipeline.", after=timedelta(hours=3))
+    )
+    activity = cards["recent_activity"]
+    assert "on the API ('billing')" in activity and "billing service ready" in activity, activity
+    assert "resume" not in cards
