@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from middleware.clock.source import Clock
+from middleware.continuity.agent_turns import is_compaction_turn
 from middleware.continuity.constellation import build_view
 from middleware.continuity.corrections import (
     corrected_index,
@@ -510,16 +511,18 @@ def captured(session: Session, message: StoredMessage) -> bool:
 
 
 def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
-    """The messages without the commands the relay answered itself and its answers to
-    them: "/recap" is not work on the context."""
+    """The messages without the commands the relay answered itself, the turns an agent
+    sent to compact its history (:func:`is_compaction_turn`), and the answers to either:
+    "/recap" and "create a summary of the conversation so far" are not work on the
+    context, and a summary the agent goes on from is its words, not the user's."""
     kept: list[StoredMessage] = []
-    after_command = False
+    left_out = False
     for message in messages:
         if message.role == "user":
-            after_command = message.command
-            if after_command:
+            left_out = message.command or is_compaction_turn(message.text)
+            if left_out:
                 continue
-        elif after_command:
+        elif left_out:
             continue
         kept.append(message)
     return kept

@@ -985,3 +985,46 @@ async def test_a_second_agent_the_same_day_knows_of_the_mornings_work(
     activity = cards["recent_activity"]
     assert "on the API ('billing')" in activity and "billing service ready" in activity, activity
     assert "resume" not in cards
+
+
+COMPACTION_REQUESTS = (
+    "Your task is to create a detailed summary of the conversation so far, paying close "
+    "attention to the user's explicit requests and your previous actions.",
+    "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for "
+    "another LLM that will resume the task.",
+    "Pre-compaction memory flush. Store durable memories now (use memory/2026-11-02.md; "
+    "create memory/ if needed). If nothing to store, reply with NO_REPLY.",
+)
+
+
+@pytest.mark.parametrize("request_text", COMPACTION_REQUESTS)
+async def test_an_agents_compaction_turns_are_not_the_users_words(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock, request_text: str
+) -> None:
+    # Back the next day with a full context, the agent first asks the model for a
+    # summary (or a memory flush) in a user message of its own, then sends the user's
+    # message after that summary in place of the history. Neither is what the user said,
+    # yet the session was "On 'Your task is to create a detailed summary …'".
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You help Ana."}]
+
+    async def send(messages: list[dict[str, Any]], text: str) -> None:
+        clock.advance(timedelta(minutes=2))
+        messages.append({"role": "user", "content": text})
+        messages.append((await ana.send(messages))["choices"][0]["message"])
+
+    for text in ("Let's get the billing service ready for launch.", "The invoice table is done."):
+        await send(history, text)
+    clock.advance(timedelta(days=1))
+    await send(history, request_text)
+    summary = (
+        "This session is being continued from a previous conversation. Summary: we "
+        "decided to go with Redis for caching; I still need to write the cache layer."
+    )
+    compacted = [history[0], {"role": "user", "content": summary}]
+    for text in ("The payments table needs a currency column.", "ok, more later"):
+        await send(compacted, text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == "On “The payments table needs a currency column.” (2 messages)."
