@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
 from middleware.clock.source import Clock
+from middleware.continuity.agent_turns import is_compaction_turn
 from middleware.continuity.constellation import build_view
 from middleware.continuity.corrections import (
     corrected_index,
@@ -29,12 +31,14 @@ from middleware.continuity.corrections import (
 from middleware.continuity.extract import (
     Extracted,
     ExtractTurn,
+    classify_sentence,
     extract_key_decisions,
     extract_open_questions,
     find_resolved,
     is_sign_off,
     is_terse_continuation,
     settled_later,
+    split_sentences,
 )
 from middleware.continuity.model import (
     UNLINKED_CONTEXT_PREFIX,
@@ -52,6 +56,7 @@ from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, sy
 from middleware.continuity.triggers import TriggerSettings, is_dirty
 from middleware.continuity.words import content_words, item_form
 from middleware.identity import thread_channel
+from middleware.memory.triggers import detect_memory
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
 
@@ -68,6 +73,8 @@ _NEEDS_DIRTY: frozenset[Trigger] = frozenset({"idle_timeout", "debounced_defocus
 # Share of a decision's content words a later session must use to count as coming back
 # to it (for promotion to a standing directive).
 _REFERENCE_OVERLAP = 0.6
+# A message that asks the model to do something ("can you check …", "please run …").
+_REQUEST = re.compile(r"^\W*(?:please\b|(?:can|could|would|will)\s+you\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,11 @@ class _Extraction:
     summary_parts: SummaryParts | None = None
 
 
+# What runs once a session's capture is stored: the user's recent-activity rollup is
+# refreshed, so their other threads know of this work the same day, not the next night.
+AfterCapture = Callable[[Session, datetime], Awaitable[object]]
+
+
 class Capturer:
     """Captures sessions, one at a time per session."""
 
@@ -119,12 +131,14 @@ class Capturer:
         upstream: Upstream | None,
         *,
         model: str,
+        after_capture: AfterCapture | None = None,
     ) -> None:
         self._store = store
         self._settings = settings
         self._clock = clock
         self._upstream = upstream
         self._model = settings.synthesis_model or model
+        self._after_capture = after_capture
         self._locks: dict[str, asyncio.Lock] = {}
 
     @property
@@ -174,6 +188,8 @@ class Capturer:
         )
         await self._supersede(existing, entries)
         await rebuild_view(self._store, self._settings, session.work_context_id, now)
+        if self._after_capture is not None:
+            await self._after_capture(session, now)
         log.info(
             "captured session %s (%s, %s): %d entries",
             session_id,
@@ -495,16 +511,18 @@ def captured(session: Session, message: StoredMessage) -> bool:
 
 
 def conversation_only(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
-    """The messages without the commands the relay answered itself and its answers to
-    them: "/recap" is not work on the context."""
+    """The messages without the commands the relay answered itself, the turns an agent
+    sent to compact its history (:func:`is_compaction_turn`), and the answers to either:
+    "/recap" and "create a summary of the conversation so far" are not work on the
+    context, and a summary the agent goes on from is its words, not the user's."""
     kept: list[StoredMessage] = []
-    after_command = False
+    left_out = False
     for message in messages:
         if message.role == "user":
-            after_command = message.command
-            if after_command:
+            left_out = message.command or is_compaction_turn(message.text)
+            if left_out:
                 continue
-        elif after_command:
+        elif left_out:
             continue
         kept.append(message)
     return kept
@@ -514,20 +532,34 @@ def templated_summary(
     messages: Sequence[StoredMessage], questions: Sequence[_Item], decisions: Sequence[_Item]
 ) -> SummaryParts | None:
     """Deterministic mode's session summary, whose text is within :data:`SUMMARY_MAX`
-    characters: what the session was on (its first message with substance), what it
-    decided, what it left open and where it ended; the later parts give way first when
-    space runs out."""
+    characters: what the session was on, what it decided, what it left open and where it
+    ended; the later parts give way first when space runs out.
+
+    The topic is the first user message about the work (:func:`_about_the_work`): not
+    what the user told about themselves ("remember that I'm a backend developer" is the
+    living memory card's), nor "ok" or "talk later"; the first plain statement among
+    them when there is one, not an item (listed as decided or open anyway) or a
+    question. The ending is the last plain statement ("the migration is written"): not
+    a question or a request to the model ("can you check the numbers?" says nothing of
+    where the work stood), and none when it is the topic.
+    """
     said = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
     if not said:
         return None
-    substantive = [text for text in said if _substantive(text)] or said
-    topic, last = substantive[0], substantive[-1]
+    work = [part for part in map(_about_the_work, said) if part]
+    # Plain statements, not an item the summary lists anyway nor a question: what the
+    # session was about ("Let's get the billing service ready") and where it stood.
+    plain = [part for part in work if _states(part) and not _is_item(part)]
+    topic = (plain or work or said)[0]
+    last = plain[-1] if plain else None
+    if last is not None and _folded(last) == _folded(topic):
+        last = None
     parts = SummaryParts(
         topic,
         len(said),
         decided=tuple(d.text for d in decisions[-2:]),
         open=tuple(q.text for q in questions[-2:]),
-        ended=None if " ".join(last.split()) == " ".join(topic.split()) else last,
+        ended=last,
     )
     for shorter in (
         replace(parts, ended=None),
@@ -538,6 +570,36 @@ def templated_summary(
             break
         parts = shorter
     return parts
+
+
+def _about_the_work(text: str) -> str | None:
+    """The part of a user message about the work, from its first such sentence on: none
+    for "ok", "let's continue" or "talk later"; a greeting ("Hi!") and what the user says
+    of themselves for living memory ("Remember that I'm a backend developer.") are read
+    past."""
+    if not _substantive(text):
+        return None
+    sentences = split_sentences(text)
+    for index, sentence in enumerate(sentences):
+        if len(content_words(sentence)) >= 2 and not detect_memory(sentence):
+            rest = " ".join(sentences[index:])
+            return rest if _substantive(rest) else None
+    return None
+
+
+def _states(text: str) -> bool:
+    """Whether ``text`` ends on a statement, not a question or a request to the model."""
+    last = split_sentences(text)[-1]
+    return not last.rstrip().endswith("?") and _REQUEST.match(last) is None
+
+
+def _is_item(text: str) -> bool:
+    """Whether ``text`` says an open item or decision, which the summary lists as such."""
+    return any(classify_sentence(sentence) for sentence in split_sentences(text))
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _substantive(text: str) -> bool:

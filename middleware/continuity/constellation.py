@@ -13,8 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.cards.content import CardItem, ResumeContent, SessionLine
+from middleware.continuity.corrections import still_states
 from middleware.continuity.model import STANDING_DECISION_PREFIX, ContinuityEntry, WorkContext
-from middleware.continuity.summary import SummaryParts
+from middleware.continuity.summary import SummaryParts, item_key
 
 MAX_OPEN_QUESTIONS = 10
 MAX_KEY_DECISIONS = 5
@@ -101,7 +102,7 @@ def build_view(
         elif entry.entry_type == "work_phase_change":
             phase = str(content.get("new_phase") or "unknown")
     window = effective_window(max_window, sessions_in_last_30_days)
-    newest_first = list(reversed(history.values()))
+    newest_first = _without_what_changed(list(reversed(history.values())), entries)
     return {
         "work_context_id": context.work_context_id,
         # A thread's own context is named after its key, which is for the relay, not the
@@ -114,6 +115,46 @@ def build_view(
         "active_work_phase": phase,
         "built_at": built_at.isoformat(),
     }
+
+
+def _without_what_changed(
+    lines: list[dict[str, Any]], entries: Sequence[ContinuityEntry]
+) -> list[dict[str, Any]]:
+    """Session lines as true now: a deterministic summary without the items since
+    resolved or replaced ("Open: figure out the hosting" once it is figured out), and no
+    summary captured before a correction that still states what it corrected ("Chose
+    Postgres …" after "actually we're using MySQL"): an LLM's narrative cannot be cut
+    into items, and a line naming the old decision would put it back on the card."""
+    by_id = {entry.entry_id: entry for entry in entries}
+    closed: set[str] = set()
+    corrected: list[tuple[str, str, datetime]] = []  # old text, new text, when replaced
+    for entry in entries:
+        text = _item_text(entry)
+        if not text or not (entry.content.get("resolved") or entry.content.get("superseded_by")):
+            continue
+        closed.add(item_key(text))
+        replacing = by_id.get(str(entry.content.get("superseded_by") or ""))
+        if replacing is not None and _item_text(replacing):
+            corrected.append((text, _item_text(replacing), replacing.captured_at))
+    kept: list[dict[str, Any]] = []
+    for line in lines:
+        parts = SummaryParts.from_json(line.get("summary_parts"))
+        if parts is not None:
+            parts = parts.without(closed)
+            line = {**line, "summary_parts": parts.to_json()}
+        text = parts.text() if parts is not None else str(line["summary"])
+        captured_at = datetime.fromisoformat(line["captured_at"])
+        if not any(
+            captured_at < when and still_states(text, old, new) for old, new, when in corrected
+        ):
+            kept.append(line)
+    return kept
+
+
+def _item_text(entry: ContinuityEntry) -> str:
+    if entry.entry_type not in ("open_question", "key_decision"):
+        return ""
+    return str(entry.content.get("question") or entry.content.get("decision") or "")
 
 
 def _tentative(content: Mapping[str, Any]) -> bool:

@@ -88,6 +88,27 @@ def restates(candidate: str, correction: str, corrected: str) -> bool:
     return bool((_values(correction) - content_words(corrected)) & content_words(candidate))
 
 
+# "not Postgres", "instead of Friday": what a correction turns away from, not what it brings.
+_TURNED_AWAY = re.compile(
+    r"\b(?:not|instead\s+of|rather\s+than|no\s+longer)\s+(?:the\s+|a\s+|an\s+)?[\w'’-]+",
+    re.IGNORECASE,
+)
+
+
+def still_states(text: str, corrected: str, correction: str) -> bool:
+    """Whether ``text`` (a session's summary) states ``corrected`` as it was before
+    ``correction`` replaced it: it names a word the correction dropped ("Postgres" of "use
+    Postgres" → "actually we're using MySQL, not Postgres") and none it brought ("MySQL").
+    "Switched from Postgres to MySQL" states the change, not the old item; when the two
+    differ in no word, nothing can tell, and ``text`` is taken not to state it."""
+    brought_text = _TURNED_AWAY.sub(" ", correction)
+    old, new = content_words(corrected), content_words(brought_text)
+    gone = old - new
+    brought = (_values(brought_text) - old) or (new - old)
+    said = content_words(text)
+    return bool(gone & said) and not (brought & said)
+
+
 def names_a_value(text: str) -> bool:
     """Whether ``text`` names a value (a weekday or month, a number, a capitalised name):
     "the report is due Monday" does, "the weather is fine" does not."""

@@ -126,6 +126,19 @@ _FILLER = _re(
     r"^(?:(?:ok(?:ay)?|alright|all\s+right|right|so|well|anyways?|k+|cool|yeah|yep|yup"
     r"|hey|hmm+|um+|uh+|and|also|now|oh|honestly|great|perfect|fine|got\s+it)\b[\s,!.:;—–-]*)+"
 )
+# When a plan is for, said before its subject: "Tomorrow I need to …" is the item "… tomorrow".
+_DAY_OPENER = (
+    r"today|tomorrow|tonight|this\s+(?:morning|afternoon|evening|week|weekend)"
+    r"|next\s+(?:week|month)|on\s+\w+day"
+)
+# Where a plan sits in a sequence or in time, before its subject: "Next I still need to
+# …", "Then, we decided …", "After that I have to …", "Tomorrow I need to …". Read past
+# like filler; the clause is also tried whole, so "next step is to …" keeps its words.
+_SEQUENCE = _re(
+    rf"^(?:(?:and\s+)?(?:(?P<day>{_DAY_OPENER})|next\s+time|then|next|after\s+(?:that|this)"
+    r"|afterwards|first(?:\s+of\s+all)?|firstly|second(?:ly)?|third(?:ly)?|finally|lastly"
+    r"|later(?:\s+on)?|meanwhile|in\s+the\s+meantime|before\s+that)\b[\s,:;—–-]*)+"
+)
 # Conditionals, reported speech and stories: neither questions nor decisions of the user.
 _REJECT = _re(
     r"^\s*(?:if|unless|when|whenever|suppose|supposing|imagine|what\s+if|in\s+case|once\s+upon)"
@@ -537,21 +550,21 @@ def _classify(
     if role != "user":
         return None
     sentence = " ".join(sentence.replace("’", "'").replace("‘", "'").split())
-    if not sentence or _REJECT.search(_FILLER.sub("", sentence, count=1)):
+    if not sentence or _REJECT.search(_lead_off(sentence)):
         return None
     question = sentence.endswith("?")
     if not question and not _HEDGE.search(sentence):
-        for clause in _clauses(sentence):
+        for clause, day in _clauses(sentence):
             for rule in _DECISION_RULES:
                 match = rule.pattern.match(clause)
-                if match and (text := _clean(match["item"])):
+                if match and (text := _clean(_dated(match["item"], day))):
                     return "key_decision", text, rule.confidence
-    for clause in _clauses(sentence):
+    for clause, day in _clauses(sentence):
         for rule in _QUESTION_RULES:
             if question and not rule.question_ok:
                 continue
             match = rule.pattern.match(clause)
-            if match and (text := _clean(match["item"], question=question)):
+            if match and (text := _clean(_dated(match["item"], day), question=question)):
                 # "Open: if the venue is free" reads as half a sentence; "whether" does not.
                 return "open_question", _OPEN_IF.sub("whether", text, count=1), rule.confidence
     return None
@@ -560,7 +573,7 @@ def _classify(
 def _is_open_user_question(sentence: str, last: bool) -> bool:
     """A real question about the work: not phatic, not a short aside, and not a request
     to the assistant unless the assistant hedged on it (``last`` is false)."""
-    sentence = _FILLER.sub("", sentence.strip(), count=1)
+    sentence = _lead_off(sentence.strip())
     if not sentence.endswith("?") or len(sentence.split()) < 3:
         return False
     if _PHATIC.search(sentence) or _REJECT.search(sentence):
@@ -585,13 +598,34 @@ def _sentences(text: str) -> Iterator[str]:
         yield text[start:].strip()
 
 
-def _clauses(sentence: str) -> Iterator[str]:
-    """The sentence from each clause start on, leading filler ("ok so, …") skipped."""
+def _clauses(sentence: str) -> Iterator[tuple[str, str | None]]:
+    """The sentence from each clause start on, leading filler ("ok so, …") skipped, and
+    again without a sequence opener ("next", "after that", "tomorrow") when it has one;
+    each with the day that opener named ("tomorrow"), if any."""
     starts = [0] + [m.end() for m in _CLAUSE_START.finditer(sentence)]
     for start in starts:
         rest = _FILLER.sub("", sentence[start:], count=1)
         if rest:
-            yield rest
+            yield rest, None
+        opener = _SEQUENCE.match(rest)
+        if opener is not None and (opened := _FILLER.sub("", rest[opener.end() :], count=1)):
+            yield opened, opener["day"]
+
+
+def _lead_off(text: str) -> str:
+    """``text`` without its leading filler and sequence opener ("ok, then …", "oh and
+    next, …"): where the clause's subject starts."""
+    text = _FILLER.sub("", text, count=1)
+    return _FILLER.sub("", _SEQUENCE.sub("", text, count=1), count=1)
+
+
+def _dated(item: str, day: str | None) -> str:
+    """``item`` with the day its sentence opened on put back at its end ("email Sam." →
+    "email Sam tomorrow"), so the card still says when."""
+    if day is None:
+        return item
+    day = " ".join(day.split())
+    return f"{item.rstrip(' .!,;:…')} {day[0].lower()}{day[1:]}"
 
 
 def _clean(item: str, question: bool = False) -> str:

@@ -19,10 +19,11 @@ from middleware.clock.source import Clock
 from middleware.clock.zones import get_zone
 from middleware.continuity.background import Background
 from middleware.continuity.capture import CaptureOutcome, Capturer, rebuild_view
-from middleware.continuity.model import Trigger
+from middleware.continuity.model import Session, Trigger
 from middleware.continuity.nightly import (
     NightlyReport,
     housekeep,
+    refresh_rollup,
     run_nightly,
     trigger_settings,
 )
@@ -70,10 +71,23 @@ class ContinuityService:
         self.store = store
         self.settings = settings
         self.clock = clock
-        self.capturer = Capturer(store, settings.continuity, clock, upstream, model=model)
+        self.capturer = Capturer(
+            store,
+            settings.continuity,
+            clock,
+            upstream,
+            model=model,
+            after_capture=self._refresh_rollup,
+        )
         self.background = Background()
         self._loop_task: asyncio.Task[None] | None = None
         self._tick_lock = asyncio.Lock()
+
+    async def _refresh_rollup(self, session: Session, now: datetime) -> None:
+        """Tier 2 of the user's other threads shows this session's work from now on
+        (spec 001 §6.2), not from the next nightly run."""
+        if self.settings.cards.enabled:
+            await refresh_rollup(self.store, self.settings.cards, session.speaker_key, now)
 
     async def capture_thread(
         self, thread_key: str, trigger: Trigger = "manual_request"

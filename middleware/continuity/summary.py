@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 ELLIPSIS = "…"
@@ -37,9 +37,16 @@ class SummaryParts:
 
     def text(self, leave_out: Collection[str] = ()) -> str:
         """The summary as one line, without the items whose :func:`item_key` is in
-        ``leave_out`` (a list left empty is left out whole)."""
+        ``leave_out`` (a list left empty is left out whole, and a topic that states one
+        of them is left out for the message count alone)."""
         count = f"{self.messages} message{'s' if self.messages != 1 else ''}"
-        parts = [f"On “{snippet(self.topic, _TOPIC_CHARS)}” ({count})"]
+        # A topic that is itself an item left out ("Let's go with Postgres" beside
+        # "Decision: go with Postgres") would say it twice: the count stands alone.
+        topic = item_key(self.topic)
+        if any(re.search(rf"(?<!\w){re.escape(key)}(?!\w)", topic) for key in leave_out if key):
+            parts = [count]
+        else:
+            parts = [f"On “{snippet(self.topic, _TOPIC_CHARS)}” ({count})"]
         for label, items in (("Decided", self.decided), ("Open", self.open)):
             kept = [snippet(item, _ITEM_CHARS) for item in items if item_key(item) not in leave_out]
             if kept:
@@ -47,6 +54,15 @@ class SummaryParts:
         if self.ended is not None:
             parts.append(f"Ended on “{snippet(self.ended, _ENDED_CHARS)}”")
         return " ".join(part if _ENDS_SENTENCE.search(part) else f"{part}." for part in parts)
+
+    def without(self, keys: Collection[str]) -> SummaryParts:
+        """These parts without the decided and open items whose :func:`item_key` is in
+        ``keys`` (items since resolved or replaced)."""
+        return replace(
+            self,
+            decided=tuple(item for item in self.decided if item_key(item) not in keys),
+            open=tuple(item for item in self.open if item_key(item) not in keys),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -854,6 +854,182 @@ async def test_a_habit_taken_up_again_and_drink_given_up_keep_the_card_true(
     assert "Quit smoking" not in memory and "social drinker" not in memory, memory
 
 
+async def test_an_open_item_after_next_then_or_tomorrow_reaches_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "Next I still need to …" used to be missed while "I still need to …" was caught.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the billing service ready for launch.",
+        "Next I still need to set up the nightly backups.",
+        "After that I need to write the runbook.",
+        "Then Sam still needs to send the load test numbers.",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Open: write the runbook" in resume, resume
+    assert "Open: set up the nightly backups" in resume, resume
+    assert "Open: send the load test numbers" not in resume, "Sam's work, not Ana's"
+
+
+async def test_a_summary_is_on_the_work_and_ends_on_where_it_stood_not_on_a_request(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The topic used to be what the user said of themselves ("Remember that I'm a
+    # backend developer.") and the ending their last request to the model.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Remember that I'm a backend developer.",
+        "Hi! I prefer short answers. Let's get the billing service ready for launch.",
+        "We decided to go with Postgres.",
+        "The schema has three tables now.",
+        "I still need to write the migration.",
+        "Can you check the numbers?",
+        "ok, more later",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == (
+        "On “Let's get the billing service ready for launch.” (7 messages). "
+        "Decided: go with Postgres. Open: write the migration. "
+        "Ended on “The schema has three tables now.”"
+    )
+
+
+async def test_a_summary_of_questions_alone_is_on_the_first_and_ends_on_none(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in ("How do I shard the invoices table?", "Could you show the hash function?"):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == "On “How do I shard the invoices table?” (2 messages)."
+
+
+async def test_a_narrative_stating_a_corrected_decision_leaves_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The items were superseded, but the "Earlier (Mon)" line was the model's narrative
+    # of Monday and still said the billing service was on Postgres.
+    relay = await make_relay(relay_factory, clock)
+    ana = Person(relay, fake_upstream, clock)
+    sessions = (
+        (
+            ("Let's go with Postgres for the billing service.", "I still need the migration."),
+            {
+                "session_summary": "Chose Postgres for the billing service; the migration "
+                "is still to be written.",
+                "open_questions": [{"question": "Write the migration", "context": ""}],
+                "key_decisions": [{"decision": "Use Postgres for the billing service"}],
+                "work_phase": "drafting",
+            },
+        ),
+        (
+            ("Actually we're using MySQL for the billing service, not Postgres.",),
+            {
+                "session_summary": "Moved the billing service from Postgres to MySQL.",
+                "open_questions": [],
+                "key_decisions": [{"decision": "Use MySQL for the billing service"}],
+                "work_phase": "drafting",
+            },
+        ),
+        (
+            ("Sketched the invoice table for the billing service.",),
+            {
+                "session_summary": "Sketched the invoice table.",
+                "open_questions": [],
+                "key_decisions": [],
+                "work_phase": "drafting",
+            },
+        ),
+    )
+    for said, reply in sessions:
+        fake_upstream.synthesis_reply = json.dumps(reply)
+        for text in said:
+            await ana.say(text, after=timedelta(days=1))
+        status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+        assert status == 200 and result["mode"] == "llm_enriched", result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Last session (Fri): Sketched the invoice table." in resume, resume
+    assert "Earlier (Thu): Moved the billing service from Postgres to MySQL." in resume
+    assert "Chose Postgres" not in resume
+    assert "Decision: Use MySQL for the billing service" in resume
+
+
+async def test_a_second_agent_the_same_day_knows_of_the_mornings_work(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Tier 2 was refreshed only by the nightly job: an agent in another thread that
+    # afternoon was told nothing of the morning's work until the next day.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    billing = Person(relay, fake_upstream, clock, thread="billing")
+    ops = Person(relay, fake_upstream, clock, thread="ops")
+    for text in (
+        "Let's get the billing service ready for launch.",
+        "The invoice table is done.",
+        "ok, more later",
+    ):
+        await billing.say(text, after=timedelta(minutes=5))
+    clock.advance(timedelta(minutes=20))
+    assert [c["trigger"] for c in await tick(relay)] == ["idle_timeout"]
+    cards = cards_in(
+        await ops.block_for("Let's look at the deploy pipeline.", after=timedelta(hours=3))
+    )
+    activity = cards["recent_activity"]
+    assert "on the API ('billing')" in activity and "billing service ready" in activity, activity
+    assert "resume" not in cards
+
+
+COMPACTION_REQUESTS = (
+    "Your task is to create a detailed summary of the conversation so far, paying close "
+    "attention to the user's explicit requests and your previous actions.",
+    "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for "
+    "another LLM that will resume the task.",
+    "Pre-compaction memory flush. Store durable memories now (use memory/2026-11-02.md; "
+    "create memory/ if needed). If nothing to store, reply with NO_REPLY.",
+)
+
+
+@pytest.mark.parametrize("request_text", COMPACTION_REQUESTS)
+async def test_an_agents_compaction_turns_are_not_the_users_words(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock, request_text: str
+) -> None:
+    # Back the next day with a full context, the agent first asks the model for a
+    # summary (or a memory flush) in a user message of its own, then sends the user's
+    # message after that summary in place of the history. Neither is what the user said,
+    # yet the session was "On 'Your task is to create a detailed summary …'".
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You help Ana."}]
+
+    async def send(messages: list[dict[str, Any]], text: str) -> None:
+        clock.advance(timedelta(minutes=2))
+        messages.append({"role": "user", "content": text})
+        messages.append((await ana.send(messages))["choices"][0]["message"])
+
+    for text in ("Let's get the billing service ready for launch.", "The invoice table is done."):
+        await send(history, text)
+    clock.advance(timedelta(days=1))
+    await send(history, request_text)
+    summary = (
+        "This session is being continued from a previous conversation. Summary: we "
+        "decided to go with Redis for caching; I still need to write the cache layer."
+    )
+    compacted = [history[0], {"role": "user", "content": summary}]
+    for text in ("The payments table needs a currency column.", "ok, more later"):
+        await send(compacted, text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == "On “The payments table needs a currency column.” (2 messages)."
+
+
 async def test_a_corrected_fact_said_again_plainly_is_the_same_fact_said_again(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

@@ -149,6 +149,25 @@ def test_the_session_line_leaves_out_the_items_the_card_shows_on_their_own() -> 
     assert card.count("export format") == card.count("every customer") == 1
 
 
+def test_a_topic_that_is_an_item_the_card_shows_is_not_said_twice() -> None:
+    # "On “Let's go with Postgres …”" beside "Decision: go with Postgres …" said it twice
+    # and cost the session line its place under the 120-token cap.
+    parts = SummaryParts(
+        "Let's go with Postgres for the billing service.",
+        4,
+        ended="The migration is written.",
+    )
+    content = ResumeContent(
+        "",
+        "drafting",
+        session_history=(SessionLine(parts.text(), NOW - timedelta(hours=20), parts),),
+        key_decisions=(CardItem("go with Postgres for the billing service", tentative=True),),
+    )
+    (card,) = render(content, budget=CardBudget()).cards
+    assert "Last session (Tue): 4 messages. Ended on “The migration is written.”\n" in card
+    assert card.count("Postgres") == 1
+
+
 def test_a_summary_stored_without_parts_is_shown_as_it_is() -> None:
     # An LLM summary, or a deterministic one stored before parts were kept.
     summary = "On “the March invoices” (2 messages). Decided: use the new template."

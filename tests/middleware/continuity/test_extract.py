@@ -464,3 +464,53 @@ def test_item_form_ignores_wording_but_not_negation() -> None:
     assert item_form("Who reviews the draft?") == item_form("who reviews the draft")
     assert item_form("Do not ship the beta") != item_form("Ship the beta")
     assert item_form("Is it?") == "is it"  # stopwords only: folded as it is
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "item"),
+    [
+        (
+            "Next I still need to set up the nightly backups.",
+            "open_question",
+            "set up the nightly backups",
+        ),
+        ("Then I need to write the migration.", "open_question", "write the migration"),
+        ("After that, we still have to pick a venue.", "open_question", "pick a venue"),
+        ("And then I have yet to call the bank.", "open_question", "call the bank"),
+        ("Later on I need to fix the flaky tests.", "open_question", "fix the flaky tests"),
+        # A day the sentence opened on stays with the item.
+        ("Tomorrow I need to email Sam the deck.", "open_question", "email Sam the deck tomorrow"),
+        ("Next week we have to ship the beta.", "open_question", "ship the beta next week"),
+        ("Then we decided to go with Postgres.", "key_decision", "go with Postgres"),
+        ("On Friday we decided to ship.", "key_decision", "ship on Friday"),
+        # The whole clause is still tried: "next step" is not an opener here.
+        ("Next step is to draft the intro.", "open_question", "draft the intro"),
+    ],
+)
+def test_a_sequence_or_day_opener_does_not_hide_the_item(
+    sentence: str, kind: str, item: str
+) -> None:
+    assert classify_sentence(sentence) == kind
+    turns = [_user(sentence), _assistant("Noted.")]
+    found = (
+        extract_open_questions(turns) if kind == "open_question" else extract_key_decisions(turns)
+    )
+    assert _texts(found) == [item]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Next, do I still need to set up the backups?",  # a question
+        "Then Sam still needs to send the deck.",  # someone else's work
+        "After that my boss has to sign off.",
+        "Then I needed to write the migration.",  # done, in the past
+        "After that I had to redo the schema.",
+        "Then if we have time, I need to fix the docs.",  # a conditional
+        "Then she said I need to redo it.",  # reported speech
+        "Next, maybe we should go with Redis.",  # a hedge
+    ],
+)
+def test_a_sequence_opener_lets_no_non_item_through(sentence: str) -> None:
+    assert classify_sentence(sentence) is None
+    assert extract_open_questions([_user(sentence), _assistant("Sure.")]) == []
