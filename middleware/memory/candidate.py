@@ -30,12 +30,15 @@ class MemoryCandidate:
     :mod:`middleware.memory.triggers`); ``replaces_kind`` when it supersedes every earlier
     fact of its kind (a person has one name); ``retire_only`` when it says only that a
     remembered fact no longer holds ("my dog Rex died", "we broke up"): what it supersedes
-    is retired and ``text``, which names what ended, is not kept."""
+    is retired and ``text``, which names what ended, is not kept; ``denies`` (with
+    ``retire_only``) when it says ``text`` is not true of them ("I'm not vegan" → "Is
+    vegan"): that remembered fact is retired, nothing else."""
 
     kind: MemoryKind
     text: str
     replaces_kind: bool = False
     retire_only: bool = False
+    denies: bool = False
 
 
 # Words that may follow "call me" or "my wife is called" without being a name.
@@ -57,6 +60,13 @@ _CONTRAST = re.compile(
     r"\s+\S.*$",
     re.IGNORECASE,
 )
+# An aside that is not the fact: ", by the way", ", btw", ", as you know", ", which is …".
+_ASIDE = re.compile(
+    r"(?:,\s*|\s+)(?:by\s+the\s+way|btw|fyi|for\s+the\s+record|as\s+you\s+(?:know|may\s+know)"
+    r"|as\s+i\s+(?:said|mentioned)|if\s+you\s+(?:must\s+know|remember)|too|as\s+well|also)"
+    r"(?=[\s,.!;:…—–-]*$|\s*,)|,\s*which\s+\S.*$",
+    re.IGNORECASE,
+)
 _WHEN_TRUE = re.compile(
     r"(?:[\s,]+(?:(?:just\s+)?now|these\s+days|nowadays|at\s+the\s+moment))+$", re.IGNORECASE
 )
@@ -65,8 +75,10 @@ _WHEN_TRUE = re.compile(
 def plain(clause: str) -> str:
     """``clause`` as the fact it states, in the words saying it again plainly would use:
     "I'm vegetarian now, not vegan" → "I'm vegetarian", "I live in Lisbon these days" →
-    "I live in Lisbon", so that the two are one fact said twice (spec 003 §8)."""
+    "I live in Lisbon", "I'm a nurse, by the way" → "I'm a nurse", so that the two are one
+    fact said twice (spec 003 §8)."""
     clause = TRAILING.sub("", clause.strip())
+    clause = TRAILING.sub("", _ASIDE.sub("", clause))
     clause = TRAILING.sub("", _CONTRAST.sub("", clause))
     return TRAILING.sub("", _WHEN_TRUE.sub("", clause)) or clause
 

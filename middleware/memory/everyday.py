@@ -195,9 +195,11 @@ _NAMES = r"[\w'-]+(?:(?:\s*,\s*|,?\s+and\s+)[\w'-]+)*"
 _CAPITALISED = r"(?!(?:I|Is)\b)[A-Z][a-z'-]+"
 _CAPITALISED_NAMES = rf"(?-i:{_CAPITALISED}(?:(?:\s*,\s*|,?\s+and\s+){_CAPITALISED})*)"
 _PETS = rf"(?:puppies|bunnies|{PET}s?)"
-# "I have two cats called Mia and Leo", "I have two cats, Mia and Leo", "I own a dog".
+# "I have two cats called Mia and Leo", "We have two cats, Mia and Leo" (a household's
+# pets are theirs too), "I own a dog", "we've got a dog".
 _HAVE_PETS = _re(
-    rf"i\s+(?:have|own)\s+(?P<count>an?|one|two|three|four|five|\d+)\s+(?P<pet>{_PETS})"
+    r"(?:i|we)\s*(?:'\s*ve\s+got|\s+have\s+got|\s+have|\s+own)\s+"
+    rf"(?P<count>an?|one|two|three|four|five|\d+)\s+(?P<pet>{_PETS})"
     rf"(?:\s+(?:called|named)\s+(?P<names>{_NAMES})"
     rf"|\s*,\s*(?P<names2>{_CAPITALISED_NAMES}))?\W*$"
 )

@@ -23,6 +23,7 @@ from middleware.memory.everyday import (
     pets_text,
     singular_pet,
 )
+from middleware.memory.languages import languages_left
 from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER
 
 __all__ = ["is_about", "still_stands", "supersedes"]
@@ -330,8 +331,14 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     back again the other way), an allergy outgrown ends that allergy alone ("Is no
     longer allergic to cats"), and a pet that died or a partner broken up with ends
     the fact naming them ("Their dog Rex died", "Broke up with Sam"). The same text is
-    not superseded, only kept."""
+    not superseded, only kept. A denial ("I'm not vegan", "that's wrong, I don't live in
+    Berlin") retires the fact it denies, and a list of languages spoken retires the one
+    it names again (what it does not name stands, :func:`still_stands`)."""
+    if candidate.denies:
+        return _denied(candidate.text, earlier)
     if _contradicts(candidate, earlier) or _left_home(candidate, earlier):
+        return True
+    if languages_left(candidate, earlier) is not None:
         return True
     if candidate.retire_only:
         return _gone(candidate, earlier)
@@ -355,11 +362,35 @@ def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
     if candidate.retire_only:
         left = _pets_left(candidate.text, earlier)
         return left[0] if left else None
+    languages = languages_left(candidate, earlier)
+    if languages is not None:
+        return languages or None
     match = _JOB_AT_RE.match(earlier)
     if match is None or _JOB_AT_RE.match(candidate.text):
         return None
     job = match["job"]
     return job[:1].upper() + job[1:]
+
+
+# Where they live or work, and what: "Lives in Berlin", "Works at Acme".
+_PLACE_OF = _re(
+    r"^(?:(?:now\s+)?(?:lives|works|is\s+(?:now\s+)?(?:based|living|working))"
+    r"|(?:has\s+)?(?:(?:just|recently|finally)\s+)?moved)"
+    r"\s+(?:in|near|on|at|for|out\s+of|to)\s+(?P<what>.+)$"
+)
+
+
+def _denied(denied: str, earlier: str) -> bool:
+    """Whether ``earlier`` is the fact ``denied`` says is not true of them: the same text
+    ("Is vegan"), or where they live or work said another way ("Lives in Berlin" denies
+    "Is based in Berlin" and "Moved to Berlin")."""
+    if _folded(denied) == _folded(earlier):
+        return True
+    new, old = _topic(denied), _topic(earlier)
+    if new is None or old is None or new[0] != old[0]:
+        return False
+    what, had = _PLACE_OF.match(denied), _PLACE_OF.match(earlier)
+    return what is not None and had is not None and _folded(what["what"]) == _folded(had["what"])
 
 
 def _folded(text: str) -> str:

@@ -80,6 +80,7 @@ from middleware.memory.everyday import (
     names_a_business,
     stated_diet,
 )
+from middleware.memory.languages import LANGUAGES_SAID, spoken_languages
 from middleware.memory.voice import imperative, third_person
 
 __all__ = ["detect_forgetting", "detect_memory", "stated_memory"]
@@ -96,7 +97,7 @@ def _re(pattern: str) -> re.Pattern[str]:
 # the text as the user wrote it). A bare "morning" or "evening" greets only when set off
 # by punctuation: "Morning runs are my thing", "Evening classes start soon" say nothing.
 _FILLER = _re(
-    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|btw|by\s+the\s+way|fyi|just|quick\s+note"
+    r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|honestly|btw|by\s+the\s+way|fyi|just|quick\s+note"
     r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy|these\s+days|nowadays"
     r"|good\s+(?:morning|afternoon|evening|day))\b|@\w[\w.]*"
     r"|(?:morning|afternoon|evening)(?=\s*[,!.:;—–-]))[\s,!.:;—–-]*)+"
@@ -223,6 +224,25 @@ _MOVE = _re(
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
 
+# How a denial or a correction may open: "that's wrong, …", "no, …", "actually, …".
+_GAINSAY = (
+    r"(?:(?:that|it|this)\s*(?:'\s*s|\s+is)\s+(?:(?:all|just)\s+)?(?:wrong|incorrect|outdated"
+    r"|not\s+(?:right|true|correct|so))|not\s+true|wrong|no|nope|actually)\s*[,.!:;—–-]*\s*"
+)
+# A sentence of their own, which may go on to another: "I …", "actually, I …".
+_OF_THEMSELVES = _re(rf"(?:{_GAINSAY})?i\b")
+# A remembered fact denied: "I'm not vegan (any more)", "that's wrong, I don't live in
+# Berlin", "no, I don't work at Acme". What follows "not" is read as the fact it denies
+# ("I'm vegan" → "Is vegan"); not something not yet true ("I don't live in Berlin yet").
+_DENIAL = _re(
+    rf"(?:{_GAINSAY})?"
+    r"(?!.*\byet\b)(?:i\s*(?:'\s*m|\s+am)\s+not\s+(?P<am>.+?)"
+    r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?"
+    # "I don't live in Berlin any more" is a move, kept as said (everyday "left").
+    r"|i\s+(?:don\s*'?\s*t|do\s+not)\s+(?P<do>(?:live|work)\s+(?:in|at|for|near|as|from)\s+"
+    r"(?!.*\bany\s?(?:more|longer)\W*$).+?))\W*$"
+)
+
 # "Please forget that I'm vegetarian": the body names a remembered fact to drop.
 _FORGET = _re(
     r"(?:please\s+|you\s+can\s+|just\s+)?(?:forget|stop\s+remembering)\s+(?:that|about)\s+"
@@ -241,9 +261,22 @@ _TRIGGERS = Gate(
     _PREFERENCE,
     _FACT,
     _MOVE,
+    _DENIAL,
+    LANGUAGES_SAID,
     *EVERYDAY_PATTERNS,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence ends at a full stop, a line break, or an emoticon or emoji between two
+# ("Leo passed away :( Mia misses him").
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+|\n+|\s*(?:[:;]-?[()DPp/]|[\U0001F300-\U0001FAFF\u2600-\u27BF])+\s+"
+)
+# Where a statement of their own goes on to another: "I live in Berlin, and I love it
+# there", "I'm a nurse but my husband is a chef".
+# "I'm not vegan, I'm vegetarian", "I live in Berlin and I love it", "I prefer short
+# answers, and please always …".
+_NEXT_CLAUSE = _re(
+    r"(?:,\s*|\s+)(?:and|but|so)\s+(?=(?:i|my|please)\b)|\s*[,;—–]\s*(?=i\b(?!\s+(?:think|guess|mean)\b))"
+)
 
 
 def detect_memory(
@@ -299,11 +332,34 @@ def _detect(text: str, in_group: bool = False, addressed: bool = False) -> list[
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
-        candidate = _asked_in_group(sentence, addressed) if in_group else _candidate(sentence)
-        if candidate is not None and (key := (candidate.kind, candidate.text.lower())) not in seen:
+        said = [_asked_in_group(sentence, addressed)] if in_group else _clauses(sentence)
+        for candidate in said:
+            if candidate is None or (key := (candidate.kind, candidate.text.lower())) in seen:
+                continue
             seen.add(key)
             found.append(candidate)
     return found
+
+
+def _clauses(sentence: str) -> list[MemoryCandidate | None]:
+    """What ``sentence`` states, one candidate for each statement it joins with "and",
+    "but" or "so" ("I live in Berlin, and I love it there": "Lives in Berlin", and a like
+    of nothing) when it opens with one of their own; else what the whole says ("My
+    girlfriend Ana and I split up"). Nothing from a sentence that as a whole is
+    hypothetical or reported speech ("if I lived in Lisbon and I had a dog")."""
+    whole = _FILLER.sub("", sentence, count=1)
+    opening = _OF_THEMSELVES.match(whole)
+    if opening is None:
+        return [_candidate(sentence)]
+    # Split after the opening: "actually, I'm not vegan, I'm vegetarian" is two, not three.
+    parts = _NEXT_CLAUSE.split(whole[opening.end() :])
+    parts[0] = whole[: opening.end()] + parts[0]
+    if len(parts) == 1 or _REJECT.search(whole):
+        return [_candidate(sentence)]
+    first = _candidate(parts[0])
+    if first is None:
+        return [_candidate(sentence)]
+    return [first, *(_candidate(part) for part in parts[1:])]
 
 
 def _sentences(text: str) -> Iterator[str]:
@@ -328,7 +384,7 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
         if match["fix"]:
             return _corrected(match["fix"])
         return made("correction", match["body"] or match["meant"], third_person)
-    return _statement(sentence, default=None)
+    return _statement(sentence, default=None) or _denied(sentence)
 
 
 def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
@@ -360,8 +416,11 @@ def _corrected(fix: str) -> MemoryCandidate | None:
     """A correction the user makes of themselves, in the words the fact it states is
     stored with ("actually, I'm vegetarian now, not vegan" → "Is vegetarian", "actually,
     I moved to Lisbon" → "Lives in Lisbon"), so that saying it again plainly later is the
-    same fact said again (spec 003 §8); "actually, my name is X" is a name."""
+    same fact said again (spec 003 §8); "actually, my name is X" is a name, and
+    "actually, I'm not vegan" denies "Is vegan"."""
     said = _statement(fix, default=None)
+    if said is None and (denied := _denied(fix)) is not None:
+        return denied
     if said is not None and said.kind == "name":
         return said
     if said is not None and said.kind == "fact" and not said.retire_only:
@@ -387,7 +446,7 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         return made("preference", match["pref"], third_person)
     # A fact is kept as said plainly: "I live in Lisbon now" is "Lives in Lisbon".
     clause = plain(clause)
-    diet = stated_diet(clause)
+    diet = stated_diet(clause) or spoken_languages(clause)
     if diet is not None:
         return diet
     match = _FACT.match(clause)
@@ -405,6 +464,18 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     if default is not None:
         return made(default, clause, third_person)
     return None
+
+
+def _denied(sentence: str) -> MemoryCandidate | None:
+    """The remembered fact ``sentence`` denies, to retire ("I'm not vegan" → "Is vegan",
+    ``denies``), when what it denies is a fact as it would be stated."""
+    match = _DENIAL.match(sentence)
+    if match is None:
+        return None
+    stated = _statement(f"I'm {match['am']}" if match["am"] else f"I {match['do']}", None)
+    if stated is None or stated.kind != "fact" or stated.retire_only:
+        return None
+    return MemoryCandidate("fact", stated.text, retire_only=True, denies=True)
 
 
 def _new_home(clause: str) -> MemoryCandidate | None:

@@ -1078,3 +1078,62 @@ async def test_a_partner_named_in_passing_is_remembered_and_a_business_partner_i
     await ana.say("I'm going to the cinema with my partner Dana tonight.", after=timedelta(days=1))
     memory = cards_in(await ana.block_for("hi", after=timedelta(days=1)))["living_memory"]
     assert "Their partner is called Dana" in memory and "Sam" not in memory, memory
+
+
+async def test_a_denial_of_a_remembered_fact_retires_it_and_others_words_do_not(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I live in Berlin. I'm vegan. I'm a nurse.")
+    for text in (
+        "I don't live in Berlin yet, but soon.",
+        "She doesn't live in Berlin.",
+        "don't I live in Berlin?",
+        "My boss isn't vegan.",
+        "I'm not vegan yet.",
+    ):
+        await ana.say(text, after=timedelta(days=1))
+    listing = await ana.say("/memory")
+    for kept in ("Lives in Berlin", "Is vegan", "Is a nurse"):
+        assert kept in listing, listing
+    await ana.say(
+        "That's wrong, I don't live in Berlin, I live in Potsdam.", after=timedelta(days=3)
+    )
+    await ana.say("I'm not vegan any more.", after=timedelta(days=2))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    assert "Lives in Potsdam" in memory and "Is a nurse" in memory, memory
+    assert "Berlin" not in memory and "vegan" not in memory, memory
+
+
+async def test_facts_said_in_passing_are_kept_plainly_with_household_pets_and_languages(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I live in Berlin, by the way, and I love it there.")
+    await ana.say("We have two cats, Mia and Leo.", after=timedelta(days=2))
+    await ana.say("I speak English, German and a bit of Spanish.", after=timedelta(days=2))
+    await ana.say("I speak to my boss every Monday. Do you speak German?")
+    await ana.say("Honestly I prefer short answers, and please always answer in English.")
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for said in (
+        "Lives in Berlin\n",
+        "Has two cats called Mia and Leo",
+        "Speaks English, German and a little Spanish",
+        "Prefers short answers\n",
+        "Always answer in English",
+    ):
+        assert said in memory, memory
+    assert "by the way" not in memory and "boss" not in memory, memory
+    # Weeks later: one cat gone (said between emoticons), the languages said again.
+    await ana.say("Leo passed away :( Mia misses him.", after=timedelta(days=20))
+    await ana.say("I speak English and German fluently.", after=timedelta(days=1))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for said in (
+        "Has a cat called Mia",
+        "Speaks fluent English and fluent German",
+        "Speaks a little Spanish",
+    ):
+        assert said in memory, memory
+    assert "Leo" not in memory, memory

@@ -381,3 +381,46 @@ async def test_a_pet_that_died_leaves_the_others_named_with_it(
     store: SqliteStore, messages: tuple[str, ...], kept: list[str]
 ) -> None:
     assert await remembered(store, *messages) == kept
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I live in Berlin. I'm vegan.", "That's wrong, I don't live in Berlin."), ["Is vegan"]),
+        (("I'm based in Berlin.", "No, I don't live in Berlin"), []),
+        (("I live in Berlin. I'm vegan.", "I'm not vegan any more."), ["Lives in Berlin"]),
+        (("I'm vegan.", "Actually, I'm not vegan."), []),
+        # Not theirs to deny, not yet true, or not what is remembered: all stand.
+        (("I live in Berlin.", "I don't live in Berlin yet."), ["Lives in Berlin"]),
+        (("I live in Berlin.", "She doesn't live in Berlin."), ["Lives in Berlin"]),
+        (("I'm vegan.", "I'm not vegetarian."), ["Is vegan"]),
+        (("I'm vegan.", "My boss isn't vegan."), ["Is vegan"]),
+    ],
+)
+async def test_a_denial_retires_the_fact_it_denies_and_stores_nothing(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (
+            ("I speak English and German.", "I speak English, German and a bit of Spanish."),
+            ["Speaks English, German and a little Spanish"],
+        ),
+        (
+            ("I speak English and German.", "I speak a little Japanese."),
+            ["Speaks English and German", "Speaks a little Japanese"],
+        ),
+        (
+            ("I speak English and German.", "I speak English and fluent French."),
+            ["Speaks German", "Speaks English and fluent French"],
+        ),
+    ],
+)
+async def test_languages_said_again_replace_only_the_ones_named_again(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept

@@ -263,8 +263,8 @@ def test_a_birthday_a_partner_an_allergy_or_a_new_job_is_a_fact(text: str, store
         "My husband is called away a lot.",
         "My wife is called Maria, she says.",
         "Imagine my wife is called Maria.",
-        # an allergy: denied, asked about, someone else's, supposed or in jest
-        "I'm not allergic to peanuts.",
+        # an allergy: asked about, someone else's, supposed or in jest (a denial retires
+        # one remembered: test_a_denial_names_the_remembered_fact_it_retires)
         "Are you allergic to peanuts?",
         "My son is allergic to peanuts.",
         "If I'm allergic to peanuts, what then?",
@@ -554,7 +554,6 @@ def test_a_pet_that_died_is_not_learned_as_one_they_have(text: str) -> None:
         "I went vegan for a month once.",
         "If I went vegan I'd miss cheese.",
         "I used to be vegan.",
-        "I'm not vegan.",
         # Breakups of others, not made, or not of a couple.
         "My sister broke up with Sam.",
         "She said we broke up.",
@@ -661,4 +660,94 @@ def test_a_partner_named_in_passing_in_a_personal_sentence_is_learned(text: str)
     ],
 )
 def test_a_partner_named_in_a_business_sentence_is_not_learned(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "denied"),
+    [
+        ("That's wrong, I don't live in Berlin.", "Lives in Berlin"),
+        ("No, I don't live in Berlin", "Lives in Berlin"),
+        ("I don't work at Acme.", "Works at Acme"),
+        ("I'm not vegan", "Is vegan"),
+        ("I'm not vegan any more.", "Is vegan"),
+        ("Actually, I'm not vegan.", "Is vegan"),
+        ("I'm not a teacher.", "Is a teacher"),
+        ("I'm not allergic to peanuts.", "Is allergic to peanuts"),
+    ],
+)
+def test_a_denial_names_the_remembered_fact_it_retires(text: str, denied: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", denied, retire_only=True, denies=True)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't live in Berlin yet.",
+        "I'm not vegan yet",
+        "don't I live in Berlin?",
+        "Don't I live in Berlin",
+        "She doesn't live in Berlin.",
+        "My boss isn't vegan.",
+        "I'm not sure.",
+        "I'm not a morning person.",
+        "If I'm not vegan, what then?",
+        "She said I'm not vegan.",
+    ],
+)
+def test_what_only_sounds_like_a_denial_denies_nothing(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("I live in Berlin, by the way, and I love it there.", ["Lives in Berlin"]),
+        ("I'm a teacher, by the way.", ["Is a teacher"]),
+        ("I work at Acme, which is a startup in Berlin.", ["Works at Acme"]),
+        ("I live in Lisbon but I work in Porto.", ["Lives in Lisbon", "Works in Porto"]),
+        ("I'm a nurse and I love coffee.", ["Is a nurse", "Loves coffee"]),
+        # Not split: the first part says nothing of its own, or the whole is supposed.
+        ("My wife and I broke up.", ["Broke up with their wife"]),
+        ("If I lived in Lisbon and I had a dog, I'd be happy.", []),
+        ("She said I live in Berlin and I'm lazy.", []),
+    ],
+)
+def test_a_fact_is_kept_without_an_aside_or_the_clause_after_it(
+    text: str, stored: list[str]
+) -> None:
+    assert [candidate.text for candidate in detect_memory(text)] == stored
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("We have two cats, Mia and Leo.", "Has two cats called Mia and Leo"),
+        ("We've got a dog called Rex.", "Has a dog called Rex"),
+        (
+            "I speak English, German and a bit of Spanish",
+            "Speaks English, German and a little Spanish",
+        ),
+        ("I speak French fluently.", "Speaks fluent French"),
+        ("I'm fluent in Italian.", "Speaks fluent Italian"),
+        ("I'm a native Spanish speaker.", "Speaks native Spanish"),
+        ("I also speak some Japanese.", "Speaks some Japanese"),
+    ],
+)
+def test_pets_a_household_has_and_languages_spoken_are_facts(text: str, stored: str) -> None:
+    assert detect_memory(text) == [MemoryCandidate("fact", stored)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I speak to my boss every Monday.",
+        "I speak for everyone here.",
+        "Do you speak German?",
+        "My sister speaks German.",
+        "If I spoke German, I'd move.",
+        "We have two options, A and B.",
+    ],
+)
+def test_what_only_sounds_like_a_language_or_pets_does_not_fire(text: str) -> None:
     assert detect_memory(text) == []
