@@ -242,7 +242,10 @@ ENGLISH = LanguagePatterns(
         _intent(r"(?:it\s*'?\s*s\s+)?time\s+to\s+(?P<act>.+)", "{act}", needs="activity"),
         _intent(rf"{_PLAN}\s+(?P<act>.+)", "{act}", "planned", "activity_or_later"),
         _intent(rf"(?:{_MUST})\s+(?P<act>.+)", "{act}", "planned", "day"),
-        _intent(rf"{_SUBJ}(?P<act>{_STEP_AWAY}.*)", "{act}", needs="activity_or_later", base=True),
+        # With what is stepped away for: a clocked "cooking" keeps its word.
+        _intent(
+            rf"{_SUBJ}(?P<act>{_STEP_AWAY}\s.+)", "{act}", needs="activity_or_later", base=True
+        ),
         _intent(rf"{_I}\s+{_JUST}(?P<act>{_ARRANGED}.*)", "{act}", needs="later", base=True),
     ),
     act_break=_re(

@@ -644,3 +644,7 @@ def test_saying_an_action_is_not_happening_cancels_it(text: str, activity: str) 
 )
 def test_a_cant_that_reports_no_failed_action_changes_nothing(text: str) -> None:
     assert detect_status_update(text) is None
+
+
+def test_a_clocked_bare_gerund_keeps_its_word() -> None:
+    assert label_for_clocked("cooking").label == "Cooking"
