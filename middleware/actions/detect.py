@@ -46,6 +46,7 @@ __all__ = [
 
 LABEL_MAX = 60
 _SCAN_LIMIT = 4000
+_MOMENT_AWAY = "brb"  # the activity of "brb", "back in 10"
 _PHRASE_WORDS = 8  # a clocked activity phrase, not a paragraph
 # A message this sure of its scheduling intent may set thread_kind "scheduling" (§5.2).
 SCHEDULING_CONFIDENT = 0.8
@@ -84,13 +85,15 @@ class DetectedAction:
 
     ``dated``: the user placed it on a later day ("call the bank tomorrow at 9"). Its
     label keeps the time phrase, which the caller replaces by the instant it gives; an
-    automatic one is worth storing only with that instant."""
+    automatic one is worth storing only with that instant. ``minutes``: how long the user
+    said it would last ("in a meeting for an hour"), which leaves the label."""
 
     label: str
     activity: str | None
     status: ActionStatus
     temporal: bool
     dated: bool = False
+    minutes: int | None = None  # how long the user said it lasts ("for an hour")
 
 
 def detect_temporal_action(text: str) -> DetectedAction | None:
@@ -115,14 +118,24 @@ def detect_temporal_action(text: str) -> DetectedAction | None:
 
 def _first_action(text: str, language: str) -> DetectedAction | None:
     patterns = PATTERNS[language]
+    away: DetectedAction | None = None
     for sentence in _sentences(text, language):
         for clause in _clauses(sentence, patterns.filler):
-            for rule in patterns.intents:
-                match = rule.pattern.match(clause)
-                if match:
-                    found = _action(rule, match, clause, patterns)
-                    if found is not None:
-                        return found
+            found = _clause_action(clause, patterns)
+            if found is not None and found.activity != _MOMENT_AWAY:
+                return found
+            # What a moment away is for, said beside it ("brb, grabbing lunch"), is the
+            # action: the later "back" closes it and its own question fits.
+            away = away or found
+    return away
+
+
+def _clause_action(clause: str, patterns: LanguagePatterns) -> DetectedAction | None:
+    for rule in patterns.intents:
+        match = rule.pattern.match(clause)
+        found = _action(rule, match, clause, patterns) if match else None
+        if found is not None:
+            return found
     return None
 
 
@@ -188,6 +201,13 @@ def _action(
     after = patterns.after_clause.search(raw_act)
     if after:
         raw_act, cond = raw_act[: after.start()], after["cond"]
+    lasts = patterns.stated_duration.search(raw_act)
+    minutes = _minutes(lasts, patterns) if lasts else None
+    if lasts:
+        raw_act = f"{raw_act[: lasts.start()]}{raw_act[lasts.end() :]}".strip()
+    if rule.base:
+        verb, _, rest = raw_act.partition(" ")
+        raw_act = f"{patterns.base_form(verb)} {rest}".strip()
     # Time words count after the rule's own words and only up to the clause's end: "back
     # in 10" is brb, "heading out now, see you tomorrow" is now.
     tail = clause[match.start("act") if groups.get("act") is not None else match.end() :]
@@ -208,6 +228,8 @@ def _action(
         return None
     if rule.needs == "activity_or_later" and activity is None and not later:
         return None  # "I'm going to paste the log now" is narration, not an action
+    if rule.needs == "later" and not later:
+        return None  # "I'm meeting Sam at 5" is a plan; "I'm working on the API" is not
     if rule.needs == "day" and not dated:
         return None  # "I need to sleep" is no plan; "I need to … tomorrow" is one
     # A dated label keeps its day and time words: the caller takes out the phrase it
@@ -217,7 +239,7 @@ def _action(
     if cond:
         label = f"{label} ({patterns.after_word} {_condition(cond, patterns, keep=dated)})"
     status: ActionStatus = "planned" if later else "in_progress" if now else rule.status
-    return DetectedAction(_label(label), activity, status, temporal=True, dated=dated)
+    return DetectedAction(_label(label), activity, status, True, dated, minutes)
 
 
 def _strip_times(act: str, patterns: LanguagePatterns) -> str:

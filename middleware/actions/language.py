@@ -31,15 +31,18 @@ class IntentRule:
 
     ``label`` formats the groups ``act`` (the action phrase, cleaned) and ``prep``;
     ``activity`` forces a template key; ``needs`` is what must also hold for the rule to
-    fire: nothing more, a known activity, a known activity or a later time ("tonight"), or
-    a later day ("tomorrow", "on Friday").
+    fire: nothing more, a known activity, a known activity or a later time ("tonight"), a
+    later time or day, or a later day ("tomorrow", "on Friday"). ``base``: ``act`` opens
+    with a progressive verb, which the label gives in its base form ("flying to Tokyo" →
+    "Fly to Tokyo").
     """
 
     pattern: re.Pattern[str]
     label: str
     status: ActionStatus
-    needs: Literal["any", "activity", "activity_or_later", "day"] = "any"
+    needs: Literal["any", "activity", "activity_or_later", "later", "day"] = "any"
     activity: str | None = None
+    base: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
     needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
 
@@ -99,6 +102,7 @@ class LanguagePatterns:
     pronouns: tuple[tuple[re.Pattern[str], str], ...]
     cond_subject: re.Pattern[str]  # "I " opening an "after …" condition
     gerund: Callable[[str], str]
+    base_form: Callable[[str], str]  # a verb's -ing form back to its base: "flying" → "fly"
     after_word: str
     subject: re.Pattern[str]  # "I " opening a clocked text
     statement: re.Pattern[str]  # past tense or "is": "paid invoice" is a note, not a plan
@@ -108,6 +112,9 @@ class LanguagePatterns:
     base_forms: Mapping[str, str]  # irregular past forms: "sent" → "send"
     canceled: tuple[StatusRule, ...]
     durations: tuple[DurationRule, ...]
+    # How long the user says an action will last, in its phrase ("… for an hour"): groups
+    # as a DurationRule's.
+    stated_duration: re.Pattern[str]
     number_words: Mapping[str, float]
     hour_unit: re.Pattern[str]
     scheduling_strong: re.Pattern[str]

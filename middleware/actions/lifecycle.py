@@ -12,14 +12,13 @@ made), except that an automatic action never replaces a clocked one: it is dropp
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate, key_words
 from middleware.actions.model import Action, Scope, Source, Status
-from middleware.actions.templates import TEMPLATES, expected_minutes
+from middleware.actions.templates import TEMPLATES, expected_minutes, said_minutes
 from middleware.types import ChatType
 
 __all__ = [
@@ -62,7 +61,8 @@ def new_action(
     """An action recorded ``now`` in ``thread_key`` (a ``chat_type`` chat) from what was
     detected (§6.3, §6.4).
 
-    Expected durations come from the activity template, a user's calibration winning.
+    Expected durations come from the activity template, a user's calibration winning, or
+    from how long the user said it would last ("for an hour", ``detected.minutes``).
     TTL: ``ttl_default``, or the activity template's when that is shorter (sleep 12h,
     nap 4h); in a project thread (``project``) every action but sleep/nap gets
     ``project_ttl``. The TTL is clamped to ``max_ttl``, and expiry is never before the
@@ -88,6 +88,8 @@ def new_action(
     if template is not None:
         typical, maximum = expected_minutes(template, calibration)
         ttl = min(ttl, template.ttl)
+    if detected.temporal and detected.minutes is not None:
+        typical, maximum = said_minutes(detected.minutes, template)  # "for an hour"
     if project and detected.activity not in _SHORT_LIVED:
         ttl = project_ttl
     if start is not None and (start <= now or detected.status != "planned"):
@@ -230,11 +232,10 @@ def calibrate(
         return updated
     raw = calibration.get("activity_overrides")
     overrides = dict(raw) if isinstance(raw, Mapping) else {}
-    template = TEMPLATES.get(report.activity)
-    floor = template.max_minutes if template else 0
+    typical, maximum = said_minutes(report.minutes, TEMPLATES.get(report.activity))
     overrides[report.activity] = {
-        "typical_minutes": report.minutes,
-        "max_minutes": max(floor, math.ceil(report.minutes * 1.5)),
+        "typical_minutes": typical,
+        "max_minutes": maximum,
         "updated_iso": now.isoformat(timespec="seconds"),
     }
     updated["activity_overrides"] = overrides

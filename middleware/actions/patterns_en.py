@@ -29,10 +29,11 @@ def _intent(
     pattern: str,
     label: str,
     status: ActionStatus = "in_progress",
-    needs: Literal["any", "activity", "activity_or_later", "day"] = "any",
+    needs: Literal["any", "activity", "activity_or_later", "later", "day"] = "any",
     activity: str | None = None,
+    base: bool = False,
 ) -> IntentRule:
-    return IntentRule(_re(pattern), label, status, needs, activity)
+    return IntentRule(_re(pattern), label, status, needs, activity, base)
 
 
 def _gerund_en(verb: str) -> str:
@@ -44,6 +45,36 @@ def _gerund_en(verb: str) -> str:
     if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnprt]", word):  # get → getting
         return word + word[-1] + "ing"
     return word + "ing"
+
+
+# -ing forms the rules in _base_en get wrong (a silent e they cannot see, a doubled
+# letter that belongs to the verb, a k added to a c).
+_IRREGULAR_ING = {
+    "lying": "lie", "dying": "die", "tying": "tie", "being": "be", "using": "use",
+    "closing": "close", "choosing": "choose", "losing": "lose", "creating": "create",
+    "preparing": "prepare", "deciding": "decide", "changing": "change", "arranging": "arrange",
+    "panicking": "panic", "picnicking": "picnic", "adding": "add", "focusing": "focus",
+    "visiting": "visit", "hosting": "host", "attending": "attend", "leaving": "leave",
+}  # fmt: skip
+
+
+def _base_en(gerund: str) -> str:
+    """A verb's base form from its -ing form, the inverse of :func:`_gerund_en`:
+    "flying" → "fly", "running" → "run", "taking" → "take", "heading" → "head"."""
+    word = gerund.lower()
+    if word in _IRREGULAR_ING or not word.endswith("ing") or len(word) < 5:
+        return _IRREGULAR_ING.get(word, word)
+    stem = word[:-3]
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] in "bdgmnprt":
+        return stem[:-1]  # running → run, grabbing → grab, shopping → shop
+    # A silent e was dropped: one syllable ending consonant-vowel-consonant (taking,
+    # making, driving), or a stem ending in v or a soft c (leaving, dancing).
+    one_syllable = len(re.findall(r"[aeiouy]+", stem)) == 1
+    if (one_syllable and re.search(r"[^aeiou][aeiou][^aeiouwxy]$", stem)) or re.search(
+        r"(?:v|[^aeiou]c)$", stem
+    ):
+        return stem + "e"
+    return stem
 
 
 _I = r"(?:i\s*'?\s*m|i\s+am|we\s*'?\s*re|we\s+are)"
@@ -83,6 +114,36 @@ _SLEEP = (
     r"|to)\s+)(?:go\s+to\s+)?(?:sleep|bed)\b(?!\s+on\s+it)"
     rf"|{_SUBJ}(?:hitting|gonna\s+hit)\s+the\s+(?:hay|sack)\b"
 )
+# The present progressive as the near future ("I'm flying to Tokyo on Friday"): a
+# going-away verb with where to ("flying to", "hopping in the shower") is under way or
+# planned by itself; a verb of stepping away ("grabbing lunch", "taking the dog out",
+# "I'm making dinner") when it names a known activity or a later time; a verb of what
+# people arrange ("I'm meeting Sam at 5", "we're seeing the dentist tomorrow") only with
+# a later time or day. Closed lists rather than any -ing verb: "I'm working on the API",
+# "I'm thinking about it", "I'm running late" are about now, not an action to ask about
+# later, and an open verb would leave the prefilter nothing but "ing" to look for.
+_AWAY = (
+    r"(?:(?:flying|driving|walking|cycling|biking|riding|running|dashing|rushing|nipping"
+    r"|popping|stepping|travell?ing|sailing|taking\s+(?:a|the)\s+(?:train|bus|plane|ferry"
+    r"|tube|subway|car|bike))\s+(?:out\s+|over\s+|back\s+|down\s+|up\s+|off\s+)?(?:to|into)"
+    r"|(?:nipping|popping|stepping)\s+out(?!\s+of)|(?:hopping|jumping)\s+(?:in|into|on|onto))\b"
+)
+_STEP_AWAY = (
+    r"(?:grabbing|getting|taking|making|cooking|having|eating|feeding|walking|hitting"
+    r"|catching|picking\s+up)\b"
+    # "taking the dog out is boring" talks about it; "…, then taking the dog out" does it.
+    r"(?![^,.!;?]*\b(?:is|was|are|were|isn'?t|wasn'?t|sucks|makes|feels|seems|gets|can|will"
+    r"|would|should)\b)"
+)
+_ARRANGED = (
+    r"(?:meeting|seeing|visiting|having|flying|driving|leaving|going|coming|taking|catching"
+    r"|getting|playing|watching|cooking|doing|starting|moving|calling|hosting|attending"
+    r"|travell?ing|heading|working|picking\s+up|dropping\s+off)\b(?!\s+to\b)"
+)
+_ERRAND = (
+    r"(?:grab|get|see|pick\s+up|make|do|buy|meet|visit|catch|walk|feed|take|have|eat|cook"
+    r"|fetch|collect|watch|play)\b"
+)
 _PLACES = (
     r"(?:the|a|an|my|some|work|school|class|church|practice|town|lunch|dinner|breakfast"
     r"|brunch|drinks)\b"
@@ -120,12 +181,19 @@ _PAST = (
     r"|read|rang|fed|brought|built|drew|drove|fought|found|hung|kept|left|lent|sold|swept"
     r"|taught|threw|won)"
 )
+_CANT = (
+    rf"(?:i\s+|we\s+)?{_JUST}(?:still\s+)?(?:can'?t|cannot|can\s+not|couldn'?t|could\s+not)\s+"
+    # "can't wait to go to the gym" is the opposite; "can't stop thinking about …" no news.
+    r"(?!(?:wait|believe|stop|help|remember|tell|decide|say|think|figure|imagine|even|stand"
+    r"|afford|miss|be)\b)"
+    rf"(?:get\s+(?:to\s+)?|fall\s+a(?=sleep\b))?{_ACT}{_END}"
+)
 _NOT_ANYMORE = rf"{_SUBJ}not\s+going\s+(?:to\s+{_ACT}\s+)?(?:anymore|any\s+more|after\s+all){_END}"
 
 ENGLISH = LanguagePatterns(
     reject=_re(
         r"^\s*(?:if|unless|whether|maybe|perhaps|probably|might|should|would|could|do|does"
-        r"|did|are|is|was|were|can|will|shall|wanna|idk|not\s+sure)\b"
+        r"|did|are|is|was|were|can(?!'t)|will|shall|wanna|idk|not\s+sure)\b"
         r"|\b(?:said|says|told|asks?|asked|texted|wrote|claims?)\b"
         r"|\bi\s+(?:wish|hope|wonder|might|may|could|would|doubt)\b"
         # "I should" is a hedge unless it names the day it is for (an obligation, _MUST).
@@ -158,10 +226,14 @@ ENGLISH = LanguagePatterns(
             "Leave for {act}",
         ),
         _intent(rf"{_SUBJ}about\s+to\s+(?P<act>.+)", "{act}"),
+        # "off to grab lunch" grabs lunch: the verb after "to" is the action.
+        _intent(rf"{_SUBJ}(?:heading|headed|off)\s+(?:out\s+)?to\s+(?P<act>{_ERRAND}.+)", "{act}"),
         _intent(
-            rf"{_SUBJ}(?:heading|headed|off)\s+(?:out\s+|over\s+)?(?P<prep>to|for)\s+(?P<act>.+)",
+            rf"{_SUBJ}(?:heading|headed|off)\s+(?:out\s+|over\s+)?(?P<prep>to|for|into)\s+"
+            r"(?P<act>.+)",
             "Go {prep} {act}",
         ),
+        _intent(rf"{_SUBJ}(?P<act>{_AWAY}.*)", "{act}", base=True),
         _intent(rf"{_SUBJ}{_OMW}\s+(?:over\s+)?to\s+(?P<act>.+)", "Go to {act}"),
         _intent(rf"{_SUBJ}(?:heading|headed)\s+out\b(?!\s+(?:to|for)\b)", "Head out"),
         _intent(rf"{_SUBJ}{_OMW}\b(?!\s+(?:over\s+)?to\b)", "On the way", activity="commute"),
@@ -170,6 +242,11 @@ ENGLISH = LanguagePatterns(
         _intent(r"(?:it\s*'?\s*s\s+)?time\s+to\s+(?P<act>.+)", "{act}", needs="activity"),
         _intent(rf"{_PLAN}\s+(?P<act>.+)", "{act}", "planned", "activity_or_later"),
         _intent(rf"(?:{_MUST})\s+(?P<act>.+)", "{act}", "planned", "day"),
+        # With what is stepped away for: a clocked "cooking" keeps its word.
+        _intent(
+            rf"{_SUBJ}(?P<act>{_STEP_AWAY}\s.+)", "{act}", needs="activity_or_later", base=True
+        ),
+        _intent(rf"{_I}\s+{_JUST}(?P<act>{_ARRANGED}.*)", "{act}", needs="later", base=True),
     ),
     act_break=_re(
         r"\s*(?:[,;:!?()—–]|\s-\s|\.(?:\s|$)|\b(?:and\s+then|then|but|because|cause|cuz|coz"
@@ -205,6 +282,7 @@ ENGLISH = LanguagePatterns(
     ),
     cond_subject=_re(r"(?:i|we)\s+(?:'?ll\s+|will\s+|just\s+)?(?=\w)"),
     gerund=_gerund_en,
+    base_form=_base_en,
     after_word="after",
     subject=_re(r"^\s*(?:i\s*'?\s*ve\s+|i\s+have\s+|i\s+(?:just\s+)?|we\s+(?:just\s+)?|just\s+)"),
     statement=_re(
@@ -302,6 +380,9 @@ ENGLISH = LanguagePatterns(
             _re(r"(?:i\s+)?(?:(?:have\s+)?changed\s+my\s+mind|change\s+of\s+plans?)\b"), "canceled"
         ),
         StatusRule(_re(_SKIPPED), "canceled"),
+        # Not happening, as far as the message goes: "can't sleep, ugh" at 3am answers "did
+        # you end up getting some sleep?" before it is asked.
+        StatusRule(_re(_CANT), "canceled"),
     ),
     durations=(
         DurationRule(_re(_TOOK)),
@@ -309,6 +390,7 @@ ENGLISH = LanguagePatterns(
         DurationRule(_re(rf"\bnapped\s+(?:for\s+)?{_DUR}"), "nap"),
         DurationRule(_re(rf"\bspent\s+{_DUR}\s+(?:at|on|in|doing)\s+(?P<act>[^,.!;?]+)")),
     ),
+    stated_duration=_re(rf"\s+for\s+{_DUR}"),
     number_words={
         **{word: float(n) for n, word in enumerate(_NUMBERS.split(), 1)},
         **{"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5},

@@ -12,6 +12,7 @@ Matching is by keyword, English first; the table is ordered most specific first,
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["TEMPLATES", "ActivityTemplate", "expected_minutes", "match_activity"]
+__all__ = ["TEMPLATES", "ActivityTemplate", "expected_minutes", "match_activity", "said_minutes"]
 
 _DAY = timedelta(hours=24)
 # The longest duration a calibration may hold for an activity: a week.
@@ -117,7 +118,7 @@ _ORDERED = (
         r"(?:a|my|the)\s+run|running|jog(?:ging)?|(?:5|10)k|(?:half\s+)?marathon"
         r"|run\s+\d+(?:\.\d+)?\s*(?:k|km|mi|miles?)",
     ),
-    _template("walk", 30, 120, "how was the walk?", r"walk(?:s|ing)?|stroll"),
+    _template("walk", 30, 120, "how was the walk?", r"walk(?:s|ing)?|stroll|dog\s+out"),
     _template("shower", 15, 45, "did you get your shower in?", r"shower(?:ing)?|bath"),
     _template(
         "commute",
@@ -193,6 +194,14 @@ def expected_minutes(template: ActivityTemplate, calibration: Mapping[str, Any])
     if maximum is None:
         maximum = max(template.max_minutes, typical)
     return typical, max(maximum, typical)
+
+
+def said_minutes(minutes: int, template: ActivityTemplate | None) -> tuple[int, int]:
+    """``(typical, max)`` minutes for an activity the user says lasts (or took) ``minutes``
+    ("in a meeting for an hour", "the gym took 2 hours"): that long, and at most 1.5×
+    that, never less than the template's maximum."""
+    floor = template.max_minutes if template else 0
+    return minutes, max(floor, math.ceil(minutes * 1.5))
 
 
 def _positive(value: Any) -> int | None:

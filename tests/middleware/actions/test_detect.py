@@ -532,3 +532,119 @@ def test_a_detection_follows_its_text() -> None:
     assert detect_status_update("I'm back") == StatusUpdate("done", None)
     assert detect_status_update("I'm back?") is None
     assert detect_status_update("I'm back") == StatusUpdate("done", None)
+
+
+# --- the present progressive as the near future -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "activity", "status"),
+    [
+        ("heading into a meeting for an hour", "Go into a meeting", "meeting", "in_progress"),
+        ("I'm flying to Tokyo on Friday", "Fly to Tokyo on Friday", None, "planned"),
+        ("grabbing lunch", "Grab lunch", "meal:lunch", "in_progress"),
+        ("taking the dog out", "Take the dog out", "walk", "in_progress"),
+        ("I'm taking the dog out", "Take the dog out", "walk", "in_progress"),
+        ("hopping in the shower", "Hop in the shower", "shower", "in_progress"),
+        ("I'm making dinner", "Make dinner", "cooking", "in_progress"),
+        ("I'm driving to work", "Drive to work", "commute", "in_progress"),
+        ("popping out to the shops", "Pop out to the shops", None, "in_progress"),
+        ("running to the store", "Run to the store", "errand", "in_progress"),
+        ("I'm meeting Sam at 5", "Meet Sam", None, "planned"),
+        ("we're seeing the dentist tomorrow", "See the dentist tomorrow", None, "planned"),
+        ("off to grab lunch", "Grab lunch", "meal:lunch", "in_progress"),
+        ("heading out to see my mom", "See mom", None, "in_progress"),
+        # A moment away and what it is for: what it is for is the action.
+        ("brb, grabbing lunch", "Grab lunch", "meal:lunch", "in_progress"),
+        ("brb", "Be right back", "brb", "in_progress"),
+    ],
+)
+def test_the_present_progressive_announces_an_action(
+    text: str, label: str, activity: str | None, status: str
+) -> None:
+    found = detect_temporal_action(text)
+    assert found is not None, text
+    assert (found.label, found.activity, found.status) == (label, activity, status)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm thinking about it",
+        # Running late is how things stand, not something to ask about afterwards.
+        "I'm running late",
+        "I'm running out of time",
+        "I'm loving this",
+        "I'm working on the API",  # under way all along, not about to happen
+        "I'm going through the logs",
+        "my wife is heading to the gym",
+        "are you flying tomorrow?",
+        "I was taking the dog out when it started raining",
+        "taking the dog out is boring",
+        "getting better at this",
+        "having fun",
+    ],
+)
+def test_the_present_progressive_about_now_or_others_is_no_action(text: str) -> None:
+    assert detect_temporal_action(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes", "label"),
+    [
+        ("heading into a meeting for an hour", 60, "Go into a meeting"),
+        ("hopping in the shower for 10 minutes", 10, "Hop in the shower"),
+        ("off to the gym for 2 hours", 120, "Go to the gym"),
+        ("heading to the gym", None, "Go to the gym"),
+    ],
+)
+def test_how_long_an_action_lasts_leaves_its_label(
+    text: str, minutes: int | None, label: str
+) -> None:
+    found = detect_temporal_action(text)
+    assert found is not None
+    assert (found.minutes, found.label) == (minutes, label)
+
+
+@pytest.mark.parametrize(
+    ("gerund", "base"),
+    [
+        ("flying", "fly"), ("studying", "study"), ("running", "run"), ("grabbing", "grab"),
+        ("shopping", "shop"), ("getting", "get"), ("making", "make"), ("taking", "take"),
+        ("driving", "drive"), ("writing", "write"), ("coming", "come"), ("leaving", "leave"),
+        ("dancing", "dance"), ("heading", "head"), ("meeting", "meet"), ("eating", "eat"),
+        ("seeing", "see"), ("walking", "walk"), ("visiting", "visit"), ("opening", "open"),
+        ("calling", "call"), ("fixing", "fix"), ("playing", "play"), ("catching", "catch"),
+        ("lying", "lie"), ("dying", "die"), ("panicking", "panic"), ("adding", "add"),
+        ("using", "use"), ("cooking", "cook"), ("hopping", "hop"), ("skiing", "ski"),
+    ],
+)  # fmt: skip
+def test_a_progressive_verb_back_to_its_base_form(gerund: str, base: str) -> None:
+    english = PATTERNS["en"]
+    assert english.base_form(gerund) == base
+    if gerund != "panicking":  # the -ing rule the labels use adds no k
+        assert english.gerund(base) == gerund  # its inverse
+
+
+@pytest.mark.parametrize(
+    ("text", "activity"),
+    [
+        ("can't sleep, ugh", "sleep"),
+        ("still can't fall asleep", "sleep"),
+        ("I couldn't make it to the gym", "gym"),
+    ],
+)
+def test_saying_an_action_is_not_happening_cancels_it(text: str, activity: str) -> None:
+    assert detect_status_update(text) == StatusUpdate("canceled", activity)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["can't wait to go to the gym", "can't stop thinking about the meeting", "can't find my keys"],
+)
+def test_a_cant_that_reports_no_failed_action_changes_nothing(text: str) -> None:
+    assert detect_status_update(text) is None
+
+
+def test_a_clocked_bare_gerund_keeps_its_word() -> None:
+    assert label_for_clocked("cooking").label == "Cooking"

@@ -648,3 +648,15 @@ def test_an_action_stored_without_a_chat_type_is_judged_by_its_thread_key() -> N
         [old_api, old_group], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
     )
     assert ids(seen) == {"a"}
+
+
+def test_how_long_the_user_said_it_lasts_sets_the_expected_length() -> None:
+    meeting = DetectedAction("Go into a meeting", "meeting", "in_progress", True, minutes=60)
+    created = create(meeting)
+    # Likely over after the hour they gave, not the template's; the maximum as a report's.
+    assert (created.expected_typical_minutes, created.expected_max_minutes) == (60, 180)
+    unknown = DetectedAction("Pop out", None, "in_progress", True, minutes=40)
+    assert (create(unknown).expected_typical_minutes, create(unknown).expected_max_minutes) == (
+        40,
+        60,
+    )
