@@ -165,6 +165,10 @@ class ParticipantState:
     # The place they last said they are in (``ClockData.located``), whose zone stands for
     # theirs while they have set none.
     located: StatedLocation | None = None
+    # Whether another member the thread ever had goes by their name, case aside: the rule
+    # their messages' stored labels follow (``sqlite_turns.SPEAKER_LABEL``), whatever
+    # window the caller asked for.
+    namesake: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,11 @@ UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING t
 SELECT_PARTICIPANTS = """
 SELECT p.user_key, u.display_name, COALESCE(per.default_tz, u.default_tz),
        COALESCE(per.locale, u.locale), p.last_user_message_at,
-       CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END
+       CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END,
+       EXISTS (
+           SELECT 1 FROM thread_participants AS q JOIN users AS o ON o.user_key = q.user_key
+           WHERE q.thread_key = p.thread_key AND q.user_key <> p.user_key
+               AND o.display_name = u.display_name COLLATE NOCASE)
 FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id
@@ -90,6 +94,7 @@ def participants_from_rows(rows: list[Any]) -> list[ParticipantState]:
             row[3],
             cast(datetime, from_db(row[4])),
             stated_location_from_db(row[5], row[0]),
+            bool(row[6]),
         )
         for row in rows
     ]
