@@ -424,7 +424,15 @@ class Store(ContinuityStore, Protocol):
     async def group_participants(
         self, thread_key: str, since: datetime, limit: int
     ) -> list[ParticipantState]:
-        """Members who spoke in the thread at or after ``since``, most recent first."""
+        """Members who spoke in the thread at or after ``since``, most recent first; a
+        member seen leaving (``mark_left``) only once they have written there since."""
+        ...
+
+    async def mark_left(self, thread_key: str, user_key: str, at: datetime) -> int:
+        """Note that ``user_key`` left the group chat ``thread_key`` (and its topics'
+        threads, ``<thread_key>:topic:<id>``) at ``at``: ``group_participants`` leaves
+        them out until they write there again. The number of the chat's threads they
+        were a participant of (0: nothing to mark)."""
         ...
 
     async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:

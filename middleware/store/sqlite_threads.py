@@ -40,7 +40,16 @@ FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id
 WHERE p.thread_key = ? AND p.last_user_message_at >= ?
+    AND (p.left_at IS NULL OR p.left_at < p.last_user_message_at)
 ORDER BY p.last_user_message_at DESC, p.user_key LIMIT ?
+"""
+
+# The member's row in the thread and in its topics' threads (``identity.thread_key``); a
+# later leaving only moves the mark forward.
+MARK_LEFT = """
+UPDATE thread_participants SET left_at = MAX(COALESCE(left_at, ''), :at)
+WHERE user_key = :user_key AND (thread_key = :thread_key
+    OR substr(thread_key, 1, length(:thread_key) + 7) = :thread_key || ':topic:')
 """
 
 SELECT_USER = """
