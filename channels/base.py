@@ -14,12 +14,14 @@ import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from channels.history import conversation_body
 from middleware.commands import match_command
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
+from middleware.identity import thread_key, user_key
 from middleware.store import log_if_failed
 from middleware.types import ReplyStream, Turn
 
@@ -209,6 +211,18 @@ async def observe_media_only(
                 )
                 stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
             await tell(TEXT_ONLY)
+
+
+async def member_left(
+    services: Services, channel: str, chat_id: str, user_id: str, at: datetime
+) -> None:
+    """Note that the member ``user_id`` left the group chat ``chat_id`` (and its topics):
+    the block's local-times list and ``/time`` leave them out until they write there
+    again. A member the relay never saw write there is nothing to note."""
+    agent_id = services.config.server.agent_id
+    key = thread_key(agent_id, channel, "group", chat_id)
+    marked = await services.store.mark_left(key, user_key(channel, user_id), at)
+    log.debug("%s: a member left chat %s (%d threads marked)", channel, chat_id, marked)
 
 
 class LiveReply(Protocol):

@@ -42,6 +42,7 @@ from channels.base import (
     answer_in_order,
     is_relay_command,
     media_only_text,
+    member_left,
     observe,
     observe_media_only,
 )
@@ -163,6 +164,7 @@ class DiscordChannel:
         self._settings = settings or services.config.channels.discord
         intents = discord.Intents.default()
         intents.message_content = True
+        intents.members = self._settings.member_events
         # Reconnects are discord.py's job; the relay only starts and stops it.
         self._client = client or discord.Client(
             intents=intents,
@@ -170,6 +172,7 @@ class DiscordChannel:
             guild_ready_timeout=_GUILD_READY_TIMEOUT,
         )
         self._client.event(self.on_message)
+        self._client.event(self.on_raw_member_remove)
         self._tree: app_commands.CommandTree[discord.Client] = app_commands.CommandTree(
             self._client
         )
@@ -211,9 +214,16 @@ class DiscordChannel:
             if ready not in done:
                 error = self._task.exception() if self._task in done else None
                 if isinstance(error, discord.PrivilegedIntentsRequired):
+                    members = (
+                        ' and "Server Members Intent" (or set '
+                        "channels.discord.member_events = false)"
+                        if self._settings.member_events
+                        else ""
+                    )
                     raise ConfigError(
-                        "Discord refused the message content intent; turn on "
-                        '"Message Content Intent" for the bot in the Developer Portal'
+                        "Discord refused a privileged intent; turn on "
+                        f'"Message Content Intent"{members} for the bot in the Developer '
+                        "Portal"
                     ) from None
                 raise ChannelError(
                     f"the Discord gateway did not become ready: {error or 'timed out'}"
@@ -373,6 +383,19 @@ class DiscordChannel:
         addressed = dm or self._replies_to_bot(message)
         async with self._locks(turn.thread_id):
             await observe_media_only(self._services, turn, tell if addressed else None)
+
+    async def on_raw_member_remove(self, event: discord.RawMemberRemoveEvent) -> None:
+        """discord.py's event (with ``member_events``): a member left the server, or was
+        removed; its channels' times leave them out until they write there again."""
+        guild = self._client.get_guild(event.guild_id)
+        if not self._running or guild is None or event.user.id == self.bot_id:
+            return
+        at = self._services.clock.now()
+        for channel in (*guild.channels, *guild.threads):
+            async with self._locks(str(channel.id)):
+                await self._tracked(
+                    member_left(self._services, self.name, str(channel.id), str(event.user.id), at)
+                )
 
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""

@@ -58,6 +58,7 @@ from channels.base import (
     answer_in_order,
     is_relay_command,
     media_only_text,
+    member_left,
     observe,
     observe_media_only,
 )
@@ -159,6 +160,12 @@ class TelegramChannel:
             MessageHandler(
                 filters.UpdateType.MESSAGE & filters.ATTACHMENT & ~filters.TEXT & ~filters.CAPTION,
                 self._on_attachment_only,
+            )
+        )
+        # A member leaving is a service message: the same "message" updates bring it.
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.MESSAGE & filters.StatusUpdate.LEFT_CHAT_MEMBER, self._on_left
             )
         )
         app.add_error_handler(self._on_error)
@@ -320,6 +327,20 @@ class TelegramChannel:
         addressed = not group or self._replies_to_bot(message)
         async with self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"):
             await observe_media_only(self._services, turn, tell if addressed else None)
+
+    async def _on_left(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A member left the group (or was removed): the group's times leave them out
+        until they write there again."""
+        message = update.message
+        gone = message.left_chat_member if message is not None else None
+        if message is None or gone is None or gone.id == self._bot_id:
+            return
+        chat = message.chat.id
+        if self._allowed_chats and chat not in self._allowed_chats:
+            return
+        async with self._locks(f"{chat}:"):
+            at = message.date.astimezone(UTC)
+            await member_left(self._services, self.name, str(chat), str(gone.id), at)
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error

@@ -260,6 +260,10 @@ class DiscordConfig(_Section):
     # Discord user ids who are relay chat admins (/admin), as "discord:<id>" in
     # [auth] chat_admins.
     admin_user_ids: list[int] = Field(default_factory=list)
+    # Ask Discord for the Server Members intent, so a member who leaves a server drops
+    # out of its channels' local-times lists and /time. Privileged: turn on "Server
+    # Members Intent" for the bot in the Developer Portal first, or the bot cannot start.
+    member_events: bool = False
 
     @model_validator(mode="after")
     def _token_when_enabled(self) -> DiscordConfig:

@@ -327,13 +327,16 @@ def member_labels(
     """How each group member is named to the model and in ``/time``, by user key: their
     display name (``speaker``'s newest one for that user key), followed by their user key
     when another member goes by the same name, so two "Alex"es never read as one person
-    with one clock."""
+    with one clock. Another member is any the thread ever had (``namesake``), not only
+    those listed: the rule the history's stored labels follow, so a member is named alike
+    in both."""
     names = {m.user_key: m.display_name or m.user_key for m in members}
+    namesakes = {m.user_key for m in members if m.namesake}
     if speaker is not None and speaker[1]:
         names[speaker[0]] = speaker[1]
     counts = Counter(name.casefold() for name in names.values())
     return {
-        key: f"{name} ({key})" if counts[name.casefold()] > 1 else name
+        key: f"{name} ({key})" if key in namesakes or counts[name.casefold()] > 1 else name
         for key, name in names.items()
     }
 

@@ -40,6 +40,11 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
+* "tomorrow" said in the small hours (00:00 to 03:59 local) is a choice between the
+  day that has just begun, which someone who has not slept yet calls tomorrow ("tomorrow
+  morning" said at 02:00 on Tuesday: Tuesday 09:00), and the calendar's next day
+  (Wednesday 09:00), earlier day first. "Today", "tonight" and "this morning" are not
+  asked about: said at 02:00 their only reading still ahead is the day just begun;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -57,7 +62,7 @@ from typing import Any, Literal
 
 from dateparser.date import DateDataParser
 
-__all__ = ["LocalReading", "describe_day", "read_local"]
+__all__ = ["SMALL_HOURS_END", "LocalReading", "describe_day", "read_local"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,9 @@ _PART_OF_DAY = re.compile(
 _BARE_WEEKDAY = re.compile(
     r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
 )
+_TOMORROW = re.compile(r"\btomorrow\b")
+#: Before this hour "tomorrow" may mean the day that has just begun (see ``read_local``).
+SMALL_HOURS_END = 4
 _NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
 _WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
 _NUMERIC_DATE = re.compile(r"(?<![\d:])(\d{1,4})[/.-](\d{1,2})(?:[/.-](\d{2,4}))?(?![\d:])")
@@ -356,6 +364,40 @@ def read_local(
     docstring).
     """
     lowered = " ".join(text.lower().split())
+    reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
+    if reading is None or past or base.hour >= SMALL_HOURS_END or not _TOMORROW.search(lowered):
+        return reading
+    return _small_hours_tomorrow(reading, base)
+
+
+def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading:
+    """ "Tomorrow" said in the small hours: the day just begun (the speaker has not slept
+    yet) or the calendar's next day; each of ``reading``'s times is kept on both days."""
+    today, calendar = base.date(), base.date() + timedelta(days=1)
+    times = reading.times[:-1] if reading.kind == "span" else reading.times
+    if any(value.date() != calendar for value in times):
+        return reading  # "tomorrow" read as some other day: not the calendar's next day
+    earlier = tuple(value - timedelta(days=1) for value in times)
+    question = (
+        f'By "tomorrow", said at {base:%H:%M}, do you mean {describe_day(today)} (the day '
+        f"that has just begun) or {describe_day(calendar)}?"
+    )
+    if reading.kind == "choice" and reading.question:
+        question = f"{question} And {_other_day_question(reading.question, calendar)}"
+    return LocalReading("choice", earlier + times, question)
+
+
+def _other_day_question(question: str, calendar: date) -> str:
+    """The hour question of a "tomorrow" reading, asked of whichever day is meant."""
+    named = f"on {describe_day(calendar)}"
+    if named not in question:
+        return question
+    return question.replace(named, "on that day").replace("Do you", "do you")
+
+
+def _read_lowered(
+    lowered: str, base: datetime, date_order: str, clock_24h: bool, past: bool, waking: bool
+) -> LocalReading | None:
     week_end = _END_OF_WEEK.fullmatch(_tidy(lowered))
     if week_end is not None:
         return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))

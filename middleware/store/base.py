@@ -165,6 +165,10 @@ class ParticipantState:
     # The place they last said they are in (``ClockData.located``), whose zone stands for
     # theirs while they have set none.
     located: StatedLocation | None = None
+    # Whether another member the thread ever had goes by their name, case aside: the rule
+    # their messages' stored labels follow (``sqlite_turns.SPEAKER_LABEL``), whatever
+    # window the caller asked for.
+    namesake: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,7 +424,15 @@ class Store(ContinuityStore, Protocol):
     async def group_participants(
         self, thread_key: str, since: datetime, limit: int
     ) -> list[ParticipantState]:
-        """Members who spoke in the thread at or after ``since``, most recent first."""
+        """Members who spoke in the thread at or after ``since``, most recent first; a
+        member seen leaving (``mark_left``) only once they have written there since."""
+        ...
+
+    async def mark_left(self, thread_key: str, user_key: str, at: datetime) -> int:
+        """Note that ``user_key`` left the group chat ``thread_key`` (and its topics'
+        threads, ``<thread_key>:topic:<id>``) at ``at``: ``group_participants`` leaves
+        them out until they write there again. The number of the chat's threads they
+        were a participant of (0: nothing to mark)."""
         ...
 
     async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:

@@ -674,6 +674,16 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         END;
         """,
     ),
+    (
+        21,
+        """
+        -- When a member was last seen leaving the group (Telegram's left_chat_member,
+        -- Discord's member removal): until they write there again (a later
+        -- last_user_message_at), the block's local-times list and /time leave them out.
+        -- NULL: never seen leaving.
+        ALTER TABLE thread_participants ADD COLUMN left_at TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

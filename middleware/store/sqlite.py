@@ -73,6 +73,7 @@ from middleware.store.sqlite_injections import (
 )
 from middleware.store.sqlite_prior_cache import Row
 from middleware.store.sqlite_threads import (
+    MARK_LEFT,
     SELECT_PARTICIPANTS,
     SELECT_THREAD,
     SELECT_USER,
@@ -180,6 +181,13 @@ class SqliteStore(SqliteConnections):
         with self._translate("read group participants"):
             rows = await self._fetch(SELECT_PARTICIPANTS, params)
         return participants_from_rows(rows)
+
+    async def mark_left(self, thread_key: str, user_key: str, at: datetime) -> int:
+        """See ``Store.mark_left``."""
+        params = {"thread_key": thread_key, "user_key": user_key, "at": to_db(at)}
+        async with self._transaction("mark a member as gone") as conn:
+            cursor = await conn.execute(MARK_LEFT, params)
+            return cursor.rowcount
 
     async def injections(self, thread_key: str) -> dict[tuple[str, int], str]:
         """See ``Store.injections``."""

@@ -31,12 +31,25 @@ UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING t
 SELECT_PARTICIPANTS = """
 SELECT p.user_key, u.display_name, COALESCE(per.default_tz, u.default_tz),
        COALESCE(per.locale, u.locale), p.last_user_message_at,
-       CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END
+       CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END,
+       EXISTS (
+           SELECT 1 FROM thread_participants AS q JOIN users AS o ON o.user_key = q.user_key
+           WHERE q.thread_key = p.thread_key AND q.user_key <> p.user_key
+               AND o.display_name = u.display_name COLLATE NOCASE)
 FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id
 WHERE p.thread_key = ? AND p.last_user_message_at >= ?
+    AND (p.left_at IS NULL OR p.left_at < p.last_user_message_at)
 ORDER BY p.last_user_message_at DESC, p.user_key LIMIT ?
+"""
+
+# The member's row in the thread and in its topics' threads (``identity.thread_key``); a
+# later leaving only moves the mark forward.
+MARK_LEFT = """
+UPDATE thread_participants SET left_at = MAX(COALESCE(left_at, ''), :at)
+WHERE user_key = :user_key AND (thread_key = :thread_key
+    OR substr(thread_key, 1, length(:thread_key) + 7) = :thread_key || ':topic:')
 """
 
 SELECT_USER = """
@@ -90,6 +103,7 @@ def participants_from_rows(rows: list[Any]) -> list[ParticipantState]:
             row[3],
             cast(datetime, from_db(row[4])),
             stated_location_from_db(row[5], row[0]),
+            bool(row[6]),
         )
         for row in rows
     ]

@@ -9,7 +9,8 @@ with ACKs. Tests push messages with ``push_message`` and wait for the bot's answ
 
 Servers: ``push_guild`` dispatches a GUILD_CREATE with the roles given (``role_payload``;
 a bot's managed role carries ``tags.bot_id``), so discord.py caches the server and
-resolves the role mentions (``mention_roles``) of its messages.
+resolves the role mentions (``mention_roles``) of its messages; with ``channels`` it
+caches them too. ``push_member_remove`` dispatches a GUILD_MEMBER_REMOVE.
 
 Slash commands: the bot's command sync (``PUT /applications/{id}/commands``) is kept in
 ``commands``; ``push_interaction`` dispatches an INTERACTION_CREATE, the bot's responses
@@ -176,9 +177,11 @@ class FakeDiscordApi:
         await self._dispatch("MESSAGE_CREATE", data)
         return message_id
 
-    async def push_guild(self, guild_id: int, roles: list[dict[str, Any]]) -> None:
+    async def push_guild(
+        self, guild_id: int, roles: list[dict[str, Any]], *, channels: tuple[int, ...] = ()
+    ) -> None:
         """Dispatch a GUILD_CREATE: the bot joined server ``guild_id``, which has ``roles``
-        (besides @everyone)."""
+        (besides @everyone) and the text channels ``channels``."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         everyone = role_payload(guild_id, "@everyone")
         data = {
@@ -186,7 +189,17 @@ class FakeDiscordApi:
             "name": "Test server",
             "owner_id": "1",
             "roles": [everyone, *roles],
-            "channels": [],
+            "channels": [
+                {
+                    "id": str(channel),
+                    "type": 0,
+                    "name": f"channel-{channel}",
+                    "position": index,
+                    "guild_id": str(guild_id),
+                    "permission_overwrites": [],
+                }
+                for index, channel in enumerate(channels)
+            ],  # fmt: skip
             "members": [],
             "member_count": 2,
             "emojis": [],
@@ -195,6 +208,11 @@ class FakeDiscordApi:
             "large": False,
         }
         await self._dispatch("GUILD_CREATE", data)
+
+    async def push_member_remove(self, guild_id: int, user: dict[str, Any]) -> None:
+        """Dispatch a GUILD_MEMBER_REMOVE: ``user`` (``user_payload``) left server
+        ``guild_id`` (sent only to a bot with the Server Members intent)."""
+        await self._dispatch("GUILD_MEMBER_REMOVE", {"guild_id": str(guild_id), "user": user})
 
     async def push_interaction(
         self,

@@ -106,6 +106,20 @@ class FakeTelegramApi:
         message: dict[str, Any] = update["message"]
         return message
 
+    async def push_member_left(
+        self, chat_id: int, user_id: int, first_name: str, *, date: datetime | None = None
+    ) -> None:
+        """Queue the service message Telegram sends when member ``user_id`` leaves the
+        group ``chat_id`` (``left_chat_member``; they are its sender too)."""
+        update = self.message_update("", chat_id=chat_id, chat_type="supergroup",
+                                     user_id=user_id, first_name=first_name, date=date)  # fmt: skip
+        message = update["message"]
+        del message["text"]
+        message["left_chat_member"] = dict(message["from"])
+        async with self._new_update:
+            self._updates.append(update)
+            self._new_update.notify_all()
+
     def message_update(
         self,
         text: str,

@@ -404,6 +404,34 @@ async def test_group_participants_recent_first(store: SqliteStore) -> None:
     assert len(await store.group_participants(THREAD, T0, 2)) == 2
 
 
+async def test_a_member_who_left_is_no_participant_until_they_write_again(
+    store: SqliteStore,
+) -> None:
+    topic = f"{THREAD}:topic:7"
+    for minute, (user, thread) in enumerate([("a", THREAD), ("b", THREAD), ("a", topic)]):
+        await store.record_inbound(
+            inbound(T0 + timedelta(minutes=minute), user=user, thread=thread)
+        )
+    other = "agent:main:telegram:group:-10012"  # shares the digits, not the chat
+    await store.record_inbound(inbound(T0, user="a", thread=other))
+
+    def keys(members: list[Any]) -> list[str]:
+        return [m.user_key for m in members]
+
+    # The chat and its topics, not another chat; a member never seen there marks nothing.
+    assert await store.mark_left(THREAD, "telegram:a", T0 + timedelta(minutes=5)) == 2
+    assert await store.mark_left(THREAD, "telegram:zz", T0) == 0
+    assert keys(await store.group_participants(THREAD, T0, 10)) == ["telegram:b"]
+    assert keys(await store.group_participants(topic, T0, 10)) == []
+    assert keys(await store.group_participants(other, T0, 10)) == ["telegram:a"]
+    # An older leaving (replayed late) keeps the newer mark; writing again lists them.
+    await store.mark_left(THREAD, "telegram:a", T0)
+    await store.record_inbound(inbound(T0 + timedelta(minutes=4), user="a"))
+    assert keys(await store.group_participants(THREAD, T0, 10)) == ["telegram:b"]
+    await store.record_inbound(inbound(T0 + timedelta(minutes=6), user="a"))
+    assert keys(await store.group_participants(THREAD, T0, 10)) == ["telegram:a", "telegram:b"]
+
+
 async def test_injections_the_latest_one_wins(store: SqliteStore) -> None:
     """A message sent again as the newest (a retry) was forwarded with its new block."""
     await store.record_inbound(inbound(T0))

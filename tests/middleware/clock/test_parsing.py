@@ -128,7 +128,15 @@ CASES = [
     floating("on Monday", None),
     floating("end of day", None),
     # --- absolute, anchored to the Session TZ -------------------------------------------
-    case("tomorrow at 9am", "Asia/Tokyo", "absolute", "2026-11-23T09:00:00+09:00"),
+    # 00:40 on Sunday in Tokyo: "tomorrow" may be the day just begun (wallclock.py).
+    case(
+        "tomorrow at 9am",
+        "Asia/Tokyo",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T09:00:00+09:00", "2026-11-23T09:00:00+09:00"),
+    ),  # fmt: skip
+    case("on Monday at 9am", "Asia/Tokyo", "absolute", "2026-11-23T09:00:00+09:00"),
     case("tomorrow at 9am", "America/New_York", "absolute", "2026-11-22T09:00:00-05:00"),
     case("9am", "America/New_York", "absolute", "2026-11-22T09:00:00-05:00"),  # passed
     case("9am", "Asia/Tokyo", "absolute", "2026-11-22T09:00:00+09:00"),
@@ -147,7 +155,14 @@ CASES = [
     case("tonight", "Europe/Berlin", "absolute", "2026-11-21T20:00:00+01:00"),
     case("tonight at 9", "Europe/Berlin", "absolute", "2026-11-21T21:00:00+01:00"),
     case("tomorrow evening at 8", "America/Los_Angeles", "absolute", "2026-11-22T20:00:00-08:00"),
-    case("tomorrow morning", "Australia/Lord_Howe", "absolute", "2026-11-23T09:00:00+11:00"),
+    case(
+        "tomorrow morning",
+        "Australia/Lord_Howe",  # 02:40 there
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T09:00:00+11:00", "2026-11-23T09:00:00+11:00"),
+    ),  # fmt: skip
+    case("monday morning", "Australia/Lord_Howe", "absolute", "2026-11-23T09:00:00+11:00"),
     case("next Tuesday evening", "Europe/Berlin", "absolute", "2026-11-24T18:00:00+01:00"),
     case("2026-11-22 14:30", "Asia/Tokyo", "absolute", "2026-11-22T14:30:00+09:00"),
     case("2026-11-22 14:30", "Asia/Kathmandu", "absolute", "2026-11-22T14:30:00+05:45"),
@@ -288,7 +303,19 @@ CASES = [
         "Asia/Tokyo",
         "absolute",
         clarify=True,
-        candidates=("2026-11-23T09:00:00+09:00", "2026-11-23T21:00:00+09:00"),
+        candidates=(
+            "2026-11-22T09:00:00+09:00",
+            "2026-11-22T21:00:00+09:00",
+            "2026-11-23T09:00:00+09:00",
+            "2026-11-23T21:00:00+09:00",
+        ),
+    ),  # fmt: skip
+    case(
+        "tomorrow at 9",
+        "America/New_York",
+        "absolute",
+        clarify=True,
+        candidates=("2026-11-22T09:00:00-05:00", "2026-11-22T21:00:00-05:00"),
     ),  # fmt: skip
     # An hour with no am/pm and no date is asked about while both readings are still
     # ahead today; once the morning one has passed it is the next occurrence.
@@ -607,8 +634,8 @@ def found(text: str, tz: str | None = "Asia/Tokyo") -> list[ParseResult]:
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ("Can we meet tomorrow at 9am to discuss?",
-         [("tomorrow at 9am", "absolute", "2026-11-23T09:00:00+09:00")]),
+        ("Can we meet on Monday at 9am to discuss?",
+         [("on Monday at 9am", "absolute", "2026-11-23T09:00:00+09:00")]),
         ("let's do it next Tuesday evening, or friday at 3pm",
          [("next Tuesday evening", "absolute", "2026-11-24T18:00:00+09:00"),
           ("friday at 3pm", "absolute", "2026-11-27T15:00:00+09:00")]),
@@ -873,3 +900,45 @@ def test_results_keep_their_invariants(text: str, tz: str | None) -> None:
         assert result.start_instant is None and not result.needs_clarification
     for item in find_time_expressions(text, tz, REF):
         assert item.kind != "invalid" and item.matched_text in text
+
+
+@pytest.mark.parametrize(
+    ("message", "candidates"),
+    [
+        ("tomorrow morning works", ("2026-03-03T09:00:00+09:00", "2026-03-04T09:00:00+09:00")),
+        ("see you tomorrow at 9am", ("2026-03-03T09:00:00+09:00", "2026-03-04T09:00:00+09:00")),
+        ("tomorrow", ("2026-03-03T00:00:00+09:00", "2026-03-04T00:00:00+09:00")),
+    ],
+)
+def test_tomorrow_said_in_the_small_hours_is_asked_about(
+    message: str, candidates: tuple[str, ...]
+) -> None:
+    # 02:00 on Tuesday in Tokyo: not yet slept, "tomorrow" may be the day just begun.
+    [result] = find_time_expressions(message, "Asia/Tokyo", iso("2026-03-02T17:00:00+00:00"))
+    assert result.needs_clarification and result.start_instant is None
+    assert result.candidates == tuple(iso(instant) for instant in candidates)
+    assert result.clarification_question == (
+        'By "tomorrow", said at 02:00, do you mean Tuesday 3 March (the day that has just '
+        "begun) or Wednesday 4 March?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "utc", "start"),
+    [
+        # 02:00 in Tokyo: "tonight" and "this morning" have one reading still ahead.
+        ("tonight at 9", "2026-03-02T17:00:00+00:00", "2026-03-03T21:00:00+09:00"),
+        ("this morning at 10am", "2026-03-02T17:00:00+00:00", "2026-03-03T10:00:00+09:00"),
+        ("today at 5pm", "2026-03-02T17:00:00+00:00", "2026-03-03T17:00:00+09:00"),
+        # 04:00 in Tokyo: the small hours are over, "tomorrow" is the calendar's.
+        ("tomorrow morning", "2026-03-02T19:00:00+00:00", "2026-03-04T09:00:00+09:00"),
+        # 23:30: still the evening before, "tomorrow" is the next day.
+        ("tomorrow morning", "2026-03-02T14:30:00+00:00", "2026-03-03T09:00:00+09:00"),
+    ],
+)
+def test_day_words_outside_the_small_hours_question_are_resolved(
+    message: str, utc: str, start: str
+) -> None:
+    [result] = find_time_expressions(message, "Asia/Tokyo", iso(utc))
+    assert not result.needs_clarification
+    assert result.start_instant == iso(start)

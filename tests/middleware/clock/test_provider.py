@@ -31,5 +31,5 @@ async def test_provider_resolves_like_the_pipeline(store: SqliteStore) -> None:
     assert provider.offset_minutes("Asia/Kathmandu", NOW) == 345
     assert provider.offset_minutes("Pacific/Chatham", NOW) == 825
     assert provider.to_iso(NOW, "Asia/Kathmandu") == "2026-11-21T21:25:00+05:45"
-    parsed = provider.parse_anchored_time("tomorrow at 9am", "Asia/Tokyo", NOW)
+    parsed = provider.parse_anchored_time("monday at 9am", "Asia/Tokyo", NOW)
     assert parsed.start_instant == datetime(2026, 11, 23, 0, 0, tzinfo=UTC)

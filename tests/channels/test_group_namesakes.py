@@ -1,0 +1,47 @@
+"""Namesakes in a group are named alike in the history and in the block, whatever window
+the block lists.
+
+Through the real relay and the fake Telegram Bot API: Aiko speaks in the group, falls
+silent, and more than the block's window (14 days) later a second member who also goes
+by "Aiko" speaks. The history names her "Aiko (telegram:6)", as it names every member
+another member of the thread ever shared a name with; the block and ``/time`` name her
+the same way, though the first Aiko is no longer listed.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.channels.test_group_fortnight import AIKO, BRUNO, FAY, MONDAY, Fortnight
+from tests.conftest import RelayFactory
+from tests.fakes.discord_api import FakeDiscordApi
+from tests.fakes.telegram_api import FakeTelegramApi
+from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
+
+
+async def test_a_namesake_outside_the_window_still_names_the_speaker_as_the_history_does(
+    telegram_api: FakeTelegramApi,
+    discord_api: FakeDiscordApi,
+    fake_upstream: FakeUpstream,
+    relay_factory: RelayFactory,
+) -> None:
+    group = Fortnight(fake_upstream, telegram_api, discord_api)
+    await group.start(relay_factory)
+    await group.asks("hello everyone", AIKO)
+    assert "Speaker: Aiko." in group.block(), "alone with her name: no account shown"
+
+    # Day 20: the first Aiko last spoke outside the 14-day window; a second Aiko speaks.
+    group.clock.set(MONDAY + timedelta(days=20))
+    group.names[FAY] = "Aiko"
+    assert "Europe/Berlin" in await group.command("/tz Europe/Berlin", BRUNO)
+    await group.asks("hi, I'm new here", FAY)
+    messages = fake_upstream.requests[-1].body["messages"]
+    assert messages[-1]["content"].split(RELAY_BLOCK)[0] == "[Aiko (telegram:6)] hi, I'm new here"
+    block = group.block()
+    assert "Speaker: Aiko (telegram:6)." in block
+    assert "Aiko (telegram:6): timezone unknown" in block
+    assert "Aiko: " not in block.split("Participants' local times: ", 1)[1]
+
+    # /time names her as the history does too.
+    told = await group.command("/time", BRUNO)
+    assert "Aiko (telegram:6): timezone unknown" in told
