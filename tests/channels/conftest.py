@@ -1,4 +1,5 @@
-"""Fixtures for the channel tests: the fake Telegram Bot API and the fake Discord API."""
+"""Fixtures for the channel tests: the fake Telegram Bot API, the fake Discord API, and a
+group of members on both (``Fortnight``)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.channels.group_members import Fortnight
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import FakeTelegramApi
+from tests.fakes.upstream import FakeUpstream
 
 
 @pytest.fixture
@@ -32,3 +35,13 @@ async def discord_api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDisc
     monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(api.ws_url))
     yield api
     await api.stop()
+
+
+@pytest.fixture
+def group(
+    telegram_api: FakeTelegramApi, discord_api: FakeDiscordApi, fake_upstream: FakeUpstream
+) -> Fortnight:
+    """Five members of a Telegram group and a Discord channel; the test starts the relay.
+    Requested before ``relay_factory``, the fakes outlive the relay, which stops its
+    channels before them."""
+    return Fortnight(fake_upstream, telegram_api, discord_api)

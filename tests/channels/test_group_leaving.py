@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.channels.support import telegram_section
-from tests.channels.test_group_fortnight import (
+from tests.channels.group_members import (
     AIKO,
     BRUNO,
     CARA,
@@ -20,11 +19,10 @@ from tests.channels.test_group_fortnight import (
     SERVER,
     Fortnight,
 )
+from tests.channels.support import telegram_section
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
-from tests.fakes.discord_api import FakeDiscordApi, user_payload
-from tests.fakes.telegram_api import FakeTelegramApi
-from tests.fakes.upstream import FakeUpstream
+from tests.fakes.discord_api import user_payload
 
 
 async def start(group: Fortnight, factory: RelayFactory) -> None:
@@ -38,12 +36,8 @@ async def start(group: Fortnight, factory: RelayFactory) -> None:
 
 
 async def test_a_member_who_leaves_the_telegram_group_is_no_longer_listed(
-    telegram_api: FakeTelegramApi,
-    discord_api: FakeDiscordApi,
-    fake_upstream: FakeUpstream,
-    relay_factory: RelayFactory,
+    group: Fortnight, relay_factory: RelayFactory
 ) -> None:
-    group = Fortnight(fake_upstream, telegram_api, discord_api)
     await start(group, relay_factory)
     for user, zone in [(AIKO, "Asia/Tokyo"), (BRUNO, "Europe/Berlin"), (CARA, "America/New_York")]:
         assert zone in await group.command(f"/tz {zone}", user)
@@ -52,7 +46,7 @@ async def test_a_member_who_leaves_the_telegram_group_is_no_longer_listed(
 
     # Cara leaves the group an hour later: the next block and /time leave her out.
     group.clock.advance(timedelta(hours=1))
-    await telegram_api.push_member_left(GROUP, CARA, "Cara", date=group.clock.now())
+    await group.telegram.push_member_left(GROUP, CARA, "Cara", date=group.clock.now())
     await group.asks("who's still here?", BRUNO)
     assert set(group.local_times()) == {"Aiko", "Bruno"}
     told = await group.command("/time", AIKO)
@@ -66,20 +60,16 @@ async def test_a_member_who_leaves_the_telegram_group_is_no_longer_listed(
 
 
 async def test_a_member_who_leaves_the_discord_server_is_no_longer_listed(
-    telegram_api: FakeTelegramApi,
-    discord_api: FakeDiscordApi,
-    fake_upstream: FakeUpstream,
-    relay_factory: RelayFactory,
+    group: Fortnight, relay_factory: RelayFactory
 ) -> None:
-    group = Fortnight(fake_upstream, telegram_api, discord_api)
     await start(group, relay_factory)
-    await discord_api.push_guild(SERVER, [], channels=(CHANNEL,))
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
     for user, zone in [(AIKO, "Asia/Tokyo"), (BRUNO, "Europe/Berlin")]:
         assert zone in (await group.on_discord(f"/tz {zone}", user, mention=False))["content"]
     await group.on_discord("what time is it for each of us?", BRUNO)
     assert set(group.local_times()) == {"Aiko", "Bruno"}
 
-    await discord_api.push_member_remove(SERVER, user_payload(100 + AIKO, "aiko"))
+    await group.discord.push_member_remove(SERVER, user_payload(100 + AIKO, "aiko"))
     await group.on_discord("who's still here?", BRUNO)
     assert set(group.local_times()) == {"Bruno"}
     told = await group.on_discord("/time", BRUNO, mention=False)

@@ -12,20 +12,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.channels.test_group_fortnight import AIKO, BRUNO, FAY, MONDAY, Fortnight
+from tests.channels.group_members import AIKO, BRUNO, FAY, MONDAY, Fortnight
 from tests.conftest import RelayFactory
-from tests.fakes.discord_api import FakeDiscordApi
-from tests.fakes.telegram_api import FakeTelegramApi
-from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
+from tests.fakes.upstream import RELAY_BLOCK
 
 
 async def test_a_namesake_outside_the_window_still_names_the_speaker_as_the_history_does(
-    telegram_api: FakeTelegramApi,
-    discord_api: FakeDiscordApi,
-    fake_upstream: FakeUpstream,
-    relay_factory: RelayFactory,
+    group: Fortnight, relay_factory: RelayFactory
 ) -> None:
-    group = Fortnight(fake_upstream, telegram_api, discord_api)
     await group.start(relay_factory)
     await group.asks("hello everyone", AIKO)
     assert "Speaker: Aiko." in group.block(), "alone with her name: no account shown"
@@ -35,7 +29,7 @@ async def test_a_namesake_outside_the_window_still_names_the_speaker_as_the_hist
     group.names[FAY] = "Aiko"
     assert "Europe/Berlin" in await group.command("/tz Europe/Berlin", BRUNO)
     await group.asks("hi, I'm new here", FAY)
-    messages = fake_upstream.requests[-1].body["messages"]
+    messages = group.upstream.requests[-1].body["messages"]
     assert messages[-1]["content"].split(RELAY_BLOCK)[0] == "[Aiko (telegram:6)] hi, I'm new here"
     block = group.block()
     assert "Speaker: Aiko (telegram:6)." in block

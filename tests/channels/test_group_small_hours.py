@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.channels.test_group_fortnight import AIKO, BRUNO, Fortnight
+from tests.channels.group_members import AIKO, BRUNO, Fortnight
 from tests.conftest import RelayFactory
-from tests.fakes.discord_api import FakeDiscordApi
-from tests.fakes.telegram_api import FakeTelegramApi
-from tests.fakes.upstream import FakeUpstream
 
 BOTH_DAYS = (
     'By "tomorrow", said at 02:00, do you mean Tuesday 3 March (the day that has just '
@@ -28,12 +25,8 @@ def resolved(block: str) -> str:
 
 
 async def test_tomorrow_said_in_the_small_hours_asks_which_day(
-    telegram_api: FakeTelegramApi,
-    discord_api: FakeDiscordApi,
-    fake_upstream: FakeUpstream,
-    relay_factory: RelayFactory,
+    group: Fortnight, relay_factory: RelayFactory
 ) -> None:
-    group = Fortnight(fake_upstream, telegram_api, discord_api)
     await group.start(relay_factory)
     assert "Asia/Tokyo" in await group.command("/tz Asia/Tokyo", AIKO)
     assert "Europe/Berlin" in await group.command("/tz Europe/Berlin", BRUNO)

@@ -1,0 +1,115 @@
+"""Five members of a Telegram group and a Discord server channel in four timezones, and
+one helper per thing a member does (``Fortnight``), shared by the group scenario tests."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from middleware.clock.source import FakeClock
+from tests.channels.support import telegram_section
+from tests.conftest import RelayFactory
+from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
+from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
+from tests.fakes.telegram_api import FakeTelegramApi
+from tests.fakes.upstream import FakeUpstream
+
+# Monday 2 March 2026, 14:00 UTC: 23:00 in Tokyo, 15:00 in Berlin, 09:00 in New York,
+# 06:00 in Los Angeles.
+MONDAY = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
+OPEN, CLOSE = "<relay_context>\n", "\n</relay_context>"
+AIKO, BRUNO, CARA, DEV, ELI, FAY = 1, 2, 3, 4, 5, 6
+NAMES = {AIKO: "Aiko", BRUNO: "Bruno", CARA: "Cara", DEV: "Dev", ELI: "Eli", FAY: "Fay"}
+GROUP = -100555
+SERVER, CHANNEL = 9000, 4242
+MENTION = [{"type": "mention", "offset": 0, "length": 16}]  # "@chronorelay_bot"
+
+
+class Fortnight:
+    """The relay, both fakes and the clock, with one helper per thing a member does."""
+
+    def __init__(
+        self,
+        upstream: FakeUpstream,
+        telegram: FakeTelegramApi,
+        discord: FakeDiscordApi,
+    ) -> None:
+        self.upstream, self.telegram, self.discord = upstream, telegram, discord
+        self.clock = FakeClock(MONDAY)
+        self.names = dict(NAMES)
+
+    async def start(self, factory: RelayFactory) -> None:
+        await factory(
+            fake_clock=self.clock,
+            channels={
+                **telegram_section(self.telegram),
+                "discord": {"enabled": True, "bot_token": DISCORD_TOKEN},
+            },
+            continuity={"mode": "deterministic"},
+        )
+
+    async def asks(self, text: str, user: int) -> list[dict[str, Any]]:
+        """``user`` mentions the bot in the Telegram group; the messages sent back."""
+        return await self._telegram(f"@chronorelay_bot {text}", user, MENTION)
+
+    async def command(self, text: str, user: int, *, dm: bool = False) -> str:
+        """``user`` sends a command in the group (or their DM); the one answer."""
+        [answer] = await self._telegram(text, user, None, dm=dm)
+        assert answer["chat_id"] == (user if dm else GROUP), "answered where it was asked"
+        return str(answer["text"])
+
+    async def chats(self, text: str, user: int) -> None:
+        """``user`` talks to the others in the group, not to the bot: nothing comes back
+        (the group's next answer shows the message was handled, in order)."""
+        await self.telegram.push_message(text, **self._from(user, GROUP))
+
+    async def _telegram(
+        self, text: str, user: int, entities: list[dict[str, Any]] | None, *, dm: bool = False
+    ) -> list[dict[str, Any]]:
+        before = len(self.telegram.sent())
+        fields = self._from(user, user if dm else GROUP)
+        await self.telegram.push_message(text, entities=entities, **fields)
+        count = before + 1
+        await self.telegram.wait_for_sent(count)
+        with contextlib.suppress(TimeoutError):
+            while True:
+                count = len(await self.telegram.wait_for_sent(count + 1, within=0.3))
+        return self.telegram.sent()[before:]
+
+    def _from(self, user: int, chat: int) -> dict[str, Any]:
+        kind = "private" if chat == user else "supergroup"
+        return {
+            "user_id": user,
+            "first_name": self.names[user],
+            "date": self.clock.now(),
+            "chat_id": chat,
+            "chat_type": kind,
+        }
+
+    async def on_discord(self, text: str, user: int, *, mention: bool = True) -> dict[str, Any]:
+        """``user`` (Discord id 100 + user) writes in the server channel; the answer."""
+        before = len(self.discord.sent())
+        await self.discord.push_message(
+            f"<@{BOT_ID}> {text}" if mention else text,
+            channel_id=CHANNEL,
+            user_id=100 + user,
+            author=user_payload(100 + user, self.names[user].lower()),
+            guild_id=SERVER,
+            mentions=[BOT] if mention else None,
+            at=self.clock.now(),
+        )
+        return (await self.discord.wait_for_sent(before + 1))[-1]
+
+    def block(self) -> str:
+        """The block the upstream received with its newest message."""
+        content = str(self.upstream.requests[-1].body["messages"][-1]["content"])
+        return content.split(OPEN, 1)[1].split(CLOSE)[0]
+
+    def local_times(self) -> dict[str, str]:
+        """The members' local times the block listed, by name."""
+        line = next(x for x in self.block().splitlines() if x.startswith("Participants'"))
+        # "; " also parts a zone from where it was said: "(Europe/Lisbon; said they...)".
+        listed = re.split(r"; (?=[A-Z])", line.split(": ", 1)[1].rstrip("."))
+        return dict(member.split(": ", 1) for member in listed)
