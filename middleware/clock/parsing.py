@@ -28,6 +28,7 @@ from middleware.clock.abbreviations import (
     resolve_abbreviation,
     stated_offset,
 )
+from middleware.clock.idioms import names_no_time
 from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.places import place_question
 from middleware.clock.tense import sentence_around, tells_of_the_past
@@ -513,8 +514,9 @@ def find_time_expressions(
 
     Conservative: a message with no time-ish token (``looks_timeish``) skips dateparser;
     dateparser matches made only of words such as "now", "may", "second", "we" are
-    dropped, as are phrases that do not parse. Missing a phrase is preferred to inventing
-    an absolute time.
+    dropped, as are phrases that do not parse and the uses of ordinary chat that name no
+    time (``idioms.py``: "it's friday!", "in a minute", "24/7"). Missing a phrase is
+    preferred to inventing an absolute time.
     """
     if reference_instant.tzinfo is None:
         raise ValueError("reference_instant must be an aware datetime")
@@ -564,6 +566,8 @@ def find_time_expressions(
 
     results: list[ParseResult] = []
     for start, end in spans:
+        if names_no_time(text, start, end):  # "it's friday!", "in a minute", "24/7"
+            continue
         result = parse(start, _extend(text, end, place_zone)) or parse(start, end)
         if result is not None:
             results.append(result)

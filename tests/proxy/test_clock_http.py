@@ -909,3 +909,29 @@ async def test_a_command_the_relay_answered_is_not_the_last_message_here(
     assert "Last message here: 3 hours 1 minute ago (Sat 21 Nov 11:00)." in text, text
     assert "Last contact on any channel" not in text
     assert "Gap: several hours — summarize where you left off before continuing." in text, text
+
+
+async def test_saying_what_day_it_is_is_no_plan_to_ask_about(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 13, 8, 30, tzinfo=UTC))  # Friday, London 08:30
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/London", headers)
+    for message in ["morning, it's friday", "happy friday everyone", "TGIF, what a week"]:
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        text = block(fake_upstream)
+        assert "Ask the user" not in text, (message, text)
+        assert "Times in this message" not in text, (message, text)
+    # A plan for a Friday said on a Friday is still asked about, and a week day ahead read.
+    clock.advance(timedelta(minutes=1))
+    await say(relay, "see you friday", headers)
+    assert "Ask the user: Do you mean today (Friday 13 March) or Friday 20 March?" in block(
+        fake_upstream
+    )
+    clock.advance(timedelta(days=3))  # Monday
+    await say(relay, "it's monday again, lunch on thursday?", headers)
+    text = block(fake_upstream)
+    assert '"on thursday" = 2026-03-19T00:00:00+00:00 to 2026-03-20T00:00:00+00:00' in text
+    assert "Ask the user" not in text and '"monday' not in text.lower()

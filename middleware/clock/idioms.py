@@ -1,0 +1,107 @@
+"""Phrases of ordinary chat that look like times but name none to resolve.
+
+dateparser finds a weekday, a short duration or a number pair in a message; most of the
+time that is a time, but not in these uses, which ``parsing.find_time_expressions`` drops:
+
+* a weekday said as what day it is, or as a greeting ("it's friday!", "thank god it's
+  monday", "is it friday yet?", "happy friday", "what a monday"): it names the current
+  day (the block says which day it is already), not a plan; with a clock time beside it
+  ("it's friday at 3pm", about an event) or a preposition ("it's on friday") it is one;
+* a weekday inside a name ("deals for Black Friday", "before Good Friday", "Super Bowl
+  Sunday"): a capitalised word right before a capitalised weekday, mid-sentence;
+* "in a minute", "in a sec", "in a second", "in a moment": "shortly", not a minute from now
+  ("in 1 minute", "in an hour" stay times);
+* a duration or a number pair that measures something ("in 5 minutes of reading", "3/4 of
+  the team");
+* two numbers with a slash and no year ("24/7", "rate it 7/10", "1/2 cup") that nothing
+  marks as a date: a date written so is read only after a word that introduces one ("on
+  3/4", "due 4/15", "from 3/4 to 3/9"), beside a clock time or a weekday ("3/4 at 2pm",
+  "Fri 3/4"), or as the whole message ("4/15?").
+
+Each rule looks only at the phrase and the words right around it, in its own sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["names_no_time"]
+
+_WEEKDAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)day"
+_LONE_WEEKDAY = re.compile(rf"(?:the\s+|(?P<some>an?\s+))?{_WEEKDAY}", re.IGNORECASE)
+# What makes the weekday right after it the day it is, or a greeting: "it's", "it is",
+# "its", "'tis", "today is", "today's", "is it", "happy", "TGI", "a", "another", "what a",
+# with an adverb between or not ("it's only tuesday", "it's finally friday").
+_SAYS_THE_DAY = re.compile(
+    r"(?:\bit\s*['’]?\s*s|\bit\s+is|['’]tis|\btoday\s*['’]?\s*s|\btoday\s+is|\bis\s+it"
+    r"|\bhappy|\btgi|\ban?|\banother|\bsuch\s+an?|\bwhat\s+an?)"
+    r"(?:\s+(?:only|finally|already|just|still|almost|nearly|officially|really|so))?\s+$",
+    re.IGNORECASE,
+)
+# A capitalised word after another word (so not the first of a sentence) right before a
+# capitalised weekday: the two are a name ("Black Friday", "Ash Wednesday").
+_NAME_BEFORE = re.compile(r"\w[,:]?[^\S\n]+(?!I\s)[A-Z][a-z'’]*[^\S\n]+$")
+_CAPITALISED = re.compile(r"[A-Z]")
+_IDIOM_DURATION = re.compile(
+    r"(?:in\s+)?(?:a|one|just\s+a)\s+(?:sec|second|min|minute|moment|jiffy|tick)s?",
+    re.IGNORECASE,
+)
+_MEASURE = re.compile(
+    r"(?:in\s+)?(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|ten)\s*"
+    r"(?:sec|second|min|minute|hour|hr|day|week|fortnight|month|year)s?"
+    r"|\d{1,2}[/.]\d{1,2}",
+    re.IGNORECASE,
+)
+_OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
+_OF_AT_END = re.compile(r"\s+of$", re.IGNORECASE)
+_NUMBER_PAIR = re.compile(r"(?:(?:on|by|at|until|till)\s+)?(\d{1,2})[/.](\d{1,2})")
+# Words after which a number pair is a date ("on 3/4", "due 4/15", "from 3/4 to 3/9").
+_DATE_LEAD = re.compile(
+    r"\b(?:on|for|by|due|until|till|til|from|before|after|since|starting|through|thru|to"
+    r"|between|and|or|next|this|the|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\.?,?\s+$",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
+
+
+def names_no_time(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]``, a phrase dateparser or the clock's patterns found, one of the
+    uses above that name no time to resolve?"""
+    phrase = text[start:end].strip(" ,")
+    before = text[_sentence_start(text, start) : start]
+    weekday = _LONE_WEEKDAY.fullmatch(phrase)
+    if weekday is not None:
+        # "a monday" is any Monday ("feels like a monday"), not one on the calendar.
+        return (
+            bool(weekday["some"])
+            or _SAYS_THE_DAY.search(before) is not None
+            or (_in_a_name(phrase, before))
+        )
+    if _IDIOM_DURATION.fullmatch(phrase):
+        return True
+    measured = _OF_AT_END.sub("", phrase)  # dateparser takes in the "of" of "3/4 of"
+    if _MEASURE.fullmatch(measured) and (measured != phrase or _OF_AFTER.match(text, end)):
+        return True
+    pair = _NUMBER_PAIR.fullmatch(phrase)
+    if pair is not None and not phrase[: pair.start(1)].strip():
+        return not _marked_as_date(text, start, end, before)
+    return False
+
+
+def _in_a_name(phrase: str, before: str) -> bool:
+    return _CAPITALISED.match(phrase) is not None and _NAME_BEFORE.search(before) is not None
+
+
+def _marked_as_date(text: str, start: int, end: int, before: str) -> bool:
+    """A number pair with nothing else of a date in its phrase is one after a word that
+    introduces a date, or as the whole message."""
+    if _DATE_LEAD.search(before) is not None:
+        return True
+    return not text[:start].strip() and not re.sub(r"[\W_]+", "", text[end:])
+
+
+def _sentence_start(text: str, start: int) -> int:
+    begin = 0
+    for mark in _SENTENCE_END.finditer(text, 0, start):
+        begin = mark.end()
+    return begin
