@@ -875,6 +875,29 @@ async def test_an_open_item_after_next_then_or_tomorrow_reaches_the_card(
     assert "Open: send the load test numbers" not in resume, "Sam's work, not Ana's"
 
 
+async def test_work_put_off_to_tomorrow_friday_or_later_reaches_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "I'll fix the build tomorrow" was open; "Tomorrow I'll fix the build" was not.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the release candidate out.",
+        "Tomorrow I'll fix the build.",
+        "On Friday I'll send the deck.",
+        "Later I'll write the docs.",
+        "Tomorrow I'll be fine.",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "fix the build tomorrow" in resume, resume
+    assert "send the deck on Friday" in resume, resume
+    assert "write the docs" in resume, resume
+    assert "Open: be fine" not in resume, resume
+
+
 async def test_a_summary_is_on_the_work_and_ends_on_where_it_stood_not_on_a_request(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
