@@ -1053,6 +1053,29 @@ async def test_an_agents_compaction_turns_are_not_the_users_words(
     assert result["summary"] == "On “The payments table needs a currency column.” (2 messages)."
 
 
+async def test_an_agents_compaction_request_teaches_living_memory_nothing(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The agent's summary request quotes the user, old words and all: memory learned
+    # "Lives in Lisbon" from a move the user had taken back, and counted Berlin as said
+    # again (fresh and sure) though the user had not said a word of it for months.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I live in Berlin.")
+    request = (
+        "Your task is to create a detailed summary of the conversation so far.\n"
+        "1. The user said: I live in Berlin.\n"
+        "2. I moved to Lisbon.\n"
+        "3. I'm vegetarian."
+    )
+    await ana.say(request, after=timedelta(days=240))
+    status, memory = await admin(relay, "GET", "/admin/users/api:ana/memory")
+    assert status == 200, memory
+    facts = {fact["text"]: fact for fact in memory["facts"]}
+    assert list(facts) == ["Lives in Berlin"], facts
+    assert facts["Lives in Berlin"]["last_mentioned_at"].startswith("2026-11-02"), facts
+
+
 async def test_a_corrected_fact_said_again_plainly_is_the_same_fact_said_again(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
