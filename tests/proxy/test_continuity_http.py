@@ -898,6 +898,32 @@ async def test_work_put_off_to_tomorrow_friday_or_later_reaches_the_card(
     assert "Open: be fine" not in resume, resume
 
 
+async def test_recent_activity_leaves_out_an_item_since_done_as_the_resume_card_does(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Two threads on one named context: the backups are done in the second while the
+    # first, captured again later, still has them open in its own summary. The resume
+    # card and /recap left them out; the rollup another thread sees did not.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    laptop = Person(relay, fake_upstream, clock, thread="laptop")
+    phone = Person(relay, fake_upstream, clock, thread="phone")
+    await laptop.say("/context billing launch")
+    await phone.say("/context billing launch")
+    await laptop.say("Let's get the billing service ready for launch.")
+    await laptop.say("I still need to set up the backups.")
+    await laptop.say("/capture")
+    await phone.say("The backups are set up now.", after=timedelta(minutes=5))
+    await phone.say("/capture")
+    await laptop.say("The invoice table is done.", after=timedelta(minutes=5))
+    await laptop.say("/capture")
+    assert "set up the backups" not in await laptop.say("/recap")
+    elsewhere = Person(relay, fake_upstream, clock, thread="garden")
+    activity = cards_in(await elsewhere.block_for("Hello!", after=timedelta(hours=3)))
+    line = activity["recent_activity"]
+    assert "billing launch" in line and "invoice table" in line, line
+    assert "set up the backups" not in line, line
+
+
 async def test_a_summary_is_on_the_work_and_ends_on_where_it_stood_not_on_a_request(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
