@@ -316,6 +316,27 @@ async def wait_for_capture(person: Person) -> None:
             await asyncio.sleep(0.05)
 
 
+async def test_naming_the_context_a_thread_is_already_in_says_so_and_counts_read_right(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "/context Henderson" twice said "Moved this thread into “Henderson”" twice, and a
+    # capture of one item was "1 entries".
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/context Henderson damages")
+    again = await ana.say("/context  henderson DAMAGES")
+    assert again == "This thread is already in “Henderson damages”.", again
+    other = Person(relay, fake_upstream, clock, thread="t2")
+    await other.say("/context Henderson damages")
+    shared = await ana.say("/context Henderson damages")
+    assert shared == (
+        "This thread is already in “Henderson damages”. It is also used by 1 other thread."
+    )
+    fresh = Person(relay, fake_upstream, clock, thread="t3")
+    await fresh.say("hello")
+    assert "deterministically: 1 entry." in await fresh.say("/capture")
+
+
 async def test_commands_context_recap_capture_memory(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
