@@ -945,6 +945,19 @@ async def test_recent_activity_leaves_out_an_item_since_done_as_the_resume_card_
     assert "set up the backups" not in line, line
 
 
+async def test_a_session_opened_with_hi_again_is_on_what_followed(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Back the next day: "hi again" was the session's topic (two words, so "substantive").
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's get the billing service ready for launch.")
+    await ana.say("/capture")
+    await ana.say("hi again", after=timedelta(days=1))
+    await ana.say("The backups are set up now.")
+    assert "Summary: On “The backups are set up now.” (2 messages)." in await ana.say("/capture")
+
+
 async def test_a_summary_is_on_the_work_and_ends_on_where_it_stood_not_on_a_request(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
