@@ -49,6 +49,7 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
                 return (
                     f"That name is too long ({len(name)} characters); keep it under {_NAME_LIMIT}."
                 )
+            was = await store.thread_work_context(turn.thread_key, now=turn.received_at)
             chosen, made = await store.use_work_context(
                 turn.thread_key, turn.user_key, name, now=turn.received_at
             )
@@ -62,6 +63,8 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
                 if others
                 else ""
             )
+            if chosen.work_context_id == was.work_context_id:
+                return f"This thread is already in “{chosen.name}”.{shared}"
             verb = "Started a new work context" if made else "Moved this thread into"
             return (
                 f"{verb} “{chosen.name}”.{shared} What you do here now continues it, on any "
@@ -109,7 +112,8 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             f" (the LLM pass failed: {outcome.fallback_reason})" if outcome.fallback_reason else ""
         )
         summary = f"\nSummary: {outcome.summary}" if outcome.summary else ""
-        return f"Captured this session {how}{fallback}: {outcome.entries} entries.{summary}"
+        entries = f"{outcome.entries} entr{'y' if outcome.entries == 1 else 'ies'}"
+        return f"Captured this session {how}{fallback}: {entries}.{summary}"
 
     async def memory(turn: Turn, command: Command) -> str:
         verb, _, rest = command.args.partition(" ")

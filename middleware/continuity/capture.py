@@ -602,11 +602,22 @@ def _folded(text: str) -> str:
     return " ".join(text.split())
 
 
+# "hi again", "good morning everyone": a hello says nothing of the work.
+_GREETING = re.compile(
+    r"(?:hi|hello|hey|hiya|howdy|yo|morning|evening|good\s+(?:morning|afternoon|evening|day))"
+    r"(?:[\s,]+(?:again|there|all|everyone|team|folks|friend))*[\s.!…]*",
+    re.IGNORECASE,
+)
+
+
 def _substantive(text: str) -> bool:
     """A message with something in it: not "ok", "thanks", "let's continue" or "talk
     later"."""
     return (
-        len(content_words(text)) >= 2 and not is_terse_continuation(text) and not is_sign_off(text)
+        len(content_words(text)) >= 2
+        and not is_terse_continuation(text)
+        and not is_sign_off(text)
+        and _GREETING.fullmatch(" ".join(text.split())) is None
     )
 
 

@@ -140,9 +140,10 @@ def _without_what_changed(
     for line in lines:
         parts = SummaryParts.from_json(line.get("summary_parts"))
         if parts is not None:
+            # The summary text too: the recent-activity rollup and /recap read it as is.
             parts = parts.without(closed)
-            line = {**line, "summary_parts": parts.to_json()}
-        text = parts.text() if parts is not None else str(line["summary"])
+            line = {**line, "summary_parts": parts.to_json(), "summary": parts.text()}
+        text = str(line["summary"])
         captured_at = datetime.fromisoformat(line["captured_at"])
         if not any(
             captured_at < when and still_states(text, old, new) for old, new, when in corrected

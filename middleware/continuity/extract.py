@@ -95,14 +95,30 @@ class _Rule:
     pattern: re.Pattern[str]
     confidence: float
     question_ok: bool = False
+    dated: bool = False
+
+    def finds(self, clause: str, day: str | None) -> re.Match[str] | None:
+        """The match on ``clause``, if the rule fires there: a ``dated`` rule only on a
+        clause its sentence opened with a time ("tomorrow", "later") for; an ``object``
+        group must name something ("I'll fix it tomorrow" says nothing of what)."""
+        if self.dated and day is None:
+            return None
+        match = self.pattern.match(clause)
+        if match is None or (
+            "object" in match.re.groupindex and not _content_words(match["object"])
+        ):
+            return None
+        return match
 
 
 def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-def _rule(pattern: str, confidence: float, question_ok: bool = False) -> _Rule:
-    return _Rule(_re(pattern), confidence, question_ok)
+def _rule(
+    pattern: str, confidence: float, question_ok: bool = False, *, dated: bool = False
+) -> _Rule:
+    return _Rule(_re(pattern), confidence, question_ok, dated)
 
 
 # --- shared vocabulary ----------------------------------------------------------------
@@ -121,6 +137,27 @@ _WHEN = (
     r"|once\s+\w+|when\s+\w+|this\s+(?:week|weekend|afternoon|evening)|on\s+\w+day)"
 )
 _ITEM = r"(?P<item>.+)"
+# The user's own future, not one shared with others ("we'll …", "let's …").
+_FUT_ME = (
+    r"(?:i\s*'?\s*ll|i\s+will|let\s+me|(?:i\s*'?\s*m|i\s+am)\s+(?:going\s+to|gonna)|gonna"
+    r"|will)"
+)
+# Work put off to a time ("I'll deal with the exhibits later", "we'll fix it tomorrow").
+_DEFER = (
+    r"(?:deal\s+with|sort\s+out|handle|look\s+(?:at|into)|tackle|fix|finish|do|figure\s+out"
+    r"|work\s+(?:on|out)|check|think\s+about|get\s+to|tidy|clean\s+up)\b"
+)
+# Errands the user takes on ("I'll send the deck tomorrow"); a short list, so "I'll be
+# fine", "I'll see you later" and "I'll grab lunch later" are no items.
+_TASK = (
+    r"(?:send|write"
+    r"|rewrite|email|e-mail|call|reply\s+to|answer|follow\s+up\s+(?:on|with)|review|update"
+    r"|draft|finali[sz]e|polish|edit|proofread|test|deploy|ship|merge|push|publish|release"
+    r"|submit|file|pay|book|order|schedule|set\s+up|prepare|plan|research|read\s+(?:up\s+on"
+    r"|through)|go\s+(?:over|through)|add|remove|document|debug|investigate|implement"
+    r"|refactor|migrate|upgrade|install|configure|upload|sign|renew|cancel|print|back\s+up"
+    r"|pick\s+up|drop\s+off|buy|contact|ping|message|text|write\s+up)\b"
+)
 
 _FILLER = _re(
     r"^(?:(?:ok(?:ay)?|alright|all\s+right|right|so|well|anyways?|k+|cool|yeah|yep|yup"
@@ -129,7 +166,7 @@ _FILLER = _re(
 # When a plan is for, said before its subject: "Tomorrow I need to …" is the item "… tomorrow".
 _DAY_OPENER = (
     r"today|tomorrow|tonight|this\s+(?:morning|afternoon|evening|week|weekend)"
-    r"|next\s+(?:week|month)|on\s+\w+day"
+    r"|next\s+(?:week|month)|on\s+\w+day|later(?:\s+on)?"
 )
 # Where a plan sits in a sequence or in time, before its subject: "Next I still need to
 # …", "Then, we decided …", "After that I have to …", "Tomorrow I need to …". Read past
@@ -137,7 +174,7 @@ _DAY_OPENER = (
 _SEQUENCE = _re(
     rf"^(?:(?:and\s+)?(?:(?P<day>{_DAY_OPENER})|next\s+time|then|next|after\s+(?:that|this)"
     r"|afterwards|first(?:\s+of\s+all)?|firstly|second(?:ly)?|third(?:ly)?|finally|lastly"
-    r"|later(?:\s+on)?|meanwhile|in\s+the\s+meantime|before\s+that)\b[\s,:;—–-]*)+"
+    r"|meanwhile|in\s+the\s+meantime|before\s+that)\b[\s,:;—–-]*)+"
 )
 # Conditionals, reported speech and stories: neither questions nor decisions of the user.
 _REJECT = _re(
@@ -192,12 +229,13 @@ _QUESTION_RULES: tuple[_Rule, ...] = (
         0.65,
     ),
     _rule(rf"{_FUT}\s+{_ADV}(?P<item>(?:revisit|return\s+to)\b.+)", 0.65),
-    _rule(
-        rf"{_FUT}\s+{_ADV}(?P<item>(?:deal\s+with|sort\s+out|handle|look\s+(?:at|into)|tackle"
-        r"|fix|finish|do|figure\s+out|work\s+(?:on|out)|check|think\s+about|get\s+to|tidy"
-        rf"|clean\s+up)\b.+?\s+{_WHEN}\b.*)",
-        0.6,
-    ),
+    _rule(rf"{_FUT}\s+{_ADV}(?P<item>{_DEFER}\s+(?P<object>.+?)\s+{_WHEN}\b.*)", 0.6),
+    # The user's own errand: "I'll send the deck on Friday"; and with the time first,
+    # "Tomorrow I'll fix the build", "Later I'll write the docs". ("We'll file the motion
+    # on Monday" is a plan made together: a decision.)
+    _rule(rf"{_FUT_ME}\s+{_ADV}(?P<item>{_TASK}\s+(?P<object>.+?)\s+{_WHEN}\b.*)", 0.6),
+    _rule(rf"{_FUT}\s+{_ADV}(?P<item>{_DEFER}\s+(?P<object>.+))", 0.6, dated=True),
+    _rule(rf"{_FUT_ME}\s+{_ADV}(?P<item>{_TASK}\s+(?P<object>.+))", 0.6, dated=True),
     _rule(
         r"(?:i\s*'?\s*m\s+|we\s*'?\s*re\s+)?(?:leaving|saving|parking|putting|pushing|keeping)"
         r"\s+(?P<item>.+?)\s+(?:for\s+later|for\s+now|for\s+another\s+day|on\s+hold|aside)\b.*",
@@ -556,14 +594,14 @@ def _classify(
     if not question and not _HEDGE.search(sentence):
         for clause, day in _clauses(sentence):
             for rule in _DECISION_RULES:
-                match = rule.pattern.match(clause)
+                match = rule.finds(clause, day)
                 if match and (text := _clean(_dated(match["item"], day))):
                     return "key_decision", text, rule.confidence
     for clause, day in _clauses(sentence):
         for rule in _QUESTION_RULES:
             if question and not rule.question_ok:
                 continue
-            match = rule.pattern.match(clause)
+            match = rule.finds(clause, day)
             if match and (text := _clean(_dated(match["item"], day), question=question)):
                 # "Open: if the venue is free" reads as half a sentence; "whether" does not.
                 return "open_question", _OPEN_IF.sub("whether", text, count=1), rule.confidence

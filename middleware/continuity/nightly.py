@@ -215,7 +215,8 @@ async def refresh_rollup(store: Store, cards: CardsConfig, user_key: str, now: d
 
 
 def segment_text(name: str, view: dict[str, Any] | None) -> str | None:
-    """One line for a context: its name, phase and latest summary."""
+    """One line for a context: its name, phase and latest summary, as the view has it
+    (without the items since resolved or replaced, as on the resume card)."""
     if not view:
         return None
     history = view.get("session_history")

@@ -22,6 +22,7 @@ from typing import Any
 from middleware.cards.render import UPDATE_LABEL, render_cards
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import get_zone
+from middleware.continuity.agent_turns import is_compaction_turn
 from middleware.continuity.constellation import delivered_update_ids, resume_content
 from middleware.continuity.extract import is_terse_continuation
 from middleware.continuity.model import (
@@ -115,7 +116,13 @@ def continuity_stage(service: ContinuityService) -> Stage:
         if turn.inbound_id is None:
             return await call_next(turn)
         current, boot = await resolve(turn)
-        if settings.memory.enabled and settings.memory.capture_from_messages:
+        # An agent's request to compact its history quotes the user ("The user said: I
+        # live in Berlin"): neither news nor the user saying it again (agent_turns.py).
+        if (
+            settings.memory.enabled
+            and settings.memory.capture_from_messages
+            and not is_compaction_turn(turn.text)
+        ):
             await learn_from_message(
                 store,
                 settings.memory,

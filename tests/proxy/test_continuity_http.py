@@ -316,6 +316,27 @@ async def wait_for_capture(person: Person) -> None:
             await asyncio.sleep(0.05)
 
 
+async def test_naming_the_context_a_thread_is_already_in_says_so_and_counts_read_right(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "/context Henderson" twice said "Moved this thread into “Henderson”" twice, and a
+    # capture of one item was "1 entries".
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/context Henderson damages")
+    again = await ana.say("/context  henderson DAMAGES")
+    assert again == "This thread is already in “Henderson damages”.", again
+    other = Person(relay, fake_upstream, clock, thread="t2")
+    await other.say("/context Henderson damages")
+    shared = await ana.say("/context Henderson damages")
+    assert shared == (
+        "This thread is already in “Henderson damages”. It is also used by 1 other thread."
+    )
+    fresh = Person(relay, fake_upstream, clock, thread="t3")
+    await fresh.say("hello")
+    assert "deterministically: 1 entry." in await fresh.say("/capture")
+
+
 async def test_commands_context_recap_capture_memory(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
@@ -875,6 +896,68 @@ async def test_an_open_item_after_next_then_or_tomorrow_reaches_the_card(
     assert "Open: send the load test numbers" not in resume, "Sam's work, not Ana's"
 
 
+async def test_work_put_off_to_tomorrow_friday_or_later_reaches_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "I'll fix the build tomorrow" was open; "Tomorrow I'll fix the build" was not.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the release candidate out.",
+        "Tomorrow I'll fix the build.",
+        "On Friday I'll send the deck.",
+        "Later I'll write the docs.",
+        "Tomorrow I'll be fine.",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "fix the build tomorrow" in resume, resume
+    assert "send the deck on Friday" in resume, resume
+    assert "write the docs" in resume, resume
+    assert "Open: be fine" not in resume, resume
+
+
+async def test_recent_activity_leaves_out_an_item_since_done_as_the_resume_card_does(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Two threads on one named context: the backups are done in the second while the
+    # first, captured again later, still has them open in its own summary. The resume
+    # card and /recap left them out; the rollup another thread sees did not.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    laptop = Person(relay, fake_upstream, clock, thread="laptop")
+    phone = Person(relay, fake_upstream, clock, thread="phone")
+    await laptop.say("/context billing launch")
+    await phone.say("/context billing launch")
+    await laptop.say("Let's get the billing service ready for launch.")
+    await laptop.say("I still need to set up the backups.")
+    await laptop.say("/capture")
+    await phone.say("The backups are set up now.", after=timedelta(minutes=5))
+    await phone.say("/capture")
+    await laptop.say("The invoice table is done.", after=timedelta(minutes=5))
+    await laptop.say("/capture")
+    assert "set up the backups" not in await laptop.say("/recap")
+    elsewhere = Person(relay, fake_upstream, clock, thread="garden")
+    activity = cards_in(await elsewhere.block_for("Hello!", after=timedelta(hours=3)))
+    line = activity["recent_activity"]
+    assert "billing launch" in line and "invoice table" in line, line
+    assert "set up the backups" not in line, line
+
+
+async def test_a_session_opened_with_hi_again_is_on_what_followed(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Back the next day: "hi again" was the session's topic (two words, so "substantive").
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's get the billing service ready for launch.")
+    await ana.say("/capture")
+    await ana.say("hi again", after=timedelta(days=1))
+    await ana.say("The backups are set up now.")
+    assert "Summary: On “The backups are set up now.” (2 messages)." in await ana.say("/capture")
+
+
 async def test_a_summary_is_on_the_work_and_ends_on_where_it_stood_not_on_a_request(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
@@ -1028,6 +1111,29 @@ async def test_an_agents_compaction_turns_are_not_the_users_words(
     status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
     assert status == 200, result
     assert result["summary"] == "On “The payments table needs a currency column.” (2 messages)."
+
+
+async def test_an_agents_compaction_request_teaches_living_memory_nothing(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The agent's summary request quotes the user, old words and all: memory learned
+    # "Lives in Lisbon" from a move the user had taken back, and counted Berlin as said
+    # again (fresh and sure) though the user had not said a word of it for months.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I live in Berlin.")
+    request = (
+        "Your task is to create a detailed summary of the conversation so far.\n"
+        "1. The user said: I live in Berlin.\n"
+        "2. I moved to Lisbon.\n"
+        "3. I'm vegetarian."
+    )
+    await ana.say(request, after=timedelta(days=240))
+    status, memory = await admin(relay, "GET", "/admin/users/api:ana/memory")
+    assert status == 200, memory
+    facts = {fact["text"]: fact for fact in memory["facts"]}
+    assert list(facts) == ["Lives in Berlin"], facts
+    assert facts["Lives in Berlin"]["last_mentioned_at"].startswith("2026-11-02"), facts
 
 
 async def test_a_corrected_fact_said_again_plainly_is_the_same_fact_said_again(

@@ -499,6 +499,42 @@ def test_a_sequence_or_day_opener_does_not_hide_the_item(
 
 
 @pytest.mark.parametrize(
+    ("sentence", "item"),
+    [
+        # The time first, the work after: the deferred-work rule wanted it after the verb.
+        ("Tomorrow I'll fix the build.", "fix the build tomorrow"),
+        ("On Friday I'll send the deck.", "send the deck on Friday"),
+        ("Later I'll write the docs.", "write the docs"),
+        ("Tomorrow I'm going to email Sam the contract.", "email Sam the contract tomorrow"),
+        ("Tomorrow we'll fix the build.", "fix the build tomorrow"),
+        # An errand of the user's own with the time after it.
+        ("I'll send the deck on Friday.", "send the deck on Friday"),
+    ],
+)
+def test_work_put_off_to_a_time_is_open_whichever_comes_first(sentence: str, item: str) -> None:
+    assert _texts(extract_open_questions([_user(sentence), _assistant("Ok.")])) == [item]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Tomorrow I'll be fine.",
+        "Later I'll think about it.",  # about nothing named
+        "Tomorrow I'll fix it.",
+        "Later I'll message you.",
+        "Later I'll grab lunch.",
+        "Tomorrow will I fix the build?",  # a question
+        "Tomorrow Sam will fix the build.",  # someone else's work
+        "Yesterday I fixed the build.",  # done
+        "If it breaks tomorrow I'll fix the build.",  # a conditional
+        "We'll file the motion on Monday.",  # a plan made together: a decision, if anything
+    ],
+)
+def test_a_time_and_a_future_alone_make_no_open_item(sentence: str) -> None:
+    assert extract_open_questions([_user(sentence), _assistant("Ok.")]) == []
+
+
+@pytest.mark.parametrize(
     "sentence",
     [
         "Next, do I still need to set up the backups?",  # a question
