@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-from babel import Locale
-
 from middleware.memory.candidate import MemoryCandidate
 
 __all__ = ["LANGUAGES_SAID", "languages_left", "spoken_languages"]
@@ -16,17 +14,16 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-# Named, so that "I speak to my boss" or "I speak for everyone" is not a language: every
-# language English has a name for (CLDR's, through babel), and what people also call some.
-_ALSO_CALLED = ("Mandarin", "Farsi", "Gaelic", "Sign Language", "ASL", "BSL")
-_NAMES: dict[str, str] = {
-    " ".join(name.lower().split()): name
-    for name in (*Locale("en").languages.values(), *_ALSO_CALLED)
-    if name.replace(" ", "").replace("-", "").isalpha()
-}
-# Longest first, so "American Sign Language" is one language, not "American".
-_LANGUAGE = "(?:{})".format(
-    "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(_NAMES, key=len, reverse=True))
+# Named, so that "I speak to my boss" or "I speak for everyone" is not a language.
+_LANGUAGE = (
+    r"(?:english|german|french|spanish|portuguese|italian|dutch|flemish|danish|swedish"
+    r"|norwegian|finnish|icelandic|polish|czech|slovak|slovenian|croatian|serbian|bosnian"
+    r"|hungarian|romanian|bulgarian|greek|turkish|russian|ukrainian|belarusian|lithuanian"
+    r"|latvian|estonian|albanian|armenian|georgian|hebrew|arabic|persian|farsi|urdu|hindi"
+    r"|bengali|punjabi|tamil|telugu|marathi|gujarati|nepali|sinhala|mandarin|cantonese"
+    r"|chinese|japanese|korean|vietnamese|thai|indonesian|malay|tagalog|filipino|swahili"
+    r"|amharic|yoruba|igbo|hausa|zulu|xhosa|afrikaans|catalan|basque|galician|welsh|irish"
+    r"|gaelic|latin|esperanto|sign\s+language|asl|bsl)"
 )
 # How well, said before the language; each has one card form ("a bit of" → "a little").
 _LEVELS = {
@@ -100,9 +97,8 @@ def _levels(listed: str) -> list[tuple[str | None, str]]:
 
 
 def _name(language: str) -> str:
-    """The language as English writes it ("american sign language" → "American Sign
-    Language")."""
-    return _NAMES[" ".join(language.lower().split())]
+    word = " ".join(language.split())
+    return word.upper() if word.lower() in ("asl", "bsl") else word[:1].upper() + word[1:].lower()
 
 
 def _text(listed: list[tuple[str | None, str]]) -> str:
