@@ -225,16 +225,21 @@ class ReplyStream:
 
 
 def delta_text(payload: bytes) -> str:
-    """The assistant text carried by one streamed chunk's JSON, or '' if none."""
+    """The text one streamed chunk's JSON adds to the first answer, or '' if none.
+
+    A request with ``n`` > 1 streams its answers interleaved, each chunk naming its own
+    ``index``: only the first answer's (index 0, as ``completion_text`` reads) is the
+    reply, or the transcript would splice all of them together word by word.
+    """
     try:
         event = json_codec.peek(payload)
-        choices = event.get("choices") or []
-        if not choices:
-            return ""
-        content = (choices[0].get("delta") or {}).get("content")
+        for choice in event.get("choices") or []:
+            if choice.get("index", 0) == 0:
+                content = (choice.get("delta") or {}).get("content")
+                return content if isinstance(content, str) else ""
     except (ValueError, AttributeError):
         return ""
-    return content if isinstance(content, str) else ""
+    return ""
 
 
 def completion_text(body: bytes) -> str:

@@ -12,8 +12,8 @@ from middleware import types
 from middleware.types import ReplyOutcome, ReplyStream
 
 
-def _event(content: str) -> bytes:
-    payload = {"choices": [{"index": 0, "delta": {"content": content}}]}
+def _event(content: str, index: int = 0) -> bytes:
+    payload = {"choices": [{"index": index, "delta": {"content": content}}]}
     return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
 
@@ -85,3 +85,12 @@ def test_a_turns_text_is_valid_unicode() -> None:
     )
     assert turn.text == "caf\ufffd \U0001f600"
     assert turn.text.encode()
+
+
+async def test_the_text_of_a_stream_of_several_answers_is_the_first_ones() -> None:
+    # ``n=2``: the upstream interleaves the two answers' chunks, each naming its index.
+    chunks = [_event("It ", 0), _event("Quite ", 1), _event("is late.", 0), _event("late.", 1)]
+    stream = ReplyStream(_chunks([*chunks, b"data: [DONE]\n\n"]), lambda: None)
+    async for _ in stream:
+        pass
+    assert stream.text == "It is late."
