@@ -45,10 +45,15 @@ class ShuttingDown(ChronorelayError):
 
 
 class RequestError(ChronorelayError):
-    """A client request is malformed; ``status`` is the HTTP status to answer with."""
+    """A client request is malformed; ``status`` is the HTTP status to answer with, and
+    ``param`` the body field at fault, when there is one ("messages[0].content")."""
 
     status = 400
     code = "invalid_request_error"
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class AuthError(RequestError):

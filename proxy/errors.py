@@ -28,24 +28,37 @@ NESTED_TOO_DEEPLY = "the request body is nested too deeply to read; flatten it"
 async def read_json(request: web.Request) -> Any:
     """The request body parsed as JSON (``json_codec.load``: exactly as ``json`` reads
     it); ``RequestError`` saying why when it is not."""
+    raw = await request.read()
+    if not raw.strip():
+        raise RequestError("the request body is empty: send a JSON object")
     try:
-        return json_codec.load(await request.read())
-    except web.HTTPRequestEntityTooLarge:
-        raise
+        return json_codec.load(raw)
+    except UnicodeDecodeError as exc:
+        raise RequestError(
+            f"the request body is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start}): send JSON encoded as UTF-8"
+        ) from exc
     except ValueError as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
+        raise RequestError(
+            f"the request body is not valid JSON ({exc}): send one JSON object"
+        ) from exc
     except RecursionError as exc:
         raise RequestError(NESTED_TOO_DEEPLY) from exc
 
 
-def error_body(message: str, code: str, kind: str | None = None) -> JSON:
-    return {"error": {"message": message, "type": kind or code, "param": None, "code": code}}
+def error_body(message: str, code: str, kind: str | None = None, param: str | None = None) -> JSON:
+    return {"error": {"message": message, "type": kind or code, "param": param, "code": code}}
 
 
 def error_response(
-    status: int, message: str, code: str, headers: dict[str, str] | None = None
+    status: int,
+    message: str,
+    code: str,
+    headers: dict[str, str] | None = None,
+    param: str | None = None,
 ) -> web.Response:
-    return web.json_response(error_body(message, code), status=status, headers=headers)
+    body = error_body(message, code, param=param)
+    return web.json_response(body, status=status, headers=headers)
 
 
 @web.middleware
@@ -60,7 +73,7 @@ def response_for(request: web.Request, exc: Exception) -> web.Response:
     """The error response for ``exc``; re-raises what is not an error (a redirect, a
     connection the client already dropped)."""
     if isinstance(exc, RequestError):
-        return error_response(exc.status, str(exc), exc.code)
+        return error_response(exc.status, str(exc), exc.code, param=exc.param)
     if isinstance(exc, UpstreamError):
         log.warning("upstream error on %s: %s", request.path, exc)
         return error_response(exc.status, str(exc), exc.code)

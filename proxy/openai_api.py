@@ -134,11 +134,41 @@ async def _read_body(request: web.Request) -> JSON:
     try:
         _ChatRequest.model_validate(body)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
-        )
-        raise RequestError(f"invalid chat completion request: {problems}") from exc
+        fields = list(dict.fromkeys(_field(error["loc"]) for error in exc.errors()))
+        problems = "; ".join(f"{named} must be {_EXPECTED[kind]}" for named, kind in fields)
+        raise RequestError(
+            f"invalid chat completion request: {problems}", param=fields[0][0]
+        ) from exc
     return body
+
+
+# What each field the relay checks must be, said once however pydantic words it (a
+# content of the wrong type fails both branches of its union).
+_EXPECTED = {
+    "messages": 'a non-empty list of messages, oldest first: [{"role": "user", "content": "hi"}]',
+    "message": 'an object with a "role", such as {"role": "user", "content": "hi"}',
+    "role": 'a string: "system", "developer", "user", "assistant" or "tool"',
+    "content": "a string, a list of content parts, or null",
+    "stream": "true, false or null",
+    "model": "a string naming the model",
+    "user": "a string",
+}
+
+
+def _field(loc: tuple[int | str, ...]) -> tuple[str, str]:
+    """The field a validation error is about, as OpenAI names it ("messages[0].role"),
+    and its kind in ``_EXPECTED``."""
+    named, kind = "", "messages"
+    for step in loc:
+        if isinstance(step, int):
+            named += f"[{step}]"
+            kind = "message"
+        elif step in _EXPECTED:
+            named += f".{step}" if named else step
+            kind = step
+        else:  # a union's branch ("str", "list[any]"): the field itself is at fault
+            break
+    return named, kind
 
 
 def _plainly_valid(body: JSON) -> bool:

@@ -224,7 +224,7 @@ async def test_malformed_bodies_get_400_with_reason(relay: RunningServer) -> Non
     status, body = await post(relay, {"model": "m"})
     assert status == 400 and "messages" in str(body["error"])
     status, body = await post(relay, {"model": "m", "messages": [{"content": "no role"}]})
-    assert status == 400 and "messages.0.role" in str(body["error"])
+    assert status == 400 and "messages[0].role must be a string" in str(body["error"])
     status, body = await post(relay, {"messages": HI}, **{"X-Chronorelay-Chat-Type": "crowd"})
     assert status == 400 and "'dm' or 'group'" in str(body["error"])
     status, body = await post(relay, {"messages": HI}, **{"X-Chronorelay-Received-At": "yesterday"})

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import aiohttp
+import pytest
 from multidict import CIMultiDict
 
 from proxy.server import RunningServer
@@ -114,6 +115,44 @@ async def test_stream_must_be_a_real_boolean_or_null(
     assert headers["Content-Type"].startswith("application/json")
     assert json.loads(raw)["object"] == "chat.completion"
     assert fake_upstream.last.body["stream"] is None  # forwarded as the client sent it
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "param"),
+    [
+        ({"messages": []}, "messages must be a non-empty list of messages", "messages"),
+        ({"messages": "hi"}, "messages must be a non-empty list of messages", "messages"),
+        ({"messages": ["hi"]}, 'messages[0] must be an object with a "role"', "messages[0]"),
+        (
+            {"messages": [{"role": "user", "content": 5}]},
+            # One sentence, not one per branch of the union the field may be.
+            "request: messages[0].content must be a string, a list of content parts, or null",
+            "messages[0].content",
+        ),
+        ({**HELLO, "model": 4}, "model must be a string naming the model", "model"),
+        ({**HELLO, "user": 5}, "user must be a string", "user"),
+    ],
+)
+async def test_a_malformed_request_names_the_field_and_what_it_must_be(
+    relay: RunningServer, fake_upstream: FakeUpstream, body: Any, message: str, param: str
+) -> None:
+    status, _, raw = await _post(relay, body, key=None)
+    assert status == 400
+    assert message in _message(raw)
+    assert ";" not in _message(raw)
+    assert json.loads(raw)["error"]["param"] == param  # as OpenAI names it; the SDK shows it
+    assert fake_upstream.requests == []
+
+
+async def test_a_body_that_is_empty_or_not_utf8_says_what_to_send(relay: RunningServer) -> None:
+    status, _, raw = await _post(relay, b"", key=None)
+    assert (status, _message(raw)) == (400, "the request body is empty: send a JSON object")
+    latin1 = '{"messages": [{"role": "user", "content": "café"}]}'.encode("latin-1")
+    status, _, raw = await _post(relay, latin1, key=None)
+    assert status == 400
+    assert _message(raw) == (
+        "the request body is not UTF-8 (byte 0xe9 at offset 46): send JSON encoded as UTF-8"
+    )
 
 
 async def test_replayed_instants_out_of_range_or_ahead_are_refused(
