@@ -64,7 +64,8 @@ class FakeUpstream:
         self.url = ""
 
     async def start(self) -> str:
-        app = web.Application()
+        # As a real endpoint does, it takes bodies larger than aiohttp's default 1 MiB.
+        app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1)
@@ -182,14 +183,16 @@ def completion(body: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None if call else reply_text(body)}
     if call:
         message["tool_calls"] = [call]
+    finish = "tool_calls" if call else "stop"
+    choices = [{"index": 0, "message": message, "finish_reason": finish}]
+    for index, text in _alternatives(body):
+        choices.append({"index": index, "message": _said(text), "finish_reason": "stop"})
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1_790_000_000,
         "model": body.get("model", "fake-model"),
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
-        ],
+        "choices": choices,
         "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
     }
 
@@ -225,13 +228,33 @@ async def stream_events(body: dict[str, Any]) -> AsyncIterator[bytes]:
         deltas = [{"role": "assistant", "content": ""}]
         deltas += [{"content": w if i == 0 else " " + w} for i, w in enumerate(words)]
         finish = "stop"
-    for delta in deltas:
+    alternatives = _alternatives(body)
+    for position, delta in enumerate(deltas):
         yield _event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        # The other answers' chunks come interleaved with the first's, as OpenAI sends them.
+        for index, text in alternatives:
+            if position == 0:
+                other: dict[str, Any] = {"role": "assistant", "content": text}
+                yield _event({**base, "choices": [{"index": index, "delta": other}]})
     yield _event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    for index, _ in alternatives:
+        stop = {"index": index, "delta": {}, "finish_reason": "stop"}
+        yield _event({**base, "choices": [stop]})
     if (body.get("stream_options") or {}).get("include_usage"):
         usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
         yield _event({**base, "choices": [], "usage": usage})
     yield b"data: [DONE]\n\n"
+
+
+def _alternatives(body: dict[str, Any]) -> list[tuple[int, str]]:
+    """The answers after the first a request with ``n`` > 1 asked for, by index."""
+    n = body.get("n")
+    count = n if isinstance(n, int) and n > 1 else 1
+    return [(index, f"alternative {index}") for index in range(1, count)]
+
+
+def _said(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
 
 
 def _event(payload: dict[str, Any]) -> bytes:
