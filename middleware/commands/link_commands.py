@@ -32,7 +32,7 @@ from middleware.clock.stage import stated_location
 from middleware.commands import Command, CommandHandler
 from middleware.commands.time_commands import stated_zone_in_use
 from middleware.errors import StoreError
-from middleware.notices import Notices
+from middleware.notices import Holds, Notices
 from middleware.store import Store
 from middleware.types import Turn
 
@@ -85,8 +85,19 @@ async def link_and_report(
     if notices is not None:
         for key in await store.linked_users(user_keys[0]):
             if key != me:
-                notices.add(key, said)
+                other = user_keys[0] if key != user_keys[0] else user_keys[1]
+                notices.add(key, said, holds=still_linked(store, key, other))
     return person, said
+
+
+def still_linked(store: Store, user_key: str, other: str) -> Holds:
+    """Whether ``user_key`` is still linked to ``other``, asked when a notice about
+    their link is delivered."""
+
+    async def holds() -> bool:
+        return other in await store.linked_users(user_key)
+
+    return holds
 
 
 def link_commands(store: Store, notices: Notices | None = None) -> dict[str, CommandHandler]:
@@ -171,7 +182,9 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
             for key in [*owners, *mine]:
                 if key != me:
                     joined = [k for k in (mine if key in owners else owners) if k != key]
-                    notices.add(key, await joined_notice(joined))
+                    notices.add(
+                        key, await joined_notice(joined), holds=still_linked(store, key, joined[0])
+                    )
         listed = await describe(await store.linked_users(me), me, turn.chat_type)
         return (
             f"Linked: {listed}. From now on {SHARED}, so a message on one counts as contact "

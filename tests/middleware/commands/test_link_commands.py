@@ -140,10 +140,10 @@ async def test_whoever_redeems_a_code_is_announced_to_the_accounts_already_linke
         "Linked: "
     )
     for mine in ("telegram:1", "api:mia"):
-        [told] = notices.take(mine)
+        [told] = await notices.take(mine)
         assert "linked to the user's with a link code: telegram:8 (Noor)." in told
         assert told.endswith("/unlink telegram:8 sent here takes it out.")
-    assert notices.take("telegram:8") == []  # the reply told the one linking
+    assert await notices.take("telegram:8") == []  # the reply told the one linking
 
 
 async def test_unlink_with_an_account_takes_that_account_out(store: SqliteStore) -> None:
@@ -159,7 +159,7 @@ async def test_unlink_with_an_account_takes_that_account_out(store: SqliteStore)
     assert gone.startswith("telegram:8 is no longer linked to your accounts.")
     assert await store.linked_users("telegram:1") == ["api:mia", "telegram:1"]
     assert await store.linked_users("telegram:8") == []
-    assert notices.take("telegram:8") == [
+    assert await notices.take("telegram:8") == [
         "This account was unlinked from telegram:1: its timezone, actions and memory are its "
         "own from now on."
     ]
@@ -172,3 +172,21 @@ async def test_unlink_with_an_account_takes_that_account_out(store: SqliteStore)
     assert await store.linked_users("telegram:1") == ["api:mia", "telegram:1"]
     self_named = await answer(handlers, dm_turn("telegram", "1", "/unlink telegram:1"))
     assert self_named.startswith("This account (telegram:1) is no longer linked to api:mia.")
+
+
+async def test_news_of_an_account_joining_is_dropped_once_it_is_unlinked_again(
+    store: SqliteStore,
+) -> None:
+    """Mia's Discord account, silent for a week, is not told days later to /unlink Noor's
+    account: Telegram took it out already."""
+    for channel, user in (("telegram", "1"), ("discord", "5"), ("telegram", "8")):
+        thread = f"agent:main:{channel}:dm:{user}"
+        await store.record_inbound(inbound(T0, user=user, channel=channel, thread=thread))
+    notices = Notices()
+    handlers = link_commands(store, notices)
+    await store.link_users(["telegram:1", "discord:5"], now=T0)
+    code = (await answer(handlers, dm_turn("telegram", "1", "/link"))).split("code is ")[1][:6]
+    await answer(handlers, dm_turn("telegram", "8", f"/link {code}"))
+    await answer(handlers, dm_turn("telegram", "1", "/unlink telegram:8"))
+    assert await notices.take("discord:5") == []
+    assert await notices.take("telegram:1") == []
