@@ -5,11 +5,16 @@ other accounts see — which timezone won, say. The relay cannot write first on 
 channel, so a notice waits for the user's next forwarded message and rides in the
 injected block as an instruction to the model to pass it on. Notices live in memory: a
 restart drops the ones not yet delivered (they are courtesy; ``/whoami`` shows the state).
+
+A notice may come with the condition that makes it true ("still linked to that account"),
+checked when it is delivered: news of an account joining, days later and after it was
+unlinked again, would send the user to undo what is already undone.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 
 from middleware.pipeline import Handler, Stage
 from middleware.types import Reply, Turn
@@ -17,22 +22,30 @@ from middleware.types import Reply, Turn
 # A user who never comes back must not grow the dict without bound.
 _MAX_PER_USER = 5
 
+Holds = Callable[[], Awaitable[bool]]
+
 
 class Notices:
     """Notices waiting for their users, by user key."""
 
     def __init__(self) -> None:
-        self._waiting: defaultdict[str, list[str]] = defaultdict(list)
+        self._waiting: defaultdict[str, list[tuple[str, Holds | None]]] = defaultdict(list)
 
-    def add(self, user_key: str, text: str) -> None:
-        """Keep ``text`` for ``user_key``'s next forwarded message."""
+    def add(self, user_key: str, text: str, *, holds: Holds | None = None) -> None:
+        """Keep ``text`` for ``user_key``'s next forwarded message; ``holds``, when given,
+        says at delivery whether it is still true (if not, it is dropped unsaid)."""
         waiting = self._waiting[user_key]
-        waiting.append(text)
+        waiting.append((text, holds))
         del waiting[:-_MAX_PER_USER]
 
-    def take(self, user_key: str) -> list[str]:
-        """The user's notices, oldest first; they are delivered now, so forgotten."""
-        return self._waiting.pop(user_key, [])
+    async def take(self, user_key: str) -> list[str]:
+        """The user's notices still true, oldest first; they are delivered now, so
+        forgotten (those no longer true too)."""
+        return [
+            text
+            for text, holds in self._waiting.pop(user_key, [])
+            if holds is None or await holds()
+        ]
 
 
 def notices_stage(notices: Notices) -> Stage:
@@ -40,7 +53,7 @@ def notices_stage(notices: Notices) -> Stage:
     command's reply is the relay's own) and after the clock (its line comes first)."""
 
     async def deliver(turn: Turn, call_next: Handler) -> Reply:
-        waiting = notices.take(turn.user_key) if not turn.continuation else []
+        waiting = await notices.take(turn.user_key) if not turn.continuation else []
         if waiting:
             turn.context.sections.append(
                 "The relay has news for the user; tell them in your reply, briefly and "

@@ -17,7 +17,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("capture", "Capture where this conversation stands, now"),
     ("memory", "List, add or delete what the relay remembers about you"),
     ("link", "Link your accounts on other channels with a one-time code"),
-    ("unlink", "Unlink this account from your other accounts"),
+    ("unlink", "Unlink this account, or another of yours: /unlink <account>"),
     ("whoami", "Show your keys, timezone and linked accounts"),
     ("forget", "Delete everything stored about you (asks to confirm)"),
     ("admin", "Admins only: link, unlink or look up users"),

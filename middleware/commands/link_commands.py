@@ -5,8 +5,10 @@ one-time code (in a DM only: in a group any member could send it back first),
 ``/link CODE`` sent from the other account confirms it. Linked accounts
 share one timezone, one "last contact on any channel", their clock data (actions,
 calibration, policy overrides) and their living memory. ``/unlink`` undoes it for the
-account it is sent from. In a group ``/whoami`` counts the linked accounts without
-naming them.
+account it is sent from, ``/unlink <account>`` for another of the person's accounts.
+Whoever holds a code can link to its owner, so every account already linked is told
+(by a notice) which accounts joined it, and how to take one out. In a group ``/whoami``
+counts the linked accounts without naming them.
 
 Codes are six characters from 31, so guessing one is hopeless only while guesses are
 few: an account that sends ``MAX_WRONG_CODES`` unknown codes within ``CODE_TTL`` is
@@ -30,7 +32,7 @@ from middleware.clock.stage import stated_location
 from middleware.commands import Command, CommandHandler
 from middleware.commands.time_commands import stated_zone_in_use
 from middleware.errors import StoreError
-from middleware.notices import Notices
+from middleware.notices import Holds, Notices
 from middleware.store import Store
 from middleware.types import Turn
 
@@ -83,8 +85,19 @@ async def link_and_report(
     if notices is not None:
         for key in await store.linked_users(user_keys[0]):
             if key != me:
-                notices.add(key, said)
+                other = user_keys[0] if key != user_keys[0] else user_keys[1]
+                notices.add(key, said, holds=still_linked(store, key, other))
     return person, said
+
+
+def still_linked(store: Store, user_key: str, other: str) -> Holds:
+    """Whether ``user_key`` is still linked to ``other``, asked when a notice about
+    their link is delivered."""
+
+    async def holds() -> bool:
+        return other in await store.linked_users(user_key)
+
+    return holds
 
 
 def link_commands(store: Store, notices: Notices | None = None) -> dict[str, CommandHandler]:
@@ -102,6 +115,16 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
             named.append(f"{name}, this account" if key == me else name)
         return "; ".join(named)
 
+    async def joined_notice(joined: list[str]) -> str:
+        named = await describe(joined, "")
+        one = len(joined) == 1
+        return (
+            f"{'An account was' if one else 'Accounts were'} linked to the user's with a "
+            f"link code: {named}. Linked accounts share one timezone, clocked actions and "
+            f"what the relay remembers about the user. If {'it is' if one else 'one is'} "
+            f"not theirs, /unlink {joined[0]} sent here takes it out."
+        )
+
     async def make_code(turn: Turn) -> str:
         expires_at = turn.received_at + CODE_TTL
         for attempt in range(3):
@@ -117,7 +140,9 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
         return (
             f"Your link code is {code}. Within {minutes} minutes, send /link {code} from your "
             "other account (on any channel) to link the two accounts. Linked accounts share "
-            "your timezone, last contact and actions; /unlink undoes it."
+            "your timezone, last contact, actions and what I remember about you; /unlink "
+            "undoes it. Whoever sends this code links their account to yours: share it "
+            "with nobody."
         )
 
     async def redeem(turn: Turn, code: str) -> str:
@@ -147,8 +172,19 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
         if owner in await store.linked_users(me):
             listed = await describe(await store.linked_users(me), me, turn.chat_type)
             return f"These accounts are already linked: {listed}."
+        owners = await store.linked_users(owner) or [owner]
+        mine = await store.linked_users(me) or [me]
         # The code's owner first: their timezone wins when both have one.
         _, conflict = await link_and_report(store, [owner, me], now=now, notices=notices, me=me)
+        if notices is not None:
+            # Whoever holds a code can link to its owner: every account already linked
+            # hears which accounts joined it, and how to take one back out.
+            for key in [*owners, *mine]:
+                if key != me:
+                    joined = [k for k in (mine if key in owners else owners) if k != key]
+                    notices.add(
+                        key, await joined_notice(joined), holds=still_linked(store, key, joined[0])
+                    )
         listed = await describe(await store.linked_users(me), me, turn.chat_type)
         return (
             f"Linked: {listed}. From now on {SHARED}, so a message on one counts as contact "
@@ -166,13 +202,47 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
         return await redeem(turn, code)
 
     async def unlink(turn: Turn, command: Command) -> str:
-        others = [key for key in await store.linked_users(turn.user_key) if key != turn.user_key]
-        if not await store.unlink_user(turn.user_key):
+        me = turn.user_key
+        linked = await store.linked_users(me)
+        named = command.args.split()[0] if command.args else me
+        if named != me:
+            return await unlink_other(turn, named, linked)
+        others = [key for key in linked if key != me]
+        if not await store.unlink_user(me):
             return "This account isn't linked to any other. Use /link to link one."
         return (
-            f"This account ({turn.user_key}) is no longer linked to {', '.join(others)}. It "
+            f"This account ({me}) is no longer linked to {', '.join(others)}. It "
             "keeps the timezone and actions it had, and what I learned about you from it; "
             "from now on they are its own."
+        )
+
+    async def unlink_other(turn: Turn, named: str, linked: list[str]) -> str:
+        """``/unlink <account>``: take one of this person's other accounts out (one
+        linked by someone who got hold of a code, say)."""
+        if named not in linked:
+            mine = [key for key in linked if key != turn.user_key]
+            if not mine:
+                listed = "this account isn't linked to any other"
+            elif turn.chat_type == "group":
+                listed = "send /whoami in a direct chat with me to see yours"
+            else:
+                listed = f"yours are {', '.join(mine)}"
+            return (
+                f"{named} isn't one of your linked accounts ({listed}). Send /unlink "
+                "<account> with one of them to take it out, or /unlink alone to unlink "
+                "this account."
+            )
+        await store.unlink_user(named)
+        if notices is not None:
+            notices.add(
+                named,
+                f"This account was unlinked from {turn.user_key}: its timezone, actions and "
+                "memory are its own from now on.",
+            )
+        return (
+            f"{named} is no longer linked to your accounts. It keeps a copy of the timezone "
+            "and actions it had, and what I learned about you from it; nothing it does "
+            "from now on reaches this account."
         )
 
     async def whoami(turn: Turn, command: Command) -> str:

@@ -70,6 +70,15 @@ WHERE user_key = :user_key
 
 _PERSON_USERS = "SELECT user_key FROM users WHERE person_id = ? ORDER BY user_key"
 
+# Each user row keeps its own last contact while linked: the person's becomes the latest
+# of the users it still has (the one leaving may have spoken last).
+_RECOUNT_CONTACT = """
+UPDATE persons SET (last_interaction_any_channel_at, last_channel) = (
+    SELECT last_interaction_any_channel_at, last_channel FROM users
+    WHERE person_id = :person_id ORDER BY last_interaction_any_channel_at DESC LIMIT 1)
+WHERE person_id = :person_id
+"""
+
 _LINKED_USERS = """
 SELECT o.user_key FROM users AS u JOIN users AS o ON o.person_id = u.person_id
 WHERE u.user_key = ? ORDER BY o.user_key
@@ -158,7 +167,8 @@ def unlink_user(conn: sqlite3.Connection, user_key: str) -> bool:
     """Detach the user from its person, with a copy of the person's zone and clock data.
 
     A person left with fewer than two users is deleted, its last user detached the same
-    way. ``False`` if the user is unknown or not linked.
+    way; else its last contact becomes that of the users it keeps. ``False`` if the user
+    is unknown or not linked.
     """
     row = conn.execute(_SELECT_LINK, (user_key,)).fetchone()
     if row is None:
@@ -178,6 +188,8 @@ def unlink_user(conn: sqlite3.Connection, user_key: str) -> bool:
         for key in left:
             conn.execute(_DETACH_USER, {**copy, "user_key": key})
         conn.execute("DELETE FROM persons WHERE person_id = ?", (person_id,))
+    else:
+        conn.execute(_RECOUNT_CONTACT, {"person_id": person_id})
     return True
 
 

@@ -176,6 +176,25 @@ async def test_unlinking_keeps_what_the_person_held(store: SqliteStore) -> None:
     assert (await store.peek_prior(SIG_DM, SIG)).user_tz == "Asia/Kathmandu"
 
 
+async def test_the_accounts_left_linked_forget_the_unlinked_ones_last_contact(
+    store: SqliteStore,
+) -> None:
+    await seen(store)
+    await store.link_users([TG, DC, SIG], now=NOW)
+    # Discord speaks last (its /unlink counts as contact too), then leaves.
+    await store.record_inbound(
+        inbound(NOW + MIN, user="7", channel="discord", thread=DC_DM, chat_type="dm")
+    )
+    assert (await store.peek_prior(TG_DM, TG)).any_channel == "discord"
+    assert await store.unlink_user(DC)
+    # Telegram and Signal stay one person, whose last contact is their own latest: Signal's.
+    for user_key, thread in ((TG, TG_DM), (SIG, SIG_DM)):
+        prior = await store.peek_prior(thread, user_key)
+        assert (prior.any_channel_at, prior.any_channel) == (T0 + timedelta(hours=3), "signal")
+    prior = await store.peek_prior(DC_DM, DC)
+    assert (prior.any_channel_at, prior.any_channel) == (NOW + MIN, "discord")
+
+
 WINDOW = timedelta(minutes=10)
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from middleware.commands import match_command
+from middleware.commands import CommandHandler, match_command
 from middleware.commands.link_commands import link_commands
+from middleware.notices import Notices
 from middleware.store import SqliteStore
 from middleware.types import Turn
 from tests.middleware.test_store import T0, inbound
@@ -99,3 +100,93 @@ async def test_a_code_redeemed_in_a_group_does_not_name_the_linked_accounts(
     turn.text = text
     again = str(await handlers["link"](turn, match_command(text)))  # type: ignore[arg-type]
     assert again == "These accounts are already linked: this account and 1 other."
+
+
+def dm_turn(channel: str, user: str, text: str) -> Turn:
+    thread = f"agent:main:{channel}:dm:{user}"
+    return Turn(
+        channel, user, user, text, T0, {}, "dm", user_key=f"{channel}:{user}", thread_key=thread
+    )
+
+
+async def answer(handlers: dict[str, CommandHandler], turn: Turn) -> str:
+    command = match_command(turn.text)
+    assert command is not None
+    return str(await handlers[command.name](turn, command))
+
+
+async def test_whoever_redeems_a_code_is_announced_to_the_accounts_already_linked(
+    store: SqliteStore,
+) -> None:
+    """A code works for whoever sends it: Mia's accounts are told who joined them."""
+    for channel, user, name in (
+        ("telegram", "1", "Mia"),
+        ("api", "mia", None),
+        ("telegram", "8", "Noor"),
+    ):
+        await store.record_inbound(
+            inbound(
+                T0, user=user, channel=channel, thread=f"agent:main:{channel}:dm:{user}", name=name
+            )
+        )
+    notices = Notices()
+    handlers = link_commands(store, notices)
+    await store.link_users(["telegram:1", "api:mia"], now=T0)
+    made = await answer(handlers, dm_turn("telegram", "1", "/link"))
+    code = made.split("Your link code is ")[1][:6]
+    assert "share it with nobody" in made and "what I remember about you" in made
+
+    assert (await answer(handlers, dm_turn("telegram", "8", f"/link {code}"))).startswith(
+        "Linked: "
+    )
+    for mine in ("telegram:1", "api:mia"):
+        [told] = await notices.take(mine)
+        assert "linked to the user's with a link code: telegram:8 (Noor)." in told
+        assert told.endswith("/unlink telegram:8 sent here takes it out.")
+    assert await notices.take("telegram:8") == []  # the reply told the one linking
+
+
+async def test_unlink_with_an_account_takes_that_account_out(store: SqliteStore) -> None:
+    for channel, user in (("telegram", "1"), ("api", "mia"), ("telegram", "8")):
+        await store.record_inbound(
+            inbound(T0, user=user, channel=channel, thread=f"agent:main:{channel}:dm:{user}")
+        )
+    notices = Notices()
+    handlers = link_commands(store, notices)
+    await store.link_users(["telegram:1", "api:mia", "telegram:8"], now=T0)
+
+    gone = await answer(handlers, dm_turn("telegram", "1", "/unlink telegram:8"))
+    assert gone.startswith("telegram:8 is no longer linked to your accounts.")
+    assert await store.linked_users("telegram:1") == ["api:mia", "telegram:1"]
+    assert await store.linked_users("telegram:8") == []
+    assert await notices.take("telegram:8") == [
+        "This account was unlinked from telegram:1: its timezone, actions and memory are its "
+        "own from now on."
+    ]
+
+    wrong = await answer(handlers, dm_turn("telegram", "1", "/unlink discord:5"))
+    assert wrong == (
+        "discord:5 isn't one of your linked accounts (yours are api:mia). Send /unlink "
+        "<account> with one of them to take it out, or /unlink alone to unlink this account."
+    )
+    assert await store.linked_users("telegram:1") == ["api:mia", "telegram:1"]
+    self_named = await answer(handlers, dm_turn("telegram", "1", "/unlink telegram:1"))
+    assert self_named.startswith("This account (telegram:1) is no longer linked to api:mia.")
+
+
+async def test_news_of_an_account_joining_is_dropped_once_it_is_unlinked_again(
+    store: SqliteStore,
+) -> None:
+    """Mia's Discord account, silent for a week, is not told days later to /unlink Noor's
+    account: Telegram took it out already."""
+    for channel, user in (("telegram", "1"), ("discord", "5"), ("telegram", "8")):
+        thread = f"agent:main:{channel}:dm:{user}"
+        await store.record_inbound(inbound(T0, user=user, channel=channel, thread=thread))
+    notices = Notices()
+    handlers = link_commands(store, notices)
+    await store.link_users(["telegram:1", "discord:5"], now=T0)
+    code = (await answer(handlers, dm_turn("telegram", "1", "/link"))).split("code is ")[1][:6]
+    await answer(handlers, dm_turn("telegram", "8", f"/link {code}"))
+    await answer(handlers, dm_turn("telegram", "1", "/unlink telegram:8"))
+    assert await notices.take("discord:5") == []
+    assert await notices.take("telegram:1") == []
