@@ -8,7 +8,10 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import aiohttp
+
 from middleware.clock.source import FakeClock
+from proxy.server import RunningServer
 from tests.channels.support import telegram_section
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
@@ -25,6 +28,8 @@ NAMES = {AIKO: "Aiko", BRUNO: "Bruno", CARA: "Cara", DEV: "Dev", ELI: "Eli", FAY
 GROUP = -100555
 SERVER, CHANNEL = 9000, 4242
 MENTION = [{"type": "mention", "offset": 0, "length": 16}]  # "@chronorelay_bot"
+ADMIN_TOKEN = "admin-token-0123456789"
+ADMIN_AUTH = {"admin_token": ADMIN_TOKEN}
 
 
 class Fortnight:
@@ -40,15 +45,31 @@ class Fortnight:
         self.clock = FakeClock(MONDAY)
         self.names = dict(NAMES)
 
-    async def start(self, factory: RelayFactory) -> None:
-        await factory(
+    async def start(
+        self, factory: RelayFactory, *, discord: dict[str, Any] | None = None, **sections: Any
+    ) -> RunningServer:
+        """The relay with both channels; ``discord`` adds to its Discord table
+        (``member_events``), ``sections`` are more config tables (``auth``, ``store``)."""
+        self.relay = await factory(
             fake_clock=self.clock,
             channels={
                 **telegram_section(self.telegram),
-                "discord": {"enabled": True, "bot_token": DISCORD_TOKEN},
+                "discord": {"enabled": True, "bot_token": DISCORD_TOKEN, **(discord or {})},
             },
             continuity={"mode": "deterministic"},
+            **sections,
         )
+        return self.relay
+
+    async def admin(self, method: str, path: str, body: Any = None) -> Any:
+        """One call to the relay's admin API (``start`` with ``auth=ADMIN_AUTH``); its
+        JSON answer."""
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        async with aiohttp.ClientSession() as http:
+            url = f"{self.relay.url}{path}"
+            async with http.request(method, url, json=body, headers=headers) as response:
+                assert response.status == 200, await response.text()
+                return await response.json()
 
     async def asks(self, text: str, user: int) -> list[dict[str, Any]]:
         """``user`` mentions the bot in the Telegram group; the messages sent back."""
