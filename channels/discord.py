@@ -170,6 +170,11 @@ class DiscordChannel:
             intents=intents,
             allowed_mentions=_NO_PINGS,
             guild_ready_timeout=_GUILD_READY_TIMEOUT,
+            # No message cache: the relay reads no cached message, and the cached ones
+            # would keep each author's User alive in discord.py's user cache, where a
+            # member's new display name never reaches it (without the members intent,
+            # nothing updates a cached User): their messages would keep the old name.
+            max_messages=None,
         )
         self._client.event(self.on_message)
         self._client.event(self.on_raw_member_remove)

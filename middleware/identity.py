@@ -88,6 +88,14 @@ def display_label(name: str | None) -> str | None:
     return label or None
 
 
+def name_key(name: str | None) -> str | None:
+    """What tells two display names apart, or not: Unicode case folding, so "Élodie" and
+    "élodie", or "Strauß" and "STRAUSS", are one name to whoever reads them. The one rule
+    for namesakes: the block's list (``member_labels``) and the store's SQL (its
+    ``name_key`` function, ``sqlite_connection.add_functions``) both call it."""
+    return None if name is None else name.casefold()
+
+
 def identity_stage(agent_id: str) -> Stage:
     """Fill ``turn.user_key`` and ``turn.thread_key`` from the channel's ids, and make the
     display name one line (``display_label``)."""

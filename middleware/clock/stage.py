@@ -40,6 +40,7 @@ from middleware.clock.temporal import (
     render_block,
 )
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
+from middleware.identity import name_key
 from middleware.pipeline import Handler, Stage
 from middleware.store import ClockData, ParticipantState, PriorState, StatedLocation, Store
 from middleware.types import Reply, Turn
@@ -334,9 +335,9 @@ def member_labels(
     namesakes = {m.user_key for m in members if m.namesake}
     if speaker is not None and speaker[1]:
         names[speaker[0]] = speaker[1]
-    counts = Counter(name.casefold() for name in names.values())
+    counts = Counter(name_key(name) for name in names.values())
     return {
-        key: f"{name} ({key})" if key in namesakes or counts[name.casefold()] > 1 else name
+        key: f"{name} ({key})" if key in namesakes or counts[name_key(name)] > 1 else name
         for key, name in names.items()
     }
 

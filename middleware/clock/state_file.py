@@ -35,7 +35,13 @@ from middleware.clock.policy import THREAD_KINDS, Mode, ThreadKind
 from middleware.clock.source import CLOCK_SKEW
 from middleware.clock.zones import get_zone, is_valid_zone, offset_minutes
 from middleware.errors import RequestError
-from middleware.identity import key_chat_type, split_user_key, thread_channel
+from middleware.identity import (
+    DISPLAY_NAME_MAX,
+    display_label,
+    key_chat_type,
+    split_user_key,
+    thread_channel,
+)
 from middleware.store.base import (
     ChannelTimes,
     ClockStateSnapshot,
@@ -111,6 +117,15 @@ def _action(entry: Any) -> dict[str, Any]:
     return entry
 
 
+def _display_name(name: str) -> str:
+    if display_label(name) != name:
+        raise ValueError(
+            f"a display name is one line of at most {DISPLAY_NAME_MAX} characters, without "
+            f"leading or trailing spaces; write it as {display_label(name)!r}, or null"
+        )
+    return name
+
+
 def _user_key(key: str) -> str:
     split_user_key(key)
     return key
@@ -124,6 +139,7 @@ def _thread_key(key: str) -> str:
 Instant = Annotated[datetime, BeforeValidator(_past_instant)]
 Zone = Annotated[str, AfterValidator(_zone)]
 UserKey = Annotated[str, AfterValidator(_user_key)]
+DisplayName = Annotated[str, AfterValidator(_display_name)]
 ThreadKey = Annotated[str, AfterValidator(_thread_key)]
 LatestAction = Annotated[dict[str, Any], AfterValidator(_action)]
 
@@ -195,6 +211,8 @@ class _User(_Model):
     calibration: _Calibration | None = None
     # Ours (v3 readers ignore it): the place the user last said they are in.
     located: _Located | None = None
+    # Ours: the name groups know the user by, one line as the relay stores it.
+    display_name: DisplayName | None = None
 
 
 class _Thread(_Model):
@@ -209,6 +227,9 @@ class _Thread(_Model):
     participants: list[UserKey] | None = None
     last_interaction_iso: Instant | None = None
     last_user_message_iso_by_user: dict[UserKey, Instant] | None = None
+    # Ours (v3 readers ignore it): when each member was last seen leaving the group; a
+    # document without it (older, or another implementation's) marks nobody.
+    left_iso_by_user: dict[UserKey, Instant] | None = None
 
 
 class _Link(_Model):
@@ -272,6 +293,7 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
             # Kept as given, once valid: its instants and other keys verbatim.
             calibration=dict(raw_users[key].get("calibration") or {}),
             located=_stated(user.located),
+            display_name=user.display_name,
         )
         for key, user in (parsed.users or {}).items()
     )
@@ -285,6 +307,7 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
             last_user_message_by_user=dict(thread.last_user_message_iso_by_user or {}),
             chat_type=thread.chat_type,
             kind_source=thread.thread_kind_source,
+            left_by_user=dict(thread.left_iso_by_user or {}),
         )
         for key, thread in (parsed.threads or {}).items()
     )
@@ -352,6 +375,7 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
             "latest_actions": user.latest_actions,
             "calibration": user.calibration,
             "located": _located_entry(user.located),
+            "display_name": user.display_name,
         }
         for user in snapshot.users
     }
@@ -368,6 +392,7 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
             "last_user_message_iso_by_user": {
                 user: iso_utc(seen) for user, seen in thread.last_user_message_by_user.items()
             },
+            "left_iso_by_user": {user: iso_utc(at) for user, at in thread.left_by_user.items()},
         }
         for thread in snapshot.threads
     }

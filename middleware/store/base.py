@@ -234,6 +234,9 @@ class UserClockState:
     calibration: dict[str, Any] = field(default_factory=dict)
     # Ours, beside the spec's keys: the place the user last said they are in.
     located: StatedLocation | None = None
+    # Ours: the name groups know them by (the block's list, ``/time``), until they write
+    # again under a newer one.
+    display_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +245,8 @@ class ThreadClockState:
 
     ``chat_type`` and ``kind_source`` are ours: ``None`` when not known (a document from
     elsewhere), and then the key tells the chat type and a kind other than the default
-    counts as chosen.
+    counts as chosen. ``left_by_user`` is ours too: when each member was last seen
+    leaving the group (``Store.mark_left``); empty in a document written without it.
     """
 
     thread_key: str
@@ -253,6 +257,7 @@ class ThreadClockState:
     last_user_message_by_user: dict[str, datetime] = field(default_factory=dict)
     chat_type: ChatType | None = None
     kind_source: KindSource | None = None
+    left_by_user: dict[str, datetime] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,7 +73,8 @@ _EXPORT_USERS = f"""
 SELECT u.user_key, COALESCE(per.default_tz, u.default_tz), {owner_column("policy_overrides")},
        CASE WHEN u.person_id IS NULL THEN u.last_interaction_any_channel_at
             ELSE per.last_interaction_any_channel_at END,
-       {owner_column("latest_actions")}, {owner_column("calibration")}, {owner_column("located")}
+       {owner_column("latest_actions")}, {owner_column("calibration")}, {owner_column("located")},
+       u.display_name
 FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
 ORDER BY u.user_key
 """
@@ -109,7 +110,7 @@ SELECT person_id, user_key FROM users WHERE person_id IS NOT NULL ORDER BY user_
 """
 
 _EXPORT_PARTICIPANTS = """
-SELECT thread_key, user_key, last_user_message_at
+SELECT thread_key, user_key, last_user_message_at, left_at
 FROM thread_participants ORDER BY thread_key, user_key
 """
 
@@ -118,9 +119,11 @@ INSERT INTO users (user_key, channel, platform_user_id, created_at)
 VALUES (?, ?, ?, ?) ON CONFLICT (user_key) DO NOTHING RETURNING user_key
 """
 
-# A NULL :at compares as not-true, so the ELSE keeps what is stored.
+# A NULL :at compares as not-true, so the ELSE keeps what is stored. A name stored here
+# came with a message to this relay: newer than the file's, so it stays.
 _MERGE_USER = f"""
 UPDATE users SET
+    display_name = COALESCE(display_name, :display_name),
     {move_contact_forward(":at", "channel")}
 WHERE user_key = :user_key
 """
@@ -166,12 +169,16 @@ UPDATE threads SET
 WHERE thread_key = :thread_key
 """
 
-# The member's last message in the file was of the conversation, as the thread's.
+# The member's last message in the file was of the conversation, as the thread's. A
+# leaving only moves the mark forward, as ``MARK_LEFT`` does.
 _MERGE_PARTICIPANT = """
 INSERT INTO thread_participants (thread_key, user_key, last_user_message_at,
-    last_conversation_at, imported_conversation_at)
-VALUES (:thread_key, :user_key, :at, :at, :at)
+    last_conversation_at, imported_conversation_at, left_at)
+VALUES (:thread_key, :user_key, :at, :at, :at, :left_at)
 ON CONFLICT (thread_key, user_key) DO UPDATE SET
+    left_at = CASE
+        WHEN :left_at > COALESCE(thread_participants.left_at, '') THEN :left_at
+        ELSE thread_participants.left_at END,
     last_user_message_at = CASE
         WHEN :at > COALESCE(thread_participants.last_user_message_at, '') THEN :at
         ELSE thread_participants.last_user_message_at END,
@@ -301,12 +308,15 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
     agent_at = {row[0]: from_db(row[4]) for row in thread_rows}
     members: dict[str, list[str]] = {}
     by_user: dict[str, dict[str, datetime]] = {}
+    left: dict[str, dict[str, datetime]] = {}
     channels: dict[str, dict[str, ChannelTimes]] = {}
-    for thread_key, user_key, raw_at in member_rows:
-        at = from_db(raw_at)
+    for thread_key, user_key, raw_at, raw_left_at in member_rows:
+        at, left_at = from_db(raw_at), from_db(raw_left_at)
         members.setdefault(thread_key, []).append(user_key)
         if at is not None:
             by_user.setdefault(thread_key, {})[user_key] = at
+        if left_at is not None:
+            left.setdefault(thread_key, {})[user_key] = left_at
         channels.setdefault(user_key, {})[thread_key] = ChannelTimes(at, agent_at.get(thread_key))
     users = tuple(
         UserClockState(
@@ -318,6 +328,7 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
             latest_actions=_load(row[4], [], row[0]),
             calibration=_load(row[5], {}, row[0]),
             located=stated_location_from_db(row[6], row[0]),
+            display_name=row[7],
         )
         for row in user_rows
     )
@@ -331,6 +342,7 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
             last_user_message_by_user=by_user.get(row[0], {}),
             chat_type=row[5],
             kind_source=row[6],
+            left_by_user=left.get(row[0], {}),
         )
         for row in thread_rows
     )
@@ -353,6 +365,7 @@ class _Plan:
         self.users: dict[str, datetime | None] = {}
         self.threads: dict[str, datetime | None] = {}
         self.members: dict[tuple[str, str], datetime | None] = {}
+        self.left: dict[tuple[str, str], datetime] = {}
         self.user_at: dict[str, datetime | None] = {}
         self.agent_at: dict[str, datetime | None] = {}
         for user in snapshot.users:
@@ -369,6 +382,9 @@ class _Plan:
                 self._member(thread.thread_key, user_key, None)
             for user_key, at in thread.last_user_message_by_user.items():
                 self._member(thread.thread_key, user_key, at)
+            for user_key, at in thread.left_by_user.items():
+                self._member(thread.thread_key, user_key, None)
+                self.left[(thread.thread_key, user_key)] = at
 
     def _user(self, user_key: str, at: datetime | None) -> None:
         self.users[user_key] = _earlier(self.users.get(user_key), at)
@@ -434,9 +450,9 @@ async def import_snapshot(
             },
         )
     for (thread_key, user_key), at in plan.members.items():
-        await conn.execute_fetchall(
-            _MERGE_PARTICIPANT, {"thread_key": thread_key, "user_key": user_key, "at": _db(at)}
-        )
+        left_at = _db(plan.left.get((thread_key, user_key)))
+        member = {"thread_key": thread_key, "user_key": user_key, "at": _db(at), "left_at": left_at}
+        await conn.execute_fetchall(_MERGE_PARTICIPANT, member)
     return ImportCounts(
         users_created=users_created,
         users_merged=len(plan.users) - users_created,
@@ -467,7 +483,8 @@ async def _merge_user(conn: aiosqlite.Connection, user: UserClockState) -> None:
     [row] = list(await conn.execute_fetchall(SELECT_CLOCK_DATA, (user.user_key,)))
     person_id, overrides, calibration, actions, located = row
     at = _db(user.last_interaction_any_channel_at)
-    await conn.execute_fetchall(_MERGE_USER, {"user_key": user.user_key, "at": at})
+    params = {"user_key": user.user_key, "at": at, "display_name": user.display_name}
+    await conn.execute_fetchall(_MERGE_USER, params)
     merged = (
         _merge_object(overrides, user.policy_overrides, user.user_key),
         _merge_object(calibration, user.calibration, user.user_key),

@@ -15,6 +15,7 @@ import aiosqlite
 from middleware.errors import StoreError
 from middleware.store.migrations import apply_migrations
 from middleware.store.sqlite_continuity import read_snapshot
+from middleware.store.sqlite_functions import add_functions_async
 from middleware.store.sqlite_prior_cache import PriorRows
 from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
 
@@ -27,7 +28,8 @@ BUSY_TIMEOUT_MS = 5000
 
 
 async def connect(path: Path) -> aiosqlite.Connection:
-    """An autocommit connection to ``path`` with foreign keys on and the busy timeout set."""
+    """An autocommit connection to ``path`` with foreign keys on, the busy timeout set and
+    the store's SQL functions (``sqlite_functions``)."""
     # isolation_level=None: no implicit BEGINs from the sqlite3 module; transactions
     # are exactly the store's BEGIN IMMEDIATE ... COMMIT blocks.
     conn = aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -43,6 +45,7 @@ async def connect(path: Path) -> aiosqlite.Connection:
         await conn.executescript(
             f"PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {BUSY_TIMEOUT_MS:d};"
         )
+        await add_functions_async(conn)
     except BaseException:
         await conn.close()
         raise

@@ -35,7 +35,7 @@ SELECT p.user_key, u.display_name, COALESCE(per.default_tz, u.default_tz),
        EXISTS (
            SELECT 1 FROM thread_participants AS q JOIN users AS o ON o.user_key = q.user_key
            WHERE q.thread_key = p.thread_key AND q.user_key <> p.user_key
-               AND o.display_name = u.display_name COLLATE NOCASE)
+               AND name_key(o.display_name) = name_key(u.display_name))
 FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id

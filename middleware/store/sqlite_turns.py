@@ -50,15 +50,16 @@ VALUES (:thread_key, :user_key, :role, :text, :at, :complete, :place_fingerprint
 
 # What a user's message is said by (``Store.speaker_label``): their display name (the
 # one it comes with, else the one stored), followed by their user key when another member
-# of the group thread already goes by it, case aside (as ``member_labels`` tells them
-# apart). Decided once, when the message is stored: the history forwards it as stored.
+# of the group thread already goes by it, case aside (``identity.name_key``, the rule
+# ``member_labels`` applies). Decided once, when the message is stored: the history
+# forwards it as stored.
 SPEAKER_LABEL = """(
     SELECT CASE
         WHEN s.name IS NULL THEN NULL
         WHEN :chat_type = 'group' AND EXISTS (
             SELECT 1 FROM thread_participants AS p JOIN users AS o ON o.user_key = p.user_key
             WHERE p.thread_key = :thread_key AND p.user_key <> :user_key
-                AND o.display_name = s.name COLLATE NOCASE)
+                AND name_key(o.display_name) = name_key(s.name))
         THEN s.name || ' (' || :user_key || ')'
         ELSE s.name END
     FROM (SELECT COALESCE(:display_name,

@@ -66,6 +66,8 @@ from typing import Any, NamedTuple, TypeVar
 
 import aiosqlite
 
+from middleware.store.sqlite_functions import add_functions
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -511,13 +513,15 @@ def _settle(future: asyncio.Future[Any], outcome: Outcome) -> None:
 
 
 def connect_inline(path: str) -> sqlite3.Connection:
-    """The loop thread's connection: never waits for a lock, never checkpoints."""
+    """The loop thread's connection: never waits for a lock, never checkpoints. It has the
+    store's SQL functions (``sqlite_functions``), as every connection of the store."""
     conn = sqlite3.connect(path, isolation_level=None, timeout=0)
     try:
         conn.executescript(
             "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
             "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;"
         )
+        add_functions(conn)
     except BaseException:
         conn.close()
         raise

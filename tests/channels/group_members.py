@@ -8,13 +8,16 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import aiohttp
+
 from middleware.clock.source import FakeClock
+from proxy.server import RunningServer
 from tests.channels.support import telegram_section
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
 from tests.fakes.telegram_api import FakeTelegramApi
-from tests.fakes.upstream import FakeUpstream
+from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
 
 # Monday 2 March 2026, 14:00 UTC: 23:00 in Tokyo, 15:00 in Berlin, 09:00 in New York,
 # 06:00 in Los Angeles.
@@ -25,6 +28,8 @@ NAMES = {AIKO: "Aiko", BRUNO: "Bruno", CARA: "Cara", DEV: "Dev", ELI: "Eli", FAY
 GROUP = -100555
 SERVER, CHANNEL = 9000, 4242
 MENTION = [{"type": "mention", "offset": 0, "length": 16}]  # "@chronorelay_bot"
+ADMIN_TOKEN = "admin-token-0123456789"
+ADMIN_AUTH = {"admin_token": ADMIN_TOKEN}
 
 
 class Fortnight:
@@ -40,15 +45,31 @@ class Fortnight:
         self.clock = FakeClock(MONDAY)
         self.names = dict(NAMES)
 
-    async def start(self, factory: RelayFactory) -> None:
-        await factory(
+    async def start(
+        self, factory: RelayFactory, *, discord: dict[str, Any] | None = None, **sections: Any
+    ) -> RunningServer:
+        """The relay with both channels; ``discord`` adds to its Discord table
+        (``member_events``), ``sections`` are more config tables (``auth``, ``store``)."""
+        self.relay = await factory(
             fake_clock=self.clock,
             channels={
                 **telegram_section(self.telegram),
-                "discord": {"enabled": True, "bot_token": DISCORD_TOKEN},
+                "discord": {"enabled": True, "bot_token": DISCORD_TOKEN, **(discord or {})},
             },
             continuity={"mode": "deterministic"},
+            **sections,
         )
+        return self.relay
+
+    async def admin(self, method: str, path: str, body: Any = None) -> Any:
+        """One call to the relay's admin API (``start`` with ``auth=ADMIN_AUTH``); its
+        JSON answer."""
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        async with aiohttp.ClientSession() as http:
+            url = f"{self.relay.url}{path}"
+            async with http.request(method, url, json=body, headers=headers) as response:
+                assert response.status == 200, await response.text()
+                return await response.json()
 
     async def asks(self, text: str, user: int) -> list[dict[str, Any]]:
         """``user`` mentions the bot in the Telegram group; the messages sent back."""
@@ -101,6 +122,34 @@ class Fortnight:
             at=self.clock.now(),
         )
         return (await self.discord.wait_for_sent(before + 1))[-1]
+
+    async def discord_command(self, text: str, user: int) -> str:
+        """``user`` types a command in the server channel (no mention); the answer."""
+        return str((await self.on_discord(text, user, mention=False))["content"])
+
+    async def chats_on_discord(self, text: str, user: int) -> None:
+        """``user`` talks to the others in the server channel, not to the bot: nothing
+        comes back (the channel's next answer shows the message was handled, in order)."""
+        await self.discord.push_message(
+            text,
+            channel_id=CHANNEL,
+            user_id=100 + user,
+            author=user_payload(100 + user, self.names[user].lower()),
+            guild_id=SERVER,
+            at=self.clock.now(),
+        )
+
+    async def leaves_discord(self, user: int) -> None:
+        """``user`` leaves the server (the relay needs ``member_events``; ``start`` with
+        ``discord={"member_events": True}`` and ``push_guild`` first)."""
+        payload = user_payload(100 + user, self.names[user].lower())
+        await self.discord.push_member_remove(SERVER, payload)
+
+    def said(self) -> list[str]:
+        """The user messages the upstream received with its newest request, each as
+        forwarded (``[speaker] text``), without the block."""
+        messages = self.upstream.requests[-1].body["messages"]
+        return [str(m["content"]).split(RELAY_BLOCK, 1)[0] for m in messages if m["role"] == "user"]
 
     def block(self) -> str:
         """The block the upstream received with its newest message."""

@@ -9,8 +9,11 @@ in ``/time`` for the list's whole window (14 days).
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 from tests.channels.group_members import (
+    ADMIN_AUTH,
     AIKO,
     BRUNO,
     CARA,
@@ -19,20 +22,13 @@ from tests.channels.group_members import (
     SERVER,
     Fortnight,
 )
-from tests.channels.support import telegram_section
 from tests.conftest import RelayFactory
-from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord_api import user_payload
 
 
-async def start(group: Fortnight, factory: RelayFactory) -> None:
+async def start(group: Fortnight, factory: RelayFactory, **sections: Any) -> None:
     """The relay with both channels, Discord asking for member events."""
-    discord = {"enabled": True, "bot_token": DISCORD_TOKEN, "member_events": True}
-    await factory(
-        fake_clock=group.clock,
-        channels={**telegram_section(group.telegram), "discord": discord},
-        continuity={"mode": "deterministic"},
-    )
+    await group.start(factory, discord={"member_events": True}, **sections)
 
 
 async def test_a_member_who_leaves_the_telegram_group_is_no_longer_listed(
@@ -74,3 +70,31 @@ async def test_a_member_who_leaves_the_discord_server_is_no_longer_listed(
     assert set(group.local_times()) == {"Bruno"}
     told = await group.on_discord("/time", BRUNO, mention=False)
     assert "Aiko" not in told["content"]
+
+
+async def test_a_member_who_left_is_still_left_once_the_clock_state_moves_to_another_store(
+    group: Fortnight, relay_factory: RelayFactory, tmp_path: Path
+) -> None:
+    # The clock-state file carries the "left" mark (``left_iso_by_user``): a group moved
+    # to another relay through export and import does not list a member who had left.
+    await start(group, relay_factory, auth=ADMIN_AUTH)
+    for user, zone in [(AIKO, "Asia/Tokyo"), (BRUNO, "Europe/Berlin"), (CARA, "America/New_York")]:
+        assert zone in await group.command(f"/tz {zone}", user)
+    group.clock.advance(timedelta(hours=1))
+    await group.telegram.push_member_left(GROUP, CARA, "Cara", date=group.clock.now())
+    await group.asks("who's still here?", BRUNO)
+    assert set(group.local_times()) == {"Aiko", "Bruno"}
+    exported = await group.admin("GET", "/admin/clock-state")
+    await group.relay.stop()
+
+    moved = {"path": str(tmp_path / "moved.sqlite3")}
+    await start(group, relay_factory, auth=ADMIN_AUTH, store=moved)
+    await group.admin("POST", "/admin/clock-state", exported)
+    group.clock.advance(timedelta(minutes=5))
+    await group.asks("and after the move?", BRUNO)
+    assert set(group.local_times()) == {"Aiko", "Bruno"}
+    left = {"telegram:3": "2026-03-02T15:00:00+00:00"}
+    thread = "agent:main:telegram:group:-100555"
+    assert exported["threads"][thread]["left_iso_by_user"] == left
+    again = await group.admin("GET", "/admin/clock-state")
+    assert again["threads"][thread]["left_iso_by_user"] == left

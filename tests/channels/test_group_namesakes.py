@@ -39,3 +39,21 @@ async def test_a_namesake_outside_the_window_still_names_the_speaker_as_the_hist
     # /time names her as the history does too.
     told = await group.command("/time", BRUNO)
     assert "Aiko (telegram:6): timezone unknown" in told
+
+
+async def test_namesakes_differing_only_in_the_case_of_an_accent_are_told_apart_alike(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    # "Élodie" and "élodie" are one name to a reader, as "Alex" and "alex" are: the
+    # history and the block both show whose message it is, by one rule (Unicode case
+    # folding, not SQLite's ASCII-only NOCASE).
+    await group.start(relay_factory)
+    group.names[AIKO], group.names[FAY] = "Élodie", "élodie"
+    await group.asks("bonjour", AIKO)
+    await group.asks("bonjour aussi", FAY)
+    messages = group.upstream.requests[-1].body["messages"]
+    said = [m["content"].split(RELAY_BLOCK)[0] for m in messages if m["role"] == "user"]
+    assert said[-1] == "[élodie (telegram:6)] bonjour aussi"
+    block = group.block()
+    assert "Speaker: élodie (telegram:6)." in block
+    assert "Élodie (telegram:1): timezone unknown" in block

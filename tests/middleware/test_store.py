@@ -432,6 +432,32 @@ async def test_a_member_who_left_is_no_participant_until_they_write_again(
     assert keys(await store.group_participants(THREAD, T0, 10)) == ["telegram:a", "telegram:b"]
 
 
+async def test_namesakes_are_compared_by_unicode_case_folding_on_every_connection(
+    store: SqliteStore,
+) -> None:
+    """The stored label and the participants' namesake mark fold case as ``member_labels``
+    does (``identity.name_key``), not as SQLite's ASCII-only NOCASE: "Élodie" and "élodie"
+    are namesakes, "Strauß" and "STRAUSS" too. Every connection the store opens can call
+    ``name_key``: a statement that does would fail on one that could not."""
+    await store.record_inbound(inbound(T0, user="1", name="Élodie"))
+    assert await store.speaker_label(THREAD, "group", "telegram:2", "élodie") == (
+        "élodie (telegram:2)"
+    )
+    await store.record_inbound(inbound(T0 + timedelta(minutes=1), user="2", name="élodie"))
+    await store.record_inbound(inbound(T0 + timedelta(minutes=2), user="3", name="Strauß"))
+    await store.record_inbound(inbound(T0 + timedelta(minutes=3), user="4", name="STRAUSS"))
+    speakers = [m.speaker_name for m in await store.transcript_from(THREAD, None, 9)]
+    assert speakers == ["Élodie", "élodie (telegram:2)", "Strauß", "STRAUSS (telegram:4)"]
+    members = await store.group_participants(THREAD, T0, 10)
+    assert all(m.namesake for m in members)
+
+    assert store._batcher is not None and store._reader and store._writer
+    inline = store._batcher._inline
+    assert inline.execute("SELECT name_key('Élodie')").fetchone() == ("élodie",)
+    for conn in (store._reader, store._writer):
+        assert list(await conn.execute_fetchall("SELECT name_key('Élodie')")) == [("élodie",)]
+
+
 async def test_injections_the_latest_one_wins(store: SqliteStore) -> None:
     """A message sent again as the newest (a retry) was forwarded with its new block."""
     await store.record_inbound(inbound(T0))

@@ -426,3 +426,36 @@ async def test_import_keeps_an_api_groups_chat_type_and_who_chose_a_kind(
         ("dm", "conversation", "explicit"),
         ("group", "scheduling", "inferred"),
     ]
+
+
+async def test_a_members_leaving_and_names_move_with_the_clock_state(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    # A member who left stays left in the store the file is imported into; each user
+    # keeps their name; a later leaving wins, a stored name (newer) stays.
+    await store.record_inbound(inbound(T0, user="a", name="Ana"))
+    await store.record_inbound(inbound(T0, user="b", name="Bo"))
+    await store.mark_left(THREAD, "telegram:b", T0 + timedelta(hours=1))
+    snapshot = await store.export_clock_state()
+    [thread] = snapshot.threads
+    assert thread.left_by_user == {"telegram:b": T0 + timedelta(hours=1)}
+    assert {u.user_key: u.display_name for u in snapshot.users} == {
+        "telegram:a": "Ana",
+        "telegram:b": "Bo",
+    }
+
+    moved = SqliteStore(tmp_path / "moved.db")
+    await moved.open()
+    try:
+        await moved.record_inbound(inbound(T0, user="a", name="Ana María"))
+        await moved.mark_left(THREAD, "telegram:b", T0)
+        await moved.import_clock_state(snapshot, now=NOW)
+        members = await moved.group_participants(THREAD, T0, 10)
+        assert [(m.user_key, m.display_name) for m in members] == [("telegram:a", "Ana María")]
+        assert (await moved.export_clock_state()).threads[0].left_by_user == thread.left_by_user
+        # Writing again lists them, as on the store they left from.
+        await moved.record_inbound(inbound(T0 + timedelta(hours=2), user="b", name=None))
+        members = await moved.group_participants(THREAD, T0, 10)
+        assert [(m.user_key, m.display_name) for m in members][0] == ("telegram:b", "Bo")
+    finally:
+        await moved.close()

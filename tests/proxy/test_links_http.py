@@ -303,7 +303,9 @@ async def test_an_export_imported_into_a_new_store_keeps_links_and_group_threads
     assert [action["label"] for action in tg["latest_actions"]] == shared
     assert dc["latest_actions"] == tg["latest_actions"]
     who = await chat(fresh, "/whoami", "2026-11-21T11:00:00Z", DC)
-    assert "Linked accounts: telegram:1;" in who and "Timezone: Asia/Tokyo." in who
+    # Names came along too (the file's ``display_name``).
+    assert "Linked accounts: telegram:1 (Ana on telegram);" in who
+    assert "Timezone: Asia/Tokyo." in who
     # What one account changes, the other sees.
     await chat(fresh, "/tz Europe/Paris", "2026-11-21T11:01:00Z", DC)
     assert "Timezone: Europe/Paris." in await chat(fresh, "/whoami", "2026-11-21T11:02:00Z", TG)
