@@ -88,11 +88,20 @@ def display_label(name: str | None) -> str | None:
     return label or None
 
 
+# How people name the relay's channels; another channel is named by its own key.
+CHANNEL_NAMES = {"telegram": "Telegram", "discord": "Discord", "api": "API", "terminal": "terminal"}
+
+
+def channel_name(channel: str) -> str:
+    """A channel as a person names it: "Telegram", "API" (not the key's "Api")."""
+    return CHANNEL_NAMES.get(channel, channel)
+
+
 def name_key(name: str | None) -> str | None:
     """What tells two display names apart, or not: Unicode case folding, so "Élodie" and
     "élodie", or "Strauß" and "STRAUSS", are one name to whoever reads them. The one rule
     for namesakes: the block's list (``member_labels``) and the store's SQL (its
-    ``name_key`` function, ``sqlite_connection.add_functions``) both call it."""
+    ``name_key`` function, ``sqlite_functions``) both call it."""
     return None if name is None else name.casefold()
 
 

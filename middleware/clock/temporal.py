@@ -20,6 +20,7 @@ from middleware.actions.detect import is_time_or_scheduling
 from middleware.actions.prefilter import Gate
 from middleware.clock.tense import sentence_around
 from middleware.clock.zones import format_offset, is_repeated_wall_time
+from middleware.identity import channel_name
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
 _RECENCY = re.compile(
@@ -189,7 +190,7 @@ def _now_line(facts: TemporalFacts) -> str:
         and other.at <= facts.now
         and (facts.last_here is None or other.at > facts.last_here.at)
     ):
-        where = f" ({other.channel.capitalize()})" if other.channel else ""
+        where = f" ({channel_name(other.channel)})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
 

@@ -55,7 +55,7 @@ from middleware.continuity.summary import SummaryParts
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
 from middleware.continuity.triggers import TriggerSettings, is_dirty
 from middleware.continuity.words import content_words, item_form
-from middleware.identity import thread_channel
+from middleware.identity import channel_name, thread_channel
 from middleware.memory.triggers import detect_memory
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
@@ -660,12 +660,9 @@ def new_entry_id() -> str:
 
 def place_name(thread_key: str, channel: str) -> str:
     """A readable name for where a thread is, e.g. "Discord" or "Telegram (group)"."""
-    label = {
-        "telegram": "Telegram",
-        "discord": "Discord",
-        "api": "the API",
-        "terminal": "the terminal",
-    }.get(channel, channel)
+    label = channel_name(channel)
+    if channel in ("api", "terminal"):
+        label = f"the {label}"
     return f"{label} (group)" if ":group:" in thread_key else label
 
 

@@ -209,7 +209,7 @@ async def test_two_weeks_of_one_person_on_three_apps(
     await mia.telegram_says("morning!")
     block = mia.block()
     assert "Last message here: 1 day 5 minutes ago" in block
-    assert f"{ANY_CHANNEL}: 10 hours ago (Api)." in block  # "Api": the clock's wording
+    assert f"{ANY_CHANNEL}: 10 hours ago (API)." in block
     assert "An account was linked to the user's with a link code: api:mia." in block
     assert "violin" in block, "a new day's session starts with the living memory"
 
