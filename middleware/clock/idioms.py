@@ -8,7 +8,13 @@ time that is a time, but not in these uses, which ``parsing.find_time_expression
   day (the block says which day it is already), not a plan; with a clock time beside it
   ("it's friday at 3pm", about an event) or a preposition ("it's on friday") it is one;
 * a weekday inside a name ("deals for Black Friday", "before Good Friday", "Super Bowl
-  Sunday"): a capitalised word right before a capitalised weekday, mid-sentence;
+  Sunday"): a capitalised word right before a capitalised weekday, mid-sentence; or,
+  anywhere and in any case, one of the words that make a holiday, a sale or a hashtag day
+  of a weekday ("Good Friday is a holiday", "black friday deals", "Cyber Monday", "Taco
+  Tuesday", "Throwback Thursday", "man Friday"); "Good, Friday then" is still a day;
+* a weekday in an idiom, told by the word after it ("Monday blues", "that friday
+  feeling", "sunday best", "Sunday school", "Saturday Night Live"): "Friday works" and
+  "Monday I'm off" are still days;
 * "in a minute", "in a sec", "in a second", "in a moment": "shortly", not a minute from now
   ("in 1 minute", "in an hour" stay times);
 * a duration or a number pair that measures something ("in 5 minutes of reading", "3/4 of
@@ -42,6 +48,27 @@ _SAYS_THE_DAY = re.compile(
 # capitalised weekday: the two are a name ("Black Friday", "Ash Wednesday").
 _NAME_BEFORE = re.compile(r"\w[,:]?[^\S\n]+(?!I\s)[A-Z][a-z'’]*[^\S\n]+$")
 _CAPITALISED = re.compile(r"[A-Z]")
+# Words that make a name of the weekday right after them, at a sentence's start too, where
+# a capital says nothing ("Good Friday is a holiday", "Cyber Monday sales").
+_NAMING_WORD = re.compile(
+    r"\b(?:black|cyber|giving|super|fat|shrove|ash|maundy|holy|easter|palm|whit|bloody|taco"
+    r"|throwback|flashback|meatless|manic|casual|freaky|wine|wellness|motivation"
+    r"|transformation|selfie|super\s+bowl|small\s+business)[^\S\n]+$"
+    # "good" only first or after a word that leads to a day: "sounds good friday works"
+    # (texting, no comma) is a plan.
+    r"|(?:^|\b(?:on|before|after|for|till|until|since|this|next|last|happy|a|the)[^\S\n]+)"
+    r"[^\S\n]*good[^\S\n]+$",
+    re.IGNORECASE,
+)
+# "man Friday", "girl Friday": the capital is what tells it from "man friday was rough".
+_SERVANT = re.compile(r"\b(?:man|girl)[^\S\n]+$", re.IGNORECASE)
+# The weekday (and "night") of an idiom or a title, told by the word after it.
+_IDIOM_WEEKDAY = re.compile(rf"(?:the\s+)?{_WEEKDAY}(?:\s+night)?", re.IGNORECASE)
+_IDIOM_AFTER = re.compile(
+    r"[^\S\n]+(?:blues|feeling|vibes?|mood|motivation|best|school|driver|scaries"
+    r"|night\s+(?:live|football|fever)|live|football|fever)\b",
+    re.IGNORECASE,
+)
 _IDIOM_DURATION = re.compile(
     r"(?:in\s+)?(?:a|one|just\s+a)\s+(?:sec|second|min|minute|moment|jiffy|tick)s?",
     re.IGNORECASE,
@@ -69,6 +96,8 @@ def names_no_time(text: str, start: int, end: int) -> bool:
     uses above that name no time to resolve?"""
     phrase = text[start:end].strip(" ,")
     before = text[_sentence_start(text, start) : start]
+    if _IDIOM_WEEKDAY.fullmatch(phrase) and _IDIOM_AFTER.match(text, end):
+        return True  # "Monday blues", "Saturday Night Live"
     weekday = _LONE_WEEKDAY.fullmatch(phrase)
     if weekday is not None:
         # "a monday" is any Monday ("feels like a monday"), not one on the calendar.
@@ -89,6 +118,10 @@ def names_no_time(text: str, start: int, end: int) -> bool:
 
 
 def _in_a_name(phrase: str, before: str) -> bool:
+    if _NAMING_WORD.search(before) is not None:
+        return True
+    if phrase == "Friday" and _SERVANT.search(before) is not None:
+        return True
     return _CAPITALISED.match(phrase) is not None and _NAME_BEFORE.search(before) is not None
 
 

@@ -272,6 +272,25 @@ NOT_TIMES = [
     'give me 5 minutes',
     'any deals for Black Friday?',
     'we always watch Super Bowl Sunday at Tom’s',
+    # A weekday in a name or an idiom, at a sentence's start too, in any case.
+    'ugh, Monday blues',
+    'Monday blues are real',
+    'Friday feeling',
+    'that friday feeling',
+    'sunday best',
+    'Saturday Night Live is funny',
+    'Black Friday deals',
+    'Black Friday deals are wild',
+    'black friday deals are wild',
+    'Ash Wednesday service',
+    'Good Friday',
+    'Good Friday is a holiday here',
+    'Cyber Monday',
+    'Cyber Monday sales are crazy',
+    'Taco Tuesday at the office',
+    'Throwback Thursday',
+    'Super Bowl Sunday parties are the best',
+    "Robinson Crusoe's man Friday",
 ]  # fmt: skip
 
 #: Real times, the ones told of the past included: still read, and asked about when they
@@ -317,24 +336,13 @@ TIMES = [
     ('I saw her a fortnight ago', [times(at('"a fortnight ago"', '2026-02-27T09:00:00+00:00'))]),
     ('I spent 2 hours on it yesterday', [times(day('"yesterday"', '2026-03-12'))]),
     ('the 4th of July party was fun', [times(day('"the 4th of July"', '2025-07-04'))]),
-]  # fmt: skip
-
-#: Known limits: a weekday in an idiom, or in a name at the start of a sentence ("Black
-#: Friday deals", "Monday blues"), is read as that day, as "Monday works" must be; said
-#: on that weekday it is asked about. Listed so that a change in what they get is seen.
-STILL_READ_AS_TIMES = [
-    ('ugh, Monday blues', [times(day('"Monday"', '2026-03-16'))]),
-    ('I have the Monday blues today',
-     [times(day('"the Monday"', '2026-03-16'), day('"today"', '2026-03-13'))]),
-    ('Friday feeling', [TODAY_OR_NEXT_FRIDAY]),
-    ('that friday feeling', [TODAY_OR_NEXT_FRIDAY]),
-    ('sunday best', [times(day('"sunday"', '2026-03-15'))]),
-    ('Saturday Night Live is funny', [times(at('"Saturday Night"', '2026-03-14T20:00:00+00:00'))]),
-    ('Black Friday deals', [TODAY_OR_NEXT_FRIDAY]),
-    ('Ash Wednesday service', [times(day('"Wednesday"', '2026-03-18'))]),
-    ('Good Friday', [TODAY_OR_NEXT_FRIDAY]),
-    ('Cyber Monday sales are crazy', [times(day('"Monday"', '2026-03-16'))]),
-    ("Robinson Crusoe's man Friday", [TODAY_OR_NEXT_FRIDAY]),
+    # A weekday that starts a sentence and is no name is still a day.
+    ("Monday I'm off", [times(day('"Monday"', '2026-03-16'))]),
+    ('Good, Friday then', [TODAY_OR_NEXT_FRIDAY]),
+    ('sounds good friday works', [TODAY_OR_NEXT_FRIDAY]),
+    ('man friday was rough', [times(day('"friday"', '2026-03-06'))]),
+    ('Monday blues. Tuesday works for me', [times(day('"Tuesday"', '2026-03-17'))]),
+    ('I have the Monday blues today', [times(day('"today"', '2026-03-13'))]),
 ]  # fmt: skip
 
 
@@ -348,11 +356,6 @@ def test_real_times_in_chat_are_still_read(text: str, expected: list[str]) -> No
     assert block_lines(text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), STILL_READ_AS_TIMES)
-def test_weekdays_in_idioms_are_still_read_as_days(text: str, expected: list[str]) -> None:
-    assert block_lines(text) == expected
-
-
 def test_the_corpus_is_large_enough_to_judge_the_parser_by() -> None:
-    assert len(NOT_TIMES) + len(STILL_READ_AS_TIMES) >= 150
+    assert len(NOT_TIMES) >= 150
     assert len(set(NOT_TIMES)) == len(NOT_TIMES)
