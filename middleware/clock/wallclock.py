@@ -45,6 +45,11 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   morning" said at 02:00 on Tuesday: Tuesday 09:00), and the calendar's next day
   (Wednesday 09:00), earlier day first. "Today", "tonight" and "this morning" are not
   asked about: said at 02:00 their only reading still ahead is the day just begun;
+* "yesterday" said in the small hours is the mirror choice, told of the past or not: the
+  calendar's previous day, which has just ended ("yesterday" said at 01:30 on Saturday:
+  Friday), or the day before it, which someone who has not slept yet calls yesterday
+  (Thursday), the day just ended first. "Last night" is not read at all, and "tonight"
+  keeps its one reading still ahead, as above;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -109,7 +114,9 @@ _BARE_WEEKDAY = re.compile(
     r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
 )
 _TOMORROW = re.compile(r"\btomorrow\b")
-#: Before this hour "tomorrow" may mean the day that has just begun (see ``read_local``).
+_YESTERDAY = re.compile(r"\byesterday\b")
+#: Before this hour "tomorrow" may mean the day that has just begun, and "yesterday" the
+#: day before the one just ended (see ``read_local``).
 SMALL_HOURS_END = 4
 _NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
 _WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
@@ -365,7 +372,11 @@ def read_local(
     """
     lowered = " ".join(text.lower().split())
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
-    if reading is None or past or base.hour >= SMALL_HOURS_END or not _TOMORROW.search(lowered):
+    if reading is None or base.hour >= SMALL_HOURS_END:
+        return reading
+    if _YESTERDAY.search(lowered):
+        return _small_hours_yesterday(reading, base)
+    if past or not _TOMORROW.search(lowered):
         return reading
     return _small_hours_tomorrow(reading, base)
 
@@ -385,6 +396,24 @@ def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading
     if reading.kind == "choice" and reading.question:
         question = f"{question} And {_other_day_question(reading.question, calendar)}"
     return LocalReading("choice", earlier + times, question)
+
+
+def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReading:
+    """ "Yesterday" said in the small hours: the calendar's previous day, just ended, or
+    the day before it (the speaker has not slept yet); each of ``reading``'s times is kept
+    on both days."""
+    calendar = base.date() - timedelta(days=1)
+    times = reading.times[:-1] if reading.kind == "span" else reading.times
+    if any(value.date() != calendar for value in times):
+        return reading  # "yesterday" read as some other day: not the calendar's previous day
+    earlier = tuple(value - timedelta(days=1) for value in times)
+    question = (
+        f'By "yesterday", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the '
+        f"day that has just ended) or {describe_day(calendar - timedelta(days=1))}?"
+    )
+    if reading.kind == "choice" and reading.question:
+        question = f"{question} And {_other_day_question(reading.question, calendar)}"
+    return LocalReading("choice", times + earlier, question)
 
 
 def _other_day_question(question: str, calendar: date) -> str:
