@@ -26,6 +26,10 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
   date ("tomorrow midnight") is a choice between the start and the end of that date;
 * "end of day"/"EOD" is 23:59 on that date (today when no date is given);
+* "end of (the) month" is the month's last day, "end of next month" next month's;
+* "the 21st", "on the 3rd" (a day of the month alone) is its next occurrence, this month
+  or the next that has that day (told of the past, its last); dateparser reads "the 3rd"
+  as March;
 * "end of the week" is the week's last day, Sunday (the ISO week, as "this week" is);
   "end of the work week" is its Friday; "end of next week" a week later;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
@@ -90,6 +94,8 @@ _END_OF_WEEK = re.compile(
     r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?"
     r"(?P<work>(?:work|working|business)\s+)?week"
 )
+_END_OF_MONTH = re.compile(r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?month")
+_DAY_OF_MONTH = re.compile(r"(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)")
 _MIDNIGHT = re.compile(r"\b(?:at\s+)?midnight\b")
 _NOON = re.compile(r"\b(?:at\s+)?(?:noon|midday)\b")
 _CLOCK_12 = re.compile(
@@ -328,6 +334,36 @@ def _week_end(base: datetime, *, next_week: bool, work: bool) -> LocalReading:
     return LocalReading("span", (start, start + timedelta(days=1)))
 
 
+def _month_end(base: datetime, *, next_month: bool) -> LocalReading:
+    """The last day of this (or next) month as a span."""
+    first = base.date().replace(day=1)
+    if next_month:
+        first = (first + timedelta(days=32)).replace(day=1)
+    last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+    start = datetime.combine(last, time())
+    return LocalReading("span", (start, start + timedelta(days=1)))
+
+
+def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
+    """The next (told of the past, the last) date with this day of the month, today
+    included, as a span; None for a day no month has."""
+    if not 1 <= day <= 31:
+        return None
+    step = -1 if past else 1
+    year, month = base.year, base.month
+    for _ in range(13):
+        try:
+            found = date(year, month, day)
+        except ValueError:
+            found = None
+        if found is not None and (found <= base.date() if past else found >= base.date()):
+            start = datetime.combine(found, time())
+            return LocalReading("span", (start, start + timedelta(days=1)))
+        year, month = divmod(year * 12 + month - 1 + step, 12)
+        month += 1
+    return None
+
+
 def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
     """Turn a weekday reading that could mean two different weeks into a choice."""
     bare = _BARE_WEEKDAY.fullmatch(text)
@@ -427,9 +463,16 @@ def _other_day_question(question: str, calendar: date) -> str:
 def _read_lowered(
     lowered: str, base: datetime, date_order: str, clock_24h: bool, past: bool, waking: bool
 ) -> LocalReading | None:
-    week_end = _END_OF_WEEK.fullmatch(_tidy(lowered))
+    tidy = _tidy(lowered)
+    week_end = _END_OF_WEEK.fullmatch(tidy)
     if week_end is not None:
         return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))
+    month_end = _END_OF_MONTH.fullmatch(tidy)
+    if month_end is not None:
+        return _month_end(base, next_month=bool(month_end["next"]))
+    day_of_month = _DAY_OF_MONTH.fullmatch(tidy)
+    if day_of_month is not None:
+        return _day_of_month(base, int(day_of_month["day"]), past)
     found = _clock_time(lowered, clock_24h, waking)
     if found is None:
         rest = _tidy(lowered)
@@ -453,7 +496,13 @@ def _read_lowered(
         rest = _cut(rest, part)
     rest = _tidy(rest)
     explicit_day: date | None = None
-    if rest and rest != "today":
+    day_of_month = _DAY_OF_MONTH.fullmatch(re.sub(r"\s+(?:at|@)$", "", rest))
+    if day_of_month is not None:  # "the 3rd at 3pm"
+        on_day = _day_of_month(base, int(day_of_month["day"]), past)
+        if on_day is None:
+            return None
+        explicit_day = on_day.times[0].date()
+    elif rest and rest != "today":
         parsed = _read_date(rest, base, date_order, past)
         if parsed is None or parsed[1] not in {"day", "part_of_day"}:
             return None
