@@ -8,15 +8,26 @@ time that is a time, but not in these uses, which ``parsing.find_time_expression
   day (the block says which day it is already), not a plan; with a clock time beside it
   ("it's friday at 3pm", about an event) or a preposition ("it's on friday") it is one;
 * a weekday inside a name ("deals for Black Friday", "before Good Friday", "Super Bowl
-  Sunday"): a capitalised word right before a capitalised weekday, mid-sentence;
+  Sunday"): a capitalised word right before a capitalised weekday, mid-sentence; or,
+  anywhere and in any case, one of the words that make a holiday, a sale or a hashtag day
+  of a weekday ("Good Friday is a holiday", "black friday deals", "Cyber Monday", "Taco
+  Tuesday", "Throwback Thursday", "man Friday"); "Good, Friday then" is still a day;
+* a weekday in an idiom, told by the word after it ("Monday blues", "that friday
+  feeling", "sunday best", "Sunday school", "Saturday Night Live"): "Friday works" and
+  "Monday I'm off" are still days;
+* a clock time said as the hour it is ("its 2am why am i awake", "it's 5pm, tea time"):
+  the block says the time already; "it's 3pm in Tokyo" or "it's at 3pm" is one to read;
+* a day of the month that ranks something ("the 3rd option", "the 2nd time"): "the 3rd"
+  is a date only when nothing follows it but a clause's end or a small word ("on the 3rd
+  I'm off", "the 21st works");
 * "in a minute", "in a sec", "in a second", "in a moment": "shortly", not a minute from now
   ("in 1 minute", "in an hour" stay times);
 * a duration or a number pair that measures something ("in 5 minutes of reading", "3/4 of
   the team");
 * two numbers with a slash and no year ("24/7", "rate it 7/10", "1/2 cup") that nothing
   marks as a date: a date written so is read only after a word that introduces one ("on
-  3/4", "due 4/15", "from 3/4 to 3/9"), beside a clock time or a weekday ("3/4 at 2pm",
-  "Fri 3/4"), or as the whole message ("4/15?").
+  3/4", "due 4/15", "goes out 21/11", "from 3/4 to 3/9"), beside a clock time or a
+  weekday ("3/4 at 2pm", "Fri 3/4"), or as the whole message ("4/15?").
 
 Each rule looks only at the phrase and the words right around it, in its own sentence.
 """
@@ -42,6 +53,51 @@ _SAYS_THE_DAY = re.compile(
 # capitalised weekday: the two are a name ("Black Friday", "Ash Wednesday").
 _NAME_BEFORE = re.compile(r"\w[,:]?[^\S\n]+(?!I\s)[A-Z][a-z'’]*[^\S\n]+$")
 _CAPITALISED = re.compile(r"[A-Z]")
+# Words that make a name of the weekday right after them, at a sentence's start too, where
+# a capital says nothing ("Good Friday is a holiday", "Cyber Monday sales").
+_NAMING_WORD = re.compile(
+    r"\b(?:black|cyber|giving|super|fat|shrove|ash|maundy|holy|easter|palm|whit|bloody|taco"
+    r"|throwback|flashback|meatless|manic|casual|freaky|wine|wellness|motivation"
+    r"|transformation|selfie|super\s+bowl|small\s+business)[^\S\n]+$"
+    # "good" only first or after a word that leads to a day: "sounds good friday works"
+    # (texting, no comma) is a plan.
+    r"|(?:^|\b(?:on|before|after|for|till|until|since|this|next|last|happy|a|the)[^\S\n]+)"
+    r"[^\S\n]*good[^\S\n]+$",
+    re.IGNORECASE,
+)
+# "man Friday", "girl Friday": the capital is what tells it from "man friday was rough".
+_SERVANT = re.compile(r"\b(?:man|girl)[^\S\n]+$", re.IGNORECASE)
+# The weekday (and "night") of an idiom or a title, told by the word after it.
+_IDIOM_WEEKDAY = re.compile(rf"(?:the\s+)?{_WEEKDAY}(?:\s+night)?", re.IGNORECASE)
+_IDIOM_AFTER = re.compile(
+    r"[^\S\n]+(?:blues|feeling|vibes?|mood|motivation|best|school|driver|scaries"
+    r"|night\s+(?:live|football|fever)|live|football|fever)\b",
+    re.IGNORECASE,
+)
+# "it's", "its", "it is", with an adverb or not, right before a clock time.
+_SAYS_THE_HOUR = re.compile(
+    r"\bit\s*['’]?\s*s(?:\s+(?:already|only|almost|nearly|like|just|now|past))?\s+$"
+    r"|\bit\s+is(?:\s+(?:already|only|almost|nearly|now|past))?\s+$",
+    re.IGNORECASE,
+)
+_CLOCK_PHRASE = re.compile(r"\d{1,2}(?::\d\d)?\s*[ap]\.?m\.?|\d{1,2}:\d\d", re.IGNORECASE)
+# What after a clock time says it is somewhere else or some other day, so a time to read.
+_ELSEWHERE_AFTER = re.compile(
+    r"[^\S\n]+(?:in|there|at|on|for|where|tomorrow|today|tonight|your|their|his|her)\b"
+    r"|[^\S\n]+(?-i:[A-Z]{2,5})\b",  # a zone abbreviation: "it's 3pm PST"
+    re.IGNORECASE,
+)
+_DAY_OF_MONTH = re.compile(
+    r"(?:(?:on|by|until|till|before|after|from|due)\s+)?the\s+\d{1,2}(?:st|nd|rd|th)",
+    re.IGNORECASE,
+)
+# What may follow a day of the month: a clause's end, or a word that is not a noun.
+_DATE_FOLLOWS = re.compile(
+    r"\s*(?:$|[.,!?;:)\n]|(?:at|i|i['’]m|we|we['’]re|you|then|works?|ok|okay|is|and|or|please"
+    r"|pls|if|so|for|instead|of|from|to|through|till|until|next|this|morning|afternoon"
+    r"|evening|night)\b)",
+    re.IGNORECASE,
+)
 _IDIOM_DURATION = re.compile(
     r"(?:in\s+)?(?:a|one|just\s+a)\s+(?:sec|second|min|minute|moment|jiffy|tick)s?",
     re.IGNORECASE,
@@ -54,11 +110,12 @@ _MEASURE = re.compile(
 )
 _OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
 _OF_AT_END = re.compile(r"\s+of$", re.IGNORECASE)
-_NUMBER_PAIR = re.compile(r"(?:(?:on|by|at|until|till)\s+)?(\d{1,2})[/.](\d{1,2})")
+_NUMBER_PAIR = re.compile(r"(?:(?:on|by|at|until|till)\s+|the\s+)?(\d{1,2})[/.](\d{1,2})")
 # Words after which a number pair is a date ("on 3/4", "due 4/15", "from 3/4 to 3/9").
 _DATE_LEAD = re.compile(
     r"\b(?:on|for|by|due|until|till|til|from|before|after|since|starting|through|thru|to"
-    r"|between|and|or|next|this|the|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\.?,?\s+$",
+    r"|between|and|or|next|this|the|out|ends|starts|begins|expires|closes|opens|deadline"
+    r"|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\.?,?\s+$",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
@@ -69,6 +126,8 @@ def names_no_time(text: str, start: int, end: int) -> bool:
     uses above that name no time to resolve?"""
     phrase = text[start:end].strip(" ,")
     before = text[_sentence_start(text, start) : start]
+    if _IDIOM_WEEKDAY.fullmatch(phrase) and _IDIOM_AFTER.match(text, end):
+        return True  # "Monday blues", "Saturday Night Live"
     weekday = _LONE_WEEKDAY.fullmatch(phrase)
     if weekday is not None:
         # "a monday" is any Monday ("feels like a monday"), not one on the calendar.
@@ -79,16 +138,25 @@ def names_no_time(text: str, start: int, end: int) -> bool:
         )
     if _IDIOM_DURATION.fullmatch(phrase):
         return True
+    if _CLOCK_PHRASE.fullmatch(phrase) and _SAYS_THE_HOUR.search(before):
+        return _ELSEWHERE_AFTER.match(text, end) is None
+    if _DAY_OF_MONTH.fullmatch(phrase):
+        return _DATE_FOLLOWS.match(text, end) is None
     measured = _OF_AT_END.sub("", phrase)  # dateparser takes in the "of" of "3/4 of"
     if _MEASURE.fullmatch(measured) and (measured != phrase or _OF_AFTER.match(text, end)):
         return True
     pair = _NUMBER_PAIR.fullmatch(phrase)
-    if pair is not None and not phrase[: pair.start(1)].strip():
+    # "the 2/3 majority": what comes before "the" is what may mark it as a date.
+    if pair is not None and phrase[: pair.start(1)].strip().lower() in {"", "the"}:
         return not _marked_as_date(text, start, end, before)
     return False
 
 
 def _in_a_name(phrase: str, before: str) -> bool:
+    if _NAMING_WORD.search(before) is not None:
+        return True
+    if phrase == "Friday" and _SERVANT.search(before) is not None:
+        return True
     return _CAPITALISED.match(phrase) is not None and _NAME_BEFORE.search(before) is not None
 
 

@@ -395,9 +395,10 @@ _TIMEISH = re.compile(
     r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
+    r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
     rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
     rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
-    r"|\b(?:at|by|around|until|till)\s+\d{1,2}\b|@\s*\d{1,2}\b"
+    r"|\b(?:at|by|around|until|till)\s+\d{1,2}h?\b|@\s*\d{1,2}\b"
     rf"|\b(?!may\b|mar\b|march\b){_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b",
     re.I,
@@ -413,7 +414,7 @@ _TRAILING_CLOCK = re.compile(
 # a noun or more digits ("at 9 %", "at 9 years old", "by 6 points", "at 9.5", "at 9/10").
 _BARE_CLOCK = re.compile(
     r"(?:\b(?:at|by|around|until|till)\s+|@\s*)"
-    r"(?:[1-9]|1[0-2])(?:\s*o'?clock)?"
+    r"(?:(?:[1-9]|1[0-2])(?:\s*o'?clock)?|(?:1\d|2[0-3])\s*o'?clock|(?:[01]?\d|2[0-3])h)"
     r"(?=\s*(?:$|[!?,;)\]]|\.(?!\d)|:(?!\d)|\s(?:-?ish|sharp|on|in|at|and|or|then|so|if"
     r"|when|is|works?|ok|okay|please|pls|for|with|to|today|tonight|tomorrow|this|next"
     r"|your|my|local|latest|tops)\b))",
@@ -431,8 +432,8 @@ _QUANTITY_BEFORE = re.compile(
 # ... but "up" after waking or getting up is the hour someone rises ("woke up at 7", "I'll
 # be up at 6", "I'm up at 6"), where "shares are up at 7" stays a quantity.
 _RISING_BEFORE = re.compile(
-    r"\b(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten|be|i\s*'?\s*m|i\s+am)"
-    r"\s+up\s+$",
+    r"\b(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten|be|i\s*'?\s*m|i\s+am"
+    r"|wake\s+(?:me|us))\s+up\s+$",
     re.I,
 )
 # Words of waking right before a time: an hour there with no am/pm is the morning one ("I'll
@@ -445,13 +446,21 @@ _WAKING_BEFORE = re.compile(
     r"|is|gotta|gonna|(?:need|have|has|want|got)\s+to))?(?:\s+be)?\s+up)\s+$",
     re.I,
 )
-# The end of a day or a week ("by end of day", "EOD", "by the end of the week"), which
+# The end of a day, a week or a month ("by end of day", "EOD", "end of month"), which
 # dateparser does not find; ``wallclock.py`` reads them.
 _END_OF = re.compile(
     r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?"
-    r"(?:(?:business|work|working)\s+)?(?:day|week)|eod)\b",
+    r"(?:(?:(?:business|work|working)\s+)?(?:day|week)|month)|eod)\b",
     re.I,
 )
+# "a 1:1", "at 2:1": a ratio or a meeting, never a clock time (minutes have two digits).
+_RATIO = re.compile(r"(?:(?:an?|at|the)\s+)?\d{1,2}:\d", re.I)
+# "30th on the 21st": dateparser takes in an ordinal before a day of the month.
+_ON_DAY_OF_MONTH = re.compile(
+    r"\b(?:on|by|until|till|before|after|from)\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I
+)
+# Day words dateparser misses beside some punctuation ("yesterday: fixed the bug").
+_DAY_WORD = re.compile(r"\b(?:today|tonight|tomorrow|yesterday)\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 _DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or|the))+\s*$", re.I)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
@@ -538,12 +547,18 @@ def find_time_expressions(
             continue
         end = start + len(found)
         cursor = end
+        if _RATIO.fullmatch(found.strip()):
+            continue
+        inner = _ON_DAY_OF_MONTH.search(found)
+        if inner is not None and inner.start() > 0:
+            start += inner.start()
         # "friday at 3pm in" + "Berlin", "friday at the" + "latest"
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
+    found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
         if spans and _JOINER.match(text[spans[-1][1] : start]):
@@ -589,11 +604,18 @@ def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int
 
 
 def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Ends of days and weeks ("end of day", "EOD", "the end of the week") outside the
-    phrases dateparser found, which it does not find."""
+    """Ends of days, weeks and months ("end of day", "EOD", "the end of the week") outside
+    the phrases dateparser found, which it does not find."""
+    return _uncovered(_END_OF, text, taken)
+
+
+def _uncovered(
+    pattern: re.Pattern[str], text: str, taken: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Matches of ``pattern`` in ``text`` that overlap none of the spans ``taken``."""
     return [
         match.span()
-        for match in _END_OF.finditer(text)
+        for match in pattern.finditer(text)
         if not any(start < match.end() and match.start() < end for start, end in taken)
     ]
 

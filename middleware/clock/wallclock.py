@@ -26,6 +26,10 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
   date ("tomorrow midnight") is a choice between the start and the end of that date;
 * "end of day"/"EOD" is 23:59 on that date (today when no date is given);
+* "end of (the) month" is the month's last day, "end of next month" next month's;
+* "the 21st", "on the 3rd" (a day of the month alone) is its next occurrence, this month
+  or the next that has that day (told of the past, its last); dateparser reads "the 3rd"
+  as March;
 * "end of the week" is the week's last day, Sunday (the ISO week, as "this week" is);
   "end of the work week" is its Friday; "end of next week" a week later;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
@@ -45,6 +49,11 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   morning" said at 02:00 on Tuesday: Tuesday 09:00), and the calendar's next day
   (Wednesday 09:00), earlier day first. "Today", "tonight" and "this morning" are not
   asked about: said at 02:00 their only reading still ahead is the day just begun;
+* "yesterday" said in the small hours is the mirror choice, told of the past or not: the
+  calendar's previous day, which has just ended ("yesterday" said at 01:30 on Saturday:
+  Friday), or the day before it, which someone who has not slept yet calls yesterday
+  (Thursday), the day just ended first. "Last night" is not read at all, and "tonight"
+  keeps its one reading still ahead, as above;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -85,6 +94,8 @@ _END_OF_WEEK = re.compile(
     r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?"
     r"(?P<work>(?:work|working|business)\s+)?week"
 )
+_END_OF_MONTH = re.compile(r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?month")
+_DAY_OF_MONTH = re.compile(r"(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)")
 _MIDNIGHT = re.compile(r"\b(?:at\s+)?midnight\b")
 _NOON = re.compile(r"\b(?:at\s+)?(?:noon|midday)\b")
 _CLOCK_12 = re.compile(
@@ -109,7 +120,9 @@ _BARE_WEEKDAY = re.compile(
     r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
 )
 _TOMORROW = re.compile(r"\btomorrow\b")
-#: Before this hour "tomorrow" may mean the day that has just begun (see ``read_local``).
+_YESTERDAY = re.compile(r"\byesterday\b")
+#: Before this hour "tomorrow" may mean the day that has just begun, and "yesterday" the
+#: day before the one just ended (see ``read_local``).
 SMALL_HOURS_END = 4
 _NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
 _WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
@@ -321,6 +334,36 @@ def _week_end(base: datetime, *, next_week: bool, work: bool) -> LocalReading:
     return LocalReading("span", (start, start + timedelta(days=1)))
 
 
+def _month_end(base: datetime, *, next_month: bool) -> LocalReading:
+    """The last day of this (or next) month as a span."""
+    first = base.date().replace(day=1)
+    if next_month:
+        first = (first + timedelta(days=32)).replace(day=1)
+    last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+    start = datetime.combine(last, time())
+    return LocalReading("span", (start, start + timedelta(days=1)))
+
+
+def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
+    """The next (told of the past, the last) date with this day of the month, today
+    included, as a span; None for a day no month has."""
+    if not 1 <= day <= 31:
+        return None
+    step = -1 if past else 1
+    year, month = base.year, base.month
+    for _ in range(13):
+        try:
+            found = date(year, month, day)
+        except ValueError:
+            found = None
+        if found is not None and (found <= base.date() if past else found >= base.date()):
+            start = datetime.combine(found, time())
+            return LocalReading("span", (start, start + timedelta(days=1)))
+        year, month = divmod(year * 12 + month - 1 + step, 12)
+        month += 1
+    return None
+
+
 def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
     """Turn a weekday reading that could mean two different weeks into a choice."""
     bare = _BARE_WEEKDAY.fullmatch(text)
@@ -365,7 +408,11 @@ def read_local(
     """
     lowered = " ".join(text.lower().split())
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
-    if reading is None or past or base.hour >= SMALL_HOURS_END or not _TOMORROW.search(lowered):
+    if reading is None or base.hour >= SMALL_HOURS_END:
+        return reading
+    if _YESTERDAY.search(lowered):
+        return _small_hours_yesterday(reading, base)
+    if past or not _TOMORROW.search(lowered):
         return reading
     return _small_hours_tomorrow(reading, base)
 
@@ -387,6 +434,24 @@ def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading
     return LocalReading("choice", earlier + times, question)
 
 
+def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReading:
+    """ "Yesterday" said in the small hours: the calendar's previous day, just ended, or
+    the day before it (the speaker has not slept yet); each of ``reading``'s times is kept
+    on both days."""
+    calendar = base.date() - timedelta(days=1)
+    times = reading.times[:-1] if reading.kind == "span" else reading.times
+    if any(value.date() != calendar for value in times):
+        return reading  # "yesterday" read as some other day: not the calendar's previous day
+    earlier = tuple(value - timedelta(days=1) for value in times)
+    question = (
+        f'By "yesterday", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the '
+        f"day that has just ended) or {describe_day(calendar - timedelta(days=1))}?"
+    )
+    if reading.kind == "choice" and reading.question:
+        question = f"{question} And {_other_day_question(reading.question, calendar)}"
+    return LocalReading("choice", times + earlier, question)
+
+
 def _other_day_question(question: str, calendar: date) -> str:
     """The hour question of a "tomorrow" reading, asked of whichever day is meant."""
     named = f"on {describe_day(calendar)}"
@@ -398,9 +463,16 @@ def _other_day_question(question: str, calendar: date) -> str:
 def _read_lowered(
     lowered: str, base: datetime, date_order: str, clock_24h: bool, past: bool, waking: bool
 ) -> LocalReading | None:
-    week_end = _END_OF_WEEK.fullmatch(_tidy(lowered))
+    tidy = _tidy(lowered)
+    week_end = _END_OF_WEEK.fullmatch(tidy)
     if week_end is not None:
         return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))
+    month_end = _END_OF_MONTH.fullmatch(tidy)
+    if month_end is not None:
+        return _month_end(base, next_month=bool(month_end["next"]))
+    day_of_month = _DAY_OF_MONTH.fullmatch(tidy)
+    if day_of_month is not None:
+        return _day_of_month(base, int(day_of_month["day"]), past)
     found = _clock_time(lowered, clock_24h, waking)
     if found is None:
         rest = _tidy(lowered)
@@ -424,7 +496,13 @@ def _read_lowered(
         rest = _cut(rest, part)
     rest = _tidy(rest)
     explicit_day: date | None = None
-    if rest and rest != "today":
+    day_of_month = _DAY_OF_MONTH.fullmatch(re.sub(r"\s+(?:at|@)$", "", rest))
+    if day_of_month is not None:  # "the 3rd at 3pm"
+        on_day = _day_of_month(base, int(day_of_month["day"]), past)
+        if on_day is None:
+            return None
+        explicit_day = on_day.times[0].date()
+    elif rest and rest != "today":
         parsed = _read_date(rest, base, date_order, past)
         if parsed is None or parsed[1] not in {"day", "part_of_day"}:
             return None

@@ -935,3 +935,63 @@ async def test_saying_what_day_it_is_is_no_plan_to_ask_about(
     text = block(fake_upstream)
     assert '"on thursday" = 2026-03-19T00:00:00+00:00 to 2026-03-20T00:00:00+00:00' in text
     assert "Ask the user" not in text and '"monday' not in text.lower()
+
+
+async def test_a_weekday_idiom_that_starts_a_sentence_is_no_day_to_read(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 13, 8, 30, tzinfo=UTC))  # Friday, London 08:30
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/London", headers)
+    for message in [
+        "Monday blues are real",
+        "Good Friday is a holiday here",
+        "Black Friday deals are wild",
+        "Cyber Monday",
+        "Taco Tuesday at the office",
+        "Throwback Thursday",
+        "TGIF",
+        "Super Bowl Sunday",
+    ]:
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        text = block(fake_upstream)
+        assert "Ask the user" not in text, (message, text)
+        assert "Times in this message" not in text, (message, text)
+    # The same days said as days, first in the sentence or not, are still read.
+    await say(relay, "Monday I'm off", headers)
+    assert '"Monday" = 2026-03-16T00:00:00+00:00 to 2026-03-17T00:00:00+00:00' in block(
+        fake_upstream
+    )
+    for message in ("Friday works for me", "Good, Friday then"):
+        await say(relay, message, headers)
+        assert "Ask the user: Do you mean today (Friday 13 March) or Friday 20 March?" in block(
+            fake_upstream
+        )
+
+
+async def test_yesterday_said_in_the_small_hours_asks_which_day(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 14, 1, 30, tzinfo=UTC))  # Saturday, London 01:30
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/London", headers)
+    await say(relay, "yesterday I finished the report", headers)
+    text = block(fake_upstream)
+    assert (
+        'Ask the user: By "yesterday", said at 01:30, do you mean Friday 13 March (the day '
+        "that has just ended) or Thursday 12 March?"
+    ) in text
+    assert "Times in this message" not in text
+    # "Tonight" has one reading still ahead, as the "tomorrow" rule has it.
+    clock.advance(timedelta(minutes=5))
+    await say(relay, "see you tonight", headers)
+    assert '"tonight" = 2026-03-14T20:00:00+00:00 (Europe/London)' in block(fake_upstream)
+    # At 04:30 the night is over: "yesterday" is the calendar's.
+    clock.advance(timedelta(hours=3))
+    await say(relay, "yesterday I finished the report", headers)
+    text = block(fake_upstream)
+    assert '"yesterday" = 2026-03-13T00:00:00+00:00 to 2026-03-14T00:00:00+00:00' in text
+    assert "Ask the user" not in text

@@ -272,6 +272,25 @@ NOT_TIMES = [
     'give me 5 minutes',
     'any deals for Black Friday?',
     'we always watch Super Bowl Sunday at Tom’s',
+    # A weekday in a name or an idiom, at a sentence's start too, in any case.
+    'ugh, Monday blues',
+    'Monday blues are real',
+    'Friday feeling',
+    'that friday feeling',
+    'sunday best',
+    'Saturday Night Live is funny',
+    'Black Friday deals',
+    'Black Friday deals are wild',
+    'black friday deals are wild',
+    'Ash Wednesday service',
+    'Good Friday',
+    'Good Friday is a holiday here',
+    'Cyber Monday',
+    'Cyber Monday sales are crazy',
+    'Taco Tuesday at the office',
+    'Throwback Thursday',
+    'Super Bowl Sunday parties are the best',
+    "Robinson Crusoe's man Friday",
 ]  # fmt: skip
 
 #: Real times, the ones told of the past included: still read, and asked about when they
@@ -317,25 +336,113 @@ TIMES = [
     ('I saw her a fortnight ago', [times(at('"a fortnight ago"', '2026-02-27T09:00:00+00:00'))]),
     ('I spent 2 hours on it yesterday', [times(day('"yesterday"', '2026-03-12'))]),
     ('the 4th of July party was fun', [times(day('"the 4th of July"', '2025-07-04'))]),
+    # A weekday that starts a sentence and is no name is still a day.
+    ("Monday I'm off", [times(day('"Monday"', '2026-03-16'))]),
+    ('Good, Friday then', [TODAY_OR_NEXT_FRIDAY]),
+    ('sounds good friday works', [TODAY_OR_NEXT_FRIDAY]),
+    ('man friday was rough', [times(day('"friday"', '2026-03-06'))]),
+    ('Monday blues. Tuesday works for me', [times(day('"Tuesday"', '2026-03-17'))]),
+    ('I have the Monday blues today', [times(day('"today"', '2026-03-13'))]),
+    # Days of the month, ends of months, 24-hour hours, day words beside a colon.
+    ('sprint ends on the 27th', [times(day('"on the 27th"', '2026-03-27'))]),
+    ("it's his 30th on the 21st", [times(day('"on the 21st"', '2026-03-21'))]),
+    ("on the 3rd I'm off", [times(day('"on the 3rd"', '2026-04-03'))]),
+    ('need sign-off by end of month', [times(day('"end of month"', '2026-03-31'))]),
+    ('I come back at 14h', [times(at('"at 14h"', '2026-03-13T14:00:00+00:00'))]),
+    ("the meeting is at 15 o'clock", [times(at('"at 15 o\'clock"', '2026-03-13T15:00:00+00:00'))]),
+    ("let's do a 1:1 next tuesday", [times(day('"next tuesday"', '2026-03-17'))]),
+    ('release v2.3 goes out 21/11', [times(day('"21/11"', '2026-11-21'))]),
+    ('wake me up at 7 pls', [times(at('"at 7"', '2026-03-14T07:00:00+00:00'))]),
+    ('yesterday: fixed the login bug. today: reviewing PRs. blockers: none',
+     [times(day('"yesterday"', '2026-03-12'), day('"today"', '2026-03-13'))]),
 ]  # fmt: skip
 
-#: Known limits: a weekday in an idiom, or in a name at the start of a sentence ("Black
-#: Friday deals", "Monday blues"), is read as that day, as "Monday works" must be; said
-#: on that weekday it is asked about. Listed so that a change in what they get is seen.
-STILL_READ_AS_TIMES = [
-    ('ugh, Monday blues', [times(day('"Monday"', '2026-03-16'))]),
-    ('I have the Monday blues today',
-     [times(day('"the Monday"', '2026-03-16'), day('"today"', '2026-03-13'))]),
-    ('Friday feeling', [TODAY_OR_NEXT_FRIDAY]),
-    ('that friday feeling', [TODAY_OR_NEXT_FRIDAY]),
-    ('sunday best', [times(day('"sunday"', '2026-03-15'))]),
-    ('Saturday Night Live is funny', [times(at('"Saturday Night"', '2026-03-14T20:00:00+00:00'))]),
-    ('Black Friday deals', [TODAY_OR_NEXT_FRIDAY]),
-    ('Ash Wednesday service', [times(day('"Wednesday"', '2026-03-18'))]),
-    ('Good Friday', [TODAY_OR_NEXT_FRIDAY]),
-    ('Cyber Monday sales are crazy', [times(day('"Monday"', '2026-03-16'))]),
-    ("Robinson Crusoe's man Friday", [TODAY_OR_NEXT_FRIDAY]),
+
+#: Chat of other registers (group banter, stand-ups, non-native English, texting, dates
+#: written day first or ISO, "the 3rd", "end of month", "EOD", "next week sometime"),
+#: each labelled with whether it names a time the block should read or ask about.
+OTHER_REGISTERS = [
+    ("lol who's bringing snacks friday", True),
+    ('haha same', False),
+    ("ok who's in for drinks at 7", True),
+    ('count me in 🍻', False),
+    ("I'm 5 mins away", False),
+    ('running 10 min late sorry', False),
+    ('brb 5', False),
+    ("dude it's been ages", False),
+    ('who won the game 3-1?', False),
+    ('lmao 10/10 would watch again', False),
+    ('we should do this again next week sometime', True),
+    ('pizza friday again?', True),
+    ('happy bday!! 🎂', False),
+    ('movie night saturday?', True),
+    ('gg ez', False),
+    ('one more round then bed', False),
+    ("first round's on me", False),
+    ("I'll have the PR up by EOD", True),
+    ('deploy is scheduled for 2026-03-20', True),
+    ("we'll sync at 10:30 tomorrow", True),
+    ('retro moved to Thursday 2pm', True),
+    ('Q2 planning kicks off next week', True),
+    ('ticket JIRA-1234 is blocked', False),
+    ('p1 incident resolved, RCA to follow', False),
+    ('merged #4521', False),
+    ('coverage is at 87%', False),
+    ('CI takes 12 minutes now', False),
+    ('the build broke on 3.12', False),
+    ('OKR score 0.7', False),
+    ('we hit 99.9% uptime', False),
+    ('1:1 with Sam moved to friday', True),
+    ('I will send you the documents until friday', True),
+    ('we see us on monday', True),
+    ('I am in holiday since 2 weeks', False),
+    ('please revert me by tomorrow', True),
+    ('kindly do the needful before 5pm', True),
+    ('we meet us the 3rd', True),
+    ('I have 3 years experience', False),
+    ('I am working here since 2019', False),
+    ('do you have time this days?', False),
+    ('how much time do you need?', False),
+    ('thanks for your time', False),
+    ('I wait your answer', False),
+    ('k see u at 8', True),
+    ('omw', False),
+    ('lunch at 1 ok', True),
+    ('call u later', False),
+    ('gm', False),
+    ('gn', False),
+    ('ttyl', False),
+    ('its 2am why am i awake', False),
+    ('ugh mondays', False),
+    ('meet @ 6?', True),
+    ('sry was asleep', False),
+    ('ya 5 more min', False),
+    ('the invoice is due 21/11', True),
+    ('flight is 2026-04-02 at 14:05', True),
+    ('contract ends 31/12/2026', True),
+    ('ISO 8601 is the standard', False),
+    ('use the format YYYY-MM-DD', False),
+    ('the 3rd option is best', False),
+    ('she came 3rd in the race', False),
+    ('invoice by end of month', True),
+    ('next week sometime?', True),
+    ('sometime next week works', True),
+    ('EOD works', True),
+    ('eod is fine', True),
+    ("I'll ping you EOD", True),
+    ('A4 paper', False),
+    ('B2B sales', False),
+    ('a 4x4 car', False),
+    ('COVID-19', False),
+    ('the 2/3 majority', False),
+    ("it's 50/50", False),
+    ('mix 1:1 with water', False),
+    ('we won 2:0', False),
+    ('at 2:1 odds', False),
 ]  # fmt: skip
+
+#: Known misses: texting abbreviations of day words ("tmrw", "thurs", "fri") are not read.
+STILL_MISSED = ["cant tmrw sorry", "u free thurs", "lmk by fri"]
 
 
 @pytest.mark.parametrize("text", NOT_TIMES)
@@ -348,11 +455,33 @@ def test_real_times_in_chat_are_still_read(text: str, expected: list[str]) -> No
     assert block_lines(text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), STILL_READ_AS_TIMES)
-def test_weekdays_in_idioms_are_still_read_as_days(text: str, expected: list[str]) -> None:
-    assert block_lines(text) == expected
-
-
 def test_the_corpus_is_large_enough_to_judge_the_parser_by() -> None:
-    assert len(NOT_TIMES) + len(STILL_READ_AS_TIMES) >= 150
+    assert len(NOT_TIMES) >= 150
     assert len(set(NOT_TIMES)) == len(NOT_TIMES)
+
+
+@pytest.mark.parametrize(("text", "names_a_time"), OTHER_REGISTERS)
+def test_chat_of_other_registers_is_read_as_labelled(text: str, names_a_time: bool) -> None:
+    assert bool(block_lines(text)) == names_a_time
+
+
+@pytest.mark.parametrize("text", STILL_MISSED)
+def test_texting_abbreviations_of_day_words_are_still_missed(text: str) -> None:
+    assert block_lines(text) == []
+
+
+def test_precision_and_recall_over_the_whole_corpus() -> None:
+    """Precision and recall of "this line names a time" over every labelled line; the
+    figures are the ones the README quotes."""
+    labelled = [
+        *((text, False) for text in NOT_TIMES),
+        *((text, True) for text, _ in TIMES),
+        *OTHER_REGISTERS,
+        *((text, True) for text in STILL_MISSED),
+    ]
+    read = {text: bool(block_lines(text)) for text, _ in labelled}
+    hits = sum(read[text] and wanted for text, wanted in labelled)
+    false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
+    misses = sum(wanted and not read[text] for text, wanted in labelled)
+    # 374 lines, 83 read, no false alarm, 3 missed: precision 1.000, recall 0.965.
+    assert (len(labelled), hits, false_alarms, misses) == (374, 83, 0, 3)

@@ -924,6 +924,52 @@ def test_tomorrow_said_in_the_small_hours_is_asked_about(
 
 
 @pytest.mark.parametrize(
+    ("message", "candidates", "hour_question"),
+    [
+        ("yesterday I finished the report",
+         ("2026-03-02T00:00:00+09:00", "2026-03-01T00:00:00+09:00"), ""),
+        ("what did we decide yesterday?",
+         ("2026-03-02T00:00:00+09:00", "2026-03-01T00:00:00+09:00"), ""),
+        ("yesterday at 3pm I sent it",
+         ("2026-03-02T15:00:00+09:00", "2026-03-01T15:00:00+09:00"), ""),
+        ("can you check what broke yesterday at 9?",
+         ("2026-03-02T09:00:00+09:00", "2026-03-02T21:00:00+09:00",
+          "2026-03-01T09:00:00+09:00", "2026-03-01T21:00:00+09:00"),
+         " And do you mean 09:00 or 21:00 on that day?"),
+    ],
+)  # fmt: skip
+def test_yesterday_said_in_the_small_hours_is_asked_about(
+    message: str, candidates: tuple[str, ...], hour_question: str
+) -> None:
+    # 02:00 on Tuesday in Tokyo: not yet slept, "yesterday" may be Sunday, not Monday.
+    [result] = find_time_expressions(message, "Asia/Tokyo", iso("2026-03-02T17:00:00+00:00"))
+    assert result.needs_clarification and result.start_instant is None
+    assert result.candidates == tuple(iso(instant) for instant in candidates)
+    assert result.clarification_question == (
+        'By "yesterday", said at 02:00, do you mean Monday 2 March (the day that has just '
+        f"ended) or Sunday 1 March?{hour_question}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "utc", "start"),
+    [
+        # 04:00 in Tokyo: the small hours are over, "yesterday" is the calendar's.
+        ("yesterday I finished the report", "2026-03-02T19:00:00+00:00",
+         "2026-03-02T00:00:00+09:00"),
+        # 02:00 in Tokyo: a day that is not the calendar's yesterday is not asked about.
+        ("the day before yesterday", "2026-03-02T17:00:00+00:00", "2026-03-01T00:00:00+09:00"),
+    ],
+)  # fmt: skip
+def test_yesterday_outside_the_small_hours_question_is_resolved(
+    message: str, utc: str, start: str
+) -> None:
+    [result] = find_time_expressions(message, "Asia/Tokyo", iso(utc))
+    assert not result.needs_clarification
+    assert result.start_instant == iso(start)
+
+
+@pytest.mark.parametrize(
     ("message", "utc", "start"),
     [
         # 02:00 in Tokyo: "tonight" and "this morning" have one reading still ahead.
