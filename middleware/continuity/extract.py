@@ -26,6 +26,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from middleware.continuity.done import reports_done
+
 __all__ = [
     "CONTEXT_MAX",
     "MAX_DECISIONS",
@@ -492,30 +494,48 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     """Indexes into ``open_items`` that a user turn in ``turns`` resolves.
 
     A user sentence resolves an item when it says so ("done with X", "figured out X", "X
-    is sorted/resolved/done", "never mind X") or decides it ("we decided to drop X": the
+    is sorted/resolved/done", "never mind X"), reports it done in a past form of the
+    item's own verb (:func:`~middleware.continuity.done.reports_done`: "the Christensen
+    data is pulled now" or "pulled the Christensen data" for "pull the Christensen
+    data"), or decides it ("we decided to drop X": the
     open question is answered, and a card showing both would contradict itself), is not
     negated or a question ("haven't figured out X", "did you fix X?"), and contains at
     least :data:`RESOLVED_OVERLAP` of the item's content words (stopwords ignored, a plural
     "s" dropped, and a leading verb: "the migration is written" resolves "write the
     migration").
     """
-    resolving = [
-        _content_words(sentence)
+    said = [
+        (sentence, _content_words(sentence), _resolves(sentence))
         for turn in turns
         if turn.role == "user"
         for sentence in _sentences(turn.text)
-        if _resolves(sentence)
     ]
     resolved: set[int] = set()
     for index, item in enumerate(open_items):
         wanted = _done_words(item)
         if not wanted:
             continue
-        for words in resolving:
-            if len(wanted & words) / len(wanted) >= RESOLVED_OVERLAP:
+        verb = _item_verb(item)
+
+        def is_item_word(word: str, wanted: set[str] = wanted) -> bool:
+            return bool(_content_words(word) & wanted)
+
+        for sentence, words, says_resolved in said:
+            if len(wanted & words) / len(wanted) < RESOLVED_OVERLAP:
+                continue
+            if says_resolved or (verb is not None and reports_done(sentence, verb, is_item_word)):
                 resolved.add(index)
                 break
     return resolved
+
+
+def _item_verb(item: str) -> str | None:
+    """The verb an item starts with ("pull" of "pull the Christensen data"), or None
+    when it starts with a stopword or is a single word."""
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))
+    if len(_content_words(item)) > 1 and words and words[0] not in _STOPWORDS:
+        return words[0]
+    return None
 
 
 def _done_words(item: str) -> set[str]:
@@ -523,7 +543,7 @@ def _done_words(item: str) -> set[str]:
     verb, since "the migration is written" and "figured out the hosting" report "write
     the migration" and "figure out the hosting" done in other forms of that verb."""
     words = _WORD.findall(item.lower().replace("’", "'"))
-    if len(_content_words(item)) > 1 and words and words[0] not in _STOPWORDS:
+    if _item_verb(item) is not None:
         words = words[1:]
     return _content_words(" ".join(words))
 
@@ -700,5 +720,6 @@ def _finish(items: list[Extracted], cap: int) -> list[Extracted]:
 
 
 def _content_words(text: str) -> set[str]:
-    words = _WORD.findall(text.lower().replace("’", "'"))
+    # "the data's pulled": the data, not a word "data's".
+    words = [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("’", "'"))]
     return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS}

@@ -1243,3 +1243,23 @@ async def test_facts_said_in_passing_are_kept_plainly_with_household_pets_and_la
     ):
         assert said in memory, memory
     assert "Leo" not in memory, memory
+
+
+async def test_an_item_reported_done_in_its_own_verb_leaves_the_card_and_recap(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's draft the event study section.")
+    await ana.say("I still need to pull the Christensen data.")
+    await ana.say("I need to get the expert report pulled too.")
+    await ana.say("/capture")
+    await ana.say("The Christensen data is pulled now.", after=timedelta(hours=3))
+    await ana.say("I pulled an all-nighter on the expert report.")
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert "Open: pull the Christensen data" not in recap, recap
+    assert "Open: get the expert report pulled" in recap, recap
+    resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
+    assert "pull the Christensen data" not in resume, resume
+    assert "expert report" in resume, resume
