@@ -1263,3 +1263,19 @@ async def test_an_item_reported_done_in_its_own_verb_leaves_the_card_and_recap(
     resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
     assert "pull the Christensen data" not in resume, resume
     assert "expert report" in resume, resume
+
+
+async def test_context_no_longer_lists_the_own_context_a_thread_moved_out_of(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    phone = Person(relay, fake_upstream, clock, thread="phone")
+    await ana.say("Let's draft the liner notes.")
+    await phone.say("hello")
+    await ana.say("/context Album mix", after=timedelta(minutes=5))
+    listing = await ana.say("/context")
+    assert listing.startswith("This thread's work context: “Album mix”."), listing
+    # The phone's thread is still in its own context; this one has left its own.
+    assert "a thread of its own on the API ('phone')" in listing, listing
+    assert "('t1')" not in listing, listing
