@@ -95,6 +95,7 @@ def build_view(
                 {
                     **base,
                     "summary": content.get("summary", ""),
+                    "summary_parts": content.get("summary_parts"),
                     "for_thread_key": content.get("for_thread_key"),
                     "source_place": content.get("source_place"),
                 }
@@ -103,6 +104,9 @@ def build_view(
             phase = str(content.get("new_phase") or "unknown")
     window = effective_window(max_window, sessions_in_last_30_days)
     newest_first = _without_what_changed(list(reversed(history.values())), entries)
+    # An item resolved or replaced since an update was written is no news to its thread.
+    closed, _ = _what_changed(entries)
+    updates = [_without_closed(update, closed) for update in updates]
     return {
         "work_context_id": context.work_context_id,
         # A thread's own context is named after its key, which is for the relay, not the
@@ -125,9 +129,27 @@ def _without_what_changed(
     summary captured before a correction that still states what it corrected ("Chose
     Postgres …" after "actually we're using MySQL"): an LLM's narrative cannot be cut
     into items, and a line naming the old decision would put it back on the card."""
+    closed, corrected = _what_changed(entries)
+    kept: list[dict[str, Any]] = []
+    for line in lines:
+        line = _without_closed(line, closed)
+        text = str(line["summary"])
+        captured_at = datetime.fromisoformat(line["captured_at"])
+        if not any(
+            captured_at < when and still_states(text, old, new) for old, new, when in corrected
+        ):
+            kept.append(line)
+    return kept
+
+
+def _what_changed(
+    entries: Sequence[ContinuityEntry],
+) -> tuple[set[str], list[tuple[str, str, datetime]]]:
+    """The :func:`item_key` of every item resolved or replaced, and each replaced item's
+    old text, new text and when it was replaced."""
     by_id = {entry.entry_id: entry for entry in entries}
     closed: set[str] = set()
-    corrected: list[tuple[str, str, datetime]] = []  # old text, new text, when replaced
+    corrected: list[tuple[str, str, datetime]] = []
     for entry in entries:
         text = _item_text(entry)
         if not text or not (entry.content.get("resolved") or entry.content.get("superseded_by")):
@@ -136,20 +158,17 @@ def _without_what_changed(
         replacing = by_id.get(str(entry.content.get("superseded_by") or ""))
         if replacing is not None and _item_text(replacing):
             corrected.append((text, _item_text(replacing), replacing.captured_at))
-    kept: list[dict[str, Any]] = []
-    for line in lines:
-        parts = SummaryParts.from_json(line.get("summary_parts"))
-        if parts is not None:
-            # The summary text too: the recent-activity rollup and /recap read it as is.
-            parts = parts.without(closed)
-            line = {**line, "summary_parts": parts.to_json(), "summary": parts.text()}
-        text = str(line["summary"])
-        captured_at = datetime.fromisoformat(line["captured_at"])
-        if not any(
-            captured_at < when and still_states(text, old, new) for old, new, when in corrected
-        ):
-            kept.append(line)
-    return kept
+    return closed, corrected
+
+
+def _without_closed(line: dict[str, Any], closed: set[str]) -> dict[str, Any]:
+    """``line`` (a session line or an update) whose deterministic summary leaves out the
+    ``closed`` items; the text too, since the rollup, /recap and /capture read it as is."""
+    parts = SummaryParts.from_json(line.get("summary_parts"))
+    if parts is None:
+        return line
+    parts = parts.without(closed)
+    return {**line, "summary_parts": parts.to_json(), "summary": parts.text()}
 
 
 def _item_text(entry: ContinuityEntry) -> str:

@@ -1279,3 +1279,26 @@ async def test_context_no_longer_lists_the_own_context_a_thread_moved_out_of(
     # The phone's thread is still in its own context; this one has left its own.
     assert "a thread of its own on the API ('phone')" in listing, listing
     assert "('t1')" not in listing, listing
+
+
+async def test_capture_and_the_update_to_another_thread_leave_out_an_item_since_done(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The laptop's session, captured again after the phone set the backups up, still
+    # lists them open in its own words: /capture and the phone's update did show that.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    laptop = Person(relay, fake_upstream, clock, thread="laptop")
+    phone = Person(relay, fake_upstream, clock, thread="phone")
+    await laptop.say("/context billing launch")
+    await phone.say("/context billing launch")
+    await laptop.say("Let's get the billing service ready for launch.")
+    await laptop.say("I still need to set up the backups.")
+    await laptop.say("/capture")
+    await phone.say("The backups are set up now.", after=timedelta(minutes=5))
+    await phone.say("/capture")
+    await laptop.say("The invoice table is done.", after=timedelta(minutes=5))
+    captured = await laptop.say("/capture")
+    assert "invoice table" in captured and "set up the backups" not in captured, captured
+    resume = cards_in(await phone.block_for("back", after=timedelta(hours=3)))["resume"]
+    assert "advanced on the API" in resume and "invoice table" in resume, resume
+    assert "set up the backups" not in resume, resume
