@@ -44,7 +44,7 @@ def build_view(
     questions: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
-    phase = "unknown"
+    phases: list[str] = []
     for entry in entries:
         content = entry.content
         base = {
@@ -101,7 +101,7 @@ def build_view(
                 }
             )
         elif entry.entry_type == "work_phase_change":
-            phase = str(content.get("new_phase") or "unknown")
+            phases.append(str(content.get("new_phase") or "unknown"))
     window = effective_window(max_window, sessions_in_last_30_days)
     newest_first = _without_what_changed(list(reversed(history.values())), entries)
     # An item resolved or replaced since an update was written is no news to its thread.
@@ -116,7 +116,7 @@ def build_view(
         "open_questions": list(reversed(questions))[:MAX_OPEN_QUESTIONS],
         "key_decisions": list(reversed(decisions))[:MAX_KEY_DECISIONS],
         "cross_conversation_updates": list(reversed(updates)),
-        "active_work_phase": phase,
+        "active_work_phase": _active_phase(phases, open_items=bool(questions)),
         "built_at": built_at.isoformat(),
     }
 
@@ -140,6 +140,16 @@ def _without_what_changed(
         ):
             kept.append(line)
     return kept
+
+
+def _active_phase(phases: Sequence[str], *, open_items: bool) -> str:
+    """The latest phase (§4.2 step 6), except that work with open items left is not
+    completed: then the latest phase before it was called completed ("unknown" if
+    none). Once the items are resolved, the rebuilt view says completed again."""
+    for phase in reversed(phases):
+        if phase != "completed" or not open_items:
+            return phase
+    return "unknown"
 
 
 def _what_changed(

@@ -1302,3 +1302,22 @@ async def test_capture_and_the_update_to_another_thread_leave_out_an_item_since_
     resume = cards_in(await phone.block_for("back", after=timedelta(hours=3)))["resume"]
     assert "advanced on the API" in resume and "invoice table" in resume, resume
     assert "set up the backups" not in resume, resume
+
+
+async def test_work_with_an_item_still_open_is_not_completed_until_it_is_done(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's draft the event study section.")
+    await ana.say("/capture")
+    await ana.say("We submitted the draft, all done.", after=timedelta(hours=3))
+    await ana.say("I still need to email Sam the figures.")
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert recap.startswith("This thread — drafting phase."), recap
+    resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
+    assert "completed" not in resume and "email Sam the figures" in resume, resume
+    await ana.say("Emailed Sam the figures.")
+    await ana.say("/capture")
+    assert (await ana.say("/recap")).startswith("This thread — completed phase."), recap
