@@ -337,6 +337,7 @@ def test_a_short_item_reported_done_in_another_form_of_its_verb_is_resolved() ->
         ("pull the Christensen data", "I got the Christensen data pulled this morning."),
         ("pull the Christensen data", "Pulled the Christensen data."),
         ("pull the Christensen data", "Christensen data done."),
+        ("pull the Christensen data for the fee report", "The Christensen data is pulled now."),
         ("copy the files to the NAS", "Copied the files to the NAS."),
         ("ship the release", "The release shipped!"),
         ("commit the fix", "Committed the fix."),
@@ -366,6 +367,7 @@ def test_an_item_reported_done_in_a_past_form_of_its_own_verb_is_resolved(
         ("pull the Christensen data", "Is the Christensen data pulled?"),
         ("pull the Christensen data", "I'll have the Christensen data pulled by Friday."),
         ("send the invoice to Sam", "Sam sent me the invoice."),
+        ("send the invoice to Sam", "Sent the invoice to Bob."),
         ("run the benchmarks", "Run the benchmarks again."),
     ],
 )
@@ -423,6 +425,8 @@ def test_find_resolved_ignores_assistant_turns_and_empty_items() -> None:
         "resume",
         "back to it",
         "I'm back, let's continue",
+        "morning, let's continue",
+        "Good evening, back to it",
     ],
 )
 def test_terse_continuation(text: str) -> None:
