@@ -152,6 +152,25 @@ def _active_phase(phases: Sequence[str], *, open_items: bool) -> str:
     return "unknown"
 
 
+def without_open_items(view: View, keys: set[str]) -> View:
+    """``view`` without the open questions whose :func:`item_key` is in ``keys`` (done
+    since the view was built), in their own list and in the session lines and updates."""
+    if not keys:
+        return view
+    return {
+        **view,
+        "open_questions": [
+            q for q in view.get("open_questions") or [] if item_key(q["question"]) not in keys
+        ],
+        "session_history": [
+            _without_closed(line, keys) for line in view.get("session_history") or []
+        ],
+        "cross_conversation_updates": [
+            _without_closed(update, keys) for update in view.get("cross_conversation_updates") or []
+        ],
+    }
+
+
 def _what_changed(
     entries: Sequence[ContinuityEntry],
 ) -> tuple[set[str], list[tuple[str, str, datetime]]]:
@@ -200,10 +219,12 @@ def resume_content(
     now: datetime,
     min_gap: timedelta,
     phase_hint: str | None = None,
+    after_compaction: bool = False,
 ) -> ResumeContent | None:
     """Tier 1 content for a turn in ``thread_key`` during ``session_id``, or ``None``
     when §6.1's injection rules say no: nothing to resume, the latest summary is from this
-    very session, or it is under ``min_gap`` old."""
+    very session, or it is under ``min_gap`` old. ``after_compaction``: the history the
+    model had is summarised away, so this session's own summary is news to it too."""
     history = view.get("session_history") or []
     updates = [
         u for u in view.get("cross_conversation_updates") or [] if u["for_thread_key"] == thread_key
@@ -213,10 +234,11 @@ def resume_content(
     if not (history or updates or questions or decisions):
         return None
     latest = history[0] if history else _latest_item(questions + decisions + updates)
-    if latest["source_session_id"] == session_id and not updates:
-        return None
-    if now - datetime.fromisoformat(latest["captured_at"]) < min_gap and not updates:
-        return None
+    if not after_compaction and not updates:
+        if latest["source_session_id"] == session_id:
+            return None
+        if now - datetime.fromisoformat(latest["captured_at"]) < min_gap:
+            return None
     return ResumeContent(
         work_context_name=str(view.get("work_context_name") or ""),
         active_work_phase=str(view.get("active_work_phase") or "unknown"),

@@ -1321,3 +1321,41 @@ async def test_work_with_an_item_still_open_is_not_completed_until_it_is_done(
     await ana.say("Emailed Sam the figures.")
     await ana.say("/capture")
     assert (await ana.say("/recap")).startswith("This thread — completed phase."), recap
+
+
+async def test_after_an_agent_compacts_to_one_message_the_cards_come_back_true(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The agent's history after compaction is one message going on from its summary: the
+    # cards came back only for a history of two or more, and then still listed as open
+    # what the session had done before the compaction (its capture runs in the background).
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You help Ana."}]
+
+    async def send(messages: list[dict[str, Any]], text: str) -> str:
+        clock.advance(timedelta(minutes=5))
+        messages.append({"role": "user", "content": text})
+        messages.append((await ana.send(messages))["choices"][0]["message"])
+        return str(fake_upstream.requests[-1].body["messages"][-1]["content"])
+
+    for text in (
+        "Let's build the refund endpoint.",
+        "I still need to write the webhook handler.",
+        "I also need to pull the Christensen data.",
+    ):
+        await send(history, text)
+    await ana.say("/capture")
+    clock.advance(timedelta(days=1))
+    assert "write the webhook handler" in await send(history, "morning, let's continue")
+    await send(history, "The webhook handler is written.")
+    await send(history, "Create a detailed summary of the conversation so far.")
+    compacted = [history[0]]
+    block = await send(
+        compacted,
+        "This session is being continued from a previous conversation. We were building "
+        "the refund endpoint. Can you review it?",
+    )
+    resume = cards_in(block)["resume"]
+    assert "pull the Christensen data" in resume, resume
+    assert "webhook handler" not in resume, resume
