@@ -202,9 +202,19 @@ class Capturer:
             trigger,
             extraction.mode,
             len(entries),
-            extraction.summary,
+            await self._shown_summary(session, extraction.summary),
             extraction.fallback_reason,
         )
+
+    async def _shown_summary(self, session: Session, written: str | None) -> str | None:
+        """The session's summary as the card and /recap show it, from the view just
+        built (an item the session left open but done since is not in it); ``written``
+        when the view has no line for the session."""
+        view = await self._store.constellation(session.work_context_id) or {}
+        for line in view.get("session_history") or []:
+            if line.get("doc73_session_summary_id") == session.session_id:
+                return str(line["summary"])
+        return written
 
     async def _extract(self, session: Session, messages: Sequence[StoredMessage]) -> _Extraction:
         fallback: str | None = None
@@ -459,6 +469,11 @@ class Capturer:
             capture_mode=extraction.mode,
             content={
                 "summary": extraction.summary or "",
+                **(
+                    {"summary_parts": extraction.summary_parts.to_json()}
+                    if extraction.summary_parts is not None
+                    else {}
+                ),
                 "source_session_id": session.session_id,
                 "affected_entity_ids": [],
                 "for_thread_key": thread_key,

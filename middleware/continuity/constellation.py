@@ -44,7 +44,7 @@ def build_view(
     questions: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
-    phase = "unknown"
+    phases: list[str] = []
     for entry in entries:
         content = entry.content
         base = {
@@ -95,14 +95,18 @@ def build_view(
                 {
                     **base,
                     "summary": content.get("summary", ""),
+                    "summary_parts": content.get("summary_parts"),
                     "for_thread_key": content.get("for_thread_key"),
                     "source_place": content.get("source_place"),
                 }
             )
         elif entry.entry_type == "work_phase_change":
-            phase = str(content.get("new_phase") or "unknown")
+            phases.append(str(content.get("new_phase") or "unknown"))
     window = effective_window(max_window, sessions_in_last_30_days)
     newest_first = _without_what_changed(list(reversed(history.values())), entries)
+    # An item resolved or replaced since an update was written is no news to its thread.
+    closed, _ = _what_changed(entries)
+    updates = [_without_closed(update, closed) for update in updates]
     return {
         "work_context_id": context.work_context_id,
         # A thread's own context is named after its key, which is for the relay, not the
@@ -112,7 +116,7 @@ def build_view(
         "open_questions": list(reversed(questions))[:MAX_OPEN_QUESTIONS],
         "key_decisions": list(reversed(decisions))[:MAX_KEY_DECISIONS],
         "cross_conversation_updates": list(reversed(updates)),
-        "active_work_phase": phase,
+        "active_work_phase": _active_phase(phases, open_items=bool(questions)),
         "built_at": built_at.isoformat(),
     }
 
@@ -125,9 +129,56 @@ def _without_what_changed(
     summary captured before a correction that still states what it corrected ("Chose
     Postgres …" after "actually we're using MySQL"): an LLM's narrative cannot be cut
     into items, and a line naming the old decision would put it back on the card."""
+    closed, corrected = _what_changed(entries)
+    kept: list[dict[str, Any]] = []
+    for line in lines:
+        line = _without_closed(line, closed)
+        text = str(line["summary"])
+        captured_at = datetime.fromisoformat(line["captured_at"])
+        if not any(
+            captured_at < when and still_states(text, old, new) for old, new, when in corrected
+        ):
+            kept.append(line)
+    return kept
+
+
+def _active_phase(phases: Sequence[str], *, open_items: bool) -> str:
+    """The latest phase (§4.2 step 6), except that work with open items left is not
+    completed: then the latest phase before it was called completed ("unknown" if
+    none). Once the items are resolved, the rebuilt view says completed again."""
+    for phase in reversed(phases):
+        if phase != "completed" or not open_items:
+            return phase
+    return "unknown"
+
+
+def without_open_items(view: View, keys: set[str]) -> View:
+    """``view`` without the open questions whose :func:`item_key` is in ``keys`` (done
+    since the view was built), in their own list and in the session lines and updates."""
+    if not keys:
+        return view
+    return {
+        **view,
+        "open_questions": [
+            q for q in view.get("open_questions") or [] if item_key(q["question"]) not in keys
+        ],
+        "session_history": [
+            _without_closed(line, keys) for line in view.get("session_history") or []
+        ],
+        "cross_conversation_updates": [
+            _without_closed(update, keys) for update in view.get("cross_conversation_updates") or []
+        ],
+    }
+
+
+def _what_changed(
+    entries: Sequence[ContinuityEntry],
+) -> tuple[set[str], list[tuple[str, str, datetime]]]:
+    """The :func:`item_key` of every item resolved or replaced, and each replaced item's
+    old text, new text and when it was replaced."""
     by_id = {entry.entry_id: entry for entry in entries}
     closed: set[str] = set()
-    corrected: list[tuple[str, str, datetime]] = []  # old text, new text, when replaced
+    corrected: list[tuple[str, str, datetime]] = []
     for entry in entries:
         text = _item_text(entry)
         if not text or not (entry.content.get("resolved") or entry.content.get("superseded_by")):
@@ -136,20 +187,17 @@ def _without_what_changed(
         replacing = by_id.get(str(entry.content.get("superseded_by") or ""))
         if replacing is not None and _item_text(replacing):
             corrected.append((text, _item_text(replacing), replacing.captured_at))
-    kept: list[dict[str, Any]] = []
-    for line in lines:
-        parts = SummaryParts.from_json(line.get("summary_parts"))
-        if parts is not None:
-            # The summary text too: the recent-activity rollup and /recap read it as is.
-            parts = parts.without(closed)
-            line = {**line, "summary_parts": parts.to_json(), "summary": parts.text()}
-        text = str(line["summary"])
-        captured_at = datetime.fromisoformat(line["captured_at"])
-        if not any(
-            captured_at < when and still_states(text, old, new) for old, new, when in corrected
-        ):
-            kept.append(line)
-    return kept
+    return closed, corrected
+
+
+def _without_closed(line: dict[str, Any], closed: set[str]) -> dict[str, Any]:
+    """``line`` (a session line or an update) whose deterministic summary leaves out the
+    ``closed`` items; the text too, since the rollup, /recap and /capture read it as is."""
+    parts = SummaryParts.from_json(line.get("summary_parts"))
+    if parts is None:
+        return line
+    parts = parts.without(closed)
+    return {**line, "summary_parts": parts.to_json(), "summary": parts.text()}
 
 
 def _item_text(entry: ContinuityEntry) -> str:
@@ -171,10 +219,12 @@ def resume_content(
     now: datetime,
     min_gap: timedelta,
     phase_hint: str | None = None,
+    after_compaction: bool = False,
 ) -> ResumeContent | None:
     """Tier 1 content for a turn in ``thread_key`` during ``session_id``, or ``None``
     when §6.1's injection rules say no: nothing to resume, the latest summary is from this
-    very session, or it is under ``min_gap`` old."""
+    very session, or it is under ``min_gap`` old. ``after_compaction``: the history the
+    model had is summarised away, so this session's own summary is news to it too."""
     history = view.get("session_history") or []
     updates = [
         u for u in view.get("cross_conversation_updates") or [] if u["for_thread_key"] == thread_key
@@ -184,10 +234,11 @@ def resume_content(
     if not (history or updates or questions or decisions):
         return None
     latest = history[0] if history else _latest_item(questions + decisions + updates)
-    if latest["source_session_id"] == session_id and not updates:
-        return None
-    if now - datetime.fromisoformat(latest["captured_at"]) < min_gap and not updates:
-        return None
+    if not after_compaction and not updates:
+        if latest["source_session_id"] == session_id:
+            return None
+        if now - datetime.fromisoformat(latest["captured_at"]) < min_gap:
+            return None
     return ResumeContent(
         work_context_name=str(view.get("work_context_name") or ""),
         active_work_phase=str(view.get("active_work_phase") or "unknown"),

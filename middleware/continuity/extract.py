@@ -26,6 +26,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from middleware.continuity.done import reports_done
+
 __all__ = [
     "CONTEXT_MAX",
     "MAX_DECISIONS",
@@ -51,6 +53,11 @@ MAX_DECISIONS = 5
 CONTEXT_MAX = 200
 ITEM_MAX = 160
 RESOLVED_OVERLAP = 0.6
+# A report in the item's own verb next to its whole object needs less of the rest.
+_OWN_VERB_OVERLAP = 0.5
+_PREPOSITIONS = frozenset(
+    "for to in on at by from with about into onto before after until so because via per".split()
+)
 _SCAN_LIMIT = 4000  # per turn: a pasted document is not where the user's plans are
 _HEDGE_WINDOW = 400  # an assistant reply hedges in its opening, not in paragraph nine
 _TERSE_WORDS = 8
@@ -404,7 +411,8 @@ _SIGN_OFF = _re(
 
 _TERSE = _re(
     r"(?:(?:ok(?:ay)?|alright|all\s+right|right|so|yes|yeah|yep|hi|hey|hello|cool|great"
-    r"|good|fine|now|please|back|i\s*'?\s*m\s+back)\b[\s,!.:;—–-]*)*"
+    r"|(?:good\s+)?(?:morning|afternoon|evening)|good|fine|now|please|back"
+    r"|i\s*'?\s*m\s+back)\b[\s,!.:;—–-]*)*"
     r"(?:(?:let\s*'?\s*s|let\s+us|shall\s+we|can\s+we|please)\s+)?"
     r"(?:continue|carry\s+on|keep\s+going|go\s+on|go\s+ahead|resume|proceed|next"
     r"|move\s+on|on\s+we\s+go|onwards?|(?:let\s*'?\s*s\s+)?get\s+(?:back\s+)?to\s+(?:it|work)"
@@ -492,30 +500,88 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     """Indexes into ``open_items`` that a user turn in ``turns`` resolves.
 
     A user sentence resolves an item when it says so ("done with X", "figured out X", "X
-    is sorted/resolved/done", "never mind X") or decides it ("we decided to drop X": the
+    is sorted/resolved/done", "never mind X"), reports it done in a past form of the
+    item's own verb (:func:`~middleware.continuity.done.reports_done`: "the Christensen
+    data is pulled now" or "pulled the Christensen data" for "pull the Christensen
+    data"), or decides it ("we decided to drop X": the
     open question is answered, and a card showing both would contradict itself), is not
     negated or a question ("haven't figured out X", "did you fix X?"), and contains at
     least :data:`RESOLVED_OVERLAP` of the item's content words (stopwords ignored, a plural
     "s" dropped, and a leading verb: "the migration is written" resolves "write the
     migration").
     """
-    resolving = [
-        _content_words(sentence)
+    said = [
+        (sentence, _content_words(sentence), _resolves(sentence))
         for turn in turns
         if turn.role == "user"
         for sentence in _sentences(turn.text)
-        if _resolves(sentence)
     ]
     resolved: set[int] = set()
     for index, item in enumerate(open_items):
         wanted = _done_words(item)
         if not wanted:
             continue
-        for words in resolving:
-            if len(wanted & words) / len(wanted) >= RESOLVED_OVERLAP:
+        verb, thing = _item_verb(item), _object_words(item)
+
+        def is_item_word(word: str, thing: set[str] = thing) -> bool:
+            return bool(_content_words(word) & thing)
+
+        for sentence, words, says_resolved in said:
+            overlap = len(wanted & words) / len(wanted)
+            if says_resolved and overlap >= RESOLVED_OVERLAP:
+                resolved.add(index)
+                break
+            # Its own verb next to the whole thing it acts on is evidence enough for
+            # less of the rest: "the Christensen data is pulled now" closes "pull the
+            # Christensen data for the fee report".
+            if (
+                verb is not None
+                and thing <= words
+                and overlap >= _OWN_VERB_OVERLAP
+                and not _names_another(sentence, item, wanted)
+                and reports_done(sentence, verb, is_item_word)
+            ):
                 resolved.add(index)
                 break
     return resolved
+
+
+def _names_another(sentence: str, item: str, wanted: set[str]) -> bool:
+    """Whether ``sentence`` puts a word the item does not have after a preposition the
+    item uses: "sent the invoice to Bob" is not "send the invoice to Sam"."""
+    item_words: list[str] = _WORD.findall(item.lower().replace("’", "'"))
+    used = {word for word in item_words if word in _PREPOSITIONS}
+    said: list[str] = _WORD.findall(sentence.lower().replace("’", "'"))
+    for at, word in enumerate(said[:-1]):
+        if word in used:
+            after = next((w for w in said[at + 1 :] if w not in _STOPWORDS), None)
+            if after is not None and not _content_words(after) & wanted:
+                return True
+    return False
+
+
+def _object_words(item: str) -> set[str]:
+    """The content words of what the item's verb acts on: after the verb, up to the
+    first preposition ("christensen", "data" of "pull the Christensen data for the fee
+    report")."""
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))
+    if _item_verb(item) is not None:
+        words = words[1:]
+    head: list[str] = []
+    for word in words:
+        if word in _PREPOSITIONS and head:
+            break
+        head.append(word)
+    return _content_words(" ".join(head))
+
+
+def _item_verb(item: str) -> str | None:
+    """The verb an item starts with ("pull" of "pull the Christensen data"), or None
+    when it starts with a stopword or is a single word."""
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))
+    if len(_content_words(item)) > 1 and words and words[0] not in _STOPWORDS:
+        return words[0]
+    return None
 
 
 def _done_words(item: str) -> set[str]:
@@ -523,7 +589,7 @@ def _done_words(item: str) -> set[str]:
     verb, since "the migration is written" and "figured out the hosting" report "write
     the migration" and "figure out the hosting" done in other forms of that verb."""
     words = _WORD.findall(item.lower().replace("’", "'"))
-    if len(_content_words(item)) > 1 and words and words[0] not in _STOPWORDS:
+    if _item_verb(item) is not None:
         words = words[1:]
     return _content_words(" ".join(words))
 
@@ -700,5 +766,6 @@ def _finish(items: list[Extracted], cap: int) -> list[Extracted]:
 
 
 def _content_words(text: str) -> set[str]:
-    words = _WORD.findall(text.lower().replace("’", "'"))
+    # "the data's pulled": the data, not a word "data's".
+    words = [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("’", "'"))]
     return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words if w not in _STOPWORDS}

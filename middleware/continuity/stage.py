@@ -23,8 +23,14 @@ from middleware.cards.render import UPDATE_LABEL, render_cards
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import get_zone
 from middleware.continuity.agent_turns import is_compaction_turn
-from middleware.continuity.constellation import delivered_update_ids, resume_content
-from middleware.continuity.extract import is_terse_continuation
+from middleware.continuity.capture import conversation_only
+from middleware.continuity.constellation import (
+    View,
+    delivered_update_ids,
+    resume_content,
+    without_open_items,
+)
+from middleware.continuity.extract import ExtractTurn, find_resolved, is_terse_continuation
 from middleware.continuity.model import (
     CardSources,
     RollupSegment,
@@ -33,15 +39,19 @@ from middleware.continuity.model import (
 )
 from middleware.continuity.nightly import card_budget
 from middleware.continuity.service import ContinuityService
+from middleware.continuity.summary import item_key
 from middleware.identity import API_CHANNEL
 from middleware.injection import fingerprint
 from middleware.memory.learn import learn_from_message
 from middleware.pipeline import Handler, Stage
+from middleware.store import StoredMessage
 from middleware.types import JSON, Reply, Turn
 
 log = logging.getLogger(__name__)
 
 _CACHED_THREADS = 4096
+# The messages of a session read back after a compaction, as capture reads them.
+_SESSION_READ = 40
 RESUME_OPEN = '<card type="continuity"'
 
 
@@ -148,7 +158,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 remember(turn.thread_key, current)
         if settings.cards.enabled and (boot or compacted):
             newest = _newest_user(messages)
-            cards = await boot_cards(turn, current.session_id, boot)
+            cards = await boot_cards(turn, current.session_id, boot, compacted and not boot)
             if cards:
                 turn.context.cards = cards
                 mark = fingerprint(newest) if newest is not None else None
@@ -159,9 +169,29 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 )
         return await call_next(turn)
 
-    async def boot_cards(turn: Turn, session_id: str, boot: bool) -> list[str]:
+    async def boot_cards(
+        turn: Turn, session_id: str, boot: bool, after_compaction: bool
+    ) -> list[str]:
         sources = await store.card_sources(turn.thread_key, turn.user_key, now=turn.received_at)
-        cards, shown = render_boot_cards(service, turn, sources, session_id=session_id, boot=boot)
+        if after_compaction and sources.constellation is not None:
+            # The session's capture runs in the background: what it did so far ("the
+            # webhook handler is written") is not in the view yet, and the model, its
+            # history summarised away, would take those items for still open.
+            said = conversation_only(await store.session_messages(session_id, _SESSION_READ))
+            sources = replace(
+                sources,
+                constellation=without_open_items(
+                    sources.constellation, done_in(sources.constellation, said)
+                ),
+            )
+        cards, shown = render_boot_cards(
+            service,
+            turn,
+            sources,
+            session_id=session_id,
+            boot=boot,
+            after_compaction=after_compaction,
+        )
         if shown:
             service.background.spawn(
                 service.deliver_updates(sources.work_context.work_context_id, shown),
@@ -172,8 +202,21 @@ def continuity_stage(service: ContinuityService) -> Stage:
     return stage
 
 
+def done_in(view: View, messages: Sequence[StoredMessage]) -> set[str]:
+    """The :func:`item_key` of the view's open questions that ``messages`` report done."""
+    questions = [str(q["question"]) for q in view.get("open_questions") or []]
+    turns = [ExtractTurn(m.role, m.text) for m in messages]
+    return {item_key(questions[index]) for index in find_resolved(questions, turns)}
+
+
 def render_boot_cards(
-    service: ContinuityService, turn: Turn, sources: CardSources, *, session_id: str, boot: bool
+    service: ContinuityService,
+    turn: Turn,
+    sources: CardSources,
+    *,
+    session_id: str,
+    boot: bool,
+    after_compaction: bool = False,
 ) -> tuple[list[str], list[str]]:
     """The cards for a boot turn, and the ids of the cross-conversation updates they
     show (to be marked delivered). Pure given ``sources``: previews use it too.
@@ -201,6 +244,7 @@ def render_boot_cards(
             now=now,
             min_gap=timedelta(minutes=settings.cards.resume_min_gap_minutes),
             phase_hint=hint,
+            after_compaction=after_compaction,
         )
     # A group's block is read by everyone in it and replayed to the end of the session:
     # the speaker's other work (tier 2) and what they told the relay about themselves,
@@ -289,11 +333,17 @@ def _newest_user(messages: Sequence[Any]) -> JSON | None:
 
 def _lost_cards(messages: Sequence[Any], cards_fingerprint: str | None) -> bool:
     """Whether a request that carries history no longer has the message the session's
-    cards rode with: the client (or the relay) compacted the conversation."""
+    cards rode with: the client (or the relay) compacted the conversation. A request of
+    one message carries no history (a channel may send only the newest), unless that
+    message is an agent going on from its summary of the conversation so far."""
     if cards_fingerprint is None:
         return False
     history = [m for m in messages if isinstance(m, dict) and m.get("role") != "system"]
-    if len(history) < 2:
+    if len(history) < 2 and not (
+        history
+        and isinstance(content := history[0].get("content"), str)
+        and is_compaction_turn(content)
+    ):
         return False
     return not any(m.get("role") == "user" and fingerprint(m) == cards_fingerprint for m in history)
 

@@ -65,8 +65,9 @@ class ContinuityStore(Protocol):
         ...
 
     async def recent_work_contexts(self, user_key: str, limit: int) -> list[WorkContext]:
-        """The user's named contexts and the default contexts of threads they spoke in,
-        most recently active first."""
+        """The user's named contexts and the default contexts of threads they spoke in
+        that are still in them (not moved into a named one), most recently active
+        first."""
         ...
 
     async def context_threads(self, work_context_id: str) -> list[str]:

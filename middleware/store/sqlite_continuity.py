@@ -158,7 +158,10 @@ SELECT {_CONTEXT_COLUMNS} FROM work_contexts AS w
 WHERE (w.named = 1 AND w.owner_key IN ({PERSON_KEYS}))
     OR w.work_context_id IN (
         SELECT :prefix || p.thread_key FROM thread_participants AS p
-        WHERE p.user_key IN ({PERSON_KEYS}) AND p.last_user_message_at IS NOT NULL)
+        JOIN threads AS t ON t.thread_key = p.thread_key
+        WHERE p.user_key IN ({PERSON_KEYS}) AND p.last_user_message_at IS NOT NULL
+            -- a thread moved into a named context has left its own one behind
+            AND (t.work_context_id IS NULL OR t.work_context_id = :prefix || t.thread_key))
 ORDER BY w.last_active_at DESC, w.work_context_id LIMIT :limit
 """
 

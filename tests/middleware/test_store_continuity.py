@@ -181,18 +181,17 @@ async def test_recent_contexts_are_the_persons_most_recently_active_first(
     named, _ = await store.use_work_context(SIG_DM, SIG, "Sig's own", now=NOW + timedelta(hours=5))
     brief, _ = await store.use_work_context(TG_DM, TG, "Brief", now=NOW + timedelta(hours=6))
 
+    # TG_DM and SIG_DM moved into named contexts: their own ones are left behind.
     recent = await store.recent_work_contexts(DC, 10)
     assert [c.work_context_id for c in recent] == [
         brief.work_context_id,
         default_context_id(DC_DM),
-        default_context_id(TG_DM),
     ]
     assert [c.work_context_id for c in await store.recent_work_contexts(TG, 1)] == [
         brief.work_context_id
     ]
     assert [c.work_context_id for c in await store.recent_work_contexts(SIG, 10)] == [
-        named.work_context_id,
-        default_context_id(SIG_DM),
+        named.work_context_id
     ]
     assert await store.recent_work_contexts("discord:404", 10) == []
     assert await store.recent_work_contexts(TG, 0) == []

@@ -1243,3 +1243,119 @@ async def test_facts_said_in_passing_are_kept_plainly_with_household_pets_and_la
     ):
         assert said in memory, memory
     assert "Leo" not in memory, memory
+
+
+async def test_an_item_reported_done_in_its_own_verb_leaves_the_card_and_recap(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's draft the event study section.")
+    await ana.say("I still need to pull the Christensen data.")
+    await ana.say("I need to get the expert report pulled too.")
+    await ana.say("/capture")
+    await ana.say("The Christensen data is pulled now.", after=timedelta(hours=3))
+    await ana.say("I pulled an all-nighter on the expert report.")
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert "Open: pull the Christensen data" not in recap, recap
+    assert "Open: get the expert report pulled" in recap, recap
+    resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
+    assert "pull the Christensen data" not in resume, resume
+    assert "expert report" in resume, resume
+
+
+async def test_context_no_longer_lists_the_own_context_a_thread_moved_out_of(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    phone = Person(relay, fake_upstream, clock, thread="phone")
+    await ana.say("Let's draft the liner notes.")
+    await phone.say("hello")
+    await ana.say("/context Album mix", after=timedelta(minutes=5))
+    listing = await ana.say("/context")
+    assert listing.startswith("This thread's work context: “Album mix”."), listing
+    # The phone's thread is still in its own context; this one has left its own.
+    assert "a thread of its own on the API ('phone')" in listing, listing
+    assert "('t1')" not in listing, listing
+
+
+async def test_capture_and_the_update_to_another_thread_leave_out_an_item_since_done(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The laptop's session, captured again after the phone set the backups up, still
+    # lists them open in its own words: /capture and the phone's update did show that.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    laptop = Person(relay, fake_upstream, clock, thread="laptop")
+    phone = Person(relay, fake_upstream, clock, thread="phone")
+    await laptop.say("/context billing launch")
+    await phone.say("/context billing launch")
+    await laptop.say("Let's get the billing service ready for launch.")
+    await laptop.say("I still need to set up the backups.")
+    await laptop.say("/capture")
+    await phone.say("The backups are set up now.", after=timedelta(minutes=5))
+    await phone.say("/capture")
+    await laptop.say("The invoice table is done.", after=timedelta(minutes=5))
+    captured = await laptop.say("/capture")
+    assert "invoice table" in captured and "set up the backups" not in captured, captured
+    resume = cards_in(await phone.block_for("back", after=timedelta(hours=3)))["resume"]
+    assert "advanced on the API" in resume and "invoice table" in resume, resume
+    assert "set up the backups" not in resume, resume
+
+
+async def test_work_with_an_item_still_open_is_not_completed_until_it_is_done(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's draft the event study section.")
+    await ana.say("/capture")
+    await ana.say("We submitted the draft, all done.", after=timedelta(hours=3))
+    await ana.say("I still need to email Sam the figures.")
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert recap.startswith("This thread — drafting phase."), recap
+    resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
+    assert "completed" not in resume and "email Sam the figures" in resume, resume
+    await ana.say("Emailed Sam the figures.")
+    await ana.say("/capture")
+    assert (await ana.say("/recap")).startswith("This thread — completed phase."), recap
+
+
+async def test_after_an_agent_compacts_to_one_message_the_cards_come_back_true(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The agent's history after compaction is one message going on from its summary: the
+    # cards came back only for a history of two or more, and then still listed as open
+    # what the session had done before the compaction (its capture runs in the background).
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You help Ana."}]
+
+    async def send(messages: list[dict[str, Any]], text: str) -> str:
+        clock.advance(timedelta(minutes=5))
+        messages.append({"role": "user", "content": text})
+        messages.append((await ana.send(messages))["choices"][0]["message"])
+        return str(fake_upstream.requests[-1].body["messages"][-1]["content"])
+
+    for text in (
+        "Let's build the refund endpoint.",
+        "I still need to write the webhook handler.",
+        "I also need to pull the Christensen data.",
+    ):
+        await send(history, text)
+    await ana.say("/capture")
+    clock.advance(timedelta(days=1))
+    assert "write the webhook handler" in await send(history, "morning, let's continue")
+    await send(history, "The webhook handler is written.")
+    await send(history, "Create a detailed summary of the conversation so far.")
+    compacted = [history[0]]
+    block = await send(
+        compacted,
+        "This session is being continued from a previous conversation. We were building "
+        "the refund endpoint. Can you review it?",
+    )
+    resume = cards_in(block)["resume"]
+    assert "pull the Christensen data" in resume, resume
+    assert "webhook handler" not in resume, resume

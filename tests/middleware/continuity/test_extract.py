@@ -329,6 +329,54 @@ def test_a_short_item_reported_done_in_another_form_of_its_verb_is_resolved() ->
     assert find_resolved(items, turns) == {0, 1}
 
 
+@pytest.mark.parametrize(
+    ("item", "text"),
+    [
+        ("pull the Christensen data", "The Christensen data is pulled now."),
+        ("pull the Christensen data", "The Christensen data's pulled."),
+        ("pull the Christensen data", "I got the Christensen data pulled this morning."),
+        ("pull the Christensen data", "Pulled the Christensen data."),
+        ("pull the Christensen data", "Christensen data done."),
+        ("pull the Christensen data for the fee report", "The Christensen data is pulled now."),
+        ("copy the files to the NAS", "Copied the files to the NAS."),
+        ("ship the release", "The release shipped!"),
+        ("commit the fix", "Committed the fix."),
+        ("send the invoice to Sam", "Sent the invoice to Sam."),
+        ("build the Docker image", "The Docker image is built."),
+        ("rewrite the intro", "Intro rewritten."),
+        ("run the benchmarks", "I've run the benchmarks."),
+        ("take the backup", "Backup taken."),
+        ("make the slides", "Made the slides for Friday."),
+        ("book the venue", "Venue's booked and paid."),
+    ],
+)
+def test_an_item_reported_done_in_a_past_form_of_its_own_verb_is_resolved(
+    item: str, text: str
+) -> None:
+    """Any verb by rule (-ed, -ied, a doubled consonant) or the table of irregulars."""
+    assert find_resolved([item], [_user(text)]) == {0}
+
+
+@pytest.mark.parametrize(
+    ("item", "text"),
+    [
+        ("pull the Christensen data", "I need to get the Christensen data pulled."),
+        ("pull the Christensen data", "I pulled an all-nighter on the Christensen data."),
+        ("pull the Christensen data", "The Christensen data isn't pulled yet."),
+        ("pull the Christensen data", "Once the Christensen data is pulled, we run the model."),
+        ("pull the Christensen data", "Is the Christensen data pulled?"),
+        ("pull the Christensen data", "I'll have the Christensen data pulled by Friday."),
+        ("send the invoice to Sam", "Sam sent me the invoice."),
+        ("send the invoice to Sam", "Sent the invoice to Bob."),
+        ("run the benchmarks", "Run the benchmarks again."),
+    ],
+)
+def test_a_past_form_that_is_a_plan_a_negation_or_about_something_else_resolves_nothing(
+    item: str, text: str
+) -> None:
+    assert find_resolved([item], [_user(text)]) == set()
+
+
 def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
     items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
     turns = [
@@ -377,6 +425,8 @@ def test_find_resolved_ignores_assistant_turns_and_empty_items() -> None:
         "resume",
         "back to it",
         "I'm back, let's continue",
+        "morning, let's continue",
+        "Good evening, back to it",
     ],
 )
 def test_terse_continuation(text: str) -> None:
