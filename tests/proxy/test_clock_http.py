@@ -259,6 +259,38 @@ async def test_a_traveller_with_a_set_zone_is_asked_whether_to_switch(
     assert "Ask the user" not in block(fake_upstream)
 
 
+def said(reply: dict[str, Any]) -> str:
+    return str(reply["choices"][0]["message"]["content"])
+
+
+async def test_setting_a_zone_forgets_a_place_said_before_it(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I'm in Tokyo this week", at="2026-11-02T01:00:00Z")
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T01:05:00Z")
+    await chat(relay, "hungry", at="2026-11-02T01:10:00Z")
+    assert "Tokyo" not in block(fake_upstream)
+    # Cleared, the zone is unknown again, as the reply says: Tokyo does not come back.
+    reply = said(await chat(relay, "/tz clear", at="2026-11-02T01:15:00Z"))
+    assert reply == "Your timezone is cleared; I'll assume UTC and ask when it matters."
+    await chat(relay, "hungry", at="2026-11-02T01:20:00Z")
+    assert "(UTC; the user's timezone is unknown" in block(fake_upstream)
+
+
+async def test_clearing_the_zone_says_the_place_said_since_stands_for_it(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T01:00:00Z")
+    await chat(relay, "I'm in Tokyo this week", at="2026-11-02T01:05:00Z")
+    reply = said(await chat(relay, "/tz clear", at="2026-11-02T01:15:00Z"))
+    assert reply.startswith("Your timezone is cleared. You said you are in Tokyo")
+    assert "UTC;" not in reply and "10:15 (Asia/Tokyo, UTC+09:00)" in reply
+    await chat(relay, "hungry", at="2026-11-02T01:20:00Z")
+    assert "(Asia/Tokyo, UTC+09:00; from where the user said they are (Tokyo)" in block(
+        fake_upstream
+    )
+
+
 async def test_thread_override_beats_user_default(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
