@@ -71,6 +71,15 @@ class MemberTime:
     said: str | None = None
 
 
+class SaidPlace(NamedTuple):
+    """Where the user says they are (``said_at`` ``None``: in this very message), when
+    that place's zone is not the one their times are read in."""
+
+    place: str
+    zone: str
+    said_at: datetime | None = None
+
+
 class TemporalFacts(NamedTuple):
     """Everything the block states, resolved by the clock stage.
 
@@ -85,6 +94,10 @@ class TemporalFacts(NamedTuple):
     # The user's own IANA zone, given when the message names another one (spec 000 §2:
     # the Session TZ may differ from the User TZ).
     own_zone: str | None = None
+    # Where the user said they are while a zone they set wins over it (spec 000 §2: a
+    # traveller's Session TZ may differ from their User TZ), so "what time is it for me?"
+    # is not answered in the set zone alone.
+    said_place: SaidPlace | None = None
     fallback: bool = False
     last_here: Elapsed | None = None
     last_any_channel: Elapsed | None = None
@@ -172,6 +185,8 @@ def _now_line(facts: TemporalFacts) -> str:
             f"{whose} own time: {_local_stamp(own, with_year=own.year != local_now.year)} "
             f"({facts.own_zone}, {_offset_label(own)})."
         )
+    if facts.said_place is not None:
+        parts.append(_said_place_line(facts.said_place, facts, local_now))
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
@@ -192,6 +207,20 @@ def _now_line(facts: TemporalFacts) -> str:
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def _said_place_line(said: SaidPlace, facts: TemporalFacts, local_now: datetime) -> str:
+    """'The user said they are in New York (2 hours ago), where it is Mon 19 Oct 16:00
+    (America/New_York, UTC-04:00).'"""
+    there = facts.now.astimezone(ZoneInfo(said.zone))
+    who = "The speaker" if facts.speaker else "The user"
+    verb = "says" if said.said_at is None else "said"
+    when = "" if said.said_at is None else f" ({ago(facts.now - said.said_at)})"
+    stamp = _local_stamp(there, with_year=there.year != local_now.year)
+    return (
+        f"{who} {verb} they are in {said.place}{when}, where it is {stamp} "
+        f"({said.zone}, {_offset_label(there)})."
+    )
 
 
 def _speaker_return(facts: TemporalFacts) -> list[str]:

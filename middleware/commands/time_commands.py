@@ -176,6 +176,13 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             ]
         else:
             lines = [f"It's {local_time(turn.received_at, own)} for you."]
+            if stated is not None and stated.kind == "current" and stated.zone != own:
+                # Said since the zone was set (``/tz`` forgets earlier places).
+                lines.append(
+                    f"You said you're in {stated.place} ({ago(turn.received_at - stated.said_at)})"
+                    f": it's {local_time(turn.received_at, stated.zone)} there. "
+                    f"/tz {stated.place} switches to it."
+                )
         if turn.chat_type == "group":
             members = await store.group_participants(
                 turn.thread_key, turn.received_at - GROUP_WINDOW, GROUP_LIMIT
