@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
@@ -19,6 +19,7 @@ from babel.dates import format_timedelta
 from middleware.actions.detect import is_time_or_scheduling
 from middleware.actions.prefilter import Gate
 from middleware.clock.tense import sentence_around
+from middleware.clock.wallclock import SMALL_HOURS_END
 from middleware.clock.zones import format_offset, is_repeated_wall_time
 
 # spec 001 §12.4 recency_must_search patterns, matched as whole words.
@@ -51,6 +52,7 @@ _MINUTE = timedelta(minutes=1)
 _HALF_HOUR = timedelta(minutes=30)
 _TWO_HOURS = timedelta(hours=2)
 _MONTH = timedelta(days=30)
+_SMALL_HOURS = timedelta(hours=SMALL_HOURS_END)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +269,7 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
         # of a conversation with 5-minute pauses it is exactly the elapsed-time remark
         # spec 000 §9 forbids, so below 30 minutes the model just continues.
         return None
-    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
-    if next_day and gap >= _TWO_HOURS:
+    if _day_of(now, tz) != _day_of(last, tz) and gap >= _TWO_HOURS:
         return (
             "Gap: a new day since the last interaction — treat it as a fresh start and "
             "briefly review where things stood before."
@@ -276,6 +277,14 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
     if gap < _TWO_HOURS:
         return "Gap: a while since the last message — re-orient before continuing."
     return "Gap: several hours — summarize where you left off before continuing."
+
+
+def _day_of(instant: datetime, tz: tzinfo) -> date:
+    """The day ``instant`` belongs to for the gap hint: a day begins when the small hours
+    end, so "still up" at 01:30 after "can't sleep" at 23:00 is the same night, not a
+    fresh start, while 09:00 after 03:00 is a new day (``SMALL_HOURS_END``, as "tomorrow"
+    said at 02:00 may mean the day just begun)."""
+    return (instant.astimezone(tz) - _SMALL_HOURS).date()
 
 
 def ago(delta: timedelta) -> str:
