@@ -206,7 +206,7 @@ def _now_line(facts: TemporalFacts) -> str:
         and other.at <= facts.now
         and (facts.last_here is None or other.at > facts.last_here.at)
     ):
-        where = f" ({other.channel.capitalize()})" if other.channel else ""
+        where = f" ({_channel_name(other.channel)})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
 
@@ -223,6 +223,11 @@ def _said_place_line(said: SaidPlace, facts: TemporalFacts, local_now: datetime)
         f"{who} {verb} they are in {said.place}{when}, where it is {stamp} "
         f"({said.zone}, {_offset_label(there)})."
     )
+
+
+def _channel_name(channel: str) -> str:
+    """ "Telegram", "Discord", "API": a channel key as people write it."""
+    return channel.upper() if channel == "api" else channel.capitalize()
 
 
 def _speaker_return(facts: TemporalFacts) -> list[str]:

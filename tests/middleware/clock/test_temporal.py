@@ -18,6 +18,7 @@ from middleware.clock.temporal import (
     ago,
     asks_about_current_events,
     gap_hint,
+    render_block,
 )
 from middleware.clock.zones import format_offset
 
@@ -116,6 +117,16 @@ def _reference_now_line(facts: TemporalFacts) -> str:
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {_reference_ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def test_the_api_channel_is_named_as_people_write_it() -> None:
+    facts = TemporalFacts(
+        now=_NOW,
+        zone="UTC",
+        tz=UTC,
+        last_any_channel=Elapsed(_NOW - timedelta(hours=1), "api"),
+    )
+    assert "Last contact on any channel: 1 hour ago (API)." in render_block(facts)
 
 
 @pytest.mark.parametrize(
