@@ -428,23 +428,25 @@ def place_ending_at(
 # "I / we (have) ... live in / moved to / landed in", and subject-less phrases.
 _SELF_LOCATION_BODY = (
     r"(?:\bi['’]?m|\bi\s+am|\bwe['’]re|\bwe\s+are)\s+"
-    r"(?:(?:currently|now|still|just|already|finally|back|here|out|over|staying|working"
+    r"(?:(?:currently|now|still|just|already|finally|back|home|here|out|over|staying|working"
     r"|travell?ing|temporarily|actually|also)\s+){0,3}"
     r"(?:(?:based|living|located|settled)\s+(?:in|at|out\s+of)|visiting|in|at)\s+"
     r"|\b(?:i|we)(?:\s+have|['’]ve)?\s+(?:(?:currently|now|still|also|just|recently)\s+)?"
     r"(?:live\s+in|(?:moved|relocated)\s+to|(?:landed|arrived)\s+(?:in|at))\s+"
     r"|\b(?:here\s+in|(?:currently|right\s+now)\s+(?:(?:staying|living|based|located)\s+)?"
-    r"(?:in|at)|(?:just\s+)?(?:landed|arrived)\s+(?:in|at))\s+"
+    r"(?:in|at)|(?:just\s+)?(?:landed|arrived)\s+(?:in|at)"
+    r"|(?:back\s+(?:home\s+)?|home\s+)(?:in|at))\s+"
 )
 # Every alternative starts with one of these letters (in any case ``re`` folds to them):
 # the lookahead lets the scan pass every other position at once (twice as fast on
 # ordinary messages, which mostly have no phrase at all).
-_SELF_LOCATION_FIRST_LETTERS = "iwhcrjla"
+_SELF_LOCATION_FIRST_LETTERS = "iwhcrjlab"
 _SELF_LOCATION = re.compile(
     rf"(?=[{_SELF_LOCATION_FIRST_LETTERS}])(?:{_SELF_LOCATION_BODY})", re.IGNORECASE
 )
-# Subject-less "landed in" counts only at the start of a sentence ("my friend landed in").
-_SUBJECTLESS_ARRIVAL = re.compile(r"(?:just|landed|arrived)\b", re.IGNORECASE)
+# Subject-less "landed in" and "back (home) in" count only at the start of a sentence ("my
+# friend landed in", "my brother is back in").
+_SUBJECTLESS_ARRIVAL = re.compile(r"(?:just|landed|arrived|back|home)\b", re.IGNORECASE)
 _HOME_WORDS = re.compile(r"live|living|based|located|settled|moved|relocated", re.I)
 # "when I'm in Tokyo", "I'm not currently in Tokyo": hypothetical or negated.
 _NOT_NOW = re.compile(
@@ -459,9 +461,9 @@ def find_place_mentions(
 
     Only self-location phrases count ("I'm in Lisbon this week", "here in Tokyo", "I live
     in Berlin", "currently in New York", "landed in São Paulo", "I'm at Osaka", "I moved
-    to Porto"); negated or hypothetical ones ("when I'm in Tokyo", "not in Tokyo") and
-    questions ("what time is it in Tokyo") do not. Unknown names are skipped; ambiguous
-    ones are returned with several candidates and no zone.
+    to Porto", "back home in Berlin"); negated or hypothetical ones ("when I'm in Tokyo",
+    "not in Tokyo") and questions ("what time is it in Tokyo") do not. Unknown names are
+    skipped; ambiguous ones are returned with several candidates and no zone.
     """
     mentions: list[PlaceMention] = []
     for trigger in _SELF_LOCATION.finditer(text):

@@ -34,6 +34,7 @@ from middleware.clock.resolution import (
 from middleware.clock.temporal import (
     Elapsed,
     MemberTime,
+    SaidPlace,
     TemporalFacts,
     ago,
     asks_about_current_events,
@@ -116,7 +117,10 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         expressions = (answered,) if answered is not None else expressions
     times, questions = describe_expressions(expressions, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
+    said_place = _said_place_elsewhere(resolution, prior, stated)
     moved = _moved_question(resolution)
+    if moved is None and said_place is not None and times:
+        moved = _times_elsewhere_question(said_place, resolution.zone)
     if moved is not None:
         questions.append(f"Ask the user: {moved}")
     # The resolution and the phrase that holds an abbreviation or place ask the same.
@@ -181,6 +185,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         tz=tz,
         zone_note=_zone_note(resolution, stated, now),
         own_zone=own if resolution.source == "explicit" and own != resolution.zone else None,
+        said_place=said_place,
         fallback=resolution.fallback,
         last_here=Elapsed(last_here) if last_here else None,
         last_any_channel=Elapsed(contact, prior.any_channel) if contact and elsewhere else None,
@@ -401,6 +406,40 @@ def _moved_question(resolution: TimezoneResolution) -> str | None:
         f"You said you're in {name}: should I use its time ({place.zone}) instead of "
         f"{resolution.zone}? Until the user switches with /tz {name}, times are read in "
         f"{resolution.zone}."
+    )
+
+
+def _said_place_elsewhere(
+    resolution: TimezoneResolution, prior: PriorState, stated: StatedLocation | None
+) -> SaidPlace | None:
+    """Where the user says (in this message) or said (while it stands) they are now, when
+    a zone they set wins over that place's zone and the message names no zone of its own
+    there: the block's times stay in the set zone, but the model hears the local time
+    where the user is. A place said before the zone was set is forgotten by ``/tz``."""
+    set_zone = next(
+        (zone for zone in (prior.thread_tz, prior.user_tz) if zone and is_valid_zone(zone)),
+        None,
+    )
+    if set_zone is None:
+        return None
+    said_now = resolution.located
+    place: SaidPlace | None = None
+    if said_now is not None and said_now.zone is not None:
+        if said_now.kind == "current":
+            place = SaidPlace(said_now.place.canonical_name, said_now.zone)
+    elif stated is not None and stated.kind == "current":
+        place = SaidPlace(stated.place, stated.zone, stated.said_at)
+    if place is None or place.zone in (set_zone, resolution.zone):
+        return None
+    return place
+
+
+def _times_elsewhere_question(said: SaidPlace, zone: str) -> str:
+    """The question for a message with times from a user who said earlier they are in a
+    place whose zone is not their set one: "3pm" may be that place's hour."""
+    return (
+        f"You said you're in {said.place}: are these times in its time ({said.zone})? "
+        f"They are read in {zone} until the user switches with /tz {said.place}."
     )
 
 

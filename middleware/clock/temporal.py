@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
@@ -19,6 +19,7 @@ from babel.dates import format_timedelta
 from middleware.actions.detect import is_time_or_scheduling
 from middleware.actions.prefilter import Gate
 from middleware.clock.tense import sentence_around
+from middleware.clock.wallclock import SMALL_HOURS_END
 from middleware.clock.zones import format_offset, is_repeated_wall_time
 from middleware.identity import channel_name
 
@@ -52,6 +53,7 @@ _MINUTE = timedelta(minutes=1)
 _HALF_HOUR = timedelta(minutes=30)
 _TWO_HOURS = timedelta(hours=2)
 _MONTH = timedelta(days=30)
+_SMALL_HOURS = timedelta(hours=SMALL_HOURS_END)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,15 @@ class MemberTime:
     said: str | None = None
 
 
+class SaidPlace(NamedTuple):
+    """Where the user says they are (``said_at`` ``None``: in this very message), when
+    that place's zone is not the one their times are read in."""
+
+    place: str
+    zone: str
+    said_at: datetime | None = None
+
+
 class TemporalFacts(NamedTuple):
     """Everything the block states, resolved by the clock stage.
 
@@ -86,6 +97,10 @@ class TemporalFacts(NamedTuple):
     # The user's own IANA zone, given when the message names another one (spec 000 §2:
     # the Session TZ may differ from the User TZ).
     own_zone: str | None = None
+    # Where the user said they are while a zone they set wins over it (spec 000 §2: a
+    # traveller's Session TZ may differ from their User TZ), so "what time is it for me?"
+    # is not answered in the set zone alone.
+    said_place: SaidPlace | None = None
     fallback: bool = False
     last_here: Elapsed | None = None
     last_any_channel: Elapsed | None = None
@@ -173,6 +188,8 @@ def _now_line(facts: TemporalFacts) -> str:
             f"{whose} own time: {_local_stamp(own, with_year=own.year != local_now.year)} "
             f"({facts.own_zone}, {_offset_label(own)})."
         )
+    if facts.said_place is not None:
+        parts.append(_said_place_line(facts.said_place, facts, local_now))
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
@@ -193,6 +210,20 @@ def _now_line(facts: TemporalFacts) -> str:
         where = f" ({channel_name(other.channel)})" if other.channel else ""
         parts.append(f"Last contact on any channel: {ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def _said_place_line(said: SaidPlace, facts: TemporalFacts, local_now: datetime) -> str:
+    """'The user said they are in New York (2 hours ago), where it is Mon 19 Oct 16:00
+    (America/New_York, UTC-04:00).'"""
+    there = facts.now.astimezone(ZoneInfo(said.zone))
+    who = "The speaker" if facts.speaker else "The user"
+    verb = "says" if said.said_at is None else "said"
+    when = "" if said.said_at is None else f" ({ago(facts.now - said.said_at)})"
+    stamp = _local_stamp(there, with_year=there.year != local_now.year)
+    return (
+        f"{who} {verb} they are in {said.place}{when}, where it is {stamp} "
+        f"({said.zone}, {_offset_label(there)})."
+    )
 
 
 def _speaker_return(facts: TemporalFacts) -> list[str]:
@@ -239,8 +270,7 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
         # of a conversation with 5-minute pauses it is exactly the elapsed-time remark
         # spec 000 §9 forbids, so below 30 minutes the model just continues.
         return None
-    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
-    if next_day and gap >= _TWO_HOURS:
+    if _day_of(now, tz) != _day_of(last, tz) and gap >= _TWO_HOURS:
         return (
             "Gap: a new day since the last interaction — treat it as a fresh start and "
             "briefly review where things stood before."
@@ -248,6 +278,14 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
     if gap < _TWO_HOURS:
         return "Gap: a while since the last message — re-orient before continuing."
     return "Gap: several hours — summarize where you left off before continuing."
+
+
+def _day_of(instant: datetime, tz: tzinfo) -> date:
+    """The day ``instant`` belongs to for the gap hint: a day begins when the small hours
+    end, so "still up" at 01:30 after "can't sleep" at 23:00 is the same night, not a
+    fresh start, while 09:00 after 03:00 is a new day (``SMALL_HOURS_END``, as "tomorrow"
+    said at 02:00 may mean the day just begun)."""
+    return (instant.astimezone(tz) - _SMALL_HOURS).date()
 
 
 def ago(delta: timedelta) -> str:

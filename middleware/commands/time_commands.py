@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo, available_timezones
@@ -16,7 +17,7 @@ from middleware.clock.stage import member_labels, member_time, said_verb, stated
 from middleware.clock.temporal import ago
 from middleware.clock.zones import format_offset, is_valid_zone, offset_minutes, valid_zones
 from middleware.commands import Command, CommandHandler
-from middleware.store import StatedLocation, Store
+from middleware.store import ClockData, StatedLocation, Store
 from middleware.types import Turn
 
 # Group members who spoke within this window are listed by /time.
@@ -116,6 +117,10 @@ def _stated(turn: Turn) -> StatedLocation | None:
     return stated_location(turn.prior, turn.received_at) if turn.prior else None
 
 
+def _forget_location(data: ClockData) -> ClockData | None:
+    return replace(data, located=None) if data.located is not None else None
+
+
 def time_commands(store: Store) -> dict[str, CommandHandler]:
     """The handlers, keyed by command name."""
 
@@ -136,6 +141,13 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             return f"Your timezone is {zone}. It's {local_time(turn.received_at, zone)} there."
         if command.args.lower() in ("clear", "reset", "none"):
             await store.set_user_timezone(turn.user_key, None)
+            stated = _stated(turn)
+            if stated is not None:
+                # A place said since the zone was set stands for it now, not UTC.
+                shown = f"it's {local_time(turn.received_at, stated.zone)}"
+                return "Your timezone is cleared. " + stated_zone_in_use(
+                    stated, turn.received_at, shown
+                )
             return "Your timezone is cleared; I'll assume UTC and ask when it matters."
         zone, problem = resolve_zone_argument(command.args)
         if zone is None:
@@ -144,6 +156,9 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             # Every later turn reads the zone back: never store one the relay refuses.
             return f"{zone} is not a timezone I accept. {_SEND_A_PLACE}."
         await store.set_user_timezone(turn.user_key, zone)
+        # Setting a zone settles where the user is: a place said before it no longer
+        # stands for them (nor comes back as their zone if they clear it later).
+        await store.update_clock_data(turn.user_key, _forget_location)
         return f"Your timezone is now {zone}. It's {local_time(turn.received_at, zone)} there."
 
     async def time(turn: Turn, command: Command) -> str:
@@ -161,6 +176,13 @@ def time_commands(store: Store) -> dict[str, CommandHandler]:
             ]
         else:
             lines = [f"It's {local_time(turn.received_at, own)} for you."]
+            if stated is not None and stated.kind == "current" and stated.zone != own:
+                # Said since the zone was set (``/tz`` forgets earlier places).
+                lines.append(
+                    f"You said you're in {stated.place} ({ago(turn.received_at - stated.said_at)})"
+                    f": it's {local_time(turn.received_at, stated.zone)} there. "
+                    f"/tz {stated.place} switches to it."
+                )
         if turn.chat_type == "group":
             members = await store.group_participants(
                 turn.thread_key, turn.received_at - GROUP_WINDOW, GROUP_LIMIT

@@ -55,7 +55,7 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        p.last_user_message_at,
        u.last_interaction_any_channel_at, u.last_channel,
        per.last_interaction_any_channel_at, per.last_channel,
-       COALESCE(per.default_tz, u.default_tz), COALESCE(per.locale, u.locale),
+       {owner_column("default_tz")}, COALESCE(per.locale, u.locale),
        t.session_tz, t.kind, u.person_id, t.kind_source,
        {owner_column("policy_overrides")}, {owner_column("calibration")},
        {owner_column("latest_actions")}, {owner_column("located")},
@@ -70,7 +70,7 @@ LEFT JOIN persons AS per ON per.person_id = u.person_id
 
 # A linked user's zone and any-channel time are the person's: what the clock uses.
 _EXPORT_USERS = f"""
-SELECT u.user_key, COALESCE(per.default_tz, u.default_tz), {owner_column("policy_overrides")},
+SELECT u.user_key, {owner_column("default_tz")}, {owner_column("policy_overrides")},
        CASE WHEN u.person_id IS NULL THEN u.last_interaction_any_channel_at
             ELSE per.last_interaction_any_channel_at END,
        {owner_column("latest_actions")}, {owner_column("calibration")}, {owner_column("located")},

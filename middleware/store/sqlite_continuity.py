@@ -179,7 +179,7 @@ ON CONFLICT (work_context_id) DO UPDATE SET
 
 # Who spoke since, with the zone the clock uses for them (the person's when linked).
 _ACTIVE_USERS = """
-SELECT u.user_key, COALESCE(per.default_tz, u.default_tz)
+SELECT u.user_key, CASE WHEN u.person_id IS NULL THEN u.default_tz ELSE per.default_tz END
 FROM users AS u LEFT JOIN persons AS per ON per.person_id = u.person_id
 WHERE EXISTS (
     SELECT 1 FROM thread_participants AS p

@@ -29,7 +29,8 @@ UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING t
 """
 
 SELECT_PARTICIPANTS = """
-SELECT p.user_key, u.display_name, COALESCE(per.default_tz, u.default_tz),
+SELECT p.user_key, u.display_name,
+       CASE WHEN u.person_id IS NULL THEN u.default_tz ELSE per.default_tz END,
        COALESCE(per.locale, u.locale), p.last_user_message_at,
        CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END,
        EXISTS (

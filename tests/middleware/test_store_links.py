@@ -112,6 +112,20 @@ async def test_a_message_on_one_channel_counts_for_the_other(store: SqliteStore)
     assert (await store.peek_prior(TG_DM, TG)).user_tz == "America/Chicago"
 
 
+async def test_a_zone_the_person_cleared_is_cleared_for_every_account(
+    store: SqliteStore,
+) -> None:
+    await seen(store)
+    await store.set_user_timezone(TG, "Europe/Berlin")
+    await store.set_user_timezone(DC, "Asia/Tokyo")
+    await store.link_users([TG, DC], now=NOW)
+    await store.set_user_timezone(TG, None)
+    # Not the zone either account had before the link, long out of date.
+    assert (await store.peek_prior(TG_DM, TG)).user_tz is None
+    assert (await store.peek_prior(DC_DM, DC)).user_tz is None
+    assert [m.default_tz for m in await store.group_participants(TG_DM, T0, 8)] == [None]
+
+
 async def test_linking_a_third_account_and_merging_two_persons(store: SqliteStore) -> None:
     await seen(store)
     first = await store.link_users([TG, DC], now=NOW)

@@ -259,6 +259,67 @@ async def test_a_traveller_with_a_set_zone_is_asked_whether_to_switch(
     assert "Ask the user" not in block(fake_upstream)
 
 
+def said(reply: dict[str, Any]) -> str:
+    return str(reply["choices"][0]["message"]["content"])
+
+
+async def test_a_traveller_with_a_set_zone_keeps_hearing_where_they_said_they_are(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T18:00:00Z")
+    await chat(relay, "just landed in New York", at="2026-11-03T04:00:00Z")
+    # Later turns: the set zone still wins, but "what time is it for me?" is not answered
+    # with Berlin's hour alone, and "3pm" is not silently Berlin's 3pm.
+    await chat(relay, "what time is it for me?", at="2026-11-03T04:10:00Z")
+    text = block(fake_upstream)
+    assert text.startswith("Now: Tue 3 Nov 2026 05:10 (Europe/Berlin, UTC+01:00).")
+    assert (
+        "The user said they are in New York (10 minutes ago), where it is Mon 2 Nov 23:10 "
+        "(America/New_York, UTC-05:00)."
+    ) in text
+    await chat(relay, "lunch at 1pm?", at="2026-11-03T04:20:00Z")
+    assert (
+        "Ask the user: You said you're in New York: are these times in its time "
+        "(America/New_York)? They are read in Europe/Berlin until the user switches with "
+        "/tz New York."
+    ) in block(fake_upstream)
+    reply = said(await chat(relay, "/time", at="2026-11-03T04:21:00Z"))
+    assert "You said you're in New York (21 minutes ago): it's Mon 2 Nov 2026 23:21" in reply
+    # Switching settles it: nothing more to say about New York.
+    await chat(relay, "/tz New York", at="2026-11-03T04:22:00Z")
+    await chat(relay, "lunch at 1pm?", at="2026-11-03T04:23:00Z")
+    text = block(fake_upstream)
+    assert "said they are in" not in text and "Ask the user" not in text
+
+
+async def test_setting_a_zone_forgets_a_place_said_before_it(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "I'm in Tokyo this week", at="2026-11-02T01:00:00Z")
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T01:05:00Z")
+    await chat(relay, "hungry", at="2026-11-02T01:10:00Z")
+    assert "Tokyo" not in block(fake_upstream)
+    # Cleared, the zone is unknown again, as the reply says: Tokyo does not come back.
+    reply = said(await chat(relay, "/tz clear", at="2026-11-02T01:15:00Z"))
+    assert reply == "Your timezone is cleared; I'll assume UTC and ask when it matters."
+    await chat(relay, "hungry", at="2026-11-02T01:20:00Z")
+    assert "(UTC; the user's timezone is unknown" in block(fake_upstream)
+
+
+async def test_clearing_the_zone_says_the_place_said_since_stands_for_it(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T01:00:00Z")
+    await chat(relay, "I'm in Tokyo this week", at="2026-11-02T01:05:00Z")
+    reply = said(await chat(relay, "/tz clear", at="2026-11-02T01:15:00Z"))
+    assert reply.startswith("Your timezone is cleared. You said you are in Tokyo")
+    assert "UTC;" not in reply and "10:15 (Asia/Tokyo, UTC+09:00)" in reply
+    await chat(relay, "hungry", at="2026-11-02T01:20:00Z")
+    assert "(Asia/Tokyo, UTC+09:00; from where the user said they are (Tokyo)" in block(
+        fake_upstream
+    )
+
+
 async def test_thread_override_beats_user_default(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

@@ -139,6 +139,12 @@ def test_normalize_is_idempotent(text: str) -> None:
          "current"),
         ("I'm visiting Kyoto", "Kyoto", "Asia/Tokyo", "current"),
         ("I'm in Nice", "Nice", "Europe/Paris", "current"),
+        # Home from a trip: where they are now, said the way travellers say it.
+        ("back home in Berlin", "Berlin", "Europe/Berlin", "current"),
+        ("Back in Berlin!", "Berlin", "Europe/Berlin", "current"),
+        ("ok. Home in Berlin at last", "Berlin", "Europe/Berlin", "current"),
+        ("I'm back home in Berlin", "Berlin", "Europe/Berlin", "current"),
+        ("I'm home in Berlin", "Berlin", "Europe/Berlin", "current"),
     ],
 )  # fmt: skip
 def test_self_location_found(text: str, place: str, zone: str, kind: str) -> None:
@@ -157,6 +163,9 @@ def test_self_location_found(text: str, place: str, zone: str, kind: str) -> Non
         "when I'm in Tokyo next week",
         "I'm not currently in Tokyo",
         "my friend landed in Tokyo",
+        "my brother is back in Berlin",
+        "she flew home in Tokyo style",
+        "back in March",
         "I'm in a meeting",
         "I'm in nice weather",
         "i'm in christmas mood",
@@ -296,6 +305,8 @@ _PHRASE_WORDS = (
     "right now in",
     "just landed in",
     "arrived at",
+    "back home in",
+    "Home at",
     "not",
     "when",
     "still",

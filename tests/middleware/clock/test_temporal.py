@@ -18,6 +18,7 @@ from middleware.clock.temporal import (
     ago,
     asks_about_current_events,
     gap_hint,
+    render_block,
 )
 from middleware.clock.zones import format_offset
 
@@ -49,7 +50,11 @@ def _reference_gap_hint(now: datetime, last: datetime, tz: tzinfo) -> str | None
     gap = now - last
     if gap < timedelta(0):
         return None
-    next_day = last.astimezone(tz).date() != now.astimezone(tz).date()
+    # A day begins at 04:00 for the hint: the small hours belong to the night before.
+    small_hours = timedelta(hours=4)
+    next_day = (last.astimezone(tz) - small_hours).date() != (
+        now.astimezone(tz) - small_hours
+    ).date()
     if gap < timedelta(minutes=30):
         return None
     if next_day and gap >= timedelta(hours=2):
@@ -112,6 +117,36 @@ def _reference_now_line(facts: TemporalFacts) -> str:
         where = f" ({other.channel.capitalize()})" if other.channel else ""
         parts.append(f"Last contact on any channel: {_reference_ago(facts.now - other.at)}{where}.")
     return " ".join(parts)
+
+
+def test_the_api_channel_is_named_as_people_write_it() -> None:
+    facts = TemporalFacts(
+        now=_NOW,
+        zone="UTC",
+        tz=UTC,
+        last_any_channel=Elapsed(_NOW - timedelta(hours=1), "api"),
+    )
+    assert "Last contact on any channel: 1 hour ago (API)." in render_block(facts)
+
+
+@pytest.mark.parametrize(
+    ("last", "now", "hint"),
+    [
+        # Up late: the same night, however the calendar turned.
+        ("2026-10-31T23:00", "2026-11-01T01:30", "several hours"),
+        ("2026-10-31T21:00", "2026-11-01T03:59", "several hours"),
+        # Slept on it: a new day, even on the same date.
+        ("2026-11-01T03:00", "2026-11-01T09:00", "a new day"),
+        ("2026-10-31T23:00", "2026-11-01T09:00", "a new day"),
+    ],
+)
+def test_the_small_hours_belong_to_the_night_before(last: str, now: str, hint: str) -> None:
+    zone = ZoneInfo("America/New_York")
+
+    def at(wall: str) -> datetime:
+        return datetime.fromisoformat(wall).replace(tzinfo=zone)
+
+    assert (gap_hint(at(now), at(last), zone) or "").startswith(f"Gap: {hint}")
 
 
 _DELTAS = st.one_of(
