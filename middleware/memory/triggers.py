@@ -23,7 +23,8 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   from a sentence holding a quotation; a habit given up or a dislike retires the like
   it contradicts (:func:`~middleware.memory.replacement.supersedes`);
 - ``correction``: "actually, my … is …", "actually, I live/work/moved …", "no, I meant …",
-  "correction: …" ("actually, my name is X" is a ``name``).
+  "correction: …" ("actually, my name is X" is a ``name``), and a denial ("I'm not vegan
+  any more") retires what it denies; both are read in :mod:`middleware.memory.corrections`.
 
 Spec 003's "decision:", "we agreed", "the plan is", "note to self" and "remember to …"
 are about the work, not the person: continuity captures them
@@ -70,8 +71,8 @@ from middleware.memory.candidate import (
     plain,
     proper_name,
 )
+from middleware.memory.corrections import CORRECTION, DENIAL, GAINSAY, corrected, denied
 from middleware.memory.everyday import (
-    DIET,
     EVERYDAY_PATTERNS,
     MONTH,
     WEEKDAY,
@@ -142,14 +143,6 @@ _REMEMBER = _re(
     r"(?:\s+(?:that|this)\b)?\s*[:,—–-]?\s*(?P<body>.+)"
     r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
     r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
-)
-# A correction; ``fix`` is one about the speaker, the kind a group may teach of them.
-_CORRECTION = _re(
-    r"correction\s*[:—–-]\s*(?P<body>.+)"
-    r"|(?:no|nope|sorry|oops|wait)\b[\s,.!]*(?P<meant>i\s+meant\s+.+)"
-    r"|actually\s*[,:]?\s*(?P<fix>my\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|'s)\s+.+"
-    rf"|i\s*'?\s*m\s+(?:(?:a|an|based|from|not|now|in)\b|(?:(?:now|strictly)\s+)?{DIET}\b).+"
-    r"|i\s+(?:live|work|moved|switched|changed)\b.+)"
 )
 # Verbs that start a standing instruction to the assistant ("always answer in French").
 _DIRECTIVE_VERBS = (
@@ -223,25 +216,8 @@ _MOVE = _re(
     r"(?:moved|relocated)\s+(?:back\s+)?to\s+.+"
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
-
-# How a denial or a correction may open: "that's wrong, …", "no, …", "actually, …".
-_GAINSAY = (
-    r"(?:(?:that|it|this)\s*(?:'\s*s|\s+is)\s+(?:(?:all|just)\s+)?(?:wrong|incorrect|outdated"
-    r"|not\s+(?:right|true|correct|so))|not\s+true|wrong|no|nope|actually)\s*[,.!:;—–-]*\s*"
-)
 # A sentence of their own, which may go on to another: "I …", "actually, I …".
-_OF_THEMSELVES = _re(rf"(?:{_GAINSAY})?i\b")
-# A remembered fact denied: "I'm not vegan (any more)", "that's wrong, I don't live in
-# Berlin", "no, I don't work at Acme". What follows "not" is read as the fact it denies
-# ("I'm vegan" → "Is vegan"); not something not yet true ("I don't live in Berlin yet").
-_DENIAL = _re(
-    rf"(?:{_GAINSAY})?"
-    r"(?!.*\byet\b)(?:i\s*(?:'\s*m|\s+am)\s+not\s+(?P<am>.+?)"
-    r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?"
-    # "I don't live in Berlin any more" is a move, kept as said (everyday "left").
-    r"|i\s+(?:don\s*'?\s*t|do\s+not)\s+(?P<do>(?:live|work)\s+(?:in|at|for|near|as|from)\s+"
-    r"(?!.*\bany\s?(?:more|longer)\W*$).+?))\W*$"
-)
+_OF_THEMSELVES = _re(rf"(?:{GAINSAY})?i\b")
 
 # "Please forget that I'm vegetarian": the body names a remembered fact to drop.
 _FORGET = _re(
@@ -256,12 +232,12 @@ _FORGET_GATE = Gate(_FORGET)
 _TRIGGERS = Gate(
     _NAME,
     _REMEMBER,
-    _CORRECTION,
+    CORRECTION,
     _DIRECTIVE,
     _PREFERENCE,
     _FACT,
     _MOVE,
-    _DENIAL,
+    DENIAL,
     LANGUAGES_SAID,
     *EVERYDAY_PATTERNS,
 )
@@ -377,14 +353,14 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     if match:
         body = match["body"] or match["body2"] or match["body3"]
         return _statement(body, default="fact")
-    match = _CORRECTION.match(sentence)
+    match = CORRECTION.match(sentence)
     if match:
         if match["fix"] and names_a_business(match["fix"]):
             return None
         if match["fix"]:
-            return _corrected(match["fix"])
+            return corrected(match["fix"], _statement)
         return made("correction", match["body"] or match["meant"], third_person)
-    return _statement(sentence, default=None) or _denied(sentence)
+    return _statement(sentence, default=None) or denied(sentence, _statement)
 
 
 def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
@@ -406,26 +382,10 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
         return _name(sentence)  # "@bot call me Annie": asked of the assistant
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
-    match = _CORRECTION.match(sentence)
+    match = CORRECTION.match(sentence)
     if match and match["fix"] and not names_a_business(match["fix"]):
-        return _corrected(match["fix"])
+        return corrected(match["fix"], _statement)
     return None
-
-
-def _corrected(fix: str) -> MemoryCandidate | None:
-    """A correction the user makes of themselves, in the words the fact it states is
-    stored with ("actually, I'm vegetarian now, not vegan" → "Is vegetarian", "actually,
-    I moved to Lisbon" → "Lives in Lisbon"), so that saying it again plainly later is the
-    same fact said again (spec 003 §8); "actually, my name is X" is a name, and
-    "actually, I'm not vegan" denies "Is vegan"."""
-    said = _statement(fix, default=None)
-    if said is None and (denied := _denied(fix)) is not None:
-        return denied
-    if said is not None and said.kind == "name":
-        return said
-    if said is not None and said.kind == "fact" and not said.retire_only:
-        return MemoryCandidate("correction", said.text)
-    return made("correction", plain(fix), third_person)
 
 
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
@@ -464,18 +424,6 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     if default is not None:
         return made(default, clause, third_person)
     return None
-
-
-def _denied(sentence: str) -> MemoryCandidate | None:
-    """The remembered fact ``sentence`` denies, to retire ("I'm not vegan" → "Is vegan",
-    ``denies``), when what it denies is a fact as it would be stated."""
-    match = _DENIAL.match(sentence)
-    if match is None:
-        return None
-    stated = _statement(f"I'm {match['am']}" if match["am"] else f"I {match['do']}", None)
-    if stated is None or stated.kind != "fact" or stated.retire_only:
-        return None
-    return MemoryCandidate("fact", stated.text, retire_only=True, denies=True)
 
 
 def _new_home(clause: str) -> MemoryCandidate | None:
