@@ -7,7 +7,7 @@ import re
 
 from middleware.memory.candidate import MemoryCandidate
 
-__all__ = ["LANGUAGES_SAID", "languages_left", "spoken_languages"]
+__all__ = ["LANGUAGE", "LANGUAGES_SAID", "languages_left", "spoken_languages"]
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -15,7 +15,7 @@ def _re(pattern: str) -> re.Pattern[str]:
 
 
 # Named, so that "I speak to my boss" or "I speak for everyone" is not a language.
-_LANGUAGE = (
+LANGUAGE = (
     r"(?:english|german|french|spanish|portuguese|italian|dutch|flemish|danish|swedish"
     r"|norwegian|finnish|icelandic|polish|czech|slovak|slovenian|croatian|serbian|bosnian"
     r"|hungarian|romanian|bulgarian|greek|turkish|russian|ukrainian|belarusian|lithuanian"
@@ -44,17 +44,17 @@ _LEVEL = (
     r"(?:a\s+(?:(?:little|tiny)\s+)?bit\s+of|a\s+little|some|basic|broken|conversational"
     r"|decent|good|fluent|native)"
 )
-_ONE = rf"(?:{_LEVEL}\s+)?{_LANGUAGE}\b"
+_ONE = rf"(?:{_LEVEL}\s+)?{LANGUAGE}\b"
 _LIST = rf"{_ONE}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ONE})*"
 # "I speak English, German and a bit of Spanish", "I speak French fluently", "I'm
 # fluent in Italian", "I'm a native Spanish speaker".
 LANGUAGES_SAID = _re(
     rf"(?:i\s+(?:also\s+)?speak\s+(?P<spoken>{_LIST})(?P<fluently>\s+fluently)?"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:also\s+)?fluent\s+in\s+(?P<fluent>{_LIST})"
-    rf"|i\s*(?:'\s*m|\s+am)\s+a\s+native\s+(?P<native>{_LANGUAGE})\s+speaker)"
+    rf"|i\s*(?:'\s*m|\s+am)\s+a\s+native\s+(?P<native>{LANGUAGE})\s+speaker)"
     r"(?:\s+(?:too|as\s+well|well))?\W*$"
 )
-_ONE_RE = _re(rf"(?P<level>{_LEVEL}\s+)?(?P<language>{_LANGUAGE})\b")
+_ONE_RE = _re(rf"(?P<level>{_LEVEL}\s+)?(?P<language>{LANGUAGE})\b")
 _CARD = _re(r"^speaks\s+(?P<list>.+)$")
 
 

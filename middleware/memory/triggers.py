@@ -3,7 +3,8 @@
 Spec 003's heartbeat triage flags memory triggers with regular expressions; here they
 become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
 
-- ``name``: "my name is X", "call me X", "I go by X" → ``Name: X``, and it replaces the
+- ``name``: "my name is X", "call me X", "I go by X", and "I'm X" after a greeting ("Hi!
+  I'm Ana", :mod:`middleware.memory.introductions`) → ``Name: X``, and it replaces the
   name known before (``replaces_kind``);
 - ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
   <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …", and a new
@@ -81,6 +82,7 @@ from middleware.memory.everyday import (
     names_a_business,
     stated_diet,
 )
+from middleware.memory.introductions import introduction
 from middleware.memory.languages import LANGUAGES_SAID, spoken_languages
 from middleware.memory.voice import imperative, third_person
 
@@ -264,6 +266,10 @@ def detect_memory(
     form of ``text``, and for what is learned from a message in a group (``in_group``),
     more of it when the message is ``addressed`` to the assistant.
     """
+    introduced = None if in_group else introduction(text)
+    if introduced is not None:
+        name, rest = introduced
+        return [name, *(said for said in _detect(rest) if said.kind != "name")]
     if not _TRIGGERS.may_match(text):
         return []
     return _detect(text, in_group, addressed)

@@ -202,6 +202,33 @@ def test_a_greeting_before_a_self_statement_does_not_hide_it(
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hi! I'm Ana", ["Name: Ana"]),
+        ("Hi, I'm Ana Silva, nice to meet you.", ["Name: Ana Silva"]),
+        ("Good morning! I’m Jo.", ["Name: Jo"]),
+        ("Hey there. I'm Tom from Leeds", ["Name: Tom"]),
+        ("hello! I'm Ana and I live in Lisbon", ["Name: Ana", "Lives in Lisbon"]),
+        # Not an introduction: a state, a place, a nationality, no greeting, no capital.
+        ("Hi! I'm tired", []),
+        ("Hi, I'm in Lisbon", []),
+        ("Hi! I'm on it", []),
+        ("Hi, I'm German", []),
+        ("Hi, I'm Ana's mum", []),
+        ("Hi, I'm Ana?", []),
+        ("I'm Ana", []),
+        ("hi im ana", []),
+    ],
+)
+def test_a_name_given_after_a_greeting_is_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+def test_an_introduction_in_a_group_is_not_learned() -> None:
+    assert detect_memory("Hi! I'm Ana", in_group=True, addressed=True) == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # "morning" and "evening" as words of the sentence, not a greeting
