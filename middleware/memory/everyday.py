@@ -92,6 +92,9 @@ _LIKED = (
     r"|anything|nothing"
     r"|how|what|when|where|why|who|which|if|to|the\s+(?:idea|way|thought|fact))\b)"
     r"[\w'-]+(?:\s+[\w'-]+){0,3}"
+    # A list: "hiking, climbing and chess"; not an aside after a comma ("…, thanks").
+    r"(?:\s*,\s*(?!(?:thanks|thank|thx|lol|haha|though|tho|too|btw|honestly|really"
+    r"|especially|but|so|because|since|i|you|it|that|this|which)\b)[\w'-]+(?:\s+[\w'-]+){0,5}){0,6}"
 )
 # How often a routine comes round: "every morning", "each week", "daily", "on weekdays",
 # "twice a week".

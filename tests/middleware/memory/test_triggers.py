@@ -92,6 +92,8 @@ from middleware.memory.triggers import detect_memory, stated_memory
         ("I love coffee!", "preference", "Loves coffee"),
         ("I hate mornings.", "preference", "Hates mornings"),
         ("I don't like olives.", "preference", "Doesn't like olives"),
+        ("I love hiking, climbing and chess", "preference", "Loves hiking, climbing and chess"),
+        ("i like jazz, blues, and rock", "preference", "Likes jazz, blues, and rock"),
         # corrections
         ("Actually, my birthday is in June.", "correction", "Their birthday is in June"),
         ("Actually, I live in Lisbon now.", "correction", "Lives in Lisbon"),
@@ -162,6 +164,9 @@ def test_fires(text: str, kind: str, stored: str) -> None:
         "I love that idea.",
         "I love it.",
         "I love you.",
+        "I love you, mom.",
+        "I like coffee, thanks.",
+        "I hate mornings, especially Mondays.",
         "I like the way you think.",
         "I hate when that happens.",
         "I like to think so.",
