@@ -114,6 +114,12 @@ _REJECT = _re(
     # A choice made now ("I prefer the second option", "I like both"), not a standing one.
     r"|\b(?:prefer|like|love)\s+(?:the\s+)?(?:first|second|third|last|former|latter|other"
     r"|options?|versions?|ones?|drafts?|both|neither|either)\b"
+    # Hedged ("I live in Berlin, I think", "I'm a nurse, probably"): spec 003 §8 scores a
+    # statement 0.95, as sure as the user is, and has no rung for one they are unsure of.
+    r"|(?:,\s*|\s+)(?:i\s+(?:think|guess|believe|suppose|reckon)|not\s+(?:sure|certain)"
+    r"|i\s*(?:'\s*m|\s+am)\s+not\s+(?:sure|certain)|iirc|or\s+something"
+    r"|if\s+i\s+(?:remember|recall)\s+(?:right|rightly|correctly))(?=\s*(?:[,.;:!)—–-]|$))"
+    r"|,\s*(?:probably|maybe|perhaps|possibly)(?=\s*(?:[,.;:!)—–-]|$))"
 )
 _NAME_STOP = frozenset(
     "and but from by please now instead though btw not or because since so thanks thank"

@@ -229,6 +229,29 @@ def test_a_name_given_after_a_greeting_is_learned(text: str, expected: list[str]
     assert [said.text for said in detect_memory(text)] == expected
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live in Berlin, I think",
+        "i live in berlin i think",
+        "I'm a nurse, probably.",
+        "I work at Acme, if I remember correctly",
+        "I'm allergic to cats, I'm not sure.",
+        "Remember that I live in Berlin, I guess",
+        "Actually, I live in Lisbon, I think",
+        "I live in Berlin, I think, and I love it there",
+    ],
+)
+def test_a_hedged_statement_is_not_learned(text: str) -> None:
+    # Spec 003 §8 has no confidence for what the user is unsure of (a statement is 0.95).
+    assert detect_memory(text) == []
+
+
+def test_a_hedge_on_another_clause_leaves_the_plain_one() -> None:
+    said = detect_memory("I live in Berlin and I think you're great")
+    assert [candidate.text for candidate in said] == ["Lives in Berlin"]
+
+
 def test_an_introduction_in_a_group_is_not_learned() -> None:
     assert detect_memory("Hi! I'm Ana", in_group=True, addressed=True) == []
 
