@@ -333,12 +333,17 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
     """What ``sentence`` states, one candidate for each statement it joins with "and",
     "but" or "so" ("I live in Berlin, and I love it there": "Lives in Berlin", and a like
     of nothing) when it opens with one of their own; else what the whole says ("My
-    girlfriend Ana and I split up"). Nothing from a sentence that as a whole is
+    girlfriend Ana and I split up"), or failing that what the statements of their own
+    after the first say ("My sister lives in Rome and I live in Berlin": "Lives in
+    Berlin", and nothing of the sister's). Nothing from a sentence that as a whole is
     hypothetical or reported speech ("if I lived in Lisbon and I had a dog")."""
     whole = _FILLER.sub("", sentence, count=1)
     opening = _OF_THEMSELVES.match(whole)
     if opening is None:
-        return [_candidate(sentence)]
+        said = _candidate(sentence)
+        if said is not None or _REJECT.search(whole):
+            return [said]
+        return [_candidate(part) for part in _NEXT_CLAUSE.split(whole)[1:]]
     # Split after the opening: "actually, I'm not vegan, I'm vegetarian" is two, not three.
     parts = _NEXT_CLAUSE.split(whole[opening.end() :])
     parts[0] = whole[: opening.end()] + parts[0]

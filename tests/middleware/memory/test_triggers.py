@@ -247,6 +247,23 @@ def test_a_hedged_statement_is_not_learned(text: str) -> None:
     assert detect_memory(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My sister lives in Rome and I live in Berlin", ["Lives in Berlin"]),
+        ("My sister lives in Rome, I live in Berlin.", ["Lives in Berlin"]),
+        ("My mom is a nurse and I'm a doctor.", ["Is a doctor"]),
+        ("My wife and I moved to Lisbon.", ["Lives in Lisbon"]),
+        ("My girlfriend Ana and I split up.", ["Broke up with Ana"]),
+        ("She said she's moving and I live in Berlin.", []),
+    ],
+)
+def test_what_someone_else_does_is_not_theirs_but_what_follows_of_their_own_is(
+    text: str, expected: list[str]
+) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
 def test_a_hedge_on_another_clause_leaves_the_plain_one() -> None:
     said = detect_memory("I live in Berlin and I think you're great")
     assert [candidate.text for candidate in said] == ["Lives in Berlin"]
