@@ -1,5 +1,6 @@
 """The languages a person speaks, and how well: "I speak English, German and a bit of
-Spanish" → "Speaks English, German and a little Spanish"."""
+Spanish" → "Speaks English, German and a little Spanish"; and those they are learning:
+"I'm learning Spanish" → "Is learning Spanish"."""
 
 from __future__ import annotations
 
@@ -45,14 +46,20 @@ _LEVEL = (
     r"|decent|good|fluent|native)"
 )
 _ONE = rf"(?:{_LEVEL}\s+)?{LANGUAGE}\b"
-_LIST = rf"{_ONE}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ONE})*"
+_AND = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+)"
+_LIST = rf"{_ONE}(?:{_AND}{_ONE})*"
 # "I speak English, German and a bit of Spanish", "I speak French fluently", "I'm
-# fluent in Italian", "I'm a native Spanish speaker".
+# fluent in Italian", "I'm a native Spanish speaker"; and one being learned: "I'm
+# learning Spanish (on Duolingo)", "I've been studying Japanese", "I'm trying to learn
+# Greek".
 LANGUAGES_SAID = _re(
     rf"(?:i\s+(?:also\s+)?speak\s+(?P<spoken>{_LIST})(?P<fluently>\s+fluently)?"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:also\s+)?fluent\s+in\s+(?P<fluent>{_LIST})"
     rf"|i\s*(?:'\s*m|\s+am)\s+a\s+native\s+(?P<native>{LANGUAGE})\s+speaker)"
     r"(?:\s+(?:too|as\s+well|well))?\W*$"
+    r"|i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+(?:(?:also|now|still)\s+)?"
+    rf"(?:learning|studying|trying\s+to\s+learn)\s+(?P<learning>{LANGUAGE}(?:{_AND}{LANGUAGE})*)\b"
+    r"(?:\s+(?:too|as\s+well)|\s+(?:on|at|with|for|in|from|because|since)\b.*)?\W*$"
 )
 _ONE_RE = _re(rf"(?P<level>{_LEVEL}\s+)?(?P<language>{LANGUAGE})\b")
 _CARD = _re(r"^speaks\s+(?P<list>.+)$")
@@ -66,6 +73,9 @@ def spoken_languages(clause: str) -> MemoryCandidate | None:
         return None
     if match["native"]:
         return MemoryCandidate("fact", _text([("native", _name(match["native"]))]))
+    if match["learning"]:
+        learning = [language for _, language in _levels(match["learning"])]
+        return MemoryCandidate("fact", f"Is learning {_joined(learning)}")
     listed = _levels(match["spoken"] or match["fluent"])
     if match["fluent"] or match["fluently"]:
         listed = [(level or "fluent", language) for level, language in listed]
@@ -104,7 +114,8 @@ def _name(language: str) -> str:
 def _text(listed: list[tuple[str | None, str]]) -> str:
     """ "Speaks English, German and a little Spanish"; empty when none is listed."""
     said = [f"{level} {language}" if level else language for level, language in listed]
-    if not said:
-        return ""
-    head = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
-    return f"Speaks {head}"
+    return f"Speaks {_joined(said)}" if said else ""
+
+
+def _joined(said: list[str]) -> str:
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"

@@ -804,6 +804,11 @@ def test_a_fact_is_kept_without_an_aside_or_the_clause_after_it(
         ("I'm fluent in Italian.", "Speaks fluent Italian"),
         ("I'm a native Spanish speaker.", "Speaks native Spanish"),
         ("I also speak some Japanese.", "Speaks some Japanese"),
+        # and those being learned
+        ("I'm learning Spanish", "Is learning Spanish"),
+        ("i'm learning spanish on duolingo", "Is learning Spanish"),
+        ("I've been studying Japanese and Korean.", "Is learning Japanese and Korean"),
+        ("I'm trying to learn Greek.", "Is learning Greek"),
     ],
 )
 def test_pets_a_household_has_and_languages_spoken_are_facts(text: str, stored: str) -> None:
