@@ -62,7 +62,22 @@ LANGUAGES_SAID = _re(
     r"(?:\s+(?:too|as\s+well)|\s+(?:on|at|with|for|in|from|because|since)\b.*)?\W*$"
 )
 _ONE_RE = _re(rf"(?P<level>{_LEVEL}\s+)?(?P<language>{LANGUAGE})\b")
-_CARD = _re(r"^speaks\s+(?P<list>.+)$")
+# One level for several languages is said once, after them: "Speaks English and German
+# fluently", not "fluent English and fluent German".
+_ONCE = {
+    "fluent": "fluently",
+    "native": "natively",
+    "good": "well",
+    "decent": "decently",
+    "conversational": "conversationally",
+    "basic": "at a basic level",
+    "a little": "a little",
+}
+_OF_ONCE = {said: level for level, said in _ONCE.items()}
+_CARD = _re(
+    r"^speaks\s+(?P<list>.+?)(?:\s+(?P<once>fluently|natively|well|decently|conversationally"
+    r"|at\s+a\s+basic\s+level|a\s+little))?$"
+)
 
 
 def spoken_languages(clause: str) -> MemoryCandidate | None:
@@ -93,6 +108,8 @@ def languages_left(candidate: MemoryCandidate, earlier: str) -> str | None:
         return None
     named = {language.lower() for _, language in _levels(new["list"])}
     had = _levels(old["list"])
+    if old["once"]:
+        had = [(_OF_ONCE[" ".join(old["once"].lower().split())], language) for _, language in had]
     if not any(language.lower() in named for _, language in had):
         return None
     return _text([(level, language) for level, language in had if language.lower() not in named])
@@ -112,7 +129,11 @@ def _name(language: str) -> str:
 
 
 def _text(listed: list[tuple[str | None, str]]) -> str:
-    """ "Speaks English, German and a little Spanish"; empty when none is listed."""
+    """ "Speaks English, German and a little Spanish", "Speaks English and German
+    fluently"; empty when none is listed."""
+    levels = {level for level, _ in listed}
+    if len(listed) > 1 and len(levels) == 1 and (level := levels.pop()) in _ONCE:
+        return f"Speaks {_joined([language for _, language in listed])} {_ONCE[level]}"
     said = [f"{level} {language}" if level else language for level, language in listed]
     return f"Speaks {_joined(said)}" if said else ""
 

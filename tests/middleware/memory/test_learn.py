@@ -418,6 +418,11 @@ async def test_a_denial_retires_the_fact_it_denies_and_stores_nothing(
             ("I speak English and German.", "I speak English and fluent French."),
             ["Speaks German", "Speaks English and fluent French"],
         ),
+        # A level said once for several stays with each when one is said again.
+        (
+            ("I speak English and German fluently.", "I speak English."),
+            ["Speaks fluent German", "Speaks English"],
+        ),
     ],
 )
 async def test_languages_said_again_replace_only_the_ones_named_again(

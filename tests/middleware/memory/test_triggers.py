@@ -804,6 +804,11 @@ def test_a_fact_is_kept_without_an_aside_or_the_clause_after_it(
         ("I'm fluent in Italian.", "Speaks fluent Italian"),
         ("I'm a native Spanish speaker.", "Speaks native Spanish"),
         ("I also speak some Japanese.", "Speaks some Japanese"),
+        # One level for several languages is said once.
+        ("I speak English and German fluently", "Speaks English and German fluently"),
+        ("I speak fluent English and fluent German.", "Speaks English and German fluently"),
+        ("I'm fluent in Italian and Spanish.", "Speaks Italian and Spanish fluently"),
+        ("I speak a bit of French and a little German", "Speaks French and German a little"),
         # and those being learned
         ("I'm learning Spanish", "Is learning Spanish"),
         ("i'm learning spanish on duolingo", "Is learning Spanish"),
