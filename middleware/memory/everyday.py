@@ -199,12 +199,16 @@ _CAPITALISED = r"(?!(?:I|Is)\b)[A-Z][a-z'-]+"
 _CAPITALISED_NAMES = rf"(?-i:{_CAPITALISED}(?:(?:\s*,\s*|,?\s+and\s+){_CAPITALISED})*)"
 _PETS = rf"(?:puppies|bunnies|{PET}s?)"
 # "I have two cats called Mia and Leo", "We have two cats, Mia and Leo" (a household's
-# pets are theirs too), "I own a dog", "we've got a dog".
+# pets are theirs too), "I have two cats, they're called Mia and Leo", "I own a dog",
+# "we've got a dog".
 _HAVE_PETS = _re(
     r"(?:i|we)\s*(?:'\s*ve\s+got|\s+have\s+got|\s+have|\s+own)\s+"
     rf"(?P<count>an?|one|two|three|four|five|\d+)\s+(?P<pet>{_PETS})"
     rf"(?:\s+(?:called|named)\s+(?P<names>{_NAMES})"
-    rf"|\s*,\s*(?P<names2>{_CAPITALISED_NAMES}))?\W*$"
+    rf"|\s*,\s*(?P<names2>{_CAPITALISED_NAMES})"
+    r"|\s*,\s*(?:(?:they|we)\s*(?:'\s*re|\s+are)|(?:he|she|it)\s*(?:'\s*s|\s+is)"
+    rf"|(?:their|his|her|its)\s+names?\s+(?:is|are))\s+(?:(?:called|named)\s+)?(?P<names3>{_NAMES}))?"
+    r"\W*$"
 )
 # "… my dog Rex …", "… my cats Mia and Leo …" anywhere in a sentence: they have them.
 # A name is written with a capital ("my dog is …", "my cat I adopted" are not names).
@@ -323,7 +327,7 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     match = _HAVE_PETS.match(sentence)
     if match:
         count = _COUNTS.get(match["count"].lower()) or int(match["count"])
-        names = names_in(match["names"] or match["names2"] or "")
+        names = names_in(match["names"] or match["names2"] or match["names3"] or "")
         return MemoryCandidate("fact", pets_text(count, match["pet"], names))
     match = _EVERYDAY.match(sentence)
     if match:

@@ -17,7 +17,7 @@ from middleware.memory.languages import LANGUAGE
 __all__ = ["introduction"]
 
 _INTRODUCTION = re.compile(
-    r"\s*(?:hi|hello|hey|hiya|howdy|good\s+(?:morning|afternoon|evening|day))"
+    r"\s*(?:hi+|hello+|hey+|heya|hiya|howdy|good\s+(?:morning|afternoon|evening|day))"
     r"(?:\s+(?:there|all|everyone|again))?[\s,!.:;—–-]+"
     r"i\s*['’]?\s*m\s+(?P<name>(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])(?!\b)[\w'-]*){0,2})"
     # What may follow the name: the sentence's end, another clause, where they are from.

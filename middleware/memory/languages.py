@@ -53,7 +53,7 @@ _LIST = rf"{_ONE}(?:{_AND}{_ONE})*"
 # learning Spanish (on Duolingo)", "I've been studying Japanese", "I'm trying to learn
 # Greek".
 LANGUAGES_SAID = _re(
-    rf"(?:i\s+(?:also\s+)?speak\s+(?P<spoken>{_LIST})(?P<fluently>\s+fluently)?"
+    rf"(?:i\s+(?:also\s+|only\s+)?speak\s+(?:only\s+)?(?P<spoken>{_LIST})(?P<fluently>\s+fluently)?"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:also\s+)?fluent\s+in\s+(?P<fluent>{_LIST})"
     rf"|i\s*(?:'\s*m|\s+am)\s+a\s+native\s+(?P<native>{LANGUAGE})\s+speaker)"
     r"(?:\s+(?:too|as\s+well|well))?\W*$"

@@ -206,6 +206,7 @@ _FACT = _re(
     # where they are at the moment ("I'm working at home today").
     r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+)?working\s+(?:at|for)\s+"
     r"(?!\d|(?:home|the|a|an|my|this|that|night|weekends?|mornings?|evenings?)\b).+"
+    r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+|currently\s+)?working\s+as\s+.+"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+working"
     r"\s+(?:at|for)\s+.+"
     # "I got a new job at Globex", "I started at Globex": an employer, written with a
@@ -224,6 +225,8 @@ _MOVE = _re(
     r"(?:moved|relocated)\s+(?:back\s+)?to\s+.+"
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
+# "I'm living in Berlin" is where they live, stored as "I live in Berlin" would be.
+_LIVING = _re(r"i\s*(?:'\s*m|\s+am)\s+(?:now\s+|currently\s+)?living(?=\s+(?:in|on|near)\b)")
 # A sentence of their own, which may go on to another: "I …", "actually, I …".
 _OF_THEMSELVES = _re(rf"(?:{GAINSAY})?i\b")
 
@@ -244,6 +247,7 @@ _TRIGGERS = Gate(
     _DIRECTIVE,
     _PREFERENCE,
     _FACT,
+    _LIVING,
     _MOVE,
     DENIAL,
     LANGUAGES_SAID,
@@ -333,9 +337,9 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
     """What ``sentence`` states, one candidate for each statement it joins with "and",
     "but" or "so" ("I live in Berlin, and I love it there": "Lives in Berlin", and a like
     of nothing) when it opens with one of their own; else what the whole says ("My
-    girlfriend Ana and I split up"), or failing that what the statements of their own
-    after the first say ("My sister lives in Rome and I live in Berlin": "Lives in
-    Berlin", and nothing of the sister's). Nothing from a sentence that as a whole is
+    girlfriend Ana and I split up"), or failing that what its parts say ("My sister lives
+    in Rome and I live in Berlin": "Lives in Berlin", and nothing of the sister's; "I'm
+    from Brazil and I live in Berlin"). Nothing from a sentence that as a whole is
     hypothetical or reported speech ("if I lived in Lisbon and I had a dog")."""
     whole = _FILLER.sub("", sentence, count=1)
     opening = _OF_THEMSELVES.match(whole)
@@ -343,15 +347,15 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
         said = _candidate(sentence)
         if said is not None or _REJECT.search(whole):
             return [said]
-        return [_candidate(part) for part in _NEXT_CLAUSE.split(whole)[1:]]
+        return [_candidate(part) for part in _NEXT_CLAUSE.split(whole)]
     # Split after the opening: "actually, I'm not vegan, I'm vegetarian" is two, not three.
     parts = _NEXT_CLAUSE.split(whole[opening.end() :])
     parts[0] = whole[: opening.end()] + parts[0]
     if len(parts) == 1 or _REJECT.search(whole):
         return [_candidate(sentence)]
     first = _candidate(parts[0])
-    if first is None:
-        return [_candidate(sentence)]
+    if first is None and (said := _candidate(sentence)) is not None:
+        return [said]
     return [first, *(_candidate(part) for part in parts[1:])]
 
 
@@ -422,13 +426,13 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     if match:
         return made("preference", match["pref"], third_person)
     # A fact is kept as said plainly: "I live in Lisbon now" is "Lives in Lisbon".
-    clause = plain(clause)
+    clause = _LIVING.sub("I live", plain(clause), count=1)
     diet = stated_diet(clause) or spoken_languages(clause)
     if diet is not None:
         return diet
     match = _FACT.match(clause)
     if match:
-        return made("fact", match["fact"], third_person)
+        return made("fact", _places_capitalised(match["fact"]), third_person)
     match = _MOVE.match(clause)
     if match:
         home = _new_home(clause)
@@ -452,6 +456,16 @@ def _new_home(clause: str) -> MemoryCandidate | None:
             place = proper_name(clause[mention.start : mention.end].split())
             return MemoryCandidate("fact", f"Lives in {place}")
     return None
+
+
+def _places_capitalised(clause: str) -> str:
+    """``clause`` with the places it names written with capitals, as texted in lowercase
+    ("i live in new york" → "i live in New York")."""
+    for mention in reversed(find_place_mentions(clause)):
+        place = clause[mention.start : mention.end]
+        if place.islower():
+            clause = clause[: mention.start] + proper_name(place.split()) + clause[mention.end :]
+    return clause
 
 
 def _names_a_new_home(clause: str) -> bool:

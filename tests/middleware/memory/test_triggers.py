@@ -264,6 +264,32 @@ def test_what_someone_else_does_is_not_theirs_but_what_follows_of_their_own_is(
     assert [said.text for said in detect_memory(text)] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # texting
+        ("hiii! I'm Marta, from Porto", ["Name: Marta"]),
+        ("i love cooking, baking and gardening lol", ["Loves cooking, baking and gardening"]),
+        ("I live in Berlin haha", ["Lives in Berlin"]),
+        ("i live in new york", ["Lives in New York"]),
+        ("i'm learning german and french rn", ["Is learning German and French"]),
+        # second-language English and plain everyday forms
+        ("I am from Brazil and I am living in Berlin now", ["Lives in Berlin"]),
+        ("I'm living in Lisbon.", ["Lives in Lisbon"]),
+        ("I'm tired and I live in Berlin", ["Lives in Berlin"]),
+        ("I'm working as a nurse.", ["Is working as a nurse"]),
+        ("I have two cats, they are called Tom and Jerry", ["Has two cats called Tom and Jerry"]),
+        ("I have a dog, his name is Rex.", ["Has a dog called Rex"]),
+        ("my girlfriend is called Sofia and i love her", ["Their girlfriend is called Sofia"]),
+        ("My brother speak Italian but I speak only English", ["Speaks English"]),
+        # still nothing
+        ("I'm working at home today.", []),
+    ],
+)
+def test_everyday_registers_are_read_as_plainly_said(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
 def test_a_hedge_on_another_clause_leaves_the_plain_one() -> None:
     said = detect_memory("I live in Berlin and I think you're great")
     assert [candidate.text for candidate in said] == ["Lives in Berlin"]
