@@ -345,9 +345,12 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
     opening = _OF_THEMSELVES.match(whole)
     if opening is None:
         said = _candidate(sentence)
-        if said is not None or _REJECT.search(whole):
+        if said is not None:
             return [said]
-        return [_candidate(part) for part in _NEXT_CLAUSE.split(whole)]
+        parts = _NEXT_CLAUSE.split(whole)
+        if len(parts) == 1 or _REJECT.search(whole):
+            return [None]
+        return [_candidate(part) for part in parts]
     # Split after the opening: "actually, I'm not vegan, I'm vegetarian" is two, not three.
     parts = _NEXT_CLAUSE.split(whole[opening.end() :])
     parts[0] = whole[: opening.end()] + parts[0]
