@@ -70,7 +70,11 @@ _ASIDE = re.compile(
     re.IGNORECASE,
 )
 _WHEN_TRUE = re.compile(
-    r"(?:[\s,]+(?:(?:just\s+|right\s+)?now|rn|atm|these\s+days|nowadays|at\s+the\s+moment))+$",
+    r"(?:[\s,]+(?:(?:just\s+|right\s+)?now|rn|atm|these\s+days|nowadays|at\s+the\s+moment"
+    # for how long ("for 5 years", "since two months" as a second language says it)
+    r"|(?:for|since)\s+(?:(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|a\s+few|a\s+couple\s+of|several|many)\s+(?:years?|months?|weeks?)|ages|years"
+    r"|a\s+(?:long\s+)?while|a\s+long\s+time)))+$",
     re.IGNORECASE,
 )
 

@@ -280,7 +280,8 @@ _BROKE_UP = _re(
 # The diet they keep: "I'm vegan", "I am vegan now", "I went vegan", "I've gone
 # vegetarian", all "Is vegan" or "Is vegetarian", so that saying it again is a repeat.
 _DIET_SAID = _re(
-    r"i\s*(?:'\s*m|\s+am)\s+(?:(?P<strictly>strictly)\s+|(?:now|fully)\s+)?(?:an?\s+)?"
+    r"i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+"
+    r"(?:(?P<strictly>strictly)\s+|(?:now|fully)\s+)?(?:an?\s+)?"
     rf"(?P<diet>{DIET})(?:\s+(?:now|these\s+days|nowadays))?\W*$"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?(?:went|gone|turned"
     r"|become|became)\s+(?:(?:fully|full)\s+)?(?:an?\s+)?"

@@ -226,7 +226,10 @@ _MOVE = _re(
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
 # "I'm living in Berlin" is where they live, stored as "I live in Berlin" would be.
-_LIVING = _re(r"i\s*(?:'\s*m|\s+am)\s+(?:now\s+|currently\s+)?living(?=\s+(?:in|on|near)\b)")
+_LIVING = _re(
+    r"i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+(?:now\s+|currently\s+)?living"
+    r"(?=\s+(?:in|on|near)\b)"
+)
 # A sentence of their own, which may go on to another: "I …", "actually, I …".
 _OF_THEMSELVES = _re(rf"(?:{GAINSAY})?i\b")
 

@@ -282,6 +282,9 @@ def test_what_someone_else_does_is_not_theirs_but_what_follows_of_their_own_is(
         ("I have a dog, his name is Rex.", ["Has a dog called Rex"]),
         ("my girlfriend is called Sofia and i love her", ["Their girlfriend is called Sofia"]),
         ("My brother speak Italian but I speak only English", ["Speaks English"]),
+        ("I've been vegetarian for 5 years.", ["Is vegetarian"]),
+        ("I am vegetarian since 5 years", ["Is vegetarian"]),
+        ("I have been living in Berlin for 3 years", ["Lives in Berlin"]),
         # still nothing
         ("I'm working at home today.", []),
     ],
