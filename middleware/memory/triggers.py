@@ -39,7 +39,8 @@ an imperative with "me" made "the user" ("never call me Bob" → "Never call the
 Bob"). A greeting before a statement ("hi there, I live in Lisbon", "Good morning, I'm a
 nurse") is read past. Nothing fires on a question, a conditional or hypothetical ("if I
 were a lawyer"), reported speech ("she said I'm …"), recollection ("remember when we …",
-"do you remember …"), or a refusal ("I prefer not to say").
+"do you remember …"), a refusal ("I prefer not to say"), or a hedged statement ("I live
+in Berlin, I think": spec 003 §8 scores only what the user states as sure).
 
 In a group (``in_group``) only what is plainly asked of the assistant is learned: a
 "remember that …" whose body is about the speaker ("remember that I'm vegetarian",
