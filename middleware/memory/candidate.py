@@ -63,12 +63,19 @@ _CONTRAST = re.compile(
 # An aside that is not the fact: ", by the way", ", btw", ", as you know", ", which is …".
 _ASIDE = re.compile(
     r"(?:,\s*|\s+)(?:by\s+the\s+way|btw|fyi|for\s+the\s+record|as\s+you\s+(?:know|may\s+know)"
-    r"|as\s+i\s+(?:said|mentioned)|if\s+you\s+(?:must\s+know|remember)|too|as\s+well|also)"
+    r"|as\s+i\s+(?:said|mentioned)|if\s+you\s+(?:must\s+know|remember)|too|as\s+well|also"
+    # a laugh typed after it: "I love baking lol"
+    r"|lol|lmao|rofl|xd|ha(?:ha)+h?|he(?:he)+)"
     r"(?=[\s,.!;:…—–-]*$|\s*,)|,\s*which\s+\S.*$",
     re.IGNORECASE,
 )
 _WHEN_TRUE = re.compile(
-    r"(?:[\s,]+(?:(?:just\s+)?now|these\s+days|nowadays|at\s+the\s+moment))+$", re.IGNORECASE
+    r"(?:[\s,]+(?:(?:just\s+|right\s+)?now|rn|atm|these\s+days|nowadays|at\s+the\s+moment"
+    # for how long ("for 5 years", "since two months" as a second language says it)
+    r"|(?:for|since)\s+(?:(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|a\s+few|a\s+couple\s+of|several|many)\s+(?:years?|months?|weeks?)|ages|years"
+    r"|a\s+(?:long\s+)?while|a\s+long\s+time)))+$",
+    re.IGNORECASE,
 )
 
 

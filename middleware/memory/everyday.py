@@ -92,6 +92,9 @@ _LIKED = (
     r"|anything|nothing"
     r"|how|what|when|where|why|who|which|if|to|the\s+(?:idea|way|thought|fact))\b)"
     r"[\w'-]+(?:\s+[\w'-]+){0,3}"
+    # A list: "hiking, climbing and chess"; not an aside after a comma ("…, thanks").
+    r"(?:\s*,\s*(?!(?:thanks|thank|thx|lol|haha|though|tho|too|btw|honestly|really"
+    r"|especially|but|so|because|since|i|you|it|that|this|which)\b)[\w'-]+(?:\s+[\w'-]+){0,5}){0,6}"
 )
 # How often a routine comes round: "every morning", "each week", "daily", "on weekdays",
 # "twice a week".
@@ -196,12 +199,16 @@ _CAPITALISED = r"(?!(?:I|Is)\b)[A-Z][a-z'-]+"
 _CAPITALISED_NAMES = rf"(?-i:{_CAPITALISED}(?:(?:\s*,\s*|,?\s+and\s+){_CAPITALISED})*)"
 _PETS = rf"(?:puppies|bunnies|{PET}s?)"
 # "I have two cats called Mia and Leo", "We have two cats, Mia and Leo" (a household's
-# pets are theirs too), "I own a dog", "we've got a dog".
+# pets are theirs too), "I have two cats, they're called Mia and Leo", "I own a dog",
+# "we've got a dog".
 _HAVE_PETS = _re(
     r"(?:i|we)\s*(?:'\s*ve\s+got|\s+have\s+got|\s+have|\s+own)\s+"
     rf"(?P<count>an?|one|two|three|four|five|\d+)\s+(?P<pet>{_PETS})"
     rf"(?:\s+(?:called|named)\s+(?P<names>{_NAMES})"
-    rf"|\s*,\s*(?P<names2>{_CAPITALISED_NAMES}))?\W*$"
+    rf"|\s*,\s*(?P<names2>{_CAPITALISED_NAMES})"
+    r"|\s*,\s*(?:(?:they|we)\s*(?:'\s*re|\s+are)|(?:he|she|it)\s*(?:'\s*s|\s+is)"
+    rf"|(?:their|his|her|its)\s+names?\s+(?:is|are))\s+(?:(?:called|named)\s+)?(?P<names3>{_NAMES}))?"
+    r"\W*$"
 )
 # "… my dog Rex …", "… my cats Mia and Leo …" anywhere in a sentence: they have them.
 # A name is written with a capital ("my dog is …", "my cat I adopted" are not names).
@@ -273,7 +280,8 @@ _BROKE_UP = _re(
 # The diet they keep: "I'm vegan", "I am vegan now", "I went vegan", "I've gone
 # vegetarian", all "Is vegan" or "Is vegetarian", so that saying it again is a repeat.
 _DIET_SAID = _re(
-    r"i\s*(?:'\s*m|\s+am)\s+(?:(?P<strictly>strictly)\s+|(?:now|fully)\s+)?(?:an?\s+)?"
+    r"i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+"
+    r"(?:(?P<strictly>strictly)\s+|(?:now|fully)\s+)?(?:an?\s+)?"
     rf"(?P<diet>{DIET})(?:\s+(?:now|these\s+days|nowadays))?\W*$"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|now)\s+)?(?:went|gone|turned"
     r"|become|became)\s+(?:(?:fully|full)\s+)?(?:an?\s+)?"
@@ -320,7 +328,7 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     match = _HAVE_PETS.match(sentence)
     if match:
         count = _COUNTS.get(match["count"].lower()) or int(match["count"])
-        names = names_in(match["names"] or match["names2"] or "")
+        names = names_in(match["names"] or match["names2"] or match["names3"] or "")
         return MemoryCandidate("fact", pets_text(count, match["pet"], names))
     match = _EVERYDAY.match(sentence)
     if match:

@@ -1,5 +1,6 @@
 """The languages a person speaks, and how well: "I speak English, German and a bit of
-Spanish" → "Speaks English, German and a little Spanish"."""
+Spanish" → "Speaks English, German and a little Spanish"; and those they are learning:
+"I'm learning Spanish" → "Is learning Spanish"."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 
 from middleware.memory.candidate import MemoryCandidate
 
-__all__ = ["LANGUAGES_SAID", "languages_left", "spoken_languages"]
+__all__ = ["LANGUAGE", "LANGUAGES_SAID", "languages_left", "spoken_languages"]
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -15,7 +16,7 @@ def _re(pattern: str) -> re.Pattern[str]:
 
 
 # Named, so that "I speak to my boss" or "I speak for everyone" is not a language.
-_LANGUAGE = (
+LANGUAGE = (
     r"(?:english|german|french|spanish|portuguese|italian|dutch|flemish|danish|swedish"
     r"|norwegian|finnish|icelandic|polish|czech|slovak|slovenian|croatian|serbian|bosnian"
     r"|hungarian|romanian|bulgarian|greek|turkish|russian|ukrainian|belarusian|lithuanian"
@@ -44,18 +45,39 @@ _LEVEL = (
     r"(?:a\s+(?:(?:little|tiny)\s+)?bit\s+of|a\s+little|some|basic|broken|conversational"
     r"|decent|good|fluent|native)"
 )
-_ONE = rf"(?:{_LEVEL}\s+)?{_LANGUAGE}\b"
-_LIST = rf"{_ONE}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){_ONE})*"
+_ONE = rf"(?:{_LEVEL}\s+)?{LANGUAGE}\b"
+_AND = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+)"
+_LIST = rf"{_ONE}(?:{_AND}{_ONE})*"
 # "I speak English, German and a bit of Spanish", "I speak French fluently", "I'm
-# fluent in Italian", "I'm a native Spanish speaker".
+# fluent in Italian", "I'm a native Spanish speaker"; and one being learned: "I'm
+# learning Spanish (on Duolingo)", "I've been studying Japanese", "I'm trying to learn
+# Greek".
 LANGUAGES_SAID = _re(
-    rf"(?:i\s+(?:also\s+)?speak\s+(?P<spoken>{_LIST})(?P<fluently>\s+fluently)?"
+    rf"(?:i\s+(?:also\s+|only\s+)?speak\s+(?:only\s+)?(?P<spoken>{_LIST})(?P<fluently>\s+fluently)?"
     rf"|i\s*(?:'\s*m|\s+am)\s+(?:also\s+)?fluent\s+in\s+(?P<fluent>{_LIST})"
-    rf"|i\s*(?:'\s*m|\s+am)\s+a\s+native\s+(?P<native>{_LANGUAGE})\s+speaker)"
+    rf"|i\s*(?:'\s*m|\s+am)\s+a\s+native\s+(?P<native>{LANGUAGE})\s+speaker)"
     r"(?:\s+(?:too|as\s+well|well))?\W*$"
+    r"|i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+(?:(?:also|now|still)\s+)?"
+    rf"(?:learning|studying|trying\s+to\s+learn)\s+(?P<learning>{LANGUAGE}(?:{_AND}{LANGUAGE})*)\b"
+    r"(?:\s+(?:too|as\s+well)|\s+(?:on|at|with|for|in|from|because|since)\b.*)?\W*$"
 )
-_ONE_RE = _re(rf"(?P<level>{_LEVEL}\s+)?(?P<language>{_LANGUAGE})\b")
-_CARD = _re(r"^speaks\s+(?P<list>.+)$")
+_ONE_RE = _re(rf"(?P<level>{_LEVEL}\s+)?(?P<language>{LANGUAGE})\b")
+# One level for several languages is said once, after them: "Speaks English and German
+# fluently", not "fluent English and fluent German".
+_ONCE = {
+    "fluent": "fluently",
+    "native": "natively",
+    "good": "well",
+    "decent": "decently",
+    "conversational": "conversationally",
+    "basic": "at a basic level",
+    "a little": "a little",
+}
+_OF_ONCE = {said: level for level, said in _ONCE.items()}
+_CARD = _re(
+    r"^speaks\s+(?P<list>.+?)(?:\s+(?P<once>fluently|natively|well|decently|conversationally"
+    r"|at\s+a\s+basic\s+level|a\s+little))?$"
+)
 
 
 def spoken_languages(clause: str) -> MemoryCandidate | None:
@@ -66,6 +88,9 @@ def spoken_languages(clause: str) -> MemoryCandidate | None:
         return None
     if match["native"]:
         return MemoryCandidate("fact", _text([("native", _name(match["native"]))]))
+    if match["learning"]:
+        learning = [language for _, language in _levels(match["learning"])]
+        return MemoryCandidate("fact", f"Is learning {_joined(learning)}")
     listed = _levels(match["spoken"] or match["fluent"])
     if match["fluent"] or match["fluently"]:
         listed = [(level or "fluent", language) for level, language in listed]
@@ -83,6 +108,8 @@ def languages_left(candidate: MemoryCandidate, earlier: str) -> str | None:
         return None
     named = {language.lower() for _, language in _levels(new["list"])}
     had = _levels(old["list"])
+    if old["once"]:
+        had = [(_OF_ONCE[" ".join(old["once"].lower().split())], language) for _, language in had]
     if not any(language.lower() in named for _, language in had):
         return None
     return _text([(level, language) for level, language in had if language.lower() not in named])
@@ -102,9 +129,14 @@ def _name(language: str) -> str:
 
 
 def _text(listed: list[tuple[str | None, str]]) -> str:
-    """ "Speaks English, German and a little Spanish"; empty when none is listed."""
+    """ "Speaks English, German and a little Spanish", "Speaks English and German
+    fluently"; empty when none is listed."""
+    levels = {level for level, _ in listed}
+    if len(listed) > 1 and len(levels) == 1 and (level := levels.pop()) in _ONCE:
+        return f"Speaks {_joined([language for _, language in listed])} {_ONCE[level]}"
     said = [f"{level} {language}" if level else language for level, language in listed]
-    if not said:
-        return ""
-    head = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
-    return f"Speaks {head}"
+    return f"Speaks {_joined(said)}" if said else ""
+
+
+def _joined(said: list[str]) -> str:
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"

@@ -232,6 +232,45 @@ def _contradicts(candidate: MemoryCandidate, earlier: str) -> bool:
     return new[1] == old[1]
 
 
+# A like of several things, listed with a comma: "Loves hiking, climbing and chess".
+_LIKES_LIST = _re(
+    r"^(?P<verb>(?:really\s+|absolutely\s+)?(?:likes|loves|adores|enjoys))\s+(?P<what>.+,.+)$"
+)
+_AND_LAST = _re(r",?\s+and\s+")
+
+
+def _likes_left(candidate: MemoryCandidate, earlier: str) -> str | None:
+    """What of ``earlier``, a list of likes, stands once ``candidate`` contradicts some of
+    them ("Loves hiking and climbing" once they hate chess; "" for none); None when it
+    is no such list or ``candidate`` contradicts none of its items."""
+    match = _LIKES_LIST.match(earlier)
+    if match is None:
+        return None
+    verb, items = match["verb"], _items(match["what"])
+    left = [item for item in items if not _contradicts(candidate, f"{verb} {item}")]
+    if len(left) == len(items):
+        return None
+    if not left:
+        return ""
+    said = left[0] if len(left) == 1 else f"{', '.join(left[:-1])} and {left[-1]}"
+    return f"{verb} {said}"
+
+
+def _listed_likes(candidate: MemoryCandidate) -> list[MemoryCandidate]:
+    """Each like of ``candidate`` when it is a list of them, as if said alone."""
+    match = _LIKES_LIST.match(candidate.text)
+    if match is None:
+        return []
+    verb = match["verb"]
+    return [MemoryCandidate(candidate.kind, f"{verb} {item}") for item in _items(match["what"])]
+
+
+def _items(listed: str) -> list[str]:
+    """ "hiking, climbing and chess" → "hiking", "climbing", "chess"."""
+    *before, last = [item.strip() for item in listed.split(",")]
+    return [item for item in [*before, *_AND_LAST.split(last)] if item]
+
+
 # "Moved out of Berlin", "No longer lives in Berlin": where they no longer live.
 _LEFT = _re(
     r"^(?:(?:has\s+)?(?:(?:just|finally|recently)\s+)?moved\s+(?:out\s+of|away\s+from)"
@@ -333,13 +372,17 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     the fact naming them ("Their dog Rex died", "Broke up with Sam"). The same text is
     not superseded, only kept. A denial ("I'm not vegan", "that's wrong, I don't live in
     Berlin") retires the fact it denies, and a list of languages spoken retires the one
-    it names again (what it does not name stands, :func:`still_stands`)."""
+    it names again, a list of likes the one whose like contradicts one of them ("Hates
+    chess" against "Loves hiking, climbing and chess"; what it does not name stands,
+    :func:`still_stands`)."""
     if candidate.denies:
         return _denied(candidate.text, earlier)
     if _contradicts(candidate, earlier) or _left_home(candidate, earlier):
         return True
-    if languages_left(candidate, earlier) is not None:
+    if languages_left(candidate, earlier) is not None or _likes_left(candidate, earlier):
         return True
+    if any(_contradicts(like, earlier) for like in _listed_likes(candidate)):
+        return True  # "Loves hiking, climbing and chess" retires "Hates chess"
     if candidate.retire_only:
         return _gone(candidate, earlier)
     if candidate.kind not in ("fact", "correction"):
@@ -365,6 +408,9 @@ def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
     languages = languages_left(candidate, earlier)
     if languages is not None:
         return languages or None
+    likes = _likes_left(candidate, earlier)
+    if likes is not None:
+        return likes or None
     match = _JOB_AT_RE.match(earlier)
     if match is None or _JOB_AT_RE.match(candidate.text):
         return None

@@ -3,7 +3,8 @@
 Spec 003's heartbeat triage flags memory triggers with regular expressions; here they
 become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
 
-- ``name``: "my name is X", "call me X", "I go by X" → ``Name: X``, and it replaces the
+- ``name``: "my name is X", "call me X", "I go by X", and "I'm X" after a greeting ("Hi!
+  I'm Ana", :mod:`middleware.memory.introductions`) → ``Name: X``, and it replaces the
   name known before (``replaces_kind``);
 - ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
   <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …", and a new
@@ -23,7 +24,8 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   from a sentence holding a quotation; a habit given up or a dislike retires the like
   it contradicts (:func:`~middleware.memory.replacement.supersedes`);
 - ``correction``: "actually, my … is …", "actually, I live/work/moved …", "no, I meant …",
-  "correction: …" ("actually, my name is X" is a ``name``).
+  "correction: …" ("actually, my name is X" is a ``name``), and a denial ("I'm not vegan
+  any more") retires what it denies; both are read in :mod:`middleware.memory.corrections`.
 
 Spec 003's "decision:", "we agreed", "the plan is", "note to self" and "remember to …"
 are about the work, not the person: continuity captures them
@@ -37,7 +39,8 @@ an imperative with "me" made "the user" ("never call me Bob" → "Never call the
 Bob"). A greeting before a statement ("hi there, I live in Lisbon", "Good morning, I'm a
 nurse") is read past. Nothing fires on a question, a conditional or hypothetical ("if I
 were a lawyer"), reported speech ("she said I'm …"), recollection ("remember when we …",
-"do you remember …"), or a refusal ("I prefer not to say").
+"do you remember …"), a refusal ("I prefer not to say"), or a hedged statement ("I live
+in Berlin, I think": spec 003 §8 scores only what the user states as sure).
 
 In a group (``in_group``) only what is plainly asked of the assistant is learned: a
 "remember that …" whose body is about the speaker ("remember that I'm vegetarian",
@@ -70,8 +73,8 @@ from middleware.memory.candidate import (
     plain,
     proper_name,
 )
+from middleware.memory.corrections import CORRECTION, DENIAL, GAINSAY, corrected, denied
 from middleware.memory.everyday import (
-    DIET,
     EVERYDAY_PATTERNS,
     MONTH,
     WEEKDAY,
@@ -80,6 +83,7 @@ from middleware.memory.everyday import (
     names_a_business,
     stated_diet,
 )
+from middleware.memory.introductions import introduction
 from middleware.memory.languages import LANGUAGES_SAID, spoken_languages
 from middleware.memory.voice import imperative, third_person
 
@@ -111,6 +115,12 @@ _REJECT = _re(
     # A choice made now ("I prefer the second option", "I like both"), not a standing one.
     r"|\b(?:prefer|like|love)\s+(?:the\s+)?(?:first|second|third|last|former|latter|other"
     r"|options?|versions?|ones?|drafts?|both|neither|either)\b"
+    # Hedged ("I live in Berlin, I think", "I'm a nurse, probably"): spec 003 §8 scores a
+    # statement 0.95, as sure as the user is, and has no rung for one they are unsure of.
+    r"|(?:,\s*|\s+)(?:i\s+(?:think|guess|believe|suppose|reckon)|not\s+(?:sure|certain)"
+    r"|i\s*(?:'\s*m|\s+am)\s+not\s+(?:sure|certain)|iirc|or\s+something"
+    r"|if\s+i\s+(?:remember|recall)\s+(?:right|rightly|correctly))(?=\s*(?:[,.;:!)—–-]|$))"
+    r"|,\s*(?:probably|maybe|perhaps|possibly)(?=\s*(?:[,.;:!)—–-]|$))"
 )
 _NAME_STOP = frozenset(
     "and but from by please now instead though btw not or because since so thanks thank"
@@ -142,14 +152,6 @@ _REMEMBER = _re(
     r"(?:\s+(?:that|this)\b)?\s*[:,—–-]?\s*(?P<body>.+)"
     r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
     r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
-)
-# A correction; ``fix`` is one about the speaker, the kind a group may teach of them.
-_CORRECTION = _re(
-    r"correction\s*[:—–-]\s*(?P<body>.+)"
-    r"|(?:no|nope|sorry|oops|wait)\b[\s,.!]*(?P<meant>i\s+meant\s+.+)"
-    r"|actually\s*[,:]?\s*(?P<fix>my\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|'s)\s+.+"
-    rf"|i\s*'?\s*m\s+(?:(?:a|an|based|from|not|now|in)\b|(?:(?:now|strictly)\s+)?{DIET}\b).+"
-    r"|i\s+(?:live|work|moved|switched|changed)\b.+)"
 )
 # Verbs that start a standing instruction to the assistant ("always answer in French").
 _DIRECTIVE_VERBS = (
@@ -205,6 +207,7 @@ _FACT = _re(
     # where they are at the moment ("I'm working at home today").
     r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+)?working\s+(?:at|for)\s+"
     r"(?!\d|(?:home|the|a|an|my|this|that|night|weekends?|mornings?|evenings?)\b).+"
+    r"|i\s*(?:'\s*m|\s+am)\s+(?:now\s+|currently\s+)?working\s+as\s+.+"
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+working"
     r"\s+(?:at|for)\s+.+"
     # "I got a new job at Globex", "I started at Globex": an employer, written with a
@@ -223,25 +226,13 @@ _MOVE = _re(
     r"(?:moved|relocated)\s+(?:back\s+)?to\s+.+"
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
-
-# How a denial or a correction may open: "that's wrong, …", "no, …", "actually, …".
-_GAINSAY = (
-    r"(?:(?:that|it|this)\s*(?:'\s*s|\s+is)\s+(?:(?:all|just)\s+)?(?:wrong|incorrect|outdated"
-    r"|not\s+(?:right|true|correct|so))|not\s+true|wrong|no|nope|actually)\s*[,.!:;—–-]*\s*"
+# "I'm living in Berlin" is where they live, stored as "I live in Berlin" would be.
+_LIVING = _re(
+    r"i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+(?:now\s+|currently\s+)?living"
+    r"(?=\s+(?:in|on|near)\b)"
 )
 # A sentence of their own, which may go on to another: "I …", "actually, I …".
-_OF_THEMSELVES = _re(rf"(?:{_GAINSAY})?i\b")
-# A remembered fact denied: "I'm not vegan (any more)", "that's wrong, I don't live in
-# Berlin", "no, I don't work at Acme". What follows "not" is read as the fact it denies
-# ("I'm vegan" → "Is vegan"); not something not yet true ("I don't live in Berlin yet").
-_DENIAL = _re(
-    rf"(?:{_GAINSAY})?"
-    r"(?!.*\byet\b)(?:i\s*(?:'\s*m|\s+am)\s+not\s+(?P<am>.+?)"
-    r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?"
-    # "I don't live in Berlin any more" is a move, kept as said (everyday "left").
-    r"|i\s+(?:don\s*'?\s*t|do\s+not)\s+(?P<do>(?:live|work)\s+(?:in|at|for|near|as|from)\s+"
-    r"(?!.*\bany\s?(?:more|longer)\W*$).+?))\W*$"
-)
+_OF_THEMSELVES = _re(rf"(?:{GAINSAY})?i\b")
 
 # "Please forget that I'm vegetarian": the body names a remembered fact to drop.
 _FORGET = _re(
@@ -256,12 +247,13 @@ _FORGET_GATE = Gate(_FORGET)
 _TRIGGERS = Gate(
     _NAME,
     _REMEMBER,
-    _CORRECTION,
+    CORRECTION,
     _DIRECTIVE,
     _PREFERENCE,
     _FACT,
+    _LIVING,
     _MOVE,
-    _DENIAL,
+    DENIAL,
     LANGUAGES_SAID,
     *EVERYDAY_PATTERNS,
 )
@@ -288,6 +280,10 @@ def detect_memory(
     form of ``text``, and for what is learned from a message in a group (``in_group``),
     more of it when the message is ``addressed`` to the assistant.
     """
+    introduced = None if in_group else introduction(text)
+    if introduced is not None:
+        name, rest = introduced
+        return [name, *(said for said in _detect(rest) if said.kind != "name")]
     if not _TRIGGERS.may_match(text):
         return []
     return _detect(text, in_group, addressed)
@@ -345,20 +341,28 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
     """What ``sentence`` states, one candidate for each statement it joins with "and",
     "but" or "so" ("I live in Berlin, and I love it there": "Lives in Berlin", and a like
     of nothing) when it opens with one of their own; else what the whole says ("My
-    girlfriend Ana and I split up"). Nothing from a sentence that as a whole is
+    girlfriend Ana and I split up"), or failing that what its parts say ("My sister lives
+    in Rome and I live in Berlin": "Lives in Berlin", and nothing of the sister's; "I'm
+    from Brazil and I live in Berlin"). Nothing from a sentence that as a whole is
     hypothetical or reported speech ("if I lived in Lisbon and I had a dog")."""
     whole = _FILLER.sub("", sentence, count=1)
     opening = _OF_THEMSELVES.match(whole)
     if opening is None:
-        return [_candidate(sentence)]
+        said = _candidate(sentence)
+        if said is not None:
+            return [said]
+        parts = _NEXT_CLAUSE.split(whole)
+        if len(parts) == 1 or _REJECT.search(whole):
+            return [None]
+        return [_candidate(part) for part in parts]
     # Split after the opening: "actually, I'm not vegan, I'm vegetarian" is two, not three.
     parts = _NEXT_CLAUSE.split(whole[opening.end() :])
     parts[0] = whole[: opening.end()] + parts[0]
     if len(parts) == 1 or _REJECT.search(whole):
         return [_candidate(sentence)]
     first = _candidate(parts[0])
-    if first is None:
-        return [_candidate(sentence)]
+    if first is None and (said := _candidate(sentence)) is not None:
+        return [said]
     return [first, *(_candidate(part) for part in parts[1:])]
 
 
@@ -377,14 +381,14 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     if match:
         body = match["body"] or match["body2"] or match["body3"]
         return _statement(body, default="fact")
-    match = _CORRECTION.match(sentence)
+    match = CORRECTION.match(sentence)
     if match:
         if match["fix"] and names_a_business(match["fix"]):
             return None
         if match["fix"]:
-            return _corrected(match["fix"])
+            return corrected(match["fix"], _statement)
         return made("correction", match["body"] or match["meant"], third_person)
-    return _statement(sentence, default=None) or _denied(sentence)
+    return _statement(sentence, default=None) or denied(sentence, _statement)
 
 
 def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
@@ -406,26 +410,10 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
         return _name(sentence)  # "@bot call me Annie": asked of the assistant
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
-    match = _CORRECTION.match(sentence)
+    match = CORRECTION.match(sentence)
     if match and match["fix"] and not names_a_business(match["fix"]):
-        return _corrected(match["fix"])
+        return corrected(match["fix"], _statement)
     return None
-
-
-def _corrected(fix: str) -> MemoryCandidate | None:
-    """A correction the user makes of themselves, in the words the fact it states is
-    stored with ("actually, I'm vegetarian now, not vegan" → "Is vegetarian", "actually,
-    I moved to Lisbon" → "Lives in Lisbon"), so that saying it again plainly later is the
-    same fact said again (spec 003 §8); "actually, my name is X" is a name, and
-    "actually, I'm not vegan" denies "Is vegan"."""
-    said = _statement(fix, default=None)
-    if said is None and (denied := _denied(fix)) is not None:
-        return denied
-    if said is not None and said.kind == "name":
-        return said
-    if said is not None and said.kind == "fact" and not said.retire_only:
-        return MemoryCandidate("correction", said.text)
-    return made("correction", plain(fix), third_person)
 
 
 def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
@@ -445,13 +433,13 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     if match:
         return made("preference", match["pref"], third_person)
     # A fact is kept as said plainly: "I live in Lisbon now" is "Lives in Lisbon".
-    clause = plain(clause)
+    clause = _LIVING.sub("I live", plain(clause), count=1)
     diet = stated_diet(clause) or spoken_languages(clause)
     if diet is not None:
         return diet
     match = _FACT.match(clause)
     if match:
-        return made("fact", match["fact"], third_person)
+        return made("fact", _places_capitalised(match["fact"]), third_person)
     match = _MOVE.match(clause)
     if match:
         home = _new_home(clause)
@@ -466,18 +454,6 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
     return None
 
 
-def _denied(sentence: str) -> MemoryCandidate | None:
-    """The remembered fact ``sentence`` denies, to retire ("I'm not vegan" → "Is vegan",
-    ``denies``), when what it denies is a fact as it would be stated."""
-    match = _DENIAL.match(sentence)
-    if match is None:
-        return None
-    stated = _statement(f"I'm {match['am']}" if match["am"] else f"I {match['do']}", None)
-    if stated is None or stated.kind != "fact" or stated.retire_only:
-        return None
-    return MemoryCandidate("fact", stated.text, retire_only=True, denies=True)
-
-
 def _new_home(clause: str) -> MemoryCandidate | None:
     """ "Lives in Lisbon" for a move said with no more than when it was ("we moved to
     Lisbon last month"): where they live, in the words a later "I live in Lisbon" is
@@ -487,6 +463,16 @@ def _new_home(clause: str) -> MemoryCandidate | None:
             place = proper_name(clause[mention.start : mention.end].split())
             return MemoryCandidate("fact", f"Lives in {place}")
     return None
+
+
+def _places_capitalised(clause: str) -> str:
+    """``clause`` with the places it names written with capitals, as texted in lowercase
+    ("i live in new york" → "i live in New York")."""
+    for mention in reversed(find_place_mentions(clause)):
+        place = clause[mention.start : mention.end]
+        if place.islower():
+            clause = clause[: mention.start] + proper_name(place.split()) + clause[mention.end :]
+    return clause
 
 
 def _names_a_new_home(clause: str) -> bool:

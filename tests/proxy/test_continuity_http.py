@@ -1238,7 +1238,7 @@ async def test_facts_said_in_passing_are_kept_plainly_with_household_pets_and_la
     memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
     for said in (
         "Has a cat called Mia",
-        "Speaks fluent English and fluent German",
+        "Speaks English and German fluently",
         "Speaks a little Spanish",
     ):
         assert said in memory, memory

@@ -74,6 +74,15 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         (("Remember that I smoke.", "I quit smoking."), ["Quit smoking"]),
         (("I love olives.", "I don't like olives."), ["Doesn't like olives"]),
         (("I hate mornings.", "I love mornings."), ["Loves mornings"]),
+        # One of a list of likes contradicted: the rest of the list stands.
+        (
+            ("I love hiking, climbing and chess.", "I hate chess."),
+            ["Loves hiking and climbing", "Hates chess"],
+        ),
+        (
+            ("I hate chess.", "I love hiking, climbing and chess."),
+            ["Loves hiking, climbing and chess"],
+        ),
         # A habit or a thing given up, or a place moved out of, ends it.
         (("Remember that I'm a smoker.", "I quit smoking."), ["Quit smoking"]),
         (("I'm a heavy smoker.", "I don't smoke anymore."), ["Doesn't smoke anymore"]),
@@ -417,6 +426,11 @@ async def test_a_denial_retires_the_fact_it_denies_and_stores_nothing(
         (
             ("I speak English and German.", "I speak English and fluent French."),
             ["Speaks German", "Speaks English and fluent French"],
+        ),
+        # A level said once for several stays with each when one is said again.
+        (
+            ("I speak English and German fluently.", "I speak English."),
+            ["Speaks fluent German", "Speaks English"],
         ),
     ],
 )

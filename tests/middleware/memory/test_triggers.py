@@ -92,6 +92,8 @@ from middleware.memory.triggers import detect_memory, stated_memory
         ("I love coffee!", "preference", "Loves coffee"),
         ("I hate mornings.", "preference", "Hates mornings"),
         ("I don't like olives.", "preference", "Doesn't like olives"),
+        ("I love hiking, climbing and chess", "preference", "Loves hiking, climbing and chess"),
+        ("i like jazz, blues, and rock", "preference", "Likes jazz, blues, and rock"),
         # corrections
         ("Actually, my birthday is in June.", "correction", "Their birthday is in June"),
         ("Actually, I live in Lisbon now.", "correction", "Lives in Lisbon"),
@@ -162,6 +164,9 @@ def test_fires(text: str, kind: str, stored: str) -> None:
         "I love that idea.",
         "I love it.",
         "I love you.",
+        "I love you, mom.",
+        "I like coffee, thanks.",
+        "I hate mornings, especially Mondays.",
         "I like the way you think.",
         "I hate when that happens.",
         "I like to think so.",
@@ -199,6 +204,102 @@ def test_a_greeting_before_a_self_statement_does_not_hide_it(
     text: str, expected: MemoryCandidate
 ) -> None:
     assert detect_memory(text) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hi! I'm Ana", ["Name: Ana"]),
+        ("Hi, I'm Ana Silva, nice to meet you.", ["Name: Ana Silva"]),
+        ("Good morning! I’m Jo.", ["Name: Jo"]),
+        ("Hey there. I'm Tom from Leeds", ["Name: Tom"]),
+        ("hello! I'm Ana and I live in Lisbon", ["Name: Ana", "Lives in Lisbon"]),
+        # Not an introduction: a state, a place, a nationality, no greeting, no capital.
+        ("Hi! I'm tired", []),
+        ("Hi, I'm in Lisbon", []),
+        ("Hi! I'm on it", []),
+        ("Hi, I'm German", []),
+        ("Hi, I'm Ana's mum", []),
+        ("Hi, I'm Ana?", []),
+        ("I'm Ana", []),
+        ("hi im ana", []),
+    ],
+)
+def test_a_name_given_after_a_greeting_is_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live in Berlin, I think",
+        "i live in berlin i think",
+        "I'm a nurse, probably.",
+        "I work at Acme, if I remember correctly",
+        "I'm allergic to cats, I'm not sure.",
+        "Remember that I live in Berlin, I guess",
+        "Actually, I live in Lisbon, I think",
+        "I live in Berlin, I think, and I love it there",
+    ],
+)
+def test_a_hedged_statement_is_not_learned(text: str) -> None:
+    # Spec 003 §8 has no confidence for what the user is unsure of (a statement is 0.95).
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My sister lives in Rome and I live in Berlin", ["Lives in Berlin"]),
+        ("My sister lives in Rome, I live in Berlin.", ["Lives in Berlin"]),
+        ("My mom is a nurse and I'm a doctor.", ["Is a doctor"]),
+        ("My wife and I moved to Lisbon.", ["Lives in Lisbon"]),
+        ("My girlfriend Ana and I split up.", ["Broke up with Ana"]),
+        ("She said she's moving and I live in Berlin.", []),
+    ],
+)
+def test_what_someone_else_does_is_not_theirs_but_what_follows_of_their_own_is(
+    text: str, expected: list[str]
+) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # texting
+        ("hiii! I'm Marta, from Porto", ["Name: Marta"]),
+        ("i love cooking, baking and gardening lol", ["Loves cooking, baking and gardening"]),
+        ("I live in Berlin haha", ["Lives in Berlin"]),
+        ("i live in new york", ["Lives in New York"]),
+        ("i'm learning german and french rn", ["Is learning German and French"]),
+        # second-language English and plain everyday forms
+        ("I am from Brazil and I am living in Berlin now", ["Lives in Berlin"]),
+        ("I'm living in Lisbon.", ["Lives in Lisbon"]),
+        ("I'm tired and I live in Berlin", ["Lives in Berlin"]),
+        ("I'm working as a nurse.", ["Is working as a nurse"]),
+        ("I have two cats, they are called Tom and Jerry", ["Has two cats called Tom and Jerry"]),
+        ("I have a dog, his name is Rex.", ["Has a dog called Rex"]),
+        ("my girlfriend is called Sofia and i love her", ["Their girlfriend is called Sofia"]),
+        ("My brother speak Italian but I speak only English", ["Speaks English"]),
+        ("I've been vegetarian for 5 years.", ["Is vegetarian"]),
+        ("I am vegetarian since 5 years", ["Is vegetarian"]),
+        ("I have been living in Berlin for 3 years", ["Lives in Berlin"]),
+        # still nothing
+        ("I'm working at home today.", []),
+    ],
+)
+def test_everyday_registers_are_read_as_plainly_said(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+def test_a_hedge_on_another_clause_leaves_the_plain_one() -> None:
+    said = detect_memory("I live in Berlin and I think you're great")
+    assert [candidate.text for candidate in said] == ["Lives in Berlin"]
+
+
+def test_an_introduction_in_a_group_is_not_learned() -> None:
+    assert detect_memory("Hi! I'm Ana", in_group=True, addressed=True) == []
 
 
 @pytest.mark.parametrize(
@@ -732,6 +833,16 @@ def test_a_fact_is_kept_without_an_aside_or_the_clause_after_it(
         ("I'm fluent in Italian.", "Speaks fluent Italian"),
         ("I'm a native Spanish speaker.", "Speaks native Spanish"),
         ("I also speak some Japanese.", "Speaks some Japanese"),
+        # One level for several languages is said once.
+        ("I speak English and German fluently", "Speaks English and German fluently"),
+        ("I speak fluent English and fluent German.", "Speaks English and German fluently"),
+        ("I'm fluent in Italian and Spanish.", "Speaks Italian and Spanish fluently"),
+        ("I speak a bit of French and a little German", "Speaks French and German a little"),
+        # and those being learned
+        ("I'm learning Spanish", "Is learning Spanish"),
+        ("i'm learning spanish on duolingo", "Is learning Spanish"),
+        ("I've been studying Japanese and Korean.", "Is learning Japanese and Korean"),
+        ("I'm trying to learn Greek.", "Is learning Greek"),
     ],
 )
 def test_pets_a_household_has_and_languages_spoken_are_facts(text: str, stored: str) -> None:

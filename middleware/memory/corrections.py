@@ -1,0 +1,82 @@
+"""Corrections and denials of what the user said of themselves (spec 003 §2, §8).
+
+A correction states the fact that now holds ("actually, I moved to Lisbon" → "Lives in
+Lisbon"); a denial names a remembered fact to retire ("I'm not vegan any more" → "Is
+vegan", ``denies``). Both are read with the same statement reader as everything else
+(:mod:`middleware.memory.triggers` passes its own as ``read``), so that the fact they
+touch is worded as it was stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from middleware.continuity.model import MemoryKind
+from middleware.memory.candidate import MemoryCandidate, made, plain
+from middleware.memory.everyday import DIET
+from middleware.memory.voice import third_person
+
+__all__ = ["CORRECTION", "DENIAL", "GAINSAY", "Reader", "corrected", "denied"]
+
+# Reads a clause as a statement: a name, directive, preference or fact, or anything else
+# as ``default`` (``None``: nothing).
+Reader = Callable[[str, MemoryKind | None], MemoryCandidate | None]
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+# A correction; ``fix`` is one about the speaker, the kind a group may teach of them.
+CORRECTION = _re(
+    r"correction\s*[:—–-]\s*(?P<body>.+)"
+    r"|(?:no|nope|sorry|oops|wait)\b[\s,.!]*(?P<meant>i\s+meant\s+.+)"
+    r"|actually\s*[,:]?\s*(?P<fix>my\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|was|'s)\s+.+"
+    rf"|i\s*'?\s*m\s+(?:(?:a|an|based|from|not|now|in)\b|(?:(?:now|strictly)\s+)?{DIET}\b).+"
+    r"|i\s+(?:live|work|moved|switched|changed)\b.+)"
+)
+# How a denial or a correction may open: "that's wrong, …", "no, …", "actually, …".
+GAINSAY = (
+    r"(?:(?:that|it|this)\s*(?:'\s*s|\s+is)\s+(?:(?:all|just)\s+)?(?:wrong|incorrect|outdated"
+    r"|not\s+(?:right|true|correct|so))|not\s+true|wrong|no|nope|actually)\s*[,.!:;—–-]*\s*"
+)
+# A remembered fact denied: "I'm not vegan (any more)", "that's wrong, I don't live in
+# Berlin", "no, I don't work at Acme". What follows "not" is read as the fact it denies
+# ("I'm vegan" → "Is vegan"); not something not yet true ("I don't live in Berlin yet").
+DENIAL = _re(
+    rf"(?:{GAINSAY})?"
+    r"(?!.*\byet\b)(?:i\s*(?:'\s*m|\s+am)\s+not\s+(?P<am>.+?)"
+    r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?"
+    # "I don't live in Berlin any more" is a move, kept as said (everyday "left").
+    r"|i\s+(?:don\s*'?\s*t|do\s+not)\s+(?P<do>(?:live|work)\s+(?:in|at|for|near|as|from)\s+"
+    r"(?!.*\bany\s?(?:more|longer)\W*$).+?))\W*$"
+)
+
+
+def corrected(fix: str, read: Reader) -> MemoryCandidate | None:
+    """A correction the user makes of themselves, in the words the fact it states is
+    stored with ("actually, I'm vegetarian now, not vegan" → "Is vegetarian", "actually,
+    I moved to Lisbon" → "Lives in Lisbon"), so that saying it again plainly later is the
+    same fact said again (spec 003 §8); "actually, my name is X" is a name, and
+    "actually, I'm not vegan" denies "Is vegan"."""
+    said = read(fix, None)
+    if said is None and (denial := denied(fix, read)) is not None:
+        return denial
+    if said is not None and said.kind == "name":
+        return said
+    if said is not None and said.kind == "fact" and not said.retire_only:
+        return MemoryCandidate("correction", said.text)
+    return made("correction", plain(fix), third_person)
+
+
+def denied(sentence: str, read: Reader) -> MemoryCandidate | None:
+    """The remembered fact ``sentence`` denies, to retire ("I'm not vegan" → "Is vegan",
+    ``denies``), when what it denies is a fact as it would be stated."""
+    match = DENIAL.match(sentence)
+    if match is None:
+        return None
+    stated = read(f"I'm {match['am']}" if match["am"] else f"I {match['do']}", None)
+    if stated is None or stated.kind != "fact" or stated.retire_only:
+        return None
+    return MemoryCandidate("fact", stated.text, retire_only=True, denies=True)
