@@ -31,7 +31,6 @@ from middleware.continuity.corrections import (
 from middleware.continuity.extract import (
     Extracted,
     ExtractTurn,
-    classify_sentence,
     extract_key_decisions,
     extract_open_questions,
     find_resolved,
@@ -39,6 +38,7 @@ from middleware.continuity.extract import (
     is_terse_continuation,
     settled_later,
     split_sentences,
+    states_an_item,
 )
 from middleware.continuity.model import (
     UNLINKED_CONTEXT_PREFIX,
@@ -53,7 +53,7 @@ from middleware.continuity.phase import infer_work_phase
 from middleware.continuity.settings import ContinuityConfig
 from middleware.continuity.summary import SummaryParts
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
-from middleware.continuity.triggers import TriggerSettings, is_dirty
+from middleware.continuity.triggers import TriggerSettings, is_dirty, turns_undecided
 from middleware.continuity.words import content_words, item_form
 from middleware.identity import channel_name, thread_channel
 from middleware.memory.triggers import detect_memory
@@ -162,11 +162,9 @@ class Capturer:
         session = await self._store.get_session(session_id)
         if session is None or (session.dirty_turns == 0 and trigger != "manual_request"):
             return None
-        # The store's counts leave out the commands the relay answered ("/recap").
-        rules = TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
-        if trigger in _NEEDS_DIRTY and not is_dirty(session, rules):
-            return None
         messages = conversation_only(await self._store.session_messages(session_id, _MESSAGES_READ))
+        if trigger in _NEEDS_DIRTY and not self._dirty(session, messages):
+            return None
         now = self._clock.now()
         if not any(m.role == "user" for m in since_capture(session, messages)):
             return None  # a manual request with nothing said since the last capture
@@ -205,6 +203,26 @@ class Capturer:
             await self._shown_summary(session, extraction.summary),
             extraction.fallback_reason,
         )
+
+    async def is_dirty(self, session: Session) -> bool:
+        """Spec 001 §5.2's dirty flag of ``session`` as stored: from its counts, and
+        only when they cannot tell (``turns_undecided``) from what its user said since
+        its last capture, which is read for that."""
+        if not turns_undecided(session, self._rules):
+            return is_dirty(session, self._rules)
+        messages = conversation_only(
+            await self._store.session_messages(session.session_id, _MESSAGES_READ)
+        )
+        return self._dirty(session, messages)
+
+    @property
+    def _rules(self) -> TriggerSettings:
+        # The store's counts leave out the commands the relay answered ("/recap").
+        return TriggerSettings(min_dirty_turns=self._settings.min_dirty_turns)
+
+    def _dirty(self, session: Session, messages: Sequence[StoredMessage]) -> bool:
+        said = turns_undecided(session, self._rules) and said_an_item(session, messages)
+        return is_dirty(session, self._rules, said_an_item=said)
 
     async def _shown_summary(self, session: Session, written: str | None) -> str | None:
         """The session's summary as the card and /recap show it, from the view just
@@ -519,6 +537,15 @@ def since_capture(session: Session, messages: Sequence[StoredMessage]) -> list[S
     return [m for m in messages if not captured(session, m)]
 
 
+def said_an_item(session: Session, messages: Sequence[StoredMessage]) -> bool:
+    """Whether a user message the session's last capture did not cover states a decision
+    or an open item ("Let's go with MkDocs", "I still need to write the API page"):
+    what makes a short session worth capturing, where "hi", "thanks" or a question with
+    nothing decided do not (spec 001 §5.2)."""
+    fresh = since_capture(session, messages)
+    return any(m.role == "user" and states_an_item(m.text) for m in fresh)
+
+
 def captured(session: Session, message: StoredMessage) -> bool:
     """Whether the session's last capture covered ``message``."""
     last = session.captured_message_id
@@ -564,7 +591,7 @@ def templated_summary(
     work = [part for part in map(_about_the_work, said) if part]
     # Plain statements, not an item the summary lists anyway nor a question: what the
     # session was about ("Let's get the billing service ready") and where it stood.
-    plain = [part for part in work if _states(part) and not _is_item(part)]
+    plain = [part for part in work if _states(part) and not states_an_item(part)]
     topic = (plain or work or said)[0]
     last = plain[-1] if plain else None
     if last is not None and _folded(last) == _folded(topic):
@@ -606,11 +633,6 @@ def _states(text: str) -> bool:
     """Whether ``text`` ends on a statement, not a question or a request to the model."""
     last = split_sentences(text)[-1]
     return not last.rstrip().endswith("?") and _REQUEST.match(last) is None
-
-
-def _is_item(text: str) -> bool:
-    """Whether ``text`` says an open item or decision, which the summary lists as such."""
-    return any(classify_sentence(sentence) for sentence in split_sentences(text))
 
 
 def _folded(text: str) -> str:

@@ -496,6 +496,12 @@ def extract_key_decisions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
     return _finish(items, MAX_DECISIONS)
 
 
+def states_an_item(text: str) -> bool:
+    """Whether a user message states an open item or a decision in one of its sentences
+    (by the sentence rules alone: an unanswered question is not one here)."""
+    return any(classify_sentence(sentence) for sentence in _sentences(text))
+
+
 def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> set[int]:
     """Indexes into ``open_items`` that a user turn in ``turns`` resolves.
 

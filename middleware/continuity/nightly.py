@@ -23,7 +23,7 @@ from middleware.continuity.model import (
     unlinked_context_id,
 )
 from middleware.continuity.settings import CardsConfig, ContinuityConfig
-from middleware.continuity.triggers import TriggerSettings, is_dirty
+from middleware.continuity.triggers import TriggerSettings
 from middleware.store import Store
 
 log = logging.getLogger(__name__)
@@ -69,9 +69,8 @@ async def run_nightly(
     settings = capturer.settings
     captured = 0
     if settings.enabled:
-        rules = trigger_settings(settings)
         for session in await store.capture_candidates():
-            if session.speaker_key in user_keys and is_dirty(session, rules):
+            if session.speaker_key in user_keys and await capturer.is_dirty(session):
                 if await capturer.capture(session.session_id, "nightly_sweep"):
                     captured += 1
     contexts = None if whole_log else await contexts_of(store, user_keys)

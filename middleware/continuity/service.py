@@ -29,7 +29,7 @@ from middleware.continuity.nightly import (
 )
 from middleware.continuity.schedule import nightly_due
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
-from middleware.continuity.triggers import due_trigger
+from middleware.continuity.triggers import timed_trigger
 from middleware.store import Store
 from middleware.types import Upstream
 
@@ -41,6 +41,9 @@ HOUSEKEEPING = "housekeeping"
 _RELAY = "relay"
 # Users seen within this long are visited by the nightly job.
 _ACTIVE_DAYS = 60
+# What a session's dirty flag depends on besides its words, which these fix: the last
+# message captured, the user messages since, whether a tool ran.
+_Counts = tuple[int | None, int, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,10 @@ class ContinuityService:
         self.background = Background()
         self._loop_task: asyncio.Task[None] | None = None
         self._tick_lock = asyncio.Lock()
+        # Sessions read and found a glance ("hi", "thanks"), with the state they were read
+        # in: a glanced thread stays a capture candidate, and its words are read again
+        # only once it has new ones, not on every pass.
+        self._glances: dict[str, _Counts] = {}
 
     async def _refresh_rollup(self, session: Session, now: datetime) -> None:
         """Tier 2 of the user's other threads shows this session's work from now on
@@ -140,18 +147,32 @@ class ContinuityService:
             return []
         rules = trigger_settings(settings)
         done: list[CaptureOutcome] = []
-        for session in await self.store.capture_candidates():
+        candidates = await self.store.capture_candidates()
+        live = {session.session_id for session in candidates}
+        self._glances = {key: seen for key, seen in self._glances.items() if key in live}
+        for session in candidates:
             focus = await self.store.latest_thread_of(session.speaker_key)
             now = self.clock.now()
-            trigger = due_trigger(
+            trigger = timed_trigger(
                 session, focused=focus == session.thread_key, now=now, settings=rules
             )
-            if trigger is None:
+            if trigger is None or not await self._is_dirty(session):
                 continue
             outcome = await self.capturer.capture(session.session_id, trigger)
             if outcome is not None:
                 done.append(outcome)
         return done
+
+    async def _is_dirty(self, session: Session) -> bool:
+        counts = _counts(session)
+        if self._glances.get(session.session_id) == counts:
+            return False
+        dirty = await self.capturer.is_dirty(session)
+        if dirty:
+            self._glances.pop(session.session_id, None)
+        else:
+            self._glances[session.session_id] = counts
+        return dirty
 
     async def _due_nightly(self) -> NightlyReport | None:
         settings = self.settings.continuity
@@ -218,3 +239,7 @@ class ContinuityService:
 
 def _active_since(now: datetime) -> datetime:
     return now - timedelta(days=_ACTIVE_DAYS)
+
+
+def _counts(session: Session) -> _Counts:
+    return session.captured_message_id, session.dirty_turns, session.tool_used

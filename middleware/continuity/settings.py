@@ -27,7 +27,8 @@ class ContinuityConfig(_Block):
     synthesis_model: str = ""
     # How long the capture pass may take before falling back to deterministic capture.
     synthesis_timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 60
-    # A session is dirty after this many user messages since its last capture.
+    # A session is dirty after this many user messages since its last capture (or fewer
+    # that state a decision or an open item, or a tool run: ``triggers.is_dirty``).
     min_dirty_turns: Annotated[int, Field(ge=1)] = 3
     # Capture the focused dirty session once its user has been idle this long.
     idle_trigger_minutes: Annotated[int, Field(ge=1)] = 15

@@ -4,7 +4,11 @@ Pure: the scheduler feeds it the session as the store sees it and whether the se
 has its user's focus (their latest message is in its thread).
 
 - A session is dirty after ``min_dirty_turns`` user messages since its last capture, or
-  one message and a tool run; glancing at a chat does not make it dirty.
+  one message and a tool run, or one message that states a decision or an open item
+  (the spec's "entity resolution that produced a candidate": a candidate item the
+  deterministic extractor finds, ``said_an_item``). Glancing at a chat ("hi", "thanks",
+  a question with nothing decided) does not make it dirty. Only a session whose counts
+  leave it to its words (``turns_undecided``) needs them read.
 - ``idle_timeout``: the focused dirty session's user has said nothing for
   ``idle_trigger_minutes``.
 - ``debounced_defocus``: a dirty session the user moved away from, once
@@ -28,18 +32,25 @@ class TriggerSettings:
     debounce: timedelta = timedelta(minutes=30)
 
 
-def is_dirty(session: Session, settings: TriggerSettings) -> bool:
-    if session.dirty_turns >= settings.min_dirty_turns:
-        return True
-    return session.tool_used and session.dirty_turns > 0
+def is_dirty(session: Session, settings: TriggerSettings, *, said_an_item: bool = False) -> bool:
+    """Spec 001 §5.2's dirty flag; ``said_an_item``: a user message since the last
+    capture states a decision or an open item (read only when ``turns_undecided``)."""
+    if session.dirty_turns == 0:
+        return False
+    return session.dirty_turns >= settings.min_dirty_turns or session.tool_used or said_an_item
 
 
-def due_trigger(
+def turns_undecided(session: Session, settings: TriggerSettings) -> bool:
+    """Whether the session's counts leave its dirty flag to what its user said: some
+    messages since its last capture, fewer than ``min_dirty_turns``, and no tool run."""
+    return 0 < session.dirty_turns < settings.min_dirty_turns and not session.tool_used
+
+
+def timed_trigger(
     session: Session, *, focused: bool, now: datetime, settings: TriggerSettings
 ) -> Trigger | None:
-    """The trigger that fires for ``session`` at ``now``, if any."""
-    if not is_dirty(session, settings):
-        return None
+    """The trigger whose time has come for ``session`` at ``now``, if any: it fires
+    when the session is dirty (``is_dirty``)."""
     if focused:
         return "idle_timeout" if now - session.last_turn_at >= settings.idle else None
     since = session.last_capture_at or session.started_at

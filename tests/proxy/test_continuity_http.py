@@ -1359,3 +1359,53 @@ async def test_after_an_agent_compacts_to_one_message_the_cards_come_back_true(
     resume = cards_in(block)["resume"]
     assert "pull the Christensen data" in resume, resume
     assert "webhook handler" not in resume, resume
+
+
+async def test_a_short_session_that_decides_and_leaves_work_open_is_captured(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # Two messages, a decision and an open item, then nothing: counted by its turns alone
+    # (three needed) the session was never dirty, and the next day's cards knew nothing.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's go with MkDocs")
+    await ana.say("I still need to write the API reference page", after=timedelta(minutes=2))
+    clock.advance(timedelta(minutes=16))
+    assert [c["trigger"] for c in await tick(relay)] == ["idle_timeout"]
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "go with MkDocs" in resume and "write the API reference page" in resume, resume
+    recap = await ana.say("/recap")
+    assert "MkDocs" in recap and "API reference page" in recap, recap
+
+
+async def test_a_short_session_moved_away_from_is_captured_once_debounce_passes(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's go with MkDocs")
+    elsewhere = Person(relay, fake_upstream, clock, thread="t2")
+    await elsewhere.say("hi", after=timedelta(minutes=1))
+    clock.advance(timedelta(minutes=30))
+    captures = await tick(relay)
+    assert [c["trigger"] for c in captures] == ["debounced_defocus"], captures
+
+
+async def test_glancing_at_a_chat_is_still_not_captured(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Spec 001 §5.2: a hello, a thanks or a question with nothing decided or left to do
+    sets no dirty flag: no idle capture, no defocus capture, nothing at night."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("hi")
+    await ana.say("thanks")
+    asking = Person(relay, fake_upstream, clock, thread="t2")
+    await asking.say("Should we use MkDocs or Sphinx?", after=timedelta(minutes=1))
+    await asking.say("What time is it in Tokyo?")
+    clock.advance(timedelta(minutes=45))
+    assert await tick(relay) == []
+    clock.advance(timedelta(days=1))
+    status, report = await admin(relay, "POST", "/admin/jobs/nightly/run")
+    assert status == 200 and report["captured"] == 0, report
+    assert "Nothing captured" in await ana.say("/recap")

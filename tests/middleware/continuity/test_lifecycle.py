@@ -638,3 +638,36 @@ async def test_a_sessions_turn_counts_leave_out_commands(
     await thread.say("/time")
     # Only a command since the capture: the session is no candidate to re-read.
     assert await store.capture_candidates() == []
+
+
+async def test_the_nightly_sweep_captures_a_short_session_that_decided_something(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # Spec 001 §5.2: a candidate item makes a session dirty, however few its turns; a
+    # glance next to it stays uncaptured.
+    service = service_for(store, clock)
+    docs = Thread(store, clock, "agent:main:api:docs")
+    await docs.session("Let's go with MkDocs", "I still need to write the API reference page")
+    glance = Thread(store, clock, "agent:main:api:chat")
+    await glance.session("hi", "thanks")
+    report = await service.run_nightly(["api:ana"])
+    assert report.captured == 1
+    view = await store.constellation(await context_of(store, docs))
+    assert view is not None
+    assert [d["decision"] for d in view["key_decisions"]] == ["go with MkDocs"]
+    assert [q["question"] for q in view["open_questions"]] == ["write the API reference page"]
+    assert await store.constellation(await context_of(store, glance)) is None
+
+
+async def test_a_glance_is_captured_once_its_user_goes_on_to_decide_something(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    await thread.session("hi")
+    clock.advance(timedelta(minutes=20))
+    assert (await service.tick()).captures == ()
+    assert (await service.tick()).captures == ()
+    await thread.say("We decided to ship the beta on Friday.")
+    clock.advance(timedelta(minutes=20))
+    assert [c.trigger for c in (await service.tick()).captures] == ["idle_timeout"]
