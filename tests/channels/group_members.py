@@ -3,7 +3,6 @@ one helper per thing a member does (``Fortnight``), shared by the group scenario
 
 from __future__ import annotations
 
-import contextlib
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -12,7 +11,7 @@ import aiohttp
 
 from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
-from tests.channels.support import telegram_section
+from tests.channels.support import handlers_done, telegram_section
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
@@ -71,9 +70,11 @@ class Fortnight:
                 assert response.status == 200, await response.text()
                 return await response.json()
 
-    async def asks(self, text: str, user: int) -> list[dict[str, Any]]:
-        """``user`` mentions the bot in the Telegram group; the messages sent back."""
-        return await self._telegram(f"@chronorelay_bot {text}", user, MENTION)
+    async def asks(self, text: str, user: int) -> dict[str, Any]:
+        """``user`` mentions the bot in the Telegram group; the one answer."""
+        [answer] = await self._telegram(f"@chronorelay_bot {text}", user, MENTION)
+        assert answer["chat_id"] == GROUP, "answered where it was asked"
+        return answer
 
     async def command(self, text: str, user: int, *, dm: bool = False) -> str:
         """``user`` sends a command in the group (or their DM); the one answer."""
@@ -89,14 +90,13 @@ class Fortnight:
     async def _telegram(
         self, text: str, user: int, entities: list[dict[str, Any]] | None, *, dm: bool = False
     ) -> list[dict[str, Any]]:
+        """Every message sent from this one's arrival until its handler, and those of the
+        messages before it, returned."""
         before = len(self.telegram.sent())
         fields = self._from(user, user if dm else GROUP)
         await self.telegram.push_message(text, entities=entities, **fields)
-        count = before + 1
-        await self.telegram.wait_for_sent(count)
-        with contextlib.suppress(TimeoutError):
-            while True:
-                count = len(await self.telegram.wait_for_sent(count + 1, within=0.3))
+        await self.telegram.wait_for_sent(before + 1)
+        await handlers_done()
         return self.telegram.sent()[before:]
 
     def _from(self, user: int, chat: int) -> dict[str, Any]:
@@ -110,7 +110,7 @@ class Fortnight:
         }
 
     async def on_discord(self, text: str, user: int, *, mention: bool = True) -> dict[str, Any]:
-        """``user`` (Discord id 100 + user) writes in the server channel; the answer."""
+        """``user`` (Discord id 100 + user) writes in the server channel; the one answer."""
         before = len(self.discord.sent())
         await self.discord.push_message(
             f"<@{BOT_ID}> {text}" if mention else text,
@@ -121,7 +121,10 @@ class Fortnight:
             mentions=[BOT] if mention else None,
             at=self.clock.now(),
         )
-        return (await self.discord.wait_for_sent(before + 1))[-1]
+        await self.discord.wait_for_sent(before + 1)
+        await handlers_done()
+        [answer] = self.discord.sent()[before:]
+        return answer
 
     async def discord_command(self, text: str, user: int) -> str:
         """``user`` types a command in the server channel (no mention); the answer."""

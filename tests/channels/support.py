@@ -3,6 +3,8 @@ services."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -18,6 +20,27 @@ from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
 from tests.fakes.upstream import FakeUpstream
+
+# The tasks in which the chat libraries run the channels' handlers: python-telegram-bot
+# runs each update in "Application:<bot id>:process_concurrent_update" (the channel asks
+# for concurrent updates), discord.py each event in "discord.py: <event>".
+_HANDLER_TASK = re.compile(r"Application:\d+:process_concurrent_update|discord\.py: on_\w+")
+
+
+async def handlers_done(within: float = 5.0) -> None:
+    """Wait until every Telegram update and Discord event handler running has returned:
+    all the channels send for the messages handled so far is then in the fakes' records.
+
+    Call it once the fake recorded a first answer: by then the message's handler, and those
+    of the messages before it, are running or done. Waiting for the handlers, not for a
+    quiet moment, catches a second message however late it comes, at no cost."""
+    async with asyncio.timeout(within):
+        while running := {
+            task
+            for task in asyncio.all_tasks()
+            if not task.done() and _HANDLER_TASK.fullmatch(task.get_name())
+        }:
+            await asyncio.wait(running)
 
 
 class _Startable(Protocol):

@@ -25,7 +25,7 @@ from middleware.pipeline import Handler
 from middleware.store import Store
 from middleware.types import Reply, Turn
 from proxy.services import open_services
-from tests.channels.support import running_discord, running_telegram, services_of
+from tests.channels.support import handlers_done, running_discord, running_telegram, services_of
 from tests.conftest import relay_config
 from tests.fakes.discord_api import FakeDiscordApi
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -114,13 +114,10 @@ class PlatformDriver(ABC):
         before = len(self._api.sent())
         count = len(self.turns)
         await push()
-        # Wait for the turn, then for the last part (one more send each time a part lands).
-        sent = await self._api.wait_for_sent(before + 1)
-        while True:
-            try:
-                sent = await self._api.wait_for_sent(len(sent) + 1, within=0.3)
-            except TimeoutError:
-                break
+        # Wait for the turn's first part, then for its handler to send the rest and return.
+        await self._api.wait_for_sent(before + 1)
+        await handlers_done()
+        sent = self._api.sent()
         assert len(self.turns) == count + 1
         return [message[self.text_field] for message in sent[before:]]
 

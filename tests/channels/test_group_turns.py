@@ -3,7 +3,6 @@ sees of commands, as several members' turns come and go."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -109,7 +108,7 @@ async def test_a_command_sent_during_another_members_turn_never_reaches_the_mode
     await telegram_api.push_message(
         "@chronorelay_bot plan?", chat_id=GROUP, chat_type="supergroup", entities=MENTION
     )
-    await asyncio.sleep(0.1)  # Ana's turn is with the upstream
+    await fake_upstream.wait_for_requests(1)  # Ana's turn is with the upstream
     for text in ("/time", "/foo bar"):
         await telegram_api.push_message(
             text, chat_id=GROUP, chat_type="supergroup", user_id=43, first_name="Bo"

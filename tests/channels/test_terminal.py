@@ -178,12 +178,19 @@ def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) 
 async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{tmp_path / "s.db"}"\n')
-    chat = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "proxy", "chat", "--config", str(config),
-        stdin=asyncio.subprocess.PIPE,  # a pipe left open: the prompt waits for a line
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    # A test run started in the background (``pytest &`` from a script) ignores SIGINT,
+    # and a child inherits that: the chat, like any program, would then stay deaf to Ctrl-C.
+    # Handled here for the spawn, SIGINT is back to its default in the child, as in a shell.
+    ours = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        chat = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "proxy", "chat", "--config", str(config),
+            stdin=asyncio.subprocess.PIPE,  # a pipe left open: the prompt waits for a line
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, ours)
     try:
         assert chat.stdout is not None and chat.stderr is not None
         await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)

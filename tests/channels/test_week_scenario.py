@@ -11,13 +11,12 @@ speaker's time and zone, the members' zones, the cards) and what the user got ba
 
 from __future__ import annotations
 
-import contextlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
-from tests.channels.support import telegram_section
+from tests.channels.support import handlers_done, telegram_section
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import BOT, BOT_ID, FakeDiscordApi, user_payload
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
@@ -121,12 +120,9 @@ class Week:
     @staticmethod
     async def _new(fake: FakeTelegramApi | FakeDiscordApi, before: int) -> list[dict[str, Any]]:
         """The messages ``fake`` was sent after the first ``before``: the first, then any
-        more parts of a long reply (until none comes for a moment)."""
-        count = before + 1
-        await fake.wait_for_sent(count)
-        with contextlib.suppress(TimeoutError):
-            while True:
-                count = len(await fake.wait_for_sent(count + 1, within=0.3))
+        more its handler sent before it returned (the parts of a long reply)."""
+        await fake.wait_for_sent(before + 1)
+        await handlers_done()
         return fake.sent()[before:]
 
     def upstream_asked(self) -> bool:

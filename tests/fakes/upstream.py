@@ -36,6 +36,7 @@ class FakeUpstream:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self._recorded = asyncio.Condition()
         self.failures: list[Scripted] = []
         self.delay = 0.0
         # Seconds between streamed events, so a client reads them one at a time.
@@ -84,6 +85,11 @@ class FakeUpstream:
     def last(self) -> Recorded:
         return self.requests[-1]
 
+    async def wait_for_requests(self, count: int, within: float = 5.0) -> None:
+        """Wait until at least ``count`` requests were received (and recorded)."""
+        async with asyncio.timeout(within), self._recorded:
+            await self._recorded.wait_for(lambda: len(self.requests) >= count)
+
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake-model"}]})
 
@@ -98,6 +104,8 @@ class FakeUpstream:
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(Recorded(request.path, dict(request.headers), body))
+        async with self._recorded:
+            self._recorded.notify_all()
         if self.failures:
             failure = self.failures.pop(0)
             return web.json_response(failure.body, status=failure.status, headers=failure.headers)

@@ -194,7 +194,7 @@ async def test_a_turn_alone_queues_its_message_and_one_among_others_writes_it_at
     fake_upstream.delay = 0.5
     first = asyncio.create_task(ask("first", "a"))
     await asyncio.wait_for(recording.wait(), timeout=5)
-    await asyncio.sleep(0.05)  # the first turn waits for the upstream
+    await fake_upstream.wait_for_requests(1)  # the first turn waits for the upstream
     fake_upstream.delay = 0
     status, _ = await ask("second", "b")
     assert status == 200 and (await first)[0] == 200

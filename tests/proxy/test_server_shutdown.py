@@ -110,8 +110,7 @@ async def test_a_request_still_waiting_at_the_deadline_is_answered_503_within_th
     body = {"model": "m", "messages": [{"role": "user", "content": "hi there"}]}
     async with aiohttp.ClientSession() as http:
         asking = asyncio.create_task(http.post(f"{server.url}/v1/chat/completions", json=body))
-        await asyncio.sleep(0.3)
-        assert fake_upstream.requests  # the relay is waiting for the upstream's answer
+        await fake_upstream.wait_for_requests(1)  # the relay waits for the upstream's answer
 
         started = time.monotonic()
         await server.stop()

@@ -40,7 +40,7 @@ from middleware.clock.temporal import asks_about_current_events, asks_with_recen
 from middleware.impact.intent import _IMPACTFUL, mentions_impactful_action
 from middleware.memory.triggers import _detect, detect_memory
 from middleware.text_cache import MAX_CHARS
-from tests.strategies import chat_texts
+from tests.strategies import chat_texts, matches_of
 
 _RULES: list[IntentRule | StatusRule | DurationRule] = [
     rule
@@ -114,7 +114,7 @@ _WORDS = sorted(
 
 _TEXTS = st.one_of(
     chat_texts(_WORDS, _SPACES),
-    st.sampled_from(_RULES).flatmap(lambda rule: st.from_regex(rule.pattern)),
+    matches_of([rule.pattern for rule in _RULES]),
     st.text(max_size=40),
 )
 
@@ -156,7 +156,7 @@ _GATE_SPACES = (" ", "  ", "\t", "\n", "\u00a0", ", ", ". ", "! ", "? ", ": ", "
 
 _GATE_TEXTS = st.one_of(
     chat_texts(_GATE_WORDS, _GATE_SPACES),
-    st.sampled_from(_GATE_PATTERNS).flatmap(lambda pattern: st.from_regex(pattern)),
+    matches_of(_GATE_PATTERNS),
     st.text(max_size=40),
 )
 
