@@ -54,6 +54,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   Friday), or the day before it, which someone who has not slept yet calls yesterday
   (Thursday), the day just ended first. "Last night" is not read at all, and "tonight"
   keeps its one reading still ahead, as above;
+* "today" told of the past in the small hours ("today I finished it" said at 01:30 on
+  Saturday) is the same choice the other way: the day just begun (Saturday) or the day
+  just ended (Friday), which someone who has not slept yet still calls today;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -121,6 +124,7 @@ _BARE_WEEKDAY = re.compile(
 )
 _TOMORROW = re.compile(r"\btomorrow\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
+_TODAY = re.compile(r"\btoday\b")
 #: Before this hour "tomorrow" may mean the day that has just begun, and "yesterday" the
 #: day before the one just ended (see ``read_local``).
 SMALL_HOURS_END = 4
@@ -412,6 +416,8 @@ def read_local(
         return reading
     if _YESTERDAY.search(lowered):
         return _small_hours_yesterday(reading, base)
+    if past and _TODAY.search(lowered):
+        return _small_hours_past_today(reading, base)
     if past or not _TOMORROW.search(lowered):
         return reading
     return _small_hours_tomorrow(reading, base)
@@ -446,6 +452,26 @@ def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReadin
     question = (
         f'By "yesterday", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the '
         f"day that has just ended) or {describe_day(calendar - timedelta(days=1))}?"
+    )
+    if reading.kind == "choice" and reading.question:
+        question = f"{question} And {_other_day_question(reading.question, calendar)}"
+    return LocalReading("choice", times + earlier, question)
+
+
+def _small_hours_past_today(reading: LocalReading, base: datetime) -> LocalReading:
+    """ "Today" told of the past in the small hours ("today I finished it" at 01:30): the
+    day just begun, or the day just ended, which the speaker who has not slept yet still
+    calls today; each of ``reading``'s times is kept on both days. Said of what is ahead,
+    "today" keeps its one reading, the day just begun."""
+    calendar = base.date()
+    times = reading.times[:-1] if reading.kind == "span" else reading.times
+    if any(value.date() != calendar for value in times):
+        return reading
+    earlier = tuple(value - timedelta(days=1) for value in times)
+    question = (
+        f'By "today", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the day '
+        f"that has just begun) or {describe_day(calendar - timedelta(days=1))} (the day "
+        "that has just ended)?"
     )
     if reading.kind == "choice" and reading.question:
         question = f"{question} And {_other_day_question(reading.question, calendar)}"

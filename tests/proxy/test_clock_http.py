@@ -1056,3 +1056,14 @@ async def test_yesterday_said_in_the_small_hours_asks_which_day(
     text = block(fake_upstream)
     assert '"yesterday" = 2026-03-13T00:00:00+00:00 to 2026-03-14T00:00:00+00:00' in text
     assert "Ask the user" not in text
+
+
+async def test_today_told_of_the_past_in_the_small_hours_asks_which_day(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T20:00:00Z")
+    await chat(relay, "today I finished it", at="2026-11-21T00:30:00Z")  # Sat 01:30 in Berlin
+    assert (
+        'Ask the user: By "today", said at 01:30, do you mean Saturday 21 November (the day '
+        "that has just begun) or Friday 20 November (the day that has just ended)?"
+    ) in block(fake_upstream)

@@ -952,6 +952,28 @@ def test_yesterday_said_in_the_small_hours_is_asked_about(
 
 
 @pytest.mark.parametrize(
+    ("message", "candidates"),
+    [
+        ("today I finished the report",
+         ("2026-03-03T00:00:00+09:00", "2026-03-02T00:00:00+09:00")),
+        ("I sent it today at 1am",
+         ("2026-03-03T01:00:00+09:00", "2026-03-02T01:00:00+09:00")),
+    ],
+)  # fmt: skip
+def test_today_told_of_the_past_in_the_small_hours_is_asked_about(
+    message: str, candidates: tuple[str, ...]
+) -> None:
+    # 02:00 on Tuesday in Tokyo: not yet slept, what was done "today" may be Monday's.
+    [result] = find_time_expressions(message, "Asia/Tokyo", iso("2026-03-02T17:00:00+00:00"))
+    assert result.needs_clarification and result.start_instant is None
+    assert result.candidates == tuple(iso(instant) for instant in candidates)
+    assert result.clarification_question == (
+        'By "today", said at 02:00, do you mean Tuesday 3 March (the day that has just '
+        "begun) or Monday 2 March (the day that has just ended)?"
+    )
+
+
+@pytest.mark.parametrize(
     ("message", "utc", "start"),
     [
         # 04:00 in Tokyo: the small hours are over, "yesterday" is the calendar's.
@@ -976,6 +998,8 @@ def test_yesterday_outside_the_small_hours_question_is_resolved(
         ("tonight at 9", "2026-03-02T17:00:00+00:00", "2026-03-03T21:00:00+09:00"),
         ("this morning at 10am", "2026-03-02T17:00:00+00:00", "2026-03-03T10:00:00+09:00"),
         ("today at 5pm", "2026-03-02T17:00:00+00:00", "2026-03-03T17:00:00+09:00"),
+        # 04:00 in Tokyo: what was done today was done on the day begun at midnight.
+        ("today I finished the report", "2026-03-02T19:00:00+00:00", "2026-03-03T00:00:00+09:00"),
         # 04:00 in Tokyo: the small hours are over, "tomorrow" is the calendar's.
         ("tomorrow morning", "2026-03-02T19:00:00+00:00", "2026-03-04T09:00:00+09:00"),
         # 23:30: still the evening before, "tomorrow" is the next day.
