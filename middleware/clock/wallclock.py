@@ -38,7 +38,11 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   choice between that day and a week later; otherwise it is the next occurrence, as is a
   bare or "on" weekday (said on a Sunday, "on Monday" and "next Monday" are tomorrow);
   a bare weekday naming today ("Monday 9am" said on a Monday) is a choice between today
-  and a week later; "this Monday" said on a Monday is today;
+  and a week later; "this Monday" said on a Monday is today; a weekday naming today with a
+  part of day ("Saturday night" said on Saturday) is today's while that part of day is
+  ahead or under way (morning until 12:00, afternoon until 18:00, evening and night until
+  midnight; told of the past, once it has begun: from 05:00, 12:00, 17:00, 18:00), else
+  its next (or last) occurrence;
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
   evening 18:00, tonight/night 20:00 (today's, even when already past);
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
@@ -122,6 +126,12 @@ _PART_OF_DAY = re.compile(
 _BARE_WEEKDAY = re.compile(
     r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
 )
+_WEEKDAY_PART = re.compile(
+    r"(?P<day>mon|tue|wed|thu|fri|sat|sun)[a-z]*\s+(?P<part>morning|afternoon|evening|night)"
+)
+#: The hours a part of day begins and ends (end exclusive, 24 = midnight).
+_PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24)}
+_TRAILING_AT = re.compile(r"\s*(?:at|@)$")
 _TOMORROW = re.compile(r"\btomorrow\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _TODAY = re.compile(r"\btoday\b")
@@ -370,7 +380,7 @@ def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
 
 def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
     """Turn a weekday reading that could mean two different weeks into a choice."""
-    bare = _BARE_WEEKDAY.fullmatch(text)
+    bare = _BARE_WEEKDAY.fullmatch(_TRAILING_AT.sub("", text))  # "friday at" + "8pm"
     if reading.kind == "choice":
         return reading
     if bare and _WEEKDAY_INDEX[bare["day"]] == base.weekday():
@@ -391,6 +401,21 @@ def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalRe
         f"{describe_day(week_later.date())} (next week)?"
     )
     return LocalReading("choice", (first, week_later), question)
+
+
+def _weekday_part_today(
+    text: str, reading: LocalReading, base: datetime, past: bool
+) -> LocalReading | None:
+    """ "Saturday night" said on Saturday while that night is ahead or under way is
+    tonight (told of the past: once it has begun), not a week away; None otherwise."""
+    found = _WEEKDAY_PART.fullmatch(text)
+    if found is None or _WEEKDAY_INDEX[found["day"]] != base.weekday():
+        return None
+    begins, ends = _PART_HOURS[found["part"]]
+    if (base.hour < begins) if past else (base.hour >= ends):
+        return None
+    value = reading.times[0]
+    return LocalReading("point", (datetime.combine(base.date(), value.time()),))
 
 
 def read_local(
@@ -510,6 +535,9 @@ def _read_lowered(
             reading = LocalReading("point", (value.replace(microsecond=0),))
         else:
             reading = _span(value, period)
+        today = _weekday_part_today(rest, reading, base, past)
+        if today is not None:
+            return today
         return reading if past else _weekday_choice(rest, reading, base)
 
     rest, clock_times, kind, ok = found

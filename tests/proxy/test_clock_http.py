@@ -1067,3 +1067,18 @@ async def test_today_told_of_the_past_in_the_small_hours_asks_which_day(
         'Ask the user: By "today", said at 01:30, do you mean Saturday 21 November (the day '
         "that has just begun) or Friday 20 November (the day that has just ended)?"
     ) in block(fake_upstream)
+
+
+async def test_saturday_night_said_that_saturday_is_tonight(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 9, 0, tzinfo=UTC))  # Berlin Sat 10:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for hours in (0, 12):  # Saturday 10:00 and 22:00: the night ahead and the night begun
+        clock.advance(timedelta(hours=hours))
+        await say(relay, "saturday night?", headers)
+        text = block(fake_upstream)
+        assert '"saturday night" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in text
+        assert "Ask the user" not in text

@@ -297,7 +297,8 @@ NOT_TIMES = [
 #: are ambiguous.
 TIMES = [
     ('see you at 5', [times(at('"at 5"', '2026-03-13T17:00:00+00:00'))]),
-    ('friday at 3pm', [times(at('"friday at 3pm"', '2026-03-20T15:00:00+00:00'))]),
+    # Said on a Friday, as "friday 3pm" is: today or a week later.
+    ('friday at 3pm', [TODAY_OR_NEXT_FRIDAY]),
     ('in 2 hours', [times(at('"in 2 hours"', '2026-03-13T11:00:00+00:00'))]),
     ('next Monday', [times(day('"next Monday"', '2026-03-16'))]),
     ('tomorrow at 9', [ask('Do you mean 09:00 or 21:00 on Saturday 14 March?')]),
@@ -319,7 +320,7 @@ TIMES = [
     ('until monday', [times(day('"monday"', '2026-03-16'))]),
     ('this friday', [times(day('"this friday"', '2026-03-13'))]),
     ("it's on friday", [TODAY_OR_NEXT_FRIDAY]),
-    ("it's friday at 3pm", [times(at('"friday at 3pm"', '2026-03-20T15:00:00+00:00'))]),
+    ("it's friday at 3pm", [TODAY_OR_NEXT_FRIDAY]),
     ('dinner tonight at 8', [times(at('"tonight at 8"', '2026-03-13T20:00:00+00:00'))]),
     ("I'll be up at 6", [times(at('"at 6"', '2026-03-14T06:00:00+00:00'))]),
     ('the call was at 3pm', [times(at('"at 3pm"', '2026-03-12T15:00:00+00:00'))]),

@@ -1012,3 +1012,35 @@ def test_day_words_outside_the_small_hours_question_are_resolved(
     [result] = find_time_expressions(message, "Asia/Tokyo", iso(utc))
     assert not result.needs_clarification
     assert result.start_instant == iso(start)
+
+
+@pytest.mark.parametrize(
+    ("message", "berlin_now", "start"),
+    [
+        # Saturday 21 November 2026 in Berlin.
+        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("saturday evening", "2026-11-21T10:00:00+01:00", "2026-11-21T18:00:00+01:00"),
+        # That morning is over: the next Saturday morning, as before.
+        ("saturday morning", "2026-11-21T19:00:00+01:00", "2026-11-28T09:00:00+01:00"),
+        # Friday 20 November.
+        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T18:00:00+01:00"),
+    ],
+)
+def test_a_weekday_naming_today_with_a_part_of_day_still_ahead_is_today(
+    message: str, berlin_now: str, start: str
+) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", iso(berlin_now))
+    assert not result.needs_clarification
+    assert result.start_instant == iso(start)
+
+
+def test_a_weekday_naming_today_with_at_and_a_time_asks_which_week() -> None:
+    # "friday 8pm" asked already; "friday at 8pm" took the next Friday with no question.
+    [result] = find_time_expressions(
+        "friday at 8pm", "Europe/Berlin", iso("2026-11-20T19:00:00+01:00")
+    )
+    assert result.clarification_question == (
+        "Do you mean today (Friday 20 November) or Friday 27 November?"
+    )
