@@ -29,7 +29,7 @@ from middleware.clock.abbreviations import (
     stated_offset,
 )
 from middleware.clock.idioms import names_no_time
-from middleware.clock.mentions import PlaceZone, find_zone_mention
+from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_clock
 from middleware.clock.places import place_question
 from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
@@ -491,7 +491,7 @@ def looks_timeish(text: str) -> bool:
 
 def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
     """Take in a clock time dateparser left out ("tomorrow" + " at 9") and a zone named
-    right after the phrase ("14:30" + " Tokyo time", "3pm" + " PST")."""
+    right after the phrase ("14:30" + " Tokyo time", "3pm" + " PST", "9pm" + " Tokyo")."""
     clock = _TRAILING_CLOCK.match(text, end)
     if clock and not re.search(r"(?:\d|[ap]\.?m\.?)$", text[:end], re.I):
         end = clock.end()
@@ -499,6 +499,9 @@ def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
     mention = find_zone_mention(tail, place_zone)
     if mention is not None and not tail[: mention.start].strip():
         return end + mention.end
+    after_clock = place_after_clock(text, end, place_zone)  # "9pm" + " Tokyo"
+    if after_clock is not None:
+        return after_clock.end
     # A bare region ("9am Pacific") names a zone only with its clock time before it.
     for start, stop, _ in find_zone_names(text[: end + len(tail)]):
         if start >= end and not text[end:start].strip():

@@ -1082,3 +1082,14 @@ async def test_saturday_night_said_that_saturday_is_tonight(
         text = block(fake_upstream)
         assert '"saturday night" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in text
         assert "Ask the user" not in text
+
+
+async def test_a_city_right_after_a_time_is_that_citys_time(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz America/New_York", at="2026-11-20T14:00:00Z")
+    await chat(relay, "here in New York, 9pm Tokyo is 7am for me", at="2026-11-20T15:00:00Z")
+    assert (
+        'Times in this message: "9pm Tokyo" = 2026-11-21T21:00:00+09:00 (Asia/Tokyo); '
+        '"7am" = 2026-11-21T07:00:00-05:00 (America/New_York).'
+    ) in block(fake_upstream)

@@ -1044,3 +1044,24 @@ def test_a_weekday_naming_today_with_at_and_a_time_asks_which_week() -> None:
     assert result.clarification_question == (
         "Do you mean today (Friday 20 November) or Friday 27 November?"
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "matched", "start"),
+    [
+        # Friday 20 November 2026, 10:00 in New York (Saturday 00:00 in Tokyo).
+        ("here in New York, 9pm Tokyo is 7am for me", "9pm Tokyo", "2026-11-21T21:00:00+09:00"),
+        ("call at 9am Berlin?", "at 9am Berlin", "2026-11-21T09:00:00+01:00"),
+        ("14:30 Paris, ok?", "14:30 Paris", "2026-11-21T14:30:00+01:00"),
+        # Not a place but a longer name, or a place with more than one zone: New York's 3pm.
+        ("see you 3pm Central Park", "3pm", "2026-11-20T15:00:00-05:00"),
+        ("3pm London Bridge", "3pm", "2026-11-20T15:00:00-05:00"),
+        ("meet 5pm Victoria", "5pm", "2026-11-20T17:00:00-05:00"),
+    ],
+)
+def test_a_city_named_right_after_a_clock_time_anchors_it(
+    message: str, matched: str, start: str
+) -> None:
+    first, *_ = find_time_expressions(message, "America/New_York", iso("2026-11-20T10:00:00-05:00"))
+    assert (first.matched_text, first.start_instant) == (matched, iso(start))
+    assert not first.needs_clarification
