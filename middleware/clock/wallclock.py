@@ -132,6 +132,11 @@ _WEEKDAY_PART = re.compile(
 #: The hours a part of day begins and ends (end exclusive, 24 = midnight).
 _PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24)}
 _TRAILING_AT = re.compile(r"\s*(?:at|@)$")
+# Texting abbreviations of day words, spelled out before reading ("tmrw", "thurs", "fri").
+_SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro": "tomorrow",
+                "2morrow": "tomorrow", "thur": "thursday", "thurs": "thursday",
+                "fri": "friday", "weds": "wednesday", "tues": "tuesday"}  # fmt: skip
+_TEXTING_DAY = re.compile(rf"\b(?:{'|'.join(_SPELLED_OUT)})\b")
 _TOMORROW = re.compile(r"\btomorrow\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _TODAY = re.compile(r"\btoday\b")
@@ -435,7 +440,7 @@ def read_local(
     reads the phrase as told of the past and ``waking`` as said of rising (see the module
     docstring).
     """
-    lowered = " ".join(text.lower().split())
+    lowered = _TEXTING_DAY.sub(lambda found: _SPELLED_OUT[found[0]], " ".join(text.lower().split()))
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
     if reading is None or base.hour >= SMALL_HOURS_END:
         return reading

@@ -1093,3 +1093,18 @@ async def test_a_city_right_after_a_time_is_that_citys_time(
         'Times in this message: "9pm Tokyo" = 2026-11-21T21:00:00+09:00 (Asia/Tokyo); '
         '"7am" = 2026-11-21T07:00:00-05:00 (America/New_York).'
     ) in block(fake_upstream)
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("cant tmrw sorry", '"tmrw" = 2026-11-21T00:00:00+01:00 to 2026-11-22T00:00:00+01:00'),
+        ("u free thurs", '"thurs" = 2026-11-26T00:00:00+01:00 to 2026-11-27T00:00:00+01:00'),
+    ],
+)
+async def test_texting_abbreviations_of_day_words_are_read(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, told: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
+    await chat(relay, message, at="2026-11-20T10:00:00Z")  # Friday 11:00 in Berlin
+    assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
