@@ -38,7 +38,8 @@ import re
 
 __all__ = ["names_no_time"]
 
-_WEEKDAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)day"
+# With the texting abbreviations the parser reads ("it's fri!", "happy fri").
+_WEEKDAY = r"(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)day|thurs?|fri|weds|tues)"
 _LONE_WEEKDAY = re.compile(rf"(?:the\s+|(?P<some>an?\s+))?{_WEEKDAY}", re.IGNORECASE)
 # What makes the weekday right after it the day it is, or a greeting: "it's", "it is",
 # "its", "'tis", "today is", "today's", "is it", "happy", "TGI", "a", "another", "what a",

@@ -2,9 +2,9 @@
 
 Finds the one zone a phrase names, so the parser can anchor to it instead of the Session
 TZ: a numeric offset (``UTC+9``, ``10:00+05:45``, ``09:00Z``), ``UTC``/``GMT``, an IANA
-id (``Europe/Berlin``), a place (``Tokyo time``, ``3pm in Berlin``) or an abbreviation
-(``PST``, ``IST``, from the one table in ``abbreviations.py``). Abbreviations are
-reported, never resolved here: the caller resolves them from user context or asks
+id (``Europe/Berlin``), a place (``Tokyo time``, ``3pm in Berlin``, ``9pm Tokyo``) or an
+abbreviation (``PST``, ``IST``, from the one table in ``abbreviations.py``). Abbreviations
+are reported, never resolved here: the caller resolves them from user context or asks
 (§4.2 "MUST NOT be auto-mapped silently").
 """
 
@@ -25,6 +25,7 @@ __all__ = [
     "ZoneMention",
     "find_zone_mention",
     "iana_place_zone",
+    "place_after_clock",
 ]
 
 #: Resolves a place name as typed ("Tokyo", "new york") to an IANA id; to its candidate
@@ -110,6 +111,12 @@ _IANA = re.compile(r"\b[A-Za-z]+(?:/[A-Za-z0-9_+-]+)+")
 _IN_PLACE = re.compile(r"\bin\s+(?P<words>[^\W\d_][\w.'-]*(?:\s+[^\W\d_][\w.'-]*){0,2})", re.I)
 _PLACE_TIME = re.compile(r"(?P<words>(?:[^\W\d_][\w.'-]*\s+){1,3})(?:local\s+)?time\b", re.I)
 _WORD = re.compile(r"\b[A-Za-z]{2,5}\b")
+# A clock time ("9pm", "9 p.m.", "14:30", "14h30") and the words right after it.
+_CLOCK = re.compile(r"(?:\d\s*[ap]\.?m\b\.?|\b\d{1,2}[:h]\d\d)", re.I)
+_CLOCK_AT_END = re.compile(rf"{_CLOCK.pattern}$", re.I)
+_WORDS_AFTER = re.compile(r"[^\S\n]+(?P<words>[^\W\d_][\w'-]*(?:[^\S\n]+[^\W\d_][\w'-]*){0,2})")
+# A capitalised word right after the place: it is part of a longer name ("London Bridge").
+_LONGER_NAME = re.compile(r"[^\S\n]+[A-Z]")
 
 
 def _offset(match: re.Match[str]) -> ZoneMention | None:
@@ -174,6 +181,35 @@ def _find_place(text: str, resolvers: list[PlaceZone]) -> ZoneMention | None:
     return None
 
 
+def _resolvers(place_zone: PlaceZone | None) -> list[PlaceZone]:
+    return [iana_place_zone] if place_zone is None else [place_zone, iana_place_zone]
+
+
+def place_after_clock(
+    text: str, at: int, place_zone: PlaceZone | None = None
+) -> ZoneMention | None:
+    """A place named right after the clock time that ends ``text[:at]``, as "Tokyo time"
+    is without "time": "9pm Tokyo is 7am for me", "at 14:30 Berlin". Only a place with
+    one zone counts ("5pm Victoria" may be a station: no question), and not one that
+    starts a longer name ("3pm London Bridge", "3pm Central Park"). None otherwise."""
+    if _CLOCK_AT_END.search(text, 0, at) is None:
+        return None
+    after = _WORDS_AFTER.match(text, at)
+    if after is None:
+        return None
+    words = after["words"].split()
+    found = _resolve_place(words, _resolvers(place_zone))
+    if found is None or len(found[1]) != 1:
+        return None
+    count, (zone,) = found
+    end = after.start("words")
+    for word in words[:count]:
+        end = text.index(word, end) + len(word)
+    if _LONGER_NAME.match(text, end):
+        return None
+    return ZoneMention("zone", after.start("words"), end, zone=zone)
+
+
 def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMention | None:
     """The first explicit zone mention in ``text``, or None.
 
@@ -200,12 +236,13 @@ def find_zone_mention(text: str, place_zone: PlaceZone | None = None) -> ZoneMen
             return ZoneMention("zone", match.start(), match.end(), zone=match[0])
     for start, end, name in find_zone_names(text)[:1]:
         return ZoneMention("abbreviation", start, end, abbreviation=name)
-    resolvers: list[PlaceZone] = [iana_place_zone]
-    if place_zone is not None:
-        resolvers.insert(0, place_zone)
-    place = _find_place(text, resolvers)
+    place = _find_place(text, _resolvers(place_zone))
     if place:
         return place
+    for clock in _CLOCK.finditer(text):
+        after_clock = place_after_clock(text, clock.end(), place_zone)
+        if after_clock:
+            return after_clock
     for match in _WORD.finditer(text):
         abbr = match[0].upper()
         if abbr in ABBREVIATIONS and (abbr not in _UPPERCASE_ONLY or match[0] == abbr):

@@ -29,7 +29,7 @@ from middleware.clock.abbreviations import (
     stated_offset,
 )
 from middleware.clock.idioms import names_no_time
-from middleware.clock.mentions import PlaceZone, find_zone_mention
+from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_clock
 from middleware.clock.places import place_question
 from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.wallclock import LocalReading, describe_day, read_local
@@ -384,6 +384,9 @@ def _check_stated_offset(result: ParseResult, abbr: str, naive: datetime) -> Par
 
 
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+#: Texting abbreviations of day words ("cant tmrw", "u free thurs", "lmk by fri"), which
+#: ``wallclock.py`` spells out. "mon", "wed", "sat" and "sun" are words or names first.
+TEXTING_DAYS = r"(?:tmrw?|tmw|2moro|2morrow|thurs?|fri|weds|tues)"
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")  # fmt: skip
 _COUNT = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half\s+an?)"
@@ -394,6 +397,7 @@ _TIMEISH = re.compile(
     r"\d{1,2}\s*(?:[ap]\.?m\b\.?|o'?clock\b)|\b\d{1,2}[:h]\d\d\b|\b\d{4}-\d\d-\d\d"
     r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
+    rf"|\b{TEXTING_DAYS}\b"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
     rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
@@ -460,7 +464,8 @@ _ON_DAY_OF_MONTH = re.compile(
     r"\b(?:on|by|until|till|before|after|from)\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I
 )
 # Day words dateparser misses beside some punctuation ("yesterday: fixed the bug").
-_DAY_WORD = re.compile(r"\b(?:today|tonight|tomorrow|yesterday)\b", re.I)
+# ... and never finds their texting abbreviations ("cant tmrw sorry").
+_DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 _DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or|the))+\s*$", re.I)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
@@ -468,9 +473,12 @@ _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
 
 # Every alternative of ``_TIMEISH`` needs a digit or one of these (case-folded) fragments:
 # "day" stands for today, yesterday, midday, the weekdays and "end of day", "week" for
-# weekend. ``_TIMEISH`` costs about half a microsecond per character (many alternatives,
-# ignoring case); this test costs a few nanoseconds, and most messages fail it.
-_TIME_FRAGMENTS = ("day", "tomorrow", "tonight", "noon", "midnight", "eod")
+# weekend; "tmr", "tmw", "thur", "fri", "weds", "tues" for the texting abbreviations (a
+# digit lets "2moro" through). ``_TIMEISH`` costs about half a microsecond per character
+# (many alternatives, ignoring case); this test costs a few nanoseconds, and most
+# messages fail it.
+_TIME_FRAGMENTS = ("day", "tomorrow", "tonight", "noon", "midnight", "eod", "tmr", "tmw",
+                   "thur", "fri", "weds", "tues")  # fmt: skip
 _UNIT_FRAGMENTS = ("sec", "min", "hour", "hr", "week", "fortnight", "month", "year")
 _DIGIT = re.compile(r"\d")
 # All fragments in one search of the text every stage's gates share (apostrophes made
@@ -491,7 +499,7 @@ def looks_timeish(text: str) -> bool:
 
 def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
     """Take in a clock time dateparser left out ("tomorrow" + " at 9") and a zone named
-    right after the phrase ("14:30" + " Tokyo time", "3pm" + " PST")."""
+    right after the phrase ("14:30" + " Tokyo time", "3pm" + " PST", "9pm" + " Tokyo")."""
     clock = _TRAILING_CLOCK.match(text, end)
     if clock and not re.search(r"(?:\d|[ap]\.?m\.?)$", text[:end], re.I):
         end = clock.end()
@@ -499,6 +507,9 @@ def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
     mention = find_zone_mention(tail, place_zone)
     if mention is not None and not tail[: mention.start].strip():
         return end + mention.end
+    after_clock = place_after_clock(text, end, place_zone)  # "9pm" + " Tokyo"
+    if after_clock is not None:
+        return after_clock.end
     # A bare region ("9am Pacific") names a zone only with its clock time before it.
     for start, stop, _ in find_zone_names(text[: end + len(tail)]):
         if start >= end and not text[end:start].strip():

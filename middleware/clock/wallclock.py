@@ -38,7 +38,11 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   choice between that day and a week later; otherwise it is the next occurrence, as is a
   bare or "on" weekday (said on a Sunday, "on Monday" and "next Monday" are tomorrow);
   a bare weekday naming today ("Monday 9am" said on a Monday) is a choice between today
-  and a week later; "this Monday" said on a Monday is today;
+  and a week later; "this Monday" said on a Monday is today; a weekday naming today with a
+  part of day ("Saturday night" said on Saturday) is today's while that part of day is
+  ahead or under way (morning until 12:00, afternoon until 18:00, evening and night until
+  midnight; told of the past, once it has begun: from 05:00, 12:00, 17:00, 18:00), else
+  its next (or last) occurrence;
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
   evening 18:00, tonight/night 20:00 (today's, even when already past);
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
@@ -54,6 +58,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   Friday), or the day before it, which someone who has not slept yet calls yesterday
   (Thursday), the day just ended first. "Last night" is not read at all, and "tonight"
   keeps its one reading still ahead, as above;
+* "today" told of the past in the small hours ("today I finished it" said at 01:30 on
+  Saturday) is the same choice the other way: the day just begun (Saturday) or the day
+  just ended (Friday), which someone who has not slept yet still calls today;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -119,8 +126,20 @@ _PART_OF_DAY = re.compile(
 _BARE_WEEKDAY = re.compile(
     r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
 )
+_WEEKDAY_PART = re.compile(
+    r"(?P<day>mon|tue|wed|thu|fri|sat|sun)[a-z]*\s+(?P<part>morning|afternoon|evening|night)"
+)
+#: The hours a part of day begins and ends (end exclusive, 24 = midnight).
+_PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24)}
+_TRAILING_AT = re.compile(r"\s*(?:at|@)$")
+# Texting abbreviations of day words, spelled out before reading ("tmrw", "thurs", "fri").
+_SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro": "tomorrow",
+                "2morrow": "tomorrow", "thur": "thursday", "thurs": "thursday",
+                "fri": "friday", "weds": "wednesday", "tues": "tuesday"}  # fmt: skip
+_TEXTING_DAY = re.compile(rf"\b(?:{'|'.join(_SPELLED_OUT)})\b")
 _TOMORROW = re.compile(r"\btomorrow\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
+_TODAY = re.compile(r"\btoday\b")
 #: Before this hour "tomorrow" may mean the day that has just begun, and "yesterday" the
 #: day before the one just ended (see ``read_local``).
 SMALL_HOURS_END = 4
@@ -366,7 +385,7 @@ def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
 
 def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
     """Turn a weekday reading that could mean two different weeks into a choice."""
-    bare = _BARE_WEEKDAY.fullmatch(text)
+    bare = _BARE_WEEKDAY.fullmatch(_TRAILING_AT.sub("", text))  # "friday at" + "8pm"
     if reading.kind == "choice":
         return reading
     if bare and _WEEKDAY_INDEX[bare["day"]] == base.weekday():
@@ -389,6 +408,21 @@ def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalRe
     return LocalReading("choice", (first, week_later), question)
 
 
+def _weekday_part_today(
+    text: str, reading: LocalReading, base: datetime, past: bool
+) -> LocalReading | None:
+    """ "Saturday night" said on Saturday while that night is ahead or under way is
+    tonight (told of the past: once it has begun), not a week away; None otherwise."""
+    found = _WEEKDAY_PART.fullmatch(text)
+    if found is None or _WEEKDAY_INDEX[found["day"]] != base.weekday():
+        return None
+    begins, ends = _PART_HOURS[found["part"]]
+    if (base.hour < begins) if past else (base.hour >= ends):
+        return None
+    value = reading.times[0]
+    return LocalReading("point", (datetime.combine(base.date(), value.time()),))
+
+
 def read_local(
     text: str,
     base: datetime,
@@ -406,12 +440,14 @@ def read_local(
     reads the phrase as told of the past and ``waking`` as said of rising (see the module
     docstring).
     """
-    lowered = " ".join(text.lower().split())
+    lowered = _TEXTING_DAY.sub(lambda found: _SPELLED_OUT[found[0]], " ".join(text.lower().split()))
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
     if reading is None or base.hour >= SMALL_HOURS_END:
         return reading
     if _YESTERDAY.search(lowered):
         return _small_hours_yesterday(reading, base)
+    if past and _TODAY.search(lowered):
+        return _small_hours_past_today(reading, base)
     if past or not _TOMORROW.search(lowered):
         return reading
     return _small_hours_tomorrow(reading, base)
@@ -452,6 +488,26 @@ def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReadin
     return LocalReading("choice", times + earlier, question)
 
 
+def _small_hours_past_today(reading: LocalReading, base: datetime) -> LocalReading:
+    """ "Today" told of the past in the small hours ("today I finished it" at 01:30): the
+    day just begun, or the day just ended, which the speaker who has not slept yet still
+    calls today; each of ``reading``'s times is kept on both days. Said of what is ahead,
+    "today" keeps its one reading, the day just begun."""
+    calendar = base.date()
+    times = reading.times[:-1] if reading.kind == "span" else reading.times
+    if any(value.date() != calendar for value in times):
+        return reading
+    earlier = tuple(value - timedelta(days=1) for value in times)
+    question = (
+        f'By "today", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the day '
+        f"that has just begun) or {describe_day(calendar - timedelta(days=1))} (the day "
+        "that has just ended)?"
+    )
+    if reading.kind == "choice" and reading.question:
+        question = f"{question} And {_other_day_question(reading.question, calendar)}"
+    return LocalReading("choice", times + earlier, question)
+
+
 def _other_day_question(question: str, calendar: date) -> str:
     """The hour question of a "tomorrow" reading, asked of whichever day is meant."""
     named = f"on {describe_day(calendar)}"
@@ -484,6 +540,9 @@ def _read_lowered(
             reading = LocalReading("point", (value.replace(microsecond=0),))
         else:
             reading = _span(value, period)
+        today = _weekday_part_today(rest, reading, base, past)
+        if today is not None:
+            return today
         return reading if past else _weekday_choice(rest, reading, base)
 
     rest, clock_times, kind, ok = found

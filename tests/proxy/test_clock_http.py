@@ -1056,3 +1056,55 @@ async def test_yesterday_said_in_the_small_hours_asks_which_day(
     text = block(fake_upstream)
     assert '"yesterday" = 2026-03-13T00:00:00+00:00 to 2026-03-14T00:00:00+00:00' in text
     assert "Ask the user" not in text
+
+
+async def test_today_told_of_the_past_in_the_small_hours_asks_which_day(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T20:00:00Z")
+    await chat(relay, "today I finished it", at="2026-11-21T00:30:00Z")  # Sat 01:30 in Berlin
+    assert (
+        'Ask the user: By "today", said at 01:30, do you mean Saturday 21 November (the day '
+        "that has just begun) or Friday 20 November (the day that has just ended)?"
+    ) in block(fake_upstream)
+
+
+async def test_saturday_night_said_that_saturday_is_tonight(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 9, 0, tzinfo=UTC))  # Berlin Sat 10:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for hours in (0, 12):  # Saturday 10:00 and 22:00: the night ahead and the night begun
+        clock.advance(timedelta(hours=hours))
+        await say(relay, "saturday night?", headers)
+        text = block(fake_upstream)
+        assert '"saturday night" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in text
+        assert "Ask the user" not in text
+
+
+async def test_a_city_right_after_a_time_is_that_citys_time(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz America/New_York", at="2026-11-20T14:00:00Z")
+    await chat(relay, "here in New York, 9pm Tokyo is 7am for me", at="2026-11-20T15:00:00Z")
+    assert (
+        'Times in this message: "9pm Tokyo" = 2026-11-21T21:00:00+09:00 (Asia/Tokyo); '
+        '"7am" = 2026-11-21T07:00:00-05:00 (America/New_York).'
+    ) in block(fake_upstream)
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("cant tmrw sorry", '"tmrw" = 2026-11-21T00:00:00+01:00 to 2026-11-22T00:00:00+01:00'),
+        ("u free thurs", '"thurs" = 2026-11-26T00:00:00+01:00 to 2026-11-27T00:00:00+01:00'),
+    ],
+)
+async def test_texting_abbreviations_of_day_words_are_read(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, told: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
+    await chat(relay, message, at="2026-11-20T10:00:00Z")  # Friday 11:00 in Berlin
+    assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)

@@ -952,6 +952,28 @@ def test_yesterday_said_in_the_small_hours_is_asked_about(
 
 
 @pytest.mark.parametrize(
+    ("message", "candidates"),
+    [
+        ("today I finished the report",
+         ("2026-03-03T00:00:00+09:00", "2026-03-02T00:00:00+09:00")),
+        ("I sent it today at 1am",
+         ("2026-03-03T01:00:00+09:00", "2026-03-02T01:00:00+09:00")),
+    ],
+)  # fmt: skip
+def test_today_told_of_the_past_in_the_small_hours_is_asked_about(
+    message: str, candidates: tuple[str, ...]
+) -> None:
+    # 02:00 on Tuesday in Tokyo: not yet slept, what was done "today" may be Monday's.
+    [result] = find_time_expressions(message, "Asia/Tokyo", iso("2026-03-02T17:00:00+00:00"))
+    assert result.needs_clarification and result.start_instant is None
+    assert result.candidates == tuple(iso(instant) for instant in candidates)
+    assert result.clarification_question == (
+        'By "today", said at 02:00, do you mean Tuesday 3 March (the day that has just '
+        "begun) or Monday 2 March (the day that has just ended)?"
+    )
+
+
+@pytest.mark.parametrize(
     ("message", "utc", "start"),
     [
         # 04:00 in Tokyo: the small hours are over, "yesterday" is the calendar's.
@@ -976,6 +998,8 @@ def test_yesterday_outside_the_small_hours_question_is_resolved(
         ("tonight at 9", "2026-03-02T17:00:00+00:00", "2026-03-03T21:00:00+09:00"),
         ("this morning at 10am", "2026-03-02T17:00:00+00:00", "2026-03-03T10:00:00+09:00"),
         ("today at 5pm", "2026-03-02T17:00:00+00:00", "2026-03-03T17:00:00+09:00"),
+        # 04:00 in Tokyo: what was done today was done on the day begun at midnight.
+        ("today I finished the report", "2026-03-02T19:00:00+00:00", "2026-03-03T00:00:00+09:00"),
         # 04:00 in Tokyo: the small hours are over, "tomorrow" is the calendar's.
         ("tomorrow morning", "2026-03-02T19:00:00+00:00", "2026-03-04T09:00:00+09:00"),
         # 23:30: still the evening before, "tomorrow" is the next day.
@@ -988,3 +1012,56 @@ def test_day_words_outside_the_small_hours_question_are_resolved(
     [result] = find_time_expressions(message, "Asia/Tokyo", iso(utc))
     assert not result.needs_clarification
     assert result.start_instant == iso(start)
+
+
+@pytest.mark.parametrize(
+    ("message", "berlin_now", "start"),
+    [
+        # Saturday 21 November 2026 in Berlin.
+        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("saturday evening", "2026-11-21T10:00:00+01:00", "2026-11-21T18:00:00+01:00"),
+        # That morning is over: the next Saturday morning, as before.
+        ("saturday morning", "2026-11-21T19:00:00+01:00", "2026-11-28T09:00:00+01:00"),
+        # Friday 20 November.
+        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T18:00:00+01:00"),
+    ],
+)
+def test_a_weekday_naming_today_with_a_part_of_day_still_ahead_is_today(
+    message: str, berlin_now: str, start: str
+) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", iso(berlin_now))
+    assert not result.needs_clarification
+    assert result.start_instant == iso(start)
+
+
+def test_a_weekday_naming_today_with_at_and_a_time_asks_which_week() -> None:
+    # "friday 8pm" asked already; "friday at 8pm" took the next Friday with no question.
+    [result] = find_time_expressions(
+        "friday at 8pm", "Europe/Berlin", iso("2026-11-20T19:00:00+01:00")
+    )
+    assert result.clarification_question == (
+        "Do you mean today (Friday 20 November) or Friday 27 November?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "matched", "start"),
+    [
+        # Friday 20 November 2026, 10:00 in New York (Saturday 00:00 in Tokyo).
+        ("here in New York, 9pm Tokyo is 7am for me", "9pm Tokyo", "2026-11-21T21:00:00+09:00"),
+        ("call at 9am Berlin?", "at 9am Berlin", "2026-11-21T09:00:00+01:00"),
+        ("14:30 Paris, ok?", "14:30 Paris", "2026-11-21T14:30:00+01:00"),
+        # Not a place but a longer name, or a place with more than one zone: New York's 3pm.
+        ("see you 3pm Central Park", "3pm", "2026-11-20T15:00:00-05:00"),
+        ("3pm London Bridge", "3pm", "2026-11-20T15:00:00-05:00"),
+        ("meet 5pm Victoria", "5pm", "2026-11-20T17:00:00-05:00"),
+    ],
+)
+def test_a_city_named_right_after_a_clock_time_anchors_it(
+    message: str, matched: str, start: str
+) -> None:
+    first, *_ = find_time_expressions(message, "America/New_York", iso("2026-11-20T10:00:00-05:00"))
+    assert (first.matched_text, first.start_instant) == (matched, iso(start))
+    assert not first.needs_clarification
