@@ -453,59 +453,59 @@ def read_local(
     return _small_hours_tomorrow(reading, base)
 
 
+_JUST_BEGUN, _JUST_ENDED = " (the day that has just begun)", " (the day that has just ended)"
+
+
 def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading:
     """ "Tomorrow" said in the small hours: the day just begun (the speaker has not slept
-    yet) or the calendar's next day; each of ``reading``'s times is kept on both days."""
-    today, calendar = base.date(), base.date() + timedelta(days=1)
-    times = reading.times[:-1] if reading.kind == "span" else reading.times
-    if any(value.date() != calendar for value in times):
-        return reading  # "tomorrow" read as some other day: not the calendar's next day
-    earlier = tuple(value - timedelta(days=1) for value in times)
-    question = (
-        f'By "tomorrow", said at {base:%H:%M}, do you mean {describe_day(today)} (the day '
-        f"that has just begun) or {describe_day(calendar)}?"
-    )
-    if reading.kind == "choice" and reading.question:
-        question = f"{question} And {_other_day_question(reading.question, calendar)}"
-    return LocalReading("choice", earlier + times, question)
+    yet) or the calendar's next day."""
+    today = base.date()
+    calendar = today + timedelta(days=1)
+    return _ask_which_day(reading, base, "tomorrow", calendar, (today, _JUST_BEGUN), (calendar, ""))
 
 
 def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReading:
     """ "Yesterday" said in the small hours: the calendar's previous day, just ended, or
-    the day before it (the speaker has not slept yet); each of ``reading``'s times is kept
-    on both days."""
+    the day before it (the speaker has not slept yet)."""
     calendar = base.date() - timedelta(days=1)
-    times = reading.times[:-1] if reading.kind == "span" else reading.times
-    if any(value.date() != calendar for value in times):
-        return reading  # "yesterday" read as some other day: not the calendar's previous day
-    earlier = tuple(value - timedelta(days=1) for value in times)
-    question = (
-        f'By "yesterday", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the '
-        f"day that has just ended) or {describe_day(calendar - timedelta(days=1))}?"
+    before = calendar - timedelta(days=1)
+    return _ask_which_day(
+        reading, base, "yesterday", calendar, (calendar, _JUST_ENDED), (before, "")
     )
-    if reading.kind == "choice" and reading.question:
-        question = f"{question} And {_other_day_question(reading.question, calendar)}"
-    return LocalReading("choice", times + earlier, question)
 
 
 def _small_hours_past_today(reading: LocalReading, base: datetime) -> LocalReading:
     """ "Today" told of the past in the small hours ("today I finished it" at 01:30): the
     day just begun, or the day just ended, which the speaker who has not slept yet still
-    calls today; each of ``reading``'s times is kept on both days. Said of what is ahead,
-    "today" keeps its one reading, the day just begun."""
-    calendar = base.date()
+    calls today. Said of what is ahead, "today" keeps its one reading, the day just begun."""
+    today = base.date()
+    ended = today - timedelta(days=1)
+    return _ask_which_day(reading, base, "today", today, (today, _JUST_BEGUN), (ended, _JUST_ENDED))
+
+
+def _ask_which_day(
+    reading: LocalReading,
+    base: datetime,
+    word: str,
+    calendar: date,
+    first: tuple[date, str],
+    second: tuple[date, str],
+) -> LocalReading:
+    """``reading`` of ``word`` said at ``base`` in the small hours, made a question: the
+    ``first`` or the ``second`` day (each with how it is described), each of the
+    reading's times kept on both, in that order. ``calendar``, the day the calendar
+    gives the word, is one of the two; a reading of some other day is returned as it is."""
     times = reading.times[:-1] if reading.kind == "span" else reading.times
     if any(value.date() != calendar for value in times):
-        return reading
-    earlier = tuple(value - timedelta(days=1) for value in times)
+        return reading  # the word read as some other day than the calendar's
+    on = [tuple(value + (day - calendar) for value in times) for day, _ in (first, second)]
     question = (
-        f'By "today", said at {base:%H:%M}, do you mean {describe_day(calendar)} (the day '
-        f"that has just begun) or {describe_day(calendar - timedelta(days=1))} (the day "
-        "that has just ended)?"
+        f'By "{word}", said at {base:%H:%M}, do you mean {describe_day(first[0])}{first[1]} '
+        f"or {describe_day(second[0])}{second[1]}?"
     )
     if reading.kind == "choice" and reading.question:
         question = f"{question} And {_other_day_question(reading.question, calendar)}"
-    return LocalReading("choice", times + earlier, question)
+    return LocalReading("choice", on[0] + on[1], question)
 
 
 def _other_day_question(question: str, calendar: date) -> str:
