@@ -47,6 +47,13 @@ _ASKING = re.compile(
 _DAY_PATTERNS = frozenset(
     {"today", "yesterday", "tomorrow", "this week", "this month", "right now"}
 )
+# A clock time or a meal beside a day word makes the sentence a plan ("lunch at 1pm
+# tomorrow?", "drinks today?"): it asks when, not what is new.
+_PLAN_WORDS = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:noon|midnight|breakfast|brunch"
+    r"|lunch|dinner|drinks|coffee)\b",
+    re.IGNORECASE,
+)
 # Built once rather than on every turn's block.
 _ZERO = timedelta(0)
 _MINUTE = timedelta(minutes=1)
@@ -132,7 +139,9 @@ def asks_with_recency_pattern(text: str) -> bool:
         sentence = sentence_around(text, found.start(), found.end())
         if _ASKING.search(sentence) is None:
             continue
-        if found[1].lower() in _DAY_PATTERNS and is_time_or_scheduling(sentence):
+        if found[1].lower() in _DAY_PATTERNS and (
+            _PLAN_WORDS.search(sentence) is not None or is_time_or_scheduling(sentence)
+        ):
             continue
         return True
     return False

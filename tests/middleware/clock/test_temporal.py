@@ -236,6 +236,9 @@ def test_a_message_asking_about_recent_events_gets_the_recency_line(message: str
         "Shall we meet tomorrow?",
         "Are you free this week?",
         "What time is the meeting today?",
+        "just landed in NYC, lunch at 1pm tomorrow?",
+        "dinner tomorrow?",
+        "drinks today at 6:30?",
     ],
 )
 def test_a_plan_or_statement_with_a_recency_word_asks_nothing(message: str) -> None:
