@@ -38,6 +38,10 @@ class Notices:
         waiting.append((text, holds))
         del waiting[:-_MAX_PER_USER]
 
+    def waiting_for(self, user_key: str) -> bool:
+        """Whether ``user_key`` has notices waiting: the one check an ordinary turn makes."""
+        return user_key in self._waiting
+
     async def take(self, user_key: str) -> list[str]:
         """The user's notices still true, oldest first; they are delivered now, so
         forgotten (those no longer true too)."""
@@ -53,7 +57,9 @@ def notices_stage(notices: Notices) -> Stage:
     command's reply is the relay's own) and after the clock (its line comes first)."""
 
     async def deliver(turn: Turn, call_next: Handler) -> Reply:
-        waiting = await notices.take(turn.user_key) if not turn.continuation else []
+        if turn.continuation or not notices.waiting_for(turn.user_key):
+            return await call_next(turn)
+        waiting = await notices.take(turn.user_key)
         if waiting:
             turn.context.sections.append(
                 "The relay has news for the user; tell them in your reply, briefly and "
