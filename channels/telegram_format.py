@@ -2,7 +2,9 @@
 
 No ``parse_mode``, so no escaping can go wrong: ``telegramify_markdown`` converts the
 Markdown to text and entities, and the text is split at Telegram's limit (4096 UTF-16 code
-units) on line boundaries, code blocks and entities kept whole where they fit.
+units): at the last line break outside a code block that fits, so a code block that fits in
+one message is never cut in two; else at the last line break; else (one long paragraph) at
+the last space, so no word is cut; only a text without any of these is cut at the limit.
 
 Telegram shows no HTML, and the converter drops what CommonMark reads as HTML (``Vec<u8>``,
 ``a<b and c>d``, the relay's own ``/tz <zone or city>``; a line starting ``<details>``
@@ -12,7 +14,9 @@ first and shows as typed; code, autolinks and everything else are left to the co
 
 from __future__ import annotations
 
+import bisect
 import logging
+from collections.abc import Callable
 
 import pyromark
 import telegramify_markdown
@@ -47,8 +51,67 @@ def telegram_parts(markdown: str, limit: int = MESSAGE_LIMIT) -> list[Part]:
     except Exception:  # a formatting bug must not lose the reply: send it unformatted
         log.warning("could not convert a reply's Markdown; sending it as plain text")
         text, entities = markdown, []
-    parts = telegramify_markdown.split_entities(text, entities, max_utf16_len=limit)
-    return [part for part in (_trimmed(t, e) for t, e in parts) if part[0]]
+    parts = (_trimmed(t, e) for t, e in _split(text, entities, limit))
+    return [part for part in parts if part[0]]
+
+
+# Entities whose text is a code block or inline code: a cut inside one splits the code.
+_CODE = frozenset({"pre", "code"})
+
+
+def _split(text: str, entities: list[telegramify_markdown.MessageEntity], limit: int) -> list[Part]:
+    """``text`` cut into pieces of at most ``limit`` UTF-16 code units (see the module
+    docstring for where), each with the entities on it, offsets made its own."""
+    # units[i]: the UTF-16 length of text[:i], as Telegram counts offsets and lengths.
+    units = [0]
+    for char in text:
+        units.append(units[-1] + (2 if ord(char) > 0xFFFF else 1))
+    code = [(e.offset, e.offset + e.length) for e in entities if e.type in _CODE]
+
+    def in_code(index: int) -> bool:
+        return any(start < units[index] < end for start, end in code)
+
+    pieces: list[Part] = []
+    start = 0
+    while units[-1] - units[start] > limit:
+        # The furthest end the limit allows: text[start:fits] is at most ``limit`` long.
+        fits = max(bisect.bisect_right(units, units[start] + limit) - 1, start + 1)
+        cut = _last_break(text, start, fits, in_code) or fits
+        pieces.append(_sliced(text, entities, units, start, cut))
+        # Telegram strips a message's leading blanks: they must not use up the next one's room.
+        start = len(text) - len(text[cut:].lstrip())
+    pieces.append(_sliced(text, entities, units, start, len(text)))
+    return pieces
+
+
+def _last_break(text: str, start: int, fits: int, in_code: Callable[[int], bool]) -> int:
+    """Where to end the piece starting at ``start`` and ending by ``fits``: the last line
+    break outside code, else the last line break, else the last space; 0 for none."""
+    last_newline = newline = text.rfind("\n", start + 1, fits + 1)
+    while newline > 0 and in_code(newline):
+        newline = text.rfind("\n", start + 1, newline)
+    if newline > 0:
+        return newline
+    if last_newline > 0:
+        return last_newline
+    return max(text.rfind(" ", start + 1, fits + 1), text.rfind("\t", start + 1, fits + 1), 0)
+
+
+def _sliced(
+    text: str,
+    entities: list[telegramify_markdown.MessageEntity],
+    units: list[int],
+    start: int,
+    end: int,
+) -> Part:
+    """``text[start:end]`` with the parts of the entities that fall on it."""
+    lo, hi = units[start], units[end]
+    kept = []
+    for entity in entities:
+        first, last = max(entity.offset, lo), min(entity.offset + entity.length, hi)
+        if last > first:
+            kept.append(entity.copy_with(offset=first - lo, length=last - first))
+    return text[start:end], kept
 
 
 def html_as_text(markdown: str) -> str:

@@ -158,6 +158,34 @@ async def test_long_reply_is_split_on_line_boundaries(
     assert sum(p["text"].count("word") for p in parts) == 12 * 150
 
 
+async def test_a_code_block_that_fits_in_a_message_is_not_cut_in_two(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    code = "\n".join(f"step_{i:03d} = run({i})  # and a comment" for i in range(80))
+    fake_upstream.reply_content = (
+        " ".join(["Here is the script."] * 100) + f"\n\n```python\n{code}\n```\n\nEnjoy."
+    )
+    await telegram_api.push_message("write me a script")
+    prose, script = await telegram_api.wait_for_sent(2)
+    assert len(code) < MESSAGE_LIMIT < len(prose["text"]) + len(code)
+    # The code block starts a message of its own, whole: one block the user can copy.
+    assert prose["text"].endswith("Here is the script.") and not prose["entities"]
+    [pre] = script["entities"]
+    assert pre["type"] == "pre" and pre["offset"] == 0
+    assert script["text"][: pre["length"]] == code
+    assert script["text"].endswith("Enjoy.")
+
+
+def test_a_long_paragraph_is_cut_between_words() -> None:
+    words = [f"w{i}" for i in range(1500)]  # one paragraph of about 7,400 characters
+    parts = telegram_parts(" ".join(words))
+    assert len(parts) == 2 and all(len(text) <= MESSAGE_LIMIT for text, _ in parts)
+    assert [text.split(" ") for text, _ in parts] == [
+        words[: len(parts[0][0].split(" "))],
+        words[len(parts[0][0].split(" ")) :],
+    ]
+
+
 async def test_groups_answer_only_when_addressed(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:
