@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, timedelta
 from typing import Any, TypeVar
 
+import httpx
 import telegramify_markdown
 from aiohttp import web
 from telegram import (
@@ -48,7 +49,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatAction, ChatType, MessageEntityType
-from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandler, filters
 
 from channels.base import (
@@ -76,6 +77,8 @@ log = logging.getLogger(__name__)
 # Telegram shows "typing…" for about five seconds per chat action.
 _TYPING_EVERY = 4.0
 _SEND_ATTEMPTS = 3
+# Seconds before sending again after the Bot API could not be reached (times the attempt).
+_NETWORK_PAUSE = 1.0
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Telegram allows about one edit of a message per second.
@@ -542,8 +545,9 @@ class TelegramChannel:
         await _formatted_or_plain(edit, part, thread_id)
 
     async def _call(self, request: Callable[[], Awaitable[T]], chat: str, *, retry: bool) -> T:
-        """Make a Bot API request, waiting out flood control (``retry_after``) up to
-        ``_SEND_ATTEMPTS`` times when ``retry``; failures become ``ChannelError``."""
+        """Make a Bot API request; when ``retry``, up to ``_SEND_ATTEMPTS`` times, waiting
+        out flood control (``retry_after``) or, after a failure that surely showed the user
+        nothing (``_not_delivered``), a short pause. Failures become ``ChannelError``."""
         attempts = _SEND_ATTEMPTS if retry else 1
         for attempt in range(1, attempts + 1):
             try:
@@ -555,7 +559,21 @@ class TelegramChannel:
                     ) from exc
                 await self._sleep(_seconds(exc.retry_after))
             except TelegramError as exc:
-                raise ChannelError(f"Telegram refused a reply to chat {chat}: {exc}") from exc
+                if not _not_delivered(exc):
+                    raise ChannelError(f"Telegram refused a reply to chat {chat}: {exc}") from exc
+                if attempt == attempts:
+                    raise ChannelError(
+                        f"could not deliver a reply to chat {chat}: the Telegram Bot API "
+                        f"failed {attempts} times ({exc}); check the network"
+                    ) from exc
+                pause = _NETWORK_PAUSE * attempt
+                log.warning(
+                    "telegram: a reply to chat %s failed (%s); trying again in %gs",
+                    chat,
+                    exc,
+                    pause,
+                )
+                await self._sleep(pause)
         raise AssertionError("unreachable")
 
     def _running(self) -> Application[Any, Any, Any, Any, Any, Any]:
@@ -603,6 +621,19 @@ def _origin_name(origin: MessageOrigin) -> str:
     if isinstance(origin, MessageOriginChannel):
         return origin.chat.title or "a channel"
     return "someone"
+
+
+def _not_delivered(error: TelegramError) -> bool:
+    """Whether a failed Bot API request surely showed the user nothing, so that sending it
+    again cannot show a message twice: the connection could not be made (or had to wait
+    for a free one), or Telegram answered with a server error (502 Bad Gateway, 5xx).
+    Not a timeout or a connection broken after sending: the message may have arrived."""
+    cause = error.__cause__
+    if isinstance(cause, httpx.HTTPError):
+        return isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+    # PTB raises a bare NetworkError for an answer that is no refusal (400, 401, 403, 404,
+    # 409, 429 have their own classes): Telegram's own failure.
+    return type(error) is NetworkError
 
 
 async def _formatted_or_plain(

@@ -8,16 +8,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from telegram.error import NetworkError, TimedOut
 
 from channels.base import TEXT_ONLY
 from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ConfigError
+from middleware.errors import ChannelError, ConfigError
 from proxy.config import parse_config
 from proxy.services import open_services
-from tests.channels.support import running_telegram, services_of, telegram_section
+from tests.channels.support import (
+    handlers_done,
+    running_telegram,
+    services_of,
+    telegram_section,
+)
 from tests.conftest import relay_config
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
 from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
@@ -519,6 +526,78 @@ async def test_flood_control_is_waited_out(
     assert refused == sent and sent["text"] == "echo: busy day"
     assert 7 in clock.slept
     assert [m for m in telegram_api.methods() if m == "sendMessage"] == ["sendMessage"] * 2
+
+
+async def test_a_reply_telegram_failed_to_take_is_sent_again(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    telegram_api: FakeTelegramApi,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = TickingClock()
+    telegram_api.fail("sendMessage", 502, "Bad Gateway")
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock):
+        await telegram_api.push_message("are you there?")
+        failed, sent = await telegram_api.wait_for_sent(2)
+    # Telegram's own failure showed nothing: the same reply went again after a pause.
+    assert failed == sent and sent["text"] == "echo: are you there?"
+    assert clock.slept == [1.0]
+    assert "a reply to chat 1001 failed (Bad Gateway); trying again in 1s" in caplog.text
+
+
+async def test_a_reply_the_bot_may_not_send_is_logged_and_the_chat_goes_on(
+    bot: TelegramChannel,
+    telegram_api: FakeTelegramApi,
+    fake_upstream: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    telegram_api.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await telegram_api.push_message("hello?")
+    await fake_upstream.wait_for_requests(1)
+    await handlers_done()
+    # A refusal is final: not sent again, and said in the log with the chat it was for.
+    assert len(telegram_api.sent()) == 1
+    assert "Telegram refused a reply to chat 1001: Forbidden: bot was blocked" in caplog.text
+    transcript = await services_of(bot).store.transcript("agent:main:telegram:dm:1001")
+    assert [m.text for m in transcript][:1] == ["hello?"]
+    # The poller goes on: the user's next message (once unblocked) is answered.
+    await telegram_api.push_message("back again")
+    [*_, answer] = await telegram_api.wait_for_sent(2)
+    assert answer["text"].endswith("back again")
+
+
+@pytest.mark.parametrize(
+    ("failure", "attempts"),
+    [
+        # Nothing left: a connection that could not be made is tried again.
+        (httpx.ConnectError("[Errno 111] Connection refused"), 3),
+        (httpx.PoolTimeout("all connections busy"), 3),
+        # Sent, no answer in time: it may have arrived, so it is not sent twice.
+        (httpx.ReadTimeout("timed out"), 1),
+        (httpx.RemoteProtocolError("Server disconnected without sending a response."), 1),
+    ],
+)
+async def test_only_a_send_that_surely_did_not_leave_is_tried_again(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    telegram_api: FakeTelegramApi,
+    failure: httpx.HTTPError,
+    attempts: int,
+) -> None:
+    clock = TickingClock()
+    tried: list[int] = []
+
+    async def request() -> int:
+        # As PTB's HTTPXRequest raises them.
+        tried.append(1)
+        error = TimedOut() if isinstance(failure, httpx.TimeoutException) else NetworkError("x")
+        raise error from failure
+
+    async with telegram_with_clock(tmp_path, fake_upstream, telegram_api, clock) as channel:
+        with pytest.raises(ChannelError, match="chat 1001"):
+            await channel._call(request, "1001", retry=True)
+    assert len(tried) == attempts
+    assert clock.slept == [1.0, 2.0][: attempts - 1]
 
 
 async def test_stream_edits_show_the_reply_while_it_is_written(

@@ -5,8 +5,9 @@ Point the bot's ``base_url`` at ``api.base_url``. It answers the methods the cha
 ``sendMessage``, ``editMessageText``, ``sendChatAction``) in the Bot API's
 ``{"ok": true, "result": ...}`` shape and records every call. Tests queue updates with
 ``push_message`` (or build one with ``message_update`` to POST to a webhook), wait for the
-bot's answers with ``wait_for_sent``, make a method answer 429 with ``flood``, and make
-it refuse a message's formatting with ``refuse_entities``.
+bot's answers with ``wait_for_sent``, make a method answer 429 with ``flood``, fail with
+another error status with ``fail``, and refuse a message's formatting with
+``refuse_entities``.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class FakeTelegramApi:
         self.texts: dict[tuple[int, int], str] = {}
         # Methods that answer 429 (flood control) next, with their retry_after.
         self._floods: dict[str, list[int]] = {}
+        # Methods that fail next, with the status and description they answer.
+        self._failures: dict[str, list[tuple[int, str]]] = {}
         # Methods that refuse the next calls carrying entities, with the error they give.
         self._entity_refusals: dict[str, list[str]] = {}
         self._runner: web.AppRunner | None = None
@@ -193,6 +196,11 @@ class FakeTelegramApi:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._floods.setdefault(method, []).extend([retry_after] * times)
 
+    def fail(self, method: str, status: int, description: str, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with ``status`` and ``description``
+        (502 "Bad Gateway", 403 "Forbidden: bot was blocked by the user", …)."""
+        self._failures.setdefault(method, []).extend([(status, description)] * times)
+
     def refuse_entities(
         self,
         method: str = "sendMessage",
@@ -257,6 +265,8 @@ class FakeTelegramApi:
                 },
                 status=429,
             )
+        if self._failures.get(method):
+            return _error(*self._failures[method].pop(0))
         if params.get("entities") and self._entity_refusals.get(method):
             return _error(400, self._entity_refusals[method].pop(0))
         if method == "getMe":
