@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from channels.history import conversation_body
 from middleware.commands import match_command
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError
+from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError, UpstreamTimeout
 from middleware.identity import thread_key, user_key
 from middleware.store import log_if_failed
 from middleware.types import ReplyStream, Turn
@@ -125,7 +125,8 @@ async def answer(
     Without ``on_text`` a streamed reply is drained first. With it the reply is asked for
     as a stream and ``on_text`` sees the text so far each time more arrives. Upstream
     failures become a short message for the user instead of an exception (after whatever
-    text had arrived).
+    text had arrived); what went wrong in detail is logged, not shown in the chat, since it
+    names the upstream's address.
     """
     if on_text is not None:
         turn.body = {**turn.body, "stream": True}
@@ -142,10 +143,22 @@ async def answer(
     except UpstreamStatusError as exc:
         return refusal_text(exc)
     except UpstreamError as exc:
+        log.warning("%s: no answer from the LLM for %s: %s", turn.channel, turn.thread_key, exc)
         partial = stream.text if stream is not None else ""
         if partial:
-            return f"{partial}\n\n[the answer broke off: {exc}]"
-        return f"[no answer from the LLM: {exc}]"
+            return f"{partial}\n\n[the answer broke off: {_failure(exc)}]"
+        return f"[no answer from the LLM: {_failure(exc)}]"
+
+
+def _failure(exc: UpstreamError) -> str:
+    """What a chat user is told about an upstream failure: what happened and what to do,
+    in a few words (the detail, with the upstream's address, is for the log)."""
+    if isinstance(exc, UpstreamTimeout):
+        return "it took too long to answer — try again in a moment"
+    return (
+        "it could not be reached — try again in a moment, and tell the relay's operator "
+        "if it keeps happening"
+    )
 
 
 def refusal_text(exc: UpstreamStatusError) -> str:

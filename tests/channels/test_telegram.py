@@ -193,6 +193,46 @@ def test_a_long_paragraph_is_cut_between_words() -> None:
     ]
 
 
+async def test_an_llm_that_cannot_be_reached_is_said_in_a_few_words(
+    tmp_path: Path, telegram_api: FakeTelegramApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    gone = FakeUpstream()
+    gone.url = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    async with running_telegram(tmp_path, gone, telegram_api):
+        await telegram_api.push_message("hello?")
+        [sent] = await telegram_api.wait_for_sent(1)
+    assert sent["text"] == (
+        "[no answer from the LLM: it could not be reached — try again in a moment, and tell "
+        "the relay's operator if it keeps happening]"
+    )
+    # The upstream's address is for the operator's log, not for everyone in the chat.
+    assert "127.0.0.1" not in sent["text"]
+    assert "no answer from the LLM for agent:main:telegram:dm:1001: cannot reach" in caplog.text
+
+
+async def test_an_llm_that_takes_too_long_is_said_in_a_few_words(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    fake_upstream.delay = 2.0
+    config = relay_config(
+        tmp_path,
+        fake_upstream.url,
+        upstream={"read_timeout": 0.2, "retries": 0},
+        channels=telegram_section(telegram_api),
+    )
+    async with open_services(config) as services:
+        channel = TelegramChannel(services)
+        await channel.start()
+        try:
+            await telegram_api.push_message("slow one")
+            [sent] = await telegram_api.wait_for_sent(1)
+        finally:
+            await channel.stop()
+    assert sent["text"] == (
+        "[no answer from the LLM: it took too long to answer — try again in a moment]"
+    )
+
+
 async def test_groups_answer_only_when_addressed(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:
