@@ -219,17 +219,7 @@ class DiscordChannel:
             if ready not in done:
                 error = self._task.exception() if self._task in done else None
                 if isinstance(error, discord.PrivilegedIntentsRequired):
-                    members = (
-                        ' and "Server Members Intent" (or set '
-                        "channels.discord.member_events = false)"
-                        if self._settings.member_events
-                        else ""
-                    )
-                    raise ConfigError(
-                        "Discord refused a privileged intent; turn on "
-                        f'"Message Content Intent"{members} for the bot in the Developer '
-                        "Portal"
-                    ) from None
+                    raise ConfigError(self._intents_advice()) from None
                 raise ChannelError(
                     f"the Discord gateway did not become ready: {error or 'timed out'}"
                 ) from error
@@ -238,6 +228,7 @@ class DiscordChannel:
             await self._shut()
             raise
         self._running = True
+        self._task.add_done_callback(self._gateway_ended)
         await self._sync_commands()
         log.info("discord channel connected as %s", client.user)
 
@@ -401,6 +392,35 @@ class DiscordChannel:
                 await self._tracked(
                     member_left(self._services, self.name, str(channel.id), str(event.user.id), at)
                 )
+
+    def _gateway_ended(self, task: asyncio.Task[None]) -> None:
+        """The gateway task's end. Once started, discord.py reconnects and resumes by
+        itself, so while running the task ends only when Discord refused the session for
+        good (an intent turned off, the token reset): the bot is then deaf, and the
+        operator must hear why."""
+        if not self._running or task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, discord.PrivilegedIntentsRequired):
+            reason = self._intents_advice()
+        else:
+            reason = f"{error or 'closed'}; check the bot in the Developer Portal"
+        log.error(
+            "discord: the gateway connection ended and the bot no longer receives "
+            "messages: %s, then restart the relay",
+            reason,
+        )
+
+    def _intents_advice(self) -> str:
+        members = (
+            ' and "Server Members Intent" (or set channels.discord.member_events = false)'
+            if self._settings.member_events
+            else ""
+        )
+        return (
+            f'Discord refused a privileged intent; turn on "Message Content Intent"{members} '
+            "for the bot in the Developer Portal (Bot → Privileged Gateway Intents)"
+        )
 
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""

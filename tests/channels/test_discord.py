@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -238,6 +240,39 @@ async def test_rejected_token_is_a_config_error(
     with pytest.raises(ConfigError, match="bot_token was rejected"):
         async with running_discord(tmp_path, fake_upstream, discord_api):
             pass
+
+
+async def test_a_privileged_intent_turned_off_is_named_at_start(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    discord_api.refuse_identify = 4014  # Discord's "Disallowed intent(s)" close code
+    with pytest.raises(ConfigError, match='turn on "Message Content Intent" for the bot'):
+        async with running_discord(tmp_path, fake_upstream, discord_api):
+            pass
+
+
+async def test_a_session_refused_while_running_is_logged_with_what_to_do(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    discord_api: FakeDiscordApi,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        # A dropped connection is resumed, and messages are answered again.
+        await discord_api.close_gateway(4000)
+        await discord_api.wait_for_connections(2)
+        await discord_api.push_message("still there?", channel_id=CHANNEL, user_id=42)
+        [answered] = await discord_api.wait_for_sent(1)
+        # The operator turns the Message Content intent off: Discord ends the session.
+        discord_api.refuse_identify = 4014
+        with caplog.at_level(logging.ERROR, logger="channels.discord"):
+            await discord_api.close_gateway(4014)
+            assert channel._task is not None
+            await asyncio.wait({channel._task}, timeout=5)
+    assert answered["content"] == "echo: still there?"
+    [error] = [r.getMessage() for r in caplog.records if r.name == "channels.discord"]
+    assert "no longer receives messages" in error
+    assert 'turn on "Message Content Intent"' in error and "restart the relay" in error
 
 
 def test_parts_split_on_lines_within_the_limit() -> None:
