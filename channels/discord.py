@@ -97,7 +97,7 @@ def readable_mentions(
 
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
     """``text`` as Discord messages of at most ``limit`` characters, split on line
-    boundaries; a single line longer than ``limit`` is cut where it must be.
+    boundaries; a single line longer than ``limit`` is cut between words.
 
     A fenced code block split across messages is closed at the end of one and reopened,
     with its language, at the start of the next, so each message renders on its own.
@@ -128,8 +128,7 @@ def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
             after, after_marker = fence, marker
         # Room for the line itself once a part holds a reopened fence and its closing.
         room = max(limit - ((len(fence) + len(marker) + 2) if fence is not None else 0), 1)
-        pieces = [line[i : i + room] for i in range(0, len(line), room)] or [""]
-        for piece in pieces:
+        for piece in _cut(line, room):
             closing = len(after_marker) + 1 if after is not None else 0
             if size + (1 if lines else 0) + len(piece) + closing > limit and not fresh:
                 flush()
@@ -140,6 +139,23 @@ def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
     if lines and not fresh:
         parts.append("\n".join(lines))
     return [part for part in (p.strip("\n") for p in parts) if part.strip()]
+
+
+def _cut(line: str, room: int) -> list[str]:
+    """``line`` in pieces of at most ``room`` characters, cut at the last space within
+    reach (the space dropped), so a long paragraph is never split inside a word; a run
+    with no space in the second half of a piece is cut where it must be."""
+    pieces: list[str] = []
+    while len(line) > room:
+        at = line.rfind(" ", room // 2, room + 1)
+        if at == -1:
+            pieces.append(line[:room])
+            line = line[room:]
+        else:
+            pieces.append(line[:at])
+            line = line[at + 1 :]
+    pieces.append(line)
+    return pieces
 
 
 def _closes(line: str, marker: str) -> bool:

@@ -283,6 +283,15 @@ def test_parts_split_on_lines_within_the_limit() -> None:
     assert "\n".join(parts).split("\n") == lines
 
 
+def test_a_long_paragraph_is_split_between_words() -> None:
+    # Models write paragraphs of several thousand characters without a line break.
+    text = " ".join(f"word{i}" for i in range(900))
+    parts = discord_parts(text)
+    assert len(parts) == 4 and all(len(part) <= MESSAGE_LIMIT for part in parts)
+    assert " ".join(parts) == text  # nothing lost, in order, no word cut in two
+    assert all(part.split(" ")[-1].startswith("word") for part in parts)
+
+
 def test_an_overlong_line_is_cut() -> None:
     parts = discord_parts("z" * 4500)
     assert [len(p) for p in parts] == [2000, 2000, 500]
