@@ -221,6 +221,21 @@ async def test_rate_limited_replies_are_sent_once_the_limit_passes(
     assert sent["content"] == "echo: hi" and discord_api.refused_posts == 2
 
 
+async def test_an_unreachable_llm_is_a_short_message_without_its_address(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await fake_upstream.stop()
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1, within=10)
+        transcript = await services_of(channel).store.transcript(f"agent:main:discord:dm:{CHANNEL}")
+    assert sent["content"] == (
+        "[no answer: the LLM could not be reached — try again in a moment, and tell the "
+        "relay's operator if it keeps happening]"
+    )
+    assert transcript[0].text == "hi"  # the user's message is kept for the clock
+
+
 async def test_bots_are_ignored(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
