@@ -67,6 +67,8 @@ _ARGUMENT_HELP = "What follows the command, e.g. Europe/Paris for /tz"
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 # The model's text must never ping @everyone, roles or users by accident.
 _NO_PINGS = discord.AllowedMentions.none()
+# Discord's error code for a reply the bot may not make: it lacks Read Message History.
+_CANNOT_REPLY = 160002
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -268,12 +270,24 @@ class DiscordChannel:
                 else None
             )
             try:
-                if reference is None:
-                    await target.send(part, allowed_mentions=_NO_PINGS)
-                else:
-                    await target.send(
-                        part, reference=reference, allowed_mentions=_NO_PINGS, mention_author=False
+                try:
+                    await _post(target, part, reference)
+                except discord.Forbidden as exc:
+                    if reference is None or exc.code != _CANNOT_REPLY:
+                        raise
+                    # Without "Read Message History" the bot may post but not reply: the
+                    # answer goes out unquoted rather than not at all.
+                    log.warning(
+                        "discord: cannot quote the message answered in channel %s (give the "
+                        "bot Read Message History there); answering without the quote",
+                        thread_id,
                     )
+                    await _post(target, part, None)
+            except discord.Forbidden as exc:
+                raise ChannelError(
+                    f"Discord refused a reply to channel {thread_id}: {exc}; give the bot "
+                    '"Send Messages" there ("Send Messages in Threads" for a thread)'
+                ) from exc
             except discord.HTTPException as exc:
                 # discord.py already waited out rate limits; this is a real refusal.
                 raise ChannelError(
@@ -576,6 +590,18 @@ class DiscordChannel:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def _post(
+    target: discord.PartialMessageable, part: str, reference: discord.MessageReference | None
+) -> None:
+    """Send ``part`` to ``target``, pinging no one; with ``reference``, as a reply to it."""
+    if reference is None:
+        await target.send(part, allowed_mentions=_NO_PINGS)
+    else:
+        await target.send(
+            part, reference=reference, allowed_mentions=_NO_PINGS, mention_author=False
+        )
 
 
 def _own_role(message: discord.Message) -> discord.Role | None:

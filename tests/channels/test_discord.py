@@ -16,7 +16,7 @@ from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from middleware.pipeline import Handler
 from middleware.types import Reply, Turn
-from tests.channels.support import running_discord, services_of
+from tests.channels.support import handlers_done, running_discord, services_of
 from tests.fakes.discord_api import (
     BOT,
     BOT_ID,
@@ -234,6 +234,43 @@ async def test_an_unreachable_llm_is_a_short_message_without_its_address(
         "relay's operator if it keeps happening]"
     )
     assert transcript[0].text == "hi"  # the user's message is kept for the clock
+
+
+async def test_without_read_message_history_the_answer_goes_out_unquoted(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    discord_api.cannot_read_history.add(CHANNEL)
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        [sent] = await discord_api.wait_for_sent(1)
+    assert sent["content"] == "echo: [Ada] hello" and "message_reference" not in sent
+
+
+async def test_a_channel_the_bot_may_not_write_in_is_logged_with_what_to_do(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    discord_api: FakeDiscordApi,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    discord_api.cannot_send.add(CHANNEL)
+    caplog.set_level(logging.ERROR, logger="channels.discord")
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        # The bot goes on answering elsewhere.
+        await discord_api.push_message("hi", channel_id=7, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1)
+        await handlers_done()
+        transcript = await services_of(channel).store.transcript(
+            f"agent:main:discord:group:{CHANNEL}"
+        )
+    assert sent["channel_id"] == 7
+    [error] = [r.getMessage() for r in caplog.records if r.name == "channels.discord"]
+    assert "Missing Permissions" in error and 'give the bot "Send Messages" there' in error
+    assert transcript[0].text == "hello"  # the message still counts for the clock
 
 
 async def test_bots_are_ignored(

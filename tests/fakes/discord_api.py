@@ -75,6 +75,10 @@ class FakeDiscordApi:
         # Message posts refused with 429 next, by their retry_after (seconds).
         self._floods: list[float] = []
         self.refused_posts = 0
+        # Channels where the bot lacks Send Messages, or Read Message History (which a
+        # reply needs): posts there are refused with 403 as Discord does.
+        self.cannot_send: set[int] = set()
+        self.cannot_read_history: set[int] = set()
         self._sent_changed = asyncio.Condition()
         self._sockets: list[web.WebSocketResponse] = []
         self._ready = asyncio.Event()
@@ -364,6 +368,16 @@ class FakeDiscordApi:
             )
             return refusal
         channel_id = int(request.match_info["channel"])
+        if channel_id in self.cannot_send:
+            return _json({"message": "Missing Permissions", "code": 50013}, status=403)
+        if channel_id in self.cannot_read_history and "message_reference" in body:
+            return _json(
+                {
+                    "message": "Cannot reply without permission to read message history",
+                    "code": 160002,
+                },
+                status=403,
+            )
         message = message_payload(
             next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
         )
