@@ -273,6 +273,32 @@ async def test_a_channel_the_bot_may_not_write_in_is_logged_with_what_to_do(
     assert transcript[0].text == "hello"  # the message still counts for the clock
 
 
+@pytest.mark.parametrize("member_events", [False, True])
+async def test_a_new_display_name_reaches_the_relay_in_dms(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi, member_events: bool
+) -> None:
+    """A DM carries no member, and nothing updates a User discord.py kept: each DM's
+    author must be read afresh, with or without the members intent."""
+    names: list[str | None] = []
+
+    def watch(handler: Handler) -> Handler:
+        async def watched(turn: Turn) -> Reply:
+            names.append(turn.display_name)
+            return await handler(turn)
+
+        return watched
+
+    async with running_discord(
+        tmp_path, fake_upstream, discord_api, wrap=watch, member_events=member_events
+    ):
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        await discord_api.wait_for_sent(1)
+        renamed = {**user_payload(42), "global_name": "Annie"}
+        await discord_api.push_message("hi again", channel_id=CHANNEL, user_id=42, author=renamed)
+        await discord_api.wait_for_sent(2)
+    assert names == ["Ada", "Annie"]
+
+
 async def test_bots_are_ignored(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
