@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import importlib
 import json
 import logging
+import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
@@ -143,22 +145,24 @@ async def answer(
     except UpstreamStatusError as exc:
         return refusal_text(exc)
     except UpstreamError as exc:
+        # The detail names the upstream's address: for the operator, not the chat.
         log.warning("%s: no answer from the LLM for %s: %s", turn.channel, turn.thread_key, exc)
         partial = stream.text if stream is not None else ""
         if partial:
-            return f"{partial}\n\n[the answer broke off: {_failure(exc)}]"
-        return f"[no answer from the LLM: {_failure(exc)}]"
+            return f"{partial}\n\n[the answer broke off: the LLM stopped sending — {_RETRY}]"
+        return f"[no answer: {unanswered_text(exc)}]"
 
 
-def _failure(exc: UpstreamError) -> str:
-    """What a chat user is told about an upstream failure: what happened and what to do,
-    in a few words (the detail, with the upstream's address, is for the log)."""
+_RETRY = "try again in a moment, and tell the relay's operator if it keeps happening"
+
+
+def unanswered_text(exc: UpstreamError) -> str:
+    """What a chat user is told when the upstream gave no answer at all (unreachable,
+    timed out): what happened in plain words and what to do, without the upstream's
+    address or the network library's wording (the log has those)."""
     if isinstance(exc, UpstreamTimeout):
-        return "it took too long to answer — try again in a moment"
-    return (
-        "it could not be reached — try again in a moment, and tell the relay's operator "
-        "if it keeps happening"
-    )
+        return f"the LLM took too long to answer — {_RETRY}"
+    return f"the LLM could not be reached — {_RETRY}"
 
 
 def refusal_text(exc: UpstreamStatusError) -> str:
@@ -177,6 +181,9 @@ def refusal_text(exc: UpstreamStatusError) -> str:
     return f"[the LLM refused the request (HTTP {exc.status}){said} — {advice}]"
 
 
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
 def _error_message(body: bytes, limit: int = 300) -> str:
     text = body.decode("utf-8", errors="replace").strip()
     try:
@@ -191,6 +198,11 @@ def _error_message(body: bytes, limit: int = 300) -> str:
         text = message.strip() if isinstance(message, str) else ""
     elif parsed is not None:
         text = ""
+    elif text.startswith("<"):
+        # An HTML error page (a proxy's 502): its title says what went wrong; the markup
+        # would reach the chat as it is.
+        title = _HTML_TITLE.search(text)
+        text = html.unescape(title.group(1)) if title else ""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -67,6 +67,8 @@ _ARGUMENT_HELP = "What follows the command, e.g. Europe/Paris for /tz"
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 # The model's text must never ping @everyone, roles or users by accident.
 _NO_PINGS = discord.AllowedMentions.none()
+# Discord's error code for a reply the bot may not make: it lacks Read Message History.
+_CANNOT_REPLY = 160002
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -97,7 +99,7 @@ def readable_mentions(
 
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
     """``text`` as Discord messages of at most ``limit`` characters, split on line
-    boundaries; a single line longer than ``limit`` is cut where it must be.
+    boundaries; a single line longer than ``limit`` is cut between words.
 
     A fenced code block split across messages is closed at the end of one and reopened,
     with its language, at the start of the next, so each message renders on its own.
@@ -128,8 +130,7 @@ def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
             after, after_marker = fence, marker
         # Room for the line itself once a part holds a reopened fence and its closing.
         room = max(limit - ((len(fence) + len(marker) + 2) if fence is not None else 0), 1)
-        pieces = [line[i : i + room] for i in range(0, len(line), room)] or [""]
-        for piece in pieces:
+        for piece in _cut(line, room):
             closing = len(after_marker) + 1 if after is not None else 0
             if size + (1 if lines else 0) + len(piece) + closing > limit and not fresh:
                 flush()
@@ -140,6 +141,23 @@ def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
     if lines and not fresh:
         parts.append("\n".join(lines))
     return [part for part in (p.strip("\n") for p in parts) if part.strip()]
+
+
+def _cut(line: str, room: int) -> list[str]:
+    """``line`` in pieces of at most ``room`` characters, cut at the last space within
+    reach (the space dropped), so a long paragraph is never split inside a word; a run
+    with no space in the second half of a piece is cut where it must be."""
+    pieces: list[str] = []
+    while len(line) > room:
+        at = line.rfind(" ", room // 2, room + 1)
+        if at == -1:
+            pieces.append(line[:room])
+            line = line[room:]
+        else:
+            pieces.append(line[:at])
+            line = line[at + 1 :]
+    pieces.append(line)
+    return pieces
 
 
 def _closes(line: str, marker: str) -> bool:
@@ -219,17 +237,7 @@ class DiscordChannel:
             if ready not in done:
                 error = self._task.exception() if self._task in done else None
                 if isinstance(error, discord.PrivilegedIntentsRequired):
-                    members = (
-                        ' and "Server Members Intent" (or set '
-                        "channels.discord.member_events = false)"
-                        if self._settings.member_events
-                        else ""
-                    )
-                    raise ConfigError(
-                        "Discord refused a privileged intent; turn on "
-                        f'"Message Content Intent"{members} for the bot in the Developer '
-                        "Portal"
-                    ) from None
+                    raise ConfigError(self._intents_advice()) from None
                 raise ChannelError(
                     f"the Discord gateway did not become ready: {error or 'timed out'}"
                 ) from error
@@ -238,6 +246,7 @@ class DiscordChannel:
             await self._shut()
             raise
         self._running = True
+        self._task.add_done_callback(self._gateway_ended)
         await self._sync_commands()
         log.info("discord channel connected as %s", client.user)
 
@@ -261,12 +270,24 @@ class DiscordChannel:
                 else None
             )
             try:
-                if reference is None:
-                    await target.send(part, allowed_mentions=_NO_PINGS)
-                else:
-                    await target.send(
-                        part, reference=reference, allowed_mentions=_NO_PINGS, mention_author=False
+                try:
+                    await _post(target, part, reference)
+                except discord.Forbidden as exc:
+                    if reference is None or exc.code != _CANNOT_REPLY:
+                        raise
+                    # Without "Read Message History" the bot may post but not reply: the
+                    # answer goes out unquoted rather than not at all.
+                    log.warning(
+                        "discord: cannot quote the message answered in channel %s (give the "
+                        "bot Read Message History there); answering without the quote",
+                        thread_id,
                     )
+                    await _post(target, part, None)
+            except discord.Forbidden as exc:
+                raise ChannelError(
+                    f"Discord refused a reply to channel {thread_id}: {exc}; give the bot "
+                    '"Send Messages" there ("Send Messages in Threads" for a thread)'
+                ) from exc
             except discord.HTTPException as exc:
                 # discord.py already waited out rate limits; this is a real refusal.
                 raise ChannelError(
@@ -401,6 +422,35 @@ class DiscordChannel:
                 await self._tracked(
                     member_left(self._services, self.name, str(channel.id), str(event.user.id), at)
                 )
+
+    def _gateway_ended(self, task: asyncio.Task[None]) -> None:
+        """The gateway task's end. Once started, discord.py reconnects and resumes by
+        itself, so while running the task ends only when Discord refused the session for
+        good (an intent turned off, the token reset): the bot is then deaf, and the
+        operator must hear why."""
+        if not self._running or task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, discord.PrivilegedIntentsRequired):
+            reason = self._intents_advice()
+        else:
+            reason = f"{error or 'closed'}; check the bot in the Developer Portal"
+        log.error(
+            "discord: the gateway connection ended and the bot no longer receives "
+            "messages: %s, then restart the relay",
+            reason,
+        )
+
+    def _intents_advice(self) -> str:
+        members = (
+            ' and "Server Members Intent" (or set channels.discord.member_events = false)'
+            if self._settings.member_events
+            else ""
+        )
+        return (
+            f'Discord refused a privileged intent; turn on "Message Content Intent"{members} '
+            "for the bot in the Developer Portal (Bot → Privileged Gateway Intents)"
+        )
 
     async def _tracked(self, work: Awaitable[None]) -> None:
         """Run a turn so that stop() waits for it; log what the platform refused."""
@@ -540,6 +590,18 @@ class DiscordChannel:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def _post(
+    target: discord.PartialMessageable, part: str, reference: discord.MessageReference | None
+) -> None:
+    """Send ``part`` to ``target``, pinging no one; with ``reference``, as a reply to it."""
+    if reference is None:
+        await target.send(part, allowed_mentions=_NO_PINGS)
+    else:
+        await target.send(
+            part, reference=reference, allowed_mentions=_NO_PINGS, mention_author=False
+        )
 
 
 def _own_role(message: discord.Message) -> discord.Role | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +16,7 @@ from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from middleware.pipeline import Handler
 from middleware.types import Reply, Turn
-from tests.channels.support import running_discord, services_of
+from tests.channels.support import handlers_done, running_discord, services_of
 from tests.fakes.discord_api import (
     BOT,
     BOT_ID,
@@ -219,6 +221,84 @@ async def test_rate_limited_replies_are_sent_once_the_limit_passes(
     assert sent["content"] == "echo: hi" and discord_api.refused_posts == 2
 
 
+async def test_an_unreachable_llm_is_a_short_message_without_its_address(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await fake_upstream.stop()
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1, within=10)
+        transcript = await services_of(channel).store.transcript(f"agent:main:discord:dm:{CHANNEL}")
+    assert sent["content"] == (
+        "[no answer: the LLM could not be reached — try again in a moment, and tell the "
+        "relay's operator if it keeps happening]"
+    )
+    assert transcript[0].text == "hi"  # the user's message is kept for the clock
+
+
+async def test_without_read_message_history_the_answer_goes_out_unquoted(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    discord_api.cannot_read_history.add(CHANNEL)
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        [sent] = await discord_api.wait_for_sent(1)
+    assert sent["content"] == "echo: [Ada] hello" and "message_reference" not in sent
+
+
+async def test_a_channel_the_bot_may_not_write_in_is_logged_with_what_to_do(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    discord_api: FakeDiscordApi,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    discord_api.cannot_send.add(CHANNEL)
+    caplog.set_level(logging.ERROR, logger="channels.discord")
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        # The bot goes on answering elsewhere.
+        await discord_api.push_message("hi", channel_id=7, user_id=42)
+        [sent] = await discord_api.wait_for_sent(1)
+        await handlers_done()
+        transcript = await services_of(channel).store.transcript(
+            f"agent:main:discord:group:{CHANNEL}"
+        )
+    assert sent["channel_id"] == 7
+    [error] = [r.getMessage() for r in caplog.records if r.name == "channels.discord"]
+    assert "Missing Permissions" in error and 'give the bot "Send Messages" there' in error
+    assert transcript[0].text == "hello"  # the message still counts for the clock
+
+
+@pytest.mark.parametrize("member_events", [False, True])
+async def test_a_new_display_name_reaches_the_relay_in_dms(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi, member_events: bool
+) -> None:
+    """A DM carries no member, and nothing updates a User discord.py kept: each DM's
+    author must be read afresh, with or without the members intent."""
+    names: list[str | None] = []
+
+    def watch(handler: Handler) -> Handler:
+        async def watched(turn: Turn) -> Reply:
+            names.append(turn.display_name)
+            return await handler(turn)
+
+        return watched
+
+    async with running_discord(
+        tmp_path, fake_upstream, discord_api, wrap=watch, member_events=member_events
+    ):
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        await discord_api.wait_for_sent(1)
+        renamed = {**user_payload(42), "global_name": "Annie"}
+        await discord_api.push_message("hi again", channel_id=CHANNEL, user_id=42, author=renamed)
+        await discord_api.wait_for_sent(2)
+    assert names == ["Ada", "Annie"]
+
+
 async def test_bots_are_ignored(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
@@ -240,12 +320,54 @@ async def test_rejected_token_is_a_config_error(
             pass
 
 
+async def test_a_privileged_intent_turned_off_is_named_at_start(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    discord_api.refuse_identify = 4014  # Discord's "Disallowed intent(s)" close code
+    with pytest.raises(ConfigError, match='turn on "Message Content Intent" for the bot'):
+        async with running_discord(tmp_path, fake_upstream, discord_api):
+            pass
+
+
+async def test_a_session_refused_while_running_is_logged_with_what_to_do(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    discord_api: FakeDiscordApi,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        # A dropped connection is resumed, and messages are answered again.
+        await discord_api.close_gateway(4000)
+        await discord_api.wait_for_connections(2)
+        await discord_api.push_message("still there?", channel_id=CHANNEL, user_id=42)
+        [answered] = await discord_api.wait_for_sent(1)
+        # The operator turns the Message Content intent off: Discord ends the session.
+        discord_api.refuse_identify = 4014
+        with caplog.at_level(logging.ERROR, logger="channels.discord"):
+            await discord_api.close_gateway(4014)
+            assert channel._task is not None
+            await asyncio.wait({channel._task}, timeout=5)
+    assert answered["content"] == "echo: still there?"
+    [error] = [r.getMessage() for r in caplog.records if r.name == "channels.discord"]
+    assert "no longer receives messages" in error
+    assert 'turn on "Message Content Intent"' in error and "restart the relay" in error
+
+
 def test_parts_split_on_lines_within_the_limit() -> None:
     lines = [f"{i:04d} " + "y" * 95 for i in range(60)]
     parts = discord_parts("\n".join(lines))
     assert len(parts) > 1
     assert all(len(part) <= MESSAGE_LIMIT for part in parts)
     assert "\n".join(parts).split("\n") == lines
+
+
+def test_a_long_paragraph_is_split_between_words() -> None:
+    # Models write paragraphs of several thousand characters without a line break.
+    text = " ".join(f"word{i}" for i in range(900))
+    parts = discord_parts(text)
+    assert len(parts) == 4 and all(len(part) <= MESSAGE_LIMIT for part in parts)
+    assert " ".join(parts) == text  # nothing lost, in order, no word cut in two
+    assert all(part.split(" ")[-1].startswith("word") for part in parts)
 
 
 def test_an_overlong_line_is_cut() -> None:

@@ -202,7 +202,7 @@ async def test_an_llm_that_cannot_be_reached_is_said_in_a_few_words(
         await telegram_api.push_message("hello?")
         [sent] = await telegram_api.wait_for_sent(1)
     assert sent["text"] == (
-        "[no answer from the LLM: it could not be reached — try again in a moment, and tell "
+        "[no answer: the LLM could not be reached — try again in a moment, and tell "
         "the relay's operator if it keeps happening]"
     )
     # The upstream's address is for the operator's log, not for everyone in the chat.
@@ -229,7 +229,8 @@ async def test_an_llm_that_takes_too_long_is_said_in_a_few_words(
         finally:
             await channel.stop()
     assert sent["text"] == (
-        "[no answer from the LLM: it took too long to answer — try again in a moment]"
+        "[no answer: the LLM took too long to answer — try again in a moment, and tell "
+        "the relay's operator if it keeps happening]"
     )
 
 

@@ -75,9 +75,17 @@ class FakeDiscordApi:
         # Message posts refused with 429 next, by their retry_after (seconds).
         self._floods: list[float] = []
         self.refused_posts = 0
+        # Channels where the bot lacks Send Messages, or Read Message History (which a
+        # reply needs): posts there are refused with 403 as Discord does.
+        self.cannot_send: set[int] = set()
+        self.cannot_read_history: set[int] = set()
         self._sent_changed = asyncio.Condition()
         self._sockets: list[web.WebSocketResponse] = []
         self._ready = asyncio.Event()
+        # A gateway close code to answer IDENTIFY with (4014: a privileged intent is off).
+        self.refuse_identify: int | None = None
+        # Gateway connections the bot opened (a reconnect opens another).
+        self.connections = 0
         # Snowflakes of "now": discord.py reads a message's time from its id.
         self._ids = (discord.utils.time_snowflake(datetime.now(UTC)) + n for n in itertools.count())
         self._seq = itertools.count(1)
@@ -114,6 +122,20 @@ class FakeDiscordApi:
             await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def close_gateway(self, code: int) -> None:
+        """Close the bot's gateway connection with ``code``, as Discord does when it drops
+        a session (4000: reconnect and resume; 4014: a privileged intent was turned off)."""
+        for ws in list(self._sockets):
+            await ws.close(code=code)
+
+    async def wait_for_connections(self, count: int, within: float = 5.0) -> None:
+        """Wait until the bot has opened ``count`` gateway connections, the last still open."""
+        async with asyncio.timeout(within):
+            async with self._sent_changed:
+                await self._sent_changed.wait_for(
+                    lambda: self.connections >= count and bool(self._sockets)
+                )
 
     def flood(self, retry_after: float = 0.05, times: int = 1) -> None:
         """Answer the next ``times`` message posts with 429 and ``retry_after``, as
@@ -346,6 +368,16 @@ class FakeDiscordApi:
             )
             return refusal
         channel_id = int(request.match_info["channel"])
+        if channel_id in self.cannot_send:
+            return _json({"message": "Missing Permissions", "code": 50013}, status=403)
+        if channel_id in self.cannot_read_history and "message_reference" in body:
+            return _json(
+                {
+                    "message": "Cannot reply without permission to read message history",
+                    "code": 160002,
+                },
+                status=403,
+            )
         message = message_payload(
             next(self._ids), body.get("content", ""), channel_id=channel_id, author=BOT
         )
@@ -408,6 +440,9 @@ class FakeDiscordApi:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self._sockets.append(ws)
+        async with self._sent_changed:
+            self.connections += 1
+            self._sent_changed.notify_all()
         await ws.send_json({"op": 10, "d": {"heartbeat_interval": 45000}})
         try:
             async for frame in ws:
@@ -416,6 +451,8 @@ class FakeDiscordApi:
                 payload = frame.json()
                 if payload["op"] == 1:
                     await ws.send_json({"op": 11})
+                elif payload["op"] == 2 and self.refuse_identify is not None:
+                    await ws.close(code=self.refuse_identify)
                 elif payload["op"] == 2:
                     await ws.send_json(
                         {
