@@ -337,7 +337,8 @@ def _cut_session_line(
     words = summary.split()
 
     def card(count: int) -> str:
-        section.lines[0] = f"{label}): {' '.join(words[:count]).rstrip(' .,;:')}{ELLIPSIS}"
+        kept = _closed(" ".join(words[:count])).rstrip(" .,;:")
+        section.lines[0] = f"{label}): {kept}{ELLIPSIS}"
         return _resume_text(header, sections)
 
     # Binary search over the number of words kept: more words never cost fewer tokens.
@@ -381,6 +382,15 @@ def _shorten_last(
         return None
     dropped.append(f"{RESUME}:shortened")
     return _card("continuity", RESUME, [short_header, shortened])
+
+
+def _closed(text: str) -> str:
+    """``text`` without a bracket or quote it opens and a cut left unclosed: "(5 messages)"
+    cut to "(5" reads as nothing, so the cut goes back to before it."""
+    for opener, closer in (("(", ")"), ("“", "”")):
+        while text.count(opener) > text.count(closer):
+            text = text[: text.rfind(opener)].rstrip()
+    return text
 
 
 # --- Tier 2: recent activity ------------------------------------------------------------

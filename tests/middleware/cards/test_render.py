@@ -287,6 +287,23 @@ def test_resume_cap_trims_session_history_first() -> None:
     assert out.dropped == ("resume:session_history",)
 
 
+def test_a_cut_session_line_leaves_no_bracket_or_quote_open() -> None:
+    parts = SummaryParts("We're moving house at the end of the month and looking for a job", 5)
+    content = ResumeContent(
+        "",
+        "unknown",
+        session_history=(SessionLine(parts.text(), NOW - timedelta(days=1), parts),),
+        open_questions=(CardItem("book movers for the move"),),
+    )
+    full = render(content, budget=WIDE).cards[0]
+    for over in range(1, 12):
+        line = render(content, budget=CardBudget(resume=count_tokens(full) - over)).cards[0]
+        session = line.splitlines()[2]
+        if session.startswith("Last session"):
+            assert session.count("(") == session.count(")"), session
+            assert session.count("“") == session.count("”"), session
+
+
 def test_earlier_sessions_go_before_the_last_one_is_cut() -> None:
     sessions = tuple(
         SessionLine(f"Packed the {room} into boxes and labelled them all.", NOW - timedelta(days=d))
