@@ -281,12 +281,16 @@ def _label(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
     """The user saying an action is over: ``done`` ("I'm back") or ``canceled`` ("didn't
-    go"); ``activity`` when they named one ("just got back from the gym"), else ``named``,
-    the :func:`key_words` of what they named ("the bank call is done": bank, call)."""
+    go", "never mind the bank call"), or that it is not over but later: ``postponed``
+    ("can't call the bank until Monday"), with ``until`` the words for when it can happen
+    at the earliest ("Monday"). ``activity`` when they named one ("just got back from
+    the gym"), else ``named``, the :func:`key_words` of what they named ("the bank call
+    is done": bank, call)."""
 
-    status: Literal["done", "canceled"]
+    status: Literal["done", "canceled", "postponed"]
     activity: str | None
     named: frozenset[str] = frozenset()
+    until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,17 +335,19 @@ def _status(
     rule: StatusRule, match: re.Match[str], sentence: str, patterns: LanguagePatterns
 ) -> StatusUpdate | None:
     act = (match.groupdict().get("act") or "").strip()
+    until = (match.groupdict().get("until") or "").strip() or None
     # A rule about what it names reads it by its words: "called mom" is no call to the bank.
     template = match_activity(act) if act and not rule.named else None
     activity = rule.activity or (template.key if template else None)
     if not act or activity is not None or act.lower() in ("it", "that", "this"):
-        return StatusUpdate(rule.status, activity)
-    if rule.status != "done":
-        return None  # "not going to lie" cancels nothing: only completions go by words
+        return StatusUpdate(rule.status, activity, until=until)
+    if rule.status == "canceled" and not rule.named:
+        return None  # "not going to lie" cancels nothing: only explicit words go by words
     named = _key_words(act, patterns)
-    if not named or patterns.unfinished.search(sentence):
+    # "no need to call the bank" is a cancellation in words that would read as unfinished.
+    if not named or (rule.status == "done" and patterns.unfinished.search(sentence)):
         return None
-    return StatusUpdate(rule.status, None, named)
+    return StatusUpdate(rule.status, None, named, until)
 
 
 def key_words(text: str) -> frozenset[str]:

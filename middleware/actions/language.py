@@ -52,12 +52,13 @@ class IntentRule:
 
 @dataclass(frozen=True, slots=True)
 class StatusRule:
-    """A done/canceled statement matched at a clause start. A captured ``act`` names a
-    known activity, an action by its words, or (unless ``named``) "it"/"that": the
-    latest action; ``activity`` forces one ("woke up" → sleep)."""
+    """A done/canceled/postponed statement matched at a clause start. A captured ``act``
+    names a known activity, an action by its words, or (unless ``named``) "it"/"that":
+    the latest action; ``activity`` forces one ("woke up" → sleep). A postponement
+    captures ``until``, the earliest time it can happen now ("Monday")."""
 
     pattern: re.Pattern[str]
-    status: Literal["done", "canceled"]
+    status: Literal["done", "canceled", "postponed"]
     activity: str | None = None
     # About what ``act`` names: an activity, else that action by its words (never the
     # latest action, whatever it is).
@@ -111,6 +112,8 @@ class LanguagePatterns:
     stopwords: frozenset[str]  # not key words of a label or of what a completion names
     base_forms: Mapping[str, str]  # irregular past forms: "sent" → "send"
     canceled: tuple[StatusRule, ...]
+    # "can't call the bank until Monday": not over, only later; tried before cancellations.
+    postponed: tuple[StatusRule, ...]
     durations: tuple[DurationRule, ...]
     # How long the user says an action will last, in its phrase ("… for an hour"): groups
     # as a DurationRule's.
@@ -119,7 +122,7 @@ class LanguagePatterns:
     hour_unit: re.Pattern[str]
     scheduling_strong: re.Pattern[str]
     scheduling_medium: re.Pattern[str]
-    # Derived: cancellations, then done statements, in the order they are tried.
+    # Derived: postponements, cancellations, then done statements, in the order tried.
     status: tuple[StatusRule, ...] = field(init=False, repr=False, compare=False)
     # Derived: found in a folded text wherever one of the rules could match (None: any
     # text, a rule has no needles); see middleware.actions.prefilter.
@@ -129,7 +132,7 @@ class LanguagePatterns:
     scheduling_gate: Gate = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "status", (*self.canceled, *self.done))
+        object.__setattr__(self, "status", (*self.postponed, *self.canceled, *self.done))
         object.__setattr__(self, "intent_gate", _gate(self.intents))
         object.__setattr__(self, "status_gate", _gate(self.status))
         object.__setattr__(self, "duration_gate", _gate(self.durations))

@@ -13,6 +13,7 @@ made), except that an automatic action never replaces a clocked one: it is dropp
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -29,6 +30,7 @@ __all__ = [
     "compact",
     "mark",
     "new_action",
+    "postpone_latest",
     "visible_actions",
 ]
 
@@ -182,6 +184,77 @@ def close_latest(
     ``user_confirmed``. Returns the new
     list and the changed action (or None).
     """
+    target = _about(
+        actions,
+        update,
+        now=now,
+        user_key=user_key,
+        thread_key=thread_key,
+        chat_type=chat_type,
+        linked=linked,
+    )
+    if target is None or update.status == "postponed":
+        return list(actions), None
+    source: Source | None = "user_confirmed" if update.status == "done" else None
+    changed = target.with_status(update.status, now, source)
+    return [changed if a is target else a for a in actions], changed
+
+
+def postpone_latest(
+    actions: Sequence[Action],
+    update: StatusUpdate,
+    *,
+    now: datetime,
+    user_key: str,
+    thread_key: str,
+    chat_type: ChatType,
+    start: datetime | None,
+    due_by: datetime | None = None,
+    linked: Collection[str] = (),
+) -> tuple[list[Action], Action | None]:
+    """Apply a postponement ("can't call the bank until Monday") to the open action it is
+    about, chosen as :func:`close_latest` chooses: it stays open (``planned``), and when
+    ``start`` is known (Monday's beginning) it begins then, at the earliest, and is due
+    by ``due_by`` (Monday's end, for a day); a deadline it had gives way to the new day.
+    It lives as long after its new start as it would have after its old one, and may be
+    asked about again once that comes. Without a ``start`` ("till the freeze ends") only
+    its status changes. Returns the new list and the changed action (or None)."""
+    target = _about(
+        actions,
+        update,
+        now=now,
+        user_key=user_key,
+        thread_key=thread_key,
+        chat_type=chat_type,
+        linked=linked,
+    )
+    if target is None:
+        return list(actions), None
+    changed = replace(target, status="planned", updated_at=now)
+    if start is not None and start > now:
+        life = target.expires_at - target.window_opens_at
+        changed = replace(
+            changed,
+            start_at=start,
+            due_by=due_by,
+            deadline=None,
+            referenced_at=None,
+            expires_at=max(target.expires_at, start + life, due_by or start),
+        )
+    return [changed if a is target else a for a in actions], changed
+
+
+def _about(
+    actions: Sequence[Action],
+    update: StatusUpdate,
+    *,
+    now: datetime,
+    user_key: str,
+    thread_key: str,
+    chat_type: ChatType,
+    linked: Collection[str],
+) -> Action | None:
+    """The open action ``update`` is about (see :func:`close_latest`), or None."""
     candidates = [
         a
         for a in actions
@@ -201,12 +274,7 @@ def close_latest(
             if (update.activity is None or _family(a.activity) == _family(update.activity))
             and (update.status != "done" or a.has_started(now))
         ]
-    if not candidates:
-        return list(actions), None
-    target = max(candidates, key=lambda a: a.recorded_at)
-    source: Source | None = "user_confirmed" if update.status == "done" else None
-    changed = target.with_status(update.status, now, source)
-    return [changed if a is target else a for a in actions], changed
+    return max(candidates, key=lambda a: a.recorded_at) if candidates else None
 
 
 def mark(

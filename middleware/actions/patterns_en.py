@@ -189,6 +189,28 @@ _CANT = (
     rf"(?:get\s+(?:to\s+)?|fall\s+a(?=sleep\b))?{_ACT}{_END}"
 )
 _NOT_ANYMORE = rf"{_SUBJ}not\s+going\s+(?:to\s+{_ACT}\s+)?(?:anymore|any\s+more|after\s+all){_END}"
+# "I can't call the bank until Monday", "won't be able to send it before Friday": the
+# action is put off, not called off. What follows "until" is when it can happen at the
+# earliest (a day, or words: "till the freeze ends").
+_POSTPONED = (
+    rf"(?:i\s+|we\s+)?{_JUST}(?:still\s+)?(?:can'?t|cannot|can\s+not|couldn'?t|could\s+not"
+    r"|won'?t\s+be\s+able\s+to|will\s+not\s+be\s+able\s+to|(?:am|'m|are|'re)\s+not\s+able\s+to"
+    r"|not\s+able\s+to)\s+(?!(?:wait|believe|stop|help|remember|tell|decide|say|think|figure"
+    r"|imagine|even|stand|afford|be|sleep|relax|rest)\b)(?:get\s+(?:to\s+)?)?"
+    r"(?P<act>[^,.!;?]+?)\s+(?:until|till|til|before)\s+(?P<until>[^,.!;?]+?)"
+    r"(?:\s+at\s+the\s+earliest)?(?=\s*(?:[,.!;:—–)]|$))"
+)
+_PUT_OFF = (
+    rf"(?:i\s+|we\s+)?{_JUST}(?:(?:have|had|need)\s+to\s+|gotta\s+)?(?:postpone|put\s+off|push\s+back)\s+"
+    r"(?P<act>[^,.!;?]+?)\s+(?:until|till|to)\s+(?P<until>[^,.!;?]+?)(?=\s*(?:[,.!;:—–)]|$))"
+)
+# "never mind the bank call", "no need to call the bank anymore": called off by its words.
+_NEVER_MIND = rf"never\s*mind\s+(?:about\s+)?{_NAMED}(?:\s+(?:anymore|any\s+more))?{_END}"
+_NO_NEED = (
+    r"(?:there\s*'?\s*s\s+|there\s+is\s+)?(?:no\s+need|(?:i|we)\s+(?:don'?t|do\s+not"
+    r"|no\s+longer)\s+need)\s+(?:to\s+|for\s+)?"
+    rf"{_NAMED}(?:\s+(?:anymore|any\s+more|after\s+all))?{_END}"
+)
 
 ENGLISH = LanguagePatterns(
     reject=_re(
@@ -383,6 +405,12 @@ ENGLISH = LanguagePatterns(
         # Not happening, as far as the message goes: "can't sleep, ugh" at 3am answers "did
         # you end up getting some sleep?" before it is asked.
         StatusRule(_re(_CANT), "canceled"),
+        StatusRule(_re(_NEVER_MIND), "canceled", named=True),
+        StatusRule(_re(_NO_NEED), "canceled", named=True),
+    ),
+    postponed=(
+        StatusRule(_re(_POSTPONED), "postponed"),
+        StatusRule(_re(_PUT_OFF), "postponed"),
     ),
     durations=(
         DurationRule(_re(_TOOK)),

@@ -43,6 +43,7 @@ from middleware.actions.lifecycle import (
     calibrate,
     close_latest,
     new_action,
+    postpone_latest,
     visible_actions,
 )
 from middleware.actions.model import Action, Scope, Source, load_actions
@@ -173,7 +174,23 @@ def awareness_view(
     if directive is None and policy.enabled:
         # Only an open action can be closed: without one the text need not be read.
         update = detect_status_update(turn.text) if visible else None
-        if update is not None:
+        if update is not None and update.status == "postponed":
+            start, due_by = _earliest(turn, update.until)
+            _, moved = postpone_latest(
+                visible,
+                update,
+                now=now,
+                user_key=turn.user_key,
+                thread_key=turn.thread_key,
+                chat_type=turn.chat_type,
+                start=start,
+                due_by=due_by,
+                linked=linked,
+            )
+            if moved is not None:
+                ops.append(_close(moved))
+                lines.append(wording.postponed(moved, now))
+        elif update is not None:
             _, closed = close_latest(
                 visible,
                 update,
@@ -359,6 +376,24 @@ def _new(
         due_by=due_by,
         deadline=deadline,
     )
+
+
+def _earliest(turn: Turn, until: str | None) -> tuple[datetime | None, datetime | None]:
+    """When a postponed action can happen at the earliest, from the time phrase in its
+    ``until`` words ("Monday": its beginning, and its end as when it is due), as the clock
+    stage read it; ``(None, None)`` for words with no time ("till the freeze ends") or a
+    phrase with no zone to anchor it."""
+    if not until:
+        return None, None
+    for found in turn.time_expressions:
+        if not found.matched_text or found.matched_text.casefold() not in until.casefold():
+            continue
+        if found.start_instant is not None:
+            return found.start_instant, found.end_instant
+        later = [instant for instant in found.candidates if instant > turn.received_at]
+        if later:
+            return min(later), None
+    return None, None
 
 
 def _without_phrase(label: str, phrase: str) -> str:

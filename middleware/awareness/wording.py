@@ -79,6 +79,18 @@ def closed(action: Action, now: datetime) -> str:
     )
 
 
+def postponed(action: Action, now: datetime) -> str:
+    """A postponed action: still open, and from when it can happen, if the user said."""
+    if action.start_at is not None and action.start_at > now:
+        when = f"; it can happen at the earliest in {_ahead(action.start_at - now)}"
+    else:
+        when = ""
+    return (
+        f'The user is putting off, not calling off: "{action.label}" (said '
+        f"{ago(now - action.recorded_at)}). It stays open{when}; do not treat it as canceled."
+    )
+
+
 def calibrated(report: DurationReport) -> str:
     return (
         f"The user says {report.activity.replace('meal:', '')} took {_duration(report.minutes)}; "

@@ -297,7 +297,12 @@ def _resume_text(header: str, sections: Sequence[_Section]) -> str:
 
 def _fit_resume(header: str, sections: list[_Section], cap: int, dropped: list[str]) -> str | None:
     """The resume card within ``cap``, trimmed in §6.1 order; ``None`` when there is
-    nothing to say or not even the header and one shortened line fit."""
+    nothing to say or not even the header and one shortened line fit.
+
+    §6.1 truncates session_history first: its earlier sessions go, then the last
+    session's line is cut to the tokens left (:func:`_cut_session_line`), and only when
+    not even a few of its words fit does it go too. A card a few tokens over the cap
+    loses those few tokens, not the one line that says where the work stood."""
     if not _has_items(sections):
         return None
     by_name = {section.name: section for section in sections}
@@ -308,9 +313,46 @@ def _fit_resume(header: str, sections: list[_Section], cap: int, dropped: list[s
                 return _resume_text(header, sections)
             if sum(len(s.lines) for s in sections) == 1:
                 return _shorten_last(header, sections, cap, dropped)
+            if name == "session_history" and len(section.lines) == 1:
+                cut = _cut_session_line(header, sections, section, cap)
+                if cut is not None:
+                    dropped.append(f"{RESUME}:shortened")
+                    return cut
             section.lines.pop()
             dropped.append(f"{RESUME}:{name}")
     return None
+
+
+# A session line cut shorter than this many words of its summary says too little to keep.
+_MIN_SESSION_WORDS = 4
+
+
+def _cut_session_line(
+    header: str, sections: list[_Section], section: _Section, cap: int
+) -> str | None:
+    """The card with its one session line cut at a word, with "…", to fit ``cap``
+    exactly; ``None`` when fewer than :data:`_MIN_SESSION_WORDS` of its words fit."""
+    line = section.lines[0]
+    label, _, summary = line.partition("): ")
+    words = summary.split()
+
+    def card(count: int) -> str:
+        kept = _closed(" ".join(words[:count])).rstrip(" .,;:")
+        section.lines[0] = f"{label}): {kept}{ELLIPSIS}"
+        return _resume_text(header, sections)
+
+    # Binary search over the number of words kept: more words never cost fewer tokens.
+    low, high, best = _MIN_SESSION_WORDS, len(words) - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        if count_tokens(card(middle)) <= cap:
+            best, low = middle, middle + 1
+        else:
+            high = middle - 1
+    if best is None:
+        section.lines[0] = line
+        return None
+    return card(best)
 
 
 def _shorten_last(
@@ -340,6 +382,15 @@ def _shorten_last(
         return None
     dropped.append(f"{RESUME}:shortened")
     return _card("continuity", RESUME, [short_header, shortened])
+
+
+def _closed(text: str) -> str:
+    """``text`` without a bracket or quote it opens and a cut left unclosed: "(5 messages)"
+    cut to "(5" reads as nothing, so the cut goes back to before it."""
+    for opener, closer in (("(", ")"), ("“", "”")):
+        while text.count(opener) > text.count(closer):
+            text = text[: text.rfind(opener)].rstrip()
+    return text
 
 
 # --- Tier 2: recent activity ------------------------------------------------------------

@@ -639,6 +639,54 @@ def test_saying_an_action_is_not_happening_cancels_it(text: str, activity: str) 
 
 
 @pytest.mark.parametrize(
+    ("text", "update"),
+    [
+        (
+            "I can't call the bank until Monday, they're closed.",
+            StatusUpdate("postponed", "call", until="Monday"),
+        ),
+        (
+            "won't be able to send it before Friday",
+            StatusUpdate("postponed", None, frozenset({"send"}), "Friday"),
+        ),
+        (
+            "can't do the migration till the freeze ends",
+            StatusUpdate("postponed", None, frozenset({"do", "migration"}), "the freeze ends"),
+        ),
+        (
+            "I have to postpone the gym until tomorrow",
+            StatusUpdate("postponed", "gym", until="tomorrow"),
+        ),
+    ],
+)
+def test_a_cant_until_a_later_time_postpones_rather_than_cancels(
+    text: str, update: StatusUpdate
+) -> None:
+    # "can't call the bank until Monday" closed the call as canceled: it is only later.
+    assert detect_status_update(text) == update
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "never mind the bank call",
+        "no need to call the bank anymore",
+        "there's no need to call the bank",
+        "we don't need to call the bank anymore",
+    ],
+)
+def test_calling_an_action_off_by_its_words_cancels_it(text: str) -> None:
+    assert detect_status_update(text) == StatusUpdate("canceled", None, key_words("call the bank"))
+
+
+@pytest.mark.parametrize(
+    "text", ["I can't wait until Monday", "can't stop thinking until Friday", "never mind"]
+)
+def test_what_is_neither_put_off_nor_called_off_changes_nothing(text: str) -> None:
+    assert detect_status_update(text) is None
+
+
+@pytest.mark.parametrize(
     "text",
     ["can't wait to go to the gym", "can't stop thinking about the meeting", "can't find my keys"],
 )

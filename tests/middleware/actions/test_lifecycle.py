@@ -26,6 +26,7 @@ from middleware.actions.lifecycle import (
     compact,
     mark,
     new_action,
+    postpone_latest,
     visible_actions,
 )
 from middleware.actions.model import Action, Scope, Source, load_actions
@@ -359,6 +360,32 @@ def test_done_closes_the_most_recent_open_action_as_user_confirmed() -> None:
     assert changed is not None and changed.id == "a2"
     assert (changed.status, changed.source, changed.updated_at) == ("done", "user_confirmed", later)
     assert actions == [older, changed]
+
+
+def test_a_postponed_action_stays_open_and_begins_at_its_new_day() -> None:
+    call = replace(
+        action("a1", label="Call the bank", activity="call", hours=30),
+        start_at=NOW + timedelta(hours=20),
+        due_by=NOW + timedelta(hours=30),
+        deadline="Tue 10 Feb",
+        referenced_at=NOW,
+    )
+    monday, monday_ends = NOW + timedelta(days=7), NOW + timedelta(days=8)
+    update = StatusUpdate("postponed", "call", until="Monday")
+    args: dict[str, Any] = {"user_key": ALICE, "thread_key": DM, "chat_type": "dm"}
+    actions, moved = postpone_latest(
+        [call], update, now=NOW, start=monday, due_by=monday_ends, **args
+    )
+    assert moved is not None and actions == [moved]
+    assert (moved.status, moved.start_at, moved.due_by) == ("planned", monday, monday_ends)
+    assert moved.deadline is None and moved.referenced_at is None
+    assert moved.is_open(monday + timedelta(hours=12)), "it lives until its new day is over"
+    assert moved.expires_at >= monday_ends
+    # close_latest leaves a postponement alone: nothing is closed.
+    assert close_latest([call], update, now=NOW, **args) == ([call], None)
+    # Words with no time ("till the freeze ends"): open, its times unchanged.
+    _, kept = postpone_latest([call], update, now=NOW, start=None, **args)
+    assert kept is not None and (kept.status, kept.start_at) == ("planned", call.start_at)
 
 
 def test_a_named_activity_closes_only_that_activity() -> None:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from middleware.actions.model import Action
 from middleware.awareness.view import AwarenessSettings, apply_ops, awareness_view
+from middleware.clock.parsing import ParseResult
 from middleware.clock.policy import CheckinRule, CheckinsPolicy
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
@@ -146,3 +147,41 @@ def test_a_hedged_reference_keeps_the_users_capitals() -> None:
     view = awareness_view(turn("morning", prior_with(ci)), AwarenessSettings())
     assert view.fired[0] == "action_gap_2h"
     assert "did you end up getting to fix the CI before the Tokyo demo?" in view.lines[0]
+
+
+def test_cant_until_monday_postpones_the_call_instead_of_canceling_it() -> None:
+    call = action(
+        label="Call the bank",
+        activity="call",
+        source="auto",
+        type="temporal_action",
+        recorded_at=NOW - timedelta(days=1),
+        start_at=NOW - timedelta(hours=2),
+        due_by=NOW + timedelta(hours=12),
+        expires_at=NOW + timedelta(days=2),
+    )
+    monday = datetime(2026, 11, 23, tzinfo=UTC)  # NOW is Saturday 21 November
+    said = turn("I can't call the bank until Monday, they're closed.", prior_with(call))
+    said.time_expressions = [
+        ParseResult(
+            "absolute",
+            monday,
+            monday + timedelta(days=1),
+            matched_text="Monday",
+            zone="UTC",
+        )
+    ]
+    view = awareness_view(said, AwarenessSettings())
+    assert not any("no longer doing" in line for line in view.lines)
+    assert any("putting off" in line and "Call the bank" in line for line in view.lines)
+    stored = apply_ops(view.ops)(prior_with(call).clock_data)
+    assert stored is not None
+    (kept,) = stored.latest_actions
+    assert kept["status"] == "planned"
+    assert kept["start_iso"] == monday.isoformat() and "deadline" not in kept
+
+    # A true cancellation still closes it.
+    for text in ("never mind the bank call", "no need to call the bank anymore"):
+        view = awareness_view(turn(text, prior_with(call)), AwarenessSettings())
+        stored = apply_ops(view.ops)(prior_with(call).clock_data)
+        assert stored is not None and stored.latest_actions[0]["status"] == "canceled", text

@@ -270,10 +270,98 @@ def test_item_text_is_kept_to_one_line() -> None:
 def test_resume_cap_trims_session_history_first() -> None:
     header = "Henderson damages section — drafting phase."
     rest = [line for line in EXAMPLE_CARD.splitlines()[2:-1] if not line.startswith("Last")]
+    # A few tokens over: the session line is cut to fit, at a word, not dropped.
     cap = count_tokens(EXAMPLE_CARD) - 1
+    out = render(EXAMPLE, budget=CardBudget(resume=cap))
+    (card,) = out.cards
+    session = card.splitlines()[2]
+    assert session.startswith("Last session (Mon): Completed subsections 1-3")
+    assert session.endswith("…") and not session.endswith(" …")
+    assert card.splitlines()[3:-1] == rest
+    assert count_tokens(card) <= cap
+    assert out.dropped == ("resume:shortened",)
+    # Too little room for a few of its words: the line goes.
+    cap = count_tokens(resume_card(header, *rest)) + 3
     out = render(EXAMPLE, budget=CardBudget(resume=cap))
     assert out.cards == (resume_card(header, *rest),)
     assert out.dropped == ("resume:session_history",)
+
+
+def test_a_cut_session_line_leaves_no_bracket_or_quote_open() -> None:
+    parts = SummaryParts("We're moving house at the end of the month and looking for a job", 5)
+    content = ResumeContent(
+        "",
+        "unknown",
+        session_history=(SessionLine(parts.text(), NOW - timedelta(days=1), parts),),
+        open_questions=(CardItem("book movers for the move"),),
+    )
+    full = render(content, budget=WIDE).cards[0]
+    for over in range(1, 12):
+        line = render(content, budget=CardBudget(resume=count_tokens(full) - over)).cards[0]
+        session = line.splitlines()[2]
+        if session.startswith("Last session"):
+            assert session.count("(") == session.count(")"), session
+            assert session.count("“") == session.count("”"), session
+
+
+def test_earlier_sessions_go_before_the_last_one_is_cut() -> None:
+    sessions = tuple(
+        SessionLine(f"Packed the {room} into boxes and labelled them all.", NOW - timedelta(days=d))
+        for d, room in ((1, "kitchen"), (2, "bedroom"), (3, "garage"))
+    )
+    content = ResumeContent("House move", "unknown", session_history=sessions)
+    full = render(content, budget=WIDE).cards[0]
+    out = render(content, budget=CardBudget(resume=count_tokens(full) - 2))
+    lines = out.cards[0].splitlines()
+    assert lines[2] == "Last session (Tue): Packed the kitchen into boxes and labelled them all."
+    assert lines[3].startswith("Earlier (Mon): Packed the bedroom") and len(lines) == 5
+    assert out.dropped == ("resume:session_history",)
+
+
+words = st.sampled_from(
+    "the movers book Acme CV send letter bank call landlord deposit boxes van Tuesday slot"
+    " interview recruiter references notice Müller café — “quoted” 13:45 🙂 x2".split()
+)
+phrases = st.lists(words, min_size=1, max_size=30).map(" ".join)
+session_parts = st.builds(
+    SummaryParts,
+    phrases,
+    st.integers(1, 60),
+    st.lists(phrases, max_size=2).map(tuple),
+    st.lists(phrases, max_size=2).map(tuple),
+    st.none() | phrases,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(session_parts, min_size=1, max_size=3),
+    questions=st.lists(phrases, max_size=3),
+    decisions=st.lists(phrases, max_size=2),
+    days=st.lists(st.integers(0, 30), min_size=3, max_size=3),
+)
+def test_session_lines_fit_the_120_token_cap_exactly(
+    parts: list[SummaryParts], questions: list[str], decisions: list[str], days: list[int]
+) -> None:
+    """Spec 001 §6.1: the card is never over 120 tokens (counted as the cards count them,
+    tags included), and a card only a few tokens over keeps its last session's line, cut."""
+    content = ResumeContent(
+        "House move",
+        "unknown",
+        session_history=tuple(
+            SessionLine(p.text(), NOW - timedelta(days=d, hours=1), p)
+            for p, d in zip(parts, days, strict=False)
+        ),
+        open_questions=tuple(CardItem(q, tentative=True) for q in questions),
+        key_decisions=tuple(CardItem(d) for d in decisions),
+    )
+    (card,) = render(content, budget=CardBudget()).cards
+    assert count_tokens(card) <= 120
+    without_sessions = replace(content, session_history=())
+    rest = render(without_sessions, budget=WIDE).cards
+    if rest and count_tokens(rest[0]) <= 80:
+        # 40 tokens or more of room: the last session is shown, whole or cut.
+        assert "\nLast session (" in card
 
 
 def test_resume_cap_trims_decisions_then_questions_then_updates() -> None:
@@ -420,7 +508,7 @@ def test_total_then_trims_tier_1() -> None:
     total = trimmed.tokens + count_tokens(memory_text)
     out = render(EXAMPLE, ACTIVITY, MEMORY, budget=CardBudget(total=total, living_memory=200))
     assert out.cards == (*trimmed.cards, memory_text)
-    assert "resume:session_history" in out.dropped and "recent_activity" in out.dropped
+    assert "resume:shortened" in out.dropped and "recent_activity" in out.dropped
 
 
 def test_tier_3_only_with_a_warning_when_tier_1_cannot_fit(
