@@ -1,7 +1,7 @@
 """Phrases of ordinary chat that look like times but name none to resolve.
 
 dateparser finds a weekday, a short duration or a number pair in a message; most of the
-time that is a time, but not in these uses, which ``parsing.find_time_expressions`` drops:
+time that is a time, but not in these uses, which ``finding.find_time_expressions`` drops:
 
 * a weekday said as what day it is, or as a greeting ("it's friday!", "thank god it's
   monday", "is it friday yet?", "happy friday", "what a monday"): it names the current

@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from middleware.clock.answers import answers_hour_choice, pick_hour
-from middleware.clock.parsing import ParseResult, find_time_expressions
+from middleware.clock.finding import find_time_expressions
+from middleware.clock.parsing import ParseResult
 from middleware.clock.places import PlaceMention, find_place_mentions, lookup_place
 from middleware.clock.presentation import (
     Audience,

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from middleware.clock.parsing import find_time_expressions
+from middleware.clock.finding import find_time_expressions
 from middleware.clock.stage import describe_expressions
 
 NOW = datetime(2026, 3, 13, 9, 0, tzinfo=UTC)  # a Friday

@@ -21,14 +21,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from middleware.clock.mentions import iana_place_zone
-from middleware.clock.parsing import (
+from middleware.clock.finding import (
     _CAPITAL_MONTH_DAY,
     _TIMEISH,
-    ParseResult,
-    date_order_for_locale,
     find_time_expressions,
     looks_timeish,
+)
+from middleware.clock.mentions import iana_place_zone
+from middleware.clock.parsing import (
+    ParseResult,
+    date_order_for_locale,
     parse_anchored_time,
 )
 from middleware.clock.places import lookup_place
