@@ -43,6 +43,7 @@ _TIMEISH = re.compile(
     r"\d{1,2}\s*(?:[ap]\.?m\b\.?|o'?clock\b)|\b\d{1,2}[:h]\d\d\b|\b\d{4}-\d\d-\d\d"
     r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
+    r"|\bthis\s+(?:morning|afternoon|evening)\b|\blast\s+night\b"
     rf"|\b{TEXTING_DAYS}\b"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
@@ -112,6 +113,9 @@ _ON_DAY_OF_MONTH = re.compile(
 # Day words dateparser misses beside some punctuation ("yesterday: fixed the bug").
 # ... and never finds their texting abbreviations ("cant tmrw sorry").
 _DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\b", re.I)
+# Today's parts of day and the night just gone, which dateparser misses ("I ran 5k this
+# morning") or finds only a word of ("this" of "this morning's meeting").
+_PART_OF_TODAY = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|last\s+night)\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 _DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or|the))+\s*$", re.I)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
@@ -119,12 +123,13 @@ _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
 
 # Every alternative of ``_TIMEISH`` needs a digit or one of these (case-folded) fragments:
 # "day" stands for today, yesterday, midday, the weekdays and "end of day", "week" for
-# weekend; "tmr", "tmw", "thur", "fri", "weds", "tues" for the texting abbreviations (a
-# digit lets "2moro" through). ``_TIMEISH`` costs about half a microsecond per character
-# (many alternatives, ignoring case); this test costs a few nanoseconds, and most
-# messages fail it.
-_TIME_FRAGMENTS = ("day", "tomorrow", "tonight", "noon", "midnight", "eod", "tmr", "tmw",
-                   "thur", "fri", "weds", "tues")  # fmt: skip
+# weekend, "noon" for afternoon, "morning", "evening" and "night" for the parts of day
+# ("this morning", "last night"); "tmr", "tmw", "thur", "fri", "weds", "tues" for the
+# texting abbreviations (a digit lets "2moro" through). ``_TIMEISH`` costs about half a
+# microsecond per character (many alternatives, ignoring case); this test costs a few
+# nanoseconds, and most messages fail it.
+_TIME_FRAGMENTS = ("day", "tomorrow", "night", "noon", "morning", "evening", "eod", "tmr",
+                   "tmw", "thur", "fri", "weds", "tues")  # fmt: skip
 _UNIT_FRAGMENTS = ("sec", "min", "hour", "hr", "week", "fortnight", "month", "year")
 _DIGIT = re.compile(r"\d")
 # All fragments in one search of the text every stage's gates share (apostrophes made
@@ -216,6 +221,7 @@ def find_time_expressions(
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
     found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
+    found_spans = _with_parts_of_today(text, found_spans)
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
         if spans and _JOINER.match(text[spans[-1][1] : start]):
@@ -264,6 +270,19 @@ def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, in
     """Ends of days, weeks and months ("end of day", "EOD", "the end of the week") outside
     the phrases dateparser found, which it does not find."""
     return _uncovered(_END_OF, text, taken)
+
+
+def _with_parts_of_today(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``taken`` with each "this morning" (afternoon, evening) and "last night" that no span
+    holds whole put in, in place of the spans inside it ("this" of "this morning's")."""
+    spans = list(taken)
+    for match in _PART_OF_TODAY.finditer(text):
+        start, end = match.span()
+        if any(s <= start and end <= e for s, e in spans):
+            continue
+        spans = [(s, e) for s, e in spans if not (start <= s and e <= end)]
+        spans.append((start, end))
+    return spans
 
 
 def _uncovered(

@@ -1,5 +1,5 @@
-"""Which day "tomorrow", "yesterday" and a past "today" mean when said in the small hours
-(the rules ``wallclock.read_local`` applies before ``SMALL_HOURS_END``).
+"""Which day "tomorrow", "yesterday", "last night" and a past "today" mean when said in
+the small hours (the rules ``wallclock.read_local`` applies before ``SMALL_HOURS_END``).
 
 * "tomorrow" said in the small hours (00:00 to 03:59 local) is a choice between the
   day that has just begun, which someone who has not slept yet calls tomorrow ("tomorrow
@@ -9,8 +9,10 @@
 * "yesterday" said in the small hours is the mirror choice, told of the past or not: the
   calendar's previous day, which has just ended ("yesterday" said at 01:30 on Saturday:
   Friday), or the day before it, which someone who has not slept yet calls yesterday
-  (Thursday), the day just ended first. "Last night" is not read at all, and "tonight"
-  keeps its one reading still ahead, as above;
+  (Thursday), the day just ended first. "Last night" is the same choice of evenings
+  ("last night was rough" said at 01:30 on Saturday: Friday 20:00, the night the speaker
+  may still be in, or Thursday 20:00), and "tonight" keeps its one reading still ahead,
+  as above;
 * "today" told of the past in the small hours ("today I finished it" said at 01:30 on
   Saturday) is the same choice the other way: the day just begun (Saturday) or the day
   just ended (Friday), which someone who has not slept yet still calls today.
@@ -29,7 +31,7 @@ __all__ = ["SMALL_HOURS_END", "small_hours_reading"]
 #: day before the one just ended (see ``small_hours_reading``).
 SMALL_HOURS_END = 4
 _TOMORROW = re.compile(r"\btomorrow\b")
-_YESTERDAY = re.compile(r"\byesterday\b")
+_YESTERDAY = re.compile(r"\byesterday\b|\blast night\b")
 _TODAY = re.compile(r"\btoday\b")
 _JUST_BEGUN, _JUST_ENDED = " (the day that has just begun)", " (the day that has just ended)"
 
@@ -42,8 +44,9 @@ def small_hours_reading(
     hour (see the module docstring); otherwise ``reading`` as it is."""
     if base.hour >= SMALL_HOURS_END:
         return reading
-    if _YESTERDAY.search(lowered):
-        return _small_hours_yesterday(reading, base)
+    yesterday = _YESTERDAY.search(lowered)
+    if yesterday is not None:
+        return _small_hours_yesterday(reading, base, yesterday[0])
     if past and _TODAY.search(lowered):
         return _small_hours_past_today(reading, base)
     if past or not _TOMORROW.search(lowered):
@@ -59,14 +62,12 @@ def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading
     return _ask_which_day(reading, base, "tomorrow", calendar, (today, _JUST_BEGUN), (calendar, ""))
 
 
-def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReading:
-    """ "Yesterday" said in the small hours: the calendar's previous day, just ended, or
-    the day before it (the speaker has not slept yet)."""
+def _small_hours_yesterday(reading: LocalReading, base: datetime, word: str) -> LocalReading:
+    """ "Yesterday" or "last night" (``word``) said in the small hours: the calendar's
+    previous day, just ended, or the day before it (the speaker has not slept yet)."""
     calendar = base.date() - timedelta(days=1)
     before = calendar - timedelta(days=1)
-    return _ask_which_day(
-        reading, base, "yesterday", calendar, (calendar, _JUST_ENDED), (before, "")
-    )
+    return _ask_which_day(reading, base, word, calendar, (calendar, _JUST_ENDED), (before, ""))
 
 
 def _small_hours_past_today(reading: LocalReading, base: datetime) -> LocalReading:

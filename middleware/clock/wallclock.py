@@ -37,12 +37,13 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a weekday: the week it is in is decided in ``weekdays.py`` ("next Friday", "Monday
   9am" said on a Monday, "Saturday night" said on Saturday);
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
-  evening 18:00, tonight/night 20:00 (today's, even when already past);
+  evening 18:00, tonight/night 20:00 (today's, even when already past; "this morning"
+  said at 11:00 is 09:00 today); "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
-* "tomorrow", "yesterday" and a past "today" said in the small hours (00:00 to 03:59
-  local) ask which day is meant: see ``small_hours.py``;
+* "tomorrow", "yesterday", "last night" and a past "today" said in the small hours
+  (00:00 to 03:59 local) ask which day is meant: see ``small_hours.py``;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is

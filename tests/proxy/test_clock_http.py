@@ -1108,3 +1108,39 @@ async def test_texting_abbreviations_of_day_words_are_read(
     await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
     await chat(relay, message, at="2026-11-20T10:00:00Z")  # Friday 11:00 in Berlin
     assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
+async def test_this_morning_said_late_in_the_morning_is_read(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))  # Berlin Sat 11:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message in ("I ran 5k this morning", "this morning's meeting went fine"):
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        text = block(fake_upstream)
+        assert 'Times in this message: "this morning" = 2026-11-21T09:00:00+01:00' in text
+        assert "Ask the user" not in text
+
+
+async def test_last_night_is_read_and_asked_about_in_the_small_hours(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 14, 1, 30, tzinfo=UTC))  # Saturday, London 01:30
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/London", headers)
+    await say(relay, "last night was rough", headers)
+    text = block(fake_upstream)
+    assert (
+        'Ask the user: By "last night", said at 01:30, do you mean Friday 13 March (the day '
+        "that has just ended) or Thursday 12 March?"
+    ) in text
+    assert "Times in this message" not in text
+    clock.advance(timedelta(hours=9))  # Saturday 10:30: the night is over
+    await say(relay, "I finished it last night", headers)
+    text = block(fake_upstream)
+    assert 'Times in this message: "last night" = 2026-03-13T20:00:00+00:00' in text
+    assert "Ask the user" not in text

@@ -842,6 +842,8 @@ def test_find_ignores_words_that_are_not_times(message: str) -> None:
         ("at 9am", True), ("14:30", True), ("tomorrow", True), ("next week", True),
         ("in 3 days", True), ("2 hours ago", True), ("Friday", True), ("nov 22", True),
         ("May 5", True), ("22nd of March", True), ("end of day", True), ("TONİGHT", True),
+        ("ran 5k this morning", True), ("last night", True), ("THIS AFTERNOON", True),
+        ("good morning", False), ("night owl", False),
         ("I may go", False), ("march on", False), ("a second", False), ("now", False),
         ("we will see", False), ("3 cats", False), ("may 5 people come", False),
     ],
@@ -857,7 +859,7 @@ _TIMEISH_PIECES = (
     "next this "
     "last WEEKEND month year in an a two half an hour hours min sec hr fortnight ago at by "
     "around until @ 9 12 2026 - / . : h am p.m. o'clock 22nd of March Sept may May MAR "
-    "holiday admin secure ſec"
+    "holiday admin secure ſec morning AFTERNOON Evening nİght mornıng"
 ).split()
 
 
