@@ -24,6 +24,9 @@ time that is a time, but not in these uses, which ``finding.find_time_expression
   night in Rome", "last night of the festival was wild"): after a word that makes
   "last" "final" (the, our, my, ...) or before "of"; or as a title ("Last Night in Soho");
   "last night was rough" is a time;
+* a texting "tomorrow" used as a name ("I got the tmrw app", "the Tmrw newsletter"):
+  right after "the", "a", "my" and such, where a day word does not stand ("cant tmrw
+  sorry" is a day);
 * "in a minute", "in a sec", "in a second", "in a moment": "shortly", not a minute from now
   ("in 1 minute", "in an hour" stay times);
 * a duration or a number pair that measures something ("in 5 minutes of reading", "3/4 of
@@ -129,6 +132,7 @@ _DETERMINER_BEFORE = re.compile(
     r"\b(?:the|a|an|my|your|our|their|his|her|its|this|that)\s+$", re.IGNORECASE
 )
 _OF_NEXT = re.compile(r"\s+of\b", re.IGNORECASE)
+_TEXTING_TOMORROW = re.compile(r"tmrw?|tmw|2moro|2morrow", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
@@ -149,6 +153,8 @@ def names_no_time(text: str, start: int, end: int) -> bool:
         )
     if _IDIOM_DURATION.fullmatch(phrase):
         return True
+    if _TEXTING_TOMORROW.fullmatch(phrase):
+        return _DETERMINER_BEFORE.search(before) is not None  # "the tmrw app"
     night = _LAST_NIGHT.search(text, start, end)
     if night is not None:  # "the last night of the tour"
         said_before = text[_sentence_start(text, start) : night.start()]

@@ -1144,3 +1144,14 @@ async def test_last_night_is_read_and_asked_about_in_the_small_hours(
     text = block(fake_upstream)
     assert 'Times in this message: "last night" = 2026-03-13T20:00:00+00:00' in text
     assert "Ask the user" not in text
+
+
+@pytest.mark.parametrize("message", ["I got the tmrw app", "the Tmrw newsletter is out"])
+async def test_a_texting_tomorrow_used_as_a_name_is_no_day(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
+    await chat(relay, message, at="2026-11-20T10:00:00Z")
+    assert "Times in this message" not in block(fake_upstream)
+    await chat(relay, "cant tmrw sorry", at="2026-11-20T10:01:00Z")
+    assert 'Times in this message: "tmrw" = 2026-11-21' in block(fake_upstream)

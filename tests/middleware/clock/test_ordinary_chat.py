@@ -311,6 +311,9 @@ NOT_TIMES = [
     'Last Night in Soho is a great film',
     'what a night',
     'the night shift pays more',
+    # A texting "tomorrow" used as a name.
+    'I got the tmrw app',
+    'the Tmrw newsletter is good',
 ]  # fmt: skip
 
 #: Real times, the ones told of the past included: still read, and asked about when they
@@ -488,6 +491,8 @@ OTHER_REGISTERS = [
     ('had the best night', False),
     ('night owl here', False),
     ('the morning after', False),
+    ('my tmrw subscription expired', False),
+    ('tmrw works for me', True),
 ]  # fmt: skip
 
 
@@ -523,5 +528,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 410 lines, 103 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (410, 103, 0, 0)
+    # 414 lines, 104 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (414, 104, 0, 0)
