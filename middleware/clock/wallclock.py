@@ -439,7 +439,7 @@ def _read_lowered(
         return None
     if len(candidates) == 1:
         point = LocalReading("point", (candidates[0],))
-        return point if past else weekday_choice(rest, point, base)
+        return point if past else weekday_choice(rest, point, base, part_of_day=bool(part))
     first, second = candidates
     if first.date() == second.date():
         question = f"Do you mean {first:%H:%M} or {second:%H:%M} on {describe_day(first.date())}?"

@@ -4,7 +4,9 @@
   choice between that day and a week later; otherwise it is the next occurrence, as is a
   bare or "on" weekday (said on a Sunday, "on Monday" and "next Monday" are tomorrow);
   a bare weekday naming today ("Monday 9am" said on a Monday) is a choice between today
-  and a week later; "this Monday" said on a Monday is today; a weekday naming today with a
+  and a week later, unless a part of day is named with the hour ("friday evening at 8"
+  said on Friday afternoon): then it is today's while that time is ahead, else a week
+  later; "this Monday" said on a Monday is today; a weekday naming today with a
   part of day ("Saturday night" said on Saturday) is today's while that part of day is
   ahead or under way (morning until 12:00, afternoon until 18:00, evening and night until
   midnight; told of the past, once it has begun: from 05:00, 12:00, 17:00, 18:00), else
@@ -33,14 +35,22 @@ _NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
 _WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
 
 
-def weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
-    """Turn a weekday reading that could mean two different weeks into a choice."""
+def weekday_choice(
+    text: str, reading: LocalReading, base: datetime, *, part_of_day: bool = False
+) -> LocalReading:
+    """Turn a weekday reading that could mean two different weeks into a choice.
+
+    ``part_of_day`` says a part of day was named beside the weekday and its hour
+    ("friday evening at 8"): naming today, that is today's while its time is ahead and a
+    week later once it has passed, not a question."""
     bare = _BARE_WEEKDAY.fullmatch(_TRAILING_AT.sub("", text))  # "friday at" + "8pm"
     if reading.kind == "choice":
         return reading
     if bare and _WEEKDAY_INDEX[bare["day"]] == base.weekday():
         later = reading.times[0]
         today = later - timedelta(days=(later.date() - base.date()).days)
+        if part_of_day:
+            return LocalReading("point", (today if today > base else later,))
         question = (
             f"Do you mean today ({describe_day(today.date())}) or {describe_day(later.date())}?"
         )

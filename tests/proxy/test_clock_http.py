@@ -1155,3 +1155,22 @@ async def test_a_texting_tomorrow_used_as_a_name_is_no_day(
     assert "Times in this message" not in block(fake_upstream)
     await chat(relay, "cant tmrw sorry", at="2026-11-20T10:01:00Z")
     assert 'Times in this message: "tmrw" = 2026-11-21' in block(fake_upstream)
+
+
+async def test_a_weekday_evening_said_that_afternoon_is_this_evening(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
+    # Friday 15:00 in Berlin: this evening's 8 o'clock is still ahead.
+    await chat(relay, "friday evening at 8", at="2026-11-20T14:00:00Z")
+    text = block(fake_upstream)
+    assert 'Times in this message: "friday evening at 8" = 2026-11-20T20:00:00+01:00' in text
+    assert "Ask the user" not in text
+    # With no part of day it may still be today or next week: asked, by design.
+    await chat(relay, "friday 8pm", at="2026-11-20T14:01:00Z")
+    assert "Ask the user: Do you mean today (Friday 20 November) or Friday 27 November?" in block(
+        fake_upstream
+    )
+    # Friday 21:00: this evening's 8 o'clock has passed, so it is next Friday's.
+    await chat(relay, "friday evening at 8", at="2026-11-20T20:00:00Z")
+    assert '"friday evening at 8" = 2026-11-27T20:00:00+01:00' in block(fake_upstream)
