@@ -177,6 +177,7 @@ def find_time_expressions(
     locale: str | None = None,
     place_zone: PlaceZone | None = None,
     abbreviation_context: Mapping[str, str] | None = None,
+    speaker_tz: str | None = None,
 ) -> list[ParseResult]:
     """Time phrases in a free-form message, in order, each parsed by
     ``parse_anchored_time`` (same arguments), as told of the past when its sentence is
@@ -238,15 +239,28 @@ def find_time_expressions(
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,
             place_zone=place_zone, abbreviation_context=abbreviation_context, past=past,
-            waking=waking,
+            waking=waking, speaker_tz=speaker_tz,
         )  # fmt: skip
         return None if result.kind == "invalid" else result
 
     results: list[ParseResult] = []
-    for start, end in spans:
+    index = 0
+    while index < len(spans):
+        start, end = spans[index]
+        index += 1
         if names_no_time(text, start, end):  # "it's friday!", "in a minute", "24/7"
             continue
-        result = parse(start, _extend(text, end, place_zone)) or parse(start, end)
+        extended = _extend(text, end, place_zone)
+        result = None
+        if (
+            extended > end
+            and index < len(spans)
+            and _JOINER.match(text[extended : spans[index][0]])
+        ):
+            # "9am Berlin time" + " " + "tomorrow": one phrase, read in the zone it names.
+            result = parse(start, spans[index][1])
+            index += result is not None
+        result = result or parse(start, extended) or parse(start, end)
         if result is not None:
             results.append(result)
     return results

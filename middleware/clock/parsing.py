@@ -270,6 +270,7 @@ def parse_anchored_time(
     abbreviation_context: Mapping[str, str] | None = None,
     past: bool = False,
     waking: bool = False,
+    speaker_tz: str | None = None,
 ) -> ParseResult:
     """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
 
@@ -290,7 +291,10 @@ def parse_anchored_time(
     relative hours and minutes are exact; days, weeks and months keep the wall-clock time
     in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). ``past`` reads a
     phrase told of the past ("was at 3pm") as its last occurrence, not its next; ``waking``
-    reads an hour with no am/pm as the morning one (said of rising: "be up at 6"). Raises
+    reads an hour with no am/pm as the morning one (said of rising: "be up at 6").
+    ``speaker_tz`` is the speaker's own zone when ``tz`` is another one the message named
+    (defaults to ``tz``): a day word ("tomorrow", "today") read in a zone that is on
+    another date than the speaker's is asked about (``_check_day_word_calendar``). Raises
     ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
@@ -352,7 +356,47 @@ def parse_anchored_time(
     result = _anchor(reading, anchor, phrase)
     if abbreviation is not None and reading.kind == "point":
         return _check_stated_offset(result, abbreviation, reading.times[0])
+    speaker = speaker_tz or tz
+    if speaker is not None and speaker != anchor.label and reading.kind == "point" and not past:
+        return _check_day_word_calendar(
+            result, reading.times[0], anchor, speaker, reference_instant
+        )
     return result
+
+
+# Day words counted from today: "tomorrow" in a named zone may be the speaker's tomorrow.
+_RELATIVE_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|tmrw?|tmw|2moro|2morrow)\b", re.I
+)
+
+
+def _check_day_word_calendar(
+    result: ParseResult, naive: datetime, anchor: _Anchor, speaker: str, reference: datetime
+) -> ParseResult:
+    """Ask which day a day word means when the zone the phrase is read in is on another
+    date than the ``speaker``'s: "9am Berlin time tomorrow" said at 22:00 on Friday in New
+    York (04:00 on Saturday in Berlin) is 09:00 on Sunday by Berlin's calendar, the
+    phrase's anchor (spec 000 §4.2 step 1), or 09:00 on Saturday, the speaker's
+    tomorrow; neither is silently right."""
+    word = _RELATIVE_DAY.search(result.matched_text)
+    if word is None or result.start_instant is None:
+        return result
+    speaker_today = reference.astimezone(get_zone(speaker)).date()
+    shift = speaker_today - anchor.local_now(reference).date()
+    if not shift:
+        return result
+    speakers = _anchor_point(naive + shift, anchor, result)
+    if speakers.start_instant is None or speakers.start_instant <= reference:
+        return result  # the speaker's reading is gone by or does not exist: no choice
+    said = word[0].lower()
+    question = (
+        f'By "{said}", do you mean {_clock(naive)} on {describe_day((naive + shift).date())} '
+        f"in {anchor.label} ({said} where you are, in {speaker}) or {_clock(naive)} on "
+        f"{describe_day(naive.date())} ({said} in {anchor.label})?"
+    )
+    candidates = (speakers.start_instant, result.start_instant)
+    return replace(result, start_instant=None, needs_clarification=True,
+                   clarification_question=question, candidates=candidates)  # fmt: skip
 
 
 def _check_stated_offset(result: ParseResult, abbr: str, naive: datetime) -> ParseResult:

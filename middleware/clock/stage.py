@@ -111,6 +111,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             locale=prior.user_locale,
             place_zone=_place_zone,
             abbreviation_context=context,
+            speaker_tz=own,
         )
     )
     if answers_hour_choice(turn.text):

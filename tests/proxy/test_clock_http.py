@@ -1174,3 +1174,25 @@ async def test_a_weekday_evening_said_that_afternoon_is_this_evening(
     # Friday 21:00: this evening's 8 o'clock has passed, so it is next Friday's.
     await chat(relay, "friday evening at 8", at="2026-11-20T20:00:00Z")
     assert '"friday evening at 8" = 2026-11-27T20:00:00+01:00' in block(fake_upstream)
+
+
+async def test_tomorrow_in_a_named_zone_on_another_date_asks_whose_tomorrow(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz America/New_York", at="2026-11-20T14:00:00Z")
+    # Friday 10:00 in New York is Friday 16:00 in Berlin: one tomorrow, whatever the order.
+    for message in ("call at 9am Berlin time tomorrow", "call tomorrow at 9am Berlin time"):
+        await chat(relay, message, at="2026-11-20T15:00:00Z")
+        text = block(fake_upstream)
+        assert "= 2026-11-21T09:00:00+01:00 (Europe/Berlin)." in text
+        assert "Ask the user" not in text and "2026-11-21T00:00:00-05:00" not in text
+    # Friday 22:00 in New York is already Saturday 04:00 in Berlin: two tomorrows.
+    for message in ("call at 9am Berlin time tomorrow", "call tomorrow at 9am Berlin time"):
+        await chat(relay, message, at="2026-11-21T03:00:00Z")
+        text = block(fake_upstream)
+        assert (
+            'Ask the user: By "tomorrow", do you mean 09:00 on Saturday 21 November in '
+            "Europe/Berlin (tomorrow where you are, in America/New_York) or 09:00 on Sunday "
+            "22 November (tomorrow in Europe/Berlin)?"
+        ) in text
+        assert "Times in this message" not in text

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -819,6 +819,34 @@ def test_legacy_region_ids_and_lowercase_words_are_not_places() -> None:
 def test_find_without_a_session_zone_keeps_phrases_floating() -> None:
     (result,) = found("see you tomorrow at 9am", None)
     assert result.kind == "floating" and result.needs_clarification
+
+
+# Friday 22:00 in New York is Saturday 04:00 in Berlin.
+NY_FRIDAY_NIGHT = datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "message", ["9am Berlin time tomorrow", "tomorrow at 9am Berlin time", "tmrw 9am Berlin"]
+)
+def test_tomorrow_in_a_zone_on_another_date_asks_whose_tomorrow(message: str) -> None:
+    (result,) = find_time_expressions(message, "America/New_York", NY_FRIDAY_NIGHT)
+    assert result.needs_clarification and result.start_instant is None
+    assert result.candidates == (
+        datetime(2026, 11, 21, 8, 0, tzinfo=UTC),  # Saturday: the speaker's tomorrow
+        datetime(2026, 11, 22, 8, 0, tzinfo=UTC),  # Sunday: Berlin's tomorrow
+    )
+    # The relay anchors a message that names a zone to it and says whose zone is own.
+    (anchored,) = find_time_expressions(
+        message, "Europe/Berlin", NY_FRIDAY_NIGHT, speaker_tz="America/New_York"
+    )
+    assert anchored.candidates == result.candidates
+
+
+def test_tomorrow_in_a_zone_on_the_same_date_is_read_there() -> None:
+    friday_noon = NY_FRIDAY_NIGHT - timedelta(hours=10)  # NY 12:00, Berlin 18:00
+    (result,) = find_time_expressions("9am Berlin time tomorrow", "America/New_York", friday_noon)
+    assert result.start_instant == datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
+    assert result.matched_text == "9am Berlin time tomorrow"
 
 
 @pytest.mark.parametrize(
