@@ -1,7 +1,7 @@
 """Phrases of ordinary chat that look like times but name none to resolve.
 
 dateparser finds a weekday, a short duration or a number pair in a message; most of the
-time that is a time, but not in these uses, which ``parsing.find_time_expressions`` drops:
+time that is a time, but not in these uses, which ``finding.find_time_expressions`` drops:
 
 * a weekday said as what day it is, or as a greeting ("it's friday!", "thank god it's
   monday", "is it friday yet?", "happy friday", "what a monday"): it names the current
@@ -20,6 +20,13 @@ time that is a time, but not in these uses, which ``parsing.find_time_expression
 * a day of the month that ranks something ("the 3rd option", "the 2nd time"): "the 3rd"
   is a date only when nothing follows it but a clause's end or a small word ("on the 3rd
   I'm off", "the 21st works");
+* "last night" as the final night of something ("the last night of the tour", "our last
+  night in Rome", "last night of the festival was wild"): after a word that makes
+  "last" "final" (the, our, my, ...) or before "of"; or as a title ("Last Night in Soho");
+  "last night was rough" is a time;
+* a texting "tomorrow" used as a name ("I got the tmrw app", "the Tmrw newsletter"):
+  right after "the", "a", "my" and such, where a day word does not stand ("cant tmrw
+  sorry" is a day);
 * "in a minute", "in a sec", "in a second", "in a moment": "shortly", not a minute from now
   ("in 1 minute", "in an hour" stay times);
 * a duration or a number pair that measures something ("in 5 minutes of reading", "3/4 of
@@ -119,6 +126,13 @@ _DATE_LEAD = re.compile(
     r"|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\.?,?\s+$",
     re.IGNORECASE,
 )
+_LAST_NIGHT = re.compile(r"\blast\s+night\b", re.IGNORECASE)
+# Words that make the "last" right after them "final": "the last night", "our last night".
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?:the|a|an|my|your|our|their|his|her|its|this|that)\s+$", re.IGNORECASE
+)
+_OF_NEXT = re.compile(r"\s+of\b", re.IGNORECASE)
+_TEXTING_TOMORROW = re.compile(r"tmrw?|tmw|2moro|2morrow", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
@@ -139,6 +153,14 @@ def names_no_time(text: str, start: int, end: int) -> bool:
         )
     if _IDIOM_DURATION.fullmatch(phrase):
         return True
+    if _TEXTING_TOMORROW.fullmatch(phrase):
+        return _DETERMINER_BEFORE.search(before) is not None  # "the tmrw app"
+    night = _LAST_NIGHT.search(text, start, end)
+    if night is not None:  # "the last night of the tour"
+        said_before = text[_sentence_start(text, start) : night.start()]
+        final = _DETERMINER_BEFORE.search(said_before) or _OF_NEXT.match(text, night.end())
+        if final or night[0].istitle():  # ... or "Last Night in Soho"
+            return True
     if _CLOCK_PHRASE.fullmatch(phrase) and _SAYS_THE_HOUR.search(before):
         return _ELSEWHERE_AFTER.match(text, end) is None
     if _DAY_OF_MONTH.fullmatch(phrase):

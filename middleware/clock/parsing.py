@@ -15,24 +15,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from babel.dates import get_date_format, get_time_format
-from dateparser.search import search_dates
 from dateparser.timezone_parser import pop_tz_offset_from_string
 
-from middleware.actions.prefilter import fold, gate_text, needle_search
 from middleware.clock.abbreviations import (
     clarification_for,
-    find_zone_names,
     resolve_abbreviation,
     stated_offset,
 )
-from middleware.clock.idioms import names_no_time
-from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_clock
+from middleware.clock.local_reading import LocalReading, describe_day
+from middleware.clock.mentions import PlaceZone, find_zone_mention
 from middleware.clock.places import place_question
-from middleware.clock.tense import sentence_around, tells_of_the_past
-from middleware.clock.wallclock import LocalReading, describe_day, read_local
+from middleware.clock.wallclock import read_local
 from middleware.clock.zones import (
     format_offset,
     get_zone,
@@ -40,13 +36,10 @@ from middleware.clock.zones import (
     localize,
     offset_minutes,
 )
-from middleware.text_cache import MAX_CHARS
 
 __all__ = [
     "ParseResult",
     "date_order_for_locale",
-    "find_time_expressions",
-    "looks_timeish",
     "parse_anchored_time",
     "writes_24_hour_times",
 ]
@@ -277,6 +270,7 @@ def parse_anchored_time(
     abbreviation_context: Mapping[str, str] | None = None,
     past: bool = False,
     waking: bool = False,
+    speaker_tz: str | None = None,
 ) -> ParseResult:
     """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
 
@@ -297,7 +291,10 @@ def parse_anchored_time(
     relative hours and minutes are exact; days, weeks and months keep the wall-clock time
     in ``tz`` (``"in 2 days"`` across a DST change is 47 or 49 h). ``past`` reads a
     phrase told of the past ("was at 3pm") as its last occurrence, not its next; ``waking``
-    reads an hour with no am/pm as the morning one (said of rising: "be up at 6"). Raises
+    reads an hour with no am/pm as the morning one (said of rising: "be up at 6").
+    ``speaker_tz`` is the speaker's own zone when ``tz`` is another one the message named
+    (defaults to ``tz``): a day word ("tomorrow", "today") read in a zone that is on
+    another date than the speaker's is asked about (``_check_day_word_calendar``). Raises
     ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
@@ -359,7 +356,47 @@ def parse_anchored_time(
     result = _anchor(reading, anchor, phrase)
     if abbreviation is not None and reading.kind == "point":
         return _check_stated_offset(result, abbreviation, reading.times[0])
+    speaker = speaker_tz or tz
+    if speaker is not None and speaker != anchor.label and reading.kind == "point" and not past:
+        return _check_day_word_calendar(
+            result, reading.times[0], anchor, speaker, reference_instant
+        )
     return result
+
+
+# Day words counted from today: "tomorrow" in a named zone may be the speaker's tomorrow.
+_RELATIVE_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|tmrw?|tmw|2moro|2morrow)\b", re.I
+)
+
+
+def _check_day_word_calendar(
+    result: ParseResult, naive: datetime, anchor: _Anchor, speaker: str, reference: datetime
+) -> ParseResult:
+    """Ask which day a day word means when the zone the phrase is read in is on another
+    date than the ``speaker``'s: "9am Berlin time tomorrow" said at 22:00 on Friday in New
+    York (04:00 on Saturday in Berlin) is 09:00 on Sunday by Berlin's calendar, the
+    phrase's anchor (spec 000 §4.2 step 1), or 09:00 on Saturday, the speaker's
+    tomorrow; neither is silently right."""
+    word = _RELATIVE_DAY.search(result.matched_text)
+    if word is None or result.start_instant is None:
+        return result
+    speaker_today = reference.astimezone(get_zone(speaker)).date()
+    shift = speaker_today - anchor.local_now(reference).date()
+    if not shift:
+        return result
+    speakers = _anchor_point(naive + shift, anchor, result)
+    if speakers.start_instant is None or speakers.start_instant <= reference:
+        return result  # the speaker's reading is gone by or does not exist: no choice
+    said = word[0].lower()
+    question = (
+        f'By "{said}", do you mean {_clock(naive)} on {describe_day((naive + shift).date())} '
+        f"in {anchor.label} ({said} where you are, in {speaker}) or {_clock(naive)} on "
+        f"{describe_day(naive.date())} ({said} in {anchor.label})?"
+    )
+    candidates = (speakers.start_instant, result.start_instant)
+    return replace(result, start_instant=None, needs_clarification=True,
+                   clarification_question=question, candidates=candidates)  # fmt: skip
 
 
 def _check_stated_offset(result: ParseResult, abbr: str, naive: datetime) -> ParseResult:
@@ -381,259 +418,3 @@ def _check_stated_offset(result: ParseResult, abbr: str, naive: datetime) -> Par
     candidates = (result.start_instant, _Anchor(offset=stated).fixed(naive))
     return replace(result, start_instant=None, needs_clarification=True,
                    clarification_question=question, candidates=candidates)  # fmt: skip
-
-
-_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-#: Texting abbreviations of day words ("cant tmrw", "u free thurs", "lmk by fri"), which
-#: ``wallclock.py`` spells out. "mon", "wed", "sat" and "sun" are words or names first.
-TEXTING_DAYS = r"(?:tmrw?|tmw|2moro|2morrow|thurs?|fri|weds|tues)"
-_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")  # fmt: skip
-_COUNT = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half\s+an?)"
-_UNITS = r"(?:sec|min|hour|hr|day|week|fortnight|month|year)"
-#: Tokens that make a phrase clearly about time. Used twice: as the cheap pre-filter that
-#: lets a message skip dateparser, and to drop dateparser matches that are only words.
-_TIMEISH = re.compile(
-    r"\d{1,2}\s*(?:[ap]\.?m\b\.?|o'?clock\b)|\b\d{1,2}[:h]\d\d\b|\b\d{4}-\d\d-\d\d"
-    r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
-    r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
-    rf"|\b{TEXTING_DAYS}\b"
-    r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
-    r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
-    rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
-    rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
-    r"|\b(?:at|by|around|until|till)\s+\d{1,2}h?\b|@\s*\d{1,2}\b"
-    rf"|\b(?!may\b|mar\b|march\b){_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b",
-    re.I,
-)
-# "may 5" is as likely a verb and a count as a date: only capitalised month words count.
-_CAPITAL_MONTH_DAY = re.compile(r"\b(?:May|Mar|March)\s+\d{1,2}(?:st|nd|rd|th)?\b")
-_TRAILING_CLOCK = re.compile(
-    r"\s*(?:at\s+|@\s*)\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|\s+\d{1,2}(?::\d\d|\s*[ap]\.?m\b\.?)",
-    re.I,
-)
-# A bare hour dateparser does not see ("see you at 9", "call me at 7."): after at/by/
-# around/until/@, and followed by what ends or continues a time phrase, never by a unit,
-# a noun or more digits ("at 9 %", "at 9 years old", "by 6 points", "at 9.5", "at 9/10").
-_BARE_CLOCK = re.compile(
-    r"(?:\b(?:at|by|around|until|till)\s+|@\s*)"
-    r"(?:(?:[1-9]|1[0-2])(?:\s*o'?clock)?|(?:1\d|2[0-3])\s*o'?clock|(?:[01]?\d|2[0-3])h)"
-    r"(?=\s*(?:$|[!?,;)\]]|\.(?!\d)|:(?!\d)|\s(?:-?ish|sharp|on|in|at|and|or|then|so|if"
-    r"|when|is|works?|ok|okay|please|pls|for|with|to|today|tonight|tomorrow|this|next"
-    r"|your|my|local|latest|tops)\b))",
-    re.I,
-)
-# A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
-_AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
-# ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
-_QUANTITY_BEFORE = re.compile(
-    r"\b(?:stuck|capped|priced|rated|peaked|sits|stands|stood|level|aged|divided|multiplied"
-    r"|increased|decreased|reduced|rose|grew|fell|dropped|up|down|won|lost|beat|led|leads?)"
-    r"\s+$",
-    re.I,
-)
-# ... but "up" after waking or getting up is the hour someone rises ("woke up at 7", "I'll
-# be up at 6", "I'm up at 6"), where "shares are up at 7" stays a quantity.
-_RISING_BEFORE = re.compile(
-    r"\b(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten|be|i\s*'?\s*m|i\s+am"
-    r"|wake\s+(?:me|us))\s+up\s+$",
-    re.I,
-)
-# Words of waking right before a time: an hour there with no am/pm is the morning one ("I'll
-# be up at 6", "get up at 7", "wake me at 5", "alarm at 6"). "Be up" counts with a person
-# as its subject only: "the results will be up at 5" is not someone rising.
-_WAKING_BEFORE = re.compile(
-    r"\b(?:(?:wake|wakes|waking|woke|woken|get|gets|getting|got|gotten)\s+up"
-    r"|wake\s+(?:me|us)(?:\s+up)?|alarm(?:\s+(?:is\s+)?set)?"
-    r"|(?:i|we|you|he|she|they)(?:\s*'?\s*(?:ll|d|m|re)|\s+(?:will|would|must|should|am|are"
-    r"|is|gotta|gonna|(?:need|have|has|want|got)\s+to))?(?:\s+be)?\s+up)\s+$",
-    re.I,
-)
-# The end of a day, a week or a month ("by end of day", "EOD", "end of month"), which
-# dateparser does not find; ``wallclock.py`` reads them.
-_END_OF = re.compile(
-    r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?"
-    r"(?:(?:(?:business|work|working)\s+)?(?:day|week)|month)|eod)\b",
-    re.I,
-)
-# "a 1:1", "at 2:1": a ratio or a meeting, never a clock time (minutes have two digits).
-_RATIO = re.compile(r"(?:(?:an?|at|the)\s+)?\d{1,2}:\d", re.I)
-# "30th on the 21st": dateparser takes in an ordinal before a day of the month.
-_ON_DAY_OF_MONTH = re.compile(
-    r"\b(?:on|by|until|till|before|after|from)\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I
-)
-# Day words dateparser misses beside some punctuation ("yesterday: fixed the bug").
-# ... and never finds their texting abbreviations ("cant tmrw sorry").
-_DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\b", re.I)
-_LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
-_DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or|the))+\s*$", re.I)
-_JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
-
-
-# Every alternative of ``_TIMEISH`` needs a digit or one of these (case-folded) fragments:
-# "day" stands for today, yesterday, midday, the weekdays and "end of day", "week" for
-# weekend; "tmr", "tmw", "thur", "fri", "weds", "tues" for the texting abbreviations (a
-# digit lets "2moro" through). ``_TIMEISH`` costs about half a microsecond per character
-# (many alternatives, ignoring case); this test costs a few nanoseconds, and most
-# messages fail it.
-_TIME_FRAGMENTS = ("day", "tomorrow", "tonight", "noon", "midnight", "eod", "tmr", "tmw",
-                   "thur", "fri", "weds", "tues")  # fmt: skip
-_UNIT_FRAGMENTS = ("sec", "min", "hour", "hr", "week", "fortnight", "month", "year")
-_DIGIT = re.compile(r"\d")
-# All fragments in one search of the text every stage's gates share (apostrophes made
-# straight, which no fragment has).
-_FRAGMENT = needle_search(_TIME_FRAGMENTS + _UNIT_FRAGMENTS)
-
-
-def looks_timeish(text: str) -> bool:
-    """Cheap check: does ``text`` hold any clearly time-related token? If not, there is
-    no point calling dateparser (``find_time_expressions`` returns [] at once)."""
-    if _DIGIT.search(text) is None:
-        # Folded as IGNORECASE matches these letters (the dotted İ and dotless ı included).
-        folded = gate_text(text) if len(text) <= MAX_CHARS else fold(text)
-        if _FRAGMENT.search(folded) is None:
-            return False
-    return _TIMEISH.search(text) is not None or _CAPITAL_MONTH_DAY.search(text) is not None
-
-
-def _extend(text: str, end: int, place_zone: PlaceZone | None) -> int:
-    """Take in a clock time dateparser left out ("tomorrow" + " at 9") and a zone named
-    right after the phrase ("14:30" + " Tokyo time", "3pm" + " PST", "9pm" + " Tokyo")."""
-    clock = _TRAILING_CLOCK.match(text, end)
-    if clock and not re.search(r"(?:\d|[ap]\.?m\.?)$", text[:end], re.I):
-        end = clock.end()
-    tail = re.split(r"[,;!?\n]|\.(?:\s|$)", text[end : end + 48], maxsplit=1)[0]
-    mention = find_zone_mention(tail, place_zone)
-    if mention is not None and not tail[: mention.start].strip():
-        return end + mention.end
-    after_clock = place_after_clock(text, end, place_zone)  # "9pm" + " Tokyo"
-    if after_clock is not None:
-        return after_clock.end
-    # A bare region ("9am Pacific") names a zone only with its clock time before it.
-    for start, stop, _ in find_zone_names(text[: end + len(tail)]):
-        if start >= end and not text[end:start].strip():
-            return stop
-    return end
-
-
-def find_time_expressions(
-    text: str,
-    tz: str | None,
-    reference_instant: datetime,
-    *,
-    date_order: str | None = None,
-    locale: str | None = None,
-    place_zone: PlaceZone | None = None,
-    abbreviation_context: Mapping[str, str] | None = None,
-) -> list[ParseResult]:
-    """Time phrases in a free-form message, in order, each parsed by
-    ``parse_anchored_time`` (same arguments), as told of the past when its sentence is
-    (``tense.py``) and as said of waking when words of rising come right before it ("be
-    up at 6", "alarm at 6"). ``matched_text`` is the phrase as written.
-
-    Conservative: a message with no time-ish token (``looks_timeish``) skips dateparser;
-    dateparser matches made only of words such as "now", "may", "second", "we" are
-    dropped, as are phrases that do not parse and the uses of ordinary chat that name no
-    time (``idioms.py``: "it's friday!", "in a minute", "24/7"). Missing a phrase is
-    preferred to inventing an absolute time.
-    """
-    if reference_instant.tzinfo is None:
-        raise ValueError("reference_instant must be an aware datetime")
-    if not looks_timeish(text):
-        return []
-    zone = get_zone(tz) if tz else UTC
-    settings: dict[str, Any] = {
-        "RELATIVE_BASE": reference_instant.astimezone(zone).replace(tzinfo=None),
-        "PREFER_DATES_FROM": "future",
-        "RETURN_AS_TIMEZONE_AWARE": False,
-        "TIMEZONE": "UTC",
-        "PARSERS": ["relative-time", "absolute-time"],
-    }
-    found_spans: list[tuple[int, int]] = []
-    cursor = 0
-    for found, _ in search_dates(text, languages=["en"], settings=settings) or []:
-        start = text.find(found, cursor)
-        if start < 0:
-            continue
-        end = start + len(found)
-        cursor = end
-        if _RATIO.fullmatch(found.strip()):
-            continue
-        inner = _ON_DAY_OF_MONTH.search(found)
-        if inner is not None and inner.start() > 0:
-            start += inner.start()
-        # "friday at 3pm in" + "Berlin", "friday at the" + "latest"
-        trimmed = _DANGLING.sub("", text[start:end])
-        lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
-        found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
-    found_spans.extend(_bare_clock_spans(text, found_spans))
-    found_spans.extend(_end_of_spans(text, found_spans))
-    found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
-    spans: list[tuple[int, int]] = []
-    for start, end in sorted(found_spans):
-        if spans and _JOINER.match(text[spans[-1][1] : start]):
-            spans[-1] = (spans[-1][0], end)  # "friday" + " at " + "3pm"
-        else:
-            spans.append((start, end))
-
-    def parse(start: int, end: int) -> ParseResult | None:
-        phrase = text[start:end].strip(" ,")
-        if not looks_timeish(phrase):
-            return None
-        past = tells_of_the_past(sentence_around(text, start, end))
-        waking = _WAKING_BEFORE.search(text, max(0, start - 40), start) is not None
-        result = parse_anchored_time(
-            phrase, tz, reference_instant, date_order=date_order, locale=locale,
-            place_zone=place_zone, abbreviation_context=abbreviation_context, past=past,
-            waking=waking,
-        )  # fmt: skip
-        return None if result.kind == "invalid" else result
-
-    results: list[ParseResult] = []
-    for start, end in spans:
-        if names_no_time(text, start, end):  # "it's friday!", "in a minute", "24/7"
-            continue
-        result = parse(start, _extend(text, end, place_zone)) or parse(start, end)
-        if result is not None:
-            results.append(result)
-    return results
-
-
-def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Bare hours ("at 9") and lone am/pm times ("9am") outside the phrases dateparser
-    found, which it does not find."""
-    if _DIGIT.search(text) is None:  # "today at noon" and the like: nothing to scan for
-        return []
-    spans: list[tuple[int, int]] = []
-    for match in (*_BARE_CLOCK.finditer(text), *_AM_PM_CLOCK.finditer(text)):
-        if any(start < match.end() and match.start() < end for start, end in (*taken, *spans)):
-            continue
-        if not _quantity_before(text, match.start()):
-            spans.append(match.span())
-    return spans
-
-
-def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Ends of days, weeks and months ("end of day", "EOD", "the end of the week") outside
-    the phrases dateparser found, which it does not find."""
-    return _uncovered(_END_OF, text, taken)
-
-
-def _uncovered(
-    pattern: re.Pattern[str], text: str, taken: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """Matches of ``pattern`` in ``text`` that overlap none of the spans ``taken``."""
-    return [
-        match.span()
-        for match in pattern.finditer(text)
-        if not any(start < match.end() and match.start() < end for start, end in taken)
-    ]
-
-
-def _quantity_before(text: str, start: int) -> bool:
-    """Whether the words before ``start`` make the number there a quantity ("stuck at 9",
-    "up at 7"), not an hour ("woke up at 7")."""
-    if _QUANTITY_BEFORE.search(text, max(0, start - 16), start) is None:
-        return False
-    return _RISING_BEFORE.search(text, max(0, start - 24), start) is None

@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from middleware.clock.answers import answers_hour_choice, pick_hour
-from middleware.clock.parsing import ParseResult, find_time_expressions
+from middleware.clock.finding import find_time_expressions
+from middleware.clock.parsing import ParseResult
 from middleware.clock.places import PlaceMention, find_place_mentions, lookup_place
 from middleware.clock.presentation import (
     Audience,
@@ -110,6 +111,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             locale=prior.user_locale,
             place_zone=_place_zone,
             abbreviation_context=context,
+            speaker_tz=own,
         )
     )
     if answers_hour_choice(turn.text):

@@ -18,8 +18,8 @@ from babel.dates import format_timedelta
 
 from middleware.actions.detect import is_time_or_scheduling
 from middleware.actions.prefilter import Gate
+from middleware.clock.small_hours import SMALL_HOURS_END
 from middleware.clock.tense import sentence_around
-from middleware.clock.wallclock import SMALL_HOURS_END
 from middleware.clock.zones import format_offset, is_repeated_wall_time
 from middleware.identity import channel_name
 

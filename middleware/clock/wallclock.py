@@ -20,7 +20,7 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   time in a full numeric date ("2026-11-22 10:30") and, for ``clock_24h`` (a user whose
   locale writes 24-hour times, or a time given in UTC or as an offset), any "h:mm" is
   on the 24-hour clock;
-* said of waking (``waking=True``: "I'll be up at 6", "alarm at 6", see ``parsing.py``)
+* said of waking (``waking=True``: "I'll be up at 6", "alarm at 6", see ``finding.py``)
   an hour 1-11 with no am/pm and no part-of-day cue is the morning one: said at 15:00,
   "be up at 6" is 06:00 tomorrow, never 18:00 today;
 * "midnight" alone or with "tonight"/"today" is the next midnight; "midnight" with another
@@ -34,33 +34,16 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   "end of the work week" is its Friday; "end of next week" a week later;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
   tomorrow); an explicit "today" keeps it today even if it has passed;
-* "next <weekday>" whose next occurrence is still in the current ISO week (Mon-Sun) is a
-  choice between that day and a week later; otherwise it is the next occurrence, as is a
-  bare or "on" weekday (said on a Sunday, "on Monday" and "next Monday" are tomorrow);
-  a bare weekday naming today ("Monday 9am" said on a Monday) is a choice between today
-  and a week later; "this Monday" said on a Monday is today; a weekday naming today with a
-  part of day ("Saturday night" said on Saturday) is today's while that part of day is
-  ahead or under way (morning until 12:00, afternoon until 18:00, evening and night until
-  midnight; told of the past, once it has begun: from 05:00, 12:00, 17:00, 18:00), else
-  its next (or last) occurrence;
+* a weekday: the week it is in is decided in ``weekdays.py`` ("next Friday", "Monday
+  9am" said on a Monday, "Saturday night" said on Saturday);
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
-  evening 18:00, tonight/night 20:00 (today's, even when already past);
+  evening 18:00, tonight/night 20:00 (today's, even when already past; "this morning"
+  said at 11:00 is 09:00 today); "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
-* "tomorrow" said in the small hours (00:00 to 03:59 local) is a choice between the
-  day that has just begun, which someone who has not slept yet calls tomorrow ("tomorrow
-  morning" said at 02:00 on Tuesday: Tuesday 09:00), and the calendar's next day
-  (Wednesday 09:00), earlier day first. "Today", "tonight" and "this morning" are not
-  asked about: said at 02:00 their only reading still ahead is the day just begun;
-* "yesterday" said in the small hours is the mirror choice, told of the past or not: the
-  calendar's previous day, which has just ended ("yesterday" said at 01:30 on Saturday:
-  Friday), or the day before it, which someone who has not slept yet calls yesterday
-  (Thursday), the day just ended first. "Last night" is not read at all, and "tonight"
-  keeps its one reading still ahead, as above;
-* "today" told of the past in the small hours ("today I finished it" said at 01:30 on
-  Saturday) is the same choice the other way: the day just begun (Saturday) or the day
-  just ended (Friday), which someone who has not slept yet still calls today;
+* "tomorrow", "yesterday", "last night" and a past "today" said in the small hours
+  (00:00 to 03:59 local) ask which day is meant: see ``small_hours.py``;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -72,27 +55,16 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from dateparser.date import DateDataParser
 
-__all__ = ["SMALL_HOURS_END", "LocalReading", "describe_day", "read_local"]
+from middleware.clock.local_reading import LocalReading, describe_day
+from middleware.clock.small_hours import small_hours_reading
+from middleware.clock.weekdays import weekday_choice, weekday_part_today
 
-
-@dataclass(frozen=True)
-class LocalReading:
-    """Naive wall-clock meaning of a phrase.
-
-    * ``"point"``: ``times == (t,)``.
-    * ``"span"``: ``times == (start, end)``, both at local midnight, end exclusive.
-    * ``"choice"``: ``times`` are the candidates; ``question`` asks the user to pick.
-    """
-
-    kind: Literal["point", "span", "choice"]
-    times: tuple[datetime, ...]
-    question: str | None = None
+__all__ = ["read_local"]
 
 
 _FILLER = re.compile(r"^(?:(?:at|by|around|about|before|after|until|till|til|on|@)(?:\s+|$))+")
@@ -123,28 +95,11 @@ _BARE_HOUR = re.compile(
 _PART_OF_DAY = re.compile(
     r"\b(?:in\s+the\s+|this\s+|at\s+)?(?P<part>morning|afternoon|evening|tonight|night)\b"
 )
-_BARE_WEEKDAY = re.compile(
-    r"(?:on\s+)?(?P<day>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
-)
-_WEEKDAY_PART = re.compile(
-    r"(?P<day>mon|tue|wed|thu|fri|sat|sun)[a-z]*\s+(?P<part>morning|afternoon|evening|night)"
-)
-#: The hours a part of day begins and ends (end exclusive, 24 = midnight).
-_PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24)}
-_TRAILING_AT = re.compile(r"\s*(?:at|@)$")
 # Texting abbreviations of day words, spelled out before reading ("tmrw", "thurs", "fri").
 _SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro": "tomorrow",
                 "2morrow": "tomorrow", "thur": "thursday", "thurs": "thursday",
                 "fri": "friday", "weds": "wednesday", "tues": "tuesday"}  # fmt: skip
 _TEXTING_DAY = re.compile(rf"\b(?:{'|'.join(_SPELLED_OUT)})\b")
-_TOMORROW = re.compile(r"\btomorrow\b")
-_YESTERDAY = re.compile(r"\byesterday\b")
-_TODAY = re.compile(r"\btoday\b")
-#: Before this hour "tomorrow" may mean the day that has just begun, and "yesterday" the
-#: day before the one just ended (see ``read_local``).
-SMALL_HOURS_END = 4
-_NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
-_WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
 _NUMERIC_DATE = re.compile(r"(?<![\d:])(\d{1,4})[/.-](\d{1,2})(?:[/.-](\d{2,4}))?(?![\d:])")
 _MONTH_NAME = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b")
 _EXPLICIT_YEAR = re.compile(r"\b\d{4}\b")
@@ -152,11 +107,6 @@ _EXPLICIT_YEAR = re.compile(r"\b\d{4}\b")
 _FULL_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}\b")
 # dateparser reads "2 hours" as "2 hours ago"; a duration alone names no time.
 _BARE_DURATION = re.compile(r"(?:\d+(?:\.\d+)?|an?)\s*(?:sec|min|h|hour|hr|day|week|month|year)s?")
-
-
-def describe_day(day: date) -> str:
-    """``"Sunday 22 November"`` - how questions name a date."""
-    return f"{day:%A} {day.day} {day:%B}"
 
 
 def _parse_date_part(
@@ -383,46 +333,6 @@ def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
     return None
 
 
-def _weekday_choice(text: str, reading: LocalReading, base: datetime) -> LocalReading:
-    """Turn a weekday reading that could mean two different weeks into a choice."""
-    bare = _BARE_WEEKDAY.fullmatch(_TRAILING_AT.sub("", text))  # "friday at" + "8pm"
-    if reading.kind == "choice":
-        return reading
-    if bare and _WEEKDAY_INDEX[bare["day"]] == base.weekday():
-        later = reading.times[0]
-        today = later - timedelta(days=(later.date() - base.date()).days)
-        question = (
-            f"Do you mean today ({describe_day(today.date())}) or {describe_day(later.date())}?"
-        )
-        return LocalReading("choice", (today, later), question)
-    if not _NEXT_WEEKDAY.search(text):
-        return reading
-    first = reading.times[0]
-    if first.date().isocalendar()[:2] != base.date().isocalendar()[:2]:
-        return reading
-    week_later = first + timedelta(days=7)
-    question = (
-        f"Do you mean {describe_day(first.date())} (this week) or "
-        f"{describe_day(week_later.date())} (next week)?"
-    )
-    return LocalReading("choice", (first, week_later), question)
-
-
-def _weekday_part_today(
-    text: str, reading: LocalReading, base: datetime, past: bool
-) -> LocalReading | None:
-    """ "Saturday night" said on Saturday while that night is ahead or under way is
-    tonight (told of the past: once it has begun), not a week away; None otherwise."""
-    found = _WEEKDAY_PART.fullmatch(text)
-    if found is None or _WEEKDAY_INDEX[found["day"]] != base.weekday():
-        return None
-    begins, ends = _PART_HOURS[found["part"]]
-    if (base.hour < begins) if past else (base.hour >= ends):
-        return None
-    value = reading.times[0]
-    return LocalReading("point", (datetime.combine(base.date(), value.time()),))
-
-
 def read_local(
     text: str,
     base: datetime,
@@ -442,78 +352,9 @@ def read_local(
     """
     lowered = _TEXTING_DAY.sub(lambda found: _SPELLED_OUT[found[0]], " ".join(text.lower().split()))
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
-    if reading is None or base.hour >= SMALL_HOURS_END:
-        return reading
-    if _YESTERDAY.search(lowered):
-        return _small_hours_yesterday(reading, base)
-    if past and _TODAY.search(lowered):
-        return _small_hours_past_today(reading, base)
-    if past or not _TOMORROW.search(lowered):
-        return reading
-    return _small_hours_tomorrow(reading, base)
-
-
-_JUST_BEGUN, _JUST_ENDED = " (the day that has just begun)", " (the day that has just ended)"
-
-
-def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading:
-    """ "Tomorrow" said in the small hours: the day just begun (the speaker has not slept
-    yet) or the calendar's next day."""
-    today = base.date()
-    calendar = today + timedelta(days=1)
-    return _ask_which_day(reading, base, "tomorrow", calendar, (today, _JUST_BEGUN), (calendar, ""))
-
-
-def _small_hours_yesterday(reading: LocalReading, base: datetime) -> LocalReading:
-    """ "Yesterday" said in the small hours: the calendar's previous day, just ended, or
-    the day before it (the speaker has not slept yet)."""
-    calendar = base.date() - timedelta(days=1)
-    before = calendar - timedelta(days=1)
-    return _ask_which_day(
-        reading, base, "yesterday", calendar, (calendar, _JUST_ENDED), (before, "")
-    )
-
-
-def _small_hours_past_today(reading: LocalReading, base: datetime) -> LocalReading:
-    """ "Today" told of the past in the small hours ("today I finished it" at 01:30): the
-    day just begun, or the day just ended, which the speaker who has not slept yet still
-    calls today. Said of what is ahead, "today" keeps its one reading, the day just begun."""
-    today = base.date()
-    ended = today - timedelta(days=1)
-    return _ask_which_day(reading, base, "today", today, (today, _JUST_BEGUN), (ended, _JUST_ENDED))
-
-
-def _ask_which_day(
-    reading: LocalReading,
-    base: datetime,
-    word: str,
-    calendar: date,
-    first: tuple[date, str],
-    second: tuple[date, str],
-) -> LocalReading:
-    """``reading`` of ``word`` said at ``base`` in the small hours, made a question: the
-    ``first`` or the ``second`` day (each with how it is described), each of the
-    reading's times kept on both, in that order. ``calendar``, the day the calendar
-    gives the word, is one of the two; a reading of some other day is returned as it is."""
-    times = reading.times[:-1] if reading.kind == "span" else reading.times
-    if any(value.date() != calendar for value in times):
-        return reading  # the word read as some other day than the calendar's
-    on = [tuple(value + (day - calendar) for value in times) for day, _ in (first, second)]
-    question = (
-        f'By "{word}", said at {base:%H:%M}, do you mean {describe_day(first[0])}{first[1]} '
-        f"or {describe_day(second[0])}{second[1]}?"
-    )
-    if reading.kind == "choice" and reading.question:
-        question = f"{question} And {_other_day_question(reading.question, calendar)}"
-    return LocalReading("choice", on[0] + on[1], question)
-
-
-def _other_day_question(question: str, calendar: date) -> str:
-    """The hour question of a "tomorrow" reading, asked of whichever day is meant."""
-    named = f"on {describe_day(calendar)}"
-    if named not in question:
-        return question
-    return question.replace(named, "on that day").replace("Do you", "do you")
+    if reading is None:
+        return None
+    return small_hours_reading(lowered, reading, base, past)
 
 
 def _read_lowered(
@@ -540,10 +381,10 @@ def _read_lowered(
             reading = LocalReading("point", (value.replace(microsecond=0),))
         else:
             reading = _span(value, period)
-        today = _weekday_part_today(rest, reading, base, past)
+        today = weekday_part_today(rest, reading, base, past)
         if today is not None:
             return today
-        return reading if past else _weekday_choice(rest, reading, base)
+        return reading if past else weekday_choice(rest, reading, base)
 
     rest, clock_times, kind, ok = found
     if not ok:
@@ -598,7 +439,7 @@ def _read_lowered(
         return None
     if len(candidates) == 1:
         point = LocalReading("point", (candidates[0],))
-        return point if past else _weekday_choice(rest, point, base)
+        return point if past else weekday_choice(rest, point, base, part_of_day=bool(part))
     first, second = candidates
     if first.date() == second.date():
         question = f"Do you mean {first:%H:%M} or {second:%H:%M} on {describe_day(first.date())}?"

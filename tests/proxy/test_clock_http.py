@@ -1108,3 +1108,91 @@ async def test_texting_abbreviations_of_day_words_are_read(
     await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
     await chat(relay, message, at="2026-11-20T10:00:00Z")  # Friday 11:00 in Berlin
     assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
+async def test_this_morning_said_late_in_the_morning_is_read(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))  # Berlin Sat 11:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message in ("I ran 5k this morning", "this morning's meeting went fine"):
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        text = block(fake_upstream)
+        assert 'Times in this message: "this morning" = 2026-11-21T09:00:00+01:00' in text
+        assert "Ask the user" not in text
+
+
+async def test_last_night_is_read_and_asked_about_in_the_small_hours(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 3, 14, 1, 30, tzinfo=UTC))  # Saturday, London 01:30
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/London", headers)
+    await say(relay, "last night was rough", headers)
+    text = block(fake_upstream)
+    assert (
+        'Ask the user: By "last night", said at 01:30, do you mean Friday 13 March (the day '
+        "that has just ended) or Thursday 12 March?"
+    ) in text
+    assert "Times in this message" not in text
+    clock.advance(timedelta(hours=9))  # Saturday 10:30: the night is over
+    await say(relay, "I finished it last night", headers)
+    text = block(fake_upstream)
+    assert 'Times in this message: "last night" = 2026-03-13T20:00:00+00:00' in text
+    assert "Ask the user" not in text
+
+
+@pytest.mark.parametrize("message", ["I got the tmrw app", "the Tmrw newsletter is out"])
+async def test_a_texting_tomorrow_used_as_a_name_is_no_day(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
+    await chat(relay, message, at="2026-11-20T10:00:00Z")
+    assert "Times in this message" not in block(fake_upstream)
+    await chat(relay, "cant tmrw sorry", at="2026-11-20T10:01:00Z")
+    assert 'Times in this message: "tmrw" = 2026-11-21' in block(fake_upstream)
+
+
+async def test_a_weekday_evening_said_that_afternoon_is_this_evening(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T09:00:00Z")
+    # Friday 15:00 in Berlin: this evening's 8 o'clock is still ahead.
+    await chat(relay, "friday evening at 8", at="2026-11-20T14:00:00Z")
+    text = block(fake_upstream)
+    assert 'Times in this message: "friday evening at 8" = 2026-11-20T20:00:00+01:00' in text
+    assert "Ask the user" not in text
+    # With no part of day it may still be today or next week: asked, by design.
+    await chat(relay, "friday 8pm", at="2026-11-20T14:01:00Z")
+    assert "Ask the user: Do you mean today (Friday 20 November) or Friday 27 November?" in block(
+        fake_upstream
+    )
+    # Friday 21:00: this evening's 8 o'clock has passed, so it is next Friday's.
+    await chat(relay, "friday evening at 8", at="2026-11-20T20:00:00Z")
+    assert '"friday evening at 8" = 2026-11-27T20:00:00+01:00' in block(fake_upstream)
+
+
+async def test_tomorrow_in_a_named_zone_on_another_date_asks_whose_tomorrow(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz America/New_York", at="2026-11-20T14:00:00Z")
+    # Friday 10:00 in New York is Friday 16:00 in Berlin: one tomorrow, whatever the order.
+    for message in ("call at 9am Berlin time tomorrow", "call tomorrow at 9am Berlin time"):
+        await chat(relay, message, at="2026-11-20T15:00:00Z")
+        text = block(fake_upstream)
+        assert "= 2026-11-21T09:00:00+01:00 (Europe/Berlin)." in text
+        assert "Ask the user" not in text and "2026-11-21T00:00:00-05:00" not in text
+    # Friday 22:00 in New York is already Saturday 04:00 in Berlin: two tomorrows.
+    for message in ("call at 9am Berlin time tomorrow", "call tomorrow at 9am Berlin time"):
+        await chat(relay, message, at="2026-11-21T03:00:00Z")
+        text = block(fake_upstream)
+        assert (
+            'Ask the user: By "tomorrow", do you mean 09:00 on Saturday 21 November in '
+            "Europe/Berlin (tomorrow where you are, in America/New_York) or 09:00 on Sunday "
+            "22 November (tomorrow in Europe/Berlin)?"
+        ) in text
+        assert "Times in this message" not in text

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from middleware.clock.answers import answers_hour_choice, pick_hour
-from middleware.clock.parsing import find_time_expressions
+from middleware.clock.finding import find_time_expressions
 
 SAID = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)  # Berlin Sat 07:00
 ASKED = find_time_expressions("see you at 9", "Europe/Berlin", SAID)

@@ -14,21 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from middleware.clock.mentions import iana_place_zone
-from middleware.clock.parsing import (
+from middleware.clock.finding import (
     _CAPITAL_MONTH_DAY,
     _TIMEISH,
-    ParseResult,
-    date_order_for_locale,
     find_time_expressions,
     looks_timeish,
+)
+from middleware.clock.mentions import iana_place_zone
+from middleware.clock.parsing import (
+    ParseResult,
+    date_order_for_locale,
     parse_anchored_time,
 )
 from middleware.clock.places import lookup_place
@@ -819,6 +821,34 @@ def test_find_without_a_session_zone_keeps_phrases_floating() -> None:
     assert result.kind == "floating" and result.needs_clarification
 
 
+# Friday 22:00 in New York is Saturday 04:00 in Berlin.
+NY_FRIDAY_NIGHT = datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "message", ["9am Berlin time tomorrow", "tomorrow at 9am Berlin time", "tmrw 9am Berlin"]
+)
+def test_tomorrow_in_a_zone_on_another_date_asks_whose_tomorrow(message: str) -> None:
+    (result,) = find_time_expressions(message, "America/New_York", NY_FRIDAY_NIGHT)
+    assert result.needs_clarification and result.start_instant is None
+    assert result.candidates == (
+        datetime(2026, 11, 21, 8, 0, tzinfo=UTC),  # Saturday: the speaker's tomorrow
+        datetime(2026, 11, 22, 8, 0, tzinfo=UTC),  # Sunday: Berlin's tomorrow
+    )
+    # The relay anchors a message that names a zone to it and says whose zone is own.
+    (anchored,) = find_time_expressions(
+        message, "Europe/Berlin", NY_FRIDAY_NIGHT, speaker_tz="America/New_York"
+    )
+    assert anchored.candidates == result.candidates
+
+
+def test_tomorrow_in_a_zone_on_the_same_date_is_read_there() -> None:
+    friday_noon = NY_FRIDAY_NIGHT - timedelta(hours=10)  # NY 12:00, Berlin 18:00
+    (result,) = find_time_expressions("9am Berlin time tomorrow", "America/New_York", friday_noon)
+    assert result.start_instant == datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
+    assert result.matched_text == "9am Berlin time tomorrow"
+
+
 @pytest.mark.parametrize(
     "message",
     [
@@ -840,6 +870,8 @@ def test_find_ignores_words_that_are_not_times(message: str) -> None:
         ("at 9am", True), ("14:30", True), ("tomorrow", True), ("next week", True),
         ("in 3 days", True), ("2 hours ago", True), ("Friday", True), ("nov 22", True),
         ("May 5", True), ("22nd of March", True), ("end of day", True), ("TONİGHT", True),
+        ("ran 5k this morning", True), ("last night", True), ("THIS AFTERNOON", True),
+        ("good morning", False), ("night owl", False),
         ("I may go", False), ("march on", False), ("a second", False), ("now", False),
         ("we will see", False), ("3 cats", False), ("may 5 people come", False),
     ],
@@ -855,7 +887,7 @@ _TIMEISH_PIECES = (
     "next this "
     "last WEEKEND month year in an a two half an hour hours min sec hr fortnight ago at by "
     "around until @ 9 12 2026 - / . : h am p.m. o'clock 22nd of March Sept may May MAR "
-    "holiday admin secure ſec"
+    "holiday admin secure ſec morning AFTERNOON Evening nİght mornıng"
 ).split()
 
 
