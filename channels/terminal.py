@@ -13,6 +13,7 @@ import contextlib
 import getpass
 import logging
 import os
+import select
 import sys
 import threading
 from collections.abc import Callable
@@ -24,6 +25,8 @@ from middleware.types import Turn, valid_text
 from proxy.services import Services
 
 PROMPT = "you> "
+# Lines that reach a terminal within this many seconds of each other were pasted together.
+PASTE_GAP = 0.02
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +121,12 @@ class TerminalChannel:
 
 class ConsoleInput:
     """Lines typed on a terminal or piped in, for :class:`TerminalChannel`: each call shows
-    the prompt and returns the next line without its newline; ``EOFError`` at the end.
+    the prompt and returns the next message without its newline; ``EOFError`` at the end.
+
+    On a terminal, lines pasted at once are one message: the lines already waiting when
+    one is read (or arriving within ``PASTE_GAP``, faster than anyone types) join it, so
+    a pasted paragraph is not sent to the model a line at a time. Piped in, each line is
+    a message of its own, as a script writes them.
 
     Reads the file descriptor with ``os.read``, not ``input()``: while it waits it holds
     no lock of ``sys.stdin``'s (a daemon thread blocked in ``sys.stdin.readline()`` makes
@@ -132,14 +140,36 @@ class ConsoleInput:
         name = encoding or getattr(sys.stdin, "encoding", None) or "utf-8"
         self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
         self._pending = ""
+        self._joins_pastes = os.isatty(fd)
+        # A terminal's end of input (Ctrl-D) is read once: met while taking in a paste, it
+        # ends the chat on the next call.
+        self._ended = False
 
     def __call__(self) -> str:
         self._out.write(PROMPT)
         self._out.flush()
+        lines = [self._line()]
+        while self._joins_pastes and not self._ended and self._more_waiting():
+            try:
+                lines.append(self._line())
+            except EOFError:
+                break
+        return "\n".join(lines)
+
+    def _more_waiting(self) -> bool:
+        if "\n" in self._pending:
+            return True
+        ready, _, _ = select.select([self._fd], [], [], PASTE_GAP)
+        return bool(ready)
+
+    def _line(self) -> str:
+        if self._ended:
+            raise EOFError
         while "\n" not in self._pending:
             chunk = os.read(self._fd, 4096)
             self._pending += self._decoder.decode(chunk, final=not chunk)
             if not chunk:
+                self._ended = True
                 if not self._pending:
                     raise EOFError
                 line, self._pending = self._pending, ""

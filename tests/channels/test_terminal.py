@@ -231,3 +231,24 @@ async def test_a_command_exchange_is_no_history_the_model_sees(tmp_path: Path) -
     assert sent[1][: len(sent[0]) - 1] == sent[0][:-1]
     assert sent[2][: len(sent[1]) - 1] == sent[1][:-1]
     assert [m["role"] for m in sent[2]] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_lines_pasted_on_a_terminal_are_one_message() -> None:
+    # A pasted paragraph reaches the terminal at once: sent a line at a time, the model
+    # would answer each fragment. A line typed later is a message of its own.
+    main, terminal = os.openpty()
+    out = io.StringIO()
+    try:
+        console = ConsoleInput(terminal, out, encoding="utf-8")
+        os.write(main, "Notes from today:\n- call Ana 📞\n- مرحبا 你好\n".encode())
+        assert console() == "Notes from today:\n- call Ana 📞\n- مرحبا 你好"
+        os.write(main, b"typed later\n")
+        assert console() == "typed later"
+        os.write(main, b"last words\n\x04")  # then Ctrl-D, on a line of its own
+        assert console() == "last words"
+        with pytest.raises(EOFError):
+            console()
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert out.getvalue() == PROMPT * 4
