@@ -25,6 +25,10 @@ from middleware.types import Turn, valid_text
 from proxy.services import Services
 
 PROMPT = "you> "
+INSPECT_NOTE = (
+    "The upstream is 'inspect': each answer shows the messages the model would get. "
+    'Set [upstream] mode = "forward" and base_url in a config file to chat with an LLM.\n'
+)
 # Lines that reach a terminal within this many seconds of each other were pasted together.
 PASTE_GAP = 0.02
 
@@ -77,6 +81,9 @@ class TerminalChannel:
             f"chronorelay chat — you are terminal:{self._user_id}; "
             "/help lists the commands, /quit leaves\n"
         )
+        if self._services.config.upstream.mode == "inspect":
+            # Else a newcomer's first answer is a JSON dump with no word of why.
+            self._out.write(INSPECT_NOTE)
         try:
             while self._running:
                 try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from channels.terminal import PROMPT, ConsoleInput, TerminalChannel
+from channels.terminal import INSPECT_NOTE, PROMPT, ConsoleInput, TerminalChannel
 from middleware.clock.source import FakeClock
 from middleware.store import StoredMessage
 from middleware.types import Reply, Turn
@@ -35,6 +35,8 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
         user = await services.store.get_user("terminal:ana")
     printed = out.getvalue()
     assert "you are terminal:ana" in printed and "/help lists the commands" in printed
+    # Why the answers are JSON: the inspect upstream, said before the first one.
+    assert printed.splitlines()[1] == INSPECT_NOTE.strip()
     replies = [line for line in printed.splitlines() if line.startswith("bot> ")]
     assert len(replies) == 2
     # The inspect upstream shows what was forwarded: the second turn carries the first.
@@ -171,8 +173,9 @@ def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) 
         os.close(write_end)
         runner.close()
         os.close(read_end)
-    # The banner's line, and the one that moves the shell's prompt off the chat's.
-    assert out.getvalue().count("\n") == 2
+    # The banner's lines (the inspect upstream's note), and the one that moves the
+    # shell's prompt off the chat's.
+    assert out.getvalue().count("\n") == 3
 
 
 async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> None:
