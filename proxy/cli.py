@@ -29,8 +29,10 @@ log = logging.getLogger("chronorelay")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    # The chat's terminal is its log's too: only what goes wrong interrupts the chat.
+    level = args.log_level or ("warning" if args.command == "chat" else "info")
     logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
+        level=getattr(logging, level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
@@ -71,9 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--log-level",
-        default="info",
         choices=["debug", "info", "warning", "error"],
-        help="the least severe log records written to stderr (default: info)",
+        help="the least severe log records written to stderr (default: info; warning for "
+        "chat, whose terminal they share)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, summary, description in _COMMANDS:

@@ -255,3 +255,20 @@ def test_lines_pasted_on_a_terminal_are_one_message() -> None:
         os.close(main)
         os.close(terminal)
     assert out.getvalue() == PROMPT * 4
+
+
+async def test_the_chat_terminal_shows_no_routine_log_lines(tmp_path: Path) -> None:
+    # A first chat creates its store: its migrations, logged at INFO, are no news for
+    # the person chatting, on the terminal the chat writes to.
+    config = tmp_path / "c.toml"
+    config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{tmp_path / "s.db"}"\n')
+    chat = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "proxy", "chat", "--config", str(config),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, errors = await asyncio.wait_for(chat.communicate("hello 👋\n".encode()), timeout=60)
+    assert chat.returncode == 0, errors.decode()
+    assert "bot> [" in out.decode()
+    assert errors.decode() == ""

@@ -170,7 +170,7 @@ def test_each_command_help_says_what_it_does_and_its_defaults(
     description = after_usage.removeprefix(" FILE").strip()
     assert len(description) > 60 and description.endswith("."), description
     assert "--log-level {debug,info,warning,error} the least severe" in rest
-    assert "(default: info)" in rest and "(default: $CHRONORELAY_CONFIG" in rest
+    assert "(default: info; warning for chat" in rest and "(default: $CHRONORELAY_CONFIG" in rest
 
 
 def test_chat_help_says_who_you_are_and_where_the_chat_is_kept(
