@@ -29,6 +29,9 @@ INSPECT_NOTE = (
     "The upstream is 'inspect': each answer shows the messages the model would get. "
     'Set [upstream] mode = "forward" and base_url in a config file to chat with an LLM.\n'
 )
+# The longest line a terminal in line mode hands a reader (Linux's n_tty buffer, its
+# newline aside); it drops what is typed or pasted past it.
+TERMINAL_LINE_BYTES = 4095
 # Lines that reach a terminal within this many seconds of each other were pasted together.
 PASTE_GAP = 0.02
 
@@ -90,6 +93,9 @@ class TerminalChannel:
                     line = await _read_on_daemon_thread(read_line)
                 except EOFError:
                     break
+                except LineCut as cut:
+                    await self.send(self._thread_id, f"[{cut}]")
+                    continue
                 text = line.strip()
                 if not text:
                     continue
@@ -126,6 +132,11 @@ class TerminalChannel:
         return await answer(self._services, turn)
 
 
+class LineCut(Exception):
+    """A line typed or pasted on a terminal was longer than the terminal keeps: it
+    dropped the rest, so the line read is not what the user wrote."""
+
+
 class ConsoleInput:
     """Lines typed on a terminal or piped in, for :class:`TerminalChannel`: each call shows
     the prompt and returns the next message without its newline; ``EOFError`` at the end.
@@ -145,6 +156,7 @@ class ConsoleInput:
         self._fd = fd
         self._out = out
         name = encoding or getattr(sys.stdin, "encoding", None) or "utf-8"
+        self._encoding = name
         self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
         self._pending = ""
         self._joins_pastes = os.isatty(fd)
@@ -161,7 +173,17 @@ class ConsoleInput:
                 lines.append(self._line())
             except EOFError:
                 break
+        if self._joins_pastes and any(self._filled_the_terminal(line) for line in lines):
+            raise LineCut(
+                f"Not sent: a line reached the {TERMINAL_LINE_BYTES}-byte limit of a terminal "
+                "line, and the terminal dropped what came after it. Break long text into "
+                "lines (lines pasted together are one message), or pipe it in: "
+                "chronorelay chat < message.txt"
+            )
         return "\n".join(lines)
+
+    def _filled_the_terminal(self, line: str) -> bool:
+        return len(line.encode(self._encoding, "replace")) >= TERMINAL_LINE_BYTES
 
     def _more_waiting(self) -> bool:
         if "\n" in self._pending:

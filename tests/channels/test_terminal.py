@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -272,3 +273,34 @@ async def test_the_chat_terminal_shows_no_routine_log_lines(tmp_path: Path) -> N
     assert chat.returncode == 0, errors.decode()
     assert "bot> [" in out.decode()
     assert errors.decode() == ""
+
+
+async def test_a_line_cut_by_the_terminal_is_not_sent(tmp_path: Path) -> None:
+    # A terminal in line mode keeps 4095 bytes of a line and drops the rest: sent, the
+    # model would get part of what the user pasted, and nobody would know.
+    main, terminal = os.openpty()
+    out = io.StringIO()
+
+    def type_in() -> None:
+        text = "word " * 2000 + "the end\n"
+        for start in range(0, len(text), 512):  # as a terminal passes on a paste
+            os.write(main, text[start : start + 512].encode())
+        for _ in range(500):  # then, told, a shorter line
+            if "Not sent" in out.getvalue():
+                break
+            time.sleep(0.01)
+        os.write(main, b"short one\n\x04")
+
+    try:
+        typing = threading.Thread(target=type_in, daemon=True)
+        typing.start()
+        async with open_services(inspect_config(tmp_path)) as services:
+            console = ConsoleInput(terminal, out, encoding="utf-8")
+            await TerminalChannel(services, user_id="ana", read_line=console, out=out).run()
+            transcript = await services.store.transcript("agent:main:terminal:dm:local")
+        typing.join(timeout=5)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert "bot> [Not sent: a line reached the 4095-byte limit of a terminal line" in out.getvalue()
+    assert [m.text for m in transcript if m.role == "user"] == ["short one"]
