@@ -13,6 +13,7 @@ import contextlib
 import getpass
 import logging
 import os
+import select
 import sys
 import threading
 from collections.abc import Callable
@@ -24,6 +25,15 @@ from middleware.types import Turn, valid_text
 from proxy.services import Services
 
 PROMPT = "you> "
+INSPECT_NOTE = (
+    "The upstream is 'inspect': each answer shows the messages the model would get. "
+    'Set [upstream] mode = "forward" and base_url in a config file to chat with an LLM.\n'
+)
+# The longest line a terminal in line mode hands a reader (Linux's n_tty buffer, its
+# newline aside); it drops what is typed or pasted past it.
+TERMINAL_LINE_BYTES = 4095
+# Lines that reach a terminal within this many seconds of each other were pasted together.
+PASTE_GAP = 0.02
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +84,18 @@ class TerminalChannel:
             f"chronorelay chat — you are terminal:{self._user_id}; "
             "/help lists the commands, /quit leaves\n"
         )
+        if self._services.config.upstream.mode == "inspect":
+            # Else a newcomer's first answer is a JSON dump with no word of why.
+            self._out.write(INSPECT_NOTE)
         try:
             while self._running:
                 try:
                     line = await _read_on_daemon_thread(read_line)
                 except EOFError:
                     break
+                except LineCut as cut:
+                    await self.send(self._thread_id, f"[{cut}]")
+                    continue
                 text = line.strip()
                 if not text:
                     continue
@@ -116,9 +132,19 @@ class TerminalChannel:
         return await answer(self._services, turn)
 
 
+class LineCut(Exception):
+    """A line typed or pasted on a terminal was longer than the terminal keeps: it
+    dropped the rest, so the line read is not what the user wrote."""
+
+
 class ConsoleInput:
     """Lines typed on a terminal or piped in, for :class:`TerminalChannel`: each call shows
-    the prompt and returns the next line without its newline; ``EOFError`` at the end.
+    the prompt and returns the next message without its newline; ``EOFError`` at the end.
+
+    On a terminal, lines pasted at once are one message: the lines already waiting when
+    one is read (or arriving within ``PASTE_GAP``, faster than anyone types) join it, so
+    a pasted paragraph is not sent to the model a line at a time. Piped in, each line is
+    a message of its own, as a script writes them.
 
     Reads the file descriptor with ``os.read``, not ``input()``: while it waits it holds
     no lock of ``sys.stdin``'s (a daemon thread blocked in ``sys.stdin.readline()`` makes
@@ -130,16 +156,49 @@ class ConsoleInput:
         self._fd = fd
         self._out = out
         name = encoding or getattr(sys.stdin, "encoding", None) or "utf-8"
+        self._encoding = name
         self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
         self._pending = ""
+        self._joins_pastes = os.isatty(fd)
+        # A terminal's end of input (Ctrl-D) is read once: met while taking in a paste, it
+        # ends the chat on the next call.
+        self._ended = False
 
     def __call__(self) -> str:
         self._out.write(PROMPT)
         self._out.flush()
+        lines = [self._line()]
+        while self._joins_pastes and not self._ended and self._more_waiting():
+            try:
+                lines.append(self._line())
+            except EOFError:
+                break
+        if self._joins_pastes and any(self._filled_the_terminal(line) for line in lines):
+            raise LineCut(
+                f"Not sent: a line reached the {TERMINAL_LINE_BYTES}-byte limit of a terminal "
+                "line, and the terminal dropped what came after it. Break long text into "
+                "lines (lines pasted together are one message), or pipe it in: "
+                "chronorelay chat < message.txt"
+            )
+        return "\n".join(lines)
+
+    def _filled_the_terminal(self, line: str) -> bool:
+        return len(line.encode(self._encoding, "replace")) >= TERMINAL_LINE_BYTES
+
+    def _more_waiting(self) -> bool:
+        if "\n" in self._pending:
+            return True
+        ready, _, _ = select.select([self._fd], [], [], PASTE_GAP)
+        return bool(ready)
+
+    def _line(self) -> str:
+        if self._ended:
+            raise EOFError
         while "\n" not in self._pending:
             chunk = os.read(self._fd, 4096)
             self._pending += self._decoder.decode(chunk, final=not chunk)
             if not chunk:
+                self._ended = True
                 if not self._pending:
                     raise EOFError
                 line, self._pending = self._pending, ""

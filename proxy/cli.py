@@ -29,8 +29,10 @@ log = logging.getLogger("chronorelay")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    # The chat's terminal is its log's too: only what goes wrong interrupts the chat.
+    level = args.log_level or ("warning" if args.command == "chat" else "info")
     logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
+        level=getattr(logging, level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
@@ -61,33 +63,72 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chronorelay",
         description="A relay between chat channels and an LLM that keeps time and continuity.",
+        epilog="'chronorelay COMMAND --help' describes a command and its defaults.",
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--config", metavar="PATH", help=f"TOML config file (default: ${CONFIG_ENV}, else defaults)"
+        "--config",
+        metavar="PATH",
+        help=f"TOML config file (default: ${CONFIG_ENV}, else the built-in defaults)",
     )
     common.add_argument(
-        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        help="the least severe log records written to stderr (default: info; warning for "
+        "chat, whose terminal they share)",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("serve", parents=[common], help="run the relay's HTTP server")
-    commands.add_parser("chat", parents=[common], help="chat with the relay in this terminal")
-    commands.add_parser("check-config", parents=[common], help="validate the configuration")
-    export = commands.add_parser(
-        "export-clock-state",
-        parents=[common],
-        help="write the clock state as spec 000 §10.2 version 3 JSON",
-    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, summary, description in _COMMANDS:
+        commands.add_parser(name, parents=[common], help=summary, description=description)
+    export = commands.choices["export-clock-state"]
     export.add_argument(
         "--output", "-o", metavar="FILE", default="-", help="where to write it (default: stdout)"
     )
-    merge = commands.add_parser(
-        "import-clock-state",
-        parents=[common],
-        help="merge a version 3 clock-state file into the store (times never move back)",
-    )
+    merge = commands.choices["import-clock-state"]
     merge.add_argument("file", metavar="FILE", help="the JSON file ('-' reads stdin)")
     return parser
+
+
+# Each command: its line in 'chronorelay --help', and what its own --help says first.
+_COMMANDS = (
+    (
+        "serve",
+        "run the relay's HTTP server and its chat channels",
+        "Run the relay: the OpenAI-compatible HTTP API on [server] host and port (default: "
+        "127.0.0.1:8790) and the chat channels the config enables, until Ctrl-C. Without a "
+        "config the upstream is 'inspect' (each answer shows the messages that would be "
+        "forwarded) and the store is ./chronorelay.sqlite3.",
+    ),
+    (
+        "chat",
+        "chat with the relay in this terminal",
+        "Chat with the relay in this terminal, through the same pipeline as every channel. "
+        "You are terminal:<your login name>, always in the same thread, kept in the "
+        "config's store: a later chat goes on from it, and a second chat run at the same "
+        "time writes to it too. Each line is a message (lines pasted at once are one); "
+        "/help lists the commands; /quit, Ctrl-D or Ctrl-C leaves.",
+    ),
+    (
+        "check-config",
+        "validate the configuration",
+        "Validate the configuration and show what serve would use: the upstream, the "
+        "store, the address it binds, the API keys and the chat channels. Every problem is "
+        "listed with its line; the exit status is then 2.",
+    ),
+    (
+        "export-clock-state",
+        "write the clock state as spec 000 §10.2 version 3 JSON",
+        "Write the store's clock state (users, threads, links, latest actions) as spec 000 "
+        "§10.2 clock-state.json version 3, UTC instants.",
+    ),
+    (
+        "import-clock-state",
+        "merge a version 3 clock-state file into the store (times never move back)",
+        "Merge a version 3 clock-state file into the config's store: new users and "
+        "threads are added, known ones keep the later of each time (times never move "
+        "back). The file is checked before the store is touched.",
+    ),
+)
 
 
 def _check_config(path: str | None, config: Config) -> int:

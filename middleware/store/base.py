@@ -41,6 +41,13 @@ class InboundRecord:
     # ever takes it for a message of the conversation (see ``Store.mark_command``).
     command: bool = False
 
+    @property
+    def counts_as_contact(self) -> bool:
+        """Whether the message moves the user's last contact on any channel: a command
+        the relay answers itself ("/tz") is no conversation (spec 000 §4.1's last
+        interaction), so the contact stays their last message of one."""
+        return self.cross_channel and not self.command
+
 
 @dataclass(frozen=True, slots=True)
 class PriorState:
@@ -370,8 +377,8 @@ class Store(ContinuityStore, Protocol):
 
         Updates, atomically: the user row, the thread row (last user message, last
         interaction), the per-user last message in the thread, and — if
-        ``record.cross_channel`` — the user's (and linked person's) last interaction on
-        any channel. A later instant never gets overwritten by an earlier one.
+        ``record.counts_as_contact`` — the user's (and linked person's) last interaction
+        on any channel. A later instant never gets overwritten by an earlier one.
         """
         ...
 

@@ -144,7 +144,7 @@ class PriorRows:
         if member is not None:
             _move_member(member, at, record.command)
         user = self._users.get(record.user_key)
-        if record.cross_channel and user is not None:
+        if record.counts_as_contact and user is not None:
             _move_contact(user, at, record.channel)
 
     def reply(self, thread_key: str, at: str) -> None:
@@ -182,7 +182,7 @@ class PriorRows:
         thread = [before[column] for column in _THREAD_COLUMNS]
         _move_thread(thread, at, record.command)
         user = [before[column] for column in _USER_COLUMNS]
-        if record.cross_channel:
+        if record.counts_as_contact:
             _move_contact(user, at, record.channel)
         member = [before[column] for column in _PARTICIPANT_COLUMNS]
         _move_member(member, at, record.command)

@@ -125,7 +125,8 @@ def _inbound_writes(
     """The read of an inbound message's prior state (a ``SELECT_PRIOR`` row), and its
     write given that row, which returns the message's row id; ``at`` is its stored
     ``received_at``."""
-    any_at = at if record.cross_channel else None
+    counts_as_contact = record.counts_as_contact
+    any_at = at if counts_as_contact else None
     user = {
         "user_key": record.user_key,
         "channel": record.channel,
@@ -133,7 +134,7 @@ def _inbound_writes(
         "display_name": record.display_name,
         "received_at": at,
         "any_at": any_at,
-        "any_ch": record.channel if record.cross_channel else None,
+        "any_ch": record.channel if counts_as_contact else None,
     }
     thread = (record.thread_key, record.channel, record.chat_type, at)
     message = _message_params(

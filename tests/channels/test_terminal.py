@@ -9,12 +9,13 @@ import os
 import signal
 import sys
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from channels.terminal import PROMPT, ConsoleInput, TerminalChannel
+from channels.terminal import INSPECT_NOTE, PROMPT, ConsoleInput, TerminalChannel
 from middleware.clock.source import FakeClock
 from middleware.store import StoredMessage
 from middleware.types import Reply, Turn
@@ -35,6 +36,8 @@ async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -
         user = await services.store.get_user("terminal:ana")
     printed = out.getvalue()
     assert "you are terminal:ana" in printed and "/help lists the commands" in printed
+    # Why the answers are JSON: the inspect upstream, said before the first one.
+    assert printed.splitlines()[1] == INSPECT_NOTE.strip()
     replies = [line for line in printed.splitlines() if line.startswith("bot> ")]
     assert len(replies) == 2
     # The inspect upstream shows what was forwarded: the second turn carries the first.
@@ -171,8 +174,9 @@ def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) 
         os.close(write_end)
         runner.close()
         os.close(read_end)
-    # The banner's line, and the one that moves the shell's prompt off the chat's.
-    assert out.getvalue().count("\n") == 2
+    # The banner's lines (the inspect upstream's note), and the one that moves the
+    # shell's prompt off the chat's.
+    assert out.getvalue().count("\n") == 3
 
 
 async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> None:
@@ -231,3 +235,72 @@ async def test_a_command_exchange_is_no_history_the_model_sees(tmp_path: Path) -
     assert sent[1][: len(sent[0]) - 1] == sent[0][:-1]
     assert sent[2][: len(sent[1]) - 1] == sent[1][:-1]
     assert [m["role"] for m in sent[2]] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_lines_pasted_on_a_terminal_are_one_message() -> None:
+    # A pasted paragraph reaches the terminal at once: sent a line at a time, the model
+    # would answer each fragment. A line typed later is a message of its own.
+    main, terminal = os.openpty()
+    out = io.StringIO()
+    try:
+        console = ConsoleInput(terminal, out, encoding="utf-8")
+        os.write(main, "Notes from today:\n- call Ana 📞\n- مرحبا 你好\n".encode())
+        assert console() == "Notes from today:\n- call Ana 📞\n- مرحبا 你好"
+        os.write(main, b"typed later\n")
+        assert console() == "typed later"
+        os.write(main, b"last words\n\x04")  # then Ctrl-D, on a line of its own
+        assert console() == "last words"
+        with pytest.raises(EOFError):
+            console()
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert out.getvalue() == PROMPT * 4
+
+
+async def test_the_chat_terminal_shows_no_routine_log_lines(tmp_path: Path) -> None:
+    # A first chat creates its store: its migrations, logged at INFO, are no news for
+    # the person chatting, on the terminal the chat writes to.
+    config = tmp_path / "c.toml"
+    config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{tmp_path / "s.db"}"\n')
+    chat = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "proxy", "chat", "--config", str(config),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, errors = await asyncio.wait_for(chat.communicate("hello 👋\n".encode()), timeout=60)
+    assert chat.returncode == 0, errors.decode()
+    assert "bot> [" in out.decode()
+    assert errors.decode() == ""
+
+
+async def test_a_line_cut_by_the_terminal_is_not_sent(tmp_path: Path) -> None:
+    # A terminal in line mode keeps 4095 bytes of a line and drops the rest: sent, the
+    # model would get part of what the user pasted, and nobody would know.
+    main, terminal = os.openpty()
+    out = io.StringIO()
+
+    def type_in() -> None:
+        text = "word " * 2000 + "the end\n"
+        for start in range(0, len(text), 512):  # as a terminal passes on a paste
+            os.write(main, text[start : start + 512].encode())
+        for _ in range(500):  # then, told, a shorter line
+            if "Not sent" in out.getvalue():
+                break
+            time.sleep(0.01)
+        os.write(main, b"short one\n\x04")
+
+    try:
+        typing = threading.Thread(target=type_in, daemon=True)
+        typing.start()
+        async with open_services(inspect_config(tmp_path)) as services:
+            console = ConsoleInput(terminal, out, encoding="utf-8")
+            await TerminalChannel(services, user_id="ana", read_line=console, out=out).run()
+            transcript = await services.store.transcript("agent:main:terminal:dm:local")
+        typing.join(timeout=5)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert "bot> [Not sent: a line reached the 4095-byte limit of a terminal line" in out.getvalue()
+    assert [m.text for m in transcript if m.role == "user"] == ["short one"]

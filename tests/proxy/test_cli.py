@@ -152,3 +152,32 @@ def test_serve_on_a_port_in_use_exits_with_a_message_and_closes_the_store(
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     # Closed cleanly: the WAL was checkpointed away and the store opens again.
     assert not (tmp_path / "a.sqlite3-wal").exists()
+
+
+@pytest.mark.parametrize(
+    "command", ["serve", "chat", "check-config", "export-clock-state", "import-clock-state"]
+)
+def test_each_command_help_says_what_it_does_and_its_defaults(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    head, _, rest = text.partition(" options: ")
+    # What follows the usage line (its last option, or import's FILE), before the lists.
+    after_usage = head.split(" positional arguments: ")[0].rsplit("]", 1)[-1]
+    description = after_usage.removeprefix(" FILE").strip()
+    assert len(description) > 60 and description.endswith("."), description
+    assert "--log-level {debug,info,warning,error} the least severe" in rest
+    assert "(default: info; warning for chat" in rest and "(default: $CHRONORELAY_CONFIG" in rest
+
+
+def test_chat_help_says_who_you_are_and_where_the_chat_is_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["chat", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "You are terminal:<your login name>, always in the same thread" in text
+    assert "a second chat run at the same time writes to it too" in text

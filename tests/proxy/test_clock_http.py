@@ -1196,3 +1196,35 @@ async def test_tomorrow_in_a_named_zone_on_another_date_asks_whose_tomorrow(
             "22 November (tomorrow in Europe/Berlin)?"
         ) in text
         assert "Times in this message" not in text
+
+
+async def test_a_command_is_no_contact_for_the_gap_or_check_ins(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    # Setting a zone is no conversation: two days after her last message, "/tz" leaves
+    # her last contact where it was, for the gap lines and a cross-channel check-in.
+    clock = FakeClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    away = {"id": "away_1d", "when": {"elapsed_any_channel_gte": "P1D"}}
+    relay = await relay_factory(
+        fake_clock=clock,
+        server={"api_commands": True},
+        clock={"checkins": {"rules": [{**away, "then": {"offer_recap": True}}]}},
+    )
+    await chat(relay, "starting the quarterly report", at="2026-03-02T09:00:00Z", thread="work")
+    await chat(relay, "starting the budget", at="2026-03-02T09:00:00Z", user="bo", thread="bo")
+    clock.set(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
+    told = await chat(relay, "/tz Europe/Berlin", at="2026-03-04T09:00:00Z", thread="work")
+    assert told["choices"][0]["message"]["content"].startswith("Your timezone is now")
+    clock.advance(timedelta(minutes=1))
+
+    await chat(relay, "new topic", at="2026-03-04T09:01:00Z", thread="home")
+    text = block(fake_upstream)
+    assert "Last contact on any channel: 2 days 1 minute ago (API)." in text
+    assert "Check-in (away_1d)" in text
+
+    # Back in the thread of his last message: it is "Last message here", said once.
+    await chat(relay, "/tz Europe/Berlin", at="2026-03-04T09:01:00Z", user="bo", thread="bo")
+    await chat(relay, "back to the budget", at="2026-03-04T09:01:00Z", user="bo", thread="bo")
+    text = block(fake_upstream)
+    assert "Last message here: 2 days 1 minute ago (Mon 2 Mar 10:00)." in text
+    assert "Last contact on any channel" not in text

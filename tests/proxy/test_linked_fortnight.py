@@ -294,7 +294,8 @@ async def test_two_weeks_of_one_person_on_three_apps(
     await mia.agent_says("good night")
     block = mia.block()
     assert "Thu 19 Nov 2026 19:00 (Europe/Berlin" in block
-    assert f"{ANY_CHANNEL}: just now (Telegram)." in block
+    # /forget, /whoami and /memory are commands, no contact: her last words were at work.
+    assert f"{ANY_CHANNEL}: 2 days 8 hours ago (Discord)." in block
     assert "with a link code: discord:702 (Mia.Work)." in block and "Noor" not in block
     assert "violin" in block and "third floor" not in block
     # The forgotten account starts from scratch.

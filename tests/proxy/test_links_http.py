@@ -118,6 +118,8 @@ async def test_link_code_flow_shares_zone_and_last_contact(
     assert "don't know the link code" in again  # single use
 
     await chat(relay, "/tz Asia/Tokyo", "2026-11-21T11:00:00Z", TG)
+    # A command is no contact (the relay answered it): her words after it are.
+    await chat(relay, "just landed in Tokyo", "2026-11-21T11:00:00Z", TG)
     await chat(relay, "what's on today?", "2026-11-21T13:00:00Z", DC)
     text = block(fake_upstream)
     assert "Asia/Tokyo" in text

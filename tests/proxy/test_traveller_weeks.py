@@ -166,7 +166,8 @@ async def test_three_weeks_of_a_traveller(mira: Mira) -> None:
     block = mira.block()
     assert block.startswith("Now: Mon 19 Oct 2026 15:50 (America/New_York, UTC-04:00).")
     assert "First message in this thread." in block
-    assert "Last contact on any channel: 5 minutes ago (Telegram)." in block
+    # Her "/tz New York" (15:45) was no contact: her question at 15:40 was.
+    assert "Last contact on any channel: 10 minutes ago (Telegram)." in block
     assert "2026-10-19T19:00:00-04:00 (America/New_York)" in block
     assert "said they are in" not in block  # settled by /tz
 

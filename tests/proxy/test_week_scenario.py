@@ -146,6 +146,7 @@ async def test_a_week_of_one_agent_two_users_three_threads(
     clock.advance(timedelta(minutes=8))
     alice.append({"role": "user", "content": "how long was I gone?"})
     fake_upstream.delay = 1.0
+    fake_upstream.request_cancelled.clear()
     async with openai.AsyncOpenAI(
         base_url=f"{agent.relay.url}/v1", api_key="k", max_retries=0, timeout=0.2
     ) as impatient:
@@ -163,7 +164,10 @@ async def test_a_week_of_one_agent_two_users_three_threads(
     first_attempt = agent.forwarded()
     assert user_contents(first_attempt)[-1].startswith("how long was I gone?")
     fake_upstream.delay = 0.0
-    await asyncio.sleep(1.1)  # let the abandoned request finish
+    # The client gone, the relay drops the abandoned turn's upstream request: the resend
+    # is the only turn in flight.
+    async with asyncio.timeout(5):
+        await fake_upstream.request_cancelled.wait()
     clock.advance(timedelta(minutes=1))
     await agent.turn("alice", "alice-dm", alice)
     # The resend is the same turn: the same body upstream (its prefix cache holds), and
