@@ -18,6 +18,7 @@ from middleware.store.sqlite_continuity import read_snapshot
 from middleware.store.sqlite_errors import explained
 from middleware.store.sqlite_functions import add_functions_async
 from middleware.store.sqlite_prior_cache import PriorRows
+from middleware.store.sqlite_serving import ServingLock
 from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
 
 log = logging.getLogger(__name__)
@@ -72,11 +73,16 @@ class SqliteConnections:
       writes are applied before a read, so a read sees every write made before it.
     """
 
-    def __init__(self, path: str | Path, *, commit_delay: float = 0.0) -> None:
+    def __init__(
+        self, path: str | Path, *, commit_delay: float = 0.0, serving: bool = False
+    ) -> None:
         """``commit_delay``: seconds a write may wait for others to share its commit (see
-        ``sqlite_writer``); 0 commits at the end of the loop iteration."""
+        ``sqlite_writer``); 0 commits at the end of the loop iteration. ``serving``: a
+        relay that answers turns from this store, which no other may serve meanwhile
+        (``sqlite_serving``)."""
         self._path = Path(path)
         self._commit_delay = commit_delay
+        self._serving = ServingLock(self._path) if serving else None
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
@@ -101,6 +107,8 @@ class SqliteConnections:
                 return
             try:
                 await asyncio.to_thread(self._path.parent.mkdir, parents=True, exist_ok=True)
+                if self._serving is not None:
+                    self._serving.acquire()
                 self._writer = await connect(self._path)
                 # Before anything writes: a file the relay refuses is left as it was.
                 await check_store_file(self._writer, str(self._path))
@@ -174,6 +182,8 @@ class SqliteConnections:
                 except sqlite3.Error as exc:
                     log.warning("closing the SQLite store at %s failed: %s", self._path, exc)
         self._reader = self._writer = None
+        if self._serving is not None:
+            self._serving.release()
 
     async def _read(self) -> aiosqlite.Connection:
         """The reader, once every write made or queued so far is committed (including any

@@ -132,3 +132,30 @@ async def test_a_store_another_process_holds_locked_is_refused_naming_the_lock(
     finally:
         holder.close()
     assert "another process holds a write lock" in message
+
+
+async def test_a_second_serving_relay_is_refused_until_the_first_closes(db_path: Path) -> None:
+    first = SqliteStore(db_path, serving=True)
+    await first.open()
+    try:
+        message = await refused_serving(db_path)
+        assert f"another relay (process {os.getpid()}) is serving" in message
+        assert "Stop that relay first, or give this one another [store] path" in message
+        # A one-shot command (export, import) is no relay: it opens beside it.
+        beside = SqliteStore(db_path)
+        await beside.open()
+        await beside.close()
+    finally:
+        await first.close()
+    second = SqliteStore(db_path, serving=True)
+    await second.open()
+    await second.close()
+
+
+async def refused_serving(path: Path) -> str:
+    store = SqliteStore(path, serving=True)
+    with pytest.raises(StoreError) as info:
+        await store.open()
+    assert not await store.ping()
+    await store.close()
+    return str(info.value)

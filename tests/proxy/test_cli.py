@@ -152,3 +152,24 @@ def test_serve_on_a_port_in_use_exits_with_a_message_and_closes_the_store(
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     # Closed cleanly: the WAL was checkpointed away and the store opens again.
     assert not (tmp_path / "a.sqlite3-wal").exists()
+
+
+def test_serve_beside_a_relay_serving_the_same_store_exits_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_file(tmp_path, "a")
+    serving = SqliteStore(tmp_path / "a.sqlite3", serving=True)
+
+    async def beside_a_serving_relay() -> int:
+        await serving.open()
+        try:
+            # In a thread: serve runs its own event loop.
+            return await asyncio.to_thread(main, ["serve", "--config", str(config)])
+        finally:
+            await serving.close()
+
+    assert asyncio.run(beside_a_serving_relay()) == 1
+    err = capsys.readouterr().err
+    assert "is serving the SQLite store at" in err
+    assert "Stop that relay first" in err
+    assert "Traceback" not in err
