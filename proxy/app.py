@@ -43,6 +43,7 @@ def build_app(
             store=store,
             upstream=upstream,
             stop_grace=lambda: deadline.time_left(otherwise=config.server.shutdown_timeout),
+            serving=True,
         ) as svc:
             app[SERVICES] = svc
             yield

@@ -49,17 +49,22 @@ async def open_services(
     store: Store | None = None,
     upstream: Upstream | None = None,
     stop_grace: Callable[[], float] | None = None,
+    serving: bool = False,
 ) -> AsyncIterator[Services]:
     """Open the store and upstream, build the pipeline; close both on exit.
 
     ``stop_grace()``, asked on exit, is how long captures in flight may still run (a
-    graceful stop's time left); without it, the continuity service's own default."""
+    graceful stop's time left); without it, the continuity service's own default.
+    ``serving``: the relay's server, which no other server may run beside on the same
+    store file (``sqlite_serving``)."""
     clock = clock or SystemClock()
     metrics = Metrics(
         channels=[c for k in config.auth.keys for c in k.channels if c != ANY_CHANNEL]
     )
     store = store or SqliteStore(
-        Path(config.store.path), commit_delay=config.store.commit_delay_ms / 1000
+        Path(config.store.path),
+        commit_delay=config.store.commit_delay_ms / 1000,
+        serving=serving,
     )
     upstream = upstream or make_upstream(config, clock, metrics)
     await store.open()

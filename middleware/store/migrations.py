@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import aiosqlite
 
 from middleware.errors import StoreError
+from middleware.store.sqlite_errors import explained
 
 log = logging.getLogger(__name__)
 
@@ -726,6 +727,34 @@ async def schema_version(conn: aiosqlite.Connection) -> int:
     return int(rows[0][0])
 
 
+async def check_store_file(conn: aiosqlite.Connection, path: str) -> int:
+    """The schema version of the file ``conn`` opened, once it is known to be a store this
+    relay may write: new and empty, or at a version it knows. Reads only, so a file it
+    refuses is left as it was. Raises ``StoreError`` saying what the file is and what to do.
+    """
+    current = await schema_version(conn)
+    if current > LATEST_VERSION:
+        raise StoreError(
+            f"the SQLite store at {path} has schema version {current}, newer than this "
+            f"relay understands ({LATEST_VERSION}); upgrade chronorelay or use another file"
+        )
+    if current == 0:
+        # The first migration creates the relay's tables together with the version: a
+        # file without the version but with tables is some other program's database.
+        rows = await conn.execute_fetchall(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4"
+        )
+        names = [str(row[0]) for row in rows]
+        if names:
+            shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+            raise StoreError(
+                f"the SQLite file at {path} is not a Chronorelay store (it holds {shown}); "
+                "the relay will not write into another program's database: set [store] "
+                "path to the relay's store, or to a new file"
+            )
+    return current
+
+
 async def apply_migrations(conn: aiosqlite.Connection, path: str) -> int:
     """Bring the database up to ``LATEST_VERSION``; return the version it is at.
 
@@ -735,12 +764,7 @@ async def apply_migrations(conn: aiosqlite.Connection, path: str) -> int:
     accept its work. Raises ``StoreError`` if a migration fails or the file was written by
     a newer relay.
     """
-    current = await schema_version(conn)
-    if current > LATEST_VERSION:
-        raise StoreError(
-            f"the SQLite store at {path} has schema version {current}, newer than this "
-            f"relay understands ({LATEST_VERSION}); upgrade chronorelay or use another file"
-        )
+    current = await check_store_file(conn, path)
     for version, sql in MIGRATIONS:
         if version <= current:
             continue
@@ -758,8 +782,7 @@ async def apply_migrations(conn: aiosqlite.Connection, path: str) -> int:
                 continue
             raise StoreError(
                 f"could not migrate the SQLite store at {path} to schema version "
-                f"{version}: {exc}. Check that the file is writable and not corrupt "
-                "(restore from a backup if it is)."
+                f"{version}: " + explained(exc, "check that the file is writable and not corrupt")
             ) from exc
         log.info("applied schema migration %d to %s", version, path)
         current = version

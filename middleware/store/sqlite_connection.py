@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from middleware.errors import StoreError
-from middleware.store.migrations import apply_migrations
+from middleware.store.migrations import apply_migrations, check_store_file
 from middleware.store.sqlite_continuity import read_snapshot
+from middleware.store.sqlite_errors import explained
 from middleware.store.sqlite_functions import add_functions_async
 from middleware.store.sqlite_prior_cache import PriorRows
+from middleware.store.sqlite_serving import ServingLock
 from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
 
 log = logging.getLogger(__name__)
@@ -71,11 +73,16 @@ class SqliteConnections:
       writes are applied before a read, so a read sees every write made before it.
     """
 
-    def __init__(self, path: str | Path, *, commit_delay: float = 0.0) -> None:
+    def __init__(
+        self, path: str | Path, *, commit_delay: float = 0.0, serving: bool = False
+    ) -> None:
         """``commit_delay``: seconds a write may wait for others to share its commit (see
-        ``sqlite_writer``); 0 commits at the end of the loop iteration."""
+        ``sqlite_writer``); 0 commits at the end of the loop iteration. ``serving``: a
+        relay that answers turns from this store, which no other may serve meanwhile
+        (``sqlite_serving``)."""
         self._path = Path(path)
         self._commit_delay = commit_delay
+        self._serving = ServingLock(self._path) if serving else None
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
@@ -100,13 +107,23 @@ class SqliteConnections:
                 return
             try:
                 await asyncio.to_thread(self._path.parent.mkdir, parents=True, exist_ok=True)
+                if self._serving is not None:
+                    self._serving.acquire()
                 self._writer = await connect(self._path)
+                # Before anything writes: a file the relay refuses is left as it was.
+                await check_store_file(self._writer, str(self._path))
                 await self._writer.executescript("PRAGMA synchronous = NORMAL;")
                 rows = list(await self._writer.execute_fetchall("PRAGMA journal_mode = WAL"))
                 if str(rows[0][0]).lower() != "wal":
                     # Still correct, only slower and with readers blocking the writer.
                     log.warning("SQLite at %s refused WAL mode (got %s)", self._path, rows[0][0])
                 version = await apply_migrations(self._writer, str(self._path))
+                # Every turn writes: a file the relay may only read fails here, not at the
+                # first user's message. (Rewriting the version is a write that changes
+                # nothing.)
+                await self._writer.executescript(
+                    f"BEGIN IMMEDIATE; PRAGMA user_version = {version:d}; COMMIT;"
+                )
                 self._reader = await connect(self._path)
                 await self._reader.executescript("PRAGMA query_only = ON;")
                 # Opened on the loop's thread, which alone uses it (a local file: quick).
@@ -123,11 +140,14 @@ class SqliteConnections:
                 )
             except (OSError, sqlite3.Error) as exc:
                 await self._close_connections()
-                raise StoreError(
-                    f"cannot open the SQLite store at {self._path}: {exc}. Check that the path "
-                    "is a file in a directory the relay's user can write to, or set "
-                    "[store] path to one."
-                ) from exc
+                todo = (
+                    "check that the path is a file in a directory the relay's user can "
+                    "write to, or set [store] path to one"
+                )
+                reason = (
+                    explained(exc, todo) if isinstance(exc, sqlite3.Error) else f"{exc} ({todo})"
+                )
+                raise StoreError(f"cannot open the SQLite store at {self._path}: {reason}") from exc
             except BaseException:
                 await self._close_connections()
                 raise
@@ -162,6 +182,8 @@ class SqliteConnections:
                 except sqlite3.Error as exc:
                     log.warning("closing the SQLite store at %s failed: %s", self._path, exc)
         self._reader = self._writer = None
+        if self._serving is not None:
+            self._serving.release()
 
     async def _read(self) -> aiosqlite.Connection:
         """The reader, once every write made or queued so far is committed (including any
@@ -211,7 +233,7 @@ class SqliteConnections:
         return self._batcher
 
     def _store_error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        error = StoreError(f"the SQLite store at {self._path} could not {action}: {exc}")
+        error = StoreError(f"the SQLite store at {self._path} could not {action}: {explained(exc)}")
         error.__cause__ = exc
         return error
 

@@ -181,3 +181,24 @@ def test_chat_help_says_who_you_are_and_where_the_chat_is_kept(
     text = " ".join(capsys.readouterr().out.split())
     assert "You are terminal:<your login name>, always in the same thread" in text
     assert "a second chat run at the same time writes to it too" in text
+
+
+def test_serve_beside_a_relay_serving_the_same_store_exits_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_file(tmp_path, "a")
+    serving = SqliteStore(tmp_path / "a.sqlite3", serving=True)
+
+    async def beside_a_serving_relay() -> int:
+        await serving.open()
+        try:
+            # In a thread: serve runs its own event loop.
+            return await asyncio.to_thread(main, ["serve", "--config", str(config)])
+        finally:
+            await serving.close()
+
+    assert asyncio.run(beside_a_serving_relay()) == 1
+    err = capsys.readouterr().err
+    assert "is serving the SQLite store at" in err
+    assert "Stop that relay first" in err
+    assert "Traceback" not in err

@@ -140,6 +140,7 @@ async def test_the_block_stays_under_its_token_ceiling(
         assert estimate_tokens(text) <= ceiling, (ceiling, text)
         assert text.startswith("Now: Sat 21 Nov 2026 11:00 (Europe/Berlin")
         assert all(line.endswith(".") for line in text.splitlines())  # whole lines only
+        await relay.stop()  # one relay serves a store at a time
     assert "; and 14 more, resolved the same way." in text
 
 

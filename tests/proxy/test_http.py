@@ -296,6 +296,7 @@ async def test_health_ready_and_metrics(relay_factory: RelayFactory, unused_tcp_
     assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
     assert "chronorelay_upstream_latency_seconds_count 1.0" in text
     assert "chronorelay_injected_tokens_total" in text
+    await relay.stop()  # one relay serves a store at a time
     down = await relay_factory(upstream={"base_url": f"http://127.0.0.1:{unused_tcp_port}/v1"})
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{down.url}/readyz") as r:
