@@ -226,6 +226,14 @@ _MOVE = _re(
     r"(?:moved|relocated)\s+(?:back\s+)?to\s+.+"
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
+# "We live in Madrid", "we're based in Lisbon": the user is one of "we", so where "we"
+# live is where they live, stored as "I live in Madrid" is ("Lives in Madrid") when what
+# follows names a place and no more than when ("we live in a small flat" says nothing
+# that "I live in …" would store about them alone).
+_WE_LIVE = _re(
+    r"we\s*(?:'\s*re|\s+are|'\s*ve\s+been|\s+have\s+been)?\s+(?:now\s+|currently\s+|still\s+)?"
+    r"(?:live|living|based)\s+in\s+"
+)
 # "I'm living in Berlin" is where they live, stored as "I live in Berlin" would be.
 _LIVING = _re(
     r"i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+(?:now\s+|currently\s+)?living"
@@ -253,6 +261,7 @@ _TRIGGERS = Gate(
     _FACT,
     _LIVING,
     _MOVE,
+    _WE_LIVE,
     DENIAL,
     LANGUAGES_SAID,
     *EVERYDAY_PATTERNS,
@@ -447,6 +456,9 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
             return home
         if not match["we"] and _names_a_new_home(clause):
             return made("fact", clause, third_person)  # "Moved to Lisbon for the summer"
+    match = _WE_LIVE.match(clause)
+    if match:
+        return _new_home(f"we live in {clause[match.end() :]}")
     if default is None:
         return in_passing(clause)
     if default is not None:

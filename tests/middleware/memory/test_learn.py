@@ -32,6 +32,9 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         # Stored as where they live now, so a later "I live in Berlin" is a repeat.
         (("I live in Lisbon.", "I moved to Berlin."), ["Lives in Berlin"]),
         (("I live in Lisbon.", "I've just moved to Berlin."), ["Lives in Berlin"]),
+        # Where "we" live is where they live: a repeat of it, or its replacement.
+        (("I live in Madrid.", "We live in Madrid."), ["Lives in Madrid"]),
+        (("I live in Lisbon.", "we live in Madrid now"), ["Lives in Madrid"]),
         (("I work at Acme.", "I'm now working at Globex."), ["Is now working at Globex"]),
         (("I work for Acme.", "I started working at Globex."), ["Started working at Globex"]),
         (

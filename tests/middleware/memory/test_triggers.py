@@ -267,6 +267,26 @@ def test_what_someone_else_does_is_not_theirs_but_what_follows_of_their_own_is(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("we live in Madrid", ["Lives in Madrid"]),
+        ("We live in Madrid now.", ["Lives in Madrid"]),
+        ("we're based in Lisbon", ["Lives in Lisbon"]),
+        ("We've been living in Berlin for 5 years", ["Lives in Berlin"]),
+        ("we are living in new york", ["Lives in New York"]),
+        ("we live in Madrid and I work in Toledo", ["Lives in Madrid", "Works in Toledo"]),
+        # Nothing named as a place: what "we" live in need not be where they live.
+        ("we live in a small flat", []),
+        ("we live in fear of the landlord", []),
+        ("if we lived in Madrid", []),
+    ],
+)
+def test_where_we_live_is_where_the_user_lives(text: str, expected: list[str]) -> None:
+    # The user is one of "we": stored as "I live in Madrid" is, so saying that is a repeat.
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         # texting
         ("hiii! I'm Marta, from Porto", ["Name: Marta"]),
         ("i love cooking, baking and gardening lol", ["Loves cooking, baking and gardening"]),
