@@ -81,6 +81,7 @@ from middleware.memory.everyday import (
     WHEN_DONE,
     in_passing,
     names_a_business,
+    points_back,
     stated_diet,
 )
 from middleware.memory.introductions import introduction
@@ -196,12 +197,22 @@ PROFESSION = (
     r"|freelancer|intern|parent|mom|mum|dad|teacher|coach|trainer|owner|partner|associate"
     r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
 )
+# What one "lives in" that is no place: a state of mind ("I live in fear of deadlines",
+# "I live in hope"), a time ("in the moment"), or clothes worn all the time.
+_NOT_LIVED_IN = (
+    r"(?:(?:constant|perpetual|permanent|mortal|daily|blissful|total)\s+)?"
+    r"(?:fear|hope|dread|terror|denial|anticipation|ignorance|shame|sin|misery|poverty"
+    r"|luxury|squalor|harmony|peace|chaos|limbo|the\s+(?:moment|present|past|future|now"
+    r"|shadows?)|a\s+(?:bubble|dream(?:\s*world)?|fantasy(?:\s+world)?)|dreamland"
+    r"|my\s+(?:own\s+)?(?:head|world|bubble|pyjamas|pajamas|sweatpants|joggers|hoodies?"
+    r"|jeans|trainers|sneakers|slippers))\b"
+)
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     rf"|i\s+am\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
     r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
-    r"|i\s+(?:now\s+)?live\s+(?:in|on|near)\s+.+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
+    rf"|i\s+(?:now\s+)?live\s+(?:in|on|near)\s+(?!{_NOT_LIVED_IN}).+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
     r"|i\s+am\s+based\s+(?:in|out\s+of)\s+.+"
     # A new employer ("I'm now working for Globex", "I started working at Globex"); not
     # where they are at the moment ("I'm working at home today").
@@ -440,6 +451,8 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         return made("directive", body, imperative)
     match = _PREFERENCE.match(clause)
     if match:
+        if points_back(plain(match["pref"])):
+            return None
         return made("preference", match["pref"], third_person)
     # A fact is kept as said plainly: "I live in Lisbon now" is "Lives in Lisbon".
     clause = _LIVING.sub("I live", plain(clause), count=1)

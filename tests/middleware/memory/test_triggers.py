@@ -882,3 +882,61 @@ def test_pets_a_household_has_and_languages_spoken_are_facts(text: str, stored: 
 )
 def test_what_only_sounds_like_a_language_or_pets_does_not_fire(text: str) -> None:
     assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I hate pineapple on it",
+        "I love cheese with it.",
+        "I like mine with that",
+        "I love stuff like that",
+        "I prefer pineapple on it",
+        "I prefer mine without them",
+    ],
+)
+def test_a_like_of_something_said_before_is_not_learned(text: str) -> None:
+    # "Pineapple on it" means nothing out of the conversation; "Hates pineapple" would be
+    # more than they said.
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I hate pineapple on pizza", ["Hates pineapple on pizza"]),
+        ("I prefer short answers", ["Prefers short answers"]),
+        ("I love it when you keep it short", ["Loves it when you keep it short"]),
+    ],
+)
+def test_a_like_with_its_object_named_is_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live in fear of deadlines",
+        "I live in hope",
+        "I'm living in constant fear of my inbox",
+        "I live in the moment",
+        "I basically live in my pyjamas",
+        "Actually, I live in hope",
+    ],
+)
+def test_living_in_a_state_of_mind_is_not_where_they_live(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I live in Berlin", ["Lives in Berlin"]),
+        ("I live in a small flat", ["Lives in a small flat"]),
+        ("I live in the Netherlands", ["Lives in the Netherlands"]),
+        ("Actually, I live on the 5th floor", ["Lives on the 5th floor"]),
+        ("actually I live with my parents", ["Lives with their parents"]),
+    ],
+)
+def test_where_they_live_is_still_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
