@@ -223,6 +223,18 @@ def test_a_greeting_before_a_self_statement_does_not_hide_it(
         ("Hi, I'm Ana?", []),
         ("I'm Ana", []),
         ("hi im ana", []),
+        # A faith, a diet or a state written with a capital is not a name.
+        ("Hi, I'm Sikh", []),
+        ("Hi, I'm Protestant", []),
+        ("Hi, I'm Deaf", []),
+        ("Hi, I'm Vegan", ["Is vegan"]),
+        # A name as often as a faith: nothing tells which, and a name would replace the
+        # one known (spec 003 §8 has no rung for a guess). A surname, or "my name is", does.
+        ("Hi, I'm Christian", []),
+        ("Hi, I'm Christian, nice to meet you", []),
+        ("Hi, I'm Christian and I live in Oslo", ["Lives in Oslo"]),
+        ("Hi, I'm Christian Weber", ["Name: Christian Weber"]),
+        ("Hi! My name is Christian", ["Name: Christian"]),
     ],
 )
 def test_a_name_given_after_a_greeting_is_learned(text: str, expected: list[str]) -> None:
