@@ -441,3 +441,31 @@ async def test_languages_said_again_replace_only_the_ones_named_again(
     store: SqliteStore, messages: tuple[str, ...], kept: list[str]
 ) -> None:
     assert await remembered(store, *messages) == kept
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I work at Google.",), ["Works at Google"]),
+        (("I work for the BBC.",), ["Works for the BBC"]),
+        (("i work at deutsche bank",), ["Works at deutsche bank"]),
+        (("I work at a startup.",), ["Works at a startup"]),
+        (("I work at a startup.", "I work at Google now."), ["Works at Google"]),
+        # Said again with capitals it had been texted without: kept as written then.
+        (("i work at deutsche bank", "I work at Deutsche Bank"), ["Works at Deutsche Bank"]),
+        (("I work at Deutsche Bank", "i work at deutsche bank"), ["Works at Deutsche Bank"]),
+    ],
+    ids=[
+        "google",
+        "bbc",
+        "lowercase",
+        "startup",
+        "startup-then-google",
+        "capitals-later",
+        "capitals-first",
+    ],
+)
+async def test_an_employer_is_kept_as_written(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
