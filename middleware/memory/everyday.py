@@ -293,9 +293,10 @@ _QUOTED = re.compile(r"[\"“”«»]")
 # A like or preference whose object points back at something said before ("I hate
 # pineapple on it", "I prefer mine with that"): out of the conversation it is not what
 # they like, and "Hates pineapple" would say more than they did.
+# "That" or "this" before a noun names it ("walks in that park"): only at the end.
 _POINTS_BACK = _re(
     r"\b(?:on|in|with|without|about|for|of|at|to|from|into|onto|like|than|over|under)"
-    r"\s+(?:it|this|that|these|those|them)\b|\b(?:it|this|that|these|those|them|there)\W*$"
+    r"\s+(?:it|them)\b|\b(?:it|this|that|these|those|them|there)\W*$"
 )
 
 #: What an everyday sentence matches, for the trigger gate in front of detection.

@@ -77,6 +77,7 @@ from middleware.memory.corrections import CORRECTION, DENIAL, GAINSAY, corrected
 from middleware.memory.everyday import (
     EVERYDAY_PATTERNS,
     MONTH,
+    RELATION,
     WEEKDAY,
     WHEN_DONE,
     in_passing,
@@ -135,6 +136,15 @@ _NAME = _re(
 # In a message addressed to the assistant, a sentence that is only "(just) call me X".
 _CALL_ME_ONLY = _re(
     r"(?:you\s+can\s+|just\s+)?call\s+me\s+[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*)?\W*$"
+)
+# Someone in the speaker's life, whom a correction in a group is about, not the speaker
+# ("actually, my sister is vegan" is said for the room's plans, not of themselves).
+_SOMEONE_ELSES = _re(
+    r"my\s+(?:(?:best|new|old|little|big|older|younger|eldest|oldest|youngest|twin|ex)[\s-]+)?"
+    rf"(?:{RELATION}|sister|brother|sibling|mum|mom|mother|dad|father|parent|son|daughter"
+    r"|kid|child|children|baby|friend|boss|manager|colleague|co-?worker|neighbou?r|roommate"
+    r"|flatmate|housemate|cousin|aunt|uncle|niece|nephew|grand(?:ma|pa|mother|father)|nan"
+    r"|team|student|client|landlord|landlady)s?\b"
 )
 # A "remember that …" body about the speaker ("I'm …", "my …", "call me …").
 _ABOUT_SPEAKER = _re(r"(?:i|my|call\s+me)\b")
@@ -334,7 +344,8 @@ def stated_memory(text: str) -> MemoryCandidate:
     preference "Prefers short answers", "call me Ana" → ``Name: Ana``). A text too short
     to rewrite ("vegan") is kept as written, cut to ``TEXT_MAX``."""
     clause = " ".join(_straight(text).split())
-    candidate = _statement(clause, default="fact")
+    # Asked for in so many words: kept even when it points back ("I'm allergic to it").
+    candidate = _statement(clause, default="fact") or made("fact", clause, third_person)
     if candidate is not None:
         return candidate
     return MemoryCandidate("fact", TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
@@ -431,7 +442,12 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = CORRECTION.match(sentence)
-    if match and match["fix"] and not names_a_business(match["fix"]):
+    if (
+        match
+        and match["fix"]
+        and not names_a_business(match["fix"])
+        and not _SOMEONE_ELSES.match(match["fix"])
+    ):
         return corrected(match["fix"], _statement)
     return None
 
@@ -470,13 +486,13 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         if not match["we"] and _names_a_new_home(clause):
             return made("fact", clause, third_person)  # "Moved to Lisbon for the summer"
     match = _WE_LIVE.match(clause)
-    if match:
-        return _new_home(f"we live in {clause[match.end() :]}")
+    if match and (home := _new_home(f"we live in {clause[match.end() :]}")) is not None:
+        return home
     if default is None:
         return in_passing(clause)
-    if default is not None:
-        return made(default, clause, third_person)
-    return None
+    if points_back(clause):
+        return None  # "remember that I hate pineapple on it": nothing out of the chat
+    return made(default, clause, third_person)
 
 
 def _new_home(clause: str) -> MemoryCandidate | None:

@@ -563,6 +563,14 @@ def test_call_me_on_a_weekday_is_not_a_name() -> None:
         ("@bot correction: the hearing is on Tuesday.", []),
         ("No, I meant the other file.", []),
         ("I'm vegetarian.", []),
+        # About someone else in their life, said for the room's plans: not of themselves.
+        ("@bot actually, my sister is vegan", []),
+        ("Actually, my best friend's allergic to nuts.", []),
+        ("actually my kids are vegetarian", []),
+        (
+            "Actually, my office is on the 5th floor.",
+            [MemoryCandidate("correction", "Their office is on the 5th floor")],
+        ),
     ],
 )
 def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
@@ -952,3 +960,36 @@ def test_living_in_a_state_of_mind_is_not_where_they_live(text: str) -> None:
 )
 def test_where_they_live_is_still_learned(text: str, expected: list[str]) -> None:
     assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "in_group"),
+    [
+        ("remember that I hate pineapple on it", False),
+        ("please remember I'm allergic to it", False),
+        ("@bot remember that I hate pineapple on it", True),
+    ],
+)
+def test_a_remembered_like_of_something_said_before_is_not_learned(
+    text: str, in_group: bool
+) -> None:
+    assert detect_memory(text, in_group=in_group, addressed=True) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("remember that I love walks in that park", ["Loves walks in that park"]),
+        ("remember that we live in a small flat", ["We live in a small flat"]),
+        ("remember that we live in Madrid", ["Lives in Madrid"]),
+    ],
+)
+def test_a_remembered_body_that_names_what_it_means_is_learned(
+    text: str, expected: list[str]
+) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+def test_memory_added_by_hand_is_kept_even_when_it_points_back() -> None:
+    # "/memory add" is asked in so many words; the user knows what "it" is.
+    assert stated_memory("I'm allergic to it") == MemoryCandidate("fact", "Is allergic to it")
