@@ -477,6 +477,8 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         return diet
     match = _FACT.match(clause)
     if match:
+        if points_back(match["fact"]):
+            return None  # "I work for them", "I'm a nurse there": where, out of the chat?
         return made("fact", _places_capitalised(match["fact"]), third_person)
     match = _MOVE.match(clause)
     if match:

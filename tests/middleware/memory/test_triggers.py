@@ -993,3 +993,30 @@ def test_a_remembered_body_that_names_what_it_means_is_learned(
 def test_memory_added_by_hand_is_kept_even_when_it_points_back() -> None:
     # "/memory add" is asked in so many words; the user knows what "it" is.
     assert stated_memory("I'm allergic to it") == MemoryCandidate("fact", "Is allergic to it")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I work for them",
+        "I'm a nurse there",
+        "I live near it",
+        "remember that I work for them",
+        "actually, I work for them now",
+    ],
+)
+def test_a_fact_of_something_said_before_is_not_learned(text: str) -> None:
+    # Who "them" are, or where "there" is, was said earlier: out of the chat it is nothing.
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm a teacher at that school", ["Is a teacher at that school"]),
+        ("I live in Berlin and I love it there", ["Lives in Berlin"]),
+        ("actually, I work for Globex now", ["Works for Globex"]),
+    ],
+)
+def test_a_fact_naming_what_it_means_is_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
