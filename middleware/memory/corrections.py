@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from middleware.continuity.model import MemoryKind
 from middleware.memory.candidate import MemoryCandidate, made, plain
-from middleware.memory.everyday import DIET
+from middleware.memory.everyday import DIET, points_back
 from middleware.memory.voice import third_person
 
 __all__ = ["CORRECTION", "DENIAL", "GAINSAY", "Reader", "corrected", "denied"]
@@ -36,6 +36,7 @@ CORRECTION = _re(
     rf"|i\s*'?\s*m\s+(?:(?:a|an|based|from|not|now|in)\b|(?:(?:now|strictly)\s+)?{DIET}\b).+"
     r"|i\s+(?:live|work|moved|switched|changed)\b.+)"
 )
+_LIVES_IN = _re(r"i\s+live\s+(?:in|on|near)\b")
 # How a denial or a correction may open: "that's wrong, …", "no, …", "actually, …".
 GAINSAY = (
     r"(?:(?:that|it|this)\s*(?:'\s*s|\s+is)\s+(?:(?:all|just)\s+)?(?:wrong|incorrect|outdated"
@@ -63,6 +64,10 @@ def corrected(fix: str, read: Reader) -> MemoryCandidate | None:
     said = read(fix, None)
     if said is None and (denial := denied(fix, read)) is not None:
         return denial
+    if said is None and (_LIVES_IN.match(fix) or points_back(fix)):
+        # "actually, I live in hope" is no place they live in; "actually, I work for them
+        # now" says nothing out of the conversation.
+        return None
     if said is not None and said.kind == "name":
         return said
     if said is not None and said.kind == "fact" and not said.retire_only:

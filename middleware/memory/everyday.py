@@ -20,6 +20,7 @@ __all__ = [
     "names_a_business",
     "names_in",
     "pets_text",
+    "points_back",
     "singular_pet",
     "stated_diet",
 ]
@@ -289,6 +290,14 @@ _DIET_SAID = _re(
 )
 # A sentence holding a quotation is someone's words, or about words.
 _QUOTED = re.compile(r"[\"“”«»]")
+# A like or preference whose object points back at something said before ("I hate
+# pineapple on it", "I prefer mine with that"): out of the conversation it is not what
+# they like, and "Hates pineapple" would say more than they did.
+# "That" or "this" before a noun names it ("walks in that park"): only at the end.
+_POINTS_BACK = _re(
+    r"\b(?:on|in|with|without|about|for|of|at|to|from|into|onto|like|than|over|under)"
+    r"\s+(?:it|them)\b|\b(?:it|this|that|these|those|them|there)\W*$"
+)
 
 #: What an everyday sentence matches, for the trigger gate in front of detection.
 EVERYDAY_PATTERNS = (
@@ -317,6 +326,11 @@ def stated_diet(clause: str) -> MemoryCandidate | None:
     return MemoryCandidate("fact", f"Is {strictly}{diet}")
 
 
+def points_back(liked: str) -> bool:
+    """Whether what ``liked`` names is only something said before ("pineapple on it")."""
+    return _POINTS_BACK.search(liked) is not None
+
+
 def in_passing(sentence: str) -> MemoryCandidate | None:
     """A pet, a habit, a like, a birthday, a partner or an allergy ``sentence`` states
     whole (see ``_EVERYDAY``), as a card text; never from a sentence quoting words."""
@@ -333,6 +347,8 @@ def in_passing(sentence: str) -> MemoryCandidate | None:
     match = _EVERYDAY.match(sentence)
     if match:
         if match["likes"]:
+            if points_back(match["likes"]):
+                return None
             return made("preference", match["likes"], third_person)
         said = next(
             match[group]

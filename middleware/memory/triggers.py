@@ -77,10 +77,12 @@ from middleware.memory.corrections import CORRECTION, DENIAL, GAINSAY, corrected
 from middleware.memory.everyday import (
     EVERYDAY_PATTERNS,
     MONTH,
+    RELATION,
     WEEKDAY,
     WHEN_DONE,
     in_passing,
     names_a_business,
+    points_back,
     stated_diet,
 )
 from middleware.memory.introductions import introduction
@@ -134,6 +136,15 @@ _NAME = _re(
 # In a message addressed to the assistant, a sentence that is only "(just) call me X".
 _CALL_ME_ONLY = _re(
     r"(?:you\s+can\s+|just\s+)?call\s+me\s+[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*)?\W*$"
+)
+# Someone in the speaker's life, whom a correction in a group is about, not the speaker
+# ("actually, my sister is vegan" is said for the room's plans, not of themselves).
+_SOMEONE_ELSES = _re(
+    r"my\s+(?:(?:best|new|old|little|big|older|younger|eldest|oldest|youngest|twin|ex)[\s-]+)?"
+    rf"(?:{RELATION}|sister|brother|sibling|mum|mom|mother|dad|father|parent|son|daughter"
+    r"|kid|child|children|baby|friend|boss|manager|colleague|co-?worker|neighbou?r|roommate"
+    r"|flatmate|housemate|cousin|aunt|uncle|niece|nephew|grand(?:ma|pa|mother|father)|nan"
+    r"|team|student|client|landlord|landlady)s?\b"
 )
 # A "remember that …" body about the speaker ("I'm …", "my …", "call me …").
 _ABOUT_SPEAKER = _re(r"(?:i|my|call\s+me)\b")
@@ -196,12 +207,22 @@ PROFESSION = (
     r"|freelancer|intern|parent|mom|mum|dad|teacher|coach|trainer|owner|partner|associate"
     r"|counsel|advocate|mediator|arbitrator|auditor|banker|broker|agent|realtor)"
 )
+# What one "lives in" that is no place: a state of mind ("I live in fear of deadlines",
+# "I live in hope"), a time ("in the moment"), or clothes worn all the time.
+_NOT_LIVED_IN = (
+    r"(?:(?:constant|perpetual|permanent|mortal|daily|blissful|total)\s+)?"
+    r"(?:fear|hope|dread|terror|denial|anticipation|ignorance|shame|sin|misery|poverty"
+    r"|luxury|squalor|harmony|peace|chaos|limbo|the\s+(?:moment|present|past|future|now"
+    r"|shadows?)|a\s+(?:bubble|dream(?:\s*world)?|fantasy(?:\s+world)?)|dreamland"
+    r"|my\s+(?:own\s+)?(?:head|world|bubble|pyjamas|pajamas|sweatpants|joggers|hoodies?"
+    r"|jeans|trainers|sneakers|slippers))\b"
+)
 _FACT = _re(
     rf"(?P<fact>i\s*'?\s*m\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     rf"|i\s+am\s+an?\s+{PROFESSION_MODIFIER}{PROFESSION}s?\b.*"
     r"|i\s+(?:now\s+)?work\s+(?:as|at|for|in|from)\s+"
     r"(?!\d|(?:the\s+)?(?:morning|evening|night|weekend)s?\b).+"
-    r"|i\s+(?:now\s+)?live\s+(?:in|on|near)\s+.+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
+    rf"|i\s+(?:now\s+)?live\s+(?:in|on|near)\s+(?!{_NOT_LIVED_IN}).+|i\s*'?\s*m\s+based\s+(?:in|out\s+of)\s+.+"
     r"|i\s+am\s+based\s+(?:in|out\s+of)\s+.+"
     # A new employer ("I'm now working for Globex", "I started working at Globex"); not
     # where they are at the moment ("I'm working at home today").
@@ -226,6 +247,14 @@ _MOVE = _re(
     r"(?:moved|relocated)\s+(?:back\s+)?to\s+.+"
 )
 _ONLY_WHEN = _re(rf"{WHEN_DONE}\W*")
+# "We live in Madrid", "we're based in Lisbon": the user is one of "we", so where "we"
+# live is where they live, stored as "I live in Madrid" is ("Lives in Madrid") when what
+# follows names a place and no more than when ("we live in a small flat" says nothing
+# that "I live in …" would store about them alone).
+_WE_LIVE = _re(
+    r"we\s*(?:'\s*re|\s+are|'\s*ve\s+been|\s+have\s+been)?\s+(?:now\s+|currently\s+|still\s+)?"
+    r"(?:live|living|based)\s+in\s+"
+)
 # "I'm living in Berlin" is where they live, stored as "I live in Berlin" would be.
 _LIVING = _re(
     r"i\s*(?:'\s*m|\s+am|'\s*ve\s+been|\s+have\s+been)\s+(?:now\s+|currently\s+)?living"
@@ -253,6 +282,7 @@ _TRIGGERS = Gate(
     _FACT,
     _LIVING,
     _MOVE,
+    _WE_LIVE,
     DENIAL,
     LANGUAGES_SAID,
     *EVERYDAY_PATTERNS,
@@ -314,7 +344,8 @@ def stated_memory(text: str) -> MemoryCandidate:
     preference "Prefers short answers", "call me Ana" → ``Name: Ana``). A text too short
     to rewrite ("vegan") is kept as written, cut to ``TEXT_MAX``."""
     clause = " ".join(_straight(text).split())
-    candidate = _statement(clause, default="fact")
+    # Asked for in so many words: kept even when it points back ("I'm allergic to it").
+    candidate = _statement(clause, default="fact") or made("fact", clause, third_person)
     if candidate is not None:
         return candidate
     return MemoryCandidate("fact", TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
@@ -411,7 +442,12 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = CORRECTION.match(sentence)
-    if match and match["fix"] and not names_a_business(match["fix"]):
+    if (
+        match
+        and match["fix"]
+        and not names_a_business(match["fix"])
+        and not _SOMEONE_ELSES.match(match["fix"])
+    ):
         return corrected(match["fix"], _statement)
     return None
 
@@ -431,6 +467,8 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         return made("directive", body, imperative)
     match = _PREFERENCE.match(clause)
     if match:
+        if points_back(plain(match["pref"])):
+            return None
         return made("preference", match["pref"], third_person)
     # A fact is kept as said plainly: "I live in Lisbon now" is "Lives in Lisbon".
     clause = _LIVING.sub("I live", plain(clause), count=1)
@@ -439,6 +477,8 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
         return diet
     match = _FACT.match(clause)
     if match:
+        if points_back(match["fact"]):
+            return None  # "I work for them", "I'm a nurse there": where, out of the chat?
         return made("fact", _places_capitalised(match["fact"]), third_person)
     match = _MOVE.match(clause)
     if match:
@@ -447,11 +487,14 @@ def _statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | Non
             return home
         if not match["we"] and _names_a_new_home(clause):
             return made("fact", clause, third_person)  # "Moved to Lisbon for the summer"
+    match = _WE_LIVE.match(clause)
+    if match and (home := _new_home(f"we live in {clause[match.end() :]}")) is not None:
+        return home
     if default is None:
         return in_passing(clause)
-    if default is not None:
-        return made(default, clause, third_person)
-    return None
+    if points_back(clause):
+        return None  # "remember that I hate pineapple on it": nothing out of the chat
+    return made(default, clause, third_person)
 
 
 def _new_home(clause: str) -> MemoryCandidate | None:

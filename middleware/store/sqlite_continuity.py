@@ -419,13 +419,13 @@ DELETE FROM memory_facts WHERE kind = :kind AND text_folded != :folded
 """
 
 _KNOWN_FACT = f"""
-SELECT fact_id, confidence FROM memory_facts
+SELECT fact_id, confidence, text FROM memory_facts
 WHERE text_folded = :folded AND user_key IN ({PERSON_KEYS})
 """
 
 _MENTIONED = """
 UPDATE memory_facts SET confidence = ?,
-    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?)
+    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?), text = ?
 WHERE fact_id = ?
 """
 
@@ -493,14 +493,26 @@ async def add_memory_fact(
         for fact_id in replaces:
             conn.execute(_DELETE_FACT, {"fact_id": fact_id, "user_key": user_key}).fetchall()
         known = conn.execute(_KNOWN_FACT, person).fetchall()
-        for fact_id, was in known:
+        for fact_id, was, written in known:
             # Said again: not stored twice, but surer of and mentioned now (spec 003 §8).
-            conn.execute(_MENTIONED, (mentioned_again(was, kind, source), when, fact_id))
+            surer = mentioned_again(was, kind, source)
+            conn.execute(_MENTIONED, (surer, when, _better_written(written, stored), fact_id))
         if known:
             return None
         return _fact(conn.execute(_INSERT_FACT, row).fetchall()[0])
 
     return await write("add a memory fact", add)
+
+
+def _better_written(stored: str, again: str) -> str:
+    """Of two writings of one fact, ``again`` when it only adds capitals to ``stored``:
+    "Works at Deutsche Bank" said after "Works at deutsche bank" (texted in lowercase) is
+    kept as written then; a writing that drops a capital, or shouts, is not."""
+    was, now = " ".join(stored.split()), " ".join(again.split())
+    if len(was) != len(now) or was == now or now.isupper():
+        return stored
+    pairs = zip(was, now, strict=True)
+    return again if all(a == b or (a.islower() and b == a.upper()) for a, b in pairs) else stored
 
 
 async def memory_facts(read: Run, user_key: str) -> list[MemoryFact]:

@@ -32,6 +32,9 @@ async def remembered(store: SqliteStore, *messages: str) -> list[str]:
         # Stored as where they live now, so a later "I live in Berlin" is a repeat.
         (("I live in Lisbon.", "I moved to Berlin."), ["Lives in Berlin"]),
         (("I live in Lisbon.", "I've just moved to Berlin."), ["Lives in Berlin"]),
+        # Where "we" live is where they live: a repeat of it, or its replacement.
+        (("I live in Madrid.", "We live in Madrid."), ["Lives in Madrid"]),
+        (("I live in Lisbon.", "we live in Madrid now"), ["Lives in Madrid"]),
         (("I work at Acme.", "I'm now working at Globex."), ["Is now working at Globex"]),
         (("I work for Acme.", "I started working at Globex."), ["Started working at Globex"]),
         (
@@ -435,6 +438,34 @@ async def test_a_denial_retires_the_fact_it_denies_and_stores_nothing(
     ],
 )
 async def test_languages_said_again_replace_only_the_ones_named_again(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I work at Google.",), ["Works at Google"]),
+        (("I work for the BBC.",), ["Works for the BBC"]),
+        (("i work at deutsche bank",), ["Works at deutsche bank"]),
+        (("I work at a startup.",), ["Works at a startup"]),
+        (("I work at a startup.", "I work at Google now."), ["Works at Google"]),
+        # Said again with capitals it had been texted without: kept as written then.
+        (("i work at deutsche bank", "I work at Deutsche Bank"), ["Works at Deutsche Bank"]),
+        (("I work at Deutsche Bank", "i work at deutsche bank"), ["Works at Deutsche Bank"]),
+    ],
+    ids=[
+        "google",
+        "bbc",
+        "lowercase",
+        "startup",
+        "startup-then-google",
+        "capitals-later",
+        "capitals-first",
+    ],
+)
+async def test_an_employer_is_kept_as_written(
     store: SqliteStore, messages: tuple[str, ...], kept: list[str]
 ) -> None:
     assert await remembered(store, *messages) == kept

@@ -223,6 +223,18 @@ def test_a_greeting_before_a_self_statement_does_not_hide_it(
         ("Hi, I'm Ana?", []),
         ("I'm Ana", []),
         ("hi im ana", []),
+        # A faith, a diet or a state written with a capital is not a name.
+        ("Hi, I'm Sikh", []),
+        ("Hi, I'm Protestant", []),
+        ("Hi, I'm Deaf", []),
+        ("Hi, I'm Vegan", ["Is vegan"]),
+        # A name as often as a faith: nothing tells which, and a name would replace the
+        # one known (spec 003 §8 has no rung for a guess). A surname, or "my name is", does.
+        ("Hi, I'm Christian", []),
+        ("Hi, I'm Christian, nice to meet you", []),
+        ("Hi, I'm Christian and I live in Oslo", ["Lives in Oslo"]),
+        ("Hi, I'm Christian Weber", ["Name: Christian Weber"]),
+        ("Hi! My name is Christian", ["Name: Christian"]),
     ],
 )
 def test_a_name_given_after_a_greeting_is_learned(text: str, expected: list[str]) -> None:
@@ -261,6 +273,26 @@ def test_a_hedged_statement_is_not_learned(text: str) -> None:
 def test_what_someone_else_does_is_not_theirs_but_what_follows_of_their_own_is(
     text: str, expected: list[str]
 ) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("we live in Madrid", ["Lives in Madrid"]),
+        ("We live in Madrid now.", ["Lives in Madrid"]),
+        ("we're based in Lisbon", ["Lives in Lisbon"]),
+        ("We've been living in Berlin for 5 years", ["Lives in Berlin"]),
+        ("we are living in new york", ["Lives in New York"]),
+        ("we live in Madrid and I work in Toledo", ["Lives in Madrid", "Works in Toledo"]),
+        # Nothing named as a place: what "we" live in need not be where they live.
+        ("we live in a small flat", []),
+        ("we live in fear of the landlord", []),
+        ("if we lived in Madrid", []),
+    ],
+)
+def test_where_we_live_is_where_the_user_lives(text: str, expected: list[str]) -> None:
+    # The user is one of "we": stored as "I live in Madrid" is, so saying that is a repeat.
     assert [said.text for said in detect_memory(text)] == expected
 
 
@@ -531,6 +563,14 @@ def test_call_me_on_a_weekday_is_not_a_name() -> None:
         ("@bot correction: the hearing is on Tuesday.", []),
         ("No, I meant the other file.", []),
         ("I'm vegetarian.", []),
+        # About someone else in their life, said for the room's plans: not of themselves.
+        ("@bot actually, my sister is vegan", []),
+        ("Actually, my best friend's allergic to nuts.", []),
+        ("actually my kids are vegetarian", []),
+        (
+            "Actually, my office is on the 5th floor.",
+            [MemoryCandidate("correction", "Their office is on the 5th floor")],
+        ),
     ],
 )
 def test_in_a_group_a_correction_the_speaker_makes_of_themselves_is_learned(
@@ -862,3 +902,121 @@ def test_pets_a_household_has_and_languages_spoken_are_facts(text: str, stored: 
 )
 def test_what_only_sounds_like_a_language_or_pets_does_not_fire(text: str) -> None:
     assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I hate pineapple on it",
+        "I love cheese with it.",
+        "I like mine with that",
+        "I love stuff like that",
+        "I prefer pineapple on it",
+        "I prefer mine without them",
+    ],
+)
+def test_a_like_of_something_said_before_is_not_learned(text: str) -> None:
+    # "Pineapple on it" means nothing out of the conversation; "Hates pineapple" would be
+    # more than they said.
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I hate pineapple on pizza", ["Hates pineapple on pizza"]),
+        ("I prefer short answers", ["Prefers short answers"]),
+        ("I love it when you keep it short", ["Loves it when you keep it short"]),
+    ],
+)
+def test_a_like_with_its_object_named_is_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live in fear of deadlines",
+        "I live in hope",
+        "I'm living in constant fear of my inbox",
+        "I live in the moment",
+        "I basically live in my pyjamas",
+        "Actually, I live in hope",
+    ],
+)
+def test_living_in_a_state_of_mind_is_not_where_they_live(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I live in Berlin", ["Lives in Berlin"]),
+        ("I live in a small flat", ["Lives in a small flat"]),
+        ("I live in the Netherlands", ["Lives in the Netherlands"]),
+        ("Actually, I live on the 5th floor", ["Lives on the 5th floor"]),
+        ("actually I live with my parents", ["Lives with their parents"]),
+    ],
+)
+def test_where_they_live_is_still_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "in_group"),
+    [
+        ("remember that I hate pineapple on it", False),
+        ("please remember I'm allergic to it", False),
+        ("@bot remember that I hate pineapple on it", True),
+    ],
+)
+def test_a_remembered_like_of_something_said_before_is_not_learned(
+    text: str, in_group: bool
+) -> None:
+    assert detect_memory(text, in_group=in_group, addressed=True) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("remember that I love walks in that park", ["Loves walks in that park"]),
+        ("remember that we live in a small flat", ["We live in a small flat"]),
+        ("remember that we live in Madrid", ["Lives in Madrid"]),
+    ],
+)
+def test_a_remembered_body_that_names_what_it_means_is_learned(
+    text: str, expected: list[str]
+) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
+
+
+def test_memory_added_by_hand_is_kept_even_when_it_points_back() -> None:
+    # "/memory add" is asked in so many words; the user knows what "it" is.
+    assert stated_memory("I'm allergic to it") == MemoryCandidate("fact", "Is allergic to it")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I work for them",
+        "I'm a nurse there",
+        "I live near it",
+        "remember that I work for them",
+        "actually, I work for them now",
+    ],
+)
+def test_a_fact_of_something_said_before_is_not_learned(text: str) -> None:
+    # Who "them" are, or where "there" is, was said earlier: out of the chat it is nothing.
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm a teacher at that school", ["Is a teacher at that school"]),
+        ("I live in Berlin and I love it there", ["Lives in Berlin"]),
+        ("actually, I work for Globex now", ["Works for Globex"]),
+    ],
+)
+def test_a_fact_naming_what_it_means_is_learned(text: str, expected: list[str]) -> None:
+    assert [said.text for said in detect_memory(text)] == expected
