@@ -8,11 +8,13 @@ renders Markdown itself, so the model's text passes through unchanged, split at 
 role Discord manages for it in the server), reply to it, or are relay commands; a server
 reply quotes the message it answers. Mentions reach the model as people read them
 (``@Ada``, ``@moderators``, ``#general``), named from what Discord resolved with the
-message; the model's reply never pings anyone. Files and stickers are not passed on: text
-sent with them is, marked as such; without text they are recorded for the clock as what
-they were (``[file, not passed on]``) and the sender is told the relay reads only text (in
-a DM, or replying to the bot). System messages (a thread
-created, a pin) are not anyone's words and are ignored.
+message; the model's reply never pings anyone. A timestamp (``<t:1790000000:R>``, shown
+to each reader in their own zone) reaches the model as its instant in UTC
+(``2026-09-21 14:13:20 UTC``), a server's emoji as ``:name:``. Files and stickers are
+not passed on: text sent with them is, marked as such; without text they are recorded for
+the clock as what they were (``[file, not passed on]``) and the sender is told the relay
+reads only text (in a DM, or replying to the bot). System messages (a thread created, a
+pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -29,7 +31,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Awaitable
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import discord
@@ -74,6 +76,12 @@ _CANNOT_REPLY = 160002
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 # A user (``<@id>``, ``<@!id>``), role (``<@&id>``) or channel (``<#id>``) mention.
 _MENTION = re.compile(r"<(@!?|@&|#)(\d+)>")
+# A timestamp: seconds since 1970 (UTC), and how Discord shows it to each reader, in their
+# own zone (``F`` a full date, ``R`` "in 3 hours", ...).
+_TIMESTAMP = re.compile(r"<t:(-?\d{1,17})(?::[tTdDfFR])?>")
+# A server's own emoji (``<:name:id>``), or an animated one (``<a:name:id>``).
+_CUSTOM_EMOJI = re.compile(r"<a?:(\w+):\d+>")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def readable_mentions(
@@ -95,6 +103,27 @@ def readable_mentions(
         return f"#{known}" if kind == "#" else f"@{known}"
 
     return _MENTION.sub(name, text)
+
+
+def readable_markup(text: str) -> str:
+    """``text`` with Discord's timestamp and custom emoji markup written as a reader
+    sees it: a timestamp as the instant in UTC, named (``2026-09-21 14:13 UTC``, seconds
+    only when there are some), whatever style it asked for; an emoji as ``:name:``.
+
+    A timestamp is written in UTC, not in the speaker's zone: the channel builds the turn
+    before the clock stage decides which zone is the speaker's, and an instant with its
+    zone named is read as that instant whatever the reader's zone. Markup that is not a
+    valid timestamp (``<t:abc>``, a year Python cannot hold) is left as it is."""
+    return _CUSTOM_EMOJI.sub(r":\1:", _TIMESTAMP.sub(_utc_instant, text))
+
+
+def _utc_instant(found: re.Match[str]) -> str:
+    try:
+        instant = _EPOCH + timedelta(seconds=int(found.group(1)))
+    except OverflowError:
+        return found.group(0)
+    clock = "%H:%M:%S" if instant.second else "%H:%M"
+    return f"{instant.date().isoformat()} {instant.strftime(clock)} UTC"
 
 
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
@@ -564,7 +593,7 @@ class DiscordChannel:
             me = message.guild.me if message.guild is not None else None
             roles[own.id] = users.get(self.bot_id) or _display_name(me or self._client.user)
         return readable_mentions(
-            text,
+            readable_markup(text),
             users=users,
             roles=roles,
             channels={channel.id: channel.name for channel in message.channel_mentions},

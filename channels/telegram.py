@@ -13,7 +13,10 @@ caption (a photo, sticker, voice note, file) is recorded for the clock as what i
 (``[photo, not passed on]``) and told, without asking the model, that the relay reads only
 text: in a DM, or in a group when it replies to the bot. A forwarded
 message reaches the model as ``[forwarded from Bo] …``: someone else's words,
-never run as the sender's command or clock directive.
+never run as the sender's command or clock directive. A formatted date (a ``date_time``
+entity, which Telegram shows each reader in their own zone) reaches the model as its
+instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own words keeps them, with the
+instant after them.
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
 to it, or are relay commands; the others are still recorded for the clock (``observe``).
@@ -30,8 +33,8 @@ import hashlib
 import hmac
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from datetime import UTC, timedelta
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import httpx
@@ -259,7 +262,11 @@ class TelegramChannel:
         caption is ``media_only_text``. Whether to answer is ``_addressed``'s."""
         user = message.from_user
         caption = message.caption if message.text is None else None
-        text = message.text or caption or _media_only(message)
+        if message.text is not None:
+            written: str | None = with_instants(message.text, message.entities)
+        else:
+            written = with_instants(caption, message.caption_entities) if caption else None
+        text = written or _media_only(message)
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
@@ -580,6 +587,46 @@ class TelegramChannel:
         if self._app is None:
             raise ChannelError("the telegram channel is not running; start it first")
         return self._app
+
+
+def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
+    """``text`` with each formatted date among its ``entities`` written as its instant in
+    UTC, named (``2026-09-21 14:13 UTC``, seconds only when there are some).
+
+    Telegram shows a formatted date to each reader in their own zone, in place of the words
+    under it, which were the sender's (often in the sender's zone): those words give way to
+    the instant. A date with no format shows its words as they are (the date only on a
+    tap), so they stay, with the instant after them. UTC, not the speaker's zone: the
+    channel builds the turn before the clock stage decides which zone is the speaker's,
+    and an instant with its zone named is read as that instant."""
+    dates = sorted(
+        (
+            (entity, _utc_text(at))
+            for entity in entities
+            if entity.type == MessageEntityType.DATE_TIME and (at := entity.unix_time) is not None
+        ),
+        key=lambda found: found[0].offset,
+    )
+    if not dates:
+        return text
+    # Entity offsets and lengths count UTF-16 code units.
+    encoded = text.encode("utf-16-le")
+    pieces: list[str] = []
+    done = 0
+    for entity, instant in dates:
+        start, end = entity.offset * 2, (entity.offset + entity.length) * 2
+        words = encoded[start:end].decode("utf-16-le")
+        pieces.append(encoded[done:start].decode("utf-16-le"))
+        pieces.append(instant if entity.date_time_format else f"{words} ({instant})")
+        done = end
+    pieces.append(encoded[done:].decode("utf-16-le"))
+    return "".join(pieces)
+
+
+def _utc_text(instant: datetime) -> str:
+    utc = instant.astimezone(UTC)
+    clock = "%H:%M:%S" if utc.second else "%H:%M"
+    return f"{utc.date().isoformat()} {utc.strftime(clock)} UTC"
 
 
 def webhook_path(secret: str) -> str:

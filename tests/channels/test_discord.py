@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from channels.base import ATTACHED, TEXT_ONLY
-from channels.discord import MESSAGE_LIMIT, discord_parts, readable_mentions
+from channels.discord import MESSAGE_LIMIT, discord_parts, readable_markup, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
 from middleware.pipeline import Handler
@@ -122,6 +122,39 @@ def test_readable_mentions_name_users_roles_and_channels() -> None:
     text = "<@1> <@!1> <@&2> <#3> <@4> <#5> @everyone"
     named = readable_mentions(text, users={1: "Ada"}, roles={2: "mods"}, channels={3: "general"})
     assert named == "@Ada @Ada @mods #general <@4> <#5> @everyone"
+
+
+async def test_timestamps_reach_the_model_as_utc_instants_and_emoji_by_name(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    # Discord shows each reader <t:…> in their own zone ("R": "in 3 years"); the model
+    # must see the instant itself, and the clock read it as that instant, not in the
+    # speaker's zone.
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("/tz Europe/Berlin", channel_id=CHANNEL, user_id=42)
+        await discord_api.wait_for_sent(1)
+        await discord_api.push_message(
+            "launch <t:1900000000:F> (<t:1900000000:R>), party <t:1900003600> "
+            "<:blob_wave:1234567> <a:party_parrot:7654321>",
+            channel_id=CHANNEL,
+            user_id=42,
+        )
+        await discord_api.wait_for_sent(2)
+    said, block = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)
+    assert said == (
+        "launch 2030-03-17 17:46:40 UTC (2030-03-17 17:46:40 UTC), party "
+        "2030-03-17 18:46:40 UTC :blob_wave: :party_parrot:"
+    )
+    assert '"2030-03-17 18:46:40 UTC" = 2030-03-17T18:46:40+00:00 (UTC)' in block
+
+
+def test_malformed_timestamps_stay_as_written() -> None:
+    assert readable_markup("<t:1790000040:d> <t:-1:T>") == (
+        "2026-09-21 14:14 UTC 1969-12-31 23:59:59 UTC"
+    )
+    # Not seconds, a year past 9999, a style Discord does not know, an emoji without id.
+    odd = "<t:abc> <t:99999999999999999:R> <t:253402300800> <t:1790000000:X> <:blob:>"
+    assert readable_markup(odd) == odd
 
 
 async def test_a_slash_that_is_no_relay_command_is_not_for_the_bot(

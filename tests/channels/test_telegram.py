@@ -12,7 +12,7 @@ import httpx
 import pytest
 from telegram.error import NetworkError, TimedOut
 
-from channels.base import TEXT_ONLY
+from channels.base import ATTACHED, TEXT_ONLY
 from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -232,6 +232,51 @@ async def test_an_llm_that_takes_too_long_is_said_in_a_few_words(
         "[no answer: the LLM took too long to answer — try again in a moment, and tell "
         "the relay's operator if it keeps happening]"
     )
+
+
+def utf16(text: str) -> int:
+    """``text``'s length as Telegram counts entity offsets: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+async def test_formatted_dates_reach_the_model_as_utc_instants(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # Telegram shows a date_time entity to each reader in their own zone: the model must
+    # see the instant itself, and the clock read it as that instant, not in the speaker's
+    # zone. A mention of someone without a username reaches it as their name.
+    await telegram_api.push_message("/tz Europe/Berlin")
+    await telegram_api.wait_for_sent(1)
+    text = "🚀 launch 18:46 tomorrow, party at 19:46, ask Bo"
+    formatted, plain, bo = text.index("18:46"), text.index("19:46"), text.index("Bo")
+    await telegram_api.push_message(
+        text,
+        entities=[
+            {"type": "date_time", "offset": utf16(text[:formatted]), "length": 14,
+             "unix_time": 1900000000, "date_time_format": "wDT"},
+            {"type": "date_time", "offset": utf16(text[:plain]), "length": 5,
+             "unix_time": 1900003600},
+            {"type": "text_mention", "offset": utf16(text[:bo]), "length": 2,
+             "user": {"id": 77, "is_bot": False, "first_name": "Bo"}},
+        ],
+    )  # fmt: skip
+    await telegram_api.wait_for_sent(2)
+    said, block = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)
+    # The formatted one shows no words of its own; the plain one keeps them.
+    assert said == (
+        "🚀 launch 2030-03-17 17:46:40 UTC, party at 19:46 (2030-03-17 18:46:40 UTC), ask Bo"
+    )
+    assert '"2030-03-17 17:46:40 UTC" = 2030-03-17T17:46:40+00:00 (UTC)' in block
+    # A photo's caption likewise.
+    await telegram_api.push_message(
+        "here at 18:46",
+        media="photo",
+        entities=[{"type": "date_time", "offset": 8, "length": 5, "unix_time": 1900000000,
+                   "date_time_format": "t"}],
+    )  # fmt: skip
+    await telegram_api.wait_for_sent(3)
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    assert said == f"{ATTACHED} here at 2030-03-17 17:46:40 UTC"
 
 
 async def test_groups_answer_only_when_addressed(
