@@ -16,7 +16,7 @@ import logging
 import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from channels.history import conversation_body
@@ -31,6 +31,17 @@ if TYPE_CHECKING:
     from proxy.services import Services
 
 log = logging.getLogger(__name__)
+
+
+def utc_instant_text(instant: datetime) -> str:
+    """An instant as a chat channel writes it for the model: in UTC, named
+    (``2026-09-21 14:13 UTC``, seconds only when there are some). Channels build a turn
+    before the clock stage decides which zone is the speaker's; an instant with its zone
+    named is read as that instant whatever the reader's zone."""
+    utc = instant.astimezone(UTC)
+    clock = "%H:%M:%S" if utc.second else "%H:%M"
+    return f"{utc.date().isoformat()} {utc.strftime(clock)} UTC"
+
 
 # What a chat user is told when their turn failed inside the relay (the log has the error;
 # its text may name files and hosts, so it is not shown in the chat).

@@ -47,6 +47,7 @@ from channels.base import (
     member_left,
     observe,
     observe_media_only,
+    utc_instant_text,
 )
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
@@ -122,8 +123,7 @@ def _utc_instant(found: re.Match[str]) -> str:
         instant = _EPOCH + timedelta(seconds=int(found.group(1)))
     except OverflowError:
         return found.group(0)
-    clock = "%H:%M:%S" if instant.second else "%H:%M"
-    return f"{instant.date().isoformat()} {instant.strftime(clock)} UTC"
+    return utc_instant_text(instant)
 
 
 def discord_parts(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:

@@ -34,7 +34,7 @@ import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from typing import Any, TypeVar
 
 import httpx
@@ -65,6 +65,7 @@ from channels.base import (
     member_left,
     observe,
     observe_media_only,
+    utc_instant_text,
 )
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
@@ -601,7 +602,7 @@ def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
     and an instant with its zone named is read as that instant."""
     dates = sorted(
         (
-            (entity, _utc_text(at))
+            (entity, utc_instant_text(at))
             for entity in entities
             if entity.type == MessageEntityType.DATE_TIME and (at := entity.unix_time) is not None
         ),
@@ -621,12 +622,6 @@ def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
         done = end
     pieces.append(encoded[done:].decode("utf-16-le"))
     return "".join(pieces)
-
-
-def _utc_text(instant: datetime) -> str:
-    utc = instant.astimezone(UTC)
-    clock = "%H:%M:%S" if utc.second else "%H:%M"
-    return f"{utc.date().isoformat()} {utc.strftime(clock)} UTC"
 
 
 def webhook_path(secret: str) -> str:
