@@ -82,13 +82,8 @@ def continuity_stage(service: ContinuityService) -> Stage:
 
     async def resolve(turn: Turn) -> tuple[_Current, bool]:
         """The thread's session for this turn, and whether this turn starts it."""
-        prior = turn.prior
-        # The thread's last turn the model saw: a command the relay answered itself
-        # ("/recap" first thing the next day) does not continue the session, or the next
-        # real message would neither start the new one nor bring its cards (spec 001 §6).
-        last = prior.thread_last_conversation_at if prior else None
         known = sessions.get(turn.thread_key)
-        if last is not None and turn.received_at - last < gap:
+        if continues_session(turn, gap):
             if known is not None:
                 return known, False
             stored = await store.current_session(turn.thread_key)
@@ -277,15 +272,23 @@ def render_boot_cards(
     return list(rendered.cards), shown
 
 
+def continues_session(turn: Turn, gap: timedelta) -> bool:
+    """Whether ``turn`` continues its thread's current session: the thread's last message
+    of the conversation is under ``gap`` old. A command the relay answered itself ("/tz",
+    "/recap" first thing after two days) is none: it continues no session, or the next
+    real message would neither start the new one nor bring its cards (spec 001 §6), and
+    the clock's gap line, which it does not move either, would say otherwise."""
+    last = turn.prior.thread_last_conversation_at if turn.prior else None
+    return last is not None and turn.received_at - last < gap
+
+
 async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
     """The cards ``turn`` would get, without starting a session or marking anything
     delivered (for ``POST /admin/threads/{thread_key}/preview``)."""
     settings = service.settings
     if not settings.cards.enabled:
         return []
-    prior = turn.prior
-    last = prior.thread_last_interaction_at if prior else None
-    if last is not None and turn.received_at - last < settings.continuity.session_gap:
+    if continues_session(turn, settings.continuity.session_gap):
         return []
     store = service.store
     if await store.get_thread(turn.thread_key) is None:

@@ -218,6 +218,35 @@ async def test_preview_shows_the_cards_a_returning_user_would_get(
     assert cards_in(block)["resume"] in preview["block"]
 
 
+async def test_a_command_after_a_break_leaves_the_preview_showing_the_new_sessions_cards(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Back after two days, /tz first: a command is no contact, so the preview of the
+    next message shows the cards it will get, as the real message then does."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "We decided to go with the SQLite store first.",
+        "I still need to figure out the backup story.",
+        "ok, more later",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    assert "Europe/London" in await ana.say("/tz Europe/London", after=timedelta(days=2))
+    clock.advance(timedelta(minutes=1))
+    status, preview = await admin(
+        relay,
+        "POST",
+        "/admin/threads/agent:main:api:t1/preview",
+        {"text": "hi again", "user_key": "api:ana"},
+    )
+    assert status == 200, preview
+    assert '<card type="continuity" tag="resume">' in (preview["block"] or ""), preview
+    block = await ana.block_for("hi again")
+    assert cards_in(block)["resume"] in preview["block"]
+
+
 async def test_rapid_switching_captures_twice_not_five_times(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
