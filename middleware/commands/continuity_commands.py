@@ -74,7 +74,10 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         lines = [
             f"This thread's work context: “{current.name}”."
             if current.named
-            else "This thread's work context: this thread's own (no name)."
+            # A thread's own context is named after the thread's key, which means nothing
+            # to the person: say what it does for them instead.
+            else "This thread has no named work context: what you do here is remembered "
+            "for this thread alone."
         ]
         recent = [
             c
@@ -89,7 +92,12 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             lines.extend(
                 f"- {shown_context_name(c)}, active {c.last_active_at:%Y-%m-%d}" for c in recent
             )
-        lines.append("Send /context NAME to move this thread into a named context.")
+        lines.append(
+            "Send /context NAME to move this thread into a named context."
+            if current.named
+            else "Send /context NAME to give it a name: threads on any channel where you "
+            "use the same name carry on the same work."
+        )
         return "\n".join(lines)
 
     async def recap(turn: Turn, command: Command) -> str:
