@@ -215,13 +215,17 @@ def _resume_header(content: ResumeContent) -> str:
 
 
 def _item(label: str, item: CardItem, tz: tzinfo) -> str:
-    marks = [*_said(item, tz), *_put_off(item, tz), *(["unconfirmed"] if item.tentative else [])]
+    marks = [
+        *_said(item, tz),
+        *put_off_marks(item, tz),
+        *(["unconfirmed"] if item.tentative else []),
+    ]
     mark = f" ({'; '.join(marks)})" if marks else ""
     text = _one_line(item.text)
     if item.put_off_at is not None:
         # Put off since: the day first said for it ("tomorrow") is no longer when it is
         # due, and the model would take it for the current plan.
-        text = _without_relative_days(text) or text
+        text = without_relative_days(text) or text
     return f"{label}: {text}{mark}"
 
 
@@ -250,7 +254,7 @@ def _said(item: CardItem, tz: tzinfo) -> list[str]:
     return [f"said {_day(item.said_at, tz)}"]
 
 
-def _put_off(item: CardItem, tz: tzinfo) -> list[str]:
+def put_off_marks(item: CardItem, tz: tzinfo) -> list[str]:
     """ "put off to Mon 16 Nov" for an item the user put off to a day since; "put off
     Tue 10 Nov" when they gave none ("till the freeze ends")."""
     if item.put_off_at is None:
@@ -260,7 +264,7 @@ def _put_off(item: CardItem, tz: tzinfo) -> list[str]:
     return [f"put off {_day(item.put_off_at, tz)}"]
 
 
-def _without_relative_days(text: str) -> str:
+def without_relative_days(text: str) -> str:
     """``text`` without the days it names relative to when it was said: "call the bank
     tomorrow about the letter" → "call the bank about the letter"."""
     left = " ".join(_DAY_PHRASE.sub(" ", text).split())

@@ -13,10 +13,26 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from middleware.actions.detect import key_words
-from middleware.actions.model import Action
+from middleware.actions.lifecycle import visible_actions
+from middleware.actions.model import Action, load_actions
 from middleware.cards.content import CardItem
+from middleware.types import Turn
 
-__all__ = ["put_off_items"]
+__all__ = ["actions_here", "put_off_items"]
+
+
+def actions_here(turn: Turn) -> list[Action]:
+    """The user's actions visible where ``turn`` is said, closed ones too (one past its
+    time was put off and never done; :func:`put_off_items` leaves out the rest)."""
+    stored = turn.prior.clock_data.latest_actions if turn.prior else []
+    return visible_actions(
+        load_actions(stored),
+        now=turn.received_at,
+        user_key=turn.user_key,
+        thread_key=turn.thread_key,
+        chat_type=turn.chat_type,
+        include_closed=True,
+    )
 
 
 def put_off_items(items: Sequence[CardItem], actions: Sequence[Action]) -> tuple[CardItem, ...]:

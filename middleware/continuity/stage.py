@@ -19,8 +19,6 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from middleware.actions.lifecycle import visible_actions
-from middleware.actions.model import load_actions
 from middleware.cards.content import ResumeContent
 from middleware.cards.render import UPDATE_LABEL, render_cards
 from middleware.clock.temporal import estimate_tokens
@@ -41,7 +39,7 @@ from middleware.continuity.model import (
     default_context_id,
 )
 from middleware.continuity.nightly import card_budget
-from middleware.continuity.put_off import put_off_items
+from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import item_key
 from middleware.identity import API_CHANNEL
@@ -245,8 +243,8 @@ def render_boot_cards(
             phase_hint=hint,
             after_compaction=after_compaction,
         )
-        if resume is not None and prior is not None:
-            resume = _with_put_off(resume, turn, prior.clock_data.latest_actions)
+        if resume is not None:
+            resume = _with_put_off(resume, turn)
     # A group's block is read by everyone in it and replayed to the end of the session:
     # the speaker's other work (tier 2) and what they told the relay about themselves,
     # often in private (tier 3), are theirs alone. Only the group's own work (tier 1).
@@ -317,17 +315,9 @@ async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
     return cards
 
 
-def _with_put_off(resume: ResumeContent, turn: Turn, stored: list[JSON]) -> ResumeContent:
-    """``resume`` with the open items the user has put off since marked so, from their
-    actions visible here (one past its time too: it was put off, and never done)."""
-    actions = visible_actions(
-        load_actions(stored),
-        now=turn.received_at,
-        user_key=turn.user_key,
-        thread_key=turn.thread_key,
-        chat_type=turn.chat_type,
-        include_closed=True,
-    )
+def _with_put_off(resume: ResumeContent, turn: Turn) -> ResumeContent:
+    """``resume`` with the open items the user has put off since marked so."""
+    actions = actions_here(turn)
     return replace(
         resume,
         open_questions=put_off_items(resume.open_questions, actions),

@@ -186,6 +186,7 @@ async def test_a_fortnight_of_moving_house_and_looking_for_a_job(
     recap = await sam.says("/recap", after=timedelta(minutes=1))
     recap_open = "\n".join(line.lower() for line in recap.splitlines() if "Open:" in line)
     assert "call the bank" in recap_open
+    assert "tomorrow" not in recap_open and "put off to mon 16 nov" in recap_open, recap
     assert "acme" not in recap_open and "movers" not in recap_open
 
     # -- A real cancellation closes what is left ------------------------------------------
