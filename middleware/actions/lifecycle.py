@@ -213,7 +213,8 @@ def postpone_latest(
     linked: Collection[str] = (),
 ) -> tuple[list[Action], Action | None]:
     """Apply a postponement ("can't call the bank until Monday") to the open action it is
-    about, chosen as :func:`close_latest` chooses: it stays open (``planned``), and when
+    about, chosen as :func:`close_latest` chooses: it stays open (``planned``), marked
+    put off (``postponed_at``, so the cards no longer show its first day), and when
     ``start`` is known (Monday's beginning) it begins then, at the earliest, and is due
     by ``due_by`` (Monday's end, for a day); a deadline it had gives way to the new day.
     It lives as long after its new start as it would have after its old one, and may be
@@ -230,7 +231,7 @@ def postpone_latest(
     )
     if target is None:
         return list(actions), None
-    changed = replace(target, status="planned", updated_at=now)
+    changed = replace(target, status="planned", updated_at=now, postponed_at=now)
     if start is not None and start > now:
         life = target.expires_at - target.window_opens_at
         changed = replace(

@@ -2,7 +2,7 @@
 
 The stored shape is the spec's §10.2 ``latest_actions`` entry, plus a few optional fields
 of ours (``activity``, ``scope``, ``user_key``, ``chat_type``, ``quote``, ``start_iso``,
-``updated_iso``, ``due_by_iso``, ``deadline``);
+``updated_iso``, ``due_by_iso``, ``deadline``, ``postponed_iso``);
 a document exported here is a valid v3 clock-state file, and v3 entries from elsewhere
 load (an entry stored before a field of ours existed loads without it).
 
@@ -68,6 +68,9 @@ class Action:
     # in their zone when they said it ("Fri 27 Nov", "Mon 23 Nov 17:00"). Such an action
     # has no start: it may be done any time until ``due_by``.
     deadline: str | None = None
+    # When the user last put it off ("can't call the bank until Monday"): it stays open,
+    # and what was first said of its day ("tomorrow") no longer holds.
+    postponed_at: datetime | None = None
 
     @property
     def window_opens_at(self) -> datetime:
@@ -135,6 +138,7 @@ class Action:
             "referenced_iso": _iso(self.referenced_at),
             "due_by_iso": _iso(self.due_by),
             "deadline": self.deadline,
+            "postponed_iso": _iso(self.postponed_at),
         }
         data.update({key: value for key, value in optional.items() if value is not None})
         return data
@@ -155,6 +159,7 @@ class Action:
             start_raw = data.get("start_iso")
             chat_raw = data.get("chat_type")
             due_raw = data.get("due_by_iso")
+            postponed_raw = data.get("postponed_iso")
             action = cls(
                 id=_text(data["id"], "id"),
                 label=_text(data["label"], "label"),
@@ -178,6 +183,7 @@ class Action:
                 chat_type=_choice(chat_raw, ChatType, "chat_type") if chat_raw else None,
                 due_by=_instant(due_raw, "due_by_iso") if due_raw else None,
                 deadline=_optional_text(data.get("deadline"), "deadline"),
+                postponed_at=(_instant(postponed_raw, "postponed_iso") if postponed_raw else None),
             )
             # Every instant its status is worked out from must exist in the calendar.
             longest = max(action.expected_typical_minutes or 0, action.expected_max_minutes or 0)

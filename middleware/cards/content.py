@@ -17,6 +17,10 @@ class CardItem:
     tentative: bool = False
     # When the user said it: a relative date in it ("by Friday") is read from then.
     said_at: datetime | None = None
+    # When the user put it off since ("can't call the bank until Monday"), and the day it
+    # now starts, if they gave one: the day first said for it ("tomorrow") is stale.
+    put_off_at: datetime | None = None
+    put_off_to: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

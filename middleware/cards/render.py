@@ -215,9 +215,18 @@ def _resume_header(content: ResumeContent) -> str:
 
 
 def _item(label: str, item: CardItem, tz: tzinfo) -> str:
-    marks = [*_said(item, tz), *(["unconfirmed"] if item.tentative else [])]
+    marks = [
+        *_said(item, tz),
+        *put_off_marks(item, tz),
+        *(["unconfirmed"] if item.tentative else []),
+    ]
     mark = f" ({'; '.join(marks)})" if marks else ""
-    return f"{label}: {_one_line(item.text)}{mark}"
+    text = _one_line(item.text)
+    if item.put_off_at is not None:
+        # Put off since: the day first said for it ("tomorrow") is no longer when it is
+        # due, and the model would take it for the current plan.
+        text = without_relative_days(text) or text
+    return f"{label}: {text}{mark}"
 
 
 # Words whose day depends on when they were said: "by Friday", "tomorrow", "next week".
@@ -229,13 +238,42 @@ _RELATIVE_DAY = re.compile(
 )
 
 
+# A relative day with the word that ties it to the item: "by Friday", "on Monday".
+_DAY_PHRASE = re.compile(
+    r"(?:\s+(?:by|on|for|before|until|till|from|due))?\s*" + _RELATIVE_DAY.pattern,
+    re.IGNORECASE,
+)
+
+
 def _said(item: CardItem, tz: tzinfo) -> list[str]:
     """ "said Mon 2 Nov" for an item whose words name a day relative to when it was said,
-    so "by Friday" is read against that week, not the one the card is shown in."""
+    so "by Friday" is read against that week, not the one the card is shown in (kept for
+    an item put off since: when it was first said is still true)."""
     if item.said_at is None or not _RELATIVE_DAY.search(item.text):
         return []
-    local = item.said_at.astimezone(tz)
-    return [f"said {_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"]
+    return [f"said {_day(item.said_at, tz)}"]
+
+
+def put_off_marks(item: CardItem, tz: tzinfo) -> list[str]:
+    """ "put off to Mon 16 Nov" for an item the user put off to a day since; "put off
+    Tue 10 Nov" when they gave none ("till the freeze ends")."""
+    if item.put_off_at is None:
+        return []
+    if item.put_off_to is not None:
+        return [f"put off to {_day(item.put_off_to, tz)}"]
+    return [f"put off {_day(item.put_off_at, tz)}"]
+
+
+def without_relative_days(text: str) -> str:
+    """``text`` without the days it names relative to when it was said: "call the bank
+    tomorrow about the letter" → "call the bank about the letter"."""
+    left = " ".join(_DAY_PHRASE.sub(" ", text).split())
+    return re.sub(r"\s+(?=[,;:.!?])", "", left).strip(" ,;:-")
+
+
+def _day(instant: datetime, tz: tzinfo) -> str:
+    local = instant.astimezone(tz)
+    return f"{_DAYS[local.weekday()]} {local.day} {_MONTHS[local.month - 1]}"
 
 
 def _resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[_Section]:

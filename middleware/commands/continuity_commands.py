@@ -15,13 +15,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from middleware.actions.model import Action
+from middleware.cards.content import CardItem
+from middleware.cards.render import put_off_marks, without_relative_days
 from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import rebuild_view, shown_context_name
+from middleware.continuity.constellation import item_said_at
 from middleware.continuity.model import MemoryFact
+from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import SummaryParts, item_key
 from middleware.memory.confidence import confidence_now, is_hedged
@@ -74,7 +80,10 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         lines = [
             f"This thread's work context: “{current.name}”."
             if current.named
-            else "This thread's work context: this thread's own (no name)."
+            # A thread's own context is named after the thread's key, which means nothing
+            # to the person: say what it does for them instead.
+            else "This thread has no named work context: what you do here is remembered "
+            "for this thread alone."
         ]
         recent = [
             c
@@ -89,7 +98,12 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
             lines.extend(
                 f"- {shown_context_name(c)}, active {c.last_active_at:%Y-%m-%d}" for c in recent
             )
-        lines.append("Send /context NAME to move this thread into a named context.")
+        lines.append(
+            "Send /context NAME to move this thread into a named context."
+            if current.named
+            else "Send /context NAME to give it a name: threads on any channel where you "
+            "use the same name carry on the same work."
+        )
         return "\n".join(lines)
 
     async def recap(turn: Turn, command: Command) -> str:
@@ -97,7 +111,9 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         current = await store.thread_work_context(turn.thread_key, now=now)
         await rebuild_view(store, settings.continuity, current.work_context_id, now)
         view = await store.constellation(current.work_context_id)
-        return recap_text(current.name if current.named else None, view, _user_zone(turn))
+        return recap_text(
+            current.name if current.named else None, view, _user_zone(turn), actions_here(turn)
+        )
 
     async def capture(turn: Turn, command: Command) -> str:
         if not settings.continuity.enabled:
@@ -198,10 +214,16 @@ def _how_sure(fact: MemoryFact, now: datetime, zone: tzinfo) -> str:
     return f"{_SAID[fact.source]} {said.day} {said:%b %Y}, {sure}% sure{doubt}"
 
 
-def recap_text(name: str | None, view: dict[str, Any] | None, zone: tzinfo = UTC) -> str:
+def recap_text(
+    name: str | None,
+    view: dict[str, Any] | None,
+    zone: tzinfo = UTC,
+    actions: Sequence[Action] = (),
+) -> str:
     """Where a work context stands, for a person to read; ``name`` is None for the
     thread's own context (named after the thread's key, which means nothing to them).
-    Dates are the person's own (``zone``), as the rest of the relay shows them."""
+    Dates are the person's own (``zone``), as the rest of the relay shows them. An open
+    item put off since (one of ``actions``, the person's) says to when, as the card does."""
     if not view or not (
         view.get("session_history") or view.get("open_questions") or view.get("key_decisions")
     ):
@@ -224,9 +246,16 @@ def recap_text(name: str | None, view: dict[str, Any] | None, zone: tzinfo = UTC
         parts = SummaryParts.from_json(line.get("summary_parts"))
         summary = parts.text(leave_out=listed) if parts is not None else line["summary"]
         lines.append(f"- {day:%Y-%m-%d}: {summary}")
-    for question in questions:
-        mark = " (unconfirmed)" if question.get("tentative") else ""
-        lines.append(f"Open: {question['question']}{mark}")
+    items = put_off_items(
+        [CardItem(str(q["question"]), said_at=item_said_at(q)) for q in questions], actions
+    )
+    for question, item in zip(questions, items, strict=True):
+        text, marks = item.text, put_off_marks(item, zone)
+        if item.put_off_at is not None:
+            # Put off since: the day first said for it ("tomorrow") is not the plan now.
+            text = without_relative_days(text) or text
+        marks += ["unconfirmed"] if question.get("tentative") else []
+        lines.append(f"Open: {text}" + (f" ({'; '.join(marks)})" if marks else ""))
     for decision in decisions:
         mark = " (unconfirmed)" if decision.get("tentative") else ""
         lines.append(f"Decided: {decision['decision']}{mark}")

@@ -251,19 +251,19 @@ def resume_content(
             for line in history[:3]
         ),
         open_questions=tuple(
-            CardItem(q["question"], q["tentative"], _said_at(q))
+            CardItem(q["question"], q["tentative"], item_said_at(q))
             for q in questions
             if not q["obligation"]
         )[:3],
         key_decisions=tuple(
-            CardItem(d["decision"], d["tentative"], _said_at(d))
+            CardItem(d["decision"], d["tentative"], item_said_at(d))
             for d in decisions
             if not d.get("standing")
         )[:2],
         standing_decisions=tuple(d["decision"] for d in decisions if d.get("standing")),
         cross_conversation_updates=tuple(_update_line(u, now) for u in updates),
         obligations=tuple(
-            CardItem(q["question"], said_at=_said_at(q)) for q in questions if q["obligation"]
+            CardItem(q["question"], said_at=item_said_at(q)) for q in questions if q["obligation"]
         ),
         phase_hint=phase_hint,
     )
@@ -278,7 +278,8 @@ def delivered_update_ids(view: View, thread_key: str) -> list[str]:
     ]
 
 
-def _said_at(item: Mapping[str, Any]) -> datetime | None:
+def item_said_at(item: Mapping[str, Any]) -> datetime | None:
+    """When the user said a view's open question or decision (captured, if not known)."""
     captured = item.get("said_at") or item.get("captured_at")
     return datetime.fromisoformat(captured) if isinstance(captured, str) else None
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
+from middleware.cards.content import ResumeContent
 from middleware.cards.render import UPDATE_LABEL, render_cards
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import get_zone
@@ -38,6 +39,7 @@ from middleware.continuity.model import (
     default_context_id,
 )
 from middleware.continuity.nightly import card_budget
+from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import item_key
 from middleware.identity import API_CHANNEL
@@ -82,13 +84,8 @@ def continuity_stage(service: ContinuityService) -> Stage:
 
     async def resolve(turn: Turn) -> tuple[_Current, bool]:
         """The thread's session for this turn, and whether this turn starts it."""
-        prior = turn.prior
-        # The thread's last turn the model saw: a command the relay answered itself
-        # ("/recap" first thing the next day) does not continue the session, or the next
-        # real message would neither start the new one nor bring its cards (spec 001 §6).
-        last = prior.thread_last_conversation_at if prior else None
         known = sessions.get(turn.thread_key)
-        if last is not None and turn.received_at - last < gap:
+        if continues_session(turn, gap):
             if known is not None:
                 return known, False
             stored = await store.current_session(turn.thread_key)
@@ -246,6 +243,8 @@ def render_boot_cards(
             phase_hint=hint,
             after_compaction=after_compaction,
         )
+        if resume is not None:
+            resume = _with_put_off(resume, turn)
     # A group's block is read by everyone in it and replayed to the end of the session:
     # the speaker's other work (tier 2) and what they told the relay about themselves,
     # often in private (tier 3), are theirs alone. Only the group's own work (tier 1).
@@ -277,15 +276,23 @@ def render_boot_cards(
     return list(rendered.cards), shown
 
 
+def continues_session(turn: Turn, gap: timedelta) -> bool:
+    """Whether ``turn`` continues its thread's current session: the thread's last message
+    of the conversation is under ``gap`` old. A command the relay answered itself ("/tz",
+    "/recap" first thing after two days) is none: it continues no session, or the next
+    real message would neither start the new one nor bring its cards (spec 001 §6), and
+    the clock's gap line, which it does not move either, would say otherwise."""
+    last = turn.prior.thread_last_conversation_at if turn.prior else None
+    return last is not None and turn.received_at - last < gap
+
+
 async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
     """The cards ``turn`` would get, without starting a session or marking anything
     delivered (for ``POST /admin/threads/{thread_key}/preview``)."""
     settings = service.settings
     if not settings.cards.enabled:
         return []
-    prior = turn.prior
-    last = prior.thread_last_interaction_at if prior else None
-    if last is not None and turn.received_at - last < settings.continuity.session_gap:
+    if continues_session(turn, settings.continuity.session_gap):
         return []
     store = service.store
     if await store.get_thread(turn.thread_key) is None:
@@ -306,6 +313,16 @@ async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
         sources = await store.card_sources(turn.thread_key, turn.user_key, now=turn.received_at)
     cards, _ = render_boot_cards(service, turn, sources, session_id="preview", boot=True)
     return cards
+
+
+def _with_put_off(resume: ResumeContent, turn: Turn) -> ResumeContent:
+    """``resume`` with the open items the user has put off since marked so."""
+    actions = actions_here(turn)
+    return replace(
+        resume,
+        open_questions=put_off_items(resume.open_questions, actions),
+        obligations=put_off_items(resume.obligations, actions),
+    )
 
 
 def _unthreaded(turn: Turn) -> bool:

@@ -218,6 +218,35 @@ async def test_preview_shows_the_cards_a_returning_user_would_get(
     assert cards_in(block)["resume"] in preview["block"]
 
 
+async def test_a_command_after_a_break_leaves_the_preview_showing_the_new_sessions_cards(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Back after two days, /tz first: a command is no contact, so the preview of the
+    next message shows the cards it will get, as the real message then does."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "We decided to go with the SQLite store first.",
+        "I still need to figure out the backup story.",
+        "ok, more later",
+    ):
+        await ana.say(text)
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["captured"], result
+    assert "Europe/London" in await ana.say("/tz Europe/London", after=timedelta(days=2))
+    clock.advance(timedelta(minutes=1))
+    status, preview = await admin(
+        relay,
+        "POST",
+        "/admin/threads/agent:main:api:t1/preview",
+        {"text": "hi again", "user_key": "api:ana"},
+    )
+    assert status == 200, preview
+    assert '<card type="continuity" tag="resume">' in (preview["block"] or ""), preview
+    block = await ana.block_for("hi again")
+    assert cards_in(block)["resume"] in preview["block"]
+
+
 async def test_rapid_switching_captures_twice_not_five_times(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
@@ -342,7 +371,7 @@ async def test_commands_context_recap_capture_memory(
 ) -> None:
     relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
     ana = Person(relay, fake_upstream, clock)
-    assert "this thread's own" in await ana.say("/context")
+    assert "no named work context" in await ana.say("/context")
     assert "Started a new work context “Album mix”" in await ana.say("/context Album mix")
     other = Person(relay, fake_upstream, clock, thread="t2")
     assert "Moved this thread into “Album mix”" in await other.say("/context  album   MIX ")
@@ -380,6 +409,26 @@ async def test_commands_context_recap_capture_memory(
     )
     await ana.say("/memory add I record at home")
     assert "(1 to 2), e.g. /memory forget 2" in await ana.say("/memory forget")
+
+
+async def test_context_of_a_thread_without_a_name_reads_plainly(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """/context in a thread never named says what that means for the person, not
+    "this thread's own (no name)"."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    assert await ana.say("/context") == (
+        "This thread has no named work context: what you do here is remembered for this "
+        "thread alone.\n"
+        "Send /context NAME to give it a name: threads on any channel where you use the "
+        "same name carry on the same work."
+    )
+    await ana.say("/context Album mix")
+    assert await ana.say("/context") == (
+        "This thread's work context: “Album mix”.\n"
+        "Send /context NAME to move this thread into a named context."
+    )
 
 
 async def test_a_threads_own_context_is_not_shown_by_its_key(

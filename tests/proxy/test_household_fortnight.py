@@ -159,6 +159,9 @@ async def test_a_fortnight_of_moving_house_and_looking_for_a_job(
     assert "movers" not in todo, "booked: not open any more"
     assert "call the bank" in todo and "cv to acme" in todo
     assert "Decision: going with the Tuesday slot" in cards["resume"]
+    # Put off: when it was said is history, "tomorrow" is no longer the plan; Monday is.
+    bank = next(line for line in todo.splitlines() if "call the bank" in line)
+    assert "tomorrow" not in bank and "said mon 9 nov; put off to mon 16 nov" in bank, bank
 
     await sam.says("Sent my CV off to Acme today.")
     assert 'done with: "Send the CV to Acme"' in sam.block()
@@ -175,6 +178,7 @@ async def test_a_fortnight_of_moving_house_and_looking_for_a_job(
     resume = cards["resume"]
     todo = open_lines(resume)
     assert "call the bank" in todo, "never done, never called off"
+    assert "tomorrow" not in todo and "put off to mon 16 nov" in todo, todo
     assert "acme" not in todo and "movers" not in todo, "done things are not shown as open"
     assert "Last session (11 Nov)" in resume, "more than a week ago: a date, not a weekday"
     assert "Tuesday slot" in resume
@@ -182,6 +186,7 @@ async def test_a_fortnight_of_moving_house_and_looking_for_a_job(
     recap = await sam.says("/recap", after=timedelta(minutes=1))
     recap_open = "\n".join(line.lower() for line in recap.splitlines() if "Open:" in line)
     assert "call the bank" in recap_open
+    assert "tomorrow" not in recap_open and "put off to mon 16 nov" in recap_open, recap
     assert "acme" not in recap_open and "movers" not in recap_open
 
     # -- A real cancellation closes what is left ------------------------------------------

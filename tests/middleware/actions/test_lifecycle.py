@@ -379,6 +379,8 @@ def test_a_postponed_action_stays_open_and_begins_at_its_new_day() -> None:
     assert moved is not None and actions == [moved]
     assert (moved.status, moved.start_at, moved.due_by) == ("planned", monday, monday_ends)
     assert moved.deadline is None and moved.referenced_at is None
+    # Marked put off (the cards no longer show its first day), and stored so.
+    assert moved.postponed_at == NOW and Action.from_json(moved.to_json()) == moved
     assert moved.is_open(monday + timedelta(hours=12)), "it lives until its new day is over"
     assert moved.expires_at >= monday_ends
     # close_latest leaves a postponement alone: nothing is closed.

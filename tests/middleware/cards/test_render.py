@@ -214,6 +214,27 @@ def test_an_item_naming_a_day_says_when_it_was_said() -> None:
     assert "Still open: call the bank tomorrow (said Tue 4 Nov)" in lines
 
 
+def test_an_item_put_off_since_shows_its_new_day_not_the_one_first_said() -> None:
+    monday = datetime(2025, 11, 3, 9, 0, tzinfo=UTC)
+    tuesday = monday + timedelta(days=1)
+    content = ResumeContent(
+        "Billing",
+        "unknown",
+        open_questions=(
+            CardItem(
+                "call the bank tomorrow about the letter",
+                said_at=monday,
+                put_off_at=tuesday,
+                put_off_to=datetime(2025, 11, 10, tzinfo=UTC),
+            ),
+            CardItem("send the CV by Friday", said_at=monday, put_off_at=tuesday),
+        ),
+    )
+    lines = render(content).cards[0].splitlines()
+    assert "Open: call the bank about the letter (said Mon 3 Nov; put off to Mon 10 Nov)" in lines
+    assert "Open: send the CV (said Mon 3 Nov; put off Tue 4 Nov)" in lines
+
+
 def test_sessions_newest_first_at_most_three_dated_in_the_zone() -> None:
     content = ResumeContent(
         "Brief",
