@@ -181,6 +181,9 @@ _REGION_AFTER_TIME = re.compile(
     r"\b\d{1,2}(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?\s*"
     r"((?i:pacific|eastern)|Central|Mountain)\b(?!\s+(?i:time\b)|\s+[A-Z])"
 )
+# What every match above starts with: a text without a digit (most messages) is not
+# scanned at all.
+_DIGIT = re.compile(r"\d")
 
 
 def find_zone_names(text: str) -> list[tuple[int, int, str]]:
@@ -190,10 +193,12 @@ def find_zone_names(text: str) -> list[tuple[int, int, str]]:
     a clock time ("9am eastern time"): "a mountain time-out" is not a zone. A US region
     right after a clock time counts as its zone's name ("9am Pacific": "Pacific Time").
     """
-    found: list[tuple[int, int, str]] = [
-        (match.start(1), match.end(1), f"{match[1].capitalize()} Time")
-        for match in _REGION_AFTER_TIME.finditer(text)
-    ]
+    found: list[tuple[int, int, str]] = []
+    if _DIGIT.search(text):
+        found = [
+            (match.start(1), match.end(1), f"{match[1].capitalize()} Time")
+            for match in _REGION_AFTER_TIME.finditer(text)
+        ]
     if "ime" not in text and "IME" not in text:
         return found
     for match in _ZONE_NAME.finditer(text):
