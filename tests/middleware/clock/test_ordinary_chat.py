@@ -402,6 +402,12 @@ TIMES = [
     ('standup moved to friday morning at 10',
      [times(at('"friday morning at 10"', '2026-03-13T10:00:00+00:00'))]),
     ('friday 8pm', [TODAY_OR_NEXT_FRIDAY]),
+    # The time phrase stops before the words that begin the rest of the sentence.
+    ("I'll call the bank tomorrow about the mortgage letter",
+     [times(day('"tomorrow"', '2026-03-14'))]),
+    ("I'll email Sam on Monday regarding the invoice",
+     [times(day('"on Monday"', '2026-03-16'))]),
+    ('meeting Ana tomorrow for lunch', [times(day('"tomorrow"', '2026-03-14'))]),
 ]  # fmt: skip
 
 
@@ -534,5 +540,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 417 lines, 107 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (417, 107, 0, 0)
+    # 420 lines, 110 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (420, 110, 0, 0)

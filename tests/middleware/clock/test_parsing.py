@@ -1097,3 +1097,23 @@ def test_a_city_named_right_after_a_clock_time_anchors_it(
     first, *_ = find_time_expressions(message, "America/New_York", iso("2026-11-20T10:00:00-05:00"))
     assert (first.matched_text, first.start_instant) == (matched, iso(start))
     assert not first.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("I'll call the bank tomorrow about the mortgage letter", "tomorrow"),
+        ("I'll email Sam on Monday regarding the invoice", "on Monday"),
+        ("meeting Ana tomorrow for lunch", "tomorrow"),
+        ("ping me friday after the standup", "friday"),
+        ("see you tomorrow before work", "tomorrow"),
+        # A clock time after the word is still part of the phrase.
+        ("call the bank tomorrow about 3pm", "tomorrow about 3pm"),
+    ],
+)
+def test_a_time_phrase_never_ends_on_the_word_that_begins_the_rest(
+    message: str, expected: str
+) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", REF)
+    assert result.matched_text == expected
+
