@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Literal
 
@@ -188,9 +188,10 @@ class _Anchor:
         return naive.replace(tzinfo=tzinfo).astimezone(UTC)
 
 
-def _day_start(day: date, anchor: _Anchor) -> datetime:
-    """First instant of a local date: midnight, or the end of a DST gap covering it."""
-    naive = datetime.combine(day, time())
+def _span_bound(naive: datetime, anchor: _Anchor) -> datetime:
+    """The first instant of a local wall time bounding a span: a day's midnight, or
+    another time ("this morning" so far: 05:00 to now); the end of a DST gap covering
+    it, the first reading in a fold."""
     if anchor.zone is None:
         return anchor.fixed(naive)
     found = localize(naive, anchor.zone)
@@ -229,7 +230,7 @@ def _anchor_point(naive: datetime, anchor: _Anchor, base: ParseResult) -> ParseR
 def _anchor(reading: LocalReading, anchor: _Anchor, phrase: str) -> ParseResult:
     base = ParseResult("absolute", matched_text=phrase, zone=anchor.label)
     if reading.kind == "span":
-        start, end = (_day_start(t.date(), anchor) for t in reading.times)
+        start, end = (_span_bound(t, anchor) for t in reading.times)
         return replace(base, start_instant=start, end_instant=end)
     if reading.kind == "point":
         return _anchor_point(reading.times[0], anchor, base)

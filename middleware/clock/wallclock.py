@@ -37,8 +37,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a weekday: the week it is in is decided in ``weekdays.py`` ("next Friday", "Monday
   9am" said on a Monday, "Saturday night" said on Saturday);
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
-  evening 18:00, tonight/night 20:00 (today's, even when already past; "this morning"
-  said at 11:00 is 09:00 today); "last night" is yesterday's 20:00;
+  evening 18:00, tonight/night 20:00 while it is ahead; today's under way or over ("I
+  ran 5k this morning" said at 08:00) is a span, never a made-up hour after now: see
+  ``parts_of_day.py``; "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
@@ -61,6 +62,7 @@ from typing import Any
 from dateparser.date import DateDataParser
 
 from middleware.clock.local_reading import LocalReading, describe_day
+from middleware.clock.parts_of_day import part_of_today
 from middleware.clock.small_hours import small_hours_reading
 from middleware.clock.weekdays import weekday_choice, weekday_part_today
 
@@ -95,6 +97,8 @@ _BARE_HOUR = re.compile(
 _PART_OF_DAY = re.compile(
     r"\b(?:in\s+the\s+|this\s+|at\s+)?(?P<part>morning|afternoon|evening|tonight|night)\b"
 )
+# Today's part of day alone: ``parts_of_day.py`` reads it once it is under way.
+_THIS_PART = re.compile(r"this\s+(?P<part>morning|afternoon|evening)|tonight")
 # Texting abbreviations of day words, spelled out before reading ("tmrw", "thurs", "fri").
 _SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro": "tomorrow",
                 "2morrow": "tomorrow", "thur": "thursday", "thurs": "thursday",
@@ -384,6 +388,9 @@ def _read_lowered(
         today = weekday_part_today(rest, reading, base, past)
         if today is not None:
             return today
+        this_part = _THIS_PART.fullmatch(rest)
+        if this_part is not None and reading.kind == "point":
+            return part_of_today(this_part["part"] or "night", reading, base, past)
         return reading if past else weekday_choice(rest, reading, base)
 
     rest, clock_times, kind, ok = found

@@ -390,6 +390,28 @@ async def say(relay: RunningServer, text: str, headers: dict[str, str]) -> None:
             assert response.status == 200, await response.text()
 
 
+async def test_a_part_of_day_told_of_the_past_is_never_after_the_moment_it_was_said(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    clock.advance(timedelta(minutes=4))
+    await say(relay, "I ran 5k this morning", headers)
+    assert (
+        'Times in this message: "this morning" = 2026-11-02T05:00:00+01:00 to '
+        "2026-11-02T08:04:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+    clock.advance(timedelta(hours=8))  # Berlin 16:04
+    await say(relay, "can we sync this afternoon?", headers)
+    assert ('"this afternoon" = 2026-11-02T16:04:00+01:00 to 2026-11-02T18:00:00+01:00') in block(
+        fake_upstream
+    )
+    await say(relay, "last night was rough", headers)
+    assert '"last night" = 2026-11-01T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
 @pytest.mark.parametrize(
     ("asked", "answer", "told"),
     [

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -1049,15 +1050,16 @@ def test_day_words_outside_the_small_hours_question_are_resolved(
 @pytest.mark.parametrize(
     ("message", "berlin_now", "start"),
     [
-        # Saturday 21 November 2026 in Berlin.
-        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
-        ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T20:00:00+01:00"),
-        ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        # Saturday 21 November 2026 in Berlin. Under way, it is the rest of that night
+        # (from now); told of the past, that night so far (from 18:00).
+        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T23:00:00+01:00"),
+        ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T19:00:00+01:00"),
+        ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         ("saturday evening", "2026-11-21T10:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         # That morning is over: the next Saturday morning, as before.
         ("saturday morning", "2026-11-21T19:00:00+01:00", "2026-11-28T09:00:00+01:00"),
         # Friday 20 November.
-        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T18:00:00+01:00"),
+        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T19:00:00+01:00"),
     ],
 )
 def test_a_weekday_naming_today_with_a_part_of_day_still_ahead_is_today(
@@ -1116,4 +1118,44 @@ def test_a_time_phrase_never_ends_on_the_word_that_begins_the_rest(
 ) -> None:
     [result] = find_time_expressions(message, "Europe/Berlin", REF)
     assert result.matched_text == expected
+
+
+# Monday 2 November 2026 in Berlin, at the hour given.
+def _berlin(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 11, 2, hour, minute, tzinfo=ZoneInfo("Europe/Berlin"))
+
+
+@pytest.mark.parametrize(
+    ("message", "said_at", "start", "end"),
+    [
+        # Told of the past while under way: the part of day so far, not 09:00.
+        ("I ran 5k this morning", (8, 4),
+         "2026-11-02T05:00:00+01:00", "2026-11-02T08:04:00+01:00"),
+        # Told of the past once over: the whole of it.
+        ("this morning was slow", (15, 0),
+         "2026-11-02T05:00:00+01:00", "2026-11-02T12:00:00+01:00"),
+        ("the call this afternoon went well", (19, 30),
+         "2026-11-02T12:00:00+01:00", "2026-11-02T18:00:00+01:00"),
+        ("the gig this evening was great", (23, 10),
+         "2026-11-02T17:00:00+01:00", "2026-11-02T23:10:00+01:00"),
+        # Said of what is ahead while under way: the rest of it, never an hour gone by.
+        ("can we sync this afternoon?", (16, 0),
+         "2026-11-02T16:00:00+01:00", "2026-11-02T18:00:00+01:00"),
+        # Ahead and not begun: the usual hour, as before.
+        ("can we sync this afternoon?", (10, 0), "2026-11-02T15:00:00+01:00", None),
+        ("last night was rough", (8, 0), "2026-11-01T20:00:00+01:00", None),
+    ],
+)  # fmt: skip
+def test_todays_part_of_day_under_way_or_over_is_never_an_hour_after_now(
+    message: str, said_at: tuple[int, int], start: str, end: str | None
+) -> None:
+    now = _berlin(*said_at)
+    [result] = find_time_expressions(message, "Europe/Berlin", now)
+    assert not result.needs_clarification
+    assert result.start_instant == iso(start)
+    assert result.end_instant == (iso(end) if end else None)
+
+
+def test_a_part_of_day_told_of_the_past_before_it_began_is_not_read() -> None:
+    assert find_time_expressions("I was tired this evening", "Europe/Berlin", _berlin(8)) == []
 
