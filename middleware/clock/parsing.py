@@ -295,7 +295,8 @@ def parse_anchored_time(
     reads an hour with no am/pm as the morning one (said of rising: "be up at 6").
     ``speaker_tz`` is the speaker's own zone when ``tz`` is another one the message named
     (defaults to ``tz``): a day word ("tomorrow", "today") read in a zone that is on
-    another date than the speaker's is asked about (``_check_day_word_calendar``). Raises
+    another date than the speaker's is asked about (``_check_day_word_calendar``), and the
+    small hours ("which day is tomorrow at 02:00?") are the speaker's, not the zone's. Raises
     ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
@@ -344,7 +345,10 @@ def parse_anchored_time(
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
-    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past, waking=waking)
+    speaker = speaker_tz or tz
+    speaker_now = _Anchor(zone=speaker).local_now(reference_instant) if speaker else None
+    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past, waking=waking,
+                         speaker_now=speaker_now)  # fmt: skip
     if reading is None:
         return ParseResult("invalid", matched_text=phrase)
     if anchor is None:
@@ -357,7 +361,6 @@ def parse_anchored_time(
     result = _anchor(reading, anchor, phrase)
     if abbreviation is not None and reading.kind == "point":
         return _check_stated_offset(result, abbreviation, reading.times[0])
-    speaker = speaker_tz or tz
     if speaker is not None and speaker != anchor.label and reading.kind == "point" and not past:
         return _check_day_word_calendar(
             result, reading.times[0], anchor, speaker, reference_instant

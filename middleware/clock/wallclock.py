@@ -44,7 +44,7 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
 * "tomorrow", "yesterday", "last night" and a past "today" said in the small hours
-  (00:00 to 03:59 local) ask which day is meant: see ``small_hours.py``;
+  (00:00 to 03:59 where the speaker is) ask which day is meant: see ``small_hours.py``;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -345,6 +345,7 @@ def read_local(
     clock_24h: bool = False,
     past: bool = False,
     waking: bool = False,
+    speaker_now: datetime | None = None,
 ) -> LocalReading | None:
     """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase
     (or, told of the past, an hour that cannot be settled).
@@ -352,13 +353,14 @@ def read_local(
     ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only;
     ``clock_24h`` reads every "h:mm" as 24-hour time ("10:30" is never 22:30); ``past``
     reads the phrase as told of the past and ``waking`` as said of rising (see the module
-    docstring).
+    docstring). ``speaker_now`` is the speaker's own wall time when ``base`` is another
+    zone's (it decides whether the speaker is in the small hours).
     """
     lowered = _TEXTING_DAY.sub(lambda found: _SPELLED_OUT[found[0]], " ".join(text.lower().split()))
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
     if reading is None:
         return None
-    return small_hours_reading(lowered, reading, base, past)
+    return small_hours_reading(lowered, reading, base, past, speaker_now)
 
 
 def _read_lowered(

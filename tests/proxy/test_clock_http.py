@@ -412,6 +412,23 @@ async def test_a_part_of_day_told_of_the_past_is_never_after_the_moment_it_was_s
     assert '"last night" = 2026-11-01T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
 
 
+async def test_the_small_hours_are_the_speakers_not_those_of_the_zone_named(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 3, 3, 0, tzinfo=UTC))  # Mon 22:00 in New York
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz America/New_York", headers)
+    await say(relay, "call me tomorrow 9am UTC", headers)
+    text = block(fake_upstream)
+    assert "the day that has just begun" not in text
+    assert (
+        'Ask the user: By "tomorrow", do you mean 09:00 on Tuesday 3 November in UTC '
+        "(tomorrow where you are, in America/New_York) or 09:00 on Wednesday 4 November "
+        "(tomorrow in UTC)?"
+    ) in text
+
+
 @pytest.mark.parametrize(
     ("asked", "answer", "told"),
     [

@@ -1159,3 +1159,30 @@ def test_todays_part_of_day_under_way_or_over_is_never_an_hour_after_now(
 def test_a_part_of_day_told_of_the_past_before_it_began_is_not_read() -> None:
     assert find_time_expressions("I was tired this evening", "Europe/Berlin", _berlin(8)) == []
 
+
+# Monday 22:00 in New York is Tuesday 03:00 in UTC: the small hours there, not the speaker's.
+NY_MONDAY_NIGHT = datetime(2026, 11, 3, 3, 0, tzinfo=UTC)
+
+
+def test_the_small_hours_are_the_speakers_not_the_named_zones() -> None:
+    for tz, speaker in (("America/New_York", None), ("UTC", "America/New_York")):
+        [result] = find_time_expressions(
+            "call me tomorrow 9am UTC", tz, NY_MONDAY_NIGHT, speaker_tz=speaker
+        )
+        assert result.needs_clarification
+        assert "said at 03:00" not in (result.clarification_question or "")
+        assert result.clarification_question == (
+            'By "tomorrow", do you mean 09:00 on Tuesday 3 November in UTC (tomorrow where '
+            "you are, in America/New_York) or 09:00 on Wednesday 4 November (tomorrow in UTC)?"
+        )
+
+
+def test_a_speaker_in_the_small_hours_is_asked_about_tomorrow_in_another_zone() -> None:
+    # 03:30 on Tuesday in Berlin, 06:30 in Dubai: the speaker has not slept yet.
+    said = datetime(2026, 11, 3, 2, 30, tzinfo=UTC)
+    [result] = find_time_expressions("tomorrow 9am Dubai time", "Europe/Berlin", said)
+    assert result.needs_clarification
+    assert result.clarification_question == (
+        'By "tomorrow", said at 03:30, do you mean Tuesday 3 November (the day that has just '
+        "begun) or Wednesday 4 November?"
+    )
