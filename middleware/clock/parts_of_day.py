@@ -1,17 +1,13 @@
-"""When today's part of day is told of ("I ran 5k this morning", "can we sync this
-afternoon?"), the rule ``wallclock.read_local`` applies to "this morning", "this
-afternoon", "this evening", "tonight" and a weekday naming today with one.
+"""When today's part of day is told of the past ("I ran 5k this morning"), the rule
+``wallclock.read_local`` applies to "this morning", "this afternoon", "this evening",
+"tonight" and a weekday naming today with one.
 
-A part of day not yet begun is an hour ahead (dateparser's: morning 09:00, afternoon
-15:00, evening 18:00, tonight 20:00). Once it is under way or over, a made-up hour may
-lie after the moment it was said ("I ran 5k this morning" said at 08:00 is not 09:00), so:
-
-* told of the past, it is the part of day up to now while it is under way ("this
-  morning" said at 08:04: 05:00 to 08:04), the whole of it once it is over ("this
-  morning" said at 15:00: 05:00 to 12:00), and nothing before it has begun (no past
-  "this evening" at 08:00);
-* said of what is ahead while it is under way, it is the rest of it ("can we sync this
-  afternoon?" said at 14:00: 14:00 to 18:00).
+Said of what is ahead, a part of day is an hour (dateparser's: morning 09:00, afternoon
+15:00, evening 18:00, tonight 20:00), a plausible start for a plan. Told of the past, that
+hour may lie after the moment it was said ("I ran 5k this morning" said at 08:00 is not
+09:00), so it is the part of day up to now while it is under way ("this morning" said at
+08:04: 05:00 to 08:04), the whole of it once it is over ("this morning" said at 15:00:
+05:00 to 12:00), and nothing before it has begun (no past "this evening" at 08:00).
 
 The hours a part of day runs are ``PART_HOURS``; "last night" stays yesterday's 20:00,
 which is never later than now.
@@ -34,17 +30,12 @@ def part_of_today(
 ) -> LocalReading | None:
     """Today's ``part`` of day ("morning", "afternoon", "evening", "night") said at the
     naive local ``base``, whose default ``reading`` is a point at its usual hour: that
-    point while the part of day is ahead (and not told of the past), else a span as the
-    module docstring says; None for a past part of day that has not begun."""
+    point unless told of the past (``past``), else a span as the module docstring says,
+    or None for a part of day that has not begun."""
+    if not past:
+        return reading
     begins, ends = PART_HOURS[part]
     start = datetime.combine(base.date(), time(begins))
     end = datetime.combine(base.date(), time()) + timedelta(hours=ends)
-    now = base.replace(second=0, microsecond=0)
-    if base < start:
-        return None if past else reading
-    if past:
-        so_far = min(now, end)
-        return LocalReading("span", (start, so_far)) if so_far > start else None
-    if base >= end:
-        return reading
-    return LocalReading("span", (now, end))
+    so_far = min(base.replace(second=0, microsecond=0), end)
+    return LocalReading("span", (start, so_far)) if so_far > start else None

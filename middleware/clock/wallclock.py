@@ -37,9 +37,10 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a weekday: the week it is in is decided in ``weekdays.py`` ("next Friday", "Monday
   9am" said on a Monday, "Saturday night" said on Saturday);
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
-  evening 18:00, tonight/night 20:00 while it is ahead; today's under way or over ("I
-  ran 5k this morning" said at 08:00) is a span, never a made-up hour after now: see
-  ``parts_of_day.py``; "last night" is yesterday's 20:00;
+  evening 18:00, tonight/night 20:00 (today's, even when already past; "this morning"
+  said at 11:00 is 09:00 today); told of the past it is a span up to now, never a
+  made-up hour after now ("I ran 5k this morning" said at 08:00: 05:00 to 08:00, see
+  ``parts_of_day.py``); "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
@@ -97,7 +98,7 @@ _BARE_HOUR = re.compile(
 _PART_OF_DAY = re.compile(
     r"\b(?:in\s+the\s+|this\s+|at\s+)?(?P<part>morning|afternoon|evening|tonight|night)\b"
 )
-# Today's part of day alone: ``parts_of_day.py`` reads it once it is under way.
+# Today's part of day alone: ``parts_of_day.py`` reads it when told of the past.
 _THIS_PART = re.compile(r"this\s+(?P<part>morning|afternoon|evening)|tonight")
 # Texting abbreviations of day words, spelled out before reading ("tmrw", "thurs", "fri").
 _SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro": "tomorrow",

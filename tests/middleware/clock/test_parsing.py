@@ -1050,16 +1050,16 @@ def test_day_words_outside_the_small_hours_question_are_resolved(
 @pytest.mark.parametrize(
     ("message", "berlin_now", "start"),
     [
-        # Saturday 21 November 2026 in Berlin. Under way, it is the rest of that night
-        # (from now); told of the past, that night so far (from 18:00).
-        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T23:00:00+01:00"),
-        ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T19:00:00+01:00"),
+        # Saturday 21 November 2026 in Berlin. Told of the past: that night so far (from
+        # 18:00), not its usual hour.
+        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T20:00:00+01:00"),
         ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         ("saturday evening", "2026-11-21T10:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         # That morning is over: the next Saturday morning, as before.
         ("saturday morning", "2026-11-21T19:00:00+01:00", "2026-11-28T09:00:00+01:00"),
         # Friday 20 November.
-        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T19:00:00+01:00"),
+        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T18:00:00+01:00"),
     ],
 )
 def test_a_weekday_naming_today_with_a_part_of_day_still_ahead_is_today(
@@ -1138,10 +1138,8 @@ def _berlin(hour: int, minute: int = 0) -> datetime:
          "2026-11-02T12:00:00+01:00", "2026-11-02T18:00:00+01:00"),
         ("the gig this evening was great", (23, 10),
          "2026-11-02T17:00:00+01:00", "2026-11-02T23:10:00+01:00"),
-        # Said of what is ahead while under way: the rest of it, never an hour gone by.
-        ("can we sync this afternoon?", (16, 0),
-         "2026-11-02T16:00:00+01:00", "2026-11-02T18:00:00+01:00"),
-        # Ahead and not begun: the usual hour, as before.
+        # Said of what is ahead: the usual hour, as before (a plan's start).
+        ("gonna fix the CI tonight", (19, 35), "2026-11-02T20:00:00+01:00", None),
         ("can we sync this afternoon?", (10, 0), "2026-11-02T15:00:00+01:00", None),
         ("last night was rough", (8, 0), "2026-11-01T20:00:00+01:00", None),
     ],
