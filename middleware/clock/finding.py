@@ -117,7 +117,12 @@ _DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\
 # morning") or finds only a word of ("this" of "this morning's meeting").
 _PART_OF_TODAY = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|last\s+night)\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
-_DANGLING = re.compile(r"(?:\s+(?:in|at|on|by|from|to|and|or|the))+\s*$", re.I)
+# ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
+# letter", "friday after the" + "standup"): a time phrase never ends on one.
+_DANGLING = re.compile(
+    r"(?:\s+(?:in|at|on|by|from|to|and|or|the|a|an|about|around|before|after|until|till))+\s*$",
+    re.I,
+)
 _JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
 
 
@@ -215,7 +220,7 @@ def find_time_expressions(
         inner = _ON_DAY_OF_MONTH.search(found)
         if inner is not None and inner.start() > 0:
             start += inner.start()
-        # "friday at 3pm in" + "Berlin", "friday at the" + "latest"
+        # "friday at 3pm in" + "Berlin", "friday at the" + "latest", "tomorrow about the"
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))

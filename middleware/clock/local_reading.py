@@ -15,7 +15,8 @@ class LocalReading:
     """Naive wall-clock meaning of a phrase.
 
     * ``"point"``: ``times == (t,)``.
-    * ``"span"``: ``times == (start, end)``, both at local midnight, end exclusive.
+    * ``"span"``: ``times == (start, end)``, end exclusive; both at local midnight but
+      for today's part of day under way or over (``parts_of_day.py``).
     * ``"choice"``: ``times`` are the candidates; ``question`` asks the user to pick.
     """
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Literal
 
@@ -188,9 +188,10 @@ class _Anchor:
         return naive.replace(tzinfo=tzinfo).astimezone(UTC)
 
 
-def _day_start(day: date, anchor: _Anchor) -> datetime:
-    """First instant of a local date: midnight, or the end of a DST gap covering it."""
-    naive = datetime.combine(day, time())
+def _span_bound(naive: datetime, anchor: _Anchor) -> datetime:
+    """The first instant of a local wall time bounding a span: a day's midnight, or
+    another time ("this morning" so far: 05:00 to now); the end of a DST gap covering
+    it, the first reading in a fold."""
     if anchor.zone is None:
         return anchor.fixed(naive)
     found = localize(naive, anchor.zone)
@@ -229,7 +230,7 @@ def _anchor_point(naive: datetime, anchor: _Anchor, base: ParseResult) -> ParseR
 def _anchor(reading: LocalReading, anchor: _Anchor, phrase: str) -> ParseResult:
     base = ParseResult("absolute", matched_text=phrase, zone=anchor.label)
     if reading.kind == "span":
-        start, end = (_day_start(t.date(), anchor) for t in reading.times)
+        start, end = (_span_bound(t, anchor) for t in reading.times)
         return replace(base, start_instant=start, end_instant=end)
     if reading.kind == "point":
         return _anchor_point(reading.times[0], anchor, base)
@@ -294,7 +295,8 @@ def parse_anchored_time(
     reads an hour with no am/pm as the morning one (said of rising: "be up at 6").
     ``speaker_tz`` is the speaker's own zone when ``tz`` is another one the message named
     (defaults to ``tz``): a day word ("tomorrow", "today") read in a zone that is on
-    another date than the speaker's is asked about (``_check_day_word_calendar``). Raises
+    another date than the speaker's is asked about (``_check_day_word_calendar``), and the
+    small hours ("which day is tomorrow at 02:00?") are the speaker's, not the zone's. Raises
     ValueError for a naive reference, an invalid ``tz`` or an unknown locale.
     """
     if reference_instant.tzinfo is None:
@@ -343,7 +345,10 @@ def parse_anchored_time(
     if anchor is not None and anchor.zone is not None and not is_valid_zone(anchor.zone):
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
-    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past, waking=waking)
+    speaker = speaker_tz or tz
+    speaker_now = _Anchor(zone=speaker).local_now(reference_instant) if speaker else None
+    reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past, waking=waking,
+                         speaker_now=speaker_now)  # fmt: skip
     if reading is None:
         return ParseResult("invalid", matched_text=phrase)
     if anchor is None:
@@ -356,7 +361,6 @@ def parse_anchored_time(
     result = _anchor(reading, anchor, phrase)
     if abbreviation is not None and reading.kind == "point":
         return _check_stated_offset(result, abbreviation, reading.times[0])
-    speaker = speaker_tz or tz
     if speaker is not None and speaker != anchor.label and reading.kind == "point" and not past:
         return _check_day_word_calendar(
             result, reading.times[0], anchor, speaker, reference_instant

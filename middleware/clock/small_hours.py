@@ -1,9 +1,10 @@
 """Which day "tomorrow", "yesterday", "last night" and a past "today" mean when said in
 the small hours (the rules ``wallclock.read_local`` applies before ``SMALL_HOURS_END``).
 
-* "tomorrow" said in the small hours (00:00 to 03:59 local) is a choice between the
-  day that has just begun, which someone who has not slept yet calls tomorrow ("tomorrow
-  morning" said at 02:00 on Tuesday: Tuesday 09:00), and the calendar's next day
+* "tomorrow" said in the small hours (00:00 to 03:59 where the speaker is) is a choice
+  between the day that has just begun, which someone who has not slept yet calls
+  tomorrow ("tomorrow morning" said at 02:00 on Tuesday: Tuesday 09:00), and the
+  calendar's next day
   (Wednesday 09:00), earlier day first. "Today", "tonight" and "this morning" are not
   asked about: said at 02:00 their only reading still ahead is the day just begun;
 * "yesterday" said in the small hours is the mirror choice, told of the past or not: the
@@ -37,21 +38,32 @@ _JUST_BEGUN, _JUST_ENDED = " (the day that has just begun)", " (the day that has
 
 
 def small_hours_reading(
-    lowered: str, reading: LocalReading, base: datetime, past: bool
+    lowered: str,
+    reading: LocalReading,
+    base: datetime,
+    past: bool,
+    speaker_now: datetime | None = None,
 ) -> LocalReading:
     """``reading`` of the lower-cased phrase ``lowered`` said at the naive local ``base``,
     made a question of which day when the phrase's day word has two readings at that
-    hour (see the module docstring); otherwise ``reading`` as it is."""
-    if base.hour >= SMALL_HOURS_END:
+    hour (see the module docstring); otherwise ``reading`` as it is.
+
+    The small hours are the speaker's: ``speaker_now`` is the naive wall time where the
+    speaker is when the phrase is read in another zone ("tomorrow 9am UTC" said at 22:00
+    in New York, 03:00 in UTC, is no question), and the question names the speaker's
+    hour. When the two zones are on different dates, ``parsing.py`` asks which day the
+    word means instead."""
+    said = speaker_now or base
+    if said.hour >= SMALL_HOURS_END or said.date() != base.date():
         return reading
     yesterday = _YESTERDAY.search(lowered)
     if yesterday is not None:
-        return _small_hours_yesterday(reading, base, yesterday[0])
+        return _small_hours_yesterday(reading, said, yesterday[0])
     if past and _TODAY.search(lowered):
-        return _small_hours_past_today(reading, base)
+        return _small_hours_past_today(reading, said)
     if past or not _TOMORROW.search(lowered):
         return reading
-    return _small_hours_tomorrow(reading, base)
+    return _small_hours_tomorrow(reading, said)
 
 
 def _small_hours_tomorrow(reading: LocalReading, base: datetime) -> LocalReading:

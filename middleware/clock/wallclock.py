@@ -38,12 +38,14 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   9am" said on a Monday, "Saturday night" said on Saturday);
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
   evening 18:00, tonight/night 20:00 (today's, even when already past; "this morning"
-  said at 11:00 is 09:00 today); "last night" is yesterday's 20:00;
+  said at 11:00 is 09:00 today); told of the past it is a span up to now, never a
+  made-up hour after now ("I ran 5k this morning" said at 08:00: 05:00 to 08:00, see
+  ``parts_of_day.py``); "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
   "next week"/"this month"/"in March"/"next year" are spans of the ISO week, the month
   and the year;
 * "tomorrow", "yesterday", "last night" and a past "today" said in the small hours
-  (00:00 to 03:59 local) ask which day is meant: see ``small_hours.py``;
+  (00:00 to 03:59 where the speaker is) ask which day is meant: see ``small_hours.py``;
 * told of the past (``past=True``: "the meeting was at 3pm", see ``tense.py``) all of
   the above turns round: a time with no date is its last occurrence up to now, a weekday
   or date the last one, "midnight" the one that began today. An hour with no am/pm is
@@ -61,6 +63,7 @@ from typing import Any
 from dateparser.date import DateDataParser
 
 from middleware.clock.local_reading import LocalReading, describe_day
+from middleware.clock.parts_of_day import part_of_today
 from middleware.clock.small_hours import small_hours_reading
 from middleware.clock.weekdays import weekday_choice, weekday_part_today
 
@@ -95,6 +98,8 @@ _BARE_HOUR = re.compile(
 _PART_OF_DAY = re.compile(
     r"\b(?:in\s+the\s+|this\s+|at\s+)?(?P<part>morning|afternoon|evening|tonight|night)\b"
 )
+# Today's part of day alone: ``parts_of_day.py`` reads it when told of the past.
+_THIS_PART = re.compile(r"this\s+(?P<part>morning|afternoon|evening)|tonight")
 # Texting abbreviations of day words, spelled out before reading ("tmrw", "thurs", "fri").
 _SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro": "tomorrow",
                 "2morrow": "tomorrow", "thur": "thursday", "thurs": "thursday",
@@ -341,6 +346,7 @@ def read_local(
     clock_24h: bool = False,
     past: bool = False,
     waking: bool = False,
+    speaker_now: datetime | None = None,
 ) -> LocalReading | None:
     """Read ``text`` relative to the naive local ``base``; None if it is not a time phrase
     (or, told of the past, an hour that cannot be settled).
@@ -348,13 +354,14 @@ def read_local(
     ``date_order`` is ``"MDY"``, ``"DMY"`` or ``"YMD"`` and decides numeric dates only;
     ``clock_24h`` reads every "h:mm" as 24-hour time ("10:30" is never 22:30); ``past``
     reads the phrase as told of the past and ``waking`` as said of rising (see the module
-    docstring).
+    docstring). ``speaker_now`` is the speaker's own wall time when ``base`` is another
+    zone's (it decides whether the speaker is in the small hours).
     """
     lowered = _TEXTING_DAY.sub(lambda found: _SPELLED_OUT[found[0]], " ".join(text.lower().split()))
     reading = _read_lowered(lowered, base, date_order, clock_24h, past, waking)
     if reading is None:
         return None
-    return small_hours_reading(lowered, reading, base, past)
+    return small_hours_reading(lowered, reading, base, past, speaker_now)
 
 
 def _read_lowered(
@@ -384,6 +391,9 @@ def _read_lowered(
         today = weekday_part_today(rest, reading, base, past)
         if today is not None:
             return today
+        this_part = _THIS_PART.fullmatch(rest)
+        if this_part is not None and reading.kind == "point":
+            return part_of_today(this_part["part"] or "night", reading, base, past)
         return reading if past else weekday_choice(rest, reading, base)
 
     rest, clock_times, kind, ok = found

@@ -19,6 +19,7 @@ import re
 from datetime import datetime, timedelta
 
 from middleware.clock.local_reading import LocalReading, describe_day
+from middleware.clock.parts_of_day import PART_HOURS, part_of_today
 
 __all__ = ["weekday_choice", "weekday_part_today"]
 
@@ -28,8 +29,6 @@ _BARE_WEEKDAY = re.compile(
 _WEEKDAY_PART = re.compile(
     r"(?P<day>mon|tue|wed|thu|fri|sat|sun)[a-z]*\s+(?P<part>morning|afternoon|evening|night)"
 )
-#: The hours a part of day begins and ends (end exclusive, 24 = midnight).
-_PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24)}
 _TRAILING_AT = re.compile(r"\s*(?:at|@)$")
 _NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b")
 _WEEKDAY_INDEX = {day: index for index, day in enumerate("mon tue wed thu fri sat sun".split())}
@@ -72,12 +71,14 @@ def weekday_part_today(
     text: str, reading: LocalReading, base: datetime, past: bool
 ) -> LocalReading | None:
     """ "Saturday night" said on Saturday while that night is ahead or under way is
-    tonight (told of the past: once it has begun), not a week away; None otherwise."""
+    tonight (told of the past: once it has begun), not a week away, read as
+    ``parts_of_day.part_of_today`` says; None otherwise."""
     found = _WEEKDAY_PART.fullmatch(text)
     if found is None or _WEEKDAY_INDEX[found["day"]] != base.weekday():
         return None
-    begins, ends = _PART_HOURS[found["part"]]
+    begins, ends = PART_HOURS[found["part"]]
     if (base.hour < begins) if past else (base.hour >= ends):
         return None
     value = reading.times[0]
-    return LocalReading("point", (datetime.combine(base.date(), value.time()),))
+    today = LocalReading("point", (datetime.combine(base.date(), value.time()),))
+    return part_of_today(found["part"], today, base, past)

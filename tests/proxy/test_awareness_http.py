@@ -214,6 +214,26 @@ async def test_an_action_set_for_later_stays_planned_until_its_time(talk: Conver
     assert "1. Call the bank — set for 2 hours ago, likely done" in listing
 
 
+@pytest.mark.parametrize(
+    ("said", "label"),
+    [
+        ("I'll call the bank tomorrow about the mortgage letter",
+         "Call the bank about the mortgage letter"),
+        ("I'll email Sam on Monday regarding the invoice", "Email Sam regarding the invoice"),
+        ("I'll call the bank tomorrow before work", "Call the bank before work"),
+    ],
+)  # fmt: skip
+async def test_an_actions_label_drops_only_the_time_words(
+    talk: Conversation, said: str, label: str
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(said)
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["label"] == label
+    listing = reply_text(await talk.say("/actions", after=timedelta(minutes=1)))
+    assert f"1. {label} — " in listing
+
+
 async def test_a_plan_said_for_tomorrow_is_stored_with_its_start(talk: Conversation) -> None:
     # START is Mon 2 Nov 10:00 in Berlin; "tomorrow at 9" is 08:00 UTC at the earliest.
     await talk.say("/tz Europe/Berlin")

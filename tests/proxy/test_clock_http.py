@@ -390,6 +390,44 @@ async def say(relay: RunningServer, text: str, headers: dict[str, str]) -> None:
             assert response.status == 200, await response.text()
 
 
+async def test_a_part_of_day_told_of_the_past_is_never_after_the_moment_it_was_said(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    clock.advance(timedelta(minutes=4))
+    await say(relay, "I ran 5k this morning", headers)
+    assert (
+        'Times in this message: "this morning" = 2026-11-02T05:00:00+01:00 to '
+        "2026-11-02T08:04:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+    clock.advance(timedelta(hours=8))  # Berlin 16:04
+    await say(relay, "the call this afternoon went well", headers)
+    told = '"this afternoon" = 2026-11-02T12:00:00+01:00 to 2026-11-02T16:04:00+01:00'
+    assert told in block(fake_upstream)
+    await say(relay, "last night was rough", headers)
+    assert '"last night" = 2026-11-01T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
+async def test_the_small_hours_are_the_speakers_not_those_of_the_zone_named(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 3, 3, 0, tzinfo=UTC))  # Mon 22:00 in New York
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz America/New_York", headers)
+    await say(relay, "call me tomorrow 9am UTC", headers)
+    text = block(fake_upstream)
+    assert "the day that has just begun" not in text
+    assert (
+        'Ask the user: By "tomorrow", do you mean 09:00 on Tuesday 3 November in UTC '
+        "(tomorrow where you are, in America/New_York) or 09:00 on Wednesday 4 November "
+        "(tomorrow in UTC)?"
+    ) in text
+
+
 @pytest.mark.parametrize(
     ("asked", "answer", "told"),
     [
@@ -1118,11 +1156,15 @@ async def test_this_morning_said_late_in_the_morning_is_read(
     relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
     headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
     await say(relay, "/tz Europe/Berlin", headers)
-    for message in ("I ran 5k this morning", "this morning's meeting went fine"):
+    for minute, message in enumerate(("I ran 5k this morning", "this morning's meeting went fine")):
         clock.advance(timedelta(minutes=1))
         await say(relay, message, headers)
         text = block(fake_upstream)
-        assert 'Times in this message: "this morning" = 2026-11-21T09:00:00+01:00' in text
+        # Told of the past: the morning so far, not an hour in it.
+        assert (
+            'Times in this message: "this morning" = 2026-11-21T05:00:00+01:00 to '
+            f"2026-11-21T11:0{minute + 1}:00+01:00"
+        ) in text
         assert "Ask the user" not in text
 
 

@@ -45,6 +45,7 @@ def ask(question: str) -> str:
     return f"Ask the user: {question}"
 
 
+MORNING_SO_FAR = at('"this morning"', "2026-03-13T05:00:00+00:00 to 2026-03-13T09:00:00+00:00")
 TODAY_OR_NEXT_FRIDAY = ask("Do you mean today (Friday 13 March) or Friday 20 March?")
 
 
@@ -389,9 +390,11 @@ TIMES = [
     ('see u tues', [times(day('"tues"', '2026-03-17'))]),
     ('fri at 3pm?', [TODAY_OR_NEXT_FRIDAY]),
     # Today's parts of day, the past ones too, and the night just gone.
-    ('I ran 5k this morning', [times(at('"this morning"', '2026-03-13T09:00:00+00:00'))]),
-    ("this morning's standup went fine",
-     [times(at('"this morning"', '2026-03-13T09:00:00+00:00'))]),
+    # A part of day told of the past while under way is that part so far, never an hour
+    # after the moment it was said.
+    ('I ran 5k this morning', [times(MORNING_SO_FAR)]),
+    ("this morning's standup went fine", [times(MORNING_SO_FAR)]),
+    ('the bus was late this morning', [times(MORNING_SO_FAR)]),
     ('can we sync this afternoon?',
      [times(at('"this afternoon"', '2026-03-13T15:00:00+00:00'))]),
     ('I finished it last night', [times(at('"last night"', '2026-03-12T20:00:00+00:00'))]),
@@ -402,6 +405,17 @@ TIMES = [
     ('standup moved to friday morning at 10',
      [times(at('"friday morning at 10"', '2026-03-13T10:00:00+00:00'))]),
     ('friday 8pm', [TODAY_OR_NEXT_FRIDAY]),
+    # The time phrase stops before the words that begin the rest of the sentence.
+    ("I'll call the bank tomorrow about the mortgage letter",
+     [times(day('"tomorrow"', '2026-03-14'))]),
+    ("I'll email Sam on Monday regarding the invoice",
+     [times(day('"on Monday"', '2026-03-16'))]),
+    ('meeting Ana tomorrow for lunch', [times(day('"tomorrow"', '2026-03-14'))]),
+    # 02:00 in Los Angeles, 09:00 for the speaker in London: not the small hours, no
+    # question which day "tomorrow" is.
+    ('call me tomorrow 9am Los Angeles time',
+     ['Times in this message: "tomorrow 9am Los Angeles time" = 2026-03-14T09:00:00-07:00 '
+      '(America/Los_Angeles).']),
 ]  # fmt: skip
 
 
@@ -534,5 +548,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 417 lines, 107 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (417, 107, 0, 0)
+    # 422 lines, 112 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (422, 112, 0, 0)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -1049,10 +1050,11 @@ def test_day_words_outside_the_small_hours_question_are_resolved(
 @pytest.mark.parametrize(
     ("message", "berlin_now", "start"),
     [
-        # Saturday 21 November 2026 in Berlin.
+        # Saturday 21 November 2026 in Berlin. Told of the past: that night so far (from
+        # 18:00), not its usual hour.
         ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
         ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T20:00:00+01:00"),
-        ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         ("saturday evening", "2026-11-21T10:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         # That morning is over: the next Saturday morning, as before.
         ("saturday morning", "2026-11-21T19:00:00+01:00", "2026-11-28T09:00:00+01:00"),
@@ -1097,3 +1099,88 @@ def test_a_city_named_right_after_a_clock_time_anchors_it(
     first, *_ = find_time_expressions(message, "America/New_York", iso("2026-11-20T10:00:00-05:00"))
     assert (first.matched_text, first.start_instant) == (matched, iso(start))
     assert not first.needs_clarification
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("I'll call the bank tomorrow about the mortgage letter", "tomorrow"),
+        ("I'll email Sam on Monday regarding the invoice", "on Monday"),
+        ("meeting Ana tomorrow for lunch", "tomorrow"),
+        ("ping me friday after the standup", "friday"),
+        ("see you tomorrow before work", "tomorrow"),
+        # A clock time after the word is still part of the phrase.
+        ("call the bank tomorrow about 3pm", "tomorrow about 3pm"),
+    ],
+)
+def test_a_time_phrase_never_ends_on_the_word_that_begins_the_rest(
+    message: str, expected: str
+) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", REF)
+    assert result.matched_text == expected
+
+
+# Monday 2 November 2026 in Berlin, at the hour given.
+def _berlin(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 11, 2, hour, minute, tzinfo=ZoneInfo("Europe/Berlin"))
+
+
+@pytest.mark.parametrize(
+    ("message", "said_at", "start", "end"),
+    [
+        # Told of the past while under way: the part of day so far, not 09:00.
+        ("I ran 5k this morning", (8, 4),
+         "2026-11-02T05:00:00+01:00", "2026-11-02T08:04:00+01:00"),
+        # Told of the past once over: the whole of it.
+        ("this morning was slow", (15, 0),
+         "2026-11-02T05:00:00+01:00", "2026-11-02T12:00:00+01:00"),
+        ("the call this afternoon went well", (19, 30),
+         "2026-11-02T12:00:00+01:00", "2026-11-02T18:00:00+01:00"),
+        ("the gig this evening was great", (23, 10),
+         "2026-11-02T17:00:00+01:00", "2026-11-02T23:10:00+01:00"),
+        # Said of what is ahead: the usual hour, as before (a plan's start).
+        ("gonna fix the CI tonight", (19, 35), "2026-11-02T20:00:00+01:00", None),
+        ("can we sync this afternoon?", (10, 0), "2026-11-02T15:00:00+01:00", None),
+        ("last night was rough", (8, 0), "2026-11-01T20:00:00+01:00", None),
+    ],
+)  # fmt: skip
+def test_todays_part_of_day_under_way_or_over_is_never_an_hour_after_now(
+    message: str, said_at: tuple[int, int], start: str, end: str | None
+) -> None:
+    now = _berlin(*said_at)
+    [result] = find_time_expressions(message, "Europe/Berlin", now)
+    assert not result.needs_clarification
+    assert result.start_instant == iso(start)
+    assert result.end_instant == (iso(end) if end else None)
+
+
+def test_a_part_of_day_told_of_the_past_before_it_began_is_not_read() -> None:
+    assert find_time_expressions("I was tired this evening", "Europe/Berlin", _berlin(8)) == []
+
+
+# Monday 22:00 in New York is Tuesday 03:00 in UTC: the small hours there, not the speaker's.
+NY_MONDAY_NIGHT = datetime(2026, 11, 3, 3, 0, tzinfo=UTC)
+
+
+def test_the_small_hours_are_the_speakers_not_the_named_zones() -> None:
+    for tz, speaker in (("America/New_York", None), ("UTC", "America/New_York")):
+        [result] = find_time_expressions(
+            "call me tomorrow 9am UTC", tz, NY_MONDAY_NIGHT, speaker_tz=speaker
+        )
+        assert result.needs_clarification
+        assert "said at 03:00" not in (result.clarification_question or "")
+        assert result.clarification_question == (
+            'By "tomorrow", do you mean 09:00 on Tuesday 3 November in UTC (tomorrow where '
+            "you are, in America/New_York) or 09:00 on Wednesday 4 November (tomorrow in UTC)?"
+        )
+
+
+def test_a_speaker_in_the_small_hours_is_asked_about_tomorrow_in_another_zone() -> None:
+    # 03:30 on Tuesday in Berlin, 06:30 in Dubai: the speaker has not slept yet.
+    said = datetime(2026, 11, 3, 2, 30, tzinfo=UTC)
+    [result] = find_time_expressions("tomorrow 9am Dubai time", "Europe/Berlin", said)
+    assert result.needs_clarification
+    assert result.clarification_question == (
+        'By "tomorrow", said at 03:30, do you mean Tuesday 3 November (the day that has just '
+        "begun) or Wednesday 4 November?"
+    )

@@ -1,0 +1,41 @@
+"""When today's part of day is told of the past ("I ran 5k this morning"), the rule
+``wallclock.read_local`` applies to "this morning", "this afternoon", "this evening",
+"tonight" and a weekday naming today with one.
+
+Said of what is ahead, a part of day is an hour (dateparser's: morning 09:00, afternoon
+15:00, evening 18:00, tonight 20:00), a plausible start for a plan. Told of the past, that
+hour may lie after the moment it was said ("I ran 5k this morning" said at 08:00 is not
+09:00), so it is the part of day up to now while it is under way ("this morning" said at
+08:04: 05:00 to 08:04), the whole of it once it is over ("this morning" said at 15:00:
+05:00 to 12:00), and nothing before it has begun (no past "this evening" at 08:00).
+
+The hours a part of day runs are ``PART_HOURS``; "last night" stays yesterday's 20:00,
+which is never later than now.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from middleware.clock.local_reading import LocalReading
+
+__all__ = ["PART_HOURS", "part_of_today"]
+
+#: The hours a part of day begins and ends (end exclusive, 24 = midnight).
+PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 24), "night": (18, 24)}
+
+
+def part_of_today(
+    part: str, reading: LocalReading, base: datetime, past: bool
+) -> LocalReading | None:
+    """Today's ``part`` of day ("morning", "afternoon", "evening", "night") said at the
+    naive local ``base``, whose default ``reading`` is a point at its usual hour: that
+    point unless told of the past (``past``), else a span as the module docstring says,
+    or None for a part of day that has not begun."""
+    if not past:
+        return reading
+    begins, ends = PART_HOURS[part]
+    start = datetime.combine(base.date(), time(begins))
+    end = datetime.combine(base.date(), time()) + timedelta(hours=ends)
+    so_far = min(base.replace(second=0, microsecond=0), end)
+    return LocalReading("span", (start, so_far)) if so_far > start else None
