@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -146,6 +147,33 @@ async def test_a_queued_inbound_lands_after_what_the_turn_does_meanwhile(
     await queued.message_id
 
     assert seen_by_the_next_callback == [False]
+
+
+async def test_a_queued_inbound_lands_after_the_next_iterations_io(
+    delayed: SqliteStore,
+) -> None:
+    """The upstream's answer (or the client's next bytes) read in the next loop iteration
+    is handled before the queued write: the write waits for that iteration's I/O."""
+    loop = asyncio.get_running_loop()
+    readable, writer = socket.socketpair()
+    seen_by_the_io_callback: list[bool] = []
+    try:
+        writer.send(b"x")  # readable from the next iteration's poll on
+
+        queued = await delayed.queue_inbound(inbound(T0))
+
+        def on_readable() -> None:
+            loop.remove_reader(readable)
+            seen_by_the_io_callback.append(queued.message_id.done())
+
+        loop.add_reader(readable, on_readable)
+        await queued.message_id
+    finally:
+        loop.remove_reader(readable)
+        readable.close()
+        writer.close()
+
+    assert seen_by_the_io_callback == [False]
 
 
 async def test_with_a_commit_delay_turns_over_many_iterations_share_one_commit(
