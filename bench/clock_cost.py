@@ -54,8 +54,8 @@ if str(REPO_ROOT) not in sys.path:
 from bench.overhead import (  # noqa: E402
     COMPLETION,
     DEFAULT_COMPARISONS,
-    USER_TEXTS,
     relay_raw_config,
+    request_bodies,
 )
 from middleware import json_codec  # noqa: E402
 from middleware.clock.source import FakeClock  # noqa: E402
@@ -99,21 +99,6 @@ class FakeUpstream:
         pass
 
 
-def bodies() -> list[bytes]:
-    return [
-        json_codec.dump(
-            {
-                "model": "fake-model",
-                "messages": [
-                    {"role": "system", "content": "You are a helpful assistant."},
-                    {"role": "user", "content": text},
-                ],
-            }
-        )
-        for text in USER_TEXTS
-    ]
-
-
 def config(clock_on: bool, store_path: Path) -> Config:
     overrides: dict[str, Any] = {} if clock_on else DEFAULT_COMPARISONS["no-clock"]
     raw = relay_raw_config("http://127.0.0.1:9/v1", store_path, overrides)
@@ -124,7 +109,7 @@ async def run(turns: int, clock_on: bool, profile: cProfile.Profile | None) -> N
     loop = asyncio.get_running_loop()
     assert isinstance(loop, VirtualTimeLoop)
     clock = FakeClock(START)
-    raw_bodies = bodies()
+    raw_bodies = request_bodies(stream=False)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = config(clock_on, Path(tmp) / "relay.db")
         async with open_services(cfg, clock=clock, upstream=FakeUpstream()) as services:

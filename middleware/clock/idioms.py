@@ -116,6 +116,7 @@ _MEASURE = re.compile(
     r"|\d{1,2}[/.]\d{1,2}",
     re.IGNORECASE,
 )
+# "of" right after a phrase: "3/4 of the team", "the last night of the tour".
 _OF_AFTER = re.compile(r"\s+of\b", re.IGNORECASE)
 _OF_AT_END = re.compile(r"\s+of$", re.IGNORECASE)
 _NUMBER_PAIR = re.compile(r"(?:(?:on|by|at|until|till)\s+|the\s+)?(\d{1,2})[/.](\d{1,2})")
@@ -131,7 +132,6 @@ _LAST_NIGHT = re.compile(r"\blast\s+night\b", re.IGNORECASE)
 _DETERMINER_BEFORE = re.compile(
     r"\b(?:the|a|an|my|your|our|their|his|her|its|this|that)\s+$", re.IGNORECASE
 )
-_OF_NEXT = re.compile(r"\s+of\b", re.IGNORECASE)
 _TEXTING_TOMORROW = re.compile(r"tmrw?|tmw|2moro|2morrow", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
@@ -158,7 +158,7 @@ def names_no_time(text: str, start: int, end: int) -> bool:
     night = _LAST_NIGHT.search(text, start, end)
     if night is not None:  # "the last night of the tour"
         said_before = text[_sentence_start(text, start) : night.start()]
-        final = _DETERMINER_BEFORE.search(said_before) or _OF_NEXT.match(text, night.end())
+        final = _DETERMINER_BEFORE.search(said_before) or _OF_AFTER.match(text, night.end())
         if final or night[0].istitle():  # ... or "Last Night in Soho"
             return True
     if _CLOCK_PHRASE.fullmatch(phrase) and _SAYS_THE_HOUR.search(before):
