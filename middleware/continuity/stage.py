@@ -317,6 +317,8 @@ async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
 
 def _with_put_off(resume: ResumeContent, turn: Turn) -> ResumeContent:
     """``resume`` with the open items the user has put off since marked so."""
+    if not resume.open_questions and not resume.obligations:
+        return resume  # nothing to mark: the user's actions need not be loaded
     actions = actions_here(turn)
     return replace(
         resume,
