@@ -123,7 +123,13 @@ _DANGLING = re.compile(
     r"(?:\s+(?:in|at|on|by|from|to|and|or|the|a|an|about|around|before|after|until|till))+\s*$",
     re.I,
 )
-_JOINER = re.compile(r"^[\s,]*(?:at|on|from)?[\s,]*$", re.I)
+# What may stand between a day and its clock time in one phrase: "friday at 3pm", "tomorrow
+# around noon", "friday sometime around 3pm", "tmrw ~noon".
+_JOINER = re.compile(
+    r"^[\s,]*(?:at|on|from)?[\s,]*"
+    r"(?:(?:sometime|around|about|approx(?:imately|\.)?|roughly|~)[\s,]*){0,2}$",
+    re.I,
+)
 
 
 # Every alternative of ``_TIMEISH`` needs a digit or one of these (case-folded) fragments:

@@ -32,6 +32,8 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   as March;
 * "end of the week" is the week's last day, Sunday (the ISO week, as "this week" is);
   "end of the work week" is its Friday; "end of next week" a week later;
+* a rough clock time ("friday around 3pm", "tomorrow at around noon", "on the 20th
+  sometime about 3") is that time on that day: the words that make it rough are dropped;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
   tomorrow); an explicit "today" keeps it today even if it has passed;
 * a weekday: the week it is in is decided in ``weekdays.py`` ("next Friday", "Monday
@@ -71,6 +73,11 @@ __all__ = ["read_local"]
 
 
 _FILLER = re.compile(r"^(?:(?:at|by|around|about|before|after|until|till|til|on|@)(?:\s+|$))+")
+# Words that only say a clock time is rough ("friday around 3pm", "3/20 sometime about
+# 3"): what is left of the date part once the time is cut out must not end on one.
+_APPROXIMATELY = re.compile(
+    r"(?:\s+(?:at|@|around|about|approx(?:imately|\.)?|roughly|~|sometime|circa))+$"
+)
 _EOD = re.compile(r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod)\b")
 _END_OF_WEEK = re.compile(
     r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?"
@@ -404,7 +411,7 @@ def _read_lowered(
         rest = _cut(rest, part) + " today"
     elif part:
         rest = _cut(rest, part)
-    rest = _tidy(rest)
+    rest = _APPROXIMATELY.sub("", f" {_tidy(rest)}").strip()
     explicit_day: date | None = None
     day_of_month = _DAY_OF_MONTH.fullmatch(re.sub(r"\s+(?:at|@)$", "", rest))
     if day_of_month is not None:  # "the 3rd at 3pm"

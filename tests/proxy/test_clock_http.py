@@ -1271,3 +1271,25 @@ async def test_a_command_is_no_contact_for_the_gap_or_check_ins(
     text = block(fake_upstream)
     assert "Last message here: 2 days 1 minute ago (Mon 2 Mar 10:00)." in text
     assert "Last contact on any channel" not in text
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("let's talk tomorrow around noon", '"tomorrow around noon" = 2026-11-19T12:00:00+01:00'),
+        ("tmrw at around noon?", '"tmrw at around noon" = 2026-11-19T12:00:00+01:00'),
+        ("meet friday around 3pm", '"friday around 3pm" = 2026-11-20T15:00:00+01:00'),
+        ("meet friday about 3pm", '"friday about 3pm" = 2026-11-20T15:00:00+01:00'),
+        (
+            "friday sometime around 3pm works",
+            '"friday sometime around 3pm" = 2026-11-20T15:00:00+01:00',
+        ),
+        ("on the 20th around 3pm", '"on the 20th around 3pm" = 2026-11-20T15:00:00+01:00'),
+    ],
+)
+async def test_a_rough_clock_time_after_a_day_keeps_the_day(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, told: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-18T08:00:00Z")
+    await chat(relay, message, at="2026-11-18T09:00:00Z")  # Wednesday 10:00 in Berlin
+    assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
