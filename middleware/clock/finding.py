@@ -116,6 +116,9 @@ _DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\
 # Today's parts of day and the night just gone, which dateparser misses ("I ran 5k this
 # morning") or finds only a word of ("this" of "this morning's meeting").
 _PART_OF_TODAY = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|last\s+night)\b", re.I)
+# A weekday with its part of day, which dateparser cuts short after a number ("I ran 5k
+# Monday morning" gives "Monday" alone, a whole day a week off).
+_WEEKDAY_PART = re.compile(rf"\b{_WEEKDAYS}\s+(?:morning|afternoon|evening|night)\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 # ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
 # letter", "friday after the" + "standup"): a time phrase never ends on one.
@@ -298,10 +301,11 @@ def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, in
 
 
 def _with_parts_of_today(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``taken`` with each "this morning" (afternoon, evening) and "last night" that no span
-    holds whole put in, in place of the spans inside it ("this" of "this morning's")."""
+    """``taken`` with each "this morning" (afternoon, evening), "last night" and weekday
+    with its part of day ("Monday morning") that no span holds whole put in, in place of
+    the spans inside it ("this" of "this morning's", "Monday" of "5k Monday morning")."""
     spans = list(taken)
-    for match in _PART_OF_TODAY.finditer(text):
+    for match in (*_PART_OF_TODAY.finditer(text), *_WEEKDAY_PART.finditer(text)):
         start, end = match.span()
         if any(s <= start and end <= e for s, e in spans):
             continue

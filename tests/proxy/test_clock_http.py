@@ -1293,3 +1293,25 @@ async def test_a_rough_clock_time_after_a_day_keeps_the_day(
     await chat(relay, "/tz Europe/Berlin", at="2026-11-18T08:00:00Z")
     await chat(relay, message, at="2026-11-18T09:00:00Z")  # Wednesday 10:00 in Berlin
     assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
+async def test_a_weekday_morning_said_that_monday_is_this_morning(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    # Told of the past: this morning so far, not last Monday (nor the whole of it).
+    await say(relay, "I ran 5k Monday morning", headers)
+    assert (
+        'Times in this message: "Monday morning" = 2026-11-02T05:00:00+01:00 to '
+        "2026-11-02T08:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+    # Said of what is ahead while the morning is: this morning; once it is over: next week.
+    await say(relay, "I'll do it monday morning", headers)
+    assert '"monday morning" = 2026-11-02T09:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+    clock.advance(timedelta(hours=5))  # Berlin 13:00
+    await say(relay, "I'll do it monday morning", headers)
+    assert '"monday morning" = 2026-11-09T09:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+    assert "Ask the user" not in block(fake_upstream)
