@@ -22,6 +22,7 @@ from middleware.clock.abbreviations import find_zone_names
 from middleware.clock.idioms import names_no_time
 from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_clock
 from middleware.clock.parsing import ParseResult, parse_anchored_time
+from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.zones import get_zone
 from middleware.text_cache import MAX_CHARS
@@ -209,6 +210,9 @@ def find_time_expressions(
     if not looks_timeish(text):
         return []
     zone = get_zone(tz) if tz else UTC
+    speaker = speaker_tz or tz
+    speaker_zone = get_zone(speaker) if speaker else UTC
+    night_begun = reference_instant.astimezone(speaker_zone).hour >= PART_HOURS["night"][0]
     settings: dict[str, Any] = {
         "RELATIVE_BASE": reference_instant.astimezone(zone).replace(tzinfo=None),
         "PREFER_DATES_FROM": "future",
@@ -248,7 +252,7 @@ def find_time_expressions(
         phrase = text[start:end].strip(" ,")
         if not looks_timeish(phrase):
             return None
-        past = tells_of_the_past(sentence_around(text, start, end))
+        past = tells_of_the_past(sentence_around(text, start, end), night_begun=night_begun)
         waking = _WAKING_BEFORE.search(text, max(0, start - 40), start) is not None
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,

@@ -7,8 +7,8 @@ about. This reads the one sentence around the phrase, not a grammar: the irregul
 forms people tell of their day with, any regular "-ed" past ("landed at 7", "finished at
 5") but for words that only end like one ("need", "indeed") or are adjectives of the
 moment ("I'm tired", "the delayed flight"), and a sentence with any sign of the future
-("will", "tomorrow", "moved to") is never past, so a miss reads a phrase as before.
-It runs only on messages with a time phrase in them.
+("will", "tomorrow", "moved to", "tonight" before the night has begun) is never past, so
+a miss reads a phrase as before. It runs only on messages with a time phrase in them.
 """
 
 from __future__ import annotations
@@ -43,12 +43,15 @@ _ADJECTIVE_BEFORE = frozenset(
 # Anything that points ahead wins: a plan, a request, or a past verb that sets a new time
 # ("they moved the meeting to 3pm" is about this afternoon).
 _AHEAD = re.compile(
-    r"\b(?:will|shall|gonna|going\s+to|let['’]?s|tomorrow|tonight|next|later|soon|can"
+    r"\b(?:will|shall|gonna|going\s+to|let['’]?s|tomorrow|next|later|soon|can"
     r"|could|should|would|want|need|please|remind|see\s+you|(?:re)?scheduled|moved|pushed"
     r"|postponed|delayed|brought\s+forward|booked|planned|set|changed|agreed)\b"
     r"|['’](?:ll|d)\b",
     re.IGNORECASE,
 )
+# "Tonight" points ahead until the night has begun; then it may be told of ("had a great
+# time tonight", "tonight was fun" said at 23:00).
+_TONIGHT = re.compile(r"\btonight\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
@@ -61,8 +64,11 @@ def sentence_around(text: str, start: int, end: int) -> str:
     return text[begin : close.end() if close else len(text)]
 
 
-def tells_of_the_past(sentence: str) -> bool:
-    """Is ``sentence`` in the past tense, with nothing in it pointing ahead?"""
+def tells_of_the_past(sentence: str, *, night_begun: bool = False) -> bool:
+    """Is ``sentence`` in the past tense, with nothing in it pointing ahead? "Tonight"
+    points ahead unless ``night_begun`` says it was said once the night had begun."""
+    if not night_begun and _TONIGHT.search(sentence) is not None:
+        return False
     return _has_past_verb(sentence) and _AHEAD.search(sentence) is None
 
 

@@ -1315,3 +1315,22 @@ async def test_a_weekday_morning_said_that_monday_is_this_morning(
     await say(relay, "I'll do it monday morning", headers)
     assert '"monday morning" = 2026-11-09T09:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
     assert "Ask the user" not in block(fake_upstream)
+
+
+async def test_tonight_told_of_the_past_once_the_night_has_begun_is_tonight_so_far(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 20, 14, 0, tzinfo=UTC))  # Fri, Berlin 15:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    # Before the night has begun, "tonight" beside a past verb is still the night ahead.
+    await say(relay, "I forgot we have dinner tonight", headers)
+    assert '"tonight" = 2026-11-20T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+    clock.advance(timedelta(hours=8, minutes=10))  # Berlin 23:10
+    for message in ("had a great time tonight", "tonight was fun"):
+        await say(relay, message, headers)
+        assert (
+            'Times in this message: "tonight" = 2026-11-20T18:00:00+01:00 to '
+            "2026-11-20T23:10:00+01:00 (Europe/Berlin)."
+        ) in block(fake_upstream)
