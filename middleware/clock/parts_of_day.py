@@ -9,6 +9,10 @@ hour may lie after the moment it was said ("I ran 5k this morning" said at 08:00
 08:04: 05:00 to 08:04), the whole of it once it is over ("this morning" said at 15:00:
 05:00 to 12:00), and nothing before it has begun (no past "this evening" at 08:00).
 
+Said of what is ahead once that hour has passed while the part of day is still under way,
+it is the rest of it from now ("can we sync this afternoon?" said at 16:00: 16:00 to
+18:00), never an hour already gone; said once it is over, it stays that hour.
+
 The hours a part of day runs are ``PART_HOURS``; "last night" stays yesterday's 20:00,
 which is never later than now.
 """
@@ -30,12 +34,16 @@ def part_of_today(
 ) -> LocalReading | None:
     """Today's ``part`` of day ("morning", "afternoon", "evening", "night") said at the
     naive local ``base``, whose default ``reading`` is a point at its usual hour: that
-    point unless told of the past (``past``), else a span as the module docstring says,
-    or None for a part of day that has not begun."""
-    if not past:
-        return reading
+    point (or, once that hour has passed, the rest of the part of day from now) unless
+    told of the past (``past``), else a span as the module docstring says, or None for a
+    part of day that has not begun."""
     begins, ends = PART_HOURS[part]
     start = datetime.combine(base.date(), time(begins))
     end = datetime.combine(base.date(), time()) + timedelta(hours=ends)
-    so_far = min(base.replace(second=0, microsecond=0), end)
+    now = base.replace(second=0, microsecond=0)
+    if not past:
+        if reading.kind == "point" and reading.times[0] <= base and start <= now < end:
+            return LocalReading("span", (now, end))  # its usual hour is gone: the rest of it
+        return reading
+    so_far = min(now, end)
     return LocalReading("span", (start, so_far)) if so_far > start else None

@@ -1115,11 +1115,12 @@ async def test_saturday_night_said_that_saturday_is_tonight(
     relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
     headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
     await say(relay, "/tz Europe/Berlin", headers)
-    for hours in (0, 12):  # Saturday 10:00 and 22:00: the night ahead and the night begun
+    # Saturday 10:00 and 22:00: the night ahead, and the rest of the night begun.
+    for hours, told in ((0, "20:00:00+01:00"), (12, "22:00:00+01:00 to 2026-11-22T00:00:00+01:00")):
         clock.advance(timedelta(hours=hours))
         await say(relay, "saturday night?", headers)
         text = block(fake_upstream)
-        assert '"saturday night" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in text
+        assert f'"saturday night" = 2026-11-21T{told} (Europe/Berlin).' in text
         assert "Ask the user" not in text
 
 
@@ -1334,3 +1335,30 @@ async def test_tonight_told_of_the_past_once_the_night_has_begun_is_tonight_so_f
             'Times in this message: "tonight" = 2026-11-20T18:00:00+01:00 to '
             "2026-11-20T23:10:00+01:00 (Europe/Berlin)."
         ) in block(fake_upstream)
+
+
+@pytest.mark.parametrize(
+    ("said_at", "message", "told"),
+    [
+        # Friday in Berlin: 16:00, 19:30, 10:30; the part of day's usual hour has passed.
+        ("2026-11-20T15:00:00Z", "can we sync this afternoon?",
+         '"this afternoon" = 2026-11-20T16:00:00+01:00 to 2026-11-20T18:00:00+01:00'),
+        ("2026-11-20T18:30:00Z", "can we talk this evening?",
+         '"this evening" = 2026-11-20T19:30:00+01:00 to 2026-11-21T00:00:00+01:00'),
+        ("2026-11-20T09:30:00Z", "can you look at it this morning?",
+         '"this morning" = 2026-11-20T10:30:00+01:00 to 2026-11-20T12:00:00+01:00'),
+        ("2026-11-20T09:30:00Z", "I'll do it friday morning",
+         '"friday morning" = 2026-11-20T10:30:00+01:00 to 2026-11-20T12:00:00+01:00'),
+        # Its usual hour still ahead: that hour, as before.
+        ("2026-11-20T12:00:00Z", "can we sync this afternoon?",
+         '"this afternoon" = 2026-11-20T15:00:00+01:00'),
+    ],
+)  # fmt: skip
+async def test_a_part_of_day_ahead_whose_usual_hour_has_passed_is_the_rest_of_it(
+    relay: RunningServer, fake_upstream: FakeUpstream, said_at: str, message: str, told: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-20T06:00:00Z")
+    await chat(relay, message, at=said_at)
+    text = block(fake_upstream)
+    assert f"Times in this message: {told} (Europe/Berlin)." in text
+    assert "Ask the user" not in text

@@ -1050,16 +1050,16 @@ def test_day_words_outside_the_small_hours_question_are_resolved(
 @pytest.mark.parametrize(
     ("message", "berlin_now", "start"),
     [
-        # Saturday 21 November 2026 in Berlin. Told of the past: that night so far (from
-        # 18:00), not its usual hour.
-        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T20:00:00+01:00"),
+        # Saturday 21 November 2026 in Berlin. Its usual hour gone by: the rest of that
+        # night from now. Told of the past: that night so far (from 18:00).
+        ("saturday night", "2026-11-21T23:00:00+01:00", "2026-11-21T23:00:00+01:00"),
         ("see you saturday night", "2026-11-21T19:00:00+01:00", "2026-11-21T20:00:00+01:00"),
         ("saturday night was fun", "2026-11-21T23:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         ("saturday evening", "2026-11-21T10:00:00+01:00", "2026-11-21T18:00:00+01:00"),
         # That morning is over: the next Saturday morning, as before.
         ("saturday morning", "2026-11-21T19:00:00+01:00", "2026-11-28T09:00:00+01:00"),
         # Friday 20 November.
-        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T18:00:00+01:00"),
+        ("friday evening", "2026-11-20T19:00:00+01:00", "2026-11-20T19:00:00+01:00"),
     ],
 )
 def test_a_weekday_naming_today_with_a_part_of_day_still_ahead_is_today(
