@@ -278,11 +278,15 @@ class GroupCommitWriter:
         return self._commit_outcome
 
     async def committed(self, action: str, commit: Commit | None) -> None:
-        """Wait for ``commit`` (from ``commit_of``); raise what ``error_for`` makes of the
-        error that rolled it back. Shielded: a caller cancelled meanwhile does not cancel
+        """Wait for ``commit`` (from ``commit_of``), committing it now if it is still open;
+        raise what ``error_for`` makes of the error that rolled it back. Shielded: a caller cancelled meanwhile does not cancel
         the outcome the other writes of the transaction share."""
         if commit is None:
             return
+        if commit is self._commit_outcome:
+            # Still open: commit now rather than make the caller (an answer ready to go
+            # out) wait out the commit delay. The writes of other turns so far share it.
+            self.flush()
         error = commit.result() if commit.done() else await asyncio.shield(commit)
         if error is not None:
             raise self._error_for(action, error) from error
