@@ -279,8 +279,9 @@ class GroupCommitWriter:
 
     async def committed(self, action: str, commit: Commit | None) -> None:
         """Wait for ``commit`` (from ``commit_of``), committing it now if it is still open;
-        raise what ``error_for`` makes of the error that rolled it back. Shielded: a caller cancelled meanwhile does not cancel
-        the outcome the other writes of the transaction share."""
+        raise what ``error_for`` makes of the error that rolled it back. Shielded: a
+        caller cancelled meanwhile does not cancel the outcome the other writes of the
+        transaction share."""
         if commit is None:
             return
         if commit is self._commit_outcome:
