@@ -28,9 +28,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from middleware.clock.source import Clock
+from middleware.errors import StoreError
 from middleware.injection import fingerprint, newest_user_index
 from middleware.pipeline import Handler, Stage
-from middleware.store import InboundRecord, Store, log_if_failed
+from middleware.store import Durable, InboundRecord, Store, log_if_failed
 from middleware.types import COMMAND, UNRECORDED, Reply, ReplyOutcome, Turn
 
 log = logging.getLogger(__name__)
@@ -201,6 +202,7 @@ def recording_stage(
         started = clock.now()
         pair, place = (turn.thread_key, turn.user_key), None
         stored_as_command = False
+        durable: Durable | None = None  # the message's commit, once it is stored
         if not turn.continuation:
             place = newest_place(turn)
             if newest.resent(turn, place) or (
@@ -232,11 +234,12 @@ def recording_stage(
                 if alone:
                     queued = await store.queue_inbound(record)
                     turn.inbound_id, turn.prior = queued.message_id, queued.prior
+                    durable = queued.durable
                 else:
                     written = await store.record_inbound(record)
                     turn.inbound_id = asyncio.get_running_loop().create_future()
                     turn.inbound_id.set_result(written.message_id)
-                    turn.prior = written.prior
+                    turn.prior, durable = written.prior, written.durable
             except BaseException:
                 newest.not_recorded(pair, place)
                 raise
@@ -252,6 +255,8 @@ def recording_stage(
             # Witnessed, not asked: recorded for the clock, never answered.
             if turn.inbound_id is not None:
                 await turn.inbound_id
+            if durable is not None:
+                await _kept(durable, newest, pair, place)
             if witness is not None and not turn.continuation:
                 await witness(turn)
             return Reply(meta={OBSERVED: "1"})
@@ -259,6 +264,10 @@ def recording_stage(
             reply = await call_next(turn)
         except BaseException as failure:
             stored = turn.inbound_id
+            if durable is not None and isinstance(failure, Exception) and _landed(stored):
+                # A stage may fail only because the message's commit failed (a read then
+                # finds no thread): the store's error is the one that says why.
+                await _kept(durable, newest, pair, place)
             if stored is not None and not (stored.done() and _raised(stored, failure)):
                 # The turn failed for another reason: the message's own fate is logged.
                 stored.add_done_callback(log_if_failed(log, "record the message", turn.thread_key))
@@ -266,8 +275,12 @@ def recording_stage(
         if turn.inbound_id is not None:
             # Landed by now unless the turn never waited; a message that could not be
             # stored fails its turn (StoreError), as it would have before the upstream.
+            # So does one whose commit failed (a full disk): the answer, not yet out,
+            # must not tell the client its message was kept.
             try:
                 await turn.inbound_id
+                if durable is not None:
+                    await _kept(durable, newest, pair, place)
             except BaseException:
                 if reply.stream is not None:
                     reply.stream.discard()
@@ -299,6 +312,27 @@ def recording_stage(
         return reply
 
     return record
+
+
+async def _kept(durable: Durable, latest: LatestMessages, pair: Pair, place: Place | None) -> None:
+    """Return once the stored message is committed; if its commit failed, forget it as the
+    pair's newest (sent again, it is new) and raise the store's error."""
+    try:
+        await durable.committed()
+    except StoreError:
+        if place is not None:
+            latest.not_recorded(pair, place)
+        raise
+
+
+def _landed(stored: asyncio.Future[int] | None) -> bool:
+    """Whether the message's write was applied (its commit may still fail)."""
+    return (
+        stored is not None
+        and stored.done()
+        and not stored.cancelled()
+        and stored.exception() is None
+    )
 
 
 def _raised(stored: asyncio.Future[int], failure: BaseException) -> bool:

@@ -17,12 +17,17 @@ async def healthz(request: web.Request) -> web.Response:
 async def readyz(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     store_ok, upstream_ok = await asyncio.gather(services.store.ping(), services.upstream.ready())
-    ready = store_ok and upstream_ok
+    # The store answers reads on a full disk: its last failed write says it cannot take
+    # turns, until a write succeeds again.
+    write_failure = services.store.write_failure() if store_ok else None
+    ready = store_ok and write_failure is None and upstream_ok
     body = {
         "status": "ready" if ready else "not ready",
-        "store": "ok" if store_ok else "unavailable",
+        "store": "ok" if store_ok and write_failure is None else "unavailable",
         "upstream": "ok" if upstream_ok else "unreachable",
     }
+    if write_failure is not None:
+        body["store_error"] = write_failure
     return web.json_response(body, status=200 if ready else 503)
 
 

@@ -143,12 +143,24 @@ class HeldToolCall:
     expires_at: datetime
 
 
+class Durable(Protocol):
+    """Whether a stored message reached the disk: a store may apply a write at once and
+    commit it a little later, together with others (``[store] commit_delay_ms``)."""
+
+    async def committed(self) -> None:
+        """Return once the message is committed; raise ``StoreError`` if its commit
+        failed (the disk is full or failing): the message is lost, and whoever accepted it
+        must say so rather than answer as if it were kept."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class InboundResult:
-    """The stored message's id and the state from just before it."""
+    """The stored message's id, the state from just before it, and its commit."""
 
     message_id: int
     prior: PriorState
+    durable: Durable
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +170,8 @@ class QueuedInbound:
 
     prior: PriorState
     message_id: asyncio.Future[int]
+    # Its commit, known once ``message_id`` resolves.
+    durable: Durable
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +381,11 @@ class Store(ContinuityStore, Protocol):
 
     async def ping(self) -> bool:
         """Whether the store answers a trivial query."""
+        ...
+
+    def write_failure(self) -> str | None:
+        """Why the store could not write lately (a full disk, a failing one, a read-only
+        file), said for the operator, until a write succeeds again; else None."""
         ...
 
     async def record_inbound(self, record: InboundRecord) -> InboundResult:

@@ -685,6 +685,24 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ALTER TABLE thread_participants ADD COLUMN left_at TEXT;
         """,
     ),
+    (
+        22,
+        """
+        -- Schema 1 kept a zone on each user only, and its relay linked no accounts: a
+        -- person made by hand then got no zone from migration 2, and from then on the
+        -- clock read the person's, so a linked user's own zone went unread. Give such a
+        -- person the zone of their most recently seen user that has one. Only when the
+        -- store is upgraded from schema 1 now (temp.upgrade_start, see
+        -- ``apply_migrations``): on a store already past 2, a linked person without a zone
+        -- may have cleared it (/tz), which a user's older zone must not undo.
+        UPDATE persons SET default_tz = (
+            SELECT u.default_tz FROM users AS u
+            WHERE u.person_id = persons.person_id AND u.default_tz IS NOT NULL
+            ORDER BY u.last_interaction_any_channel_at DESC, u.user_key LIMIT 1)
+        WHERE default_tz IS NULL
+            AND (SELECT from_version FROM temp.upgrade_start) < 2;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]
@@ -765,6 +783,20 @@ async def apply_migrations(conn: aiosqlite.Connection, path: str) -> int:
     a newer relay.
     """
     current = await check_store_file(conn, path)
+    # The version the file started at, for a migration that repairs what an earlier one
+    # did only on the way up from it (22). A temp table: not in the file.
+    await conn.executescript(
+        "DROP TABLE IF EXISTS temp.upgrade_start; "
+        "CREATE TEMP TABLE upgrade_start (from_version INTEGER NOT NULL); "
+        f"INSERT INTO temp.upgrade_start VALUES ({current:d});"
+    )
+    try:
+        return await _migrate(conn, path, current)
+    finally:
+        await conn.execute_fetchall("DROP TABLE IF EXISTS temp.upgrade_start")
+
+
+async def _migrate(conn: aiosqlite.Connection, path: str, current: int) -> int:
     for version, sql in MIGRATIONS:
         if version <= current:
             continue

@@ -114,7 +114,7 @@ class SqliteStore(SqliteConnections):
         write, held = start.write, start.held
         if held is not None:
             message_id = await start.writer.write(RECORD_INBOUND, lambda conn: write(conn, held))
-            return InboundResult(message_id, prior_from_row(held))
+            return InboundResult(message_id, prior_from_row(held), start.landing)
 
         def both(conn: sqlite3.Connection) -> tuple[Row, int]:
             row = start.read(conn)
@@ -122,7 +122,7 @@ class SqliteStore(SqliteConnections):
 
         row, message_id = await start.writer.write(RECORD_INBOUND, both)
         self._keep_prior(record, start, row)
-        return InboundResult(message_id, prior_from_row(row))
+        return InboundResult(message_id, prior_from_row(row), start.landing)
 
     async def queue_inbound(self, record: InboundRecord) -> QueuedInbound:
         """See ``Store.queue_inbound``. The prior state is read at once (or was held); the
@@ -132,10 +132,10 @@ class SqliteStore(SqliteConnections):
         write, held = start.write, start.held
         if held is not None:
             stored = start.writer.queue(RECORD_INBOUND, lambda conn: write(conn, held))
-            return QueuedInbound(prior_from_row(held), stored)
+            return QueuedInbound(prior_from_row(held), stored, start.landing)
         row, stored = await start.writer.read_then_queue(RECORD_INBOUND, start.read, write)
         self._keep_prior(record, start, row)
-        return QueuedInbound(prior_from_row(row), stored)
+        return QueuedInbound(prior_from_row(row), stored, start.landing)
 
     def _keep_prior(self, record: InboundRecord, start: InboundStart, before: Row) -> None:
         """Hold the pair's row as ``record``'s write leaves it, given the row it read

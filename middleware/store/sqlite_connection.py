@@ -172,6 +172,13 @@ class SqliteConnections:
             return False
         return bool(rows) and rows[0][0] == 1
 
+    def write_failure(self) -> str | None:
+        """See ``Store.write_failure``."""
+        failure = None if self._batcher is None else self._batcher.failure
+        if failure is None:
+            return None
+        return f"the SQLite store at {self._path} could not write: {explained(failure)}"
+
     # -- plumbing ----------------------------------------------------------------------
 
     async def _close_connections(self) -> None:

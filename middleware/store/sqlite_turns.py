@@ -17,7 +17,7 @@ from middleware.store.sqlite_clock_state import (
     SELECT_PRIOR,
 )
 from middleware.store.sqlite_prior_cache import PriorRows, Row
-from middleware.store.sqlite_writer import GroupCommitWriter
+from middleware.store.sqlite_writer import Commit, GroupCommitWriter
 from middleware.types import valid_text
 
 RECORD_INBOUND = "record an inbound message"
@@ -90,6 +90,21 @@ FROM messages WHERE thread_key = ? ORDER BY id DESC LIMIT ?
 """
 
 
+class Landing:
+    """Where an inbound message's write landed: the commit it waits for (``Durable``)."""
+
+    __slots__ = ("commit", "writer")
+
+    def __init__(self, writer: GroupCommitWriter) -> None:
+        self.writer = writer
+        # Set by the write as it runs; None until then, and on the worker thread.
+        self.commit: Commit | None = None
+
+    async def committed(self) -> None:
+        """See ``Durable.committed``; call once the write was applied."""
+        await self.writer.committed(RECORD_INBOUND, self.commit)
+
+
 class InboundStart(NamedTuple):
     """What both ways of recording an inbound message begin with."""
 
@@ -99,6 +114,7 @@ class InboundStart(NamedTuple):
     writer: GroupCommitWriter
     held: Row | None  # the pair's row, held: no read needed
     version: int  # the held rows' version once this message moved them
+    landing: Landing  # the commit ``write`` lands in
 
 
 def start_inbound(
@@ -112,11 +128,18 @@ def start_inbound(
     at = to_db(record.received_at)
     read, write = _inbound_writes(record, at)
     writer = group_writer()
+    landing = Landing(writer)
+
+    def landed(conn: sqlite3.Connection, row: Any) -> int:
+        message_id = write(conn, row)
+        landing.commit = writer.commit_of(conn)
+        return message_id
+
     held = None
     if writer.may_write_now(RECORD_INBOUND):
         held = priors.get(record.thread_key, record.user_key)
     priors.inbound(record, at)
-    return InboundStart(at, read, write, writer, held, priors.version)
+    return InboundStart(at, read, landed, writer, held, priors.version, landing)
 
 
 def _inbound_writes(

@@ -17,7 +17,10 @@ There are three ways in:
   on, and the commit runs while the upstream is already working on the request. If that
   commit fails (the disk is full or failing), those writes are lost: they are logged, and
   until a commit succeeds again each ``write`` commits before it returns, so callers see
-  the failure as they did before. A crash of the process before the commit loses them too.
+  the failure as they did before. A write that must not be lost unseen asks, while it
+  runs, for the outcome of the commit it lands in (``commit_of``): one future per
+  transaction, which its caller awaits before it reports success (a turn, before its
+  answer goes out). A crash of the process before the commit loses them too.
 - ``queue`` is ``write`` applied later: the write is queued and its future resolves once
   it is applied (before the commit, as ``write`` returns). A turn alone in the relay queues
   its inbound message so that the request goes upstream first: the write lands while the
@@ -86,6 +89,9 @@ class Pending(NamedTuple):
 
 
 Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
+# What became of a transaction of the loop's connection: None once committed, or the SQLite
+# error that rolled it back.
+Commit = asyncio.Future[sqlite3.Error | None]
 # Turns an SQLite failure during ``action`` into the error the caller sees.
 ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
@@ -140,6 +146,10 @@ class GroupCommitWriter:
         # in it, whose futures resolve when it commits.
         self._uncommitted: list[str] = []
         self._settling: list[tuple[Pending, Outcome]] = []
+        # Its outcome, once a write asked for it (``commit_of``).
+        self._commit_outcome: Commit | None = None
+        # Why the store cannot write, until a commit succeeds (``failure``).
+        self._failure: sqlite3.Error | None = None
         # After a failed commit: every ``write`` commits before it returns.
         self._commit_each = False
         # A batch handed to the worker thread; later writes wait for it (order).
@@ -167,7 +177,7 @@ class GroupCommitWriter:
             self._abort(exc)
             raise self._error_for(action, exc) from exc
         if not ok:
-            self._failed()
+            self._failed(value)
         if self._commit_each:
             # Reported to this caller, not logged as lost.
             failed = self._commit()
@@ -206,7 +216,7 @@ class GroupCommitWriter:
             return seen, done
         ok, seen = _apply_one(self._inline, read, savepoint=False)
         if not ok:
-            self._failed()
+            self._failed(seen)
             raise self._error(action, seen)
 
         def then(conn: sqlite3.Connection) -> T:
@@ -255,6 +265,38 @@ class GroupCommitWriter:
         self._pending.append(Pending(action, write, future, not one_statement, resolves_applied))
         self._schedule_apply()
         return future
+
+    def commit_of(self, conn: sqlite3.Connection) -> Commit | None:
+        """Called by a write while it runs on ``conn``: the outcome of the commit it lands
+        in, shared by every write of that transaction. None on the worker thread's
+        connection, whose writes resolve only once committed (their own future says it).
+        """
+        if conn is not self._inline:
+            return None
+        if self._commit_outcome is None:
+            self._commit_outcome = asyncio.get_running_loop().create_future()
+        return self._commit_outcome
+
+    async def committed(self, action: str, commit: Commit | None) -> None:
+        """Wait for ``commit`` (from ``commit_of``), committing it now if it is still open;
+        raise what ``error_for`` makes of the error that rolled it back. Shielded: a
+        caller cancelled meanwhile does not cancel the outcome the other writes of the
+        transaction share."""
+        if commit is None:
+            return
+        if commit is self._commit_outcome:
+            # Still open: commit now rather than make the caller (an answer ready to go
+            # out) wait out the commit delay. The writes of other turns so far share it.
+            self.flush()
+        error = commit.result() if commit.done() else await asyncio.shield(commit)
+        if error is not None:
+            raise self._error_for(action, error) from error
+
+    @property
+    def failure(self) -> sqlite3.Error | None:
+        """The SQLite error that last kept a write from the file (a full disk, an I/O error,
+        a read-only file, a failed commit), until a commit succeeds again; else None."""
+        return self._failure
 
     def flush(self) -> None:
         """Apply what is queued and commit, unless the worker thread has the writes (order
@@ -352,7 +394,7 @@ class GroupCommitWriter:
             outcome = _apply_one(self._inline, pending.write, savepoint=pending.savepoint)
             del self._pending[0]
             if not outcome[0]:
-                self._failed()
+                self._failed(outcome[1])
             if pending.resolves_applied and not self._commit_each:
                 if outcome[0]:
                     self._uncommitted.append(pending.action)
@@ -376,16 +418,25 @@ class GroupCommitWriter:
         settling, self._settling = self._settling, []
         self._uncommitted = []
         self._commit_each = False
+        self._failure = None
+        self._end_transaction(None)
         for pending, outcome in settling:
             self._settle(pending, outcome)
         self._committed()
         return None
+
+    def _end_transaction(self, error: sqlite3.Error | None) -> None:
+        """Tell the writes that asked (``commit_of``) what became of their transaction."""
+        outcome, self._commit_outcome = self._commit_outcome, None
+        if outcome is not None and not outcome.done():
+            outcome.set_result(error)
 
     def _abort(self, exc: sqlite3.Error) -> None:
         """The open transaction cannot commit: roll it back. The queued writes in it fail
         with ``exc``; the ones already returned are logged as lost. From now until a
         commit succeeds, each ``write`` commits before it returns."""
         self._failed()
+        self._failure = exc
         settling, self._settling = self._settling, []
         lost, self._uncommitted = self._uncommitted, []
         self._commit_each = True
@@ -394,10 +445,13 @@ class GroupCommitWriter:
                 self._inline.execute("ROLLBACK")
             except sqlite3.Error as rollback_exc:
                 log.error("SQLite could not roll back a failed transaction: %s", rollback_exc)
+        self._end_transaction(exc)
         if lost:
             log.error(
                 "SQLite could not commit; %d write(s) already applied are lost (%s): %s. "
-                "Until a commit succeeds, each write commits before it returns.",
+                "A turn whose message is among them is answered with the store's error "
+                "unless its answer had already gone out. Until a commit succeeds, each "
+                "write commits before it returns.",
                 len(lost),
                 ", ".join(lost),
                 exc,
@@ -437,7 +491,11 @@ class GroupCommitWriter:
         self._commit_timer = None
         self.flush()
 
-    def _failed(self) -> None:
+    def _failed(self, exc: BaseException | None = None) -> None:
+        """A write or the transaction failed; ``exc``, when it says the file cannot be
+        written (not a write's own fault, such as a constraint), is the store's failure."""
+        if isinstance(exc, sqlite3.Error) and _keeps_writes_out(exc):
+            self._failure = exc
         if self._on_failure is not None:
             self._on_failure()
 
@@ -466,12 +524,14 @@ class GroupCommitWriter:
                     _apply_batch, self._threaded._conn, writes
                 )
         except sqlite3.Error as exc:
-            self._failed()
+            self._failed(exc)
             for pending in batch:
                 _settle(pending.future, (False, self._error_for(pending.action, exc)))
         else:
-            if not all(ok for ok, _value in outcomes):
-                self._failed()
+            self._failure = None  # committed
+            for ok, value in outcomes:
+                if not ok:
+                    self._failed(value)
             for pending, outcome in zip(batch, outcomes, strict=True):
                 self._settle(pending, outcome)
         finally:
@@ -512,10 +572,13 @@ def _settle(future: asyncio.Future[Any], outcome: Outcome) -> None:
         future.set_exception(value)
 
 
-def connect_inline(path: str) -> sqlite3.Connection:
+def connect_inline(
+    path: str, factory: type[sqlite3.Connection] = sqlite3.Connection
+) -> sqlite3.Connection:
     """The loop thread's connection: never waits for a lock, never checkpoints. It has the
-    store's SQL functions (``sqlite_functions``), as every connection of the store."""
-    conn = sqlite3.connect(path, isolation_level=None, timeout=0)
+    store's SQL functions (``sqlite_functions``), as every connection of the store.
+    ``factory``: ``sqlite3.connect``'s (a test's connection that fails on demand)."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0, factory=factory)
     try:
         conn.executescript(
             "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
@@ -526,6 +589,24 @@ def connect_inline(path: str) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+# SQLite's primary result codes that say the file cannot take writes now, whatever the write.
+_UNWRITABLE = frozenset(
+    {
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_NOTADB,
+        sqlite3.SQLITE_CANTOPEN,
+    }
+)
+
+
+def _keeps_writes_out(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and int(code) & 0xFF in _UNWRITABLE
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

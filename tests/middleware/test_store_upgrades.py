@@ -53,6 +53,9 @@ def build_store(path: Path, version: int) -> dict[str, int]:
     and her linked account, a thread with a turn (message, reply, injected block), and the
     rows of each later table that existed then. Returns each table's row count."""
     conn = sqlite3.connect(path, isolation_level=None)
+    # As ``apply_migrations`` runs them: from a new file.
+    conn.execute("CREATE TEMP TABLE upgrade_start (from_version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO temp.upgrade_start VALUES (0)")
     for number, script in MIGRATIONS:
         if number <= version:
             conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
@@ -311,3 +314,31 @@ async def test_a_store_from_a_newer_relay_is_refused_and_left_untouched(
 
     assert "upgrade chronorelay" in str(refused.value)
     assert path.read_bytes() == untouched
+
+
+def _link_by_hand(path: Path, version: int) -> None:
+    """Link the store's two accounts to a person made by hand, with no zone of its own (a
+    v1 relay had no linking: an operator wrote the row; a later one: cleared with /tz)."""
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        conn.execute("INSERT OR IGNORE INTO persons (person_id) VALUES ('p1')")
+        if version >= 2:
+            conn.execute("UPDATE persons SET default_tz = NULL")
+        conn.execute("UPDATE users SET person_id = 'p1'")
+    conn.close()
+
+
+@pytest.mark.parametrize(("version", "zone"), [(1, "Europe/Lisbon"), (20, None)])
+async def test_a_person_linked_by_hand_on_schema_1_keeps_the_users_zone(
+    version: int, zone: str | None, tmp_path: Path, relay_factory: RelayFactory
+) -> None:
+    """Migration 2 gave a person made by hand on schema 1 no zone, and the clock reads the
+    person's: the users' own zone is theirs again. A later store's person without a zone
+    cleared it, and stays without."""
+    path = tmp_path / "relay.sqlite3"
+    build_store(path, version)
+    _link_by_hand(path, version)
+
+    relay = await relay_factory(fake_clock=FakeClock(NOW), auth=AUTH)
+
+    user = await admin(relay, "/admin/users/api:ana")
+    assert (user["person_id"], user["effective_tz"]) == ("p1", zone)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -12,7 +14,7 @@ import aiohttp
 import pytest
 
 from middleware.errors import StoreError
-from middleware.store import InboundRecord, QueuedInbound, Store
+from middleware.store import InboundRecord, QueuedInbound, Store, sqlite_connection, sqlite_writer
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -95,6 +97,11 @@ async def test_a_reply_the_store_cannot_take_still_reaches_the_client_and_is_log
     assert [m.role for m in await store.transcript("agent:main:api:d")] == ["user"]
 
 
+class _NeverReached:
+    async def committed(self) -> None:
+        raise AssertionError("a message that failed to land has no commit to wait for")
+
+
 def _queue_on_a_full_disk(store: Store) -> Callable[[InboundRecord], Awaitable[QueuedInbound]]:
     """A ``queue_inbound`` whose write fails as it lands, as on a full disk."""
 
@@ -104,7 +111,7 @@ def _queue_on_a_full_disk(store: Store) -> Callable[[InboundRecord], Awaitable[Q
         asyncio.get_running_loop().call_soon(
             failed.set_exception, StoreError("database or disk is full")
         )
-        return QueuedInbound(prior, failed)
+        return QueuedInbound(prior, failed, _NeverReached())
 
     return queue_inbound
 
@@ -319,3 +326,71 @@ async def test_inspect_mode_answers_with_forwarded_messages(relay_factory: Relay
         async with http.post(f"{relay.url}{URL}", json=stream_body) as r:
             raw = await r.read()
     assert raw.endswith(b"data: [DONE]\n\n") and b'"usage": {"prompt_tokens"' in raw
+
+
+class _FillingDisk(sqlite3.Connection):
+    """The loop's store connection, whose COMMIT fails as on a full disk while ``full``."""
+
+    full = False
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "COMMIT" and _FillingDisk.full:
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[misc]
+            error.sqlite_errorname = "SQLITE_FULL"  # type: ignore[misc]
+            raise error
+        return super().execute(sql, *args)
+
+
+@pytest.fixture
+def filling_disk(monkeypatch: pytest.MonkeyPatch) -> type[_FillingDisk]:
+    monkeypatch.setattr(
+        sqlite_connection,
+        "connect_inline",
+        functools.partial(sqlite_writer.connect_inline, factory=_FillingDisk),
+    )
+    monkeypatch.setattr(_FillingDisk, "full", False)
+    return _FillingDisk
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_message_whose_commit_fails_is_answered_503_and_readyz_says_why(
+    relay_factory: RelayFactory, filling_disk: type[_FillingDisk], stream: bool
+) -> None:
+    """The store applies a turn's message at once and commits it a little later with
+    others: a commit that fails (a full disk) must not leave the client with a 200 for a
+    message that is gone."""
+    relay = await relay_factory(store={"commit_delay_ms": 50})
+    store = relay.runner.app[SERVICES].store
+    first = {"model": "m", "messages": HI, "stream": stream}
+    thread = {"X-Chronorelay-Thread": "full"}
+    said = [*HI, {"role": "assistant", "content": "echo: hi there"}]
+    body = {**first, "messages": [*said, {"role": "user", "content": "and now?"}]}
+
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{relay.url}{URL}", json=first, headers=thread) as r:
+            assert r.status == 200
+            await r.read()
+        assert len(await store.transcript("agent:main:api:full")) == 2  # committed
+        filling_disk.full = True
+        async with http.post(f"{relay.url}{URL}", json=body, headers=thread) as r:
+            error = (await r.json())["error"]
+            assert r.status == 503, error
+        assert error["code"] == "store_error"
+        assert "database or disk is full; the disk is full: free space" in error["message"]
+        # Every write fails meanwhile, though the store still answers reads.
+        async with http.get(f"{relay.url}/readyz") as r:
+            assert r.status == 503
+            ready = await r.json()
+        assert ready["store"] == "unavailable"
+        assert "could not write: database or disk is full" in ready["store_error"]
+
+        filling_disk.full = False  # space is back
+        async with http.post(f"{relay.url}{URL}", json=body, headers=thread) as r:
+            assert r.status == 200
+            await r.read()
+        async with http.get(f"{relay.url}/readyz") as r:
+            assert r.status == 200 and "store_error" not in await r.json()
+    # The message sent again is stored, not taken for a resend of one already kept.
+    transcript = await store.transcript("agent:main:api:full")
+    assert [m.role for m in transcript] == ["user", "assistant"] * 2
