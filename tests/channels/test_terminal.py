@@ -304,3 +304,25 @@ async def test_a_line_cut_by_the_terminal_is_not_sent(tmp_path: Path) -> None:
         os.close(terminal)
     assert "bot> [Not sent: a line reached the 4095-byte limit of a terminal line" in out.getvalue()
     assert [m.text for m in transcript if m.role == "user"] == ["short one"]
+
+
+@pytest.mark.parametrize("directive", ["clock: kind project", "clock: off", "clock: kind epic"])
+async def test_a_settings_directive_is_no_contact_on_any_channel(
+    tmp_path: Path, directive: str
+) -> None:
+    """Three hours away, then a settings directive in another chat (answered by the relay,
+    like /tz), then a question here: the block tells of the three hours, and of no
+    contact elsewhere a minute ago."""
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        here = TerminalChannel(services, user_id="ana", thread_id="trip")
+        elsewhere = TerminalChannel(services, user_id="ana", thread_id="work")
+        await here.handle("Let's plan the trip")
+        clock.advance(timedelta(hours=3))
+        answered = await elsewhere.handle(directive)
+        clock.advance(timedelta(minutes=1))
+        forwarded = json.loads(await here.handle("Where were we?"))
+    assert not answered.startswith("["), answered  # the relay's answer, not the model's
+    block = forwarded[-1]["content"]
+    assert "Last message here: 3 hours 1 minute ago (Sat 21 Nov 10:00)." in block, block
+    assert "Last contact on any channel" not in block, block
