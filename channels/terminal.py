@@ -80,6 +80,8 @@ class TerminalChannel:
         """
         await self.start()
         read_line = self._read_line or ConsoleInput(sys.stdin.fileno(), self._out)
+        # A piped chat shows no prompt, so its end needs no new line.
+        prompted = not isinstance(read_line, ConsoleInput) or read_line.interactive
         self._out.write(
             f"chronorelay chat — you are terminal:{self._user_id}; "
             "/help lists the commands, /quit leaves\n"
@@ -102,10 +104,12 @@ class TerminalChannel:
                 if text in ("/quit", "/exit"):
                     return
                 await self.send(self._thread_id, await self._answer(text))
-            # End of input (Ctrl-D) leaves the cursor after the prompt.
-            self._out.write("\n")
+            if prompted:
+                # End of input (Ctrl-D) leaves the cursor after the prompt.
+                self._out.write("\n")
         except asyncio.CancelledError:
-            self._out.write("\n")
+            if prompted:
+                self._out.write("\n")
             raise
         finally:
             self._out.flush()
@@ -144,7 +148,8 @@ class ConsoleInput:
     On a terminal, lines pasted at once are one message: the lines already waiting when
     one is read (or arriving within ``PASTE_GAP``, faster than anyone types) join it, so
     a pasted paragraph is not sent to the model a line at a time. Piped in, each line is
-    a message of its own, as a script writes them.
+    a message of its own, as a script writes them, and no prompt is shown: nobody types,
+    and the prompts would only clutter the output the script reads.
 
     Reads the file descriptor with ``os.read``, not ``input()``: while it waits it holds
     no lock of ``sys.stdin``'s (a daemon thread blocked in ``sys.stdin.readline()`` makes
@@ -159,21 +164,22 @@ class ConsoleInput:
         self._encoding = name
         self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
         self._pending = ""
-        self._joins_pastes = os.isatty(fd)
+        self.interactive = os.isatty(fd)
         # A terminal's end of input (Ctrl-D) is read once: met while taking in a paste, it
         # ends the chat on the next call.
         self._ended = False
 
     def __call__(self) -> str:
-        self._out.write(PROMPT)
-        self._out.flush()
+        if self.interactive:
+            self._out.write(PROMPT)
+            self._out.flush()
         lines = [self._line()]
-        while self._joins_pastes and not self._ended and self._more_waiting():
+        while self.interactive and not self._ended and self._more_waiting():
             try:
                 lines.append(self._line())
             except EOFError:
                 break
-        if self._joins_pastes and any(self._filled_the_terminal(line) for line in lines):
+        if self.interactive and any(self._filled_the_terminal(line) for line in lines):
             raise LineCut(
                 f"Not sent: a line reached the {TERMINAL_LINE_BYTES}-byte limit of a terminal "
                 "line, and the terminal dropped what came after it. Break long text into "

@@ -119,7 +119,7 @@ async def test_a_failing_turn_is_reported_and_the_chat_goes_on(tmp_path: Path) -
     assert replies[1] == "bot> ["  # the inspect upstream's answer to "hello"
 
 
-async def test_console_input_replaces_undecodable_bytes_and_ends_on_a_new_line(
+async def test_piped_input_replaces_undecodable_bytes_and_is_not_prompted(
     tmp_path: Path,
 ) -> None:
     read_end, write_end = os.pipe()
@@ -135,8 +135,9 @@ async def test_console_input_replaces_undecodable_bytes_and_ends_on_a_new_line(
         os.close(read_end)
     assert transcript[0].text == "caf\ufffd ok"
     assert "bot> Your timezone is now Europe/Lisbon." in out.getvalue()
-    # Ctrl-D (end of input) leaves the shell's prompt on a line of its own.
-    assert out.getvalue().endswith(f"\n{PROMPT}\n")
+    # Piped in: no prompts in the output a script reads, and no new line for one at the end.
+    assert PROMPT not in out.getvalue()
+    assert out.getvalue().endswith(") there.\n")
 
 
 def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) -> None:
@@ -186,15 +187,18 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> Non
     # and a child inherits that: the chat, like any program, would then stay deaf to Ctrl-C.
     # Handled here for the spawn, SIGINT is back to its default in the child, as in a shell.
     ours = signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A terminal nobody types on: the prompt (shown on a terminal only) waits for a line.
+    main, terminal = os.openpty()
     try:
         chat = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "proxy", "chat", "--config", str(config),
-            stdin=asyncio.subprocess.PIPE,  # a pipe left open: the prompt waits for a line
+            stdin=terminal,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
     finally:
         signal.signal(signal.SIGINT, ours)
+        os.close(terminal)
     try:
         assert chat.stdout is not None and chat.stderr is not None
         await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
@@ -205,6 +209,7 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> Non
         if chat.returncode is None:
             chat.kill()
             await chat.wait()
+        os.close(main)
     # 130 is the shell's code for SIGINT; a thread left reading stdin must not abort the
     # interpreter's exit ("could not acquire lock for <_io.BufferedReader name='<stdin>'>").
     assert status == 130, errors
@@ -272,6 +277,7 @@ async def test_the_chat_terminal_shows_no_routine_log_lines(tmp_path: Path) -> N
     out, errors = await asyncio.wait_for(chat.communicate("hello 👋\n".encode()), timeout=60)
     assert chat.returncode == 0, errors.decode()
     assert "bot> [" in out.decode()
+    assert PROMPT not in out.decode()  # piped in: nobody to prompt
     assert errors.decode() == ""
 
 
