@@ -16,7 +16,7 @@ import os
 import select
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TextIO
 
 from channels.base import answer
@@ -34,6 +34,11 @@ INSPECT_NOTE = (
 TERMINAL_LINE_BYTES = 4095
 # Lines that reach a terminal within this many seconds of each other were pasted together.
 PASTE_GAP = 0.02
+# An answer slower than this many seconds shows WAITING until it comes (on a terminal).
+WAITING_AFTER = 1.0
+WAITING = "bot> … waiting for the answer"
+# Back to the start of the line, and erase it (ANSI "erase in line").
+CLEAR_LINE = "\r\x1b[K"
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +57,7 @@ class TerminalChannel:
         read_line: Callable[[], str] | None = None,
         out: TextIO | None = None,
         history_limit: int = 40,
+        waiting_after: float = WAITING_AFTER,
     ) -> None:
         self._services = services
         self._user_id = user_id or getpass.getuser()
@@ -59,6 +65,7 @@ class TerminalChannel:
         self._out = out or sys.stdout
         self._read_line = read_line
         self._history_limit = history_limit
+        self._waiting_after = waiting_after
         self._running = False
 
     async def start(self) -> None:
@@ -103,7 +110,7 @@ class TerminalChannel:
                     continue
                 if text in ("/quit", "/exit"):
                     return
-                await self.send(self._thread_id, await self._answer(text))
+                await self.send(self._thread_id, await self._waited_for(self._answer(text)))
             if prompted:
                 # End of input (Ctrl-D) leaves the cursor after the prompt.
                 self._out.write("\n")
@@ -114,6 +121,26 @@ class TerminalChannel:
         finally:
             self._out.flush()
             await self.stop()
+
+    async def _waited_for(self, answering: Coroutine[object, object, str]) -> str:
+        """``answering``'s answer; on a terminal, a slow one shows ``WAITING`` meanwhile,
+        erased before the answer prints. Piped out, nobody watches: nothing is shown."""
+        if not self._out.isatty():
+            return await answering
+        task = asyncio.ensure_future(answering)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self._waiting_after)
+            if done:
+                return task.result()
+            self._out.write(WAITING)
+            self._out.flush()
+            try:
+                return await task
+            finally:
+                self._out.write(CLEAR_LINE)
+                self._out.flush()
+        finally:
+            task.cancel()  # only if the chat itself was cancelled (Ctrl-C) meanwhile
 
     async def _answer(self, text: str) -> str:
         try:

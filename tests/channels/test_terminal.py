@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from channels.terminal import INSPECT_NOTE, PROMPT, ConsoleInput, TerminalChannel
+from channels.terminal import (
+    CLEAR_LINE,
+    INSPECT_NOTE,
+    PROMPT,
+    WAITING,
+    ConsoleInput,
+    TerminalChannel,
+)
 from middleware.clock.source import FakeClock
 from middleware.store import StoredMessage
 from middleware.types import Reply, Turn
@@ -332,3 +339,50 @@ async def test_a_settings_directive_is_no_contact_on_any_channel(
     block = forwarded[-1]["content"]
     assert "Last message here: 3 hours 1 minute ago (Sat 21 Nov 10:00)." in block, block
     assert "Last contact on any channel" not in block, block
+
+
+class TerminalOut(io.StringIO):
+    """What a chat prints to a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("on_a_terminal", [True, False])
+async def test_a_slow_answer_shows_a_waiting_line_on_a_terminal_only(
+    tmp_path: Path, on_a_terminal: bool
+) -> None:
+    out = TerminalOut() if on_a_terminal else io.StringIO()
+    lines = iter(["hello", "/quit"])
+
+    async def slow_upstream(turn: Turn) -> Reply:
+        if not on_a_terminal:
+            await asyncio.sleep(0.1)  # five times the wait before a terminal is told
+        for _ in range(500):  # on a terminal, answers once the chat shows it waits
+            if not on_a_terminal or WAITING in out.getvalue():
+                break
+            await asyncio.sleep(0.01)
+        return Reply(text="hi there")
+
+    async with open_services(inspect_config(tmp_path)) as services:
+        services.pipeline = slow_upstream
+        channel = TerminalChannel(
+            services, user_id="ana", read_line=lambda: next(lines), out=out, waiting_after=0.02
+        )
+        await channel.run()
+    printed = out.getvalue()
+    if on_a_terminal:
+        # Shown, then erased from its line before the answer prints.
+        assert f"{WAITING}{CLEAR_LINE}bot> hi there\n" in printed
+    else:
+        assert WAITING not in printed and CLEAR_LINE not in printed
+        assert "bot> hi there\n" in printed
+
+
+async def test_a_quick_answer_shows_no_waiting_line(tmp_path: Path) -> None:
+    out, lines = TerminalOut(), iter(["/time", "/quit"])
+    async with open_services(inspect_config(tmp_path)) as services:
+        channel = TerminalChannel(services, user_id="ana", read_line=lambda: next(lines), out=out)
+        await channel.run()
+    assert "bot> It's " in out.getvalue()
+    assert WAITING not in out.getvalue() and CLEAR_LINE not in out.getvalue()
