@@ -17,10 +17,12 @@ import select
 import sys
 import threading
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TextIO
 
 from channels.base import answer
 from channels.history import conversation_body
+from middleware.errors import UpstreamError, UpstreamTimeout
 from middleware.types import Turn, valid_text
 from proxy.services import Services
 
@@ -58,6 +60,7 @@ class TerminalChannel:
         out: TextIO | None = None,
         history_limit: int = 40,
         waiting_after: float = WAITING_AFTER,
+        config_file: Path | None = None,
     ) -> None:
         self._services = services
         self._user_id = user_id or getpass.getuser()
@@ -66,6 +69,7 @@ class TerminalChannel:
         self._read_line = read_line
         self._history_limit = history_limit
         self._waiting_after = waiting_after
+        self._config_file = config_file
         self._running = False
 
     async def start(self) -> None:
@@ -160,7 +164,21 @@ class TerminalChannel:
             body={},
         )
         turn.body = await conversation_body(self._services, turn, self._history_limit)
-        return await answer(self._services, turn)
+        return await answer(self._services, turn, unanswered=self._unanswered)
+
+    def _unanswered(self, exc: UpstreamError) -> str:
+        """Why no answer came, for the person running the chat: the relay's operator, who
+        is told the address tried and where it is set."""
+        if self._config_file is None:
+            where = (
+                "no config file was loaded: name one with --config (or $CHRONORELAY_CONFIG) "
+                "and set its [upstream] base_url"
+            )
+        else:
+            where = f"check [upstream] base_url in {self._config_file.resolve()}"
+        if isinstance(exc, UpstreamTimeout):
+            return f"{exc} — {where}, that the LLM there is running, or raise read_timeout"
+        return f"{exc} — {where}, and that the LLM there is running"
 
 
 class LineCut(Exception):

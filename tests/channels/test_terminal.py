@@ -386,3 +386,30 @@ async def test_a_quick_answer_shows_no_waiting_line(tmp_path: Path) -> None:
         await channel.run()
     assert "bot> It's " in out.getvalue()
     assert WAITING not in out.getvalue() and CLEAR_LINE not in out.getvalue()
+
+
+@pytest.mark.parametrize("loaded", [True, False])
+async def test_an_unreachable_llm_says_which_config_file_sets_its_address(
+    tmp_path: Path, loaded: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The one chatting runs the relay: told the address tried and where it is set.
+    config_file = tmp_path / "chronorelay.toml"
+    config = Config.model_validate(
+        {
+            "store": {"path": str(tmp_path / "s.sqlite3")},
+            # Nothing listens on the discard port.
+            "upstream": {"mode": "forward", "base_url": "http://127.0.0.1:9/v1", "retries": 0},
+        }
+    )
+    async with open_services(config) as services:
+        channel = TerminalChannel(
+            services, user_id="ana", config_file=config_file if loaded else None
+        )
+        said = await channel.handle("hello?")
+    assert said.startswith("[no answer: cannot reach the upstream at http://127.0.0.1:9/v1: ")
+    if loaded:
+        assert said.endswith(
+            f" — check [upstream] base_url in {config_file}, and that the LLM there is running]"
+        )
+    else:
+        assert "no config file was loaded: name one with --config" in said
