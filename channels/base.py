@@ -131,7 +131,11 @@ def is_relay_command(text: str) -> bool:
 
 
 async def answer(
-    services: Services, turn: Turn, on_text: Callable[[str], Awaitable[None]] | None = None
+    services: Services,
+    turn: Turn,
+    on_text: Callable[[str], Awaitable[None]] | None = None,
+    *,
+    unanswered: Callable[[UpstreamError], str] | None = None,
 ) -> str:
     """Run ``turn`` through the pipeline and return the whole reply text.
 
@@ -139,7 +143,9 @@ async def answer(
     as a stream and ``on_text`` sees the text so far each time more arrives. Upstream
     failures become a short message for the user instead of an exception (after whatever
     text had arrived); what went wrong in detail is logged, not shown in the chat, since it
-    names the upstream's address.
+    names the upstream's address. A channel whose user runs the relay (the terminal) says
+    what to check instead: ``unanswered`` words the failure when no answer came at all
+    (``unanswered_text`` by default).
     """
     if on_text is not None:
         turn.body = {**turn.body, "stream": True}
@@ -161,7 +167,7 @@ async def answer(
         partial = stream.text if stream is not None else ""
         if partial:
             return f"{partial}\n\n[the answer broke off: the LLM stopped sending — {_RETRY}]"
-        return f"[no answer: {unanswered_text(exc)}]"
+        return f"[no answer: {(unanswered or unanswered_text)(exc)}]"
 
 
 _RETRY = "try again in a moment, and tell the relay's operator if it keeps happening"

@@ -16,11 +16,13 @@ import os
 import select
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TextIO
 
 from channels.base import answer
 from channels.history import conversation_body
+from middleware.errors import UpstreamError, UpstreamTimeout
 from middleware.types import Turn, valid_text
 from proxy.services import Services
 
@@ -34,6 +36,11 @@ INSPECT_NOTE = (
 TERMINAL_LINE_BYTES = 4095
 # Lines that reach a terminal within this many seconds of each other were pasted together.
 PASTE_GAP = 0.02
+# An answer slower than this many seconds shows WAITING until it comes (on a terminal).
+WAITING_AFTER = 1.0
+WAITING = "bot> … waiting for the answer"
+# Back to the start of the line, and erase it (ANSI "erase in line").
+CLEAR_LINE = "\r\x1b[K"
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +59,8 @@ class TerminalChannel:
         read_line: Callable[[], str] | None = None,
         out: TextIO | None = None,
         history_limit: int = 40,
+        waiting_after: float = WAITING_AFTER,
+        config_file: Path | None = None,
     ) -> None:
         self._services = services
         self._user_id = user_id or getpass.getuser()
@@ -59,6 +68,8 @@ class TerminalChannel:
         self._out = out or sys.stdout
         self._read_line = read_line
         self._history_limit = history_limit
+        self._waiting_after = waiting_after
+        self._config_file = config_file
         self._running = False
 
     async def start(self) -> None:
@@ -80,6 +91,8 @@ class TerminalChannel:
         """
         await self.start()
         read_line = self._read_line or ConsoleInput(sys.stdin.fileno(), self._out)
+        # A piped chat shows no prompt, so its end needs no new line.
+        prompted = not isinstance(read_line, ConsoleInput) or read_line.interactive
         self._out.write(
             f"chronorelay chat — you are terminal:{self._user_id}; "
             "/help lists the commands, /quit leaves\n"
@@ -101,15 +114,37 @@ class TerminalChannel:
                     continue
                 if text in ("/quit", "/exit"):
                     return
-                await self.send(self._thread_id, await self._answer(text))
-            # End of input (Ctrl-D) leaves the cursor after the prompt.
-            self._out.write("\n")
+                await self.send(self._thread_id, await self._waited_for(self._answer(text)))
+            if prompted:
+                # End of input (Ctrl-D) leaves the cursor after the prompt.
+                self._out.write("\n")
         except asyncio.CancelledError:
-            self._out.write("\n")
+            if prompted:
+                self._out.write("\n")
             raise
         finally:
             self._out.flush()
             await self.stop()
+
+    async def _waited_for(self, answering: Coroutine[object, object, str]) -> str:
+        """``answering``'s answer; on a terminal, a slow one shows ``WAITING`` meanwhile,
+        erased before the answer prints. Piped out, nobody watches: nothing is shown."""
+        if not self._out.isatty():
+            return await answering
+        task = asyncio.ensure_future(answering)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self._waiting_after)
+            if done:
+                return task.result()
+            self._out.write(WAITING)
+            self._out.flush()
+            try:
+                return await task
+            finally:
+                self._out.write(CLEAR_LINE)
+                self._out.flush()
+        finally:
+            task.cancel()  # only if the chat itself was cancelled (Ctrl-C) meanwhile
 
     async def _answer(self, text: str) -> str:
         try:
@@ -129,7 +164,21 @@ class TerminalChannel:
             body={},
         )
         turn.body = await conversation_body(self._services, turn, self._history_limit)
-        return await answer(self._services, turn)
+        return await answer(self._services, turn, unanswered=self._unanswered)
+
+    def _unanswered(self, exc: UpstreamError) -> str:
+        """Why no answer came, for the person running the chat: the relay's operator, who
+        is told the address tried and where it is set."""
+        if self._config_file is None:
+            where = (
+                "no config file was loaded: name one with --config (or $CHRONORELAY_CONFIG) "
+                "and set its [upstream] base_url"
+            )
+        else:
+            where = f"check [upstream] base_url in {self._config_file.resolve()}"
+        if isinstance(exc, UpstreamTimeout):
+            return f"{exc} — {where}, that the LLM there is running, or raise read_timeout"
+        return f"{exc} — {where}, and that the LLM there is running"
 
 
 class LineCut(Exception):
@@ -144,7 +193,8 @@ class ConsoleInput:
     On a terminal, lines pasted at once are one message: the lines already waiting when
     one is read (or arriving within ``PASTE_GAP``, faster than anyone types) join it, so
     a pasted paragraph is not sent to the model a line at a time. Piped in, each line is
-    a message of its own, as a script writes them.
+    a message of its own, as a script writes them, and no prompt is shown: nobody types,
+    and the prompts would only clutter the output the script reads.
 
     Reads the file descriptor with ``os.read``, not ``input()``: while it waits it holds
     no lock of ``sys.stdin``'s (a daemon thread blocked in ``sys.stdin.readline()`` makes
@@ -159,21 +209,22 @@ class ConsoleInput:
         self._encoding = name
         self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
         self._pending = ""
-        self._joins_pastes = os.isatty(fd)
+        self.interactive = os.isatty(fd)
         # A terminal's end of input (Ctrl-D) is read once: met while taking in a paste, it
         # ends the chat on the next call.
         self._ended = False
 
     def __call__(self) -> str:
-        self._out.write(PROMPT)
-        self._out.flush()
+        if self.interactive:
+            self._out.write(PROMPT)
+            self._out.flush()
         lines = [self._line()]
-        while self._joins_pastes and not self._ended and self._more_waiting():
+        while self.interactive and not self._ended and self._more_waiting():
             try:
                 lines.append(self._line())
             except EOFError:
                 break
-        if self._joins_pastes and any(self._filled_the_terminal(line) for line in lines):
+        if self.interactive and any(self._filled_the_terminal(line) for line in lines):
             raise LineCut(
                 f"Not sent: a line reached the {TERMINAL_LINE_BYTES}-byte limit of a terminal "
                 "line, and the terminal dropped what came after it. Break long text into "

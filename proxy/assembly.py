@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
-from middleware.awareness.stage import awareness_stage
+from middleware.awareness.stage import answers_directive, awareness_stage
 from middleware.awareness.view import AwarenessSettings
 from middleware.clock.render_stage import time_rendering_stage
 from middleware.clock.source import Clock
@@ -26,7 +27,7 @@ from middleware.notices import Notices, notices_stage
 from middleware.pipeline import Handler, Stage, compose
 from middleware.recording import recording_stage
 from middleware.store import Store
-from middleware.types import Upstream
+from middleware.types import Turn, Upstream
 from proxy.config import Config
 
 
@@ -57,8 +58,12 @@ def build_pipeline(
             clock,
             cross_channel=config.clock.cross_channel_tracking,
             witness=witnessed_location(store, clock_settings(config)),
-            # A chat command is stored as one: no read ever takes it for conversation.
-            is_command=answers_itself(command_names(commands)),
+            # A chat command or a settings directive the relay answers is stored as a
+            # command: no read ever takes it for conversation, nor for contact.
+            is_command=either(
+                answers_itself(command_names(commands)),
+                answers_directive(awareness_settings(config)),
+            ),
         ),
         # Before commands: any next message answers a held tool call's request to confirm.
         held_call_stage(store, impact_settings(config)),
@@ -80,6 +85,15 @@ def build_pipeline(
         ),
     ]
     return compose(stages, forward_to(upstream))
+
+
+def either(*predicates: Callable[[Turn], bool]) -> Callable[[Turn], bool]:
+    """Whether any of ``predicates`` holds for the turn."""
+
+    def any_holds(turn: Turn) -> bool:
+        return any(holds(turn) for holds in predicates)
+
+    return any_holds
 
 
 def chat_admins(config: Config) -> frozenset[str]:

@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check-config":
             return _check_config(args.config, config)
         if args.command == "chat":
-            asyncio.run(_chat(config))
+            asyncio.run(_chat(config, config_path(args.config)))
             return 0
         if args.command == "export-clock-state":
             return _export_clock_state(config, args.output)
@@ -158,12 +158,12 @@ async def _serve(config: Config) -> None:
     await serve(build_app(config), config)
 
 
-async def _chat(config: Config) -> None:
+async def _chat(config: Config, config_file: Path | None) -> None:
     from channels.terminal import TerminalChannel
     from proxy.services import open_services
 
     async with open_services(config) as services:
-        await TerminalChannel(services).run()
+        await TerminalChannel(services, config_file=config_file).run()
 
 
 def _export_clock_state(config: Config, output: str) -> int:

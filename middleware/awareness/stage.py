@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
+from middleware.actions.directives import ClockIt, is_directive_only, parse_directive
 from middleware.awareness.view import AwarenessSettings, AwarenessView, apply_ops, awareness_view
 from middleware.awareness.wording import tell_user
 from middleware.pipeline import Handler, Stage
@@ -33,6 +34,30 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
         return await call_next(turn)
 
     return awareness
+
+
+def answers_directive(settings: AwarenessSettings) -> Callable[[Turn], bool]:
+    """Whether the awareness stage will answer a new turn itself, told before the turn is
+    recorded, so its message is stored as a command from the start (``answers_itself``
+    for chat commands): a command moves no "last contact on any channel" (spec 000 §4.1).
+
+    A message that is nothing but a directive, where commands are allowed, in a turn the
+    relay answers: any settings directive (``clock: kind project``, ``clock: off``) or
+    invalid one, and ``clock it: …`` only while clocking is off — else the model hears
+    what was clocked and answers it, a message of the conversation like any other.
+    Agrees with ``AwarenessView.reply`` (``awareness_view``).
+    """
+    clocking = settings.actions.enabled
+
+    def answered(turn: Turn) -> bool:
+        if not settings.enabled or not turn.commands_allowed or turn.observe_only:
+            return False
+        directive = parse_directive(turn.text)
+        if directive is None or (isinstance(directive, ClockIt) and clocking):
+            return False
+        return is_directive_only(turn.text, directive)
+
+    return answered
 
 
 async def _linked(store: Store, turn: Turn) -> list[str]:

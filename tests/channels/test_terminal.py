@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from channels.terminal import INSPECT_NOTE, PROMPT, ConsoleInput, TerminalChannel
+from channels.terminal import (
+    CLEAR_LINE,
+    INSPECT_NOTE,
+    PROMPT,
+    WAITING,
+    ConsoleInput,
+    TerminalChannel,
+)
 from middleware.clock.source import FakeClock
 from middleware.store import StoredMessage
 from middleware.types import Reply, Turn
@@ -119,7 +126,7 @@ async def test_a_failing_turn_is_reported_and_the_chat_goes_on(tmp_path: Path) -
     assert replies[1] == "bot> ["  # the inspect upstream's answer to "hello"
 
 
-async def test_console_input_replaces_undecodable_bytes_and_ends_on_a_new_line(
+async def test_piped_input_replaces_undecodable_bytes_and_is_not_prompted(
     tmp_path: Path,
 ) -> None:
     read_end, write_end = os.pipe()
@@ -135,8 +142,9 @@ async def test_console_input_replaces_undecodable_bytes_and_ends_on_a_new_line(
         os.close(read_end)
     assert transcript[0].text == "caf\ufffd ok"
     assert "bot> Your timezone is now Europe/Lisbon." in out.getvalue()
-    # Ctrl-D (end of input) leaves the shell's prompt on a line of its own.
-    assert out.getvalue().endswith(f"\n{PROMPT}\n")
+    # Piped in: no prompts in the output a script reads, and no new line for one at the end.
+    assert PROMPT not in out.getvalue()
+    assert out.getvalue().endswith(") there.\n")
 
 
 def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) -> None:
@@ -186,15 +194,18 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> Non
     # and a child inherits that: the chat, like any program, would then stay deaf to Ctrl-C.
     # Handled here for the spawn, SIGINT is back to its default in the child, as in a shell.
     ours = signal.signal(signal.SIGINT, signal.default_int_handler)
+    # A terminal nobody types on: the prompt (shown on a terminal only) waits for a line.
+    main, terminal = os.openpty()
     try:
         chat = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "proxy", "chat", "--config", str(config),
-            stdin=asyncio.subprocess.PIPE,  # a pipe left open: the prompt waits for a line
+            stdin=terminal,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
     finally:
         signal.signal(signal.SIGINT, ours)
+        os.close(terminal)
     try:
         assert chat.stdout is not None and chat.stderr is not None
         await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
@@ -205,6 +216,7 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> Non
         if chat.returncode is None:
             chat.kill()
             await chat.wait()
+        os.close(main)
     # 130 is the shell's code for SIGINT; a thread left reading stdin must not abort the
     # interpreter's exit ("could not acquire lock for <_io.BufferedReader name='<stdin>'>").
     assert status == 130, errors
@@ -272,6 +284,7 @@ async def test_the_chat_terminal_shows_no_routine_log_lines(tmp_path: Path) -> N
     out, errors = await asyncio.wait_for(chat.communicate("hello 👋\n".encode()), timeout=60)
     assert chat.returncode == 0, errors.decode()
     assert "bot> [" in out.decode()
+    assert PROMPT not in out.decode()  # piped in: nobody to prompt
     assert errors.decode() == ""
 
 
@@ -304,3 +317,99 @@ async def test_a_line_cut_by_the_terminal_is_not_sent(tmp_path: Path) -> None:
         os.close(terminal)
     assert "bot> [Not sent: a line reached the 4095-byte limit of a terminal line" in out.getvalue()
     assert [m.text for m in transcript if m.role == "user"] == ["short one"]
+
+
+@pytest.mark.parametrize("directive", ["clock: kind project", "clock: off", "clock: kind epic"])
+async def test_a_settings_directive_is_no_contact_on_any_channel(
+    tmp_path: Path, directive: str
+) -> None:
+    """Three hours away, then a settings directive in another chat (answered by the relay,
+    like /tz), then a question here: the block tells of the three hours, and of no
+    contact elsewhere a minute ago."""
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        here = TerminalChannel(services, user_id="ana", thread_id="trip")
+        elsewhere = TerminalChannel(services, user_id="ana", thread_id="work")
+        await here.handle("Let's plan the trip")
+        clock.advance(timedelta(hours=3))
+        answered = await elsewhere.handle(directive)
+        clock.advance(timedelta(minutes=1))
+        forwarded = json.loads(await here.handle("Where were we?"))
+    assert not answered.startswith("["), answered  # the relay's answer, not the model's
+    block = forwarded[-1]["content"]
+    assert "Last message here: 3 hours 1 minute ago (Sat 21 Nov 10:00)." in block, block
+    assert "Last contact on any channel" not in block, block
+
+
+class TerminalOut(io.StringIO):
+    """What a chat prints to a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("on_a_terminal", [True, False])
+async def test_a_slow_answer_shows_a_waiting_line_on_a_terminal_only(
+    tmp_path: Path, on_a_terminal: bool
+) -> None:
+    out = TerminalOut() if on_a_terminal else io.StringIO()
+    lines = iter(["hello", "/quit"])
+
+    async def slow_upstream(turn: Turn) -> Reply:
+        if not on_a_terminal:
+            await asyncio.sleep(0.1)  # five times the wait before a terminal is told
+        for _ in range(500):  # on a terminal, answers once the chat shows it waits
+            if not on_a_terminal or WAITING in out.getvalue():
+                break
+            await asyncio.sleep(0.01)
+        return Reply(text="hi there")
+
+    async with open_services(inspect_config(tmp_path)) as services:
+        services.pipeline = slow_upstream
+        channel = TerminalChannel(
+            services, user_id="ana", read_line=lambda: next(lines), out=out, waiting_after=0.02
+        )
+        await channel.run()
+    printed = out.getvalue()
+    if on_a_terminal:
+        # Shown, then erased from its line before the answer prints.
+        assert f"{WAITING}{CLEAR_LINE}bot> hi there\n" in printed
+    else:
+        assert WAITING not in printed and CLEAR_LINE not in printed
+        assert "bot> hi there\n" in printed
+
+
+async def test_a_quick_answer_shows_no_waiting_line(tmp_path: Path) -> None:
+    out, lines = TerminalOut(), iter(["/time", "/quit"])
+    async with open_services(inspect_config(tmp_path)) as services:
+        channel = TerminalChannel(services, user_id="ana", read_line=lambda: next(lines), out=out)
+        await channel.run()
+    assert "bot> It's " in out.getvalue()
+    assert WAITING not in out.getvalue() and CLEAR_LINE not in out.getvalue()
+
+
+@pytest.mark.parametrize("loaded", [True, False])
+async def test_an_unreachable_llm_says_which_config_file_sets_its_address(
+    tmp_path: Path, loaded: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The one chatting runs the relay: told the address tried and where it is set.
+    config_file = tmp_path / "chronorelay.toml"
+    config = Config.model_validate(
+        {
+            "store": {"path": str(tmp_path / "s.sqlite3")},
+            # Nothing listens on the discard port.
+            "upstream": {"mode": "forward", "base_url": "http://127.0.0.1:9/v1", "retries": 0},
+        }
+    )
+    async with open_services(config) as services:
+        channel = TerminalChannel(
+            services, user_id="ana", config_file=config_file if loaded else None
+        )
+        said = await channel.handle("hello?")
+    assert said.startswith("[no answer: cannot reach the upstream at http://127.0.0.1:9/v1: ")
+    if loaded:
+        assert said.endswith(
+            f" — check [upstream] base_url in {config_file}, and that the LLM there is running]"
+        )
+    else:
+        assert "no config file was loaded: name one with --config" in said
