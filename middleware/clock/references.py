@@ -16,6 +16,11 @@ Recognised, in order of appearance:
 
 Abbreviations (EST, IST) are never references: see ``middleware.clock.abbreviations``.
 
+A zone that closes a fully written instant (a date and a clock time: a pasted log line's
+"2026-11-20 14:02 UTC", a chat channel's rendering of a timestamp, any ISO 8601 timestamp)
+is marked ``dates_instant``: it says when that instant was, not which zone the message's
+other times or its writer are in.
+
 A fixed offset is not an IANA zone. Whole hours map to the POSIX-style ``Etc/GMT`` ids,
 whose sign is inverted (UTC+9 is ``Etc/GMT-9``); other offsets (+05:45) have no id, so
 the reference keeps only the offset in minutes.
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
 from typing import Literal
@@ -63,6 +68,9 @@ class ZoneReference:
     name: str
     offset_minutes: int | None = None
     candidates: tuple[str, ...] = ()
+    # The zone closes a written date and time ("2026-11-20 14:02 UTC"): it dates that
+    # instant only.
+    dates_instant: bool = False
 
 
 def fixed_offset_zone(offset_minutes: int) -> str | None:
@@ -86,6 +94,18 @@ _ISO = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+\-]\d{2}(?::?\d{2})?)"
     r"(?![\w:])"
 )
+# A date with its year and a clock time, right before a zone: "2026-11-20 14:02",
+# "20/11/2026 2:02pm", "Fri, 20 Nov 2026 14:02:11", "Nov 20, 2026 at 14:02".
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_WRITTEN_DATE_TIME = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4}"
+    rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})"
+    r"(?:T|,?\s+(?:at\s+)?)"
+    r"\d{1,2}(?::\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s*[ap]\.?m\.?)?|\s*[ap]\.?m\.?)\s*\Z",
+    re.IGNORECASE,
+)
+# How far back a written date and time before a zone is looked for.
+_DATE_TIME_REACH = 48
 _IANA_ID = re.compile(r"(?<![\w/])[A-Z][A-Za-z]+(?:/[A-Za-z0-9_+\-]+){1,2}")
 _TIME_WORD = re.compile(r"\btime\b", re.IGNORECASE)
 _IN_WORD = re.compile(r"\bin\s+", re.IGNORECASE)
@@ -108,12 +128,17 @@ def _offset(start: int, end: int, minutes: int, written: str) -> ZoneReference:
 
 def _offset_reference(match: re.Match[str]) -> ZoneReference | None:
     if match["sign"] is None:
-        return _offset(match.start(), match.end(), 0, match[0])
-    hours, minutes = int(match["h"]), int(match["m"] or 0)
-    total = (hours * 60 + minutes) * (1 if match["sign"] == "+" else -1)
-    if minutes >= 60 or not -12 * 60 <= total <= 14 * 60:
-        return None
-    return _offset(match.start(), match.end(), total, match[0])
+        total = 0
+    else:
+        hours, minutes = int(match["h"]), int(match["m"] or 0)
+        total = (hours * 60 + minutes) * (1 if match["sign"] == "+" else -1)
+        if minutes >= 60 or not -12 * 60 <= total <= 14 * 60:
+            return None
+    found = _offset(match.start(), match.end(), total, match[0])
+    before = match.string[max(0, match.start() - _DATE_TIME_REACH) : match.start()]
+    if _WRITTEN_DATE_TIME.search(before) is not None:
+        return replace(found, dates_instant=True)
+    return found
 
 
 def _iso_reference(match: re.Match[str]) -> ZoneReference | None:
@@ -123,7 +148,8 @@ def _iso_reference(match: re.Match[str]) -> ZoneReference | None:
         return None
     if offset is None:
         return None
-    return _offset(match.start(), match.end(), int(offset.total_seconds()) // 60, match[0])
+    minutes = int(offset.total_seconds()) // 60
+    return replace(_offset(match.start(), match.end(), minutes, match[0]), dates_instant=True)
 
 
 def _place_reference(start: int, end: int, found: PlaceSpan) -> ZoneReference:

@@ -171,6 +171,34 @@ async def test_a_fixed_offset_is_named_as_an_offset(
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [
+        ("deploy finished 2026-11-20 14:02 UTC, why so slow?", "2026-11-20T14:02:00+00:00"),
+        # A Discord <t:…> or Telegram date entity as the channel writes it for the model.
+        ("the event is at 2026-09-21 14:13:20 UTC", "2026-09-21T14:13:20+00:00"),
+        ("ERROR 2026-11-20T14:02:11Z worker crashed", "2026-11-20T14:02:11+00:00"),
+    ],
+)
+async def test_a_written_instant_leaves_the_turn_in_the_users_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream, text: str, instant: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T08:00:00Z")
+    await chat(relay, text, at="2026-11-21T09:00:00Z")
+    told = block(fake_upstream)
+    assert told.startswith("Now: Sat 21 Nov 2026 10:00 (Europe/Berlin, UTC+01:00).")
+    assert "named in this message" not in told
+    assert "The user's own time" not in told
+    assert f"= {instant} (UTC)" in told  # still read as the instant it is
+    # A time anchored in a zone is that zone's, for this message only ("Tokyo time").
+    await chat(relay, "the meeting is at 3pm Tokyo time", at="2026-11-21T09:05:00Z")
+    told = block(fake_upstream)
+    assert "(Asia/Tokyo, UTC+09:00; named in this message)" in told
+    assert "The user's own time: Sat 21 Nov 10:05 (Europe/Berlin, UTC+01:00)." in told
+    reply = await chat(relay, "/tz", at="2026-11-21T09:06:00Z")
+    assert "Europe/Berlin" in reply["choices"][0]["message"]["content"]
+
+
 async def test_location_mention_sets_zone_when_nothing_else_does(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
