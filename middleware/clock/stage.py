@@ -41,6 +41,7 @@ from middleware.clock.temporal import (
     asks_about_current_events,
     render_block,
 )
+from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.identity import name_key
 from middleware.pipeline import Handler, Stage
@@ -117,7 +118,10 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     if answers_hour_choice(turn.text):
         answered = await _answered_hour(store, turn, anchor, prior.user_locale, context)
         expressions = (answered,) if answered is not None else expressions
-    times, questions = describe_expressions(expressions, anchor)
+    # With no zone known, a phrase told of the past ("I ran 5k this morning", "last night
+    # was rough") is not asked about: what is over needs no exact instant, only a plan does.
+    asked = expressions if anchor else _not_past(turn.text, expressions)
+    times, questions = describe_expressions(asked, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     said_place = _said_place_elsewhere(resolution, prior, stated)
     moved = _moved_question(resolution)
@@ -302,6 +306,22 @@ def describe_expressions(
             "ambiguous too; confirm them as well."
         )
     return lines, questions
+
+
+def _not_past(text: str, expressions: Sequence[ParseResult]) -> tuple[ParseResult, ...]:
+    """``expressions`` but for the unanchored ones whose sentence in ``text`` tells of the
+    past (``tense.py``, as the parser reads a past hour)."""
+    kept: list[ParseResult] = []
+    cursor = 0
+    for found in expressions:
+        start = text.find(found.matched_text, cursor)
+        if start < 0:  # an answer picked from an earlier message ("9pm" → "at 9")
+            kept.append(found)
+            continue
+        cursor = end = start + len(found.matched_text)
+        if found.kind != "floating" or not tells_of_the_past(sentence_around(text, start, end)):
+            kept.append(found)
+    return tuple(kept)
 
 
 def _clock_spread(zones: Sequence[str | None], now: datetime) -> timedelta:

@@ -439,6 +439,30 @@ async def test_a_part_of_day_told_of_the_past_is_never_after_the_moment_it_was_s
     assert '"last night" = 2026-11-01T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
 
 
+async def test_a_user_of_unknown_zone_is_asked_about_plans_not_about_the_past(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """What is over needs no exact instant: only a plan's zone is asked about."""
+    clock = FakeClock(datetime(2026, 11, 2, 15, 0, tzinfo=UTC))
+    relay = await relay_factory(fake_clock=clock)
+    headers = {"X-Chronorelay-User": "nomad", "X-Chronorelay-Channel": "api"}
+    for past in (
+        "I ran 5k this morning",
+        "last night was rough",
+        "had a long meeting this afternoon",
+        "yesterday was great",
+    ):
+        await say(relay, past, headers)
+        told = block(fake_upstream)
+        assert "the user's timezone is unknown" in told
+        assert "Ask the user" not in told, past
+        clock.advance(timedelta(minutes=1))
+    for plan in ("tomorrow at 9 I have a dentist", "this morning I need to call the bank"):
+        await say(relay, plan, headers)
+        assert "Ask the user: Which timezone is '" in block(fake_upstream), plan
+        clock.advance(timedelta(minutes=1))
+
+
 async def test_the_small_hours_are_the_speakers_not_those_of_the_zone_named(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
