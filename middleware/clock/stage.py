@@ -125,7 +125,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     said_place = _said_place_elsewhere(resolution, prior, stated)
     moved = _moved_question(resolution)
-    if moved is None and said_place is not None and times:
+    if moved is None and said_place is not None and _read_in(asked, anchor, resolution):
         moved = _times_elsewhere_question(said_place, resolution.zone)
     if moved is not None:
         questions.append(f"Ask the user: {moved}")
@@ -306,6 +306,18 @@ def describe_expressions(
             "ambiguous too; confirm them as well."
         )
     return lines, questions
+
+
+def _read_in(
+    expressions: Sequence[ParseResult], anchor: str | None, resolution: TimezoneResolution
+) -> bool:
+    """Does a time in the message take the user's set zone only because it names none
+    ("dinner at 7pm")? Not one pinned to its own ("5pm GMT+2", "2026-11-20 14:02 UTC",
+    "3pm Tokyo time"), nor a duration ("in 2 hours"): those mean the same wherever the
+    user is."""
+    if resolution.source == "explicit":
+        return False
+    return any(found.kind == "absolute" and found.zone == anchor for found in expressions)
 
 
 def _not_past(text: str, expressions: Sequence[ParseResult]) -> tuple[ParseResult, ...]:

@@ -321,6 +321,32 @@ async def test_a_traveller_with_a_set_zone_keeps_hearing_where_they_said_they_ar
     assert "said they are in" not in text and "Ask the user" not in text
 
 
+async def test_a_traveller_is_not_asked_about_times_pinned_to_their_own_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """Only a time that takes the set zone because it names none may be the local hour
+    where the user said they are; one given in a zone, or a duration, is the same hour
+    anywhere."""
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T18:00:00Z")
+    await chat(relay, "just landed in New York", at="2026-11-03T04:00:00Z")
+    for minute, text in enumerate(
+        (
+            "call me at 5pm GMT+2",
+            "the webinar is at 10am UTC tomorrow",
+            "deploy finished 2026-11-02 14:02 UTC",
+            "remind me in 2 hours",
+            "the meeting is at 3pm Tokyo time",
+        )
+    ):
+        await chat(relay, text, at=f"2026-11-03T04:{10 + minute}:00Z")
+        told = block(fake_upstream)
+        assert "Times in this message" in told or "in 2 hours" in text
+        assert "are these times in its time" not in told, text
+        assert "Etc/GMT" not in told
+    await chat(relay, "dinner at 7pm?", at="2026-11-03T04:20:00Z")
+    assert "are these times in its time (America/New_York)?" in block(fake_upstream)
+
+
 async def test_setting_a_zone_forgets_a_place_said_before_it(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
