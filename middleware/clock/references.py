@@ -10,9 +10,11 @@ Recognised, in order of appearance:
   ``GMT+5:45``, ``UTC+0530`` (from -12:00 to +14:00).
 * The offset of an ISO 8601 timestamp: ``2026-11-22T09:00:00+09:00``, ``...Z``.
 * "<place> time" ("Tokyo time", "New York time").
-* "in <place>" when the same sentence has a time cue ("what time is it in Tokyo", "3pm in
-  London"); "in Lisbon" inside a self-location phrase ("I'm in Lisbon") is a location,
-  not a reference.
+* "in <place>" right after a time cue ("what time is it in Tokyo", "3pm in London", "9am
+  tomorrow in London") or right before a clock time ("the meeting in London at 3pm"); not
+  where it only says where someone or something is ("my sister in Sydney calls me at
+  8pm", "Kenji's in Tokyo, so 3pm for me…"), and not inside a self-location phrase ("I'm
+  in Lisbon"), which is a location.
 
 Abbreviations (EST, IST) are never references: see ``middleware.clock.abbreviations``.
 
@@ -114,7 +116,23 @@ _TIME_CUE = re.compile(
     r"|\b\d{1,2}:[0-5]\d\b|\b\d{1,2}\s*[ap]\.?m\b",
     re.IGNORECASE,
 )
-_SENTENCE_MARKS = ("!", "?", "\n", ". ")
+# What may stand between a time cue and "in <place>": "what time is it in", "3pm
+# tomorrow in", "noon on Friday in".
+_CUE_TAIL = (
+    r"(?:\s+(?:is\s+it|it\s+is|it|is|now|right\s+now|currently|today|tonight|tomorrow"
+    r"|yesterday|this\s+(?:morning|afternoon|evening)|on\s+[a-z]+day))*"
+)
+_CUE_BEFORE_IN = re.compile(
+    r"(?:\btime|\bclock|o['’]?clock|\bnoon|\bmidnight|\bdate|\bwhat\s+day"
+    r"|\b\d{1,2}:[0-5]\d|\b\d{1,2}\s*[ap]\.?m\.?)" + _CUE_TAIL + r"\s*\Z",
+    re.IGNORECASE,
+)
+# A clock time right after the place: "in London at 3pm", "in Tokyo it's 3am".
+_CLOCK_AFTER_PLACE = re.compile(
+    r"\s*,?\s*(?:(?:is\s+)?at\s+|it['’]?s\s+|it\s+is\s+)?"
+    r"(?:\d{1,2}:[0-5]\d|\d{1,2}\s*[ap]\.?m\b|noon\b|midnight\b)",
+    re.IGNORECASE,
+)
 
 
 @cache
@@ -161,15 +179,13 @@ def _place_reference(start: int, end: int, found: PlaceSpan) -> ZoneReference:
     )
 
 
-def _has_cue_in_sentence(text: str, start: int, end: int) -> bool:
-    left, right = 0, len(text)
-    for mark in _SENTENCE_MARKS:
-        before, after = text.rfind(mark, 0, start), text.find(mark, end)
-        if before >= 0:
-            left = max(left, before + len(mark))
-        if after >= 0:
-            right = min(right, after)
-    return _TIME_CUE.search(text, left, right) is not None
+def _anchors_a_time(text: str, start: int, end: int) -> bool:
+    """Does "in <place>" (``text[start:end]``) say where a time is, not only where someone
+    or something is: a time cue right before it, or a clock time right after?"""
+    before = text[max(0, start - 60) : start]
+    return (
+        _CUE_BEFORE_IN.search(before) is not None or _CLOCK_AFTER_PLACE.match(text, end) is not None
+    )
 
 
 def _place_references(
@@ -186,7 +202,7 @@ def _place_references(
         self_spans: list[tuple[int, int]] | None = None
         for match in _IN_WORD.finditer(text):
             found = place_at(text, match.end(), known_places=known_places)
-            if found is None or not _has_cue_in_sentence(text, match.start(), found.end):
+            if found is None or not _anchors_a_time(text, match.start(), found.end):
                 continue
             if self_spans is None:
                 self_spans = self_location_spans(text)

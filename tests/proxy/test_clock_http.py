@@ -1026,6 +1026,34 @@ async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(
     assert "mean different hours" in block(fake_upstream)
 
 
+async def test_a_city_said_of_someone_else_is_no_zone_for_the_message(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """Naming where another member, a colleague or an office is does not move the
+    message's times to that city: "3pm for me" stays the speaker's 3pm."""
+    group = {"thread": "g-city", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    await chat(
+        relay,
+        "Kenji's in Tokyo, so 3pm for me is 11pm for him",
+        at="2026-11-21T10:05:00Z",
+        user="ana",
+        **group,
+    )
+    told = block(fake_upstream)
+    assert told.startswith("Now: Sat 21 Nov 2026 11:05 (Europe/Berlin, UTC+01:00).")
+    assert '"3pm" = 2026-11-21T15:00:00+01:00 (Europe/Berlin)' in told
+    assert "mean different hours to different people" in told  # whose 11pm is for the group
+    await chat(relay, "my sister in Sydney calls me at 8pm every day", at="2026-11-21T10:06:00Z")
+    told = block(fake_upstream)
+    assert "named in this message" not in told
+    assert '"at 8pm" = 2026-11-21T20:00:00+01:00 (Europe/Berlin)' in told
+    # A time said to be in the city still is that city's.
+    await chat(relay, "the meeting in London at 3pm", at="2026-11-21T10:07:00Z", user="ana")
+    assert "(Europe/London, UTC+00:00; named in this message)" in block(fake_upstream)
+
+
 async def test_the_same_words_a_day_later_get_a_fresh_block(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
