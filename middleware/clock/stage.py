@@ -61,6 +61,9 @@ LISTED_PHRASES = 6
 # place they are in ("I'm in Lisbon this week") is a trip's length, a place they live in
 # ("I live in Berlin") much longer. Past that, the block asks for their zone again.
 STATED_LOCATION_TTL = {"current": timedelta(days=14), "home": timedelta(days=365)}
+# A span this long or longer ("this week", "next month") means the same to every member,
+# however far apart their clocks are: whose hours are meant does not matter.
+WHOSE_HOURS_SPAN = timedelta(days=7)
 # How long after a message whose hour was asked about ("see you at 9") a lone "9pm" or "the
 # morning one" still answers it; later it is a new message of its own.
 ANSWER_WINDOW = timedelta(hours=12)
@@ -165,7 +168,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         unpinned = (
             resolution.source != "explicit"
             and not resolution.needs_clarification
-            and any(expression.kind == "absolute" for expression in expressions)
+            and any(_hours_matter(expression) for expression in expressions)
             and _SPEAKERS_OWN_TIME.search(turn.text) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:
@@ -306,6 +309,16 @@ def describe_expressions(
             "ambiguous too; confirm them as well."
         )
     return lines, questions
+
+
+def _hours_matter(found: ParseResult) -> bool:
+    """Is ``found`` a time whose hours differ between members far apart: an instant or a
+    span shorter than ``WHOSE_HOURS_SPAN``?"""
+    if found.kind != "absolute":
+        return False
+    if found.start_instant is None or found.end_instant is None:
+        return True
+    return found.end_instant - found.start_instant < WHOSE_HOURS_SPAN
 
 
 def _read_in(

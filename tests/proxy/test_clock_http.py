@@ -1026,6 +1026,21 @@ async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(
     assert "mean different hours" in block(fake_upstream)
 
 
+async def test_a_week_or_a_month_is_not_flagged_in_a_group_far_apart(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-week", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    for minute, text in enumerate(("Bob here, I'm in London this week", "see you next month")):
+        await chat(relay, text, at=f"2026-11-21T10:0{5 + minute}:00Z", user="bob", **group)
+        told = block(fake_upstream)
+        assert "Times in this message" in told
+        assert "mean different hours" not in told, text
+    await chat(relay, "see you tomorrow at 9", at="2026-11-21T10:08:00Z", user="bob", **group)
+    assert "mean different hours" in block(fake_upstream)
+
+
 async def test_a_city_said_of_someone_else_is_no_zone_for_the_message(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
