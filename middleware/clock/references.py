@@ -10,11 +10,18 @@ Recognised, in order of appearance:
   ``GMT+5:45``, ``UTC+0530`` (from -12:00 to +14:00).
 * The offset of an ISO 8601 timestamp: ``2026-11-22T09:00:00+09:00``, ``...Z``.
 * "<place> time" ("Tokyo time", "New York time").
-* "in <place>" when the same sentence has a time cue ("what time is it in Tokyo", "3pm in
-  London"); "in Lisbon" inside a self-location phrase ("I'm in Lisbon") is a location,
-  not a reference.
+* "in <place>" right after a time cue ("what time is it in Tokyo", "3pm in London", "9am
+  tomorrow in London") or right before a clock time ("the meeting in London at 3pm"); not
+  where it only says where someone or something is ("my sister in Sydney calls me at
+  8pm", "Kenji's in Tokyo, so 3pm for me…"), and not inside a self-location phrase ("I'm
+  in Lisbon"), which is a location.
 
 Abbreviations (EST, IST) are never references: see ``middleware.clock.abbreviations``.
+
+A zone that closes a fully written instant (a date and a clock time: a pasted log line's
+"2026-11-20 14:02 UTC", a chat channel's rendering of a timestamp, any ISO 8601 timestamp)
+is marked ``dates_instant``: it says when that instant was, not which zone the message's
+other times or its writer are in.
 
 A fixed offset is not an IANA zone. Whole hours map to the POSIX-style ``Etc/GMT`` ids,
 whose sign is inverted (UTC+9 is ``Etc/GMT-9``); other offsets (+05:45) have no id, so
@@ -25,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
 from typing import Literal
@@ -63,6 +70,9 @@ class ZoneReference:
     name: str
     offset_minutes: int | None = None
     candidates: tuple[str, ...] = ()
+    # The zone closes a written date and time ("2026-11-20 14:02 UTC"): it dates that
+    # instant only.
+    dates_instant: bool = False
 
 
 def fixed_offset_zone(offset_minutes: int) -> str | None:
@@ -86,6 +96,18 @@ _ISO = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+\-]\d{2}(?::?\d{2})?)"
     r"(?![\w:])"
 )
+# A date with its year and a clock time, right before a zone: "2026-11-20 14:02",
+# "20/11/2026 2:02pm", "Fri, 20 Nov 2026 14:02:11", "Nov 20, 2026 at 14:02".
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_WRITTEN_DATE_TIME = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{4}"
+    rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}})"
+    r"(?:T|,?\s+(?:at\s+)?)"
+    r"\d{1,2}(?::\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:\s*[ap]\.?m\.?)?|\s*[ap]\.?m\.?)\s*\Z",
+    re.IGNORECASE,
+)
+# How far back a written date and time before a zone is looked for.
+_DATE_TIME_REACH = 48
 _IANA_ID = re.compile(r"(?<![\w/])[A-Z][A-Za-z]+(?:/[A-Za-z0-9_+\-]+){1,2}")
 _TIME_WORD = re.compile(r"\btime\b", re.IGNORECASE)
 _IN_WORD = re.compile(r"\bin\s+", re.IGNORECASE)
@@ -94,7 +116,23 @@ _TIME_CUE = re.compile(
     r"|\b\d{1,2}:[0-5]\d\b|\b\d{1,2}\s*[ap]\.?m\b",
     re.IGNORECASE,
 )
-_SENTENCE_MARKS = ("!", "?", "\n", ". ")
+# What may stand between a time cue and "in <place>": "what time is it in", "3pm
+# tomorrow in", "noon on Friday in".
+_CUE_TAIL = (
+    r"(?:\s+(?:is\s+it|it\s+is|it|is|now|right\s+now|currently|today|tonight|tomorrow"
+    r"|yesterday|this\s+(?:morning|afternoon|evening)|on\s+[a-z]+day))*"
+)
+_CUE_BEFORE_IN = re.compile(
+    r"(?:\btime|\bclock|o['’]?clock|\bnoon|\bmidnight|\bdate|\bwhat\s+day"
+    r"|\b\d{1,2}:[0-5]\d|\b\d{1,2}\s*[ap]\.?m\.?)" + _CUE_TAIL + r"\s*\Z",
+    re.IGNORECASE,
+)
+# A clock time right after the place: "in London at 3pm", "in Tokyo it's 3am".
+_CLOCK_AFTER_PLACE = re.compile(
+    r"\s*,?\s*(?:(?:is\s+)?at\s+|it['’]?s\s+|it\s+is\s+)?"
+    r"(?:\d{1,2}:[0-5]\d|\d{1,2}\s*[ap]\.?m\b|noon\b|midnight\b)",
+    re.IGNORECASE,
+)
 
 
 @cache
@@ -108,12 +146,17 @@ def _offset(start: int, end: int, minutes: int, written: str) -> ZoneReference:
 
 def _offset_reference(match: re.Match[str]) -> ZoneReference | None:
     if match["sign"] is None:
-        return _offset(match.start(), match.end(), 0, match[0])
-    hours, minutes = int(match["h"]), int(match["m"] or 0)
-    total = (hours * 60 + minutes) * (1 if match["sign"] == "+" else -1)
-    if minutes >= 60 or not -12 * 60 <= total <= 14 * 60:
-        return None
-    return _offset(match.start(), match.end(), total, match[0])
+        total = 0
+    else:
+        hours, minutes = int(match["h"]), int(match["m"] or 0)
+        total = (hours * 60 + minutes) * (1 if match["sign"] == "+" else -1)
+        if minutes >= 60 or not -12 * 60 <= total <= 14 * 60:
+            return None
+    found = _offset(match.start(), match.end(), total, match[0])
+    before = match.string[max(0, match.start() - _DATE_TIME_REACH) : match.start()]
+    if _WRITTEN_DATE_TIME.search(before) is not None:
+        return replace(found, dates_instant=True)
+    return found
 
 
 def _iso_reference(match: re.Match[str]) -> ZoneReference | None:
@@ -123,7 +166,8 @@ def _iso_reference(match: re.Match[str]) -> ZoneReference | None:
         return None
     if offset is None:
         return None
-    return _offset(match.start(), match.end(), int(offset.total_seconds()) // 60, match[0])
+    minutes = int(offset.total_seconds()) // 60
+    return replace(_offset(match.start(), match.end(), minutes, match[0]), dates_instant=True)
 
 
 def _place_reference(start: int, end: int, found: PlaceSpan) -> ZoneReference:
@@ -135,15 +179,13 @@ def _place_reference(start: int, end: int, found: PlaceSpan) -> ZoneReference:
     )
 
 
-def _has_cue_in_sentence(text: str, start: int, end: int) -> bool:
-    left, right = 0, len(text)
-    for mark in _SENTENCE_MARKS:
-        before, after = text.rfind(mark, 0, start), text.find(mark, end)
-        if before >= 0:
-            left = max(left, before + len(mark))
-        if after >= 0:
-            right = min(right, after)
-    return _TIME_CUE.search(text, left, right) is not None
+def _anchors_a_time(text: str, start: int, end: int) -> bool:
+    """Does "in <place>" (``text[start:end]``) say where a time is, not only where someone
+    or something is: a time cue right before it, or a clock time right after?"""
+    before = text[max(0, start - 60) : start]
+    return (
+        _CUE_BEFORE_IN.search(before) is not None or _CLOCK_AFTER_PLACE.match(text, end) is not None
+    )
 
 
 def _place_references(
@@ -160,7 +202,7 @@ def _place_references(
         self_spans: list[tuple[int, int]] | None = None
         for match in _IN_WORD.finditer(text):
             found = place_at(text, match.end(), known_places=known_places)
-            if found is None or not _has_cue_in_sentence(text, match.start(), found.end):
+            if found is None or not _anchors_a_time(text, match.start(), found.end):
                 continue
             if self_spans is None:
                 self_spans = self_location_spans(text)

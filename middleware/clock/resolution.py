@@ -3,9 +3,11 @@
 Precedence, first match wins:
 
 1. ``explicit`` — a zone named in the message: an IANA id, "Tokyo time", "what time is it
-   in Tokyo", ``UTC+9``, an ISO timestamp's offset. With several different ones the
-   first wins and the rest are listed in ``other_explicit``. It applies to this message
-   only: nothing here persists it.
+   in Tokyo", ``UTC+9``. With several different ones the first wins and the rest are
+   listed in ``other_explicit``. It applies to this message only: nothing here persists
+   it. The zone of a fully written instant (an ISO timestamp's offset, a pasted log
+   line's "2026-11-20 14:02 UTC") is not one: the instant is read in it, but it says
+   when that instant was, not which zone the user or the message's other times are in.
 2. ``thread`` — the thread's stored override.
 3. ``user`` — the user's profile default.
 4. ``location`` — an unambiguous place the user says they are in ("I'm in Lisbon"); where
@@ -133,8 +135,9 @@ def _reference_label(ref: ZoneReference) -> str:
 
 
 def _explicit(refs: list[ZoneReference]) -> tuple[ZoneReference | None, tuple[str, ...]]:
-    """The first usable reference and the distinct labels of the other usable ones."""
-    usable = [ref for ref in refs if ref.kind != "place"]
+    """The first usable reference and the distinct labels of the other usable ones: not an
+    ambiguous place, nor the zone of a written instant."""
+    usable = [ref for ref in refs if ref.kind != "place" and not ref.dates_instant]
     if not usable:
         return None, ()
     first = _reference_label(usable[0])

@@ -41,6 +41,7 @@ from middleware.clock.temporal import (
     asks_about_current_events,
     render_block,
 )
+from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.identity import name_key
 from middleware.pipeline import Handler, Stage
@@ -60,6 +61,9 @@ LISTED_PHRASES = 6
 # place they are in ("I'm in Lisbon this week") is a trip's length, a place they live in
 # ("I live in Berlin") much longer. Past that, the block asks for their zone again.
 STATED_LOCATION_TTL = {"current": timedelta(days=14), "home": timedelta(days=365)}
+# A span this long or longer ("this week", "next month") means the same to every member,
+# however far apart their clocks are: whose hours are meant does not matter.
+WHOSE_HOURS_SPAN = timedelta(days=7)
 # How long after a message whose hour was asked about ("see you at 9") a lone "9pm" or "the
 # morning one" still answers it; later it is a new message of its own.
 ANSWER_WINDOW = timedelta(hours=12)
@@ -117,11 +121,14 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     if answers_hour_choice(turn.text):
         answered = await _answered_hour(store, turn, anchor, prior.user_locale, context)
         expressions = (answered,) if answered is not None else expressions
-    times, questions = describe_expressions(expressions, anchor)
+    # With no zone known, a phrase told of the past ("I ran 5k this morning", "last night
+    # was rough") is not asked about: what is over needs no exact instant, only a plan does.
+    asked = expressions if anchor else _not_past(turn.text, expressions)
+    times, questions = describe_expressions(asked, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     said_place = _said_place_elsewhere(resolution, prior, stated)
     moved = _moved_question(resolution)
-    if moved is None and said_place is not None and times:
+    if moved is None and said_place is not None and _read_in(asked, anchor, resolution):
         moved = _times_elsewhere_question(said_place, resolution.zone)
     if moved is not None:
         questions.append(f"Ask the user: {moved}")
@@ -161,7 +168,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         unpinned = (
             resolution.source != "explicit"
             and not resolution.needs_clarification
-            and any(expression.kind == "absolute" for expression in expressions)
+            and any(_hours_matter(expression) for expression in expressions)
             and _SPEAKERS_OWN_TIME.search(turn.text) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:
@@ -302,6 +309,44 @@ def describe_expressions(
             "ambiguous too; confirm them as well."
         )
     return lines, questions
+
+
+def _hours_matter(found: ParseResult) -> bool:
+    """Is ``found`` a time whose hours differ between members far apart: an instant or a
+    span shorter than ``WHOSE_HOURS_SPAN``?"""
+    if found.kind != "absolute":
+        return False
+    if found.start_instant is None or found.end_instant is None:
+        return True
+    return found.end_instant - found.start_instant < WHOSE_HOURS_SPAN
+
+
+def _read_in(
+    expressions: Sequence[ParseResult], anchor: str | None, resolution: TimezoneResolution
+) -> bool:
+    """Does a time in the message take the user's set zone only because it names none
+    ("dinner at 7pm")? Not one pinned to its own ("5pm GMT+2", "2026-11-20 14:02 UTC",
+    "3pm Tokyo time"), nor a duration ("in 2 hours"): those mean the same wherever the
+    user is."""
+    if resolution.source == "explicit":
+        return False
+    return any(found.kind == "absolute" and found.zone == anchor for found in expressions)
+
+
+def _not_past(text: str, expressions: Sequence[ParseResult]) -> tuple[ParseResult, ...]:
+    """``expressions`` but for the unanchored ones whose sentence in ``text`` tells of the
+    past (``tense.py``, as the parser reads a past hour)."""
+    kept: list[ParseResult] = []
+    cursor = 0
+    for found in expressions:
+        start = text.find(found.matched_text, cursor)
+        if start < 0:  # an answer picked from an earlier message ("9pm" → "at 9")
+            kept.append(found)
+            continue
+        cursor = end = start + len(found.matched_text)
+        if found.kind != "floating" or not tells_of_the_past(sentence_around(text, start, end)):
+            kept.append(found)
+    return tuple(kept)
 
 
 def _clock_spread(zones: Sequence[str | None], now: datetime) -> timedelta:

@@ -171,6 +171,34 @@ async def test_a_fixed_offset_is_named_as_an_offset(
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [
+        ("deploy finished 2026-11-20 14:02 UTC, why so slow?", "2026-11-20T14:02:00+00:00"),
+        # A Discord <t:…> or Telegram date entity as the channel writes it for the model.
+        ("the event is at 2026-09-21 14:13:20 UTC", "2026-09-21T14:13:20+00:00"),
+        ("ERROR 2026-11-20T14:02:11Z worker crashed", "2026-11-20T14:02:11+00:00"),
+    ],
+)
+async def test_a_written_instant_leaves_the_turn_in_the_users_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream, text: str, instant: str
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T08:00:00Z")
+    await chat(relay, text, at="2026-11-21T09:00:00Z")
+    told = block(fake_upstream)
+    assert told.startswith("Now: Sat 21 Nov 2026 10:00 (Europe/Berlin, UTC+01:00).")
+    assert "named in this message" not in told
+    assert "The user's own time" not in told
+    assert f"= {instant} (UTC)" in told  # still read as the instant it is
+    # A time anchored in a zone is that zone's, for this message only ("Tokyo time").
+    await chat(relay, "the meeting is at 3pm Tokyo time", at="2026-11-21T09:05:00Z")
+    told = block(fake_upstream)
+    assert "(Asia/Tokyo, UTC+09:00; named in this message)" in told
+    assert "The user's own time: Sat 21 Nov 10:05 (Europe/Berlin, UTC+01:00)." in told
+    reply = await chat(relay, "/tz", at="2026-11-21T09:06:00Z")
+    assert "Europe/Berlin" in reply["choices"][0]["message"]["content"]
+
+
 async def test_location_mention_sets_zone_when_nothing_else_does(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
@@ -293,6 +321,32 @@ async def test_a_traveller_with_a_set_zone_keeps_hearing_where_they_said_they_ar
     assert "said they are in" not in text and "Ask the user" not in text
 
 
+async def test_a_traveller_is_not_asked_about_times_pinned_to_their_own_zone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """Only a time that takes the set zone because it names none may be the local hour
+    where the user said they are; one given in a zone, or a duration, is the same hour
+    anywhere."""
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-02T18:00:00Z")
+    await chat(relay, "just landed in New York", at="2026-11-03T04:00:00Z")
+    for minute, text in enumerate(
+        (
+            "call me at 5pm GMT+2",
+            "the webinar is at 10am UTC tomorrow",
+            "deploy finished 2026-11-02 14:02 UTC",
+            "remind me in 2 hours",
+            "the meeting is at 3pm Tokyo time",
+        )
+    ):
+        await chat(relay, text, at=f"2026-11-03T04:{10 + minute}:00Z")
+        told = block(fake_upstream)
+        assert "Times in this message" in told or "in 2 hours" in text
+        assert "are these times in its time" not in told, text
+        assert "Etc/GMT" not in told
+    await chat(relay, "dinner at 7pm?", at="2026-11-03T04:20:00Z")
+    assert "are these times in its time (America/New_York)?" in block(fake_upstream)
+
+
 async def test_setting_a_zone_forgets_a_place_said_before_it(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
@@ -409,6 +463,30 @@ async def test_a_part_of_day_told_of_the_past_is_never_after_the_moment_it_was_s
     assert told in block(fake_upstream)
     await say(relay, "last night was rough", headers)
     assert '"last night" = 2026-11-01T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
+async def test_a_user_of_unknown_zone_is_asked_about_plans_not_about_the_past(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """What is over needs no exact instant: only a plan's zone is asked about."""
+    clock = FakeClock(datetime(2026, 11, 2, 15, 0, tzinfo=UTC))
+    relay = await relay_factory(fake_clock=clock)
+    headers = {"X-Chronorelay-User": "nomad", "X-Chronorelay-Channel": "api"}
+    for past in (
+        "I ran 5k this morning",
+        "last night was rough",
+        "had a long meeting this afternoon",
+        "yesterday was great",
+    ):
+        await say(relay, past, headers)
+        told = block(fake_upstream)
+        assert "the user's timezone is unknown" in told
+        assert "Ask the user" not in told, past
+        clock.advance(timedelta(minutes=1))
+    for plan in ("tomorrow at 9 I have a dentist", "this morning I need to call the bank"):
+        await say(relay, plan, headers)
+        assert "Ask the user: Which timezone is '" in block(fake_upstream), plan
+        clock.advance(timedelta(minutes=1))
 
 
 async def test_the_small_hours_are_the_speakers_not_those_of_the_zone_named(
@@ -946,6 +1024,49 @@ async def test_a_time_the_speaker_says_is_theirs_is_not_flagged_in_the_group(
     # Someone else's time is still for the group to confirm.
     await chat(relay, "9am your time works", at="2026-11-21T10:06:00Z", user="ana", **group)
     assert "mean different hours" in block(fake_upstream)
+
+
+async def test_a_week_or_a_month_is_not_flagged_in_a_group_far_apart(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    group = {"thread": "g-week", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    for minute, text in enumerate(("Bob here, I'm in London this week", "see you next month")):
+        await chat(relay, text, at=f"2026-11-21T10:0{5 + minute}:00Z", user="bob", **group)
+        told = block(fake_upstream)
+        assert "Times in this message" in told
+        assert "mean different hours" not in told, text
+    await chat(relay, "see you tomorrow at 9", at="2026-11-21T10:08:00Z", user="bob", **group)
+    assert "mean different hours" in block(fake_upstream)
+
+
+async def test_a_city_said_of_someone_else_is_no_zone_for_the_message(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """Naming where another member, a colleague or an office is does not move the
+    message's times to that city: "3pm for me" stays the speaker's 3pm."""
+    group = {"thread": "g-city", "chat_type": "group"}
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T10:00:00Z", user="ana", **group)
+    await chat(relay, "/tz Asia/Tokyo", at="2026-11-21T10:01:00Z", user="kenji", **group)
+    await chat(
+        relay,
+        "Kenji's in Tokyo, so 3pm for me is 11pm for him",
+        at="2026-11-21T10:05:00Z",
+        user="ana",
+        **group,
+    )
+    told = block(fake_upstream)
+    assert told.startswith("Now: Sat 21 Nov 2026 11:05 (Europe/Berlin, UTC+01:00).")
+    assert '"3pm" = 2026-11-21T15:00:00+01:00 (Europe/Berlin)' in told
+    assert "mean different hours to different people" in told  # whose 11pm is for the group
+    await chat(relay, "my sister in Sydney calls me at 8pm every day", at="2026-11-21T10:06:00Z")
+    told = block(fake_upstream)
+    assert "named in this message" not in told
+    assert '"at 8pm" = 2026-11-21T20:00:00+01:00 (Europe/Berlin)' in told
+    # A time said to be in the city still is that city's.
+    await chat(relay, "the meeting in London at 3pm", at="2026-11-21T10:07:00Z", user="ana")
+    assert "(Europe/London, UTC+00:00; named in this message)" in block(fake_upstream)
 
 
 async def test_the_same_words_a_day_later_get_a_fresh_block(

@@ -208,6 +208,9 @@ def test_place_spans() -> None:
         ("what time is it in Tokyo?", "in Tokyo", "Asia/Tokyo", None),
         ("3pm in London tomorrow", "in London", "Europe/London", None),
         ("what's the time in new york right now", "in new york", "America/New_York", None),
+        ("9am tomorrow in London", "in London", "Europe/London", None),
+        ("the meeting in London at 3pm", "in London", "Europe/London", None),
+        ("In Tokyo it's 3am now", "In Tokyo", "Asia/Tokyo", None),
         ("Berlin time or bust", "Berlin time", "Europe/Berlin", None),
         ("UTC+9", "UTC+9", "Etc/GMT-9", 540),
         ("at 10:00 UTC-03:30", "UTC-03:30", None, -210),
@@ -233,6 +236,12 @@ def test_zone_references(text: str, written: str, zone: str | None, offset: int 
     [
         "I'm in Lisbon, what time is it?",
         "I have a friend in Tokyo",
+        # Where someone or something is, in a sentence with a time that is not its own.
+        "my colleague in New York said the standup is at 9am",
+        "my sister in Sydney calls me at 8pm every day",
+        "Kenji's in Tokyo, so 3pm for me is 11pm for him",
+        "in London it's raining, want to call at 6pm?",
+        "I was in Tokyo last week, had meetings at 9am every day",
         "Christmas time",
         "New Jersey time",
         "UTC+15",

@@ -120,15 +120,36 @@ def test_several_explicit_zones_first_wins_others_listed() -> None:
         ("call me at 10:00 UTC+9", "Etc/GMT-9", 540),
         ("standup at 09:00 GMT+5:45", "UTC+05:45", 345),
         ("standup at 09:00 UTC-03:30", "UTC-03:30", -210),
-        ("deadline 2026-11-22T09:00:00+05:45", "UTC+05:45", 345),
-        ("deadline 2026-11-22T09:00:00-05:00", "Etc/GMT+5", -300),
         ("15:00 UTC works", "UTC", 0),
+        ("the webinar is at 10am UTC tomorrow", "UTC", 0),
     ],
 )
 def test_fixed_offsets(text: str, zone: str, offset: int) -> None:
     result = resolve_session_timezone(text, thread_tz="Europe/Berlin", user_tz=None)
     assert (result.zone, result.source, result.offset_minutes) == (zone, "explicit", offset)
     assert result.tzinfo() == timezone(timedelta(minutes=offset))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "deploy finished 2026-11-20 14:02 UTC",
+        "the event is at 2026-09-21 14:13:20 UTC",  # a Discord <t:…> as the channel writes it
+        "ERROR 2026-11-20T14:02:11Z worker crashed",
+        "deadline 2026-11-22T09:00:00+05:45",
+        "deadline 2026-11-22T09:00:00-05:00",
+        "Date: Fri, 20 Nov 2026 14:02:11 GMT",
+        "sent on Nov 20, 2026 at 2:02pm UTC+9",
+        "20.11.2026 14:02 GMT+2 was the last backup",
+    ],
+)
+def test_a_written_instant_names_no_zone_for_the_user(text: str) -> None:
+    """An instant written out in full (date, time and zone) is dated by its zone; the
+    user's zone stays the message's."""
+    result = resolve_session_timezone(text, thread_tz=None, user_tz="Europe/Berlin")
+    assert (result.zone, result.source, result.offset_minutes) == ("Europe/Berlin", "user", None)
+    unknown = resolve_session_timezone(text, thread_tz=None, user_tz=None)
+    assert (unknown.zone, unknown.source) == ("UTC", "fallback")
 
 
 def test_iana_zone_has_no_offset_and_a_zoneinfo() -> None:
