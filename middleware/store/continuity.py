@@ -64,10 +64,14 @@ class ContinuityStore(Protocol):
         uses for them (the linked person's when linked), sorted by key."""
         ...
 
-    async def recent_work_contexts(self, user_key: str, limit: int) -> list[WorkContext]:
+    async def recent_work_contexts(
+        self, user_key: str, limit: int, *, left_behind: bool = False
+    ) -> list[WorkContext]:
         """The user's named contexts and the default contexts of threads they spoke in
         that are still in them (not moved into a named one), most recently active
-        first."""
+        first. With ``left_behind``, also those of threads since moved into a named one:
+        no thread can go back into them, but the work done there still happened (the
+        recent-activity rollup and the nightly sweep keep them)."""
         ...
 
     async def context_threads(self, work_context_id: str) -> list[str]:
