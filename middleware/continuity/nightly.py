@@ -138,7 +138,7 @@ async def contexts_of(store: Store, user_keys: Collection[str]) -> set[str]:
     contexts: set[str] = set()
     for user_key in user_keys:
         contexts.add(unlinked_context_id(user_key))
-        for context in await store.recent_work_contexts(user_key, _EVERY_CONTEXT, left_behind=True):
+        for context in await store.recent_work_contexts(user_key, _EVERY_CONTEXT, unlisted=True):
             contexts.add(context.work_context_id)
     return contexts
 
@@ -202,7 +202,7 @@ async def refresh_rollup(store: Store, cards: CardsConfig, user_key: str, now: d
     segments: list[RollupSegment] = []
     # A thread moved into a named context ("/context job hunt") left its own behind, and
     # the work done there (the move, its open items) is the user's recent activity still.
-    contexts = await store.recent_work_contexts(user_key, ROLLUP_SEGMENTS * 2, left_behind=True)
+    contexts = await store.recent_work_contexts(user_key, ROLLUP_SEGMENTS * 2, unlisted=True)
     for context in contexts:
         if context.last_active_at < since or len(segments) >= ROLLUP_SEGMENTS:
             continue

@@ -397,10 +397,10 @@ class SqliteStore(SqliteConnections):
         return await continuity.active_users(self._snapshot, since)
 
     async def recent_work_contexts(
-        self, user_key: str, limit: int, *, left_behind: bool = False
+        self, user_key: str, limit: int, *, unlisted: bool = False
     ) -> list[WorkContext]:
         return await continuity.recent_work_contexts(
-            self._snapshot, user_key, limit, left_behind=left_behind
+            self._snapshot, user_key, limit, unlisted=unlisted
         )
 
     async def context_threads(self, work_context_id: str) -> list[str]:
