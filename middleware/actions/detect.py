@@ -26,7 +26,7 @@ from middleware.actions.directives import SEPARATORS
 from middleware.actions.language import ActionStatus, IntentRule, LanguagePatterns, StatusRule
 from middleware.actions.patterns_en import ENGLISH
 from middleware.actions.prefilter import fold, gate_text
-from middleware.actions.templates import match_activity
+from middleware.actions.templates import TEMPLATES, ActivityTemplate, match_activity
 from middleware.text_cache import MAX_CHARS, per_text
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "is_time_or_scheduling",
     "key_words",
     "label_for_clocked",
+    "object_words",
     "scheduling_confidence",
 ]
 
@@ -285,12 +286,16 @@ class StatusUpdate:
     ("can't call the bank until Monday"), with ``until`` the words for when it can happen
     at the earliest ("Monday"). ``activity`` when they named one ("just got back from
     the gym"), else ``named``, the :func:`key_words` of what they named ("the bank call
-    is done": bank, call)."""
+    is done": bank, call). ``about``, for a postponement, is what it names without what
+    is done to it (:func:`object_words`, less the words naming its activity): "can't
+    ring the bank until Monday" is about the bank, whichever call it was first said as,
+    and puts off no call to mom."""
 
     status: Literal["done", "canceled", "postponed"]
     activity: str | None
     named: frozenset[str] = frozenset()
     until: str | None = None
+    about: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,15 +344,30 @@ def _status(
     # A rule about what it names reads it by its words: "called mom" is no call to the bank.
     template = match_activity(act) if act and not rule.named else None
     activity = rule.activity or (template.key if template else None)
-    if not act or activity is not None or act.lower() in ("it", "that", "this"):
+    if not act or act.lower() in ("it", "that", "this"):
         return StatusUpdate(rule.status, activity, until=until)
+    about = _object(act, template, patterns) if rule.status == "postponed" else frozenset()
+    if activity is not None:
+        return StatusUpdate(rule.status, activity, until=until, about=about)
     if rule.status == "canceled" and not rule.named:
         return None  # "not going to lie" cancels nothing: only explicit words go by words
     named = _key_words(act, patterns)
     # "no need to call the bank" is a cancellation in words that would read as unfinished.
     if not named or (rule.status == "done" and patterns.unfinished.search(sentence)):
         return None
-    return StatusUpdate(rule.status, None, named, until)
+    return StatusUpdate(rule.status, None, named, until, about)
+
+
+def _object(
+    act: str, template: ActivityTemplate | None, patterns: LanguagePatterns
+) -> frozenset[str]:
+    """What ``act`` is about (:func:`object_words`), less the words that name its activity
+    ("ring the bank": bank; "go to the gym" and "work out": nothing beyond the gym)."""
+    words = _ordered_key_words(act, patterns)
+    spoken = frozenset(words[1:] or words)
+    if template is None:
+        return spoken
+    return spoken - _key_words(" ".join(template.keywords.findall(act)), patterns)
 
 
 def key_words(text: str) -> frozenset[str]:
@@ -361,13 +381,30 @@ def key_words(text: str) -> frozenset[str]:
     return frozenset()
 
 
+def object_words(text: str, activity: str | None = None) -> frozenset[str]:
+    """What an action's wording is about, without what is done to it: the
+    :func:`key_words` after the first, its verb ("Call the bank" and "ring the bank"
+    both give bank; "Send my CV to Acme" gives cv, acme), or the one there is ("Gym").
+    Given the ``activity`` it was detected as, the words naming that activity go too
+    ("Call the bank" as a call: bank; "Going to bed" as sleep: nothing)."""
+    template = TEMPLATES.get(activity) if activity else None
+    for patterns in PATTERNS.values():
+        if _ordered_key_words(text, patterns):
+            return _object(text, template, patterns)
+    return frozenset()
+
+
 def _key_words(text: str, patterns: LanguagePatterns) -> frozenset[str]:
+    return frozenset(_ordered_key_words(text, patterns))
+
+
+def _ordered_key_words(text: str, patterns: LanguagePatterns) -> list[str]:
     words = re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.casefold().replace("’", "'"))
-    return frozenset(
+    return [
         _stem(patterns.base_forms.get(word, word))
         for word in words
         if word not in patterns.stopwords
-    )
+    ]
 
 
 def _stem(word: str) -> str:

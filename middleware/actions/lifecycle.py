@@ -4,7 +4,8 @@ Lists in, lists out; nothing here reads a clock or a store ("now" is a parameter
 are kept oldest first by ``recorded_at``.
 
 Precedence (§6.2 "explicit directive (highest priority)"): within one user's thread, two
-open actions about the same thing — same activity, or the same label — cannot both stand.
+open actions about the same thing — same activity, unless each names something the other
+does not ("Call the bank", "Call mom"), or the same label — cannot both stand.
 The newer one replaces the older (it is removed, not marked canceled: we do not know
 whether the older one happened, and a false "canceled" would be a claim the user never
 made), except that an automatic action never replaces a clocked one: it is dropped instead.
@@ -17,7 +18,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from middleware.actions.detect import DetectedAction, DurationReport, StatusUpdate, key_words
+from middleware.actions.detect import (
+    DetectedAction,
+    DurationReport,
+    StatusUpdate,
+    key_words,
+    object_words,
+)
 from middleware.actions.model import Action, Scope, Source, Status
 from middleware.actions.templates import TEMPLATES, expected_minutes, said_minutes
 from middleware.types import ChatType
@@ -180,7 +187,9 @@ def close_latest(
     has all of them is closed; none when several have (a wrong close is worse than a
     missed one). A bare "done" or "I'm back" closes the most recent. A "done" that names
     no words never closes an action that has not begun ("I'm back" says nothing of
-    tomorrow's call). When none qualifies nothing changes. A "done" is marked
+    tomorrow's call). A postponement is about what it names, however worded
+    (``update.about``: "can't ring the bank" puts off "Call the bank", never "Call
+    mom"). When none qualifies nothing changes. A "done" is marked
     ``user_confirmed``. Returns the new
     list and the changed action (or None).
     """
@@ -267,6 +276,9 @@ def _about(
     ]
     if update.named:
         named = [a for a in candidates if update.named <= key_words(a.label)]
+        if not named and update.about:
+            # "can't email the landlord" for "Write to the landlord": the same thing.
+            named = [a for a in candidates if update.about <= key_words(a.label)]
         candidates = named if len(named) == 1 else []
     else:
         candidates = [
@@ -275,6 +287,9 @@ def _about(
             if (update.activity is None or _family(a.activity) == _family(update.activity))
             and (update.status != "done" or a.has_started(now))
         ]
+        if update.about:
+            # Of two calls, "can't ring the bank" puts off the bank's, never mom's.
+            candidates = [a for a in candidates if update.about <= key_words(a.label)]
     return max(candidates, key=lambda a: a.recorded_at) if candidates else None
 
 
@@ -362,8 +377,22 @@ def _same_thing(older: Action, newer: Action) -> bool:
     if older.user_key != newer.user_key or older.thread_key != newer.thread_key:
         return False
     if older.activity is not None and older.activity == newer.activity:
-        return True
+        return not _about_other_things(older, newer)
     return older.label.casefold() == newer.label.casefold()
+
+
+def _about_other_things(one: Action, other: Action) -> bool:
+    """Whether two actions of one activity are about different things: each names
+    something the other does not ("Call the bank" and "Call mom" both stand; "Heading to
+    the gym" and "Going to the gym" are one)."""
+    ones = object_words(one.label, one.activity)
+    others = object_words(other.label, other.activity)
+    return bool(
+        ones
+        and others
+        and not ones <= key_words(other.label)
+        and not others <= key_words(one.label)
+    )
 
 
 def _family(activity: str | None) -> str | None:

@@ -375,8 +375,7 @@ def _cut_session_line(
     words = summary.split()
 
     def card(count: int) -> str:
-        kept = _closed(" ".join(words[:count])).rstrip(" .,;:")
-        section.lines[0] = f"{label}): {kept}{ELLIPSIS}"
+        section.lines[0] = f"{label}): {_cut(words[:count])}"
         return _resume_text(header, sections)
 
     # Binary search over the number of words kept: more words never cost fewer tokens.
@@ -387,7 +386,8 @@ def _cut_session_line(
             best, low = middle, middle + 1
         else:
             high = middle - 1
-    if best is None:
+    # A cut inside the first bracket leaves fewer words than it kept ("On (3…" is "On…").
+    if best is None or len(_cut(words[:best]).split()) < _MIN_SESSION_WORDS:
         section.lines[0] = line
         return None
     return card(best)
@@ -422,13 +422,18 @@ def _shorten_last(
     return _card("continuity", RESUME, [short_header, shortened])
 
 
-def _closed(text: str) -> str:
-    """``text`` without a bracket or quote it opens and a cut left unclosed: "(5 messages)"
-    cut to "(5" reads as nothing, so the cut goes back to before it."""
-    for opener, closer in (("(", ")"), ("“", "”")):
-        while text.count(opener) > text.count(closer):
-            text = text[: text.rfind(opener)].rstrip()
-    return text
+def _cut(words: Sequence[str]) -> str:
+    """``words`` as a line cut short, with "…". A bracket the cut leaves open goes with
+    what follows it ("(5 messages)" cut to "(5" reads as nothing); a quote it leaves open
+    is closed after the "…": the user's words quoted are what the session was on, and
+    going back to before the quote left "On…", which says nothing."""
+    text = " ".join(words)
+    while text.count("(") > text.count(")"):
+        text = text[: text.rfind("(")].rstrip()
+    text = text.rstrip(" .,;:")
+    if text.count("“") > text.count("”"):
+        return f"{text}{ELLIPSIS}”"
+    return f"{text}{ELLIPSIS}"
 
 
 # --- Tier 2: recent activity ------------------------------------------------------------

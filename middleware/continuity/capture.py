@@ -706,9 +706,12 @@ def place_name(thread_key: str, channel: str) -> str:
 def shown_context_name(context: WorkContext) -> str:
     """A work context as a person reads it: its name, or for a thread's own context where
     that thread is ("a thread of its own on Telegram (group)", "… on the API ('planning')"),
-    never the thread key it is named after."""
+    never the thread key it is named after; the unlinked bucket as "the API, in no
+    thread of its own"."""
     if context.named:
         return context.name
+    if is_unlinked(context.work_context_id):
+        return "the API, in no thread of its own"
     try:
         channel, _ = thread_channel(context.name)
     except ValueError:

@@ -138,7 +138,7 @@ async def contexts_of(store: Store, user_keys: Collection[str]) -> set[str]:
     contexts: set[str] = set()
     for user_key in user_keys:
         contexts.add(unlinked_context_id(user_key))
-        for context in await store.recent_work_contexts(user_key, _EVERY_CONTEXT):
+        for context in await store.recent_work_contexts(user_key, _EVERY_CONTEXT, unlisted=True):
             contexts.add(context.work_context_id)
     return contexts
 
@@ -200,7 +200,10 @@ async def refresh_rollup(store: Store, cards: CardsConfig, user_key: str, now: d
     context active within the window, from its view. Returns the segments written."""
     since = now - timedelta(days=cards.recent_activity_window_days)
     segments: list[RollupSegment] = []
-    for context in await store.recent_work_contexts(user_key, ROLLUP_SEGMENTS * 2):
+    # A thread moved into a named context ("/context job hunt") left its own behind, and
+    # the work done there (the move, its open items) is the user's recent activity still.
+    contexts = await store.recent_work_contexts(user_key, ROLLUP_SEGMENTS * 2, unlisted=True)
+    for context in contexts:
         if context.last_active_at < since or len(segments) >= ROLLUP_SEGMENTS:
             continue
         view = await store.constellation(context.work_context_id)

@@ -4,7 +4,9 @@ An open item keeps the user's words as captured ("call the bank tomorrow", spec 
 §4.2); a postponement said later ("I can't call the bank until Monday") keeps the clocked
 action open and moves its start (``actions.lifecycle.postpone_latest``). The item is
 matched to that action by its words, so the card shows it put off, to its new day, and
-not the day first said for it as if that were still the plan.
+not the day first said for it as if that were still the plan. They are matched by what
+they are about, not their exact words: "call the bank tomorrow" is put off by "Ring the
+bank" too, and never by "Call mom".
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from middleware.actions.detect import key_words
+from middleware.actions.detect import key_words, object_words
 from middleware.actions.lifecycle import visible_actions
 from middleware.actions.model import Action, load_actions
 from middleware.cards.content import CardItem
@@ -39,10 +41,11 @@ def put_off_items(items: Sequence[CardItem], actions: Sequence[Action]) -> tuple
     """``items``, each one an action put off after it was said marked as put off (when,
     and to which start, the latest such action says). An action done or called off puts
     nothing off; one past its time still does (it was put off, and never done). An item
-    matches an action when the item's words include all of the action's ("call the bank
-    tomorrow" and "Call the bank")."""
+    matches an action when the item's words include what the action is about, however
+    the item words what is done to it ("call the bank tomorrow" and "Ring the bank":
+    bank; see :func:`~middleware.actions.detect.object_words`)."""
     postponed = [
-        (action, key_words(action.label))
+        (action, object_words(action.label))
         for action in actions
         if action.postponed_at is not None and action.status not in ("done", "canceled")
     ]

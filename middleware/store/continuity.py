@@ -64,10 +64,16 @@ class ContinuityStore(Protocol):
         uses for them (the linked person's when linked), sorted by key."""
         ...
 
-    async def recent_work_contexts(self, user_key: str, limit: int) -> list[WorkContext]:
+    async def recent_work_contexts(
+        self, user_key: str, limit: int, *, unlisted: bool = False
+    ) -> list[WorkContext]:
         """The user's named contexts and the default contexts of threads they spoke in
         that are still in them (not moved into a named one), most recently active
-        first."""
+        first. With ``unlisted``, also those /context does not list, as no thread can
+        go (back) into them: those of threads since moved into a named one, and the
+        person's unlinked buckets (API turns without a thread of their own). The work
+        done there still happened: the recent-activity rollup and the nightly sweep keep
+        them."""
         ...
 
     async def context_threads(self, work_context_id: str) -> list[str]:

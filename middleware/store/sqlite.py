@@ -396,8 +396,12 @@ class SqliteStore(SqliteConnections):
     async def active_users(self, since: datetime) -> list[tuple[str, str | None]]:
         return await continuity.active_users(self._snapshot, since)
 
-    async def recent_work_contexts(self, user_key: str, limit: int) -> list[WorkContext]:
-        return await continuity.recent_work_contexts(self._snapshot, user_key, limit)
+    async def recent_work_contexts(
+        self, user_key: str, limit: int, *, unlisted: bool = False
+    ) -> list[WorkContext]:
+        return await continuity.recent_work_contexts(
+            self._snapshot, user_key, limit, unlisted=unlisted
+        )
 
     async def context_threads(self, work_context_id: str) -> list[str]:
         return await continuity.context_threads(self._snapshot, work_context_id)

@@ -24,6 +24,7 @@ import aiosqlite
 
 from middleware.continuity.model import (
     DEFAULT_CONTEXT_PREFIX,
+    UNLINKED_CONTEXT_PREFIX,
     CardSources,
     MemoryFact,
     MemoryKind,
@@ -160,8 +161,13 @@ WHERE (w.named = 1 AND w.owner_key IN ({PERSON_KEYS}))
         SELECT :prefix || p.thread_key FROM thread_participants AS p
         JOIN threads AS t ON t.thread_key = p.thread_key
         WHERE p.user_key IN ({PERSON_KEYS}) AND p.last_user_message_at IS NOT NULL
-            -- a thread moved into a named context has left its own one behind
-            AND (t.work_context_id IS NULL OR t.work_context_id = :prefix || t.thread_key))
+            -- a thread moved into a named context has left its own one behind: listed
+            -- only when asked for (its work still happened)
+            AND (:unlisted OR t.work_context_id IS NULL
+                 OR t.work_context_id = :prefix || t.thread_key))
+    -- and, asked for, the person's unlinked buckets (API turns without a thread)
+    OR (:unlisted AND w.owner_key IN ({PERSON_KEYS})
+        AND w.work_context_id = :unlinked || w.owner_key)
 ORDER BY w.last_active_at DESC, w.work_context_id LIMIT :limit
 """
 
@@ -308,10 +314,18 @@ async def active_users(read: Run, since: datetime) -> list[tuple[str, str | None
     )
 
 
-async def recent_work_contexts(read: Run, user_key: str, limit: int) -> list[WorkContext]:
+async def recent_work_contexts(
+    read: Run, user_key: str, limit: int, *, unlisted: bool = False
+) -> list[WorkContext]:
     if limit <= 0:  # SQLite reads a negative LIMIT as "no limit"
         return []
-    params = {"user_key": user_key, "prefix": DEFAULT_CONTEXT_PREFIX, "limit": limit}
+    params = {
+        "user_key": user_key,
+        "prefix": DEFAULT_CONTEXT_PREFIX,
+        "limit": limit,
+        "unlisted": unlisted,
+        "unlinked": UNLINKED_CONTEXT_PREFIX,
+    }
     return await read(
         "read recent work contexts",
         lambda conn: [_context(row) for row in conn.execute(_RECENT_CONTEXTS, params)],

@@ -195,6 +195,13 @@ async def test_recent_contexts_are_the_persons_most_recently_active_first(
     ]
     assert await store.recent_work_contexts("discord:404", 10) == []
     assert await store.recent_work_contexts(TG, 0) == []
+    # Asked for them, the contexts left behind are listed too: their work still happened.
+    with_left = await store.recent_work_contexts(DC, 10, unlisted=True)
+    assert [c.work_context_id for c in with_left] == [
+        brief.work_context_id,
+        default_context_id(DC_DM),
+        default_context_id(TG_DM),
+    ]
 
 
 async def test_the_unlinked_bucket_takes_a_thread(store: SqliteStore) -> None:
@@ -209,6 +216,9 @@ async def test_the_unlinked_bucket_takes_a_thread(store: SqliteStore) -> None:
     assert session.work_context_id == bucket.work_context_id
     assert await store.thread_work_context(api, now=NOW) == bucket
     assert await store.context_threads(bucket.work_context_id) == [api]
+    # /context cannot move a thread into it, so it lists it not; the rollup reads it.
+    assert bucket not in await store.recent_work_contexts("api:u1", 10)
+    assert bucket in await store.recent_work_contexts("api:u1", 10, unlisted=True)
     with pytest.raises(NotFoundError):
         await store.assign_unlinked_context("agent:main:api:dm:404", "api:404", now=NOW)
 

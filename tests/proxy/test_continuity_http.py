@@ -994,6 +994,29 @@ async def test_recent_activity_leaves_out_an_item_since_done_as_the_resume_card_
     assert "set up the backups" not in line, line
 
 
+async def test_an_agents_work_in_no_thread_of_its_own_is_what_it_did_lately(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # An agent that sends no thread header works in the user's unlinked bucket; the
+    # rollup read only named contexts and threads' own, so a second, threaded agent never
+    # heard of that work, and neither did the model anywhere else.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    unthreaded = Person(relay, fake_upstream, clock, thread=None)
+    for text in (
+        "Let's get the billing service ready for launch.",
+        "We decided to go with Postgres.",
+        "I still need to write the migration.",
+    ):
+        await unthreaded.say(text)
+    clock.advance(timedelta(minutes=20))
+    assert await tick(relay)
+    website = Person(relay, fake_upstream, clock, thread="website")
+    block = await website.block_for("Let's redo the landing page.", after=timedelta(hours=2))
+    lately = cards_in(block)["recent_activity"]
+    assert "the API, in no thread of its own" in lately, lately
+    assert "billing service" in lately and "write the migration" in lately, lately
+
+
 async def test_a_session_opened_with_hi_again_is_on_what_followed(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

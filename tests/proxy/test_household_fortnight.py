@@ -195,3 +195,75 @@ async def test_a_fortnight_of_moving_house_and_looking_for_a_job(
     await sam.says("never mind the bank call, my partner did it")
     assert "no longer doing" in sam.block()
     assert "Call the bank" not in await sam.says("/actions", after=timedelta(minutes=1))
+
+
+async def test_a_call_put_off_in_other_words_is_put_off_on_the_card_and_no_other_call(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    # "can't ring the bank" put off the call to mom (the latest call), and the bank's kept
+    # its "tomorrow" on the card; the call to mom had already replaced the bank's.
+    clock = FakeClock(MONDAY)
+    relay = await relay_factory(
+        fake_clock=clock,
+        auth={"admin_token": ADMIN},
+        channels=telegram_section(telegram_api),
+        continuity={"mode": "deterministic"},
+    )
+    sam = Sam(relay, telegram_api, fake_upstream, clock)
+    await sam.says("/tz Europe/London", after=timedelta(0))
+    await sam.says("We're moving house at the end of the month.")
+    await sam.says("I'll call the bank tomorrow.")
+    await sam.says("I'll call mom tomorrow.")
+    await sam.leaves()
+
+    await sam.returns(datetime(2026, 11, 10, 18, 0, tzinfo=UTC), "hi again")
+    await sam.says("I can't ring the bank until Monday, they're closed.")
+    assert 'not calling off: "Call the bank"' in sam.block()
+    actions = await sam.says("/actions", after=timedelta(minutes=1))
+    assert "Call the bank — starts in" in actions and "Call mom" in actions, actions
+    await sam.leaves()
+
+    cards = await sam.returns(datetime(2026, 11, 11, 9, 0, tzinfo=UTC), "morning")
+    todo = open_lines(cards["resume"]).splitlines()
+    bank = next(line for line in todo if "the bank" in line)
+    assert "tomorrow" not in bank and "put off to mon 16 nov" in bank, bank
+    mom = next(line for line in todo if "mom" in line)
+    assert "put off" not in mom, mom
+
+
+async def test_work_left_behind_by_a_named_context_is_what_sam_did_lately(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    # Sam has one chat, so what Sam did lately is another context of it. After
+    # "/context job hunt" the chat's own context, where the move was planned, was left
+    # out of the rollup: the model heard of the movers neither in the resume card nor
+    # in recent activity, and a Telegram-only user never had a recent-activity card.
+    clock = FakeClock(MONDAY)
+    relay = await relay_factory(
+        fake_clock=clock,
+        auth={"admin_token": ADMIN},
+        channels=telegram_section(telegram_api),
+        continuity={"mode": "deterministic"},
+    )
+    sam = Sam(relay, telegram_api, fake_upstream, clock)
+    await sam.says("/tz Europe/London", after=timedelta(0))
+    await sam.says("We're moving house at the end of the month.")
+    await sam.says("I need to book movers for the move.")
+    await sam.says("We decided to go with the Tuesday slot.")
+    await sam.leaves()
+    await sam.night(10)
+
+    cards = await sam.returns(datetime(2026, 11, 10, 18, 0, tzinfo=UTC), "hi again")
+    assert "recent_activity" not in cards, "one context so far: the resume card is all of it"
+    await sam.says("/context job hunt")
+    await sam.says("I need to send my CV to Acme by Friday.")
+    await sam.says("We decided to apply to Globex too.")
+    await sam.leaves()
+    await sam.night(11)
+
+    cards = await sam.returns(datetime(2026, 11, 11, 18, 0, tzinfo=UTC), "evening")
+    reads_right(cards)
+    assert "cv to acme" in open_lines(cards["resume"])
+    lately = cards["recent_activity"]
+    assert "moving house" in lately and "book movers" in lately, lately
+    assert "Acme" not in lately, "the current context is the resume card's"

@@ -643,15 +643,25 @@ def test_saying_an_action_is_not_happening_cancels_it(text: str, activity: str) 
     [
         (
             "I can't call the bank until Monday, they're closed.",
-            StatusUpdate("postponed", "call", until="Monday"),
+            StatusUpdate("postponed", "call", until="Monday", about=frozenset({"bank"})),
+        ),
+        (
+            "can't ring the bank until Monday",
+            StatusUpdate("postponed", "call", until="Monday", about=frozenset({"bank"})),
         ),
         (
             "won't be able to send it before Friday",
-            StatusUpdate("postponed", None, frozenset({"send"}), "Friday"),
+            StatusUpdate("postponed", None, frozenset({"send"}), "Friday", frozenset({"send"})),
         ),
         (
             "can't do the migration till the freeze ends",
-            StatusUpdate("postponed", None, frozenset({"do", "migration"}), "the freeze ends"),
+            StatusUpdate(
+                "postponed",
+                None,
+                frozenset({"do", "migration"}),
+                "the freeze ends",
+                frozenset({"migration"}),
+            ),
         ),
         (
             "I have to postpone the gym until tomorrow",

@@ -16,6 +16,7 @@ from middleware.actions.detect import (
     DetectedAction,
     DurationReport,
     StatusUpdate,
+    detect_status_update,
     detect_temporal_action,
     key_words,
 )
@@ -290,6 +291,17 @@ def test_newer_action_supersedes_an_older_open_one_of_the_same_activity() -> Non
     assert add_action([older], newer, now=NOW, max_items=25) == [newer]
 
 
+def test_two_actions_of_one_activity_about_different_things_both_stand() -> None:
+    # "I'll call the bank tomorrow" then "I'll call mom tomorrow": the bank call was
+    # dropped, as if one call replaced the other.
+    bank = action("a1", label="Call the bank", activity="call", at=NOW - timedelta(minutes=5))
+    mom = action("a2", label="Call mom", activity="call")
+    assert add_action([bank], mom, now=NOW, max_items=25) == [bank, mom]
+    # The same thing said again still replaces it, in other words too.
+    again = action("a3", label="Ring the bank", activity="call")
+    assert add_action([bank, mom], again, now=NOW, max_items=25) == [mom, again]
+
+
 def test_unrelated_actions_are_kept() -> None:
     gym = action("a1", at=NOW - timedelta(hours=1))
     bob_gym = action("b1", user=BOB, at=NOW - timedelta(hours=1))
@@ -388,6 +400,28 @@ def test_a_postponed_action_stays_open_and_begins_at_its_new_day() -> None:
     # Words with no time ("till the freeze ends"): open, its times unchanged.
     _, kept = postpone_latest([call], update, now=NOW, start=None, **args)
     assert kept is not None and (kept.status, kept.start_at) == ("planned", call.start_at)
+
+
+def test_a_postponement_in_other_words_puts_off_the_action_about_that_thing() -> None:
+    # "can't ring the bank" put off the latest call, which was to mom: it went by the
+    # activity alone. It goes by what the call is about, whatever the verb.
+    bank = action("a1", label="Call the bank", activity="call", at=NOW - timedelta(hours=2))
+    mom = action("a2", label="Call mom", activity="call", at=NOW - timedelta(hours=1))
+    args: dict[str, Any] = {"user_key": ALICE, "thread_key": DM, "chat_type": "dm", "start": None}
+    ring = detect_status_update("I can't ring the bank until Monday, they're closed.")
+    assert ring is not None
+    _, moved = postpone_latest([bank, mom], ring, now=NOW, **args)
+    assert moved is not None and moved.id == "a1"
+    # Named in words with no activity: the object still joins them.
+    landlord = action("a3", label="Write to the landlord", activity=None)
+    email = detect_status_update("can't email the landlord until Friday")
+    assert email is not None and email.activity is None
+    _, moved = postpone_latest([landlord], email, now=NOW, **args)
+    assert moved is not None and moved.id == "a3"
+    # A different object stays separate: nothing is put off.
+    dentist = detect_status_update("can't ring the dentist until Monday")
+    assert dentist is not None
+    assert postpone_latest([bank, mom], dentist, now=NOW, **args) == ([bank, mom], None)
 
 
 def test_a_named_activity_closes_only_that_activity() -> None:

@@ -325,6 +325,28 @@ def test_a_cut_session_line_leaves_no_bracket_or_quote_open() -> None:
             assert session.count("“") == session.count("”"), session
 
 
+def test_a_session_line_cut_inside_its_quote_keeps_the_quoted_words() -> None:
+    # Back from a fortnight's holiday, the card read "Last session (6 Nov): On…": the cut
+    # went back to before the quote it fell in, leaving nothing of what the session was on.
+    parts = SummaryParts("I'm off on holiday for two weeks from tomorrow.", 3)
+    content = ResumeContent(
+        "",
+        "drafting",
+        session_history=(SessionLine(parts.text(), NOW - timedelta(days=17), parts),),
+        open_questions=(CardItem("load test the invoice endpoint"),),
+    )
+    full = render(content, budget=WIDE).cards[0]
+    cuts = set()
+    for over in range(1, 16):
+        card = render(content, budget=CardBudget(resume=count_tokens(full) - over)).cards[0]
+        session = card.splitlines()[2]
+        if session.startswith("Last session"):
+            said = session.split("): ", 1)[1]
+            assert len(said.split()) >= 4 and said.count("“") == said.count("”"), session
+            cuts.add(said)
+    assert "On “I'm off on holiday for two weeks…”" in cuts, cuts
+
+
 def test_earlier_sessions_go_before_the_last_one_is_cut() -> None:
     sessions = tuple(
         SessionLine(f"Packed the {room} into boxes and labelled them all.", NOW - timedelta(days=d))
