@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from middleware.cards.content import CardBudget, CardItem, ResumeContent, SessionLine
-from middleware.cards.render import RenderedCards, render_cards
+from middleware.cards.render import RenderedCards, _cut, render_cards
 from middleware.cards.tokens import count_tokens
 from middleware.continuity.model import MemoryFact, MemoryKind, RollupSegment
 from middleware.continuity.summary import SummaryParts
@@ -413,8 +413,17 @@ def _fits_with_four_words_of_the_last_session(content: ResumeContent, cap: int) 
     for index, line in enumerate(lines):
         if line.startswith("Last session ("):
             label, _, summary = line.partition("): ")
-            kept = " ".join(summary.split()[:4]).rstrip(" .,;:")
-            lines[index] = f"{label}): {kept}…"
+            words = summary.split()
+            # The fewest words whose cut keeps four (a bracket the cut leaves open goes).
+            kept = next(
+                (
+                    cut
+                    for n in range(4, len(words) + 1)
+                    if len((cut := _cut(words[:n])).split()) >= 4
+                ),
+                summary,
+            )
+            lines[index] = f"{label}): {kept}"
     return count_tokens("\n".join(lines)) <= cap
 
 
