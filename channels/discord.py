@@ -10,7 +10,8 @@ reply quotes the message it answers. Mentions reach the model as people read the
 (``@Ada``, ``@moderators``, ``#general``), named from what Discord resolved with the
 message; the model's reply never pings anyone. A timestamp (``<t:1790000000:R>``, shown
 to each reader in their own zone) reaches the model as its instant in UTC
-(``2026-09-21 14:13:20 UTC``), a server's emoji as ``:name:``. Files and stickers are
+(``2026-09-21 14:13:20 UTC``), a server's emoji as ``:name:``, a slash command's mention
+(``</tz:id>``) as the ``/tz`` Discord shows. Files and stickers are
 not passed on: text sent with them is, marked as such; without text they are recorded for
 the clock as what they were (``[file, not passed on]``) and the sender is told the relay
 reads only text (in a DM, or replying to the bot). System messages (a thread created, a
@@ -82,6 +83,9 @@ _MENTION = re.compile(r"<(@!?|@&|#)(\d+)>")
 _TIMESTAMP = re.compile(r"<t:(-?\d{1,17})(?::[tTdDfFR])?>")
 # A server's own emoji (``<:name:id>``), or an animated one (``<a:name:id>``).
 _CUSTOM_EMOJI = re.compile(r"<a?:(\w+):\d+>")
+# A slash command's mention (``</tz:id>``, a subcommand ``</tz set:id>``, one in a group
+# ``</tz zone set:id>``), which Discord shows as a clickable ``/tz``.
+_COMMAND_MENTION = re.compile(r"</([-\w]{1,32}(?: [-\w]{1,32}){0,2}):\d+>")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -107,14 +111,16 @@ def readable_mentions(
 
 
 def readable_markup(text: str) -> str:
-    """``text`` with Discord's timestamp and custom emoji markup written as a reader
-    sees it: a timestamp as the instant in UTC, named (``2026-09-21 14:13 UTC``, seconds
-    only when there are some), whatever style it asked for; an emoji as ``:name:``.
+    """``text`` with Discord's timestamp, custom emoji and command markup written as a
+    reader sees it: a timestamp as the instant in UTC, named (``2026-09-21 14:13 UTC``,
+    seconds only when there are some), whatever style it asked for; an emoji as
+    ``:name:``; a slash command's mention as the command (``/tz``, ``/tz set``).
 
     A timestamp is written in UTC, not in the speaker's zone: the channel builds the turn
     before the clock stage decides which zone is the speaker's, and an instant with its
     zone named is read as that instant whatever the reader's zone. Markup that is not a
     valid timestamp (``<t:abc>``, a year Python cannot hold) is left as it is."""
+    text = _COMMAND_MENTION.sub(r"/\1", text)
     return _CUSTOM_EMOJI.sub(r":\1:", _TIMESTAMP.sub(_utc_instant, text))
 
 

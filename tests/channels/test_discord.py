@@ -148,6 +148,27 @@ async def test_timestamps_reach_the_model_as_utc_instants_and_emoji_by_name(
     assert '"2030-03-17 18:46:40 UTC" = 2030-03-17T18:46:40+00:00 (UTC)' in block
 
 
+async def test_slash_command_mentions_reach_the_model_as_the_command(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    # Discord shows </name:id> as a clickable "/name"; the model must read the same.
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            "try </tz:1200000000000000001> or </remind set:1200000000000000002>, "
+            "then </settings zone clear:1200000000000000003>",
+            channel_id=CHANNEL,
+            user_id=42,
+        )
+        await discord_api.wait_for_sent(1)
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    assert said == "try /tz or /remind set, then /settings zone clear"
+
+
+def test_command_mention_lookalikes_stay_as_written() -> None:
+    odd = "</tz> </tz:abc> </:1> a</b> </one two three four:1>"
+    assert readable_markup(odd) == odd
+
+
 def test_malformed_timestamps_stay_as_written() -> None:
     assert readable_markup("<t:1790000040:d> <t:-1:T>") == (
         "2026-09-21 14:14 UTC 1969-12-31 23:59:59 UTC"
