@@ -16,7 +16,7 @@ message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive. A formatted date (a ``date_time``
 entity, which Telegram shows each reader in their own zone) reaches the model as its
 instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own words keeps them, with the
-instant after them.
+instant after them. A link under words reaches it as ``words (https://…)``.
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
 to it, or are relay commands; the others are still recorded for the clock (``observe``).
@@ -264,9 +264,9 @@ class TelegramChannel:
         user = message.from_user
         caption = message.caption if message.text is None else None
         if message.text is not None:
-            written: str | None = with_instants(message.text, message.entities)
+            written: str | None = readable_text(message.text, message.entities)
         else:
-            written = with_instants(caption, message.caption_entities) if caption else None
+            written = readable_text(caption, message.caption_entities) if caption else None
         text = written or _media_only(message)
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
@@ -590,9 +590,14 @@ class TelegramChannel:
         return self._app
 
 
-def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
-    """``text`` with each formatted date among its ``entities`` written as its instant in
-    UTC, named (``2026-09-21 14:13 UTC``, seconds only when there are some).
+def readable_text(text: str, entities: Sequence[MessageEntity]) -> str:
+    """``text`` as a reader of the message reads it, from its ``entities``: each formatted
+    date written as its instant in UTC, named (``2026-09-21 14:13 UTC``, seconds only when
+    there are some), and each link under words (``text_link``) followed by its address,
+    ``word (https://…)``, which a reader learns by tapping it and the model otherwise
+    never would. A mention of someone without a username (``text_mention``) is their
+    name, as shown; so is a link to a user (``tg://user?id=…``), Markdown's way to
+    mention one.
 
     Telegram shows a formatted date to each reader in their own zone, in place of the words
     under it, which were the sender's (often in the sender's zone): those words give way to
@@ -600,28 +605,48 @@ def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
     tap), so they stay, with the instant after them. UTC, not the speaker's zone: the
     channel builds the turn before the clock stage decides which zone is the speaker's,
     and an instant with its zone named is read as that instant."""
-    dates = sorted(
-        (
-            (entity, utc_instant_text(at))
-            for entity in entities
-            if entity.type == MessageEntityType.DATE_TIME and (at := entity.unix_time) is not None
-        ),
-        key=lambda found: found[0].offset,
+    rewritten = sorted(
+        (entity for entity in entities if _rewritten(entity)), key=lambda e: e.offset
     )
-    if not dates:
+    if not rewritten:
         return text
     # Entity offsets and lengths count UTF-16 code units.
     encoded = text.encode("utf-16-le")
     pieces: list[str] = []
     done = 0
-    for entity, instant in dates:
+    for entity in rewritten:
         start, end = entity.offset * 2, (entity.offset + entity.length) * 2
+        if start < done:
+            continue  # inside one rewritten already
         words = encoded[start:end].decode("utf-16-le")
         pieces.append(encoded[done:start].decode("utf-16-le"))
-        pieces.append(instant if entity.date_time_format else f"{words} ({instant})")
+        pieces.append(_as_read(entity, words))
         done = end
     pieces.append(encoded[done:].decode("utf-16-le"))
     return "".join(pieces)
+
+
+def _rewritten(entity: MessageEntity) -> bool:
+    """Whether ``readable_text`` writes ``entity``'s words otherwise than they are."""
+    if entity.type == MessageEntityType.DATE_TIME:
+        return entity.unix_time is not None
+    return (
+        entity.type == MessageEntityType.TEXT_LINK
+        and entity.url is not None
+        and not entity.url.startswith("tg://user")
+    )
+
+
+def _as_read(entity: MessageEntity, words: str) -> str:
+    if entity.type == MessageEntityType.TEXT_LINK:
+        url = entity.url or ""
+        # A link whose words are its address already ("example.com" for https://…) says it.
+        if url.rstrip("/").removeprefix("https://").removeprefix("http://") in words:
+            return words
+        return f"{words} ({url})"
+    assert entity.unix_time is not None
+    instant = utc_instant_text(entity.unix_time)
+    return instant if entity.date_time_format else f"{words} ({instant})"
 
 
 def webhook_path(secret: str) -> str:

@@ -279,6 +279,29 @@ async def test_formatted_dates_reach_the_model_as_utc_instants(
     assert said == f"{ATTACHED} here at 2030-03-17 17:46:40 UTC"
 
 
+async def test_links_under_words_reach_the_model_with_their_address(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # A reader taps "the menu" and sees where it goes; the model must be told.
+    text = "🍕 see the menu, ask Bo, or example.com"
+    menu, bo, site = text.index("the menu"), text.index("Bo"), text.index("example.com")
+    await telegram_api.push_message(
+        text,
+        entities=[
+            {"type": "text_link", "offset": utf16(text[:menu]), "length": 8,
+             "url": "https://pizza.example/menu"},
+            {"type": "text_link", "offset": utf16(text[:bo]), "length": 2,
+             "url": "tg://user?id=77"},
+            {"type": "text_link", "offset": utf16(text[:site]), "length": 11,
+             "url": "https://example.com/"},
+        ],
+    )  # fmt: skip
+    await telegram_api.wait_for_sent(1)
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    # A link to a user is a mention (their name); one whose words are its address says it.
+    assert said == "🍕 see the menu (https://pizza.example/menu), ask Bo, or example.com"
+
+
 async def test_groups_answer_only_when_addressed(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:
