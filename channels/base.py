@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from channels.history import conversation_body
 from middleware.commands import match_command
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError, UpstreamTimeout
+from middleware.errors import (
+    ConfigError,
+    ReplyNotDelivered,
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+)
 from middleware.identity import thread_key, user_key
 from middleware.store import log_if_failed
 from middleware.types import ReplyStream, Turn
@@ -246,7 +252,36 @@ async def observe_media_only(
                     turn.thread_key, TEXT_ONLY, services.clock.now()
                 )
                 stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
-            await tell(TEXT_ONLY)
+                turn.reply_id = stored
+            await delivering(services, turn, tell(TEXT_ONLY))
+
+
+async def delivering(services: Services, turn: Turn, delivery: Awaitable[None]) -> None:
+    """Await ``delivery``, the sending of the reply to ``turn``. When nothing of it
+    reached the user (``ReplyNotDelivered``: the bot blocked, the chat gone, every retry
+    failed), the stored reply is marked so that no later turn forwards it: the model must
+    not believe the user read it. The error goes on to the channel, which logs it."""
+    try:
+        await delivery
+    except ReplyNotDelivered:
+        message_id = await _stored_id(turn.reply_id)
+        if message_id is not None:
+            marked = services.store.mark_undelivered(turn.thread_key, message_id)
+            marked.add_done_callback(
+                log_if_failed(log, "mark a reply undelivered", turn.thread_key)
+            )
+        raise
+
+
+async def _stored_id(stored: asyncio.Future[int] | None) -> int | None:
+    """The id of a stored reply; ``None`` for one not stored (its failure was logged where
+    it was queued)."""
+    if stored is None:
+        return None
+    try:
+        return await stored
+    except Exception:
+        return None
 
 
 async def member_left(
@@ -323,7 +358,4 @@ async def answer_in_order(
             except Exception:
                 log.exception("answering a %s message failed", turn.channel)
                 text = TURN_FAILED
-        if live is not None:
-            await live.finish(text)
-        else:
-            await deliver(text)
+        await delivering(services, turn, live.finish(text) if live is not None else deliver(text))

@@ -35,6 +35,7 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import discord
 from discord import app_commands
 
@@ -51,7 +52,7 @@ from channels.base import (
     utc_instant_text,
 )
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ChannelError, ConfigError
+from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
 from middleware.types import Turn
 from proxy.config import DiscordConfig
 from proxy.services import Services
@@ -294,7 +295,9 @@ class DiscordChannel:
 
     async def send(self, thread_id: str, text: str, *, reply_to: int | None = None) -> None:
         """Send ``text`` (Markdown) to channel ``thread_id``, split to Discord's limit; the
-        first part replies to message ``reply_to``."""
+        first part replies to message ``reply_to``. Raises ``ReplyNotDelivered`` when the
+        first part could not be sent (nothing reached the channel), ``ChannelError`` when a
+        later one could not."""
         if self._client.is_closed():
             raise ChannelError("the discord channel is not running; start it first")
         target = self._client.get_partial_messageable(int(thread_id))
@@ -319,13 +322,14 @@ class DiscordChannel:
                     )
                     await _post(target, part, None)
             except discord.Forbidden as exc:
-                raise ChannelError(
+                raise _refused(index)(
                     f"Discord refused a reply to channel {thread_id}: {exc}; give the bot "
                     '"Send Messages" there ("Send Messages in Threads" for a thread)'
                 ) from exc
-            except discord.HTTPException as exc:
-                # discord.py already waited out rate limits; this is a real refusal.
-                raise ChannelError(
+            except (discord.HTTPException, aiohttp.ClientError) as exc:
+                # discord.py already waited out rate limits (and retried 5xx answers);
+                # this is a real refusal, or Discord could not be reached.
+                raise _refused(index)(
                     f"Discord refused a reply to channel {thread_id}: {exc}"
                 ) from exc
 
@@ -637,6 +641,12 @@ async def _post(
         await target.send(
             part, reference=reference, allowed_mentions=_NO_PINGS, mention_author=False
         )
+
+
+def _refused(index: int) -> type[ChannelError]:
+    """The error for a reply whose part ``index`` could not be sent: nothing of it reached
+    the user when that was the first."""
+    return ReplyNotDelivered if index == 0 else ChannelError
 
 
 def _own_role(message: discord.Message) -> discord.Role | None:

@@ -70,7 +70,7 @@ from channels.base import (
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ChannelError, ConfigError
+from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
 from middleware.types import Turn
 from proxy.config import TelegramConfig
 from proxy.services import Services
@@ -250,12 +250,16 @@ class TelegramChannel:
         reply_to: int | None = None,
     ) -> None:
         """Send ``text`` (Markdown) to chat ``thread_id``, in ``topic_id`` if given, split to
-        Telegram's limit; the first part replies to message ``reply_to``."""
-        parts = telegram_parts(text) or [(_EMPTY_REPLY, [])]
-        for index, part in enumerate(parts):
-            await self._send_part(
-                thread_id, part, topic_id=topic_id, reply_to=reply_to if index == 0 else None
-            )
+        Telegram's limit; the first part replies to message ``reply_to``. Raises
+        ``ReplyNotDelivered`` when the first part could not be sent (nothing reached the
+        chat), ``ChannelError`` when a later one could not."""
+        first, *rest = telegram_parts(text) or [(_EMPTY_REPLY, [])]
+        try:
+            await self._send_part(thread_id, first, topic_id=topic_id, reply_to=reply_to)
+        except ChannelError as exc:
+            raise ReplyNotDelivered(str(exc)) from exc
+        for part in rest:
+            await self._send_part(thread_id, part, topic_id=topic_id)
 
     def to_turn(self, message: Message) -> Turn | None:
         """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (nothing a

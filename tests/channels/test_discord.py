@@ -327,6 +327,34 @@ async def test_a_channel_the_bot_may_not_write_in_is_logged_with_what_to_do(
     assert transcript[0].text == "hello"  # the message still counts for the clock
 
 
+async def test_a_reply_that_never_reached_the_channel_is_not_forwarded_again(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    # Missing Permissions, then the permission given: the model must not believe its
+    # first answer was read, nor must it forget it was asked.
+    discord_api.cannot_send.add(CHANNEL)
+    fake_upstream.reply_content = "The meeting moved to 3pm."
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello?", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        await fake_upstream.wait_for_requests(1)
+        await handlers_done()
+        discord_api.cannot_send.clear()
+        fake_upstream.reply_content = "Here again."
+        await discord_api.push_message(
+            f"<@{BOT_ID}> anything new?",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+        )
+        await discord_api.wait_for_sent(1)
+    forwarded = [(m["role"], m["content"]) for m in fake_upstream.last.body["messages"]]
+    assert [role for role, _ in forwarded] == ["user", "user"]
+    assert forwarded[0][1].startswith("[Ada] hello?")
+
+
 @pytest.mark.parametrize("member_events", [False, True])
 async def test_a_new_display_name_reaches_the_relay_in_dms(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi, member_events: bool

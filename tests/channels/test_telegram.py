@@ -675,6 +675,44 @@ async def test_a_reply_the_bot_may_not_send_is_logged_and_the_chat_goes_on(
     assert answer["text"].endswith("back again")
 
 
+async def test_a_reply_that_never_reached_the_user_is_not_forwarded_again(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The user blocked the bot, then came back: the model must not believe its answer to
+    # "hello?" was read, nor must it forget the user asked.
+    fake_upstream.reply_content = "The meeting moved to 3pm."
+    telegram_api.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await telegram_api.push_message("hello?")
+    await fake_upstream.wait_for_requests(1)
+    await handlers_done()
+    fake_upstream.reply_content = "Here again."
+    await telegram_api.push_message("anything new?")
+    await telegram_api.wait_for_sent(2)
+    forwarded = [(m["role"], m["content"]) for m in fake_upstream.last.body["messages"]]
+    assert [role for role, _ in forwarded] == ["user", "user"]
+    assert forwarded[0][1].startswith("hello?")
+    # Kept in the transcript, which says what the relay did.
+    transcript = await services_of(bot).store.transcript("agent:main:telegram:dm:1001")
+    assert "The meeting moved to 3pm." in [m.text for m in transcript]
+
+
+async def test_a_reply_cut_off_after_its_first_part_is_still_forwarded(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The user read its beginning: the model must know it said that.
+    fake_upstream.reply_content = "first part\n\n" + "x" * MESSAGE_LIMIT
+    telegram_api.fail("sendMessage", 400, "Bad Request: chat not found", after=1)
+    await telegram_api.push_message("tell me everything")
+    await telegram_api.wait_for_sent(1)
+    await handlers_done()
+    assert len(telegram_api.sent()) == 2  # the second part was refused
+    fake_upstream.reply_content = "ok"
+    await telegram_api.push_message("and?")
+    await fake_upstream.wait_for_requests(2)
+    roles = [m["role"] for m in fake_upstream.last.body["messages"]]
+    assert roles == ["user", "assistant", "user"]
+
+
 @pytest.mark.parametrize(
     ("failure", "attempts"),
     [

@@ -76,7 +76,8 @@ class FakeTelegramApi:
         # Methods that answer 429 (flood control) next, with their retry_after.
         self._floods: dict[str, list[int]] = {}
         # Methods that fail next, with the status and description they answer.
-        self._failures: dict[str, list[tuple[int, str]]] = {}
+        # None: a call let through before the failures that follow it.
+        self._failures: dict[str, list[tuple[int, str] | None]] = {}
         # Methods that refuse the next calls carrying entities, with the error they give.
         self._entity_refusals: dict[str, list[str]] = {}
         self._runner: web.AppRunner | None = None
@@ -196,10 +197,15 @@ class FakeTelegramApi:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._floods.setdefault(method, []).extend([retry_after] * times)
 
-    def fail(self, method: str, status: int, description: str, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with ``status`` and ``description``
-        (502 "Bad Gateway", 403 "Forbidden: bot was blocked by the user", …)."""
-        self._failures.setdefault(method, []).extend([(status, description)] * times)
+    def fail(
+        self, method: str, status: int, description: str, times: int = 1, *, after: int = 0
+    ) -> None:
+        """Answer ``times`` calls of ``method``, the next but ``after`` of them, with
+        ``status`` and ``description`` (502 "Bad Gateway", 403 "Forbidden: bot was blocked
+        by the user", …)."""
+        failures: list[tuple[int, str] | None] = [None] * after
+        failures += [(status, description)] * times
+        self._failures.setdefault(method, []).extend(failures)
 
     def refuse_entities(
         self,
@@ -265,8 +271,9 @@ class FakeTelegramApi:
                 },
                 status=429,
             )
-        if self._failures.get(method):
-            return _error(*self._failures[method].pop(0))
+        failure = self._failures[method].pop(0) if self._failures.get(method) else None
+        if failure is not None:
+            return _error(*failure)
         if params.get("entities") and self._entity_refusals.get(method):
             return _error(400, self._entity_refusals[method].pop(0))
         if method == "getMe":
