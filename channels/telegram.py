@@ -11,7 +11,9 @@ with ``stream_edits`` it is shown while written by editing one message (``channe
 A photo or file is not passed on; its caption is, marked as coming with one. One without a
 caption (a photo, sticker, voice note, file) is recorded for the clock as what it was
 (``[photo, not passed on]``) and told, without asking the model, that the relay reads only
-text: in a DM, or in a group when it replies to the bot. A forwarded
+text: in a DM, or in a group when it replies to the bot. What is shared as data reaches the
+model in words, as a message: a location as its coordinates, a place as its name and
+address, a contact, a poll's question and options, a sticker's emoji, a die's roll. A forwarded
 message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive. A formatted date (a ``date_time``
 entity, which Telegram shows each reader in their own zone) reaches the model as its
@@ -41,6 +43,7 @@ import httpx
 import telegramify_markdown
 from aiohttp import web
 from telegram import (
+    Location,
     Message,
     MessageEntity,
     MessageOrigin,
@@ -271,7 +274,7 @@ class TelegramChannel:
             written: str | None = readable_text(message.text, message.entities)
         else:
             written = readable_text(caption, message.caption_entities) if caption else None
-        text = written or _media_only(message)
+        text = written or shared_text(message) or _media_only(message)
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
@@ -328,8 +331,14 @@ class TelegramChannel:
         """A photo, sticker, voice note or file without a caption: recorded for the clock
         (the user did write), but nothing the model could read, so the sender is told so
         without asking it; in a DM, or in a group when it replies to the bot (other media
-        in groups are not for the bot)."""
+        in groups are not for the bot). A location, place, contact, poll, a sticker with
+        its emoji or a die (``shared_text``) says something in words: a message like any
+        other."""
         message = update.message
+        if message is not None and shared_text(message) is not None:
+            # What was shared says something in words: a message like any other.
+            await self._on_message(update, context)
+            return
         turn = self.to_turn(message) if message is not None else None
         if message is None or turn is None:
             return
@@ -659,11 +668,47 @@ def webhook_path(secret: str) -> str:
     return f"{PREFIX}telegram/{digest[:32]}"
 
 
+def shared_text(message: Message) -> str | None:
+    """What a message that shares something the model can read, and has no text, says:
+    a location's coordinates, a place's name and address, a contact's name and number, a
+    poll's question and options, a sticker's emoji, a die's roll. Only what Telegram sent,
+    in fixed words; ``None`` for anything else (a photo, a voice note, a sticker without
+    an emoji), which is ``_media_only``'s."""
+    if message.venue is not None:
+        venue = message.venue
+        where = ", ".join(part for part in (venue.title, venue.address) if part)
+        return f"[shared a place: {where} ({_coordinates(venue.location)})]"
+    if message.location is not None:
+        # Read from the dict: PTB warns that the attribute's type will change.
+        shared = message.location.to_dict()
+        live = "their live location" if shared.get("live_period") else "a location"
+        return f"[shared {live}: {_coordinates(message.location)}]"
+    if message.contact is not None:
+        contact = message.contact
+        name = " ".join(part for part in (contact.first_name, contact.last_name) if part)
+        return f"[shared a contact: {name}, {contact.phone_number}]"
+    if message.poll is not None:
+        poll = message.poll
+        kind = "quiz" if poll.type == "quiz" else "poll"
+        options = " / ".join(option.text for option in poll.options)
+        return f'[shared a {kind}: "{poll.question}" — {options}]'
+    if message.sticker is not None and message.sticker.emoji:
+        return f"[sticker: {message.sticker.emoji}]"
+    if message.dice is not None:
+        return f"[rolled a {message.dice.emoji}: {message.dice.value}]"
+    return None
+
+
+def _coordinates(location: Location) -> str:
+    """Latitude and longitude, as a map search takes them (about a metre's precision)."""
+    return f"{location.latitude:.5f}, {location.longitude:.5f}"
+
+
 def _media_only(message: Message) -> str | None:
     """What a message with media and no text is recorded as; ``None`` without media."""
     if message.effective_attachment is None:
         return None
-    kind: MediaKind = "attachment"  # a location, contact, poll…
+    kind: MediaKind = "attachment"  # a game, an invoice…
     if message.photo:
         kind = "photo"
     elif message.sticker:

@@ -100,6 +100,43 @@ async def test_a_captioned_photo_is_answered_by_its_caption(
     assert len(fake_upstream.requests) == 2
 
 
+async def test_what_is_shared_as_data_reaches_the_model_in_words(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    eiffel = {"latitude": 48.858370, "longitude": 2.294481}
+    shared: list[tuple[str, dict[str, Any]]] = [
+        ("location", eiffel),
+        ("location", {**eiffel, "live_period": 900}),
+        ("venue", {"location": eiffel, "title": "Eiffel Tower",
+                   "address": "Champ de Mars, Paris"}),
+        ("contact", {"phone_number": "+33612345678", "first_name": "Bo", "last_name": "Li"}),
+        ("poll", {"id": "p1", "question": "Pizza tonight?", "total_voter_count": 0,
+                  "is_closed": False, "is_anonymous": True, "type": "regular",
+                  "allows_multiple_answers": False, "allows_revoting": False,
+                  "members_only": False,
+                  "options": [{"text": "yes", "voter_count": 0, "persistent_id": "o1"},
+                              {"text": "no", "voter_count": 0, "persistent_id": "o2"}]}),
+        ("sticker", {"file_id": "s1", "file_unique_id": "s1", "type": "regular",
+                     "width": 512, "height": 512, "is_animated": False, "is_video": False,
+                     "emoji": "👍"}),
+        ("dice", {"emoji": "🎲", "value": 4}),
+    ]  # fmt: skip
+    for kind, attachment in shared:
+        await telegram_api.push_message("", media=kind, attachment=attachment)
+    await telegram_api.wait_for_sent(len(shared))
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == [
+        "[shared a location: 48.85837, 2.29448]",
+        "[shared their live location: 48.85837, 2.29448]",
+        "[shared a place: Eiffel Tower, Champ de Mars, Paris (48.85837, 2.29448)]",
+        "[shared a contact: Bo Li, +33612345678]",
+        '[shared a poll: "Pizza tonight?" — yes / no]',
+        "[sticker: 👍]",
+        "[rolled a 🎲: 4]",
+    ]
+    assert TEXT_ONLY not in [r["text"] for r in telegram_api.sent()]
+
+
 async def test_media_without_a_caption_is_told_the_relay_reads_text(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:

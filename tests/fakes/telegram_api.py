@@ -139,11 +139,14 @@ class FakeTelegramApi:
         entities: list[dict[str, Any]] | None = None,
         forwarded_from: str | None = None,
         media: str | None = None,
+        attachment: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A text message update as Telegram sends it (not queued); ``forwarded_from``
         makes it a forward of a message by a user of that first name, ``media``
         (``"photo"``, ``"sticker"``, ``"voice"``, ``"document"``) that kind of message with
-        ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty."""
+        ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty;
+        ``attachment`` is what the message carries under ``media`` instead of the usual
+        (a ``"location"``'s coordinates, a ``"poll"``…)."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -171,7 +174,7 @@ class FakeTelegramApi:
                 message["caption"] = caption
             if "entities" in message:
                 message["caption_entities"] = message.pop("entities")
-            message[media] = _MEDIA[media]
+            message[media] = attachment if attachment is not None else _MEDIA[media]
         if forwarded_from is not None:
             author = {"id": user_id + 1000, "is_bot": False, "first_name": forwarded_from}
             message["forward_origin"] = {
