@@ -14,8 +14,9 @@ to each reader in their own zone) reaches the model as its instant in UTC
 (``</tz:id>``) as the ``/tz`` Discord shows. Files and stickers are
 not passed on: text sent with them is, marked as such; without text they are recorded for
 the clock as what they were (``[file, not passed on]``) and the sender is told the relay
-reads only text (in a DM, or replying to the bot). System messages (a thread created, a
-pin) are not anyone's words and are ignored.
+reads only text (in a DM, or replying to the bot); a sticker alone reaches the model as
+its name (``[sticker: Wave]``), a poll as its question and options, as a message. System
+messages (a thread created, a pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -344,10 +345,10 @@ class DiscordChannel:
         group = not isinstance(message.channel, discord.DMChannel)
         text = self._without_mention(message) if group else message.content
         if not text:
-            kind = _media_kind(message)
-            if kind is None:
+            shared, kind = shared_text(message), _media_kind(message)
+            if shared is None and kind is None:
                 return None
-            text = media_only_text(kind)
+            text = shared or media_only_text(kind or "attachment")
         elif message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
         return Turn(
@@ -389,7 +390,7 @@ class DiscordChannel:
         turn = self.to_turn(message)
         if turn is None:
             return
-        if not message.content:
+        if not message.content and shared_text(message) is None:
             await self._tracked(self._media_only(message, turn))
             return
         if not self._addressed(message):
@@ -653,6 +654,20 @@ def _own_role(message: discord.Message) -> discord.Role | None:
     """The role Discord manages for this bot in ``message``'s server (``None`` in a DM,
     or while the server is not cached)."""
     return message.guild.self_role if message.guild is not None else None
+
+
+def shared_text(message: discord.Message) -> str | None:
+    """What a message without text that shares something the model can read says: a
+    poll's question and options, a sticker's name (what a reader sees of it). Only what
+    Discord sent, in fixed words; ``None`` for anything else (files), which
+    ``media_only_text`` records."""
+    if message.poll is not None:
+        poll = message.poll
+        options = " / ".join(answer.text for answer in poll.answers)
+        return f'[shared a poll: "{poll.question}" — {options}]'
+    if message.stickers and message.stickers[0].name:
+        return f"[sticker: {message.stickers[0].name}]"
+    return None
 
 
 def _media_kind(message: discord.Message) -> MediaKind | None:

@@ -248,6 +248,30 @@ async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
     ]
 
 
+async def test_a_poll_and_a_sticker_alone_reach_the_model_in_words(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    poll = {
+        "question": {"text": "Pizza tonight?"},
+        "answers": [
+            {"answer_id": 1, "poll_media": {"text": "yes"}},
+            {"answer_id": 2, "poll_media": {"text": "no"}},
+        ],
+        "expiry": "2030-01-01T00:00:00+00:00",
+        "allow_multiselect": False,
+        "layout_type": 1,
+    }
+    sticker = {"id": "1300000000000000001", "name": "Wave", "format_type": 1}
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("", channel_id=CHANNEL, user_id=42, fields={"poll": poll})
+        await discord_api.push_message(
+            "", channel_id=CHANNEL, user_id=42, fields={"sticker_items": [sticker]}
+        )
+        await discord_api.wait_for_sent(2)
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == ['[shared a poll: "Pizza tonight?" — yes / no]', "[sticker: Wave]"]
+
+
 async def test_system_messages_are_nobodys_words(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:

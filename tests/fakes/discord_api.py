@@ -172,12 +172,14 @@ class FakeDiscordApi:
         files: list[str] | None = None,
         message_type: int | None = None,
         at: datetime | None = None,
+        fields: dict[str, Any] | None = None,
     ) -> int:
         """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id.
         ``replying_to`` is the message object it replies to (e.g. one of ``sent_objects``),
         ``files`` the names of files attached, ``message_type`` Discord's type number (18:
         a thread was created, with the thread's name as the content), ``at`` when it was
-        written (discord.py reads that from the id; default now)."""
+        written (discord.py reads that from the id; default now), ``fields`` more of the
+        message object (``sticker_items``, a ``poll``)."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         message_id = next(self._ids)
         if at is not None:
@@ -196,6 +198,7 @@ class FakeDiscordApi:
         )
         if message_type is not None:
             data["type"] = message_type
+        data.update(fields or {})
         await self._dispatch("MESSAGE_CREATE", data)
         return message_id
 
