@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from channels.history import conversation_body
+from middleware.actions.directives import parse_directive
 from middleware.commands import match_command
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import (
@@ -77,6 +78,28 @@ def media_only_text(kind: MediaKind) -> str:
     read as a plan, a fact to remember or an action, and it is never answered by the model
     (``observe`` records it)."""
     return f"[{kind}, not passed on]"
+
+
+# How much of a message replied to is quoted to the model: enough to tell which one.
+QUOTE_LIMIT = 200
+
+
+def with_reply_context(text: str, speaker: str, replied: str) -> str:
+    """``text``, written in reply to ``speaker``'s message ``replied``, as the model reads
+    it: ``[replying to Bo: "meet at 9"] …``, the quote on one line and cut to
+    ``QUOTE_LIMIT`` characters; a message that was not written words
+    (``[photo, not passed on]``) is quoted as it is. The model sees what a reader sees
+    above the reply, and can tell which message "this" is.
+
+    Left as it is when ``text`` is a relay command or a clock directive: those run only
+    from the start of a message."""
+    if is_relay_command(text) or parse_directive(text) is not None:
+        return text
+    words = " ".join(replied.split())
+    if len(words) > QUOTE_LIMIT:
+        words = words[: QUOTE_LIMIT - 1].rstrip() + "…"
+    quoted = words if words.startswith("[") and words.endswith("]") else f'"{words}"'
+    return f"[replying to {speaker}: {quoted}] {text}"
 
 
 REGISTRY: dict[str, str] = {

@@ -13,9 +13,11 @@ caption (a photo, sticker, voice note, file) is recorded for the clock as what i
 (``[photo, not passed on]``) and told, without asking the model, that the relay reads only
 text: in a DM, or in a group when it replies to the bot. What is shared as data reaches the
 model in words, as a message: a location as its coordinates, a place as its name and
-address, a contact, a poll's question and options, a sticker's emoji, a die's roll. A forwarded
-message reaches the model as ``[forwarded from Bo] …``: someone else's words,
-never run as the sender's command or clock directive. A formatted date (a ``date_time``
+address, a contact, a poll's question and options, a sticker's emoji, a die's roll. A
+forwarded message reaches the model as ``[forwarded from Bo] …``: someone else's words,
+never run as the sender's command or clock directive. A reply to someone's message reaches
+it after what a reader sees above it, ``[replying to Bo: "meet at 9"] …`` (the part
+quoted, if one was); a reply to the bot does not, its words being in the history. A formatted date (a ``date_time``
 entity, which Telegram shows each reader in their own zone) reaches the model as its
 instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own words keeps them, with the
 instant after them. A link under words reaches it as ``words (https://…)``.
@@ -69,6 +71,7 @@ from channels.base import (
     observe,
     observe_media_only,
     utc_instant_text,
+    with_reply_context,
 )
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
@@ -284,6 +287,9 @@ class TelegramChannel:
         if caption:
             # The model is asked about something it cannot see, and must know.
             text = f"{ATTACHED} {text}"
+        replied = self._replied(message)
+        if replied is not None:
+            text = with_reply_context(text, *replied)
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.
@@ -417,6 +423,36 @@ class TelegramChannel:
             elif entity.user is not None and entity.user.id == self._bot_id:
                 return True
         return False
+
+    def _replied(self, message: Message) -> tuple[str, str] | None:
+        """Who wrote the message ``message`` replies to, and what of it a reader sees
+        above the reply (the part quoted, if one was); ``None`` for no reply, a reply to
+        the bot (its own words are in the history, and replying is how a group addresses
+        it), or the forum topic's root every topic message "replies" to."""
+        replied = message.reply_to_message
+        if replied is None or self._replies_to_bot(message):
+            return None
+        if replied.from_user is not None and replied.from_user.id == self._bot_id:
+            return None  # the topic's root, when the bot opened the topic
+        if message.is_topic_message and replied.forum_topic_created:
+            return None
+        if message.quote is not None:
+            words: str | None = message.quote.text
+        elif replied.text is not None:
+            words = readable_text(replied.text, replied.entities)
+        else:
+            caption = replied.caption
+            words = readable_text(caption, replied.caption_entities) if caption else None
+        words = words or shared_text(replied) or _media_only(replied)
+        if not words:
+            return None
+        if replied.from_user is not None:
+            speaker = replied.from_user.full_name
+        elif replied.sender_chat is not None:
+            speaker = replied.sender_chat.title or "a channel"
+        else:
+            speaker = "someone"
+        return speaker, words
 
     def _replies_to_bot(self, message: Message) -> bool:
         replied = message.reply_to_message

@@ -339,6 +339,39 @@ async def test_links_under_words_reach_the_model_with_their_address(
     assert said == "🍕 see the menu (https://pizza.example/menu), ask Bo, or example.com"
 
 
+async def test_a_reply_to_someone_quotes_what_it_replies_to(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # Ana, Bo and Cy in a group: Bo's plan, then questions about "that" addressed to
+    # the bot, which could not tell which message was meant.
+    group: dict[str, Any] = {"chat_id": -100300, "chat_type": "supergroup"}
+    at_bot = {**group, "entities": [{"type": "mention", "offset": 0, "length": 16}]}
+    plan = await telegram_api.push_message(
+        "Dinner at Luigi's,\nThursday at 8", user_id=43, first_name="Bo", **group
+    )
+    photo = await telegram_api.push_message("", user_id=44, first_name="Cy", media="photo", **group)
+    await telegram_api.push_message(
+        "@chronorelay_bot is that too late for me?", replying_to=plan, **at_bot
+    )
+    await telegram_api.push_message(
+        "@chronorelay_bot where is it?", replying_to=plan, quote="Luigi's", **at_bot
+    )
+    await telegram_api.push_message("@chronorelay_bot nice?", replying_to=photo, **at_bot)
+    # A command replying to someone still runs: it must stay first.
+    await telegram_api.push_message("/time", replying_to=plan, **group)
+    # Replying to the bot is how a group addresses it: its words are in the history.
+    await telegram_api.push_message("and after?", reply_to_bot=True, **group)
+    await telegram_api.wait_for_sent(5)
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == [
+        '[Ana] [replying to Bo: "Dinner at Luigi\'s, Thursday at 8"] is that too late for me?',
+        '[Ana] [replying to Bo: "Luigi\'s"] where is it?',
+        "[Ana] [replying to Cy: [photo, not passed on]] nice?",
+        "[Ana] and after?",
+    ]
+    assert telegram_api.sent()[3]["text"].startswith("It's ")
+
+
 async def test_groups_answer_only_when_addressed(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:

@@ -136,6 +136,8 @@ class FakeTelegramApi:
         date: datetime | None = None,
         topic_id: int | None = None,
         reply_to_bot: bool = False,
+        replying_to: dict[str, Any] | None = None,
+        quote: str | None = None,
         entities: list[dict[str, Any]] | None = None,
         forwarded_from: str | None = None,
         media: str | None = None,
@@ -146,7 +148,8 @@ class FakeTelegramApi:
         (``"photo"``, ``"sticker"``, ``"voice"``, ``"document"``) that kind of message with
         ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty;
         ``attachment`` is what the message carries under ``media`` instead of the usual
-        (a ``"location"``'s coordinates, a ``"poll"``…)."""
+        (a ``"location"``'s coordinates, a ``"poll"``…). ``replying_to`` is the message it
+        replies to (one ``push_message`` returned), ``quote`` the part of it quoted."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -186,6 +189,10 @@ class FakeTelegramApi:
             chat["is_forum"] = True
             message["message_thread_id"] = topic_id
             message["is_topic_message"] = True
+        if replying_to is not None:
+            message["reply_to_message"] = replying_to
+        if quote is not None:
+            message["quote"] = {"text": quote, "position": 0}
         if reply_to_bot:
             message["reply_to_message"] = {
                 "message_id": next(self._message_ids),
