@@ -17,10 +17,11 @@ address, a contact, a poll's question and options, a sticker's emoji, a die's ro
 forwarded message reaches the model as ``[forwarded from Bo] …``: someone else's words,
 never run as the sender's command or clock directive. A reply to someone's message reaches
 it after what a reader sees above it, ``[replying to Bo: "meet at 9"] …`` (the part
-quoted, if one was); a reply to the bot does not, its words being in the history. A formatted date (a ``date_time``
-entity, which Telegram shows each reader in their own zone) reaches the model as its
-instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own words keeps them, with the
-instant after them. A link under words reaches it as ``words (https://…)``.
+quoted, if one was); a reply to the bot does not, its words being in the history. A
+formatted date (a ``date_time`` entity, which Telegram shows each reader in their own zone)
+reaches the model as its instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own
+words keeps them, with the instant after them. A link under words reaches it as ``words
+(https://…)``.
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
 to it, or are relay commands; the others are still recorded for the clock (``observe``).
