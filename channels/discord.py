@@ -15,8 +15,11 @@ to each reader in their own zone) reaches the model as its instant in UTC
 not passed on: text sent with them is, marked as such; without text they are recorded for
 the clock as what they were (``[file, not passed on]``) and the sender is told the relay
 reads only text (in a DM, or replying to the bot); a sticker alone reaches the model as
-its name (``[sticker: Wave]``), a poll as its question and options, as a message. System
-messages (a thread created, a pin) are not anyone's words and are ignored.
+its name (``[sticker: Wave]``), a poll as its question and options, a forwarded message
+as ``[forwarded] …`` (never run as the sender's command), as a message. A reply to
+someone's message reaches the model after what it replies to, ``[replying to Bo: "meet
+at 9"] …``; a reply to the bot does not, its words being in the history. System messages
+(a thread created, a pin) are not anyone's words and are ignored.
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -51,6 +54,7 @@ from channels.base import (
     observe,
     observe_media_only,
     utc_instant_text,
+    with_reply_context,
 )
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
@@ -351,11 +355,15 @@ class DiscordChannel:
             text = shared or media_only_text(kind or "attachment")
         elif message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
+        text = self._with_named_mentions(text, message)
+        replied = self._replied(message)
+        if replied is not None:
+            text = with_reply_context(text, *replied)
         return Turn(
             channel=self.name,
             thread_id=str(message.channel.id),
             user_id=str(author.id),
-            text=self._with_named_mentions(text, message),
+            text=text,
             received_at=message.created_at.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -576,6 +584,24 @@ class DiscordChannel:
         own = _own_role(message)
         return own is not None and any(role.id == own.id for role in message.role_mentions)
 
+    def _replied(self, message: discord.Message) -> tuple[str, str] | None:
+        """Who wrote the message ``message`` replies to, and what of it a reader sees
+        above the reply; ``None`` for no reply, a reply to a message Discord did not send
+        along (deleted), or one to the bot (its own words are in the history, and
+        replying is how a server addresses it)."""
+        reference = message.reference
+        replied = reference.resolved if reference is not None else None
+        if not isinstance(replied, discord.Message) or replied.author.id == self.bot_id:
+            return None
+        if replied.content:
+            words = self._with_named_mentions(replied.content, replied)
+        else:
+            kind = _media_kind(replied)
+            words = shared_text(replied) or (media_only_text(kind) if kind else "")
+        if not words:
+            return None
+        return _display_name(replied.author), words
+
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
         return isinstance(replied, discord.Message) and replied.author.id == self.bot_id
@@ -658,9 +684,15 @@ def _own_role(message: discord.Message) -> discord.Role | None:
 
 def shared_text(message: discord.Message) -> str | None:
     """What a message without text that shares something the model can read says: a
-    poll's question and options, a sticker's name (what a reader sees of it). Only what
+    forwarded message's words, a poll's question and options, a sticker's name (what a
+    reader sees of it). Only what
     Discord sent, in fixed words; ``None`` for anything else (files), which
     ``media_only_text`` records."""
+    forwarded = message.message_snapshots[0] if message.message_snapshots else None
+    if forwarded is not None and forwarded.content:
+        # Someone else's words (Discord does not say whose): never run as the sender's
+        # own command or clock directive.
+        return f"[forwarded] {readable_markup(forwarded.content)}"
     if message.poll is not None:
         poll = message.poll
         options = " / ".join(answer.text for answer in poll.answers)

@@ -603,6 +603,50 @@ async def test_a_reply_to_the_bot_is_answered(
     assert len(fake_upstream.requests) == 2
 
 
+async def test_a_reply_to_someone_quotes_what_it_replies_to_and_a_forward_is_read(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    bo = user_payload(43, "bo")
+    plan = message_payload(
+        7, "Dinner at <t:1790000000:t>,\nask <@44>", channel_id=CHANNEL, author=bo,
+        mentions=[user_payload(44, "cy")],
+    )  # fmt: skip
+    snapshot = {
+        "message": {
+            "type": 0, "content": "/tz Asia/Tokyo, says Bo", "embeds": [], "attachments": [],
+            "timestamp": "2026-09-21T10:00:00+00:00", "edited_timestamp": None,
+        }
+    }  # fmt: skip
+    forward = {
+        "message_reference": {"type": 1, "channel_id": "77", "message_id": "78"},
+        "message_snapshots": [snapshot],
+    }
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> is that too late?",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+            replying_to=plan,
+        )
+        await discord_api.wait_for_sent(1)
+        # A command replying to someone still runs: it must stay first.
+        await discord_api.push_message(
+            "/time", channel_id=CHANNEL, user_id=42, guild_id=GUILD, replying_to=plan
+        )
+        await discord_api.wait_for_sent(2)
+        # A forward: Discord sends the words as a snapshot, without its author.
+        await discord_api.push_message("", channel_id=5, user_id=42, fields=forward)
+        await discord_api.wait_for_sent(3)
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == [
+        '[Ada] [replying to Bo: "Dinner at 2026-09-21 14:13:20 UTC, ask @Cy"] is that too late?',
+        "[forwarded] /tz Asia/Tokyo, says Bo",
+    ]
+    assert discord_api.sent()[1]["content"].startswith("It's ")
+
+
 async def test_times_are_native_discord_timestamps(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
