@@ -67,6 +67,13 @@ TEXT_ONLY = (
     "note or file on its own doesn't reach me. Please write your message as text."
 )
 
+# The answer, without asking the model, to an edit of a message that was for the bot: the
+# relay reads each message once, as sent, and the user must not believe the edit was read.
+EDIT_NOT_READ = (
+    "I read each message once, as it was first sent, so I didn't see your edit. If it "
+    "changes something, please send the change as a new message."
+)
+
 # What a message that was only a photo, sticker, voice note or file (no text, no caption)
 # is recorded as, for the clock: the user did write, so the thread's times move.
 MediaKind = Literal["photo", "video", "GIF", "sticker", "voice note", "audio", "file", "attachment"]
@@ -317,6 +324,24 @@ async def member_left(
     key = thread_key(agent_id, channel, "group", chat_id)
     marked = await services.store.mark_left(key, user_key(channel, user_id), at)
     log.debug("%s: a member left chat %s (%d threads marked)", channel, chat_id, marked)
+
+
+class SeenOnce:
+    """Keys seen lately (at most ``size``, the oldest forgotten first): so that a message
+    edited again and again is told ``EDIT_NOT_READ`` once."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._seen: dict[str, None] = {}
+
+    def first(self, key: str) -> bool:
+        """Whether ``key`` is seen for the first time (lately); it is seen from now on."""
+        if key in self._seen:
+            return False
+        if len(self._seen) >= self._size:
+            del self._seen[next(iter(self._seen))]
+        self._seen[key] = None
+        return True
 
 
 class LiveReply(Protocol):

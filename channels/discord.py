@@ -19,7 +19,9 @@ its name (``[sticker: Wave]``), a poll as its question and options, a forwarded 
 as ``[forwarded] …`` (never run as the sender's command), as a message. A reply to
 someone's message reaches the model after what it replies to, ``[replying to Bo: "meet
 at 9"] …``; a reply to the bot does not, its words being in the history. System messages
-(a thread created, a pin) are not anyone's words and are ignored.
+(a thread created, a pin) are not anyone's words and are ignored. A message is read once,
+as first sent: an edit of one that was for the bot is answered, without asking the model,
+that the edit was not read (``EDIT_NOT_READ``).
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -45,8 +47,10 @@ from discord import app_commands
 
 from channels.base import (
     ATTACHED,
+    EDIT_NOT_READ,
     ConversationLocks,
     MediaKind,
+    SeenOnce,
     answer_in_order,
     is_relay_command,
     media_only_text,
@@ -236,6 +240,7 @@ class DiscordChannel:
             max_messages=None,
         )
         self._client.event(self.on_message)
+        self._client.event(self.on_raw_message_edit)
         self._client.event(self.on_raw_member_remove)
         self._tree: app_commands.CommandTree[discord.Client] = app_commands.CommandTree(
             self._client
@@ -248,6 +253,7 @@ class DiscordChannel:
         self._turns: set[asyncio.Task[None]] = set()
         # One turn at a time per channel, so history and replies keep the messages' order.
         self._locks = ConversationLocks()
+        self._edits_told = SeenOnce()
 
     @property
     def bot_id(self) -> int:
@@ -420,6 +426,23 @@ class DiscordChannel:
                     reply_to=message.id if turn.chat_type == "group" else None,
                 ),
             )
+        )
+
+    async def on_raw_message_edit(self, event: discord.RawMessageUpdateEvent) -> None:
+        """discord.py's event: a message edited. The relay read it as first sent, and does
+        not read it again; when it was for the bot, the sender is told so
+        (``EDIT_NOT_READ``, once per message), without asking the model or recording
+        anything. An update that is no edit (Discord adding a link's preview) is not."""
+        message = event.message
+        if not self._running or message.edited_at is None:
+            return
+        if self.to_turn(message) is None or not self._addressed(message):
+            return
+        if not self._edits_told.first(str(message.id)):
+            return
+        dm = isinstance(message.channel, discord.DMChannel)
+        await self._tracked(
+            self.send(str(message.channel.id), EDIT_NOT_READ, reply_to=None if dm else message.id)
         )
 
     async def on_slash(

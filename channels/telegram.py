@@ -25,8 +25,10 @@ words keeps them, with the instant after them. A link under words reaches it as 
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
 to it, or are relay commands; the others are still recorded for the clock (``observe``).
-Messages from outside the allow-lists are ignored altogether. The command menu
-(``setMyCommands``) is the relay's command catalog.
+Messages from outside the allow-lists are ignored altogether. A message is read once, as
+first sent: an edit of one that was for the bot is answered, without asking the model, that
+the edit was not read (``EDIT_NOT_READ``). The command menu (``setMyCommands``) is the
+relay's command catalog.
 
 No python-telegram-bot type leaves this module.
 """
@@ -63,8 +65,10 @@ from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandl
 
 from channels.base import (
     ATTACHED,
+    EDIT_NOT_READ,
     ConversationLocks,
     MediaKind,
+    SeenOnce,
     answer_in_order,
     is_relay_command,
     media_only_text,
@@ -92,6 +96,8 @@ _SEND_ATTEMPTS = 3
 _NETWORK_PAUSE = 1.0
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# New messages, and edits of them (each answered only with ``EDIT_NOT_READ``).
+_UPDATES = ["message", "edited_message"]
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
 
@@ -129,6 +135,7 @@ class TelegramChannel:
         self._username = ""
         # One turn at a time per chat, so history and replies keep the messages' order.
         self._locks = ConversationLocks()
+        self._edits_told = SeenOnce()
         # For throttling streamed edits; injectable so tests need not wait.
         self._monotonic = monotonic
         self._sleep = sleep
@@ -176,6 +183,13 @@ class TelegramChannel:
                 self._on_attachment_only,
             )
         )
+        # A live location moving is an edit too: only edits of words are told.
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.EDITED_MESSAGE & (filters.TEXT | filters.CAPTION),
+                self._on_edit,
+            )
+        )
         # A member leaving is a service message: the same "message" updates bring it.
         app.add_handler(
             MessageHandler(
@@ -206,7 +220,8 @@ class TelegramChannel:
                 updater = app.updater
                 assert updater is not None  # the builder makes one unless told not to
                 await updater.start_polling(
-                    timeout=timedelta(seconds=settings.poll_timeout), allowed_updates=["message"]
+                    timeout=timedelta(seconds=settings.poll_timeout),
+                    allowed_updates=_UPDATES,
                 )
             else:
                 # Running before Telegram learns the URL, so the first update finds us.
@@ -358,6 +373,23 @@ class TelegramChannel:
         addressed = not group or self._replies_to_bot(message)
         async with self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"):
             await observe_media_only(self._services, turn, tell if addressed else None)
+
+    async def _on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A message edited: the relay read it as first sent, and does not read it again.
+        When it was for the bot, the sender is told so (``EDIT_NOT_READ``, once per
+        message, replying to it), without asking the model or recording anything."""
+        message = update.edited_message
+        if message is None or self.to_turn(message) is None or not self._addressed(message):
+            return
+        if not self._edits_told.first(f"{message.chat.id}:{message.message_id}"):
+            return
+        topic = message.message_thread_id if message.is_topic_message else None
+        await self.send(
+            str(message.chat.id),
+            EDIT_NOT_READ,
+            topic_id=str(topic) if topic is not None else None,
+            reply_to=message.message_id,
+        )
 
     async def _on_left(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A member left the group (or was removed): the group's times leave them out
@@ -540,7 +572,7 @@ class TelegramChannel:
             await app.bot.set_webhook(
                 url,
                 secret_token=self._settings.webhook_secret.get_secret_value(),
-                allowed_updates=["message"],
+                allowed_updates=_UPDATES,
             )
         except TelegramError as exc:
             raise ChannelError(

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from channels.base import ATTACHED, TEXT_ONLY
+from channels.base import ATTACHED, EDIT_NOT_READ, TEXT_ONLY
 from channels.discord import MESSAGE_LIMIT, discord_parts, readable_markup, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
@@ -645,6 +645,33 @@ async def test_a_reply_to_someone_quotes_what_it_replies_to_and_a_forward_is_rea
         "[forwarded] /tz Asia/Tokyo, says Bo",
     ]
     assert discord_api.sent()[1]["content"].startswith("It's ")
+
+
+async def test_an_edit_of_a_message_for_the_bot_is_told_it_was_not_read(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        at_bot = {"channel_id": CHANNEL, "user_id": 42, "guild_id": GUILD, "mentions": [BOT]}
+        first = await discord_api.push_message(f"<@{BOT_ID}> meet at 9?", **at_bot)
+        await discord_api.wait_for_sent(1)
+        # Discord adding a link's preview is no edit.
+        await discord_api.push_edit(first, f"<@{BOT_ID}> meet at 9?", edited=False, **at_bot)
+        await discord_api.push_edit(first, f"<@{BOT_ID}> meet at 10?", **at_bot)
+        await discord_api.push_edit(first, f"<@{BOT_ID}> meet at 10 then?", **at_bot)
+        chatter = await discord_api.push_message(
+            "just chatting", channel_id=CHANNEL, user_id=43, guild_id=GUILD
+        )
+        await discord_api.push_edit(
+            chatter, "just chatting, really", channel_id=CHANNEL, user_id=43, guild_id=GUILD
+        )
+        await discord_api.wait_for_sent(2)
+        await handlers_done()
+    told = discord_api.sent()[1]
+    assert told["content"] == EDIT_NOT_READ
+    assert int(told["message_reference"]["message_id"]) == first
+    # Once per message; an edit of a message not for the bot is not answered.
+    assert len(discord_api.sent()) == 2
+    assert len(fake_upstream.requests) == 1
 
 
 async def test_times_are_native_discord_timestamps(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from telegram.error import NetworkError, TimedOut
 
-from channels.base import ATTACHED, TEXT_ONLY
+from channels.base import ATTACHED, EDIT_NOT_READ, TEXT_ONLY
 from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -370,6 +370,28 @@ async def test_a_reply_to_someone_quotes_what_it_replies_to(
         "[Ana] and after?",
     ]
     assert telegram_api.sent()[3]["text"].startswith("It's ")
+
+
+async def test_an_edit_of_a_message_for_the_bot_is_told_it_was_not_read(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The relay reads a message once: the user fixing "9" to "10" must not believe the
+    # model saw the fix.
+    first = await telegram_api.push_message("meet at 9?")
+    await telegram_api.wait_for_sent(1)
+    await telegram_api.push_edit(first, "meet at 10?")
+    await telegram_api.push_edit(first, "meet at 10 then?")
+    group: dict[str, Any] = {"chat_id": -100310, "chat_type": "supergroup"}
+    chatter = await telegram_api.push_message("just chatting", **group)
+    await telegram_api.push_edit(chatter, "just chatting, really")
+    await telegram_api.wait_for_sent(2)
+    await handlers_done()
+    told = telegram_api.sent()[1]
+    assert told["text"] == EDIT_NOT_READ
+    assert told["reply_parameters"]["message_id"] == first["message_id"]
+    # Once per message; an edit of a group message not for the bot is not answered.
+    assert len(telegram_api.sent()) == 2
+    assert len(fake_upstream.requests) == 1
 
 
 async def test_groups_answer_only_when_addressed(

@@ -297,6 +297,31 @@ class FakeDiscordApi:
         await self._dispatch("INTERACTION_CREATE", data)
         return token
 
+    async def push_edit(
+        self,
+        message_id: int,
+        text: str,
+        *,
+        channel_id: int,
+        user_id: int,
+        guild_id: int | None = None,
+        mentions: list[dict[str, Any]] | None = None,
+        edited: bool = True,
+    ) -> None:
+        """Dispatch a MESSAGE_UPDATE of message ``message_id``, now saying ``text``: an
+        edit by its author, or (``edited=False``) Discord adding a link's preview."""
+        data = message_payload(
+            message_id,
+            text,
+            channel_id=channel_id,
+            author=user_payload(user_id),
+            guild_id=guild_id,
+            mentions=mentions,
+        )
+        if edited:
+            data["edited_timestamp"] = datetime.now(UTC).isoformat()
+        await self._dispatch("MESSAGE_UPDATE", data)
+
     async def _dispatch(self, event: str, data: dict[str, Any]) -> None:
         for ws in self._sockets:
             await ws.send_json({"op": 0, "t": event, "s": next(self._seq), "d": data})

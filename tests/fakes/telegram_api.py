@@ -110,6 +110,14 @@ class FakeTelegramApi:
         message: dict[str, Any] = update["message"]
         return message
 
+    async def push_edit(self, message: dict[str, Any], text: str) -> None:
+        """Queue the update Telegram sends when ``message`` (one ``push_message``
+        returned) is edited by its sender to say ``text``."""
+        edited = {**message, "text": text, "edit_date": message["date"] + 60}
+        async with self._new_update:
+            self._updates.append({"update_id": next(self._update_ids), "edited_message": edited})
+            self._new_update.notify_all()
+
     async def push_member_left(
         self, chat_id: int, user_id: int, first_name: str, *, date: datetime | None = None
     ) -> None:
