@@ -460,11 +460,14 @@ class TelegramChannel:
     def _replied(self, message: Message) -> tuple[str, str] | None:
         """Who wrote the message ``message`` replies to, and what of it a reader sees
         above the reply (the part quoted, if one was); ``None`` for no reply, a reply to
-        the bot (its own words are in the history, and replying is how a group addresses
-        it), or the forum topic's root every topic message "replies" to."""
+        the bot that quotes nothing (its own words are in the history, and replying is how
+        a group addresses it), or the forum topic's root every topic message "replies" to.
+        A part of the bot's words quoted is the model's own: ``you``."""
         replied = message.reply_to_message
-        if replied is None or self._replies_to_bot(message):
+        if replied is None:
             return None
+        if self._replies_to_bot(message):
+            return ("you", message.quote.text) if message.quote is not None else None
         if replied.from_user is not None and replied.from_user.id == self._bot_id:
             return None  # the topic's root, when the bot opened the topic
         if message.is_topic_message and replied.forum_topic_created:

@@ -359,15 +359,18 @@ async def test_a_reply_to_someone_quotes_what_it_replies_to(
     await telegram_api.push_message("@chronorelay_bot nice?", replying_to=photo, **at_bot)
     # A command replying to someone still runs: it must stay first.
     await telegram_api.push_message("/time", replying_to=plan, **group)
-    # Replying to the bot is how a group addresses it: its words are in the history.
+    # Replying to the bot is how a group addresses it: its words are in the history;
+    # a part of them quoted is named.
     await telegram_api.push_message("and after?", reply_to_bot=True, **group)
-    await telegram_api.wait_for_sent(5)
+    await telegram_api.push_message("why?", reply_to_bot=True, quote="an earlier", **group)
+    await telegram_api.wait_for_sent(6)
     said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
     assert said == [
         '[Ana] [replying to Bo: "Dinner at Luigi\'s, Thursday at 8"] is that too late for me?',
         '[Ana] [replying to Bo: "Luigi\'s"] where is it?',
         "[Ana] [replying to Cy: [photo, not passed on]] nice?",
         "[Ana] and after?",
+        '[Ana] [replying to you: "an earlier"] why?',
     ]
     assert telegram_api.sent()[3]["text"].startswith("It's ")
 
