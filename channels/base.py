@@ -20,9 +20,16 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from channels.history import conversation_body
+from middleware.actions.directives import parse_directive
 from middleware.commands import match_command
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ConfigError, UpstreamError, UpstreamStatusError, UpstreamTimeout
+from middleware.errors import (
+    ConfigError,
+    ReplyNotDelivered,
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+)
 from middleware.identity import thread_key, user_key
 from middleware.store import log_if_failed
 from middleware.types import ReplyStream, Turn
@@ -60,6 +67,13 @@ TEXT_ONLY = (
     "note or file on its own doesn't reach me. Please write your message as text."
 )
 
+# The answer, without asking the model, to an edit of a message that was for the bot: the
+# relay reads each message once, as sent, and the user must not believe the edit was read.
+EDIT_NOT_READ = (
+    "I read each message once, as it was first sent, so I didn't see your edit. If it "
+    "changes something, please send the change as a new message."
+)
+
 # What a message that was only a photo, sticker, voice note or file (no text, no caption)
 # is recorded as, for the clock: the user did write, so the thread's times move.
 MediaKind = Literal["photo", "video", "GIF", "sticker", "voice note", "audio", "file", "attachment"]
@@ -71,6 +85,28 @@ def media_only_text(kind: MediaKind) -> str:
     read as a plan, a fact to remember or an action, and it is never answered by the model
     (``observe`` records it)."""
     return f"[{kind}, not passed on]"
+
+
+# How much of a message replied to is quoted to the model: enough to tell which one.
+QUOTE_LIMIT = 200
+
+
+def with_reply_context(text: str, speaker: str, replied: str) -> str:
+    """``text``, written in reply to ``speaker``'s message ``replied``, as the model reads
+    it: ``[replying to Bo: "meet at 9"] …``, the quote on one line and cut to
+    ``QUOTE_LIMIT`` characters; a message that was not written words
+    (``[photo, not passed on]``) is quoted as it is. The model sees what a reader sees
+    above the reply, and can tell which message "this" is.
+
+    Left as it is when ``text`` is a relay command or a clock directive: those run only
+    from the start of a message."""
+    if is_relay_command(text) or parse_directive(text) is not None:
+        return text
+    words = " ".join(replied.split())
+    if len(words) > QUOTE_LIMIT:
+        words = words[: QUOTE_LIMIT - 1].rstrip() + "…"
+    quoted = words if words.startswith("[") and words.endswith("]") else f'"{words}"'
+    return f"[replying to {speaker}: {quoted}] {text}"
 
 
 REGISTRY: dict[str, str] = {
@@ -252,7 +288,36 @@ async def observe_media_only(
                     turn.thread_key, TEXT_ONLY, services.clock.now()
                 )
                 stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
-            await tell(TEXT_ONLY)
+                turn.reply_id = stored
+            await delivering(services, turn, tell(TEXT_ONLY))
+
+
+async def delivering(services: Services, turn: Turn, delivery: Awaitable[None]) -> None:
+    """Await ``delivery``, the sending of the reply to ``turn``. When nothing of it
+    reached the user (``ReplyNotDelivered``: the bot blocked, the chat gone, every retry
+    failed), the stored reply is marked so that no later turn forwards it: the model must
+    not believe the user read it. The error goes on to the channel, which logs it."""
+    try:
+        await delivery
+    except ReplyNotDelivered:
+        message_id = await _stored_id(turn.reply_id)
+        if message_id is not None:
+            marked = services.store.mark_undelivered(turn.thread_key, message_id)
+            marked.add_done_callback(
+                log_if_failed(log, "mark a reply undelivered", turn.thread_key)
+            )
+        raise
+
+
+async def _stored_id(stored: asyncio.Future[int] | None) -> int | None:
+    """The id of a stored reply; ``None`` for one not stored (its failure was logged where
+    it was queued)."""
+    if stored is None:
+        return None
+    try:
+        return await stored
+    except Exception:
+        return None
 
 
 async def member_left(
@@ -265,6 +330,24 @@ async def member_left(
     key = thread_key(agent_id, channel, "group", chat_id)
     marked = await services.store.mark_left(key, user_key(channel, user_id), at)
     log.debug("%s: a member left chat %s (%d threads marked)", channel, chat_id, marked)
+
+
+class SeenOnce:
+    """Keys seen lately (at most ``size``, the oldest forgotten first): so that a message
+    edited again and again is told ``EDIT_NOT_READ`` once."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._seen: dict[str, None] = {}
+
+    def first(self, key: str) -> bool:
+        """Whether ``key`` is seen for the first time (lately); it is seen from now on."""
+        if key in self._seen:
+            return False
+        if len(self._seen) >= self._size:
+            del self._seen[next(iter(self._seen))]
+        self._seen[key] = None
+        return True
 
 
 class LiveReply(Protocol):
@@ -329,7 +412,4 @@ async def answer_in_order(
             except Exception:
                 log.exception("answering a %s message failed", turn.channel)
                 text = TURN_FAILED
-        if live is not None:
-            await live.finish(text)
-        else:
-            await deliver(text)
+        await delivering(services, turn, live.finish(text) if live is not None else deliver(text))

@@ -10,11 +10,18 @@ reply quotes the message it answers. Mentions reach the model as people read the
 (``@Ada``, ``@moderators``, ``#general``), named from what Discord resolved with the
 message; the model's reply never pings anyone. A timestamp (``<t:1790000000:R>``, shown
 to each reader in their own zone) reaches the model as its instant in UTC
-(``2026-09-21 14:13:20 UTC``), a server's emoji as ``:name:``. Files and stickers are
+(``2026-09-21 14:13:20 UTC``), a server's emoji as ``:name:``, a slash command's mention
+(``</tz:id>``) as the ``/tz`` Discord shows. Files and stickers are
 not passed on: text sent with them is, marked as such; without text they are recorded for
 the clock as what they were (``[file, not passed on]``) and the sender is told the relay
-reads only text (in a DM, or replying to the bot). System messages (a thread created, a
-pin) are not anyone's words and are ignored.
+reads only text (in a DM, or replying to the bot); a sticker alone reaches the model as
+its name (``[sticker: Wave]``), a poll as its question and options, a forwarded message
+as ``[forwarded] …`` (never run as the sender's command), as a message. A reply to
+someone's message reaches the model after what it replies to, ``[replying to Bo: "meet
+at 9"] …``; a reply to the bot does not, its words being in the history. System messages
+(a thread created, a pin) are not anyone's words and are ignored. A message is read once,
+as first sent: an edit of one that was for the bot is answered, without asking the model,
+that the edit was not read (``EDIT_NOT_READ``).
 
 The relay's commands are also slash commands (synced at start): ``/tz Europe/Paris``
 picked from Discord's menu runs the same text through the pipeline as the typed command,
@@ -34,13 +41,16 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import discord
 from discord import app_commands
 
 from channels.base import (
     ATTACHED,
+    EDIT_NOT_READ,
     ConversationLocks,
     MediaKind,
+    SeenOnce,
     answer_in_order,
     is_relay_command,
     media_only_text,
@@ -48,9 +58,10 @@ from channels.base import (
     observe,
     observe_media_only,
     utc_instant_text,
+    with_reply_context,
 )
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ChannelError, ConfigError
+from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
 from middleware.types import Turn
 from proxy.config import DiscordConfig
 from proxy.services import Services
@@ -82,6 +93,9 @@ _MENTION = re.compile(r"<(@!?|@&|#)(\d+)>")
 _TIMESTAMP = re.compile(r"<t:(-?\d{1,17})(?::[tTdDfFR])?>")
 # A server's own emoji (``<:name:id>``), or an animated one (``<a:name:id>``).
 _CUSTOM_EMOJI = re.compile(r"<a?:(\w+):\d+>")
+# A slash command's mention (``</tz:id>``, a subcommand ``</tz set:id>``, one in a group
+# ``</tz zone set:id>``), which Discord shows as a clickable ``/tz``.
+_COMMAND_MENTION = re.compile(r"</([-\w]{1,32}(?: [-\w]{1,32}){0,2}):\d+>")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -107,14 +121,16 @@ def readable_mentions(
 
 
 def readable_markup(text: str) -> str:
-    """``text`` with Discord's timestamp and custom emoji markup written as a reader
-    sees it: a timestamp as the instant in UTC, named (``2026-09-21 14:13 UTC``, seconds
-    only when there are some), whatever style it asked for; an emoji as ``:name:``.
+    """``text`` with Discord's timestamp, custom emoji and command markup written as a
+    reader sees it: a timestamp as the instant in UTC, named (``2026-09-21 14:13 UTC``,
+    seconds only when there are some), whatever style it asked for; an emoji as
+    ``:name:``; a slash command's mention as the command (``/tz``, ``/tz set``).
 
     A timestamp is written in UTC, not in the speaker's zone: the channel builds the turn
     before the clock stage decides which zone is the speaker's, and an instant with its
     zone named is read as that instant whatever the reader's zone. Markup that is not a
     valid timestamp (``<t:abc>``, a year Python cannot hold) is left as it is."""
+    text = _COMMAND_MENTION.sub(r"/\1", text)
     return _CUSTOM_EMOJI.sub(r":\1:", _TIMESTAMP.sub(_utc_instant, text))
 
 
@@ -224,6 +240,7 @@ class DiscordChannel:
             max_messages=None,
         )
         self._client.event(self.on_message)
+        self._client.event(self.on_raw_message_edit)
         self._client.event(self.on_raw_member_remove)
         self._tree: app_commands.CommandTree[discord.Client] = app_commands.CommandTree(
             self._client
@@ -236,6 +253,7 @@ class DiscordChannel:
         self._turns: set[asyncio.Task[None]] = set()
         # One turn at a time per channel, so history and replies keep the messages' order.
         self._locks = ConversationLocks()
+        self._edits_told = SeenOnce()
 
     @property
     def bot_id(self) -> int:
@@ -288,7 +306,9 @@ class DiscordChannel:
 
     async def send(self, thread_id: str, text: str, *, reply_to: int | None = None) -> None:
         """Send ``text`` (Markdown) to channel ``thread_id``, split to Discord's limit; the
-        first part replies to message ``reply_to``."""
+        first part replies to message ``reply_to``. Raises ``ReplyNotDelivered`` when the
+        first part could not be sent (nothing reached the channel), ``ChannelError`` when a
+        later one could not."""
         if self._client.is_closed():
             raise ChannelError("the discord channel is not running; start it first")
         target = self._client.get_partial_messageable(int(thread_id))
@@ -313,13 +333,14 @@ class DiscordChannel:
                     )
                     await _post(target, part, None)
             except discord.Forbidden as exc:
-                raise ChannelError(
+                raise _refused(index)(
                     f"Discord refused a reply to channel {thread_id}: {exc}; give the bot "
                     '"Send Messages" there ("Send Messages in Threads" for a thread)'
                 ) from exc
-            except discord.HTTPException as exc:
-                # discord.py already waited out rate limits; this is a real refusal.
-                raise ChannelError(
+            except (discord.HTTPException, aiohttp.ClientError) as exc:
+                # discord.py already waited out rate limits (and retried 5xx answers);
+                # this is a real refusal, or Discord could not be reached.
+                raise _refused(index)(
                     f"Discord refused a reply to channel {thread_id}: {exc}"
                 ) from exc
 
@@ -334,17 +355,21 @@ class DiscordChannel:
         group = not isinstance(message.channel, discord.DMChannel)
         text = self._without_mention(message) if group else message.content
         if not text:
-            kind = _media_kind(message)
-            if kind is None:
+            shared, kind = shared_text(message), _media_kind(message)
+            if shared is None and kind is None:
                 return None
-            text = media_only_text(kind)
+            text = shared or media_only_text(kind or "attachment")
         elif message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
+        text = self._with_named_mentions(text, message)
+        replied = self._replied(message)
+        if replied is not None:
+            text = with_reply_context(text, *replied)
         return Turn(
             channel=self.name,
             thread_id=str(message.channel.id),
             user_id=str(author.id),
-            text=self._with_named_mentions(text, message),
+            text=text,
             received_at=message.created_at.astimezone(UTC),
             body={},
             chat_type="group" if group else "dm",
@@ -379,7 +404,7 @@ class DiscordChannel:
         turn = self.to_turn(message)
         if turn is None:
             return
-        if not message.content:
+        if not message.content and shared_text(message) is None:
             await self._tracked(self._media_only(message, turn))
             return
         if not self._addressed(message):
@@ -401,6 +426,23 @@ class DiscordChannel:
                     reply_to=message.id if turn.chat_type == "group" else None,
                 ),
             )
+        )
+
+    async def on_raw_message_edit(self, event: discord.RawMessageUpdateEvent) -> None:
+        """discord.py's event: a message edited. The relay read it as first sent, and does
+        not read it again; when it was for the bot, the sender is told so
+        (``EDIT_NOT_READ``, once per message), without asking the model or recording
+        anything. An update that is no edit (Discord adding a link's preview) is not."""
+        message = event.message
+        if not self._running or message.edited_at is None:
+            return
+        if self.to_turn(message) is None or not self._addressed(message):
+            return
+        if not self._edits_told.first(str(message.id)):
+            return
+        dm = isinstance(message.channel, discord.DMChannel)
+        await self._tracked(
+            self.send(str(message.channel.id), EDIT_NOT_READ, reply_to=None if dm else message.id)
         )
 
     async def on_slash(
@@ -565,6 +607,24 @@ class DiscordChannel:
         own = _own_role(message)
         return own is not None and any(role.id == own.id for role in message.role_mentions)
 
+    def _replied(self, message: discord.Message) -> tuple[str, str] | None:
+        """Who wrote the message ``message`` replies to, and what of it a reader sees
+        above the reply; ``None`` for no reply, a reply to a message Discord did not send
+        along (deleted), or one to the bot (its own words are in the history, and
+        replying is how a server addresses it)."""
+        reference = message.reference
+        replied = reference.resolved if reference is not None else None
+        if not isinstance(replied, discord.Message) or replied.author.id == self.bot_id:
+            return None
+        if replied.content:
+            words = self._with_named_mentions(replied.content, replied)
+        else:
+            kind = _media_kind(replied)
+            words = shared_text(replied) or (media_only_text(kind) if kind else "")
+        if not words:
+            return None
+        return _display_name(replied.author), words
+
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
         return isinstance(replied, discord.Message) and replied.author.id == self.bot_id
@@ -633,10 +693,36 @@ async def _post(
         )
 
 
+def _refused(index: int) -> type[ChannelError]:
+    """The error for a reply whose part ``index`` could not be sent: nothing of it reached
+    the user when that was the first."""
+    return ReplyNotDelivered if index == 0 else ChannelError
+
+
 def _own_role(message: discord.Message) -> discord.Role | None:
     """The role Discord manages for this bot in ``message``'s server (``None`` in a DM,
     or while the server is not cached)."""
     return message.guild.self_role if message.guild is not None else None
+
+
+def shared_text(message: discord.Message) -> str | None:
+    """What a message without text that shares something the model can read says: a
+    forwarded message's words, a poll's question and options, a sticker's name (what a
+    reader sees of it). Only what
+    Discord sent, in fixed words; ``None`` for anything else (files), which
+    ``media_only_text`` records."""
+    forwarded = message.message_snapshots[0] if message.message_snapshots else None
+    if forwarded is not None and forwarded.content:
+        # Someone else's words (Discord does not say whose): never run as the sender's
+        # own command or clock directive.
+        return f"[forwarded] {readable_markup(forwarded.content)}"
+    if message.poll is not None:
+        poll = message.poll
+        options = " / ".join(answer.text for answer in poll.answers)
+        return f'[shared a poll: "{poll.question}" — {options}]'
+    if message.stickers and message.stickers[0].name:
+        return f"[sticker: {message.stickers[0].name}]"
+    return None
 
 
 def _media_kind(message: discord.Message) -> MediaKind | None:

@@ -11,17 +11,24 @@ with ``stream_edits`` it is shown while written by editing one message (``channe
 A photo or file is not passed on; its caption is, marked as coming with one. One without a
 caption (a photo, sticker, voice note, file) is recorded for the clock as what it was
 (``[photo, not passed on]``) and told, without asking the model, that the relay reads only
-text: in a DM, or in a group when it replies to the bot. A forwarded
-message reaches the model as ``[forwarded from Bo] …``: someone else's words,
-never run as the sender's command or clock directive. A formatted date (a ``date_time``
-entity, which Telegram shows each reader in their own zone) reaches the model as its
-instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own words keeps them, with the
-instant after them.
+text: in a DM, or in a group when it replies to the bot. What is shared as data reaches the
+model in words, as a message: a location as its coordinates, a place as its name and
+address, a contact, a poll's question and options, a sticker's emoji, a die's roll. A
+forwarded message reaches the model as ``[forwarded from Bo] …``: someone else's words,
+never run as the sender's command or clock directive. A reply to someone's message reaches
+it after what a reader sees above it, ``[replying to Bo: "meet at 9"] …`` (the part
+quoted, if one was); a reply to the bot does not, its words being in the history. A
+formatted date (a ``date_time`` entity, which Telegram shows each reader in their own zone)
+reaches the model as its instant in UTC (``2026-09-21 14:13 UTC``); one shown as its own
+words keeps them, with the instant after them. A link under words reaches it as ``words
+(https://…)``.
 
 In groups, ``group_policy = "mention"`` answers only messages that mention the bot, reply
 to it, or are relay commands; the others are still recorded for the clock (``observe``).
-Messages from outside the allow-lists are ignored altogether. The command menu
-(``setMyCommands``) is the relay's command catalog.
+Messages from outside the allow-lists are ignored altogether. A message is read once, as
+first sent: an edit of one that was for the bot is answered, without asking the model, that
+the edit was not read (``EDIT_NOT_READ``). The command menu (``setMyCommands``) is the
+relay's command catalog.
 
 No python-telegram-bot type leaves this module.
 """
@@ -41,6 +48,7 @@ import httpx
 import telegramify_markdown
 from aiohttp import web
 from telegram import (
+    Location,
     Message,
     MessageEntity,
     MessageOrigin,
@@ -57,8 +65,10 @@ from telegram.ext import AIORateLimiter, Application, ContextTypes, MessageHandl
 
 from channels.base import (
     ATTACHED,
+    EDIT_NOT_READ,
     ConversationLocks,
     MediaKind,
+    SeenOnce,
     answer_in_order,
     is_relay_command,
     media_only_text,
@@ -66,11 +76,12 @@ from channels.base import (
     observe,
     observe_media_only,
     utc_instant_text,
+    with_reply_context,
 )
 from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ChannelError, ConfigError
+from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
 from middleware.types import Turn
 from proxy.config import TelegramConfig
 from proxy.services import Services
@@ -85,6 +96,8 @@ _SEND_ATTEMPTS = 3
 _NETWORK_PAUSE = 1.0
 _EMPTY_REPLY = "[the LLM's reply had no text]"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# New messages, and edits of them (each answered only with ``EDIT_NOT_READ``).
+_UPDATES = ["message", "edited_message"]
 # Telegram allows about one edit of a message per second.
 EDIT_INTERVAL = 1.0
 
@@ -122,6 +135,7 @@ class TelegramChannel:
         self._username = ""
         # One turn at a time per chat, so history and replies keep the messages' order.
         self._locks = ConversationLocks()
+        self._edits_told = SeenOnce()
         # For throttling streamed edits; injectable so tests need not wait.
         self._monotonic = monotonic
         self._sleep = sleep
@@ -169,6 +183,13 @@ class TelegramChannel:
                 self._on_attachment_only,
             )
         )
+        # A live location moving is an edit too: only edits of words are told.
+        app.add_handler(
+            MessageHandler(
+                filters.UpdateType.EDITED_MESSAGE & (filters.TEXT | filters.CAPTION),
+                self._on_edit,
+            )
+        )
         # A member leaving is a service message: the same "message" updates bring it.
         app.add_handler(
             MessageHandler(
@@ -199,7 +220,8 @@ class TelegramChannel:
                 updater = app.updater
                 assert updater is not None  # the builder makes one unless told not to
                 await updater.start_polling(
-                    timeout=timedelta(seconds=settings.poll_timeout), allowed_updates=["message"]
+                    timeout=timedelta(seconds=settings.poll_timeout),
+                    allowed_updates=_UPDATES,
                 )
             else:
                 # Running before Telegram learns the URL, so the first update finds us.
@@ -250,12 +272,16 @@ class TelegramChannel:
         reply_to: int | None = None,
     ) -> None:
         """Send ``text`` (Markdown) to chat ``thread_id``, in ``topic_id`` if given, split to
-        Telegram's limit; the first part replies to message ``reply_to``."""
-        parts = telegram_parts(text) or [(_EMPTY_REPLY, [])]
-        for index, part in enumerate(parts):
-            await self._send_part(
-                thread_id, part, topic_id=topic_id, reply_to=reply_to if index == 0 else None
-            )
+        Telegram's limit; the first part replies to message ``reply_to``. Raises
+        ``ReplyNotDelivered`` when the first part could not be sent (nothing reached the
+        chat), ``ChannelError`` when a later one could not."""
+        first, *rest = telegram_parts(text) or [(_EMPTY_REPLY, [])]
+        try:
+            await self._send_part(thread_id, first, topic_id=topic_id, reply_to=reply_to)
+        except ChannelError as exc:
+            raise ReplyNotDelivered(str(exc)) from exc
+        for part in rest:
+            await self._send_part(thread_id, part, topic_id=topic_id)
 
     def to_turn(self, message: Message) -> Turn | None:
         """The ``Turn`` for ``message``, or ``None`` when the bot ignores it (nothing a
@@ -264,10 +290,10 @@ class TelegramChannel:
         user = message.from_user
         caption = message.caption if message.text is None else None
         if message.text is not None:
-            written: str | None = with_instants(message.text, message.entities)
+            written: str | None = readable_text(message.text, message.entities)
         else:
-            written = with_instants(caption, message.caption_entities) if caption else None
-        text = written or _media_only(message)
+            written = readable_text(caption, message.caption_entities) if caption else None
+        text = written or shared_text(message) or _media_only(message)
         if user is None or user.is_bot or not text or not self._allowed(message):
             return None
         group = message.chat.type != ChatType.PRIVATE
@@ -277,6 +303,9 @@ class TelegramChannel:
         if caption:
             # The model is asked about something it cannot see, and must know.
             text = f"{ATTACHED} {text}"
+        replied = self._replied(message)
+        if replied is not None:
+            text = with_reply_context(text, *replied)
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.
@@ -324,8 +353,14 @@ class TelegramChannel:
         """A photo, sticker, voice note or file without a caption: recorded for the clock
         (the user did write), but nothing the model could read, so the sender is told so
         without asking it; in a DM, or in a group when it replies to the bot (other media
-        in groups are not for the bot)."""
+        in groups are not for the bot). A location, place, contact, poll, a sticker with
+        its emoji or a die (``shared_text``) says something in words: a message like any
+        other."""
         message = update.message
+        if message is not None and shared_text(message) is not None:
+            # What was shared says something in words: a message like any other.
+            await self._on_message(update, context)
+            return
         turn = self.to_turn(message) if message is not None else None
         if message is None or turn is None:
             return
@@ -338,6 +373,23 @@ class TelegramChannel:
         addressed = not group or self._replies_to_bot(message)
         async with self._locks(f"{turn.thread_id}:{turn.topic_id or ''}"):
             await observe_media_only(self._services, turn, tell if addressed else None)
+
+    async def _on_edit(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A message edited: the relay read it as first sent, and does not read it again.
+        When it was for the bot, the sender is told so (``EDIT_NOT_READ``, once per
+        message, replying to it), without asking the model or recording anything."""
+        message = update.edited_message
+        if message is None or self.to_turn(message) is None or not self._addressed(message):
+            return
+        if not self._edits_told.first(f"{message.chat.id}:{message.message_id}"):
+            return
+        topic = message.message_thread_id if message.is_topic_message else None
+        await self.send(
+            str(message.chat.id),
+            EDIT_NOT_READ,
+            topic_id=str(topic) if topic is not None else None,
+            reply_to=message.message_id,
+        )
 
     async def _on_left(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A member left the group (or was removed): the group's times leave them out
@@ -404,6 +456,39 @@ class TelegramChannel:
             elif entity.user is not None and entity.user.id == self._bot_id:
                 return True
         return False
+
+    def _replied(self, message: Message) -> tuple[str, str] | None:
+        """Who wrote the message ``message`` replies to, and what of it a reader sees
+        above the reply (the part quoted, if one was); ``None`` for no reply, a reply to
+        the bot that quotes nothing (its own words are in the history, and replying is how
+        a group addresses it), or the forum topic's root every topic message "replies" to.
+        A part of the bot's words quoted is the model's own: ``you``."""
+        replied = message.reply_to_message
+        if replied is None:
+            return None
+        if self._replies_to_bot(message):
+            return ("you", message.quote.text) if message.quote is not None else None
+        if replied.from_user is not None and replied.from_user.id == self._bot_id:
+            return None  # the topic's root, when the bot opened the topic
+        if message.is_topic_message and replied.forum_topic_created:
+            return None
+        if message.quote is not None:
+            words: str | None = message.quote.text
+        elif replied.text is not None:
+            words = readable_text(replied.text, replied.entities)
+        else:
+            caption = replied.caption
+            words = readable_text(caption, replied.caption_entities) if caption else None
+        words = words or shared_text(replied) or _media_only(replied)
+        if not words:
+            return None
+        if replied.from_user is not None:
+            speaker = replied.from_user.full_name
+        elif replied.sender_chat is not None:
+            speaker = replied.sender_chat.title or "a channel"
+        else:
+            speaker = "someone"
+        return speaker, words
 
     def _replies_to_bot(self, message: Message) -> bool:
         replied = message.reply_to_message
@@ -490,7 +575,7 @@ class TelegramChannel:
             await app.bot.set_webhook(
                 url,
                 secret_token=self._settings.webhook_secret.get_secret_value(),
-                allowed_updates=["message"],
+                allowed_updates=_UPDATES,
             )
         except TelegramError as exc:
             raise ChannelError(
@@ -590,9 +675,14 @@ class TelegramChannel:
         return self._app
 
 
-def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
-    """``text`` with each formatted date among its ``entities`` written as its instant in
-    UTC, named (``2026-09-21 14:13 UTC``, seconds only when there are some).
+def readable_text(text: str, entities: Sequence[MessageEntity]) -> str:
+    """``text`` as a reader of the message reads it, from its ``entities``: each formatted
+    date written as its instant in UTC, named (``2026-09-21 14:13 UTC``, seconds only when
+    there are some), and each link under words (``text_link``) followed by its address,
+    ``word (https://…)``, which a reader learns by tapping it and the model otherwise
+    never would. A mention of someone without a username (``text_mention``) is their
+    name, as shown; so is a link to a user (``tg://user?id=…``), Markdown's way to
+    mention one.
 
     Telegram shows a formatted date to each reader in their own zone, in place of the words
     under it, which were the sender's (often in the sender's zone): those words give way to
@@ -600,28 +690,48 @@ def with_instants(text: str, entities: Sequence[MessageEntity]) -> str:
     tap), so they stay, with the instant after them. UTC, not the speaker's zone: the
     channel builds the turn before the clock stage decides which zone is the speaker's,
     and an instant with its zone named is read as that instant."""
-    dates = sorted(
-        (
-            (entity, utc_instant_text(at))
-            for entity in entities
-            if entity.type == MessageEntityType.DATE_TIME and (at := entity.unix_time) is not None
-        ),
-        key=lambda found: found[0].offset,
+    rewritten = sorted(
+        (entity for entity in entities if _rewritten(entity)), key=lambda e: e.offset
     )
-    if not dates:
+    if not rewritten:
         return text
     # Entity offsets and lengths count UTF-16 code units.
     encoded = text.encode("utf-16-le")
     pieces: list[str] = []
     done = 0
-    for entity, instant in dates:
+    for entity in rewritten:
         start, end = entity.offset * 2, (entity.offset + entity.length) * 2
+        if start < done:
+            continue  # inside one rewritten already
         words = encoded[start:end].decode("utf-16-le")
         pieces.append(encoded[done:start].decode("utf-16-le"))
-        pieces.append(instant if entity.date_time_format else f"{words} ({instant})")
+        pieces.append(_as_read(entity, words))
         done = end
     pieces.append(encoded[done:].decode("utf-16-le"))
     return "".join(pieces)
+
+
+def _rewritten(entity: MessageEntity) -> bool:
+    """Whether ``readable_text`` writes ``entity``'s words otherwise than they are."""
+    if entity.type == MessageEntityType.DATE_TIME:
+        return entity.unix_time is not None
+    return (
+        entity.type == MessageEntityType.TEXT_LINK
+        and entity.url is not None
+        and not entity.url.startswith("tg://user")
+    )
+
+
+def _as_read(entity: MessageEntity, words: str) -> str:
+    if entity.type == MessageEntityType.TEXT_LINK:
+        url = entity.url or ""
+        # A link whose words are its address already ("example.com" for https://…) says it.
+        if url.rstrip("/").removeprefix("https://").removeprefix("http://") in words:
+            return words
+        return f"{words} ({url})"
+    assert entity.unix_time is not None
+    instant = utc_instant_text(entity.unix_time)
+    return instant if entity.date_time_format else f"{words} ({instant})"
 
 
 def webhook_path(secret: str) -> str:
@@ -630,11 +740,47 @@ def webhook_path(secret: str) -> str:
     return f"{PREFIX}telegram/{digest[:32]}"
 
 
+def shared_text(message: Message) -> str | None:
+    """What a message that shares something the model can read, and has no text, says:
+    a location's coordinates, a place's name and address, a contact's name and number, a
+    poll's question and options, a sticker's emoji, a die's roll. Only what Telegram sent,
+    in fixed words; ``None`` for anything else (a photo, a voice note, a sticker without
+    an emoji), which is ``_media_only``'s."""
+    if message.venue is not None:
+        venue = message.venue
+        where = ", ".join(part for part in (venue.title, venue.address) if part)
+        return f"[shared a place: {where} ({_coordinates(venue.location)})]"
+    if message.location is not None:
+        # Read from the dict: PTB warns that the attribute's type will change.
+        shared = message.location.to_dict()
+        live = "their live location" if shared.get("live_period") else "a location"
+        return f"[shared {live}: {_coordinates(message.location)}]"
+    if message.contact is not None:
+        contact = message.contact
+        name = " ".join(part for part in (contact.first_name, contact.last_name) if part)
+        return f"[shared a contact: {name}, {contact.phone_number}]"
+    if message.poll is not None:
+        poll = message.poll
+        kind = "quiz" if poll.type == "quiz" else "poll"
+        options = " / ".join(option.text for option in poll.options)
+        return f'[shared a {kind}: "{poll.question}" — {options}]'
+    if message.sticker is not None and message.sticker.emoji:
+        return f"[sticker: {message.sticker.emoji}]"
+    if message.dice is not None:
+        return f"[rolled a {message.dice.emoji}: {message.dice.value}]"
+    return None
+
+
+def _coordinates(location: Location) -> str:
+    """Latitude and longitude, as a map search takes them (about a metre's precision)."""
+    return f"{location.latitude:.5f}, {location.longitude:.5f}"
+
+
 def _media_only(message: Message) -> str | None:
     """What a message with media and no text is recorded as; ``None`` without media."""
     if message.effective_attachment is None:
         return None
-    kind: MediaKind = "attachment"  # a location, contact, poll…
+    kind: MediaKind = "attachment"  # a game, an invoice…
     if message.photo:
         kind = "photo"
     elif message.sticker:

@@ -8,6 +8,7 @@ says what was wrong and what to do about it, fit to show to whoever caused it.
     ├── ConfigError                 bad or missing configuration (operator)
     ├── StoreError                  the store cannot be opened or written
     ├── ChannelError                a chat platform cannot be reached or refused the bot
+    │   └── ReplyNotDelivered       nothing of a reply reached the user
     ├── ShuttingDown                the relay stopped before it could answer (HTTP 503)
     ├── RequestError                a client sent something we cannot use (HTTP 400)
     │   ├── AuthError               missing or wrong relay API key (HTTP 401/403)
@@ -35,6 +36,11 @@ class StoreError(ChronorelayError):
 
 class ChannelError(ChronorelayError):
     """A chat platform (Telegram, Discord…) could not be reached or refused a request."""
+
+
+class ReplyNotDelivered(ChannelError):
+    """Nothing of a reply reached the user: the platform refused its first part, or could
+    not be reached however often it was sent (a reply cut off later was partly read)."""
 
 
 class ShuttingDown(ChronorelayError):

@@ -304,6 +304,7 @@ def recording_stage(
                 turn.thread_key, outcome.text, sent_at, complete=outcome.complete
             )
             stored.add_done_callback(log_if_failed(log, "record the reply", turn.thread_key))
+            turn.reply_id = stored
 
         if reply.stream is not None:
             reply.stream.on_complete(record_reply)

@@ -111,6 +111,9 @@ class Turn:
     # The stored inbound message's id, once its write has landed (set by the recording
     # stage, which queues the write so that it lands while the upstream works).
     inbound_id: asyncio.Future[int] | None = None
+    # The stored reply's id (set by the recording stage when it stores the reply), so a
+    # channel that could not deliver it can say so (``Store.mark_undelivered``).
+    reply_id: asyncio.Future[int] | None = None
     # What the store held before this message was recorded (set by the recording stage).
     prior: PriorState | None = None
     # Who reads the reply, for rendering <time …> markup (set by the clock stage).

@@ -436,6 +436,16 @@ class Store(ContinuityStore, Protocol):
         """
         ...
 
+    def mark_undelivered(self, thread_key: str, message_id: int) -> asyncio.Future[None]:
+        """Mark the stored reply ``message_id`` of ``thread_key`` as one of which nothing
+        reached the user (the chat platform refused it, or could not be reached): the
+        history later turns forward (``transcript_from``) leaves it out. Its times stay:
+        the relay did answer then.
+
+        Queued like ``record_reply``; an unknown id, or a user message's, changes nothing.
+        """
+        ...
+
     async def set_user_timezone(
         self, user_key: str, zone: str | None, *, create_at: datetime | None = None
     ) -> bool:

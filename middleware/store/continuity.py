@@ -96,8 +96,9 @@ class ContinuityStore(Protocol):
         self, thread_key: str, first_id: int | None, limit: int
     ) -> list[StoredMessage]:
         """The thread's last ``limit`` messages of the conversation (neither a command
-        the relay answered itself nor its answer) with ids ≥ ``first_id`` (all when
-        ``None``), oldest first, each with the name its speaker had when it was stored."""
+        the relay answered itself nor its answer, nor a reply that never reached the
+        user) with ids ≥ ``first_id`` (all when ``None``), oldest first, each with the
+        name its speaker had when it was stored."""
         ...
 
     async def speaker_label(

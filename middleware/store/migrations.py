@@ -703,6 +703,16 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             AND (SELECT from_version FROM temp.upgrade_start) < 2;
         """,
     ),
+    (
+        23,
+        """
+        -- 0 for a reply of which nothing reached the user (the chat platform refused it,
+        -- or could not be reached, every time it was sent): kept, but no later turn's
+        -- history forwards it, so the model does not believe the user read it.
+        ALTER TABLE messages ADD COLUMN delivered INTEGER NOT NULL DEFAULT 1
+            CHECK (delivered IN (0, 1));
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -90,6 +90,7 @@ from middleware.store.sqlite_turns import (
     SELECT_TRANSCRIPT,
     InboundStart,
     mark_command_write,
+    mark_undelivered_write,
     messages_from_rows,
     newest_place_from_rows,
     reply_write,
@@ -160,6 +161,12 @@ class SqliteStore(SqliteConnections):
         stored = self._submit("mark a command", write, one_statement=True)
         self._priors.command(thread_key)
         return stored
+
+    def mark_undelivered(self, thread_key: str, message_id: int) -> asyncio.Future[None]:
+        """See ``Store.mark_undelivered``."""
+        return self._submit(
+            "mark a reply undelivered", mark_undelivered_write(message_id), one_statement=True
+        )
 
     async def set_user_timezone(
         self, user_key: str, zone: str | None, *, create_at: datetime | None = None

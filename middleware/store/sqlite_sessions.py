@@ -45,11 +45,12 @@ _MESSAGE_COLUMNS = (
 # took no part in them, and its block measures the gap without them. A chat command is
 # stored as one, so it never shows in one turn's history and not the next's. Each message
 # names its speaker as stored with it: a rename or a namesake joining later changes no
-# message the model has seen.
+# message the model has seen. A reply the user never received is left out: the model
+# must not believe it was read.
 _TRANSCRIPT_FROM = f"""
 SELECT {_MESSAGE_COLUMNS}
 FROM messages AS m
-WHERE m.thread_key = ? AND m.id >= ? AND {in_conversation("m")}
+WHERE m.thread_key = ? AND m.id >= ? AND {in_conversation("m")} AND m.delivered = 1
 ORDER BY m.id DESC LIMIT ?
 """
 

@@ -77,6 +77,8 @@ SELECT_SPEAKER_LABEL = f"SELECT {SPEAKER_LABEL}"
 
 _MARK_COMMAND = "UPDATE messages SET command = 1 WHERE id = ? AND role = 'user'"
 
+_MARK_UNDELIVERED = "UPDATE messages SET delivered = 0 WHERE id = ? AND role = 'assistant'"
+
 # A primary-key lookup: the user's newest message here.
 SELECT_NEWEST_PLACE = """
 SELECT place_fingerprint, place_index, at FROM messages
@@ -215,6 +217,15 @@ def mark_command_write(message_id: int) -> Callable[[sqlite3.Connection], None]:
 
     def write(conn: sqlite3.Connection) -> None:
         conn.execute(_MARK_COMMAND, (message_id,))
+
+    return write
+
+
+def mark_undelivered_write(message_id: int) -> Callable[[sqlite3.Connection], None]:
+    """The write that marks the reply ``message_id`` as never delivered."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(_MARK_UNDELIVERED, (message_id,))
 
     return write
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from channels.base import ATTACHED, TEXT_ONLY
+from channels.base import ATTACHED, EDIT_NOT_READ, TEXT_ONLY
 from channels.discord import MESSAGE_LIMIT, discord_parts, readable_markup, readable_mentions
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ConfigError
@@ -148,6 +148,27 @@ async def test_timestamps_reach_the_model_as_utc_instants_and_emoji_by_name(
     assert '"2030-03-17 18:46:40 UTC" = 2030-03-17T18:46:40+00:00 (UTC)' in block
 
 
+async def test_slash_command_mentions_reach_the_model_as_the_command(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    # Discord shows </name:id> as a clickable "/name"; the model must read the same.
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            "try </tz:1200000000000000001> or </remind set:1200000000000000002>, "
+            "then </settings zone clear:1200000000000000003>",
+            channel_id=CHANNEL,
+            user_id=42,
+        )
+        await discord_api.wait_for_sent(1)
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    assert said == "try /tz or /remind set, then /settings zone clear"
+
+
+def test_command_mention_lookalikes_stay_as_written() -> None:
+    odd = "</tz> </tz:abc> </:1> a</b> </one two three four:1>"
+    assert readable_markup(odd) == odd
+
+
 def test_malformed_timestamps_stay_as_written() -> None:
     assert readable_markup("<t:1790000040:d> <t:-1:T>") == (
         "2026-09-21 14:14 UTC 1969-12-31 23:59:59 UTC"
@@ -227,6 +248,30 @@ async def test_files_are_not_passed_on_and_without_text_the_sender_is_told(
     ]
 
 
+async def test_a_poll_and_a_sticker_alone_reach_the_model_in_words(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    poll = {
+        "question": {"text": "Pizza tonight?"},
+        "answers": [
+            {"answer_id": 1, "poll_media": {"text": "yes"}},
+            {"answer_id": 2, "poll_media": {"text": "no"}},
+        ],
+        "expiry": "2030-01-01T00:00:00+00:00",
+        "allow_multiselect": False,
+        "layout_type": 1,
+    }
+    sticker = {"id": "1300000000000000001", "name": "Wave", "format_type": 1}
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("", channel_id=CHANNEL, user_id=42, fields={"poll": poll})
+        await discord_api.push_message(
+            "", channel_id=CHANNEL, user_id=42, fields={"sticker_items": [sticker]}
+        )
+        await discord_api.wait_for_sent(2)
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == ['[shared a poll: "Pizza tonight?" — yes / no]', "[sticker: Wave]"]
+
+
 async def test_system_messages_are_nobodys_words(
     tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
 ) -> None:
@@ -304,6 +349,34 @@ async def test_a_channel_the_bot_may_not_write_in_is_logged_with_what_to_do(
     [error] = [r.getMessage() for r in caplog.records if r.name == "channels.discord"]
     assert "Missing Permissions" in error and 'give the bot "Send Messages" there' in error
     assert transcript[0].text == "hello"  # the message still counts for the clock
+
+
+async def test_a_reply_that_never_reached_the_channel_is_not_forwarded_again(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    # Missing Permissions, then the permission given: the model must not believe its
+    # first answer was read, nor must it forget it was asked.
+    discord_api.cannot_send.add(CHANNEL)
+    fake_upstream.reply_content = "The meeting moved to 3pm."
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> hello?", channel_id=CHANNEL, user_id=42, guild_id=GUILD, mentions=[BOT]
+        )
+        await fake_upstream.wait_for_requests(1)
+        await handlers_done()
+        discord_api.cannot_send.clear()
+        fake_upstream.reply_content = "Here again."
+        await discord_api.push_message(
+            f"<@{BOT_ID}> anything new?",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+        )
+        await discord_api.wait_for_sent(1)
+    forwarded = [(m["role"], m["content"]) for m in fake_upstream.last.body["messages"]]
+    assert [role for role, _ in forwarded] == ["user", "user"]
+    assert forwarded[0][1].startswith("[Ada] hello?")
 
 
 @pytest.mark.parametrize("member_events", [False, True])
@@ -528,6 +601,77 @@ async def test_a_reply_to_the_bot_is_answered(
         [_, second] = await discord_api.wait_for_sent(2)
     assert second["content"] == "echo: [Ada] and then?"
     assert len(fake_upstream.requests) == 2
+
+
+async def test_a_reply_to_someone_quotes_what_it_replies_to_and_a_forward_is_read(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    bo = user_payload(43, "bo")
+    plan = message_payload(
+        7, "Dinner at <t:1790000000:t>,\nask <@44>", channel_id=CHANNEL, author=bo,
+        mentions=[user_payload(44, "cy")],
+    )  # fmt: skip
+    snapshot = {
+        "message": {
+            "type": 0, "content": "/tz Asia/Tokyo, says Bo", "embeds": [], "attachments": [],
+            "timestamp": "2026-09-21T10:00:00+00:00", "edited_timestamp": None,
+        }
+    }  # fmt: skip
+    forward = {
+        "message_reference": {"type": 1, "channel_id": "77", "message_id": "78"},
+        "message_snapshots": [snapshot],
+    }
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message(
+            f"<@{BOT_ID}> is that too late?",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+            replying_to=plan,
+        )
+        await discord_api.wait_for_sent(1)
+        # A command replying to someone still runs: it must stay first.
+        await discord_api.push_message(
+            "/time", channel_id=CHANNEL, user_id=42, guild_id=GUILD, replying_to=plan
+        )
+        await discord_api.wait_for_sent(2)
+        # A forward: Discord sends the words as a snapshot, without its author.
+        await discord_api.push_message("", channel_id=5, user_id=42, fields=forward)
+        await discord_api.wait_for_sent(3)
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == [
+        '[Ada] [replying to Bo: "Dinner at 2026-09-21 14:13:20 UTC, ask @Cy"] is that too late?',
+        "[forwarded] /tz Asia/Tokyo, says Bo",
+    ]
+    assert discord_api.sent()[1]["content"].startswith("It's ")
+
+
+async def test_an_edit_of_a_message_for_the_bot_is_told_it_was_not_read(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        at_bot = {"channel_id": CHANNEL, "user_id": 42, "guild_id": GUILD, "mentions": [BOT]}
+        first = await discord_api.push_message(f"<@{BOT_ID}> meet at 9?", **at_bot)
+        await discord_api.wait_for_sent(1)
+        # Discord adding a link's preview is no edit.
+        await discord_api.push_edit(first, f"<@{BOT_ID}> meet at 9?", edited=False, **at_bot)
+        await discord_api.push_edit(first, f"<@{BOT_ID}> meet at 10?", **at_bot)
+        await discord_api.push_edit(first, f"<@{BOT_ID}> meet at 10 then?", **at_bot)
+        chatter = await discord_api.push_message(
+            "just chatting", channel_id=CHANNEL, user_id=43, guild_id=GUILD
+        )
+        await discord_api.push_edit(
+            chatter, "just chatting, really", channel_id=CHANNEL, user_id=43, guild_id=GUILD
+        )
+        await discord_api.wait_for_sent(2)
+        await handlers_done()
+    told = discord_api.sent()[1]
+    assert told["content"] == EDIT_NOT_READ
+    assert int(told["message_reference"]["message_id"]) == first
+    # Once per message; an edit of a message not for the bot is not answered.
+    assert len(discord_api.sent()) == 2
+    assert len(fake_upstream.requests) == 1
 
 
 async def test_times_are_native_discord_timestamps(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from telegram.error import NetworkError, TimedOut
 
-from channels.base import ATTACHED, TEXT_ONLY
+from channels.base import ATTACHED, EDIT_NOT_READ, TEXT_ONLY
 from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
@@ -98,6 +98,43 @@ async def test_a_captioned_photo_is_answered_by_its_caption(
     )
     # The photo nobody asked about is recorded, not answered.
     assert len(fake_upstream.requests) == 2
+
+
+async def test_what_is_shared_as_data_reaches_the_model_in_words(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    eiffel = {"latitude": 48.858370, "longitude": 2.294481}
+    shared: list[tuple[str, dict[str, Any]]] = [
+        ("location", eiffel),
+        ("location", {**eiffel, "live_period": 900}),
+        ("venue", {"location": eiffel, "title": "Eiffel Tower",
+                   "address": "Champ de Mars, Paris"}),
+        ("contact", {"phone_number": "+33612345678", "first_name": "Bo", "last_name": "Li"}),
+        ("poll", {"id": "p1", "question": "Pizza tonight?", "total_voter_count": 0,
+                  "is_closed": False, "is_anonymous": True, "type": "regular",
+                  "allows_multiple_answers": False, "allows_revoting": False,
+                  "members_only": False,
+                  "options": [{"text": "yes", "voter_count": 0, "persistent_id": "o1"},
+                              {"text": "no", "voter_count": 0, "persistent_id": "o2"}]}),
+        ("sticker", {"file_id": "s1", "file_unique_id": "s1", "type": "regular",
+                     "width": 512, "height": 512, "is_animated": False, "is_video": False,
+                     "emoji": "👍"}),
+        ("dice", {"emoji": "🎲", "value": 4}),
+    ]  # fmt: skip
+    for kind, attachment in shared:
+        await telegram_api.push_message("", media=kind, attachment=attachment)
+    await telegram_api.wait_for_sent(len(shared))
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == [
+        "[shared a location: 48.85837, 2.29448]",
+        "[shared their live location: 48.85837, 2.29448]",
+        "[shared a place: Eiffel Tower, Champ de Mars, Paris (48.85837, 2.29448)]",
+        "[shared a contact: Bo Li, +33612345678]",
+        '[shared a poll: "Pizza tonight?" — yes / no]',
+        "[sticker: 👍]",
+        "[rolled a 🎲: 4]",
+    ]
+    assert TEXT_ONLY not in [r["text"] for r in telegram_api.sent()]
 
 
 async def test_media_without_a_caption_is_told_the_relay_reads_text(
@@ -277,6 +314,87 @@ async def test_formatted_dates_reach_the_model_as_utc_instants(
     await telegram_api.wait_for_sent(3)
     said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
     assert said == f"{ATTACHED} here at 2030-03-17 17:46:40 UTC"
+
+
+async def test_links_under_words_reach_the_model_with_their_address(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # A reader taps "the menu" and sees where it goes; the model must be told.
+    text = "🍕 see the menu, ask Bo, or example.com"
+    menu, bo, site = text.index("the menu"), text.index("Bo"), text.index("example.com")
+    await telegram_api.push_message(
+        text,
+        entities=[
+            {"type": "text_link", "offset": utf16(text[:menu]), "length": 8,
+             "url": "https://pizza.example/menu"},
+            {"type": "text_link", "offset": utf16(text[:bo]), "length": 2,
+             "url": "tg://user?id=77"},
+            {"type": "text_link", "offset": utf16(text[:site]), "length": 11,
+             "url": "https://example.com/"},
+        ],
+    )  # fmt: skip
+    await telegram_api.wait_for_sent(1)
+    said = fake_upstream.last.body["messages"][-1]["content"].split(RELAY_BLOCK)[0]
+    # A link to a user is a mention (their name); one whose words are its address says it.
+    assert said == "🍕 see the menu (https://pizza.example/menu), ask Bo, or example.com"
+
+
+async def test_a_reply_to_someone_quotes_what_it_replies_to(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # Ana, Bo and Cy in a group: Bo's plan, then questions about "that" addressed to
+    # the bot, which could not tell which message was meant.
+    group: dict[str, Any] = {"chat_id": -100300, "chat_type": "supergroup"}
+    at_bot = {**group, "entities": [{"type": "mention", "offset": 0, "length": 16}]}
+    plan = await telegram_api.push_message(
+        "Dinner at Luigi's,\nThursday at 8", user_id=43, first_name="Bo", **group
+    )
+    photo = await telegram_api.push_message("", user_id=44, first_name="Cy", media="photo", **group)
+    await telegram_api.push_message(
+        "@chronorelay_bot is that too late for me?", replying_to=plan, **at_bot
+    )
+    await telegram_api.push_message(
+        "@chronorelay_bot where is it?", replying_to=plan, quote="Luigi's", **at_bot
+    )
+    await telegram_api.push_message("@chronorelay_bot nice?", replying_to=photo, **at_bot)
+    # A command replying to someone still runs: it must stay first.
+    await telegram_api.push_message("/time", replying_to=plan, **group)
+    # Replying to the bot is how a group addresses it: its words are in the history;
+    # a part of them quoted is named.
+    await telegram_api.push_message("and after?", reply_to_bot=True, **group)
+    await telegram_api.push_message("why?", reply_to_bot=True, quote="an earlier", **group)
+    await telegram_api.wait_for_sent(6)
+    said = [r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests]
+    assert said == [
+        '[Ana] [replying to Bo: "Dinner at Luigi\'s, Thursday at 8"] is that too late for me?',
+        '[Ana] [replying to Bo: "Luigi\'s"] where is it?',
+        "[Ana] [replying to Cy: [photo, not passed on]] nice?",
+        "[Ana] and after?",
+        '[Ana] [replying to you: "an earlier"] why?',
+    ]
+    assert telegram_api.sent()[3]["text"].startswith("It's ")
+
+
+async def test_an_edit_of_a_message_for_the_bot_is_told_it_was_not_read(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The relay reads a message once: the user fixing "9" to "10" must not believe the
+    # model saw the fix.
+    first = await telegram_api.push_message("meet at 9?")
+    await telegram_api.wait_for_sent(1)
+    await telegram_api.push_edit(first, "meet at 10?")
+    await telegram_api.push_edit(first, "meet at 10 then?")
+    group: dict[str, Any] = {"chat_id": -100310, "chat_type": "supergroup"}
+    chatter = await telegram_api.push_message("just chatting", **group)
+    await telegram_api.push_edit(chatter, "just chatting, really")
+    await telegram_api.wait_for_sent(2)
+    await handlers_done()
+    told = telegram_api.sent()[1]
+    assert told["text"] == EDIT_NOT_READ
+    assert told["reply_parameters"]["message_id"] == first["message_id"]
+    # Once per message; an edit of a group message not for the bot is not answered.
+    assert len(telegram_api.sent()) == 2
+    assert len(fake_upstream.requests) == 1
 
 
 async def test_groups_answer_only_when_addressed(
@@ -650,6 +768,44 @@ async def test_a_reply_the_bot_may_not_send_is_logged_and_the_chat_goes_on(
     await telegram_api.push_message("back again")
     [*_, answer] = await telegram_api.wait_for_sent(2)
     assert answer["text"].endswith("back again")
+
+
+async def test_a_reply_that_never_reached_the_user_is_not_forwarded_again(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The user blocked the bot, then came back: the model must not believe its answer to
+    # "hello?" was read, nor must it forget the user asked.
+    fake_upstream.reply_content = "The meeting moved to 3pm."
+    telegram_api.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await telegram_api.push_message("hello?")
+    await fake_upstream.wait_for_requests(1)
+    await handlers_done()
+    fake_upstream.reply_content = "Here again."
+    await telegram_api.push_message("anything new?")
+    await telegram_api.wait_for_sent(2)
+    forwarded = [(m["role"], m["content"]) for m in fake_upstream.last.body["messages"]]
+    assert [role for role, _ in forwarded] == ["user", "user"]
+    assert forwarded[0][1].startswith("hello?")
+    # Kept in the transcript, which says what the relay did.
+    transcript = await services_of(bot).store.transcript("agent:main:telegram:dm:1001")
+    assert "The meeting moved to 3pm." in [m.text for m in transcript]
+
+
+async def test_a_reply_cut_off_after_its_first_part_is_still_forwarded(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The user read its beginning: the model must know it said that.
+    fake_upstream.reply_content = "first part\n\n" + "x" * MESSAGE_LIMIT
+    telegram_api.fail("sendMessage", 400, "Bad Request: chat not found", after=1)
+    await telegram_api.push_message("tell me everything")
+    await telegram_api.wait_for_sent(1)
+    await handlers_done()
+    assert len(telegram_api.sent()) == 2  # the second part was refused
+    fake_upstream.reply_content = "ok"
+    await telegram_api.push_message("and?")
+    await fake_upstream.wait_for_requests(2)
+    roles = [m["role"] for m in fake_upstream.last.body["messages"]]
+    assert roles == ["user", "assistant", "user"]
 
 
 @pytest.mark.parametrize(

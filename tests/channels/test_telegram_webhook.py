@@ -50,7 +50,7 @@ async def test_the_webhook_is_set_with_the_secret_and_nothing_polls(
 ) -> None:
     params = telegram_api.params("setWebhook")
     assert params["secret_token"] == SECRET
-    assert params["allowed_updates"] == ["message"]
+    assert params["allowed_updates"] == ["message", "edited_message"]
     # The path has a secret component, but is not the secret itself.
     path = webhook_path(telegram_api)
     assert len(path.rsplit("/", 1)[1]) == 32 and SECRET not in path

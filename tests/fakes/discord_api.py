@@ -172,12 +172,14 @@ class FakeDiscordApi:
         files: list[str] | None = None,
         message_type: int | None = None,
         at: datetime | None = None,
+        fields: dict[str, Any] | None = None,
     ) -> int:
         """Dispatch a MESSAGE_CREATE to the connected bot; returns the message id.
         ``replying_to`` is the message object it replies to (e.g. one of ``sent_objects``),
         ``files`` the names of files attached, ``message_type`` Discord's type number (18:
         a thread was created, with the thread's name as the content), ``at`` when it was
-        written (discord.py reads that from the id; default now)."""
+        written (discord.py reads that from the id; default now), ``fields`` more of the
+        message object (``sticker_items``, a ``poll``)."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         message_id = next(self._ids)
         if at is not None:
@@ -196,6 +198,7 @@ class FakeDiscordApi:
         )
         if message_type is not None:
             data["type"] = message_type
+        data.update(fields or {})
         await self._dispatch("MESSAGE_CREATE", data)
         return message_id
 
@@ -293,6 +296,31 @@ class FakeDiscordApi:
             }
         await self._dispatch("INTERACTION_CREATE", data)
         return token
+
+    async def push_edit(
+        self,
+        message_id: int,
+        text: str,
+        *,
+        channel_id: int,
+        user_id: int,
+        guild_id: int | None = None,
+        mentions: list[dict[str, Any]] | None = None,
+        edited: bool = True,
+    ) -> None:
+        """Dispatch a MESSAGE_UPDATE of message ``message_id``, now saying ``text``: an
+        edit by its author, or (``edited=False``) Discord adding a link's preview."""
+        data = message_payload(
+            message_id,
+            text,
+            channel_id=channel_id,
+            author=user_payload(user_id),
+            guild_id=guild_id,
+            mentions=mentions,
+        )
+        if edited:
+            data["edited_timestamp"] = datetime.now(UTC).isoformat()
+        await self._dispatch("MESSAGE_UPDATE", data)
 
     async def _dispatch(self, event: str, data: dict[str, Any]) -> None:
         for ws in self._sockets:

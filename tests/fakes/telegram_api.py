@@ -76,7 +76,8 @@ class FakeTelegramApi:
         # Methods that answer 429 (flood control) next, with their retry_after.
         self._floods: dict[str, list[int]] = {}
         # Methods that fail next, with the status and description they answer.
-        self._failures: dict[str, list[tuple[int, str]]] = {}
+        # None: a call let through before the failures that follow it.
+        self._failures: dict[str, list[tuple[int, str] | None]] = {}
         # Methods that refuse the next calls carrying entities, with the error they give.
         self._entity_refusals: dict[str, list[str]] = {}
         self._runner: web.AppRunner | None = None
@@ -109,6 +110,14 @@ class FakeTelegramApi:
         message: dict[str, Any] = update["message"]
         return message
 
+    async def push_edit(self, message: dict[str, Any], text: str) -> None:
+        """Queue the update Telegram sends when ``message`` (one ``push_message``
+        returned) is edited by its sender to say ``text``."""
+        edited = {**message, "text": text, "edit_date": message["date"] + 60}
+        async with self._new_update:
+            self._updates.append({"update_id": next(self._update_ids), "edited_message": edited})
+            self._new_update.notify_all()
+
     async def push_member_left(
         self, chat_id: int, user_id: int, first_name: str, *, date: datetime | None = None
     ) -> None:
@@ -135,14 +144,20 @@ class FakeTelegramApi:
         date: datetime | None = None,
         topic_id: int | None = None,
         reply_to_bot: bool = False,
+        replying_to: dict[str, Any] | None = None,
+        quote: str | None = None,
         entities: list[dict[str, Any]] | None = None,
         forwarded_from: str | None = None,
         media: str | None = None,
+        attachment: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A text message update as Telegram sends it (not queued); ``forwarded_from``
         makes it a forward of a message by a user of that first name, ``media``
         (``"photo"``, ``"sticker"``, ``"voice"``, ``"document"``) that kind of message with
-        ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty."""
+        ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty;
+        ``attachment`` is what the message carries under ``media`` instead of the usual
+        (a ``"location"``'s coordinates, a ``"poll"``…). ``replying_to`` is the message it
+        replies to (one ``push_message`` returned), ``quote`` the part of it quoted."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
@@ -170,7 +185,7 @@ class FakeTelegramApi:
                 message["caption"] = caption
             if "entities" in message:
                 message["caption_entities"] = message.pop("entities")
-            message[media] = _MEDIA[media]
+            message[media] = attachment if attachment is not None else _MEDIA[media]
         if forwarded_from is not None:
             author = {"id": user_id + 1000, "is_bot": False, "first_name": forwarded_from}
             message["forward_origin"] = {
@@ -182,6 +197,10 @@ class FakeTelegramApi:
             chat["is_forum"] = True
             message["message_thread_id"] = topic_id
             message["is_topic_message"] = True
+        if replying_to is not None:
+            message["reply_to_message"] = replying_to
+        if quote is not None:
+            message["quote"] = {"text": quote, "position": 0}
         if reply_to_bot:
             message["reply_to_message"] = {
                 "message_id": next(self._message_ids),
@@ -196,10 +215,15 @@ class FakeTelegramApi:
         """Answer the next ``times`` calls of ``method`` with 429 and ``retry_after``."""
         self._floods.setdefault(method, []).extend([retry_after] * times)
 
-    def fail(self, method: str, status: int, description: str, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with ``status`` and ``description``
-        (502 "Bad Gateway", 403 "Forbidden: bot was blocked by the user", …)."""
-        self._failures.setdefault(method, []).extend([(status, description)] * times)
+    def fail(
+        self, method: str, status: int, description: str, times: int = 1, *, after: int = 0
+    ) -> None:
+        """Answer ``times`` calls of ``method``, the next but ``after`` of them, with
+        ``status`` and ``description`` (502 "Bad Gateway", 403 "Forbidden: bot was blocked
+        by the user", …)."""
+        failures: list[tuple[int, str] | None] = [None] * after
+        failures += [(status, description)] * times
+        self._failures.setdefault(method, []).extend(failures)
 
     def refuse_entities(
         self,
@@ -265,8 +289,9 @@ class FakeTelegramApi:
                 },
                 status=429,
             )
-        if self._failures.get(method):
-            return _error(*self._failures[method].pop(0))
+        failure = self._failures[method].pop(0) if self._failures.get(method) else None
+        if failure is not None:
+            return _error(*failure)
         if params.get("entities") and self._entity_refusals.get(method):
             return _error(400, self._entity_refusals[method].pop(0))
         if method == "getMe":
