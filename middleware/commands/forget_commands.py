@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from middleware.commands import Command, CommandHandler, match_command
 from middleware.injection import InjectionMemory
+from middleware.notices import Notices
 from middleware.store import ForgetReport, Store
 from middleware.types import UNRECORDED, Reply, Turn
 
@@ -63,9 +64,13 @@ def describe(report: ForgetReport) -> str:
     return listed
 
 
-def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, CommandHandler]:
+def forget_commands(
+    store: Store, injections: InjectionMemory, notices: Notices | None = None
+) -> dict[str, CommandHandler]:
     """The handler, keyed by command name. ``injections`` is the injection stage's memory,
-    which must stop replaying the blocks the store deletes."""
+    which must stop replaying the blocks the store deletes; ``notices`` holds news for the
+    user (an account unlinked from theirs) that must not reach whoever writes next as
+    them, from scratch."""
 
     async def requested(turn: Turn) -> bool:
         """Whether the user sent a bare /forget here within the window before this turn."""
@@ -117,6 +122,8 @@ def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, Comm
         else:
             report = await store.forget_user(turn.user_key)
             injections.drop_all()
+            if notices is not None:
+                notices.drop(turn.user_key)
             if turn.chat_type == "group":
                 # What went is theirs to know, not the group's.
                 return Reply(
