@@ -55,7 +55,8 @@ def describe(report: ForgetReport) -> str:
     items.append("your profile (timezone, last contact, settings)")
     listed = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
     if report.unlinked_from:
-        listed += f"; and the link to {', '.join(report.unlinked_from)}, which keep their own data"
+        keeps = "which keeps its" if len(report.unlinked_from) == 1 else "which keep their"
+        listed += f"; and the link to {', '.join(report.unlinked_from)}, {keeps} own data"
     if report.link_code_misses_kept:
         listed += (
             ". Only the count of wrong link codes you tried lately stays, until its window "
