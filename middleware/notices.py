@@ -42,6 +42,11 @@ class Notices:
         """Whether ``user_key`` has notices waiting: the one check an ordinary turn makes."""
         return user_key in self._waiting
 
+    def drop(self, user_key: str) -> None:
+        """Forget what waits for ``user_key`` unsaid (``/forget``: the news is about
+        accounts and links the relay no longer holds for them)."""
+        self._waiting.pop(user_key, None)
+
     async def take(self, user_key: str) -> list[str]:
         """The user's notices still true, oldest first; they are delivered now, so
         forgotten (those no longer true too)."""

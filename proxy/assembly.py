@@ -44,7 +44,7 @@ def build_pipeline(
         **action_commands(store),
         **link_commands(store, notices),
         **admin_commands(store, chat_admins(config), notices),
-        **forget_commands(store, injections),
+        **forget_commands(store, injections, notices),
         **continuity_commands(continuity),
     }
     stages: list[Stage] = [

@@ -21,7 +21,9 @@ from middleware.cards.content import CardBudget, CardItem, ResumeContent, Sessio
 from middleware.cards.tokens import count_tokens as _count_tokens
 from middleware.continuity.model import MemoryFact, RollupSegment
 from middleware.continuity.summary import item_key
+from middleware.memory.candidate import MemoryCandidate
 from middleware.memory.confidence import is_hedged
+from middleware.memory.replacement import supersedes
 
 
 @functools.lru_cache(maxsize=1024)
@@ -493,7 +495,7 @@ def _living_memory_card(
     """The living memory card: never dropped while there is a fact (§6.3). A fact memory
     is no longer sure of (spec 003 §8) says when it was last said and that it may be out
     of date, so the model asks rather than asserts it."""
-    facts = [fact for fact in memory if _one_line(fact.text)]
+    facts = _standing([fact for fact in memory if _one_line(fact.text)])
     if not facts:
         return None
     # Most important first: by kind, the sure before the doubtful, then newest; trimming
@@ -522,6 +524,39 @@ def _living_memory_card(
         )
         shortened = ELLIPSIS
     return card([shortened])
+
+
+# The kinds a later fact may retire (as ``middleware.memory.learn`` retires them when said).
+_RETIRABLE = ("fact", "correction", "preference")
+
+
+def _standing(facts: Sequence[MemoryFact]) -> list[MemoryFact]:
+    """The facts no fact said later replaces. Said on one account, a new home retires
+    the old one when it is stored; two accounts linked later each bring their own ("Lives
+    in Paris" on Telegram, "Lives in Tokyo" on Discord), and the model, shown both, could
+    not tell which holds: the one said last does, as if both were said on one account.
+    ``/memory`` still lists both, for the user to delete one. Facts of one account were
+    reconciled when stored: only another account's are compared."""
+    if len({fact.user_key for fact in facts}) < 2:
+        return list(facts)
+    newest_first = sorted(facts, key=lambda fact: fact.last_mentioned_at, reverse=True)
+    kept: list[MemoryFact] = []
+    for fact in newest_first:
+        if not any(_replaces(later, fact) for later in kept):
+            kept.append(fact)
+    return [fact for fact in facts if fact in kept]
+
+
+def _replaces(later: MemoryFact, earlier: MemoryFact) -> bool:
+    if later.user_key == earlier.user_key:
+        return False
+    if later.kind == "name" or earlier.kind == "name":
+        return later.kind == earlier.kind  # a person has one name
+    return (
+        later.kind in _RETIRABLE
+        and earlier.kind in _RETIRABLE
+        and supersedes(MemoryCandidate(later.kind, later.text), earlier.text)
+    )
 
 
 def _memory_line(fact: MemoryFact, now: datetime, tz: tzinfo) -> str:

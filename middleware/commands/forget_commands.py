@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from middleware.commands import Command, CommandHandler, match_command
 from middleware.injection import InjectionMemory
+from middleware.notices import Notices
 from middleware.store import ForgetReport, Store
 from middleware.types import UNRECORDED, Reply, Turn
 
@@ -54,7 +55,8 @@ def describe(report: ForgetReport) -> str:
     items.append("your profile (timezone, last contact, settings)")
     listed = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
     if report.unlinked_from:
-        listed += f"; and the link to {', '.join(report.unlinked_from)}, which keep their own data"
+        keeps = "which keeps its" if len(report.unlinked_from) == 1 else "which keep their"
+        listed += f"; and the link to {', '.join(report.unlinked_from)}, {keeps} own data"
     if report.link_code_misses_kept:
         listed += (
             ". Only the count of wrong link codes you tried lately stays, until its window "
@@ -63,9 +65,13 @@ def describe(report: ForgetReport) -> str:
     return listed
 
 
-def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, CommandHandler]:
+def forget_commands(
+    store: Store, injections: InjectionMemory, notices: Notices | None = None
+) -> dict[str, CommandHandler]:
     """The handler, keyed by command name. ``injections`` is the injection stage's memory,
-    which must stop replaying the blocks the store deletes."""
+    which must stop replaying the blocks the store deletes; ``notices`` holds news for the
+    user (an account unlinked from theirs) that must not reach whoever writes next as
+    them, from scratch."""
 
     async def requested(turn: Turn) -> bool:
         """Whether the user sent a bare /forget here within the window before this turn."""
@@ -117,6 +123,8 @@ def forget_commands(store: Store, injections: InjectionMemory) -> dict[str, Comm
         else:
             report = await store.forget_user(turn.user_key)
             injections.drop_all()
+            if notices is not None:
+                notices.drop(turn.user_key)
             if turn.chat_type == "group":
                 # What went is theirs to know, not the group's.
                 return Reply(

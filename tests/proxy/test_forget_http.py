@@ -14,6 +14,7 @@ from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
 from tests.fakes.upstream import FakeUpstream
+from tests.proxy.test_clock_http import block
 from tests.proxy.test_clock_http import chat as send
 from tests.proxy.test_continuity_http import MONDAY, Person, admin, make_relay
 
@@ -304,3 +305,25 @@ async def test_forget_with_words_points_to_forgetting_one_remembered_thing(
     answer = await say(relay, "/forget that I live in Paris", "2026-11-21T08:01:00Z")
     assert "/memory forget N" in answer and "/forget confirm" in answer
     assert "Lives in Paris" in await say(relay, "/memory", "2026-11-21T08:02:00Z")
+
+
+async def test_news_waiting_for_a_forgotten_account_is_not_told_to_its_fresh_start(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """An account taken out of a link has a notice waiting; once it is forgotten, whoever
+    writes next as it starts from scratch and hears nothing of the accounts it was linked
+    to."""
+    other = "discord:7"
+    await say(relay, "hi", "2026-11-21T08:00:00Z")
+    await say(relay, "hi", "2026-11-21T08:01:00Z", other)
+    offer = await say(relay, "/link", "2026-11-21T08:02:00Z", other)
+    found = re.search(r"code is ([A-Z0-9]{6})\.", offer)
+    assert found, offer
+    assert (await say(relay, f"/link {found[1]}", "2026-11-21T08:03:00Z")).startswith("Linked")
+    await say(relay, f"/unlink {ME}", "2026-11-21T08:04:00Z", other)
+    await say(relay, "/forget", "2026-11-21T08:05:00Z")
+    await say(relay, "/forget confirm", "2026-11-21T08:06:00Z")
+    await say(relay, "hello?", "2026-11-21T08:07:00Z")
+    told = block(fake_upstream)
+    assert "First message in this thread." in told
+    assert other not in told and "unlinked" not in told, told

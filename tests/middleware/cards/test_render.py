@@ -672,3 +672,15 @@ def test_budgets_hold_for_any_content(
         assert count_tokens(text) <= caps[kind]
     has_memory = any(f.text.split() for f in memory)
     assert any(c.startswith('<card type="living_memory"') for c in out.cards) == has_memory
+
+
+def test_linked_accounts_facts_that_conflict_show_the_one_said_last() -> None:
+    # Two accounts, linked later, each told the relay a home and a name of their own.
+    paris = replace(fact(1, "fact", "Lives in Paris", days_ago=3), user_key="telegram:7")
+    tokyo = replace(fact(2, "fact", "Lives in Tokyo", days_ago=1), user_key="discord:701")
+    mia = replace(fact(3, "name", "Name: Mia", days_ago=5), user_key="telegram:7")
+    mimi = replace(fact(4, "name", "Name: Mimi", days_ago=2), user_key="discord:701")
+    violin = replace(fact(5, "fact", "Plays the violin", days_ago=4), user_key="telegram:7")
+    assert render(memory=(paris, tokyo, mia, mimi, violin)).cards == (
+        memory_card("Name: Mimi", "Lives in Tokyo", "Plays the violin"),
+    )
