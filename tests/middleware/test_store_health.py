@@ -6,10 +6,13 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from middleware.store import InboundRecord, SqliteStore
+import pytest
+
+from middleware.store import InboundRecord, SqliteStore, sqlite_health
 from middleware.store.migrations import LATEST_VERSION
-from middleware.store.sqlite_health import check_store_health
+from middleware.store.sqlite_health import StoreHealth, check_store_health
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -185,3 +188,28 @@ async def test_checks_beside_a_serving_relay_which_goes_on_writing(db_path: Path
         assert len(await serving.transcript("agent:main:telegram:dm:42")) == 2
     finally:
         await serving.close()
+
+
+async def test_a_relay_starting_during_the_check_gets_it_checked_again(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await make_store(db_path, messages=3)
+    relay = SqliteStore(db_path, serving=True)
+    check_file = sqlite_health._check_file
+    shared: list[bool] = []
+
+    async def relay_starts_meanwhile(path: Path, check: str, look: Any) -> StoreHealth:
+        shared.append(look.relay_has_it_open)
+        if len(shared) == 1:
+            await relay.open()
+            await relay.record_inbound(message(3))
+        return await check_file(path, check, look)
+
+    monkeypatch.setattr(sqlite_health, "_check_file", relay_starts_meanwhile)
+    try:
+        health = await check_store_health(db_path)
+    finally:
+        await relay.close()
+    # Read as immutable first; then, the relay's files there, as one more WAL reader.
+    assert shared == [False, True]
+    assert health.healthy and health.wal_size is not None
