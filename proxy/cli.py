@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         named_by = "--config" if args.config else f"${CONFIG_ENV}"
         config = load_config(config_path(args.config), named_by=named_by)
         if args.command == "check-config":
-            return _check_config(args.config, config)
+            return _check_config(args.config, config, full=args.full)
         if args.command == "chat":
             asyncio.run(_chat(config, config_path(args.config)))
             return 0
@@ -84,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--output", "-o", metavar="FILE", default="-", help="where to write it (default: stdout)"
     )
+    commands.choices["check-config"].add_argument(
+        "--full",
+        action="store_true",
+        help="check the store with PRAGMA integrity_check, which also compares every index "
+        "with its table (slower), instead of PRAGMA quick_check",
+    )
     merge = commands.choices["import-clock-state"]
     merge.add_argument("file", metavar="FILE", help="the JSON file ('-' reads stdin)")
     return parser
@@ -110,10 +116,15 @@ _COMMANDS = (
     ),
     (
         "check-config",
-        "validate the configuration",
+        "validate the configuration and check the store",
         "Validate the configuration and show what serve would use: the upstream, the "
-        "store, the address it binds, the API keys and the chat channels. Every problem is "
-        "listed with its line; the exit status is then 2.",
+        "address it binds, the API keys, the chat channels and the store. Every problem is "
+        "listed with its line; the exit status is then 2. Then check the store file "
+        "without writing to it (safe while serve runs on it): its schema version against "
+        "this relay's, its size and its WAL's, and PRAGMA quick_check, which reads every "
+        "page and finds corruption that serve's start-up does not (about 1 s per 250 MB). "
+        "A store with a problem gives exit status 1 and what to do; a missing one is "
+        "created by serve.",
     ),
     (
         "export-clock-state",
@@ -131,14 +142,13 @@ _COMMANDS = (
 )
 
 
-def _check_config(path: str | None, config: Config) -> int:
+def _check_config(path: str | None, config: Config, *, full: bool) -> int:
     where = config_path(path)
     upstream = config.upstream
     target = upstream.base_url if upstream.mode == "forward" else "(answers with the prompt)"
     admin = "on" if config.auth.admin_token else "off"
     print(f"{where or 'built-in defaults'}: OK")
     print(f"  upstream: {upstream.mode} {target}")
-    print(f"  store:    {config.store.path}")
     # What serve will bind, which is loopback whatever [server] host says while no key is set.
     from proxy.server import bind_host
 
@@ -148,7 +158,48 @@ def _check_config(path: str | None, config: Config) -> int:
     from proxy.channel_runner import enabled_channels
 
     print(f"  channels: {', '.join(enabled_channels(config)) or 'none'} (with serve)")
-    return 0
+    return _check_store(Path(config.store.path), full=full)
+
+
+def _check_store(path: Path, *, full: bool) -> int:
+    from middleware.store.sqlite_health import check_store_health
+
+    health = asyncio.run(check_store_health(path, full=full))
+    if not health.exists:
+        print(f"  store:    {path} (not there yet: serve creates it)")
+        return 0
+    print(f"  store:    {path}")
+    if health.version is not None:
+        print(f"    schema: version {health.version} (this relay's: {health.expected_version})")
+    wal = "no WAL" if health.wal_size is None else f"WAL {_size(health.wal_size)}"
+    print(f"    size:   {_size(health.size)}, {wal}")
+    if health.findings == ():
+        print(f"    {health.check}: ok")
+    elif health.findings:
+        print(f"    {health.check}: {len(health.findings)} problem(s)")
+        for finding in health.findings[:_FINDINGS_SHOWN]:
+            print(f"      {finding}")
+        if len(health.findings) > _FINDINGS_SHOWN:
+            print(f"      … and {len(health.findings) - _FINDINGS_SHOWN} more")
+    for problem in health.problems:
+        print(f"store problem: {problem}", file=sys.stderr)
+    return 0 if health.healthy else 1
+
+
+# How many of SQLite's findings check-config prints: the first say where the damage is.
+_FINDINGS_SHOWN = 5
+
+
+def _size(count: int) -> str:
+    """``count`` bytes for a reader: 4.0 KiB, 240.3 MiB."""
+    if count < 1024:
+        return f"{count} bytes"
+    value = float(count)
+    for unit in ("KiB", "MiB", "GiB"):
+        value /= 1024
+        if value < 1024 or unit == "GiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 async def _serve(config: Config) -> None:

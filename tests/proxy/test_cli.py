@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from middleware.store import InboundRecord, SqliteStore
+from middleware.store.migrations import LATEST_VERSION
 from proxy.cli import main
+from tests.middleware.test_store_health import make_store, overwrite, page_of
 
 THREAD = "agent:main:telegram:dm:42"
 
@@ -171,6 +174,75 @@ def test_each_command_help_says_what_it_does_and_its_defaults(
     assert len(description) > 60 and description.endswith("."), description
     assert "--log-level {debug,info,warning,error} the least severe" in rest
     assert "(default: info; warning for chat" in rest and "(default: $CHRONORELAY_CONFIG" in rest
+
+
+def test_check_config_checks_the_store_read_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, store = config_file(tmp_path, "a"), tmp_path / "a.sqlite3"
+    asyncio.run(make_store(store, messages=3))
+    before = store.read_bytes()
+    assert main(["check-config", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"  store:    {store}\n" in out
+    assert f"    schema: version {LATEST_VERSION} (this relay's: {LATEST_VERSION})\n" in out
+    assert f"    size:   {len(before) / 1024:.1f} KiB, no WAL\n" in out
+    assert out.endswith("    quick_check: ok\n")
+    assert main(["check-config", "--config", str(config), "--full"]) == 0
+    assert capsys.readouterr().out.endswith("    integrity_check: ok\n")
+    assert store.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite3", "a.toml"]
+
+
+def test_check_config_with_no_store_yet_says_serve_creates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_file(tmp_path, "a")
+    assert main(["check-config", "--config", str(config)]) == 0
+    store = tmp_path / "a.sqlite3"
+    assert f"  store:    {store} (not there yet: serve creates it)\n" in capsys.readouterr().out
+    assert not store.exists()
+
+
+def test_check_config_finds_a_corrupt_store_and_says_how_to_recover(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, store = config_file(tmp_path, "a"), tmp_path / "a.sqlite3"
+    asyncio.run(make_store(store, messages=200))
+    page_size, page = page_of(store, "messages")
+    overwrite(store, (page - 1) * page_size + page_size // 2, b"\xff" * 256)
+    assert main(["check-config", "--config", str(config)]) == 1
+    out, err = capsys.readouterr()
+    assert "    quick_check: " in out and f"      On tree page {page} cell" in out
+    assert err.startswith(f"store problem: PRAGMA quick_check found the SQLite store at {store}")
+    recovered = tmp_path / "a-recovered.sqlite3"
+    assert f"`sqlite3 {store} .recover | sqlite3 {recovered}`" in err
+
+
+def test_check_config_says_to_upgrade_for_a_store_of_a_newer_relay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, store = config_file(tmp_path, "a"), tmp_path / "a.sqlite3"
+    asyncio.run(make_store(store))
+    with sqlite3.connect(store) as conn:
+        conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
+    conn.close()
+    assert main(["check-config", "--config", str(config)]) == 1
+    out, err = capsys.readouterr()
+    newer = LATEST_VERSION + 1
+    assert f"    schema: version {newer} (this relay's: {LATEST_VERSION})\n" in out
+    assert f"has schema version {newer}, newer than this relay understands" in err
+    assert "upgrade chronorelay" in err
+
+
+def test_check_config_help_describes_the_store_check(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["check-config", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "check the store file without writing to it (safe while serve runs on it)" in text
+    assert "PRAGMA quick_check, which reads every page" in text
+    assert "A store with a problem gives exit status 1 and what to do" in text
+    assert "--full check the store with PRAGMA integrity_check" in text
 
 
 def test_chat_help_says_who_you_are_and_where_the_chat_is_kept(
