@@ -113,6 +113,15 @@ def report(examples: Sequence[Example], predicted: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _labelled_file(given: Path) -> Path | None:
+    """The file ``--data`` names: a path as given, else a name in the data folder (the
+    help names the files by their names alone)."""
+    for candidate in (given, DATA.parent / given):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--errors", action="store_true", help="list misclassified sentences")
@@ -124,7 +133,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{HELDOUT.name}, written after the rules and never tuned on)",
     )
     args = parser.parse_args(argv)
-    examples = load(args.data)
+    data = _labelled_file(args.data)
+    if data is None:
+        parser.error(
+            f"no labelled file {args.data}: give a path, or one of the names in "
+            f"{DATA.parent} ({DATA.name}, {HELDOUT.name})"
+        )
+    examples = load(data)
     predicted = predict(examples)
     print(report(examples, predicted))
     if args.errors:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import tomllib
 from datetime import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from middleware.errors import ConfigError
 from proxy.cli import main
@@ -16,6 +19,32 @@ EXAMPLE = Path(__file__).parents[2] / "config.example.toml"
 
 def test_example_file_loads_and_equals_the_defaults() -> None:
     assert load_config(EXAMPLE) == Config()
+
+
+def _keys_missing_from(model: type[BaseModel], table: dict[str, Any], path: str) -> list[str]:
+    missing = []
+    for name, field in model.model_fields.items():
+        if name not in table:
+            missing.append(f"{path}{name}")
+        elif isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            missing += _keys_missing_from(field.annotation, table[name], f"{path}{name}.")
+    return missing
+
+
+def test_example_file_shows_every_key_the_config_has() -> None:
+    """The example documents every key with its default: a key added to the models
+    must be added to it too."""
+    example = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
+    assert _keys_missing_from(Config, example, "") == []
+
+
+def test_example_file_names_every_activity_cues_may_extend() -> None:
+    from middleware.actions.templates import TEMPLATES
+
+    text = EXAMPLE.read_text(encoding="utf-8")
+    listed = text.split("Keys are the known activities:", 1)[1].split(".", 1)[0]
+    names = {name.strip().lstrip("#").strip() for name in listed.replace("\n", " ").split(",")}
+    assert names == set(TEMPLATES)
 
 
 def test_unknown_key_names_line_and_known_keys() -> None:
