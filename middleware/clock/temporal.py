@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
@@ -149,7 +149,8 @@ def asks_with_recency_pattern(text: str) -> bool:
 
 def render_block(facts: TemporalFacts) -> str:
     """The block's lines, newest facts first; stable wording so tests and caches agree."""
-    lines = [_now_line(facts)]
+    here = local_minute(facts.now, facts.tz)
+    lines = [_now_line(facts, here)]
     hint = gap_hint(facts.now, facts.last_here.at if facts.last_here else None, facts.tz)
     if hint:
         lines.append(hint)
@@ -161,7 +162,7 @@ def render_block(facts: TemporalFacts) -> str:
         lines.append(facts.markup_instruction)
     lines.extend(facts.extra)
     lines.append(
-        f"Today is {facts.now.astimezone(facts.tz).date().isoformat()}. Your "
+        f"Today is {here.date}. Your "
         "training data has a cutoff and may not reflect recent events or the latest "
         "information; when unsure whether your knowledge is current, search rather than guess."
     )
@@ -173,10 +174,10 @@ def render_block(facts: TemporalFacts) -> str:
     return "\n".join(lines)
 
 
-def _now_line(facts: TemporalFacts) -> str:
+def _now_line(facts: TemporalFacts, here: LocalMinute | None = None) -> str:
     zone, tz = facts.zone, facts.tz
-    local_now = facts.now.astimezone(tz)
-    stamp = _local_stamp(local_now, with_year=True)
+    here = here or local_minute(facts.now, tz)
+    stamp = here.stamp_with_year
     if facts.fallback:
         head = (
             f"Now: {stamp} (UTC; the user's timezone is unknown — ask for it before "
@@ -184,7 +185,7 @@ def _now_line(facts: TemporalFacts) -> str:
         )
     else:
         note = f"; {facts.zone_note}" if facts.zone_note else ""
-        offset = _offset_label(local_now)
+        offset = here.offset
         named = offset if zone == offset else f"{zone}, {offset}"  # "UTC+05:45" once
         head = f"Now: {stamp} ({named}{note})."
     if facts.speaker:
@@ -194,21 +195,20 @@ def _now_line(facts: TemporalFacts) -> str:
         own = facts.now.astimezone(ZoneInfo(facts.own_zone))
         whose = "The speaker's" if facts.speaker else "The user's"
         parts.append(
-            f"{whose} own time: {_local_stamp(own, with_year=own.year != local_now.year)} "
+            f"{whose} own time: {_local_stamp(own, with_year=own.year != here.year)} "
             f"({facts.own_zone}, {_offset_label(own)})."
         )
     if facts.said_place is not None:
-        parts.append(_said_place_line(facts.said_place, facts, local_now))
+        parts.append(_said_place_line(facts.said_place, facts, here.year))
     if facts.last_here is None:
         parts.append("First message in this thread.")
     elif facts.last_here.at > facts.now:
-        at = facts.last_here.at.astimezone(tz)
-        when = _past_stamp(at, with_year=True)
+        when = local_minute(facts.last_here.at, tz).past_stamp(with_year=True)
         parts.append(f"Latest message here is dated later ({when}): replayed out of order.")
     else:
-        at = facts.last_here.at.astimezone(tz)
-        when = _past_stamp(at, with_year=at.year != local_now.year)
-        parts.append(f"Last message here: {ago(facts.now - at)} ({when}).")
+        then = local_minute(facts.last_here.at, tz)
+        when = then.past_stamp(with_year=then.year != here.year)
+        parts.append(f"Last message here: {ago(facts.now - facts.last_here.at)} ({when}).")
         parts.extend(_speaker_return(facts))
     other = facts.last_any_channel
     if (
@@ -221,14 +221,14 @@ def _now_line(facts: TemporalFacts) -> str:
     return " ".join(parts)
 
 
-def _said_place_line(said: SaidPlace, facts: TemporalFacts, local_now: datetime) -> str:
+def _said_place_line(said: SaidPlace, facts: TemporalFacts, year: int) -> str:
     """'The user said they are in New York (2 hours ago), where it is Mon 19 Oct 16:00
     (America/New_York, UTC-04:00).'"""
     there = facts.now.astimezone(ZoneInfo(said.zone))
     who = "The speaker" if facts.speaker else "The user"
     verb = "says" if said.said_at is None else "said"
     when = "" if said.said_at is None else f" ({ago(facts.now - said.said_at)})"
-    stamp = _local_stamp(there, with_year=there.year != local_now.year)
+    stamp = _local_stamp(there, with_year=there.year != year)
     return (
         f"{who} {verb} they are in {said.place}{when}, where it is {stamp} "
         f"({said.zone}, {_offset_label(there)})."
@@ -337,3 +337,55 @@ def _local_stamp(local: datetime, *, with_year: bool) -> str:
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate (about 4 characters a token for English)."""
     return (len(text) + 3) // 4
+
+
+class LocalMinute(NamedTuple):
+    """An instant's minute on the wall clock of one zone, as the block writes it."""
+
+    stamp_with_year: str  # "Sat 21 Nov 2026 16:40"
+    stamp: str  # "Sat 21 Nov 16:40"
+    year: int
+    offset: str  # "UTC+09:00"
+    repeated: bool  # the wall time occurs twice (DST fall-back)
+    date: str  # "2026-11-21"
+
+    def past_stamp(self, *, with_year: bool) -> str:
+        """``_past_stamp`` of this minute."""
+        stamp = self.stamp_with_year if with_year else self.stamp
+        return f"{stamp}, {self.offset}" if self.repeated else stamp
+
+
+# Every block writes its turn's minute and the thread's last message's, which an earlier
+# turn wrote as its own: each (zone, UTC minute) is formatted once, then read from here
+# (a few microseconds a turn). Forgotten whole when full.
+_MINUTES: dict[tuple[tzinfo, float], LocalMinute] = {}
+_MINUTES_KEPT = 4096
+_LAST_SECOND = timedelta(seconds=59)
+
+
+def local_minute(instant: datetime, tz: tzinfo) -> LocalMinute:
+    """``instant``'s minute in ``tz`` (an aware instant): kept per zone and UTC minute,
+    unless the zone's offset is not a whole number of minutes or changes inside that
+    minute (a local-mean-time offset such as +00:19:32, or a transition at an odd
+    second), where the UTC minute is not one local minute."""
+    key = (tz, instant.timestamp() // 60)
+    found = _MINUTES.get(key)
+    if found is not None:
+        return found
+    local = instant.astimezone(tz)
+    found = LocalMinute(
+        _local_stamp(local, with_year=True),
+        _local_stamp(local, with_year=False),
+        local.year,
+        _offset_label(local),
+        is_repeated_wall_time(local),
+        local.date().isoformat(),
+    )
+    start = instant.astimezone(UTC).replace(second=0, microsecond=0)
+    offset = start.astimezone(tz).utcoffset()
+    last = (start + _LAST_SECOND).astimezone(tz).utcoffset()
+    if offset == last and offset is not None and offset.seconds % 60 == 0:
+        if len(_MINUTES) >= _MINUTES_KEPT:
+            _MINUTES.clear()
+        _MINUTES[key] = found
+    return found

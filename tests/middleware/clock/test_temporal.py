@@ -11,6 +11,7 @@ from babel.dates import format_timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from middleware.clock import temporal
 from middleware.clock.temporal import (
     Elapsed,
     TemporalFacts,
@@ -18,6 +19,7 @@ from middleware.clock.temporal import (
     ago,
     asks_about_current_events,
     gap_hint,
+    local_minute,
     render_block,
 )
 from middleware.clock.zones import format_offset
@@ -201,6 +203,109 @@ def test_the_now_line_reads_as_before(
         speaker=speaker,
     )
     assert _now_line(facts) == _reference_now_line(facts)
+
+
+class _ShiftInsideAMinute(tzinfo):
+    """UTC+01:00 until 2026-06-01 12:00:30 UTC, UTC+02:00 from then: whole-minute offsets
+    that change inside a UTC minute."""
+
+    _AT = datetime(2026, 6, 1, 12, 0, 30)
+
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        later = dt is not None and dt.replace(tzinfo=None) >= self._AT + timedelta(hours=2)
+        return timedelta(hours=2 if later else 1)
+
+    def dst(self, dt: datetime | None) -> timedelta:
+        return timedelta(0)
+
+    def fromutc(self, dt: datetime) -> datetime:
+        later = dt.replace(tzinfo=None) >= self._AT
+        return dt + timedelta(hours=2 if later else 1)
+
+
+# Zones whose UTC minutes are not always one local minute or whose offsets jump, each at
+# such a moment: DST both ways (New York, Lord Howe's half hour), a day skipped
+# (Kiritimati), local mean time with seconds (Amsterdam until 1937, +00:19:32, and its
+# change to +00:20), an odd offset (Kathmandu), a change inside a minute.
+_MINUTE_CASES = st.sampled_from(
+    [
+        (ZoneInfo("America/New_York"), datetime(2026, 11, 1, 6, tzinfo=UTC)),
+        (ZoneInfo("America/New_York"), datetime(2026, 3, 8, 7, tzinfo=UTC)),
+        (ZoneInfo("Australia/Lord_Howe"), datetime(2026, 4, 4, 15, tzinfo=UTC)),
+        (ZoneInfo("Pacific/Kiritimati"), datetime(1994, 12, 31, 10, tzinfo=UTC)),
+        (ZoneInfo("Europe/Amsterdam"), datetime(1909, 12, 31, 23, 40, tzinfo=UTC)),
+        (ZoneInfo("Europe/Amsterdam"), datetime(1937, 6, 30, 23, 40, tzinfo=UTC)),
+        (ZoneInfo("Asia/Kathmandu"), datetime(2026, 12, 31, 18, 15, tzinfo=UTC)),
+        (_ShiftInsideAMinute(), datetime(2026, 6, 1, 12, tzinfo=UTC)),
+        (UTC, datetime(2026, 12, 31, 23, 59, tzinfo=UTC)),
+        (timezone(timedelta(hours=-9, minutes=-30)), datetime(2027, 1, 1, 9, 30, tzinfo=UTC)),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    case=_MINUTE_CASES,
+    seconds=st.lists(st.floats(min_value=-150, max_value=150, allow_nan=False), max_size=40),
+)
+def test_a_kept_minute_reads_as_the_instant_itself(
+    case: tuple[tzinfo, datetime], seconds: list[float]
+) -> None:
+    # Many instants of the same few minutes, in any order: what is kept for a minute is
+    # what every instant in it reads as, where the UTC minute is one local minute, and
+    # nothing is kept where it is not.
+    tz, base = case
+    temporal._MINUTES.clear()
+    for second in seconds:
+        instant = base + timedelta(seconds=second)
+        local = instant.astimezone(tz)
+        minute = local_minute(instant, tz)
+        assert minute.stamp_with_year == _stamp(instant, tz, with_year=True)
+        assert minute.stamp == _stamp(instant, tz, with_year=False)
+        assert minute.year == local.year
+        assert minute.date == local.date().isoformat()
+        offset = format_offset(int((local.utcoffset() or timedelta(0)).total_seconds() // 60))
+        assert minute.offset == offset
+        for with_year in (True, False):
+            past = minute.past_stamp(with_year=with_year)
+            assert past == _past_stamp(instant, tz, with_year=with_year)
+
+
+class _NothingKept(dict[object, object]):
+    """A minutes cache that keeps nothing: every block is rendered from its instants."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
+def test_blocks_read_the_same_with_the_kept_minutes_and_without(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A conversation in New York across midnight and the fall-back hour, a turn every 17
+    # seconds, with a second thread in Kathmandu beside it: every block equals the one
+    # rendered with nothing kept.
+    new_york, kathmandu = ZoneInfo("America/New_York"), ZoneInfo("Asia/Kathmandu")
+    start = datetime(2026, 11, 1, 3, 50, 5, tzinfo=UTC)  # 23:50 EDT the night before
+    stories = {new_york: start, kathmandu: start}
+    temporal._MINUTES.clear()
+    story: list[TemporalFacts] = []
+    for turn in range(1, 500):
+        for tz, last in stories.items():
+            now = start + turn * timedelta(seconds=17)
+            story.append(
+                TemporalFacts(
+                    now=now,
+                    zone=str(tz),
+                    tz=tz,
+                    zone_note="this thread's timezone",
+                    last_here=Elapsed(last),
+                    last_any_channel=Elapsed(now - timedelta(hours=9), "telegram"),
+                )
+            )
+            stories[tz] = now
+    blocks = [render_block(facts) for facts in story]
+    monkeypatch.setattr(temporal, "_MINUTES", _NothingKept())
+    assert blocks == [render_block(facts) for facts in story]
 
 
 def test_recency_follows_the_text() -> None:
