@@ -1483,3 +1483,20 @@ async def test_a_part_of_day_ahead_whose_usual_hour_has_passed_is_the_rest_of_it
     text = block(fake_upstream)
     assert f"Times in this message: {told} (Europe/Berlin)." in text
     assert "Ask the user" not in text
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Jane Doe | Support | Mon-Fri 9am-5pm EST", "Mon–Fri 9–5", "we're open Mon-Sat 10am-6pm"],
+)
+async def test_a_weekly_schedule_is_no_instant_but_its_abbreviation_is_asked_about(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str
+) -> None:
+    """Opening hours or a signature's "Mon-Fri 9am-5pm" recur every week: no "Fri 9am"
+    next Friday is read from them. "EST" the user's zone does not settle is still asked."""
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-18T08:00:00Z")  # Wednesday
+    await chat(relay, message, at="2026-11-18T09:00:00Z")
+    told = block(fake_upstream)
+    assert "Times in this message" not in told
+    assert ("EST" in told) == ("EST" in message)
+    assert ("Ask the user" in told) == ("EST" in message)

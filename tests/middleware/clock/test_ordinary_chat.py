@@ -323,6 +323,13 @@ NOT_TIMES = [
     'about 3 of us are going',
     'sometime around then',
     'approx 3 hours of work',
+    # Weekly schedules (opening hours, a signature): days and hours that recur.
+    'Mon-Fri 9am-5pm EST',
+    'Jane Doe | Support | Mon–Fri 9–5',
+    "we're open Mon-Sat 10am-6pm",
+    'Tue/Thu 6-8pm yoga',
+    'office hours 9-5 Monday to Friday',
+    'the store is open Mon-Sat',
 ]  # fmt: skip
 
 #: Real times, the ones told of the past included: still read, and asked about when they
@@ -552,6 +559,9 @@ OTHER_REGISTERS = [
     ('ok around 3?', True),
     ('roughly around lunch', False),
     ('what about it', False),
+    # A weekday beside one hour is a plan, not a schedule.
+    ('see you Fri 9am', True),
+    ('ok Sat 10am-ish then', True),
 ]  # fmt: skip
 
 
@@ -587,5 +597,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 446 lines, 127 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (446, 127, 0, 0)
+    # 454 lines, 129 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (454, 129, 0, 0)
