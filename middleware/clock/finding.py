@@ -23,6 +23,7 @@ from middleware.clock.idioms import names_no_time
 from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_clock
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
+from middleware.clock.small_hours import SMALL_HOURS_END
 from middleware.clock.tense import sentence_around, tells_of_the_past
 from middleware.clock.zones import get_zone
 from middleware.text_cache import MAX_CHARS
@@ -212,7 +213,9 @@ def find_time_expressions(
     zone = get_zone(tz) if tz else UTC
     speaker = speaker_tz or tz
     speaker_zone = get_zone(speaker) if speaker else UTC
-    night_begun = reference_instant.astimezone(speaker_zone).hour >= PART_HOURS["night"][0]
+    # The night is under way from its evening hour to the end of the small hours.
+    speaker_hour = reference_instant.astimezone(speaker_zone).hour
+    night_begun = speaker_hour >= PART_HOURS["night"][0] or speaker_hour < SMALL_HOURS_END
     settings: dict[str, Any] = {
         "RELATIVE_BASE": reference_instant.astimezone(zone).replace(tzinfo=None),
         "PREFER_DATES_FROM": "future",

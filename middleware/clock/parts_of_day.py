@@ -8,6 +8,9 @@ hour may lie after the moment it was said ("I ran 5k this morning" said at 08:00
 09:00), so it is the part of day up to now while it is under way ("this morning" said at
 08:04: 05:00 to 08:04), the whole of it once it is over ("this morning" said at 15:00:
 05:00 to 12:00), and nothing before it has begun (no past "this evening" at 08:00).
+In the small hours (before ``SMALL_HOURS_END``) a past "tonight" is the night that began
+the evening before, so far ("had a great time tonight" said at 00:30: 18:00 the day
+before to 00:30): someone who has not slept yet still calls it tonight.
 
 Said of what is ahead once that hour has passed while the part of day is still under way,
 it is the rest of it from now ("can we sync this afternoon?" said at 16:00: 16:00 to
@@ -22,6 +25,7 @@ from __future__ import annotations
 from datetime import datetime, time, timedelta
 
 from middleware.clock.local_reading import LocalReading
+from middleware.clock.small_hours import SMALL_HOURS_END
 
 __all__ = ["PART_HOURS", "part_of_today"]
 
@@ -45,5 +49,7 @@ def part_of_today(
         if reading.kind == "point" and reading.times[0] <= base and start <= now < end:
             return LocalReading("span", (now, end))  # its usual hour is gone: the rest of it
         return reading
+    if part == "night" and base.hour < SMALL_HOURS_END:
+        start -= timedelta(days=1)  # the night under way began before midnight
     so_far = min(now, end)
     return LocalReading("span", (start, so_far)) if so_far > start else None

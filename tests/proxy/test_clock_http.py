@@ -1500,3 +1500,22 @@ async def test_a_weekly_schedule_is_no_instant_but_its_abbreviation_is_asked_abo
     assert "Times in this message" not in told
     assert ("EST" in told) == ("EST" in message)
     assert ("Ask the user" in told) == ("EST" in message)
+
+
+async def test_tonight_told_of_the_past_in_the_small_hours_is_the_night_begun_before_midnight(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 20, 17, 0, tzinfo=UTC))  # Fri, Berlin 18:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    clock.advance(timedelta(hours=6, minutes=30))  # Sat, Berlin 00:30
+    for message in ("had a great time tonight", "tonight was fun"):
+        await say(relay, message, headers)
+        assert (
+            'Times in this message: "tonight" = 2026-11-20T18:00:00+01:00 to '
+            "2026-11-21T00:30:00+01:00 (Europe/Berlin)."
+        ) in block(fake_upstream)
+    # Said of what is ahead, "tonight" is still the coming night.
+    await say(relay, "see you tonight", headers)
+    assert '"tonight" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)

@@ -562,6 +562,12 @@ OTHER_REGISTERS = [
     # A weekday beside one hour is a plan, not a schedule.
     ('see you Fri 9am', True),
     ('ok Sat 10am-ish then', True),
+    # "Tonight" told of the past (before the night, still the night ahead) and nights
+    # that name no time.
+    ('had a great time tonight', True),
+    ('tonight was fun', True),
+    ('had a great night', False),
+    ('good night all', False),
 ]  # fmt: skip
 
 
@@ -597,5 +603,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 454 lines, 129 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (454, 129, 0, 0)
+    # 458 lines, 131 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (458, 131, 0, 0)
