@@ -41,8 +41,8 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
   evening 18:00, tonight/night 20:00 (today's); once that hour has passed while the part
   of day is under way, it is the rest of it from now ("can we talk this morning?" said at
-  11:00: 11:00 to 12:00), and once it is over, that hour today; told of the past it is a
-  span up to now, never a
+  11:00: 11:00 to 12:00), and once it is over a question (tomorrow's, or later today?);
+  told of the past it is a span up to now, never a
   made-up hour after now ("I ran 5k this morning" said at 08:00: 05:00 to 08:00, see
   ``parts_of_day.py``); "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);

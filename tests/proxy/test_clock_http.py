@@ -1519,3 +1519,18 @@ async def test_tonight_told_of_the_past_in_the_small_hours_is_the_night_begun_be
     # Said of what is ahead, "tonight" is still the coming night.
     await say(relay, "see you tonight", headers)
     assert '"tonight" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
+async def test_a_part_of_day_ahead_that_is_over_is_asked_about_not_read_as_gone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """ "can we talk this morning?" at 14:00 is no plan for 09:00, already gone: the model
+    is told to ask whether tomorrow morning or later today is meant."""
+    await chat(relay, "/tz America/New_York", at="2026-11-18T12:00:00Z")
+    await chat(relay, "can we talk this morning?", at="2026-11-18T19:00:00Z")  # Wed 14:00
+    told = block(fake_upstream)
+    assert "Times in this message" not in told
+    assert (
+        'Ask the user: By "this morning", said at 14:00 once the morning is over, do you '
+        "mean tomorrow morning (Thursday 19 November) or later today?"
+    ) in told

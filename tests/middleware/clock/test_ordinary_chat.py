@@ -568,6 +568,10 @@ OTHER_REGISTERS = [
     ('tonight was fun', True),
     ('had a great night', False),
     ('good night all', False),
+    # Today's part of day ahead (asked about once it is over) and greetings.
+    ('can we talk this morning?', True),
+    ("let's sync this afternoon", True),
+    ('morning all, coffee first', False),
 ]  # fmt: skip
 
 
@@ -603,5 +607,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 458 lines, 131 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (458, 131, 0, 0)
+    # 461 lines, 133 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (461, 133, 0, 0)
