@@ -91,7 +91,8 @@ _SAYS_THE_HOUR = re.compile(
 _CLOCK_PHRASE = re.compile(r"\d{1,2}(?::\d\d)?\s*[ap]\.?m\.?|\d{1,2}:\d\d", re.IGNORECASE)
 # What after a clock time says it is somewhere else or some other day, so a time to read.
 _ELSEWHERE_AFTER = re.compile(
-    r"[^\S\n]+(?:in|there|at|on|for|where|tomorrow|today|tonight|your|their|his|her)\b"
+    r"[^\S\n]+(?:in|there|at|on|for|where|tomorrow|today|tonight|your|their|his|her"
+    r"|(?:back|over|out)\s+(?:in|there|home))\b"
     r"|[^\S\n]+(?-i:[A-Z]{2,5})\b",  # a zone abbreviation: "it's 3pm PST"
     re.IGNORECASE,
 )

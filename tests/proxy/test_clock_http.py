@@ -1534,3 +1534,18 @@ async def test_a_part_of_day_ahead_that_is_over_is_asked_about_not_read_as_gone(
         'Ask the user: By "this morning", said at 14:00 once the morning is over, do you '
         "mean tomorrow morning (Thursday 19 November) or later today?"
     ) in told
+
+
+async def test_asking_the_time_back_in_a_city_gives_that_citys_time(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """ "back in Berlin" reads as where the user is, but after "what time is it" it says
+    which zone's time is asked for; a clock time said of it is that city's."""
+    await chat(relay, "/tz America/New_York", at="2026-11-18T12:00:00Z")
+    await chat(relay, "what time is it back in Berlin?", at="2026-11-18T15:00:00Z")
+    assert block(fake_upstream).startswith(
+        "Now: Wed 18 Nov 2026 16:00 (Europe/Berlin, UTC+01:00; named in this message). "
+        "The user's own time: Wed 18 Nov 10:00 (America/New_York, UTC-05:00)."
+    )
+    await chat(relay, "so it's 5pm back in Berlin?", at="2026-11-18T15:01:00Z")
+    assert '"5pm" = 2026-11-18T17:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)

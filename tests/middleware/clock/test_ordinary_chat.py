@@ -572,6 +572,11 @@ OTHER_REGISTERS = [
     ('can we talk this morning?', True),
     ("let's sync this afternoon", True),
     ('morning all, coffee first', False),
+    # The time somewhere else: its zone is the block's (references.py), a clock time said
+    # of it is read; the place alone names no time.
+    ('what time is it back in Berlin?', False),
+    ("it's 3pm back in Berlin", True),
+    ('back in Berlin at last', False),
 ]  # fmt: skip
 
 
@@ -607,5 +612,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 461 lines, 133 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (461, 133, 0, 0)
+    # 464 lines, 134 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (464, 134, 0, 0)
