@@ -25,7 +25,7 @@ from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.small_hours import SMALL_HOURS_END
 from middleware.clock.tense import sentence_around, tells_of_the_past
-from middleware.clock.zones import get_zone
+from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
 __all__ = ["TEXTING_DAYS", "find_time_expressions", "looks_timeish"]
@@ -210,9 +210,9 @@ def find_time_expressions(
         raise ValueError("reference_instant must be an aware datetime")
     if not looks_timeish(text):
         return []
-    zone = get_zone(tz) if tz else UTC
+    zone = session_tzinfo(tz) if tz else UTC
     speaker = speaker_tz or tz
-    speaker_zone = get_zone(speaker) if speaker else UTC
+    speaker_zone = session_tzinfo(speaker) if speaker else UTC
     # The night is under way from its evening hour to the end of the small hours.
     speaker_hour = reference_instant.astimezone(speaker_zone).hour
     night_begun = speaker_hour >= PART_HOURS["night"][0] or speaker_hour < SMALL_HOURS_END

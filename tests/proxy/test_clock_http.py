@@ -1549,3 +1549,27 @@ async def test_asking_the_time_back_in_a_city_gives_that_citys_time(
     )
     await chat(relay, "so it's 5pm back in Berlin?", at="2026-11-18T15:01:00Z")
     assert '"5pm" = 2026-11-18T17:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("the server is on GMT+2, restart it at 3am",
+         '"at 3am" = 2026-11-19T03:00:00+02:00 (UTC+02:00)'),
+        ("box is UTC+5:45 so run it at 9 tonight",
+         '"at 9 tonight" = 2026-11-18T21:00:00+05:45 (UTC+05:45)'),
+        ("15:00 UTC works, or 4pm",
+         '"15:00 UTC" = 2026-11-18T15:00:00+00:00 (UTC); "4pm" = 2026-11-18T16:00:00+00:00 (UTC)'),
+    ],
+)  # fmt: skip
+async def test_an_offset_the_message_names_is_the_zone_of_its_floating_times(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, told: str
+) -> None:
+    """Spec 000 §4.2 step 1: an offset named in the message is its Session TZ, as a named
+    place is. The Now line says so, and the message's floating times are read in it, not
+    in the user's own zone."""
+    await chat(relay, "/tz America/New_York", at="2026-11-18T12:00:00Z")
+    await chat(relay, message, at="2026-11-18T14:00:00Z")  # New York 09:00
+    text = block(fake_upstream)
+    assert "named in this message). The user's own time: Wed 18 Nov 09:00" in text
+    assert f"Times in this message: {told}." in text

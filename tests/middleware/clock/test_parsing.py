@@ -1205,3 +1205,15 @@ def test_a_speaker_in_the_small_hours_is_asked_about_tomorrow_in_another_zone() 
         'By "tomorrow", said at 03:30, do you mean Tuesday 3 November (the day that has just '
         "begun) or Wednesday 4 November?"
     )
+
+
+def test_the_session_tz_may_be_an_offset_the_message_named() -> None:
+    """The clock stage anchors a message that names "GMT+2" to its label."""
+    now = datetime(2026, 11, 18, 14, 0, tzinfo=UTC)
+    [at_3] = find_time_expressions("restart it at 3am tomorrow", "UTC+02:00", now)
+    assert at_3.zone == "UTC+02:00"
+    assert at_3.start_instant == iso("2026-11-19T03:00:00+02:00")
+    [later] = find_time_expressions("in 2 days", "UTC-03:30", now)
+    assert later.start_instant == now + timedelta(days=2)
+    with pytest.raises(ValueError, match="write an offset as 'UTC\\+02:00'"):
+        parse_anchored_time("3am", "UTC+2", now)
