@@ -108,6 +108,14 @@ _END_OF = re.compile(
 )
 # "a 1:1", "at 2:1": a ratio or a meeting, never a clock time (minutes have two digits).
 _RATIO = re.compile(r"(?:(?:an?|at|the)\s+)?\d{1,2}:\d", re.I)
+# "waited 2 hours yesterday", "worked 3 hours today": dateparser reads a duration before a
+# day word as that long before the day's start (yesterday 22:00); the duration says how
+# long, not when. Days and weeks stay: "a week tomorrow" is a date.
+_DURATION_BEFORE_DAY = re.compile(
+    rf"{_COUNT}\s*(?:sec(?:ond)?|min(?:ute)?|hour|hr)s?\s+"
+    rf"(?=(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS})\b)",
+    re.I,
+)
 # "30th on the 21st": dateparser takes in an ordinal before a day of the month.
 _ON_DAY_OF_MONTH = re.compile(
     r"\b(?:on|by|until|till|before|after|from)\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I
@@ -233,6 +241,9 @@ def find_time_expressions(
         cursor = end
         if _RATIO.fullmatch(found.strip()):
             continue
+        duration = _DURATION_BEFORE_DAY.match(found)
+        if duration is not None:
+            start += duration.end()
         inner = _ON_DAY_OF_MONTH.search(found)
         if inner is not None and inner.start() > 0:
             start += inner.start()
