@@ -23,8 +23,9 @@ from middleware.clock.idioms import names_no_time
 from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_clock
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
+from middleware.clock.small_hours import SMALL_HOURS_END
 from middleware.clock.tense import sentence_around, tells_of_the_past
-from middleware.clock.zones import get_zone
+from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
 __all__ = ["TEXTING_DAYS", "find_time_expressions", "looks_timeish"]
@@ -107,6 +108,14 @@ _END_OF = re.compile(
 )
 # "a 1:1", "at 2:1": a ratio or a meeting, never a clock time (minutes have two digits).
 _RATIO = re.compile(r"(?:(?:an?|at|the)\s+)?\d{1,2}:\d", re.I)
+# "waited 2 hours yesterday", "worked 3 hours today": dateparser reads a duration before a
+# day word as that long before the day's start (yesterday 22:00); the duration says how
+# long, not when. Days and weeks stay: "a week tomorrow" is a date.
+_DURATION_BEFORE_DAY = re.compile(
+    rf"{_COUNT}\s*(?:sec(?:ond)?|min(?:ute)?|hour|hr)s?\s+"
+    rf"(?=(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS})\b)",
+    re.I,
+)
 # "30th on the 21st": dateparser takes in an ordinal before a day of the month.
 _ON_DAY_OF_MONTH = re.compile(
     r"\b(?:on|by|until|till|before|after|from)\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I
@@ -209,10 +218,12 @@ def find_time_expressions(
         raise ValueError("reference_instant must be an aware datetime")
     if not looks_timeish(text):
         return []
-    zone = get_zone(tz) if tz else UTC
+    zone = session_tzinfo(tz) if tz else UTC
     speaker = speaker_tz or tz
-    speaker_zone = get_zone(speaker) if speaker else UTC
-    night_begun = reference_instant.astimezone(speaker_zone).hour >= PART_HOURS["night"][0]
+    speaker_zone = session_tzinfo(speaker) if speaker else UTC
+    # The night is under way from its evening hour to the end of the small hours.
+    speaker_hour = reference_instant.astimezone(speaker_zone).hour
+    night_begun = speaker_hour >= PART_HOURS["night"][0] or speaker_hour < SMALL_HOURS_END
     settings: dict[str, Any] = {
         "RELATIVE_BASE": reference_instant.astimezone(zone).replace(tzinfo=None),
         "PREFER_DATES_FROM": "future",
@@ -230,6 +241,9 @@ def find_time_expressions(
         cursor = end
         if _RATIO.fullmatch(found.strip()):
             continue
+        duration = _DURATION_BEFORE_DAY.match(found)
+        if duration is not None:
+            start += duration.end()
         inner = _ON_DAY_OF_MONTH.search(found)
         if inner is not None and inner.start() > 0:
             start += inner.start()

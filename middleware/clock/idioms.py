@@ -91,7 +91,8 @@ _SAYS_THE_HOUR = re.compile(
 _CLOCK_PHRASE = re.compile(r"\d{1,2}(?::\d\d)?\s*[ap]\.?m\.?|\d{1,2}:\d\d", re.IGNORECASE)
 # What after a clock time says it is somewhere else or some other day, so a time to read.
 _ELSEWHERE_AFTER = re.compile(
-    r"[^\S\n]+(?:in|there|at|on|for|where|tomorrow|today|tonight|your|their|his|her)\b"
+    r"[^\S\n]+(?:in|there|at|on|for|where|tomorrow|today|tonight|your|their|his|her"
+    r"|(?:back|over|out)\s+(?:in|there|home))\b"
     r"|[^\S\n]+(?-i:[A-Z]{2,5})\b",  # a zone abbreviation: "it's 3pm PST"
     re.IGNORECASE,
 )
@@ -132,6 +133,23 @@ _LAST_NIGHT = re.compile(r"\blast\s+night\b", re.IGNORECASE)
 _DETERMINER_BEFORE = re.compile(
     r"\b(?:the|a|an|my|your|our|their|his|her|its|this|that)\s+$", re.IGNORECASE
 )
+# A weekly schedule (see the module docstring): weekdays joined by a range or a list, and
+# a range of hours, in either order.
+_SCHEDULE_DAY = (
+    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?"
+    r"|sat(?:urday)?|sun(?:day)?)\.?"
+)
+_SCHEDULE_DAYS = (
+    rf"(?:{_SCHEDULE_DAY}\s*(?:[-–—]|to|through|thru|till|until)\s*{_SCHEDULE_DAY}"
+    rf"|{_SCHEDULE_DAY}(?:\s*(?:[,/&]|and)\s*{_SCHEDULE_DAY})+|m\s*-\s*f)"
+)
+_SCHEDULE_HOUR = r"(?:\d{1,2}(?:[:.]\d\d)?(?:\s*[ap]\.?m\.?)?|noon|midday|midnight)"
+_SCHEDULE_HOURS = rf"{_SCHEDULE_HOUR}\s*(?:[-–—]|to|till|until)\s*{_SCHEDULE_HOUR}"
+_SCHEDULE = re.compile(
+    rf"\b(?:{_SCHEDULE_DAYS}[\s,:]*(?:from\s+)?{_SCHEDULE_HOURS}"
+    rf"|{_SCHEDULE_HOURS}[\s,:]*(?:on\s+)?{_SCHEDULE_DAYS})(?![\w:])",
+    re.IGNORECASE,
+)
 _TEXTING_TOMORROW = re.compile(r"tmrw?|tmw|2moro|2morrow", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
@@ -141,6 +159,8 @@ def names_no_time(text: str, start: int, end: int) -> bool:
     uses above that name no time to resolve?"""
     phrase = text[start:end].strip(" ,")
     before = text[_sentence_start(text, start) : start]
+    if _in_a_schedule(text, start, end):
+        return True  # "Mon-Fri 9am-5pm EST"
     if _IDIOM_WEEKDAY.fullmatch(phrase) and _IDIOM_AFTER.match(text, end):
         return True  # "Monday blues", "Saturday Night Live"
     weekday = _LONE_WEEKDAY.fullmatch(phrase)
@@ -173,6 +193,17 @@ def names_no_time(text: str, start: int, end: int) -> bool:
     if pair is not None and phrase[: pair.start(1)].strip().lower() in {"", "the"}:
         return not _marked_as_date(text, start, end, before)
     return False
+
+
+def _in_a_schedule(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` overlap a weekly schedule on its line? (A line, not a
+    sentence: "9 a.m.-5 p.m." holds what looks like a sentence's end.)"""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return any(
+        found.start() < end and start < found.end()
+        for found in _SCHEDULE.finditer(text, line_start, len(text) if line_end < 0 else line_end)
+    )
 
 
 def _in_a_name(phrase: str, before: str) -> bool:

@@ -35,6 +35,7 @@ from middleware.clock.zones import (
     is_valid_zone,
     localize,
     offset_minutes,
+    session_tzinfo,
 )
 
 __all__ = [
@@ -113,13 +114,12 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "f": 12096
 def _days_later(instant: datetime, days: float, tz: str | None) -> datetime:
     """``days`` calendar days on in the Session TZ (UTC without one): the same wall-clock
     time, whatever DST does in between (aware arithmetic in one zone is wall-clock)."""
-    local = instant.astimezone(get_zone(tz) if tz else UTC)
+    local = instant.astimezone(session_tzinfo(tz) if tz else UTC)
     return (local + timedelta(days=days)).astimezone(UTC)
 
 
 def _months_later(instant: datetime, months: int, tz: str | None) -> datetime:
-    zone = get_zone(tz) if tz else UTC
-    local = instant.astimezone(zone)
+    local = instant.astimezone(session_tzinfo(tz) if tz else UTC)
     index = local.year * 12 + local.month - 1 + months
     year, month = divmod(index, 12)
     day = local.day
@@ -186,6 +186,16 @@ class _Anchor:
     def fixed(self, naive: datetime) -> datetime:
         tzinfo = timezone(timedelta(minutes=self.offset or 0))
         return naive.replace(tzinfo=tzinfo).astimezone(UTC)
+
+
+def _session_anchor(tz: str) -> _Anchor:
+    """The anchor of a Session TZ: a zone id, or a fixed offset's label ("UTC+02:00", an
+    offset the message named). Raises ValueError for anything else."""
+    tzinfo = session_tzinfo(tz)
+    if is_valid_zone(tz):
+        return _Anchor(zone=tz)
+    offset = tzinfo.utcoffset(None) or timedelta(0)
+    return _Anchor(offset=int(offset.total_seconds()) // 60)
 
 
 def _span_bound(naive: datetime, anchor: _Anchor) -> datetime:
@@ -275,7 +285,8 @@ def parse_anchored_time(
 ) -> ParseResult:
     """Parse one time phrase (spec 000 §4.4) relative to the aware ``reference_instant``.
 
-    ``tz`` is the Session TZ (IANA id) or None. A zone in the phrase wins over ``tz``:
+    ``tz`` is the Session TZ (an IANA id, or the label of an offset the message named, such
+    as "UTC+02:00") or None. A zone in the phrase wins over ``tz``:
     an ISO timestamp with offset, ``UTC+9``/``10:00+05:45``, ``UTC``/``GMT``/``Z``, an
     IANA id, or a place ("Tokyo time", "3pm in Berlin") resolved by ``place_zone`` and
     then by the IANA city names; a place the first of them that knows it calls
@@ -301,8 +312,7 @@ def parse_anchored_time(
     """
     if reference_instant.tzinfo is None:
         raise ValueError("reference_instant must be an aware datetime")
-    if tz is not None:
-        get_zone(tz)
+    session = _session_anchor(tz) if tz is not None else None
     order = date_order or (date_order_for_locale(locale) if locale else "MDY")
     phrase = " ".join(text.split())
     if not phrase:
@@ -311,7 +321,7 @@ def parse_anchored_time(
     if found:
         return found
 
-    anchor = _Anchor(zone=tz) if tz else None
+    anchor = session
     rest, question, abbreviation = phrase, None, None
     clock_24h = writes_24_hour_times(locale) if locale else False
     mention = find_zone_mention(phrase, place_zone)
@@ -346,7 +356,7 @@ def parse_anchored_time(
         anchor = None
     local_now = (anchor or _Anchor(zone="UTC")).local_now(reference_instant)
     speaker = speaker_tz or tz
-    speaker_now = _Anchor(zone=speaker).local_now(reference_instant) if speaker else None
+    speaker_now = _session_anchor(speaker).local_now(reference_instant) if speaker else None
     reading = read_local(rest, local_now, order, clock_24h=clock_24h, past=past, waking=waking,
                          speaker_now=speaker_now)  # fmt: skip
     if reading is None:
@@ -385,7 +395,7 @@ def _check_day_word_calendar(
     word = _RELATIVE_DAY.search(result.matched_text)
     if word is None or result.start_instant is None:
         return result
-    speaker_today = reference.astimezone(get_zone(speaker)).date()
+    speaker_today = reference.astimezone(session_tzinfo(speaker)).date()
     shift = speaker_today - anchor.local_now(reference).date()
     if not shift:
         return result

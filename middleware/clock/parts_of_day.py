@@ -8,10 +8,15 @@ hour may lie after the moment it was said ("I ran 5k this morning" said at 08:00
 09:00), so it is the part of day up to now while it is under way ("this morning" said at
 08:04: 05:00 to 08:04), the whole of it once it is over ("this morning" said at 15:00:
 05:00 to 12:00), and nothing before it has begun (no past "this evening" at 08:00).
+In the small hours (before ``SMALL_HOURS_END``) a past "tonight" is the night that began
+the evening before, so far ("had a great time tonight" said at 00:30: 18:00 the day
+before to 00:30): someone who has not slept yet still calls it tonight.
 
 Said of what is ahead once that hour has passed while the part of day is still under way,
 it is the rest of it from now ("can we sync this afternoon?" said at 16:00: 16:00 to
-18:00), never an hour already gone; said once it is over, it stays that hour.
+18:00), never an hour already gone. Said once it is over ("can we talk this morning?"
+said at 14:00), it is a question, not an hour already gone: the user may mean tomorrow's
+(its usual hour, the one candidate) or some time later today.
 
 The hours a part of day runs are ``PART_HOURS``; "last night" stays yesterday's 20:00,
 which is never later than now.
@@ -21,7 +26,8 @@ from __future__ import annotations
 
 from datetime import datetime, time, timedelta
 
-from middleware.clock.local_reading import LocalReading
+from middleware.clock.local_reading import LocalReading, describe_day
+from middleware.clock.small_hours import SMALL_HOURS_END
 
 __all__ = ["PART_HOURS", "part_of_today"]
 
@@ -42,8 +48,23 @@ def part_of_today(
     end = datetime.combine(base.date(), time()) + timedelta(hours=ends)
     now = base.replace(second=0, microsecond=0)
     if not past:
-        if reading.kind == "point" and reading.times[0] <= base and start <= now < end:
+        if reading.kind != "point" or reading.times[0] > base or now < start:
+            return reading
+        if now < end:
             return LocalReading("span", (now, end))  # its usual hour is gone: the rest of it
-        return reading
+        return _over(part, reading.times[0], base)
+    if part == "night" and base.hour < SMALL_HOURS_END:
+        start -= timedelta(days=1)  # the night under way began before midnight
     so_far = min(now, end)
     return LocalReading("span", (start, so_far)) if so_far > start else None
+
+
+def _over(part: str, usual: datetime, base: datetime) -> LocalReading:
+    """Today's ``part`` of day said of what is ahead once it is over: which is meant,
+    tomorrow's (at its ``usual`` hour) or some time later today?"""
+    tomorrow = usual + timedelta(days=1)
+    question = (
+        f'By "this {part}", said at {base:%H:%M} once the {part} is over, do you mean '
+        f"tomorrow {part} ({describe_day(tomorrow.date())}) or later today?"
+    )
+    return LocalReading("choice", (tomorrow,), question)

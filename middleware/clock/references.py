@@ -13,8 +13,10 @@ Recognised, in order of appearance:
 * "in <place>" right after a time cue ("what time is it in Tokyo", "3pm in London", "9am
   tomorrow in London") or right before a clock time ("the meeting in London at 3pm"); not
   where it only says where someone or something is ("my sister in Sydney calls me at
-  8pm", "Kenji's in Tokyo, so 3pm for me…"), and not inside a self-location phrase ("I'm
-  in Lisbon"), which is a location.
+  8pm", "Kenji's in Tokyo, so 3pm for me…"). Right after a time cue it is one whatever
+  words of place come between ("what time is it back in Berlin", "3pm over in Tokyo");
+  otherwise not inside a self-location phrase ("I'm in Lisbon at 3pm"), which is a
+  location.
 
 Abbreviations (EST, IST) are never references: see ``middleware.clock.abbreviations``.
 
@@ -120,7 +122,9 @@ _TIME_CUE = re.compile(
 # tomorrow in", "noon on Friday in".
 _CUE_TAIL = (
     r"(?:\s+(?:is\s+it|it\s+is|it|is|now|right\s+now|currently|today|tonight|tomorrow"
-    r"|yesterday|this\s+(?:morning|afternoon|evening)|on\s+[a-z]+day))*"
+    r"|yesterday|this\s+(?:morning|afternoon|evening)|on\s+[a-z]+day"
+    # "what time is it back in Berlin", "3pm over in Tokyo", "noon back home in Lisbon"
+    r"|back|over|out|down|up|there|home))*"
 )
 _CUE_BEFORE_IN = re.compile(
     r"(?:\btime|\bclock|o['’]?clock|\bnoon|\bmidnight|\bdate|\bwhat\s+day"
@@ -179,13 +183,11 @@ def _place_reference(start: int, end: int, found: PlaceSpan) -> ZoneReference:
     )
 
 
-def _anchors_a_time(text: str, start: int, end: int) -> bool:
-    """Does "in <place>" (``text[start:end]``) say where a time is, not only where someone
-    or something is: a time cue right before it, or a clock time right after?"""
-    before = text[max(0, start - 60) : start]
-    return (
-        _CUE_BEFORE_IN.search(before) is not None or _CLOCK_AFTER_PLACE.match(text, end) is not None
-    )
+def _asks_the_time_in(text: str, start: int) -> bool:
+    """Is "in <place>" at ``start`` right after a time cue ("what time is it in", "3pm
+    tomorrow in", "what time is it back in")? Then it says where that time is, even where
+    the words between read as self-location ("back in Berlin")."""
+    return _CUE_BEFORE_IN.search(text[max(0, start - 60) : start]) is not None
 
 
 def _place_references(
@@ -202,12 +204,18 @@ def _place_references(
         self_spans: list[tuple[int, int]] | None = None
         for match in _IN_WORD.finditer(text):
             found = place_at(text, match.end(), known_places=known_places)
-            if found is None or not _anchors_a_time(text, match.start(), found.end):
+            if found is None:
                 continue
-            if self_spans is None:
-                self_spans = self_location_spans(text)
-            if not any(start <= match.start() < end for start, end in self_spans):
-                refs.append(_place_reference(match.start(), found.end, found))
+            if not _asks_the_time_in(text, match.start()):
+                # "in London at 3pm" says where the time is, but not inside "I'm in London
+                # at 3pm", which says where the user will be.
+                if _CLOCK_AFTER_PLACE.match(text, found.end) is None:
+                    continue
+                if self_spans is None:
+                    self_spans = self_location_spans(text)
+                if any(start <= match.start() < end for start, end in self_spans):
+                    continue
+            refs.append(_place_reference(match.start(), found.end, found))
     return refs
 
 

@@ -12,8 +12,9 @@ the small hours (the rules ``wallclock.read_local`` applies before ``SMALL_HOURS
   Friday), or the day before it, which someone who has not slept yet calls yesterday
   (Thursday), the day just ended first. "Last night" is the same choice of evenings
   ("last night was rough" said at 01:30 on Saturday: Friday 20:00, the night the speaker
-  may still be in, or Thursday 20:00), and "tonight" keeps its one reading still ahead,
-  as above;
+  may still be in, or Thursday 20:00), and "tonight" said of what is ahead keeps its one
+  reading still ahead, as above; told of the past it is the night under way, begun the
+  evening before ("had a great time tonight" at 00:30, ``parts_of_day.py``);
 * "today" told of the past in the small hours ("today I finished it" said at 01:30 on
   Saturday) is the same choice the other way: the day just begun (Saturday) or the day
   just ended (Friday), which someone who has not slept yet still calls today.

@@ -140,7 +140,8 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     locale = prior.user_locale or "en"
     # spec 000 §7.3: the reader sees times in their own zone, whatever zone the message
     # names; only a reader with no known zone gets the one the message gave.
-    audience: Audience = _direct_audience(own or anchor or "UTC", locale)
+    shown = anchor if anchor is not None and is_valid_zone(anchor) else None
+    audience: Audience = _direct_audience(own or shown or "UTC", locale)
     if turn.chat_type == "group":
         found = await store.group_participants(
             turn.thread_key, now - settings.group_window, settings.group_limit
@@ -493,12 +494,17 @@ def _times_elsewhere_question(said: SaidPlace, zone: str) -> str:
 def _anchor_zone(
     resolution: TimezoneResolution, prior: PriorState, stated: StatedLocation | None
 ) -> str | None:
-    """The IANA zone floating times are anchored to; ``None`` when none is known."""
+    """The Session TZ floating times are anchored to: an IANA zone, or the label of an
+    offset the message named ("UTC+02:00"); ``None`` when none is known."""
     if resolution.fallback:
         return None
-    if resolution.offset_minutes is None and is_valid_zone(resolution.zone):
+    if resolution.offset_minutes is not None:
+        # spec 000 §4.2 step 1: an offset the message names ("the server is on GMT+2,
+        # restart it at 3am") is its Session TZ, as a named place is, so its floating
+        # times are read in it, as the Now line says.
+        return _zone_label(resolution)
+    if is_valid_zone(resolution.zone):
         return resolution.zone
-    # A bare offset in the message anchors its own phrase; others use the known zone.
     return _own_zone(prior, stated)
 
 

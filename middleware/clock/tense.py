@@ -22,7 +22,10 @@ __all__ = ["sentence_around", "tells_of_the_past"]
 _IRREGULAR_PAST = re.compile(
     r"\b(?:was|were|did|had|woke|awoke|spoke|met|got|went|came|left|ate|drank|slept|took"
     r"|saw|heard|told|said|sent|ran|began|fell|made|rang|wrote|drove|rode|flew|swam|caught"
-    r"|bought|brought|thought|taught|fought|sat|stood|lost|found|kept|felt|paid|spent|gave"
+    r"|bought|brought|thought|taught|fought|stood|lost|found|kept|felt|paid|spent|gave"
+    # "sat" but the texting Saturday, right before its clock time or part of day ("ok Sat
+    # 10am then", "sat night?"); "we sat at 9" and "sat for 2 hours" are past.
+    r"|sat(?!\s+(?:\d{1,2}(?::\d\d|\s*[ap]\.?m)|(?:morning|afternoon|evening|night)\b))"
     r"|forgot|knew|built|sold|threw|broke|chose|won|held|became|yesterday|ago|last\s+night)\b",
     re.IGNORECASE,
 )

@@ -32,6 +32,10 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   as March;
 * "end of the week" is the week's last day, Sunday (the ISO week, as "this week" is);
   "end of the work week" is its Friday; "end of next week" a week later;
+* a range of hours that ends with am/pm ("tomorrow 2-3pm", "Friday 9-10am", "11-1pm") is a
+  span on its day, one am/pm saying the side of both unless the start would come after
+  the end ("11-1pm": 11:00 to 13:00); with no date it is the next range still to end (told
+  of the past, the last one begun); a weekday naming today is asked about as above;
 * a rough clock time ("friday around 3pm", "tomorrow at around noon", "on the 20th
   sometime about 3") is that time on that day: the words that make it rough are dropped;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
@@ -41,8 +45,8 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a part of day alone is dateparser's default time: morning 09:00, afternoon 15:00,
   evening 18:00, tonight/night 20:00 (today's); once that hour has passed while the part
   of day is under way, it is the rest of it from now ("can we talk this morning?" said at
-  11:00: 11:00 to 12:00), and once it is over, that hour today; told of the past it is a
-  span up to now, never a
+  11:00: 11:00 to 12:00), and once it is over a question (tomorrow's, or later today?);
+  told of the past it is a span up to now, never a
   made-up hour after now ("I ran 5k this morning" said at 08:00: 05:00 to 08:00, see
   ``parts_of_day.py``); "last night" is yesterday's 20:00;
 * a date with no time is the whole local day, a half-open span [00:00, next 00:00);
@@ -92,6 +96,14 @@ _NOON = re.compile(r"\b(?:at\s+)?(?:noon|midday)\b")
 _CLOCK_12 = re.compile(
     r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?(?::(?P<s>\d\d))?\s*"
     r"(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])"
+)
+# A range of hours that ends with am/pm ("2-3pm", "9:30am-12pm", "2pm to 3:30pm"): one
+# am/pm on the end says the side of both unless the start would then come after the end
+# ("11-1pm" is 11:00 to 13:00).
+_CLOCK_RANGE = re.compile(
+    r"(?<![\d:/.-])(?P<h1>\d{1,2})(?::(?P<m1>\d\d))?\s*(?:(?P<ap1>[ap])\.?m\.?)?"
+    r"\s*(?:-|–|—|to|till|until)\s*"
+    r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?\s*(?P<ap2>[ap])\.?m\b\.?"
 )
 _CLOCK_24 = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:h](?P<m>\d\d))(?::(?P<s>\d\d))?(?![\d:])")
 _CLOCK_H = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})h\b")
@@ -347,6 +359,54 @@ def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
     return None
 
 
+def _range_ends(hours: re.Match[str]) -> tuple[time, time] | None:
+    """The first and last hour of a range of hours (``_CLOCK_RANGE``); None if either is
+    no clock time ("13-14pm")."""
+    ends: list[tuple[int, int]] = []
+    for hour, minute in ((hours["h1"], hours["m1"]), (hours["h2"], hours["m2"])):
+        if not 1 <= int(hour) <= 12 or int(minute or 0) >= 60:
+            return None
+        ends.append((int(hour) % 12, int(minute or 0)))
+    (h1, m1), (h2, m2) = ends
+    last = time(h2 + (12 if hours["ap2"] == "p" else 0), m2)
+    side = hours["ap1"] or hours["ap2"]
+    first = time(h1 + (12 if side == "p" else 0), m1)
+    if hours["ap1"] is None and first > last:
+        first = time(h1, m1)  # "11-1pm": 11:00, the morning's
+    return first, last
+
+
+def _hour_range(
+    lowered: str, hours: re.Match[str], base: datetime, date_order: str, past: bool
+) -> LocalReading | None:
+    """A range of hours ("tomorrow 2-3pm", "Friday 9-10am") as a span on its day: the
+    day named, else the next (told of the past, the last) time the range ends; a range
+    that ends after midnight ("10pm-1am") ends on the day after."""
+    ends = _range_ends(hours)
+    if ends is None:
+        return None
+    rest = _APPROXIMATELY.sub("", f" {_tidy(_cut(lowered, hours))}").strip()
+    day = base.date()
+    if rest and rest != "today":
+        parsed = _read_date(rest, base, date_order, past)
+        if parsed is None or parsed[1] != "day":
+            return None
+        day = parsed[0].date()
+    start, end = (datetime.combine(day, value) for value in ends)
+    if end <= start:
+        end += timedelta(days=1)
+    if not rest and not past and end <= base:
+        start, end = start + timedelta(days=1), end + timedelta(days=1)
+    elif not rest and past and start > base:
+        start, end = start - timedelta(days=1), end - timedelta(days=1)
+    if not past:
+        # A weekday naming today ("friday 2-3pm" said on Friday): today or a week later?
+        asked = weekday_choice(rest, LocalReading("point", (start,)), base)
+        if asked.kind == "choice":
+            return asked
+    return LocalReading("span", (start, end))
+
+
 def read_local(
     text: str,
     base: datetime,
@@ -386,6 +446,9 @@ def _read_lowered(
     day_of_month = _DAY_OF_MONTH.fullmatch(tidy)
     if day_of_month is not None:
         return _day_of_month(base, int(day_of_month["day"]), past)
+    hours = _CLOCK_RANGE.search(lowered)
+    if hours is not None:
+        return _hour_range(lowered, hours, base, date_order, past)
     found = _clock_time(lowered, clock_24h, waking)
     if found is None:
         rest = _tidy(lowered)

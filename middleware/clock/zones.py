@@ -33,6 +33,7 @@ __all__ = [
     "agent_timezone",
     "format_offset",
     "label_tzinfo",
+    "session_tzinfo",
     "get_zone",
     "is_repeated_wall_time",
     "is_valid_zone",
@@ -170,6 +171,22 @@ def label_tzinfo(label: str) -> tzinfo | None:
         return None
     minutes = int(match["h"]) * 60 + int(match["m"])
     return timezone(timedelta(minutes=-minutes if match["sign"] == "-" else minutes))
+
+
+def session_tzinfo(name: str) -> tzinfo:
+    """The tzinfo of a Session TZ: a valid zone id's, or a fixed offset's for a label
+    ``format_offset`` wrote (``"UTC+02:00"``, an offset the message named). Raises
+    ValueError, as ``get_zone`` does, for anything else."""
+    found = label_tzinfo(name)
+    if found is not None:
+        return found
+    if name.upper().startswith(("UTC+", "UTC-", "GMT+", "GMT-")):
+        raise ValueError(
+            f"{name!r} is neither a timezone nor an offset label; write an offset as "
+            "'UTC+02:00' (sign, two-digit hours and minutes) or use an IANA id such as "
+            "'Europe/Berlin'"
+        )
+    return get_zone(name)
 
 
 @dataclass(frozen=True)

@@ -1483,3 +1483,93 @@ async def test_a_part_of_day_ahead_whose_usual_hour_has_passed_is_the_rest_of_it
     text = block(fake_upstream)
     assert f"Times in this message: {told} (Europe/Berlin)." in text
     assert "Ask the user" not in text
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Jane Doe | Support | Mon-Fri 9am-5pm EST", "Mon–Fri 9–5", "we're open Mon-Sat 10am-6pm"],
+)
+async def test_a_weekly_schedule_is_no_instant_but_its_abbreviation_is_asked_about(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str
+) -> None:
+    """Opening hours or a signature's "Mon-Fri 9am-5pm" recur every week: no "Fri 9am"
+    next Friday is read from them. "EST" the user's zone does not settle is still asked."""
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-18T08:00:00Z")  # Wednesday
+    await chat(relay, message, at="2026-11-18T09:00:00Z")
+    told = block(fake_upstream)
+    assert "Times in this message" not in told
+    assert ("EST" in told) == ("EST" in message)
+    assert ("Ask the user" in told) == ("EST" in message)
+
+
+async def test_tonight_told_of_the_past_in_the_small_hours_is_the_night_begun_before_midnight(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 20, 17, 0, tzinfo=UTC))  # Fri, Berlin 18:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    clock.advance(timedelta(hours=6, minutes=30))  # Sat, Berlin 00:30
+    for message in ("had a great time tonight", "tonight was fun"):
+        await say(relay, message, headers)
+        assert (
+            'Times in this message: "tonight" = 2026-11-20T18:00:00+01:00 to '
+            "2026-11-21T00:30:00+01:00 (Europe/Berlin)."
+        ) in block(fake_upstream)
+    # Said of what is ahead, "tonight" is still the coming night.
+    await say(relay, "see you tonight", headers)
+    assert '"tonight" = 2026-11-21T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
+
+
+async def test_a_part_of_day_ahead_that_is_over_is_asked_about_not_read_as_gone(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """ "can we talk this morning?" at 14:00 is no plan for 09:00, already gone: the model
+    is told to ask whether tomorrow morning or later today is meant."""
+    await chat(relay, "/tz America/New_York", at="2026-11-18T12:00:00Z")
+    await chat(relay, "can we talk this morning?", at="2026-11-18T19:00:00Z")  # Wed 14:00
+    told = block(fake_upstream)
+    assert "Times in this message" not in told
+    assert (
+        'Ask the user: By "this morning", said at 14:00 once the morning is over, do you '
+        "mean tomorrow morning (Thursday 19 November) or later today?"
+    ) in told
+
+
+async def test_asking_the_time_back_in_a_city_gives_that_citys_time(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """ "back in Berlin" reads as where the user is, but after "what time is it" it says
+    which zone's time is asked for; a clock time said of it is that city's."""
+    await chat(relay, "/tz America/New_York", at="2026-11-18T12:00:00Z")
+    await chat(relay, "what time is it back in Berlin?", at="2026-11-18T15:00:00Z")
+    assert block(fake_upstream).startswith(
+        "Now: Wed 18 Nov 2026 16:00 (Europe/Berlin, UTC+01:00; named in this message). "
+        "The user's own time: Wed 18 Nov 10:00 (America/New_York, UTC-05:00)."
+    )
+    await chat(relay, "so it's 5pm back in Berlin?", at="2026-11-18T15:01:00Z")
+    assert '"5pm" = 2026-11-18T17:00:00+01:00 (Europe/Berlin)' in block(fake_upstream)
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("the server is on GMT+2, restart it at 3am",
+         '"at 3am" = 2026-11-19T03:00:00+02:00 (UTC+02:00)'),
+        ("box is UTC+5:45 so run it at 9 tonight",
+         '"at 9 tonight" = 2026-11-18T21:00:00+05:45 (UTC+05:45)'),
+        ("15:00 UTC works, or 4pm",
+         '"15:00 UTC" = 2026-11-18T15:00:00+00:00 (UTC); "4pm" = 2026-11-18T16:00:00+00:00 (UTC)'),
+    ],
+)  # fmt: skip
+async def test_an_offset_the_message_names_is_the_zone_of_its_floating_times(
+    relay: RunningServer, fake_upstream: FakeUpstream, message: str, told: str
+) -> None:
+    """Spec 000 §4.2 step 1: an offset named in the message is its Session TZ, as a named
+    place is. The Now line says so, and the message's floating times are read in it, not
+    in the user's own zone."""
+    await chat(relay, "/tz America/New_York", at="2026-11-18T12:00:00Z")
+    await chat(relay, message, at="2026-11-18T14:00:00Z")  # New York 09:00
+    text = block(fake_upstream)
+    assert "named in this message). The user's own time: Wed 18 Nov 09:00" in text
+    assert f"Times in this message: {told}." in text

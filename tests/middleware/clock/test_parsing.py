@@ -1154,6 +1154,27 @@ def test_todays_part_of_day_under_way_or_over_is_never_an_hour_after_now(
     assert result.end_instant == (iso(end) if end else None)
 
 
+@pytest.mark.parametrize(
+    ("message", "said_at", "tomorrow"),
+    [
+        ("can we talk this morning?", (14, 0), "2026-11-03T09:00:00+01:00"),
+        ("let's sync this afternoon", (19, 30), "2026-11-03T15:00:00+01:00"),
+    ],
+)
+def test_a_part_of_day_ahead_that_is_over_is_asked_about(
+    message: str, said_at: tuple[int, int], tomorrow: str
+) -> None:
+    [result] = find_time_expressions(message, "Europe/Berlin", _berlin(*said_at))
+    part = message.split("this ")[1].rstrip("?")
+    assert result.needs_clarification
+    assert result.start_instant is None
+    assert result.candidates == (iso(tomorrow),)
+    assert result.clarification_question == (
+        f'By "this {part}", said at {said_at[0]:02d}:{said_at[1]:02d} once the {part} is '
+        f"over, do you mean tomorrow {part} (Tuesday 3 November) or later today?"
+    )
+
+
 def test_a_part_of_day_told_of_the_past_before_it_began_is_not_read() -> None:
     assert find_time_expressions("I was tired this evening", "Europe/Berlin", _berlin(8)) == []
 
@@ -1184,3 +1205,15 @@ def test_a_speaker_in_the_small_hours_is_asked_about_tomorrow_in_another_zone() 
         'By "tomorrow", said at 03:30, do you mean Tuesday 3 November (the day that has just '
         "begun) or Wednesday 4 November?"
     )
+
+
+def test_the_session_tz_may_be_an_offset_the_message_named() -> None:
+    """The clock stage anchors a message that names "GMT+2" to its label."""
+    now = datetime(2026, 11, 18, 14, 0, tzinfo=UTC)
+    [at_3] = find_time_expressions("restart it at 3am tomorrow", "UTC+02:00", now)
+    assert at_3.zone == "UTC+02:00"
+    assert at_3.start_instant == iso("2026-11-19T03:00:00+02:00")
+    [later] = find_time_expressions("in 2 days", "UTC-03:30", now)
+    assert later.start_instant == now + timedelta(days=2)
+    with pytest.raises(ValueError, match="write an offset as 'UTC\\+02:00'"):
+        parse_anchored_time("3am", "UTC+2", now)

@@ -211,6 +211,10 @@ def test_place_spans() -> None:
         ("9am tomorrow in London", "in London", "Europe/London", None),
         ("the meeting in London at 3pm", "in London", "Europe/London", None),
         ("In Tokyo it's 3am now", "In Tokyo", "Asia/Tokyo", None),
+        # A question about the time in a place, whatever words of place come before "in".
+        ("what time is it back in Berlin?", "in Berlin", "Europe/Berlin", None),
+        ("what's the time over in Tokyo now", "in Tokyo", "Asia/Tokyo", None),
+        ("it's 3pm back home in Lisbon", "in Lisbon", "Europe/Lisbon", None),
         ("Berlin time or bust", "Berlin time", "Europe/Berlin", None),
         ("UTC+9", "UTC+9", "Etc/GMT-9", 540),
         ("at 10:00 UTC-03:30", "UTC-03:30", None, -210),
@@ -242,6 +246,9 @@ def test_zone_references(text: str, written: str, zone: str | None, offset: int 
         "Kenji's in Tokyo, so 3pm for me is 11pm for him",
         "in London it's raining, want to call at 6pm?",
         "I was in Tokyo last week, had meetings at 9am every day",
+        # Where the user is or will be, said with a time that is not the place's.
+        "back in Berlin at last, what time is the party?",
+        "I'm back in Berlin at 3pm",
         "Christmas time",
         "New Jersey time",
         "UTC+15",
