@@ -1,6 +1,6 @@
 """Notices: something the relay must tell a user who is not the one it is answering now.
 
-Linking two accounts from one of them (``/link CODE``, ``/admin link``) changes what the
+Linking accounts (``/link CODE``, ``/admin link``, ``POST /admin/links``) changes what the
 other accounts see — which timezone won, say. The relay cannot write first on every
 channel, so a notice waits for the user's next forwarded message and rides in the
 injected block as an instruction to the model to pass it on. Notices live in memory: a

@@ -32,6 +32,8 @@ from middleware.clock.state_file import (
 )
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import agent_timezone, get_zone
+from middleware.commands.admin_commands import unlink_and_tell
+from middleware.commands.link_commands import link_and_report
 from middleware.continuity.stage import preview_cards
 from middleware.errors import NotFoundError, RequestError
 from middleware.identity import split_user_key, thread_channel
@@ -205,8 +207,11 @@ async def _user_response(
 
 async def post_links(request: web.Request) -> web.Response:
     """``POST /admin/links`` ``{"user_keys": ["telegram:1", "discord:2"]}``: link the users
-    to one person (merging any persons they were linked to); answer the person and every
-    user now linked to it. 400 for fewer than two distinct keys, 404 for an unknown user."""
+    to one person (merging any persons they were linked to); answer the person, every user
+    now linked to it, the timezone they share (the first known: an already linked person's,
+    else the first key's) and the zones it replaced, by user. When their zones differed,
+    each linked user is told which was kept with their next message, as after ``/link``.
+    400 for fewer than two distinct keys, 404 for an unknown user."""
     services = admin_services(request)
     body = validated(_LinksBody, await read_json(request))
     keys = list(dict.fromkeys(body.user_keys))
@@ -221,22 +226,33 @@ async def post_links(request: web.Request) -> web.Response:
             '{"user_keys": ["telegram:1", "discord:2"]}'
         )
     try:
-        person_id = await services.store.link_users(keys, now=services.clock.now())
+        # No user is being answered here: every linked one hears of a replaced zone.
+        linking = await link_and_report(
+            services.store, keys, now=services.clock.now(), notices=services.notices, me=None
+        )
     except NotFoundError as exc:
         raise NotFoundError(
             f"{exc}; to link users before their first message, first PUT "
             "/admin/users/<user key>/timezone for each of them"
         ) from exc
     linked = await services.store.linked_users(keys[0])
-    return web.json_response({"person_id": person_id, "user_keys": linked})
+    return web.json_response(
+        {
+            "person_id": linking.person_id,
+            "user_keys": linked,
+            "timezone": linking.timezone,
+            "timezones_replaced": linking.replaced,
+        }
+    )
 
 
 async def delete_link(request: web.Request) -> web.Response:
     """``DELETE /admin/links/{user_key}``: unlink the user from their person (they keep a
-    copy of its timezone and clock data). 404 when the user is unknown or not linked."""
+    copy of its timezone and clock data); the user is told with their next message.
+    404 when the user is unknown or not linked."""
     services = admin_services(request)
     key = request.match_info["user_key"]
-    if not await services.store.unlink_user(key):
+    if not await unlink_and_tell(services.store, key, services.notices):
         if await services.store.get_user(key) is None:
             raise no_user(key)
         raise NotFoundError(f"user {key!r} is not linked to anyone; there is nothing to unlink")

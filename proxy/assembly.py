@@ -32,11 +32,16 @@ from proxy.config import Config
 
 
 def build_pipeline(
-    config: Config, store: Store, clock: Clock, upstream: Upstream, continuity: ContinuityService
+    config: Config,
+    store: Store,
+    clock: Clock,
+    upstream: Upstream,
+    continuity: ContinuityService,
+    notices: Notices,
 ) -> Handler:
-    """Compose the stages once at startup."""
-    # Told to a user on their next message (e.g. which timezone a link kept).
-    notices = Notices()
+    """Compose the stages once at startup. ``notices`` (what to tell a user on their next
+    message, e.g. which timezone a link kept) is shared with the admin API, which links
+    accounts too."""
     # The blocks injected lately, shared with /forget, which must drop what it deletes.
     injections = InjectionMemory(store)
     commands = {

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from middleware.clock.source import Clock, SystemClock
 from middleware.continuity.service import ContinuityService
+from middleware.notices import Notices
 from middleware.pipeline import Handler
 from middleware.store import Store
 from middleware.store.sqlite import SqliteStore
@@ -33,6 +34,8 @@ class Services:
     auth: Authenticator
     pipeline: Handler
     continuity: ContinuityService
+    # What to tell a user on their next message; the admin API's links add to it too.
+    notices: Notices
 
 
 def make_upstream(config: Config, clock: Clock, metrics: Metrics) -> Upstream:
@@ -70,6 +73,7 @@ async def open_services(
     await store.open()
     continuity = continuity_service(config, store, clock, upstream)
     continuity.start()
+    notices = Notices()
     try:
         yield Services(
             config=config,
@@ -78,8 +82,9 @@ async def open_services(
             upstream=upstream,
             metrics=metrics,
             auth=Authenticator(config.auth),
-            pipeline=build_pipeline(config, store, clock, upstream, continuity),
+            pipeline=build_pipeline(config, store, clock, upstream, continuity, notices),
             continuity=continuity,
+            notices=notices,
         )
     finally:
         # Captures in flight still need the upstream and the store: let them finish.

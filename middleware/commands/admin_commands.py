@@ -34,15 +34,17 @@ def admin_commands(
         verb, keys = (parts[0].lower(), parts[1:]) if parts else ("", [])
         if verb == "link" and len(set(keys)) >= 2:
             try:
-                person, conflict = await link_and_report(
+                linking = await link_and_report(
                     store, keys, now=turn.received_at, notices=notices, me=turn.user_key
                 )
             except NotFoundError as exc:
                 return str(exc)
             linked = ", ".join(await store.linked_users(keys[0]))
-            return f"Linked {linked} as person {person}." + (f"\n{conflict}" if conflict else "")
+            return f"Linked {linked} as person {linking.person_id}." + (
+                f"\n{linking.said}" if linking.said else ""
+            )
         if verb == "unlink" and len(keys) == 1:
-            if await store.unlink_user(keys[0]):
+            if await unlink_and_tell(store, keys[0], notices):
                 return f"{keys[0]} is no longer linked; it keeps a copy of the shared data."
             return f"{keys[0]} is unknown or not linked to anyone."
         if verb == "whois" and len(keys) == 1:
@@ -50,6 +52,22 @@ def admin_commands(
         return f"I don't understand '/admin {command.args}'. {USAGE}"
 
     return {"admin": admin}
+
+
+async def unlink_and_tell(store: Store, user_key: str, notices: Notices | None) -> bool:
+    """Unlink ``user_key`` for an admin (``Store.unlink_user``) and leave it a notice
+    saying from which accounts: unlike ``/unlink``, its user did not ask. ``False`` when
+    the user is unknown or not linked."""
+    others = [key for key in await store.linked_users(user_key) if key != user_key]
+    if not await store.unlink_user(user_key):
+        return False
+    if notices is not None:
+        notices.add(
+            user_key,
+            f"The relay's admin unlinked this account from {', '.join(others)}: its "
+            "timezone, actions and memory are its own from now on.",
+        )
+    return True
 
 
 async def _whois(store: Store, user_key: str) -> str:

@@ -18,14 +18,16 @@ process on the same store shares it; only ``/link <code>`` reads it.
 
 When the accounts had different default timezones, the store's rule decides (the first
 known wins: an already linked person's, else the account whose code it was, or the first
-listed in ``/admin link``), and every account is told which one was kept and that /tz
-changes it — the one linking in the reply, the others by a notice (``middleware.notices``).
+listed in ``/admin link`` or ``POST /admin/links``), and every account is told which one
+was kept and that /tz changes it — the one linking in the reply, the others by a notice
+(``middleware.notices``).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from middleware.clock.stage import stated_location
@@ -60,18 +62,38 @@ def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
+@dataclass(frozen=True, slots=True)
+class LinkReport:
+    """What linking accounts did to their timezone (``link_and_report``)."""
+
+    person_id: str
+    # The zone the linked accounts share now (``None`` when none had one).
+    timezone: str | None
+    # The accounts whose zone was a different one, with that zone, in the order given.
+    replaced: dict[str, str]
+    # The sentence telling the user which zone was kept; "" when none was replaced.
+    said: str
+
+
 async def link_and_report(
-    store: Store, user_keys: Sequence[str], *, now: datetime, notices: Notices | None, me: str
-) -> tuple[str, str]:
-    """Link ``user_keys`` (``Store.link_users``; the first one's settings win); return the
-    person id and, when their timezones differed, the sentence saying which was kept — also
-    left as a notice for each linked account other than ``me``, the one being answered."""
+    store: Store,
+    user_keys: Sequence[str],
+    *,
+    now: datetime,
+    notices: Notices | None,
+    me: str | None,
+) -> LinkReport:
+    """Link ``user_keys`` (``Store.link_users``; the first one's settings win) and say
+    which timezone was kept when theirs differed — in the report, and as a notice for each
+    linked account other than ``me``, the one being answered (every account when ``me`` is
+    ``None``: an operator linking them over the admin API)."""
     before = {key: (await store.peek_prior("", key)).user_tz for key in user_keys}
     person = await store.link_users(user_keys, now=now)
+    kept = (await store.peek_prior("", user_keys[0])).user_tz
     zones = {zone for zone in before.values() if zone}
     if len(zones) < 2:
-        return person, ""
-    kept = (await store.peek_prior("", user_keys[0])).user_tz
+        return LinkReport(person, kept, {}, "")
+    replaced = {key: zone for key, zone in before.items() if zone and zone != kept}
     channels = [key.partition(":")[0] for key in before]
     named = [
         f"{key.partition(':')[0] if channels.count(key.partition(':')[0]) == 1 else key}: {zone}"
@@ -87,7 +109,7 @@ async def link_and_report(
             if key != me:
                 other = user_keys[0] if key != user_keys[0] else user_keys[1]
                 notices.add(key, said, holds=still_linked(store, key, other))
-    return person, said
+    return LinkReport(person, kept, replaced, said)
 
 
 def still_linked(store: Store, user_key: str, other: str) -> Holds:
@@ -175,7 +197,7 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
         owners = await store.linked_users(owner) or [owner]
         mine = await store.linked_users(me) or [me]
         # The code's owner first: their timezone wins when both have one.
-        _, conflict = await link_and_report(store, [owner, me], now=now, notices=notices, me=me)
+        linking = await link_and_report(store, [owner, me], now=now, notices=notices, me=me)
         if notices is not None:
             # Whoever holds a code can link to its owner: every account already linked
             # hears which accounts joined it, and how to take one back out.
@@ -189,7 +211,7 @@ def link_commands(store: Store, notices: Notices | None = None) -> dict[str, Com
         return (
             f"Linked: {listed}. From now on {SHARED}, so a message on one counts as contact "
             "on all of them. Send /unlink from any of them to undo it."
-            + (f"\n{conflict}" if conflict else "")
+            + (f"\n{linking.said}" if linking.said else "")
         )
 
     async def link(turn: Turn, command: Command) -> str:

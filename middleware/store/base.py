@@ -439,8 +439,10 @@ class Store(ContinuityStore, Protocol):
     def mark_undelivered(self, thread_key: str, message_id: int) -> asyncio.Future[None]:
         """Mark the stored reply ``message_id`` of ``thread_key`` as one of which nothing
         reached the user (the chat platform refused it, or could not be reached): the
-        history later turns forward (``transcript_from``) leaves it out. Its times stay:
-        the relay did answer then.
+        history later turns forward (``transcript_from``) and what continuity capture
+        reads of the session (``session_messages``) leave it out. Its times stay: the
+        relay did answer then (spec 000 §4.5 records an outbound message when it is sent),
+        and timestamps never move back.
 
         Queued like ``record_reply``; an unknown id, or a user message's, changes nothing.
         """

@@ -151,7 +151,8 @@ class ContinuityStore(Protocol):
         ...
 
     async def session_messages(self, session_id: str, limit: int) -> list[StoredMessage]:
-        """The session's last ``limit`` messages (user and assistant), oldest first."""
+        """The session's last ``limit`` messages (user and assistant, but no reply that
+        never reached the user: ``Store.mark_undelivered``), oldest first."""
         ...
 
     async def context_sessions(self, work_context_id: str, since: datetime) -> list[Session]:

@@ -175,11 +175,13 @@ WHERE user_key IN ({PERSON_KEYS}) AND last_user_message_at IS NOT NULL
 ORDER BY last_user_message_at DESC, thread_key LIMIT 1
 """
 
+# A reply the user never received is left out, as from a turn's history: continuity
+# reads what was said between the two, and an answer nobody read settles nothing.
 _SESSION_MESSAGES = f"""
 SELECT {_MESSAGE_COLUMNS}
 FROM sessions AS s
 JOIN messages AS m ON m.thread_key = s.thread_key AND m.id >= s.first_message_id
-    AND m.id < COALESCE((
+    AND m.delivered = 1 AND m.id < COALESCE((
         SELECT MIN(n.first_message_id) FROM sessions AS n
         WHERE n.thread_key = s.thread_key AND n.first_message_id > s.first_message_id
     ), :no_end)

@@ -791,6 +791,28 @@ async def test_a_reply_that_never_reached_the_user_is_not_forwarded_again(
     assert "The meeting moved to 3pm." in [m.text for m in transcript]
 
 
+async def test_a_reply_that_never_reached_the_user_answers_no_question_of_theirs(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    # The user asked, the bot was blocked: for all the user knows the question is still
+    # open, so the session's capture must keep it open, not read it as answered.
+    fake_upstream.reply_content = "Yes, Friday works: the venue is free that day."
+    telegram_api.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await telegram_api.push_message("Should we move the launch to Friday?")
+    await fake_upstream.wait_for_requests(1)
+    await handlers_done()
+    services = services_of(bot)
+    thread = "agent:main:telegram:dm:1001"
+    assert await services.continuity.capture_thread(thread, "manual_request") is not None
+    session = await services.store.current_session(thread)
+    assert session is not None
+    entries = await services.store.continuity_entries(
+        session.work_context_id, now=services.clock.now()
+    )
+    questions = [e.content["question"] for e in entries if e.entry_type == "open_question"]
+    assert any("Friday" in question for question in questions), entries
+
+
 async def test_a_reply_cut_off_after_its_first_part_is_still_forwarded(
     bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
 ) -> None:

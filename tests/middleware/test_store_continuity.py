@@ -326,6 +326,20 @@ async def test_sessions_count_their_own_turns(store: SqliteStore) -> None:
     assert await store.current_session(TG_DM) is None
 
 
+async def test_session_messages_leave_out_a_reply_that_never_reached_the_user(
+    store: SqliteStore,
+) -> None:
+    # Continuity reads what was said between the user and the model: an answer the chat
+    # platform refused settles no question of theirs.
+    asked = await say(store, T0, text="Should we move the launch to Friday?")
+    await store.start_session("s1", TG_DM, "telegram:42", T0, asked)
+    reply = await store.record_reply(TG_DM, "Yes, Friday works.", T0 + MINUTE)
+    await store.mark_undelivered(TG_DM, reply)
+    await say(store, T0 + 2 * MINUTE, text="hello?")
+    said = [m.text for m in await store.session_messages("s1", 10)]
+    assert said == ["Should we move the launch to Friday?", "hello?"]
+
+
 async def test_session_flags_and_start_rules(store: SqliteStore) -> None:
     first = await say(store, T0)
     await store.start_session("s1", TG_DM, TG, T0, first)

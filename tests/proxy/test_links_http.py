@@ -317,3 +317,72 @@ async def test_an_export_imported_into_a_new_store_keeps_links_and_group_threads
     assert team["chat_type"] == "group" and team["participants"] == ["api:ana", "api:bo"]
     report = await fresh.runner.app[SERVICES].store.forget_user("api:ana", dry_run=True)
     assert report is not None and report.threads == 0 and report.thread_memberships == 1
+
+
+async def test_admin_api_link_reports_the_timezone_kept_and_tells_every_account(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    """Linked over the admin API, accounts with different zones keep the first one's: the
+    answer says which (and which zones were replaced), and each account hears it with its
+    next message, as after /link or /admin link."""
+    await two_users(relay)
+    await chat(relay, "/tz Europe/Paris", "2026-11-21T09:30:00Z", TG)
+    await chat(relay, "/tz America/New_York", "2026-11-21T09:31:00Z", DC)
+    body: Any = {"user_keys": ["telegram:1", "discord:2"]}
+    status, linked = await call(relay, "POST", "/admin/links", body)
+    assert status == 200, linked
+    assert linked["user_keys"] == ["discord:2", "telegram:1"]
+    assert linked["timezone"] == "Europe/Paris"
+    assert linked["timezones_replaced"] == {"discord:2": "America/New_York"}
+    for who in (TG, DC):
+        await chat(relay, "good morning", "2026-11-21T10:03:00Z", who)
+        assert CONFLICT in block(fake_upstream)
+        await chat(relay, "and again", "2026-11-21T10:04:00Z", who)
+        assert CONFLICT not in block(fake_upstream)
+
+
+async def test_admin_api_link_of_accounts_in_one_zone_replaces_none(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await two_users(relay)
+    await chat(relay, "/tz Asia/Tokyo", "2026-11-21T09:30:00Z", DC)
+    body: Any = {"user_keys": ["telegram:1", "discord:2"]}
+    status, linked = await call(relay, "POST", "/admin/links", body)
+    assert status == 200, linked
+    assert (linked["timezone"], linked["timezones_replaced"]) == ("Asia/Tokyo", {})
+    await chat(relay, "good morning", "2026-11-21T10:03:00Z", TG)
+    assert "different time zones" not in block(fake_upstream)
+
+
+async def test_an_account_an_admin_unlinks_is_told_with_its_next_message(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """Its user did not ask (unlike /unlink): over the admin API or /admin unlink, the
+    account taken out hears from which accounts, once; the ones left hear nothing."""
+    relay = await relay_factory(
+        server={"api_commands": True},
+        auth={"admin_token": ADMIN, "chat_admins": ["api:root"]},
+    )
+    await two_users(relay)
+    unlinked = (
+        "The relay's admin unlinked this account from discord:2: its timezone, actions and "
+        "memory are its own from now on."
+    )
+    body: Any = {"user_keys": ["telegram:1", "discord:2"]}
+    assert (await call(relay, "POST", "/admin/links", body))[0] == 200
+    status, _ = await call(relay, "DELETE", "/admin/links/telegram:1")
+    assert status == 200
+    await chat(relay, "morning", "2026-11-21T10:00:00Z", DC)
+    assert "unlinked" not in block(fake_upstream)
+    await chat(relay, "morning", "2026-11-21T10:01:00Z", TG)
+    assert unlinked in block(fake_upstream)
+    await chat(relay, "again", "2026-11-21T10:02:00Z", TG)
+    assert "unlinked" not in block(fake_upstream)
+
+    assert (await call(relay, "POST", "/admin/links", body))[0] == 200
+    admin = {"channel": "api", "user": "root"}
+    assert "no longer linked" in await chat(
+        relay, "/admin unlink telegram:1", "2026-11-21T10:03:00Z", admin
+    )
+    await chat(relay, "morning", "2026-11-21T10:04:00Z", TG)
+    assert unlinked in block(fake_upstream)
