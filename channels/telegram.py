@@ -82,6 +82,7 @@ from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
+from middleware.quoting import forwarded
 from middleware.types import Turn
 from proxy.config import TelegramConfig
 from proxy.services import Services
@@ -309,7 +310,7 @@ class TelegramChannel:
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.
-            text = f"[forwarded from {_origin_name(message.forward_origin)}] {text}"
+            text = forwarded(text, _origin_name(message.forward_origin))
         return Turn(
             channel=self.name,
             thread_id=str(message.chat.id),

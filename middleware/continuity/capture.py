@@ -57,6 +57,7 @@ from middleware.continuity.triggers import TriggerSettings, is_dirty, turns_unde
 from middleware.continuity.words import content_words, item_form
 from middleware.identity import channel_name, thread_channel
 from middleware.memory.triggers import detect_memory
+from middleware.quoting import own_words
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
 
@@ -459,7 +460,7 @@ class Capturer:
                 entry.entry_id,
                 content={**entry.content, "resolved": True, "resolved_at": now.isoformat()},
             )
-        said = content_words(" ".join(m.text for m in fresh if m.role == "user"))
+        said = content_words(" ".join(own_words(m.text) for m in fresh if m.role == "user"))
         for entry in existing:
             if entry.entry_type != "key_decision" or entry.source_session_id == session.session_id:
                 continue
@@ -543,7 +544,7 @@ def said_an_item(session: Session, messages: Sequence[StoredMessage]) -> bool:
     what makes a short session worth capturing, where "hi", "thanks" or a question with
     nothing decided do not (spec 001 §5.2)."""
     fresh = since_capture(session, messages)
-    return any(m.role == "user" and states_an_item(m.text) for m in fresh)
+    return any(m.role == "user" and states_an_item(own_words(m.text)) for m in fresh)
 
 
 def captured(session: Session, message: StoredMessage) -> bool:
@@ -585,7 +586,7 @@ def templated_summary(
     a question or a request to the model ("can you check the numbers?" says nothing of
     where the work stood), and none when it is the topic.
     """
-    said = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
+    said = [text for m in messages if m.role == "user" and (text := own_words(m.text).strip())]
     if not said:
         return None
     work = [part for part in map(_about_the_work, said) if part]

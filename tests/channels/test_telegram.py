@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +17,8 @@ from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
+from middleware.pipeline import Handler
+from middleware.types import Reply, Turn
 from proxy.config import parse_config
 from proxy.services import open_services
 from tests.channels.support import (
@@ -937,3 +939,51 @@ async def test_two_members_with_one_name_are_told_apart(
     assert "Alex (telegram:51): Sun 21:00 (Asia/Tokyo)" in members
     assert "Alex (telegram:52): Sun 07:00 (America/New_York)" in members
     assert told["text"].splitlines()[1].startswith("Alex (telegram:51): Sun 1 Mar 2026 21:00")
+
+
+async def test_a_forwarded_message_teaches_nothing_about_the_user(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    # Bo's words, forwarded by Ana to ask about them: Bo is vegan, works at Google, will
+    # call the bank, is in Tokyo, decided on Postgres and must write the migration.
+    turns: list[Turn] = []
+    bo = (
+        "I'm vegan and I work at Google. I'll call the bank tomorrow at 9. I'm in Tokyo "
+        "this week. We decided to go with Postgres. I still need to write the migration."
+    )
+    async with running_telegram(
+        tmp_path, fake_upstream, telegram_api, wrap=watching(turns)
+    ) as channel:
+        store = services_of(channel).store
+        await telegram_api.push_message(bo, forwarded_from="Bo")
+        await telegram_api.push_message("/capture")
+        await telegram_api.push_message("/recap")
+        *_, recap = await telegram_api.wait_for_sent(3)
+        assert await store.memory_facts("telegram:42") == []
+        data = await store.get_clock_data("telegram:42")
+        assert data is None or (data.latest_actions == [] and data.located is None)
+        # Bo's "tomorrow at 9" is in a zone the relay does not know: not read as Ana's.
+        assert turns[0].time_expressions == ()
+        assert "Postgres" not in recap["text"] and "migration" not in recap["text"]
+        # The model, and the transcript it is given later, have Bo's words whole.
+        assert (
+            fake_upstream.requests[0]
+            .body["messages"][-1]["content"]
+            .startswith(f"[forwarded from Bo] {bo}")
+        )
+        [said, *_] = await store.transcript(turns[0].thread_key)
+        assert said.text == f"[forwarded from Bo] {bo}"
+
+
+def watching(turns: list[Turn]) -> Callable[[Handler], Handler]:
+    """A pipeline wrapper noting each turn that goes through it (to read what the stages
+    set on it once it went through)."""
+
+    def wrap(pipeline: Handler) -> Handler:
+        async def watched(turn: Turn) -> Reply:
+            turns.append(turn)
+            return await pipeline(turn)
+
+        return watched
+
+    return wrap
