@@ -483,7 +483,10 @@ class TelegramChannel:
         words = words or shared_text(replied) or _media_only(replied)
         if not words:
             return None
-        if replied.from_user is not None:
+        if replied.forward_origin is not None:
+            # A forward's words are its author's, not those of whoever forwarded it.
+            speaker = _origin_name(replied.forward_origin)
+        elif replied.from_user is not None:
             speaker = replied.from_user.full_name
         elif replied.sender_chat is not None:
             speaker = replied.sender_chat.title or "a channel"

@@ -987,3 +987,61 @@ def watching(turns: list[Turn]) -> Callable[[Handler], Handler]:
         return watched
 
     return wrap
+
+
+async def test_only_the_words_after_a_reply_quote_are_the_users(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    turns: list[Turn] = []
+    async with running_telegram(
+        tmp_path, fake_upstream, telegram_api, wrap=watching(turns)
+    ) as channel:
+        store = services_of(channel).store
+        # In her DM Ana plans a call, forwards Bo's message, then answers it.
+        await telegram_api.push_message("I'll call the bank")
+        bo = await telegram_api.push_message(
+            "I'm vegan and I live in Madrid. I called the bank, heading to the gym at 9",
+            forwarded_from="Bo",
+        )
+        await telegram_api.push_message("same here haha", replying_to=bo)
+        await telegram_api.wait_for_sent(3)
+        assert await store.memory_facts("telegram:42") == []
+        assert turns[2].time_expressions == ()
+        await telegram_api.push_message("I'm vegan too", replying_to=bo)
+        await telegram_api.wait_for_sent(4)
+        assert [f.text for f in await store.memory_facts("telegram:42")] == ["Is vegan"]
+        data = await store.get_clock_data("telegram:42")
+        # Bo's call is done, not hers; his gym is not hers.
+        assert data is not None
+        assert [(a["label"], a["status"]) for a in data.latest_actions] == [
+            ("Call the bank", "planned")
+        ]
+
+        # In a group Cy replies to Bo's plan: his own request is kept, Bo's plan is not his.
+        group: dict[str, Any] = {"chat_id": -100400, "chat_type": "supergroup"}
+        plan = await telegram_api.push_message(
+            "heading to the gym", user_id=43, first_name="Bo", **group
+        )
+        await telegram_api.push_message(
+            "@chronorelay_bot remember that I'm allergic to nuts",
+            replying_to=plan,
+            user_id=44,
+            first_name="Cy",
+            entities=MENTION,
+            **group,
+        )
+        await telegram_api.wait_for_sent(5)
+        assert [f.text for f in await store.memory_facts("telegram:44")] == ["Is allergic to nuts"]
+        data = await store.get_clock_data("telegram:44")
+        assert data is None or data.latest_actions == []
+        # The model reads whose words are whose.
+        said = [
+            r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests
+        ]
+        assert said[2] == (
+            "[replying to Bo: \"I'm vegan and I live in Madrid. I called the bank, heading to "
+            'the gym at 9"] same here haha'
+        )
+        assert said[4] == (
+            '[Cy] [replying to Bo: "heading to the gym"] remember that I\'m allergic to nuts'
+        )
