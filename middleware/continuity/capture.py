@@ -586,14 +586,16 @@ def templated_summary(
     a question or a request to the model ("can you check the numbers?" says nothing of
     where the work stood), and none when it is the topic.
     """
-    said = [text for m in messages if m.role == "user" and (text := own_words(m.text).strip())]
+    said = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
     if not said:
         return None
-    work = [part for part in map(_about_the_work, said) if part]
+    # What the user said themselves: a forward or a reply's quote is someone else's topic.
+    own = [text for text in (own_words(text).strip() for text in said) if text]
+    work = [part for part in map(_about_the_work, own) if part]
     # Plain statements, not an item the summary lists anyway nor a question: what the
     # session was about ("Let's get the billing service ready") and where it stood.
     plain = [part for part in work if _states(part) and not states_an_item(part)]
-    topic = (plain or work or said)[0]
+    topic = (plain or work or own or said)[0]
     last = plain[-1] if plain else None
     if last is not None and _folded(last) == _folded(topic):
         last = None

@@ -1045,3 +1045,23 @@ async def test_only_the_words_after_a_reply_quote_are_the_users(
         assert said[4] == (
             '[Cy] [replying to Bo: "heading to the gym"] remember that I\'m allergic to nuts'
         )
+
+
+async def test_a_forwarded_correction_does_not_change_the_users_decision(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message(
+        "We should move the billing service to Postgres. I still need to write the "
+        "migration. Actually, our docs site goes on Sphinx.",
+        forwarded_from="Bo",
+    )
+    await telegram_api.push_message("Let's go with MkDocs for our docs site.")
+    await telegram_api.push_message("/capture")
+    await telegram_api.push_message("/recap")
+    *_, captured, recap = await telegram_api.wait_for_sent(4)
+    # The session was on what Ana said, in her two messages; Bo's "actually" corrects
+    # nothing of hers.
+    assert "Summary: On “Let's go with MkDocs for our docs site.” (2 messages)" in captured["text"]
+    assert "Decided: go with MkDocs for our docs site" in recap["text"]
+    assert "Sphinx" not in captured["text"] + recap["text"]
+    assert "migration" not in recap["text"]
