@@ -1030,10 +1030,15 @@ async def test_only_the_words_after_a_reply_quote_are_the_users(
             entities=MENTION,
             **group,
         )
+        # Said to the room, Bo's whereabouts forwarded by Cy are not Cy's.
+        await telegram_api.push_message(
+            "I'm in Tokyo this week", forwarded_from="Bo", user_id=44, first_name="Cy", **group
+        )
         await telegram_api.wait_for_sent(5)
+        await handlers_done()
         assert [f.text for f in await store.memory_facts("telegram:44")] == ["Is allergic to nuts"]
         data = await store.get_clock_data("telegram:44")
-        assert data is None or data.latest_actions == []
+        assert data is None or (data.latest_actions == [] and data.located is None)
         # The model reads whose words are whose.
         said = [
             r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests
