@@ -31,6 +31,7 @@ from middleware.errors import (
     UpstreamTimeout,
 )
 from middleware.identity import thread_key, user_key
+from middleware.quoting import replying_to
 from middleware.store import log_if_failed
 from middleware.types import ReplyStream, Turn
 
@@ -87,26 +88,17 @@ def media_only_text(kind: MediaKind) -> str:
     return f"[{kind}, not passed on]"
 
 
-# How much of a message replied to is quoted to the model: enough to tell which one.
-QUOTE_LIMIT = 200
-
-
 def with_reply_context(text: str, speaker: str, replied: str) -> str:
     """``text``, written in reply to ``speaker``'s message ``replied``, as the model reads
-    it: ``[replying to Bo: "meet at 9"] …``, the quote on one line and cut to
-    ``QUOTE_LIMIT`` characters; a message that was not written words
-    (``[photo, not passed on]``) is quoted as it is. The model sees what a reader sees
-    above the reply, and can tell which message "this" is.
+    it (``middleware.quoting.replying_to``: ``[replying to Bo: "meet at 9"] …``). The
+    model sees what a reader sees above the reply, and can tell which message "this" is;
+    what learns about the speaker reads only the words after the quote.
 
     Left as it is when ``text`` is a relay command or a clock directive: those run only
     from the start of a message."""
     if is_relay_command(text) or parse_directive(text) is not None:
         return text
-    words = " ".join(replied.split())
-    if len(words) > QUOTE_LIMIT:
-        words = words[: QUOTE_LIMIT - 1].rstrip() + "…"
-    quoted = words if words.startswith("[") and words.endswith("]") else f'"{words}"'
-    return f"[replying to {speaker}: {quoted}] {text}"
+    return replying_to(text, speaker, replied)
 
 
 REGISTRY: dict[str, str] = {

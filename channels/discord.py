@@ -62,6 +62,7 @@ from channels.base import (
 )
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
+from middleware.quoting import forwarded
 from middleware.types import Turn
 from proxy.config import DiscordConfig
 from proxy.services import Services
@@ -711,11 +712,11 @@ def shared_text(message: discord.Message) -> str | None:
     reader sees of it). Only what
     Discord sent, in fixed words; ``None`` for anything else (files), which
     ``media_only_text`` records."""
-    forwarded = message.message_snapshots[0] if message.message_snapshots else None
-    if forwarded is not None and forwarded.content:
+    snapshot = message.message_snapshots[0] if message.message_snapshots else None
+    if snapshot is not None and snapshot.content:
         # Someone else's words (Discord does not say whose): never run as the sender's
         # own command or clock directive.
-        return f"[forwarded] {readable_markup(forwarded.content)}"
+        return forwarded(readable_markup(snapshot.content))
     if message.poll is not None:
         poll = message.poll
         options = " / ".join(answer.text for answer in poll.answers)

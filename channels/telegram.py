@@ -82,6 +82,7 @@ from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
+from middleware.quoting import forwarded
 from middleware.types import Turn
 from proxy.config import TelegramConfig
 from proxy.services import Services
@@ -309,7 +310,7 @@ class TelegramChannel:
         if message.forward_origin is not None:
             # Someone else's words: shown as such to the model, and never run as the
             # sender's own command or clock directive.
-            text = f"[forwarded from {_origin_name(message.forward_origin)}] {text}"
+            text = forwarded(text, _origin_name(message.forward_origin))
         return Turn(
             channel=self.name,
             thread_id=str(message.chat.id),
@@ -482,7 +483,10 @@ class TelegramChannel:
         words = words or shared_text(replied) or _media_only(replied)
         if not words:
             return None
-        if replied.from_user is not None:
+        if replied.forward_origin is not None:
+            # A forward's words are its author's, not those of whoever forwarded it.
+            speaker = _origin_name(replied.forward_origin)
+        elif replied.from_user is not None:
             speaker = replied.from_user.full_name
         elif replied.sender_chat is not None:
             speaker = replied.sender_chat.title or "a channel"

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from middleware import json_codec
+from middleware.quoting import own_words
 
 if TYPE_CHECKING:
     from middleware.clock.parsing import ParseResult
@@ -120,6 +121,13 @@ class Turn:
     audience: Audience | None = None
     # The message's time phrases, read in its session zone (set by the clock stage).
     time_expressions: tuple[ParseResult, ...] = ()
+
+    @property
+    def own_text(self) -> str:
+        """The speaker's own words (``middleware.quoting.own_words``): ``text`` without the
+        quote of a message it replies to, and empty for a forwarded message. What learns
+        about the speaker reads this; the model and the transcript get ``text``."""
+        return own_words(self.text)
 
     @property
     def mentions_time(self) -> bool:

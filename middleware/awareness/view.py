@@ -173,7 +173,7 @@ def awareness_view(
     )
     if directive is None and policy.enabled:
         # Only an open action can be closed: without one the text need not be read.
-        update = detect_status_update(turn.text) if visible else None
+        update = detect_status_update(turn.own_text) if visible else None
         if update is not None and update.status == "postponed":
             start, due_by = _earliest(turn, update.until)
             _, moved = postpone_latest(
@@ -205,16 +205,16 @@ def awareness_view(
                 lines.append(wording.closed(closed, now))
                 # Done now: no cue or check-in may ask whether it happened.
                 visible = [a for a in visible if a.id != closed.id]
-        report = detect_duration_report(turn.text)
+        report = detect_duration_report(turn.own_text)
         if report is not None:
             ops.append(lambda d: replace(d, calibration=calibrate(d.calibration, report, now=now)))
             lines.append(wording.calibrated(report))
-        found = detect_temporal_action(turn.text) if auto and mode != "off" else None
+        found = detect_temporal_action(turn.own_text) if auto and mode != "off" else None
         if found is not None and (
             found.temporal or not policy.require_explicit_clock_it_for_non_temporal
         ):
-            quote = turn.text if policy.store_quotes else None
-            action = _new(turn, found, "auto", "user", data, settings, kind, turn.text, quote)
+            quote = turn.own_text if policy.store_quotes else None
+            action = _new(turn, found, "auto", "user", data, settings, kind, turn.own_text, quote)
             if not found.dated or _starts_within_its_life(action):
                 ops.append(_add(action, policy.max_items))
 
@@ -251,7 +251,7 @@ def awareness_view(
     if settings.inference.enabled and mode != "off" and visible:
         # An action is asked about once (§9): a welcome back or an earlier cue already did.
         unasked = [a for a in visible if a.referenced_at is None]
-        cue = find_cue(turn.text, unasked, now=now, extra=settings.inference.cues)
+        cue = find_cue(turn.own_text, unasked, now=now, extra=settings.inference.cues)
         if cue is not None:
             lines.append(wording.cue(cue, now))
             ops.append(_mark_referenced(cue.action.id, now))

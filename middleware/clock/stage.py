@@ -96,8 +96,11 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     prior = turn.prior or PriorState()
     now = turn.received_at
     stated = stated_location(prior, now)
+    # Only the speaker's own words: a quoted "meet at 9" or a forwarded "I'm in Tokyo" is
+    # someone else's time and place, in a zone the relay cannot know (middleware.quoting).
+    said = turn.own_text
     resolution = resolve_session_timezone(
-        turn.text,
+        said,
         thread_tz=prior.thread_tz,
         user_tz=prior.user_tz,
         stated_tz=stated.zone if stated else None,
@@ -109,7 +112,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     context = {r.abbreviation: r.zone for r in resolution.resolved_abbreviations}
     expressions = tuple(
         find_time_expressions(
-            turn.text,
+            said,
             anchor,
             now,
             locale=prior.user_locale,
@@ -118,12 +121,12 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             speaker_tz=own,
         )
     )
-    if answers_hour_choice(turn.text):
+    if answers_hour_choice(said):
         answered = await _answered_hour(store, turn, anchor, prior.user_locale, context)
         expressions = (answered,) if answered is not None else expressions
     # With no zone known, a phrase told of the past ("I ran 5k this morning", "last night
     # was rough") is not asked about: what is over needs no exact instant, only a plan does.
-    asked = expressions if anchor else _not_past(turn.text, expressions)
+    asked = expressions if anchor else _not_past(said, expressions)
     times, questions = describe_expressions(asked, anchor)
     questions.extend(f"Ask the user: {q}" for q in resolution.questions)
     said_place = _said_place_elsewhere(resolution, prior, stated)
@@ -170,7 +173,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             resolution.source != "explicit"
             and not resolution.needs_clarification
             and any(_hours_matter(expression) for expression in expressions)
-            and _SPEAKERS_OWN_TIME.search(turn.text) is None
+            and _SPEAKERS_OWN_TIME.search(said) is None
         )
         if unpinned and spread >= settings.ambiguity_threshold:
             hours = f"{spread.total_seconds() / 3600:g}"
@@ -239,7 +242,7 @@ def witnessed_location(store: Store, settings: ClockSettings) -> Callable[[Turn]
     async def witness(turn: Turn) -> None:
         if not settings.enabled:
             return
-        place, _ = said_place(find_place_mentions(turn.text))
+        place, _ = said_place(find_place_mentions(turn.own_text))
         if place is not None:
             await remember_location(store, turn, place)
 
@@ -272,7 +275,7 @@ async def _answered_hour(
         place_zone=_place_zone,
         abbreviation_context=abbreviations,
     )
-    return pick_hour(turn.text, asked)
+    return pick_hour(turn.own_text, asked)
 
 
 def describe_expressions(

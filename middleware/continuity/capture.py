@@ -57,6 +57,7 @@ from middleware.continuity.triggers import TriggerSettings, is_dirty, turns_unde
 from middleware.continuity.words import content_words, item_form
 from middleware.identity import channel_name, thread_channel
 from middleware.memory.triggers import detect_memory
+from middleware.quoting import own_words
 from middleware.store import Store, StoredMessage
 from middleware.types import Upstream
 
@@ -459,7 +460,7 @@ class Capturer:
                 entry.entry_id,
                 content={**entry.content, "resolved": True, "resolved_at": now.isoformat()},
             )
-        said = content_words(" ".join(m.text for m in fresh if m.role == "user"))
+        said = content_words(" ".join(own_words(m.text) for m in fresh if m.role == "user"))
         for entry in existing:
             if entry.entry_type != "key_decision" or entry.source_session_id == session.session_id:
                 continue
@@ -543,7 +544,7 @@ def said_an_item(session: Session, messages: Sequence[StoredMessage]) -> bool:
     what makes a short session worth capturing, where "hi", "thanks" or a question with
     nothing decided do not (spec 001 §5.2)."""
     fresh = since_capture(session, messages)
-    return any(m.role == "user" and states_an_item(m.text) for m in fresh)
+    return any(m.role == "user" and states_an_item(own_words(m.text)) for m in fresh)
 
 
 def captured(session: Session, message: StoredMessage) -> bool:
@@ -588,11 +589,13 @@ def templated_summary(
     said = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
     if not said:
         return None
-    work = [part for part in map(_about_the_work, said) if part]
+    # What the user said themselves: a forward or a reply's quote is someone else's topic.
+    own = [text for text in (own_words(text).strip() for text in said) if text]
+    work = [part for part in map(_about_the_work, own) if part]
     # Plain statements, not an item the summary lists anyway nor a question: what the
     # session was about ("Let's get the billing service ready") and where it stood.
     plain = [part for part in work if _states(part) and not states_an_item(part)]
-    topic = (plain or work or said)[0]
+    topic = (plain or work or own or said)[0]
     last = plain[-1] if plain else None
     if last is not None and _folded(last) == _folded(topic):
         last = None

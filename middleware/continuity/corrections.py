@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from middleware.continuity.extract import ExtractTurn, clean_item, split_sentences
 from middleware.continuity.words import content_words
+from middleware.quoting import own_words
 
 # Share of the shorter side's content words the correction and the item must have in common.
 MATCH_OVERLAP = 0.5
@@ -49,7 +50,7 @@ def extract_corrections(turns: Sequence[ExtractTurn]) -> list[Correction]:
     for index, turn in enumerate(turns):
         if turn.role != "user":
             continue
-        for sentence in split_sentences(turn.text):
+        for sentence in split_sentences(own_words(turn.text)):
             match = _MARKER.match(" ".join(sentence.replace("’", "'").split()))
             if match is None or sentence.rstrip().endswith("?"):
                 continue

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from middleware.continuity.done import reports_done
+from middleware.quoting import own_words
 
 __all__ = [
     "CONTEXT_MAX",
@@ -465,7 +466,7 @@ def extract_open_questions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
             continue
         reply = next((t for t in turns[index + 1 :] if t.role == "assistant"), None)
         unanswered = reply is None or _ANSWER_HEDGE.search(reply.text[:_HEDGE_WINDOW])
-        for sentence in _sentences(turn.text):
+        for sentence in _sentences(own_words(turn.text)):
             found = _classify(sentence, "user")
             if found and found[0] == "open_question":
                 items.append(_extracted(found[1], sentence, found[2], index))
@@ -489,7 +490,7 @@ def extract_key_decisions(turns: Sequence[ExtractTurn]) -> list[Extracted]:
     for index, turn in enumerate(turns):
         if turn.role != "user":
             continue
-        for sentence in _sentences(turn.text):
+        for sentence in _sentences(own_words(turn.text)):
             found = _classify(sentence, "user")
             if found and found[0] == "key_decision":
                 items.append(_extracted(found[1], sentence, found[2], index))
@@ -520,7 +521,7 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
         (sentence, _content_words(sentence), _resolves(sentence))
         for turn in turns
         if turn.role == "user"
-        for sentence in _sentences(turn.text)
+        for sentence in _sentences(own_words(turn.text))
     ]
     resolved: set[int] = set()
     for index, item in enumerate(open_items):

@@ -134,7 +134,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 store,
                 settings.memory,
                 turn.user_key,
-                turn.text,
+                turn.own_text,
                 turn.received_at,
                 chat_type=turn.chat_type,
                 addressed=turn.addressed,

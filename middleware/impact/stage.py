@@ -117,7 +117,7 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
             "was not made. Do not make it unless the user asks again."
         )
         return None
-    answer = classify_answer(turn.text)
+    answer = classify_answer(turn.own_text)
     if answer == "confirm":
         log.info(
             "releasing held tool call(s) %s in %s on the user's confirmation",

@@ -776,3 +776,42 @@ async def test_addressed_is_false_only_for_server_messages_said_to_the_room(
         )
         await discord_api.wait_for_sent(3)
     assert seen == {"in a dm": True, "to the room": False, "to the bot": True}
+
+
+async def test_someone_elses_words_in_a_forward_or_a_reply_are_not_learned(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    snapshot = {
+        "message": {
+            "type": 0, "content": "I'm vegan and I work at Google. I'm in Tokyo this week",
+            "embeds": [], "attachments": [],
+            "timestamp": "2026-09-21T10:00:00+00:00", "edited_timestamp": None,
+        }
+    }  # fmt: skip
+    forward = {
+        "message_reference": {"type": 1, "channel_id": "77", "message_id": "78"},
+        "message_snapshots": [snapshot],
+    }
+    plan = message_payload(
+        7, "heading to the gym", channel_id=CHANNEL, author=user_payload(43, "bo")
+    )
+    async with running_discord(tmp_path, fake_upstream, discord_api) as channel:
+        store = services_of(channel).store
+        await discord_api.push_message("", channel_id=5, user_id=42, fields=forward)
+        await discord_api.wait_for_sent(1)
+        assert await store.memory_facts("discord:42") == []
+        data = await store.get_clock_data("discord:42")
+        assert data is None or data.located is None
+        # Replying to Bo, Ada's own words count, Bo's plan is not hers.
+        await discord_api.push_message(
+            f"<@{BOT_ID}> remember that I'm allergic to nuts",
+            channel_id=CHANNEL,
+            user_id=42,
+            guild_id=GUILD,
+            mentions=[BOT],
+            replying_to=plan,
+        )
+        await discord_api.wait_for_sent(2)
+        assert [f.text for f in await store.memory_facts("discord:42")] == ["Is allergic to nuts"]
+        data = await store.get_clock_data("discord:42")
+        assert data is None or data.latest_actions == []

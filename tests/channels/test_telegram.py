@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +17,8 @@ from channels.telegram import TelegramChannel
 from channels.telegram_format import MESSAGE_LIMIT, telegram_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError
+from middleware.pipeline import Handler
+from middleware.types import Reply, Turn
 from proxy.config import parse_config
 from proxy.services import open_services
 from tests.channels.support import (
@@ -959,3 +961,134 @@ async def test_two_members_with_one_name_are_told_apart(
     assert "Alex (telegram:51): Sun 21:00 (Asia/Tokyo)" in members
     assert "Alex (telegram:52): Sun 07:00 (America/New_York)" in members
     assert told["text"].splitlines()[1].startswith("Alex (telegram:51): Sun 1 Mar 2026 21:00")
+
+
+async def test_a_forwarded_message_teaches_nothing_about_the_user(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    # Bo's words, forwarded by Ana to ask about them: Bo is vegan, works at Google, will
+    # call the bank, is in Tokyo, decided on Postgres and must write the migration.
+    turns: list[Turn] = []
+    bo = (
+        "I'm vegan and I work at Google. I'll call the bank tomorrow at 9. I'm in Tokyo "
+        "this week. We decided to go with Postgres. I still need to write the migration."
+    )
+    async with running_telegram(
+        tmp_path, fake_upstream, telegram_api, wrap=watching(turns)
+    ) as channel:
+        store = services_of(channel).store
+        await telegram_api.push_message(bo, forwarded_from="Bo")
+        await telegram_api.push_message("/capture")
+        await telegram_api.push_message("/recap")
+        *_, recap = await telegram_api.wait_for_sent(3)
+        assert await store.memory_facts("telegram:42") == []
+        data = await store.get_clock_data("telegram:42")
+        assert data is None or (data.latest_actions == [] and data.located is None)
+        # Bo's "tomorrow at 9" is in a zone the relay does not know: not read as Ana's.
+        assert turns[0].time_expressions == ()
+        assert "Postgres" not in recap["text"] and "migration" not in recap["text"]
+        # The model, and the transcript it is given later, have Bo's words whole.
+        assert (
+            fake_upstream.requests[0]
+            .body["messages"][-1]["content"]
+            .startswith(f"[forwarded from Bo] {bo}")
+        )
+        [said, *_] = await store.transcript(turns[0].thread_key)
+        assert said.text == f"[forwarded from Bo] {bo}"
+
+
+def watching(turns: list[Turn]) -> Callable[[Handler], Handler]:
+    """A pipeline wrapper noting each turn that goes through it (to read what the stages
+    set on it once it went through)."""
+
+    def wrap(pipeline: Handler) -> Handler:
+        async def watched(turn: Turn) -> Reply:
+            turns.append(turn)
+            return await pipeline(turn)
+
+        return watched
+
+    return wrap
+
+
+async def test_only_the_words_after_a_reply_quote_are_the_users(
+    tmp_path: Path, fake_upstream: FakeUpstream, telegram_api: FakeTelegramApi
+) -> None:
+    turns: list[Turn] = []
+    async with running_telegram(
+        tmp_path, fake_upstream, telegram_api, wrap=watching(turns)
+    ) as channel:
+        store = services_of(channel).store
+        # In her DM Ana plans a call, forwards Bo's message, then answers it.
+        await telegram_api.push_message("I'll call the bank")
+        bo = await telegram_api.push_message(
+            "I'm vegan and I live in Madrid. I called the bank, heading to the gym at 9",
+            forwarded_from="Bo",
+        )
+        await telegram_api.push_message("same here haha", replying_to=bo)
+        await telegram_api.wait_for_sent(3)
+        assert await store.memory_facts("telegram:42") == []
+        assert turns[2].time_expressions == ()
+        await telegram_api.push_message("I'm vegan too", replying_to=bo)
+        await telegram_api.wait_for_sent(4)
+        assert [f.text for f in await store.memory_facts("telegram:42")] == ["Is vegan"]
+        data = await store.get_clock_data("telegram:42")
+        # Bo's call is done, not hers; his gym is not hers.
+        assert data is not None
+        assert [(a["label"], a["status"]) for a in data.latest_actions] == [
+            ("Call the bank", "planned")
+        ]
+
+        # In a group Cy replies to Bo's plan: his own request is kept, Bo's plan is not his.
+        group: dict[str, Any] = {"chat_id": -100400, "chat_type": "supergroup"}
+        plan = await telegram_api.push_message(
+            "heading to the gym", user_id=43, first_name="Bo", **group
+        )
+        await telegram_api.push_message(
+            "@chronorelay_bot remember that I'm allergic to nuts",
+            replying_to=plan,
+            user_id=44,
+            first_name="Cy",
+            entities=MENTION,
+            **group,
+        )
+        # Said to the room, Bo's whereabouts forwarded by Cy are not Cy's.
+        await telegram_api.push_message(
+            "I'm in Tokyo this week", forwarded_from="Bo", user_id=44, first_name="Cy", **group
+        )
+        await telegram_api.wait_for_sent(5)
+        await handlers_done()
+        assert [f.text for f in await store.memory_facts("telegram:44")] == ["Is allergic to nuts"]
+        data = await store.get_clock_data("telegram:44")
+        assert data is None or (data.latest_actions == [] and data.located is None)
+        # The model reads whose words are whose.
+        said = [
+            r.body["messages"][-1]["content"].split(RELAY_BLOCK)[0] for r in fake_upstream.requests
+        ]
+        assert said[2] == (
+            "[replying to Bo: \"I'm vegan and I live in Madrid. I called the bank, heading to "
+            'the gym at 9"] same here haha'
+        )
+        assert said[4] == (
+            '[Cy] [replying to Bo: "heading to the gym"] remember that I\'m allergic to nuts'
+        )
+
+
+async def test_a_forwarded_correction_does_not_change_the_users_decision(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message(
+        "We should move the billing service to Postgres. I still need to write the "
+        "migration. Actually, our docs site goes on Sphinx.",
+        forwarded_from="Bo",
+    )
+    await telegram_api.push_message("Let's go with MkDocs for our docs site.")
+    await telegram_api.push_message("/capture")
+    await telegram_api.push_message("/recap")
+    *_, captured, recap = await telegram_api.wait_for_sent(4)
+    # The session was on what Ana said, in her two messages; Bo's "actually" corrects
+    # nothing of hers.
+    assert "Summary: On “Let's go with MkDocs for our docs site.” (2 messages)" in captured["text"]
+    assert "Decided: go with MkDocs for our docs site" in recap["text"]
+    assert "Sphinx" not in captured["text"] + recap["text"]
+    assert "migration" not in recap["text"]

@@ -302,3 +302,24 @@ async def test_custom_patterns_decide_what_is_impactful(
         )
     # send_email is not in the configured list, so it passes.
     assert email.choices[0].message.tool_calls is not None
+
+
+async def test_a_yes_under_a_quote_of_the_question_releases_the_call_and_a_forward_does_not(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    # A chat bridge writes a reply's quote and a forward as the relay's channels do: the
+    # user's answer is the words after the quote; a forwarded "yes" is someone else's.
+    async with client(relay) as sdk:
+        history = await held_email(sdk)
+        forwarded = [*history, user("[forwarded from Bo] yes, send it")]
+        kept = await sdk.chat.completions.create(
+            model="fake-model", messages=forwarded, tools=SEND_EMAIL
+        )
+        assert kept.choices[0].message.tool_calls is None
+        history = await held_email(sdk)
+        quoted = [*history, user('[replying to you: "Confirm send_email?"] yes')]
+        second = await sdk.chat.completions.create(
+            model="fake-model", messages=quoted, tools=SEND_EMAIL
+        )
+    [call] = second.choices[0].message.tool_calls or []
+    assert call.function.name == "send_email"

@@ -1,0 +1,36 @@
+"""The speaker's own words of a message that carries someone else's: a forward, a reply's
+quote (``middleware.quoting``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from middleware.quoting import QUOTE_LIMIT, forwarded, own_words, replying_to
+
+
+@pytest.mark.parametrize(
+    ("text", "own"),
+    [
+        ("I'm vegan too", "I'm vegan too"),
+        (replying_to("I'm vegan too", "Bo", "is anyone vegan?"), "I'm vegan too"),
+        (replying_to("nice?", "Cy", "[photo, not passed on]"), "nice?"),
+        # Quotes inside the quote, a colon in the name: the quote's end is what counts.
+        (replying_to("why?", "Dr: Bo", 'she said "yes" then "no"'), "why?"),
+        (replying_to("and you?", "Bo", 'he wrote "[soon]"] ok'), "and you?"),
+        (replying_to("ok", "Bo", "line one\nline two"), "ok"),
+        (replying_to("ok", "Bo", "x" * (QUOTE_LIMIT + 50)), "ok"),
+        (forwarded("I'm vegan and I work at Google", "Bo"), ""),
+        (forwarded("I'm vegan"), ""),
+        (forwarded(replying_to("same", "Cy", "meet at 9"), "Bo"), ""),
+        # Written by the user, a bracket is theirs: only the relay's prefixes are left out.
+        ("[update] I moved to Lisbon", "[update] I moved to Lisbon"),
+    ],
+)
+def test_own_words_leave_out_someone_elses(text: str, own: str) -> None:
+    assert own_words(text) == own
+
+
+def test_the_model_reads_whose_words_are_whose() -> None:
+    assert replying_to("too late?", "Bo", "meet\nat 9") == '[replying to Bo: "meet at 9"] too late?'
+    assert forwarded("hi", "Bo") == "[forwarded from Bo] hi"
+    assert forwarded("hi") == "[forwarded] hi"
