@@ -21,6 +21,10 @@ There are three ways in:
   runs, for the outcome of the commit it lands in (``commit_of``): one future per
   transaction, which its caller awaits before it reports success (a turn, before its
   answer goes out). A crash of the process before the commit loses them too.
+  A transaction a caller waits on commits when its answer is ready (``committed``), or,
+  when queued writes brought it (a turn alone in the relay), as soon as they are applied:
+  the upstream is working on that turn's request then, so its answer does not wait for
+  the commit.
 - ``queue`` is ``write`` applied later: the write is queued and its future resolves once
   it is applied (before the commit, as ``write`` returns). A turn alone in the relay queues
   its inbound message so that the request goes upstream first: the write lands while the
@@ -471,10 +475,17 @@ class GroupCommitWriter:
         if self._commit_delay <= 0 or self._commit_each:
             self.flush()
             return
+        awaited = self._commit_outcome is not None
         self._apply_queued()
         if self._pending and self._handoff is None:
             # The loop's connection may not write now: ``flush`` hands them over.
             self.flush()
+        elif not awaited and self._commit_outcome is not None:
+            # A queued write just applied is a turn's message (a turn alone in the relay),
+            # and the turn will wait for this commit before its answer goes out
+            # (``committed``): commit now, while the upstream works on its request, rather
+            # than once the answer is back.
+            self._commit()
 
     def _schedule_commit(self) -> None:
         """Commit the transaction just opened ``commit_delay`` from now (with no delay, at

@@ -176,6 +176,21 @@ async def test_a_queued_inbound_lands_after_the_next_iterations_io(
     assert seen_by_the_io_callback == [False]
 
 
+async def test_a_queued_inbound_a_turn_waits_on_commits_once_applied_not_after_the_delay(
+    delayed: SqliteStore, db_path: Path, commits: list[int]
+) -> None:
+    """A turn alone in the relay waits for its message's commit before answering: the
+    commit runs as soon as the queued message lands (while the upstream works), so the
+    answer does not wait for it, nor for the commit delay."""
+    queued = await delayed.queue_inbound(inbound(T0, text="alone"))
+    await queued.message_id
+    await asyncio.sleep(0)
+
+    assert committed_texts(db_path) == ["alone"]
+    assert len(commits) == 1
+    await asyncio.wait_for(queued.durable.committed(), timeout=DELAY / 5)
+
+
 async def test_with_a_commit_delay_turns_over_many_iterations_share_one_commit(
     delayed: SqliteStore, db_path: Path, commits: list[int]
 ) -> None:
