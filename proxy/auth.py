@@ -87,7 +87,14 @@ class Authenticator:
 
 
 def _missing_key(request: web.Request) -> str:
-    scheme = request.headers.get("Authorization", "").partition(" ")[0]
+    scheme, space, _ = request.headers.get("Authorization", "").strip().partition(" ")
+    if scheme and not space:
+        # A bare credential (a key sent without "Bearer "): not a scheme to name, and a
+        # secret the answer must not repeat.
+        return (
+            "the Authorization header has no scheme; send 'Authorization: Bearer <key>' "
+            "with a key from [auth] keys"
+        )
     if scheme and scheme.lower() != "bearer":
         return (
             f"the Authorization header uses the '{scheme}' scheme; send "

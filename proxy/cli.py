@@ -145,7 +145,11 @@ _COMMANDS = (
 def _check_config(path: str | None, config: Config, *, full: bool) -> int:
     where = config_path(path)
     upstream = config.upstream
-    target = upstream.base_url if upstream.mode == "forward" else "(answers with the prompt)"
+    from proxy.upstream import shown_url
+
+    target = (
+        shown_url(upstream.base_url) if upstream.mode == "forward" else "(answers with the prompt)"
+    )
     admin = "on" if config.auth.admin_token else "off"
     print(f"{where or 'built-in defaults'}: OK")
     print(f"  upstream: {upstream.mode} {target}")

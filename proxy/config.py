@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -77,9 +78,25 @@ def _upstream_url(value: str) -> str:
 UpstreamUrl = Annotated[str, AfterValidator(_upstream_url)]
 
 
+def _one_credential(api_key: str, info: ValidationInfo) -> str:
+    """``api_key``, unless ``base_url`` carries a user and password too: aiohttp sends one
+    Authorization header, and refuses every request that asks for both."""
+    base_url = info.data.get("base_url")
+    if api_key and isinstance(base_url, str) and URL(base_url).user is not None:
+        raise ValueError(
+            "base_url has a user and password and api_key is set too, but an upstream "
+            "gets one Authorization header: keep the password in base_url (basic auth) "
+            "or api_key (Bearer), not both"
+        )
+    return api_key
+
+
+UpstreamKey = Annotated[str, AfterValidator(_one_credential)]
+
+
 class FallbackUpstream(_Section):
     base_url: UpstreamUrl
-    api_key: str = ""
+    api_key: UpstreamKey = ""
     model: str = ""
 
 
@@ -88,7 +105,7 @@ class UpstreamConfig(_Section):
     # relay can be tried without any LLM; "forward" calls base_url.
     mode: Literal["inspect", "forward"] = "inspect"
     base_url: UpstreamUrl = "https://api.openai.com/v1"
-    api_key: str = ""
+    api_key: UpstreamKey = ""
     model: str = "gpt-4o-mini"
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     read_timeout: Annotated[float, Field(gt=0)] = 120.0

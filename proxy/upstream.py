@@ -41,14 +41,17 @@ class Target:
     """One endpoint to try: the primary, or a fallback in order."""
 
     base_url: str
-    api_key: str
-    model: str
+    api_key: str = field(repr=False)
+    model: str = ""
     # Built once: every request to this target sends the same URL and headers.
     completions_url: URL = field(init=False, compare=False, repr=False)
     headers: CIMultiDictProxy[str] = field(init=False, compare=False, repr=False)
+    # The address errors and the log name: never a password in the URL.
+    shown: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "completions_url", URL(f"{self.base_url}/chat/completions"))
+        object.__setattr__(self, "shown", shown_url(self.base_url))
         object.__setattr__(self, "headers", CIMultiDictProxy(CIMultiDict(_headers(self))))
 
 
@@ -121,7 +124,7 @@ class HttpUpstream:
             except UpstreamError as exc:
                 last = exc
             if index + 1 < len(self._targets):
-                log.warning("upstream %s failed (%s); trying fallback", target.base_url, last)
+                log.warning("upstream %s failed (%s); trying fallback", target.shown, last)
         assert last is not None
         raise last
 
@@ -155,13 +158,13 @@ class HttpUpstream:
             )
         except TimeoutError as exc:
             raise UpstreamTimeout(
-                f"the upstream at {target.base_url} did not answer within "
+                f"the upstream at {target.shown} did not answer within "
                 f"{self._config.connect_timeout:g}s (connect) / "
                 f"{self._config.read_timeout:g}s (read)"
             ) from exc
         except aiohttp.ClientError as exc:
             raise UpstreamUnavailable(
-                f"cannot reach the upstream at {target.base_url}: {exc}"
+                f"cannot reach the upstream at {target.shown}: {exc}"
             ) from exc
         try:
             if response.status >= 400:
@@ -177,7 +180,7 @@ class HttpUpstream:
                 self._metrics.upstream_latency.observe(time.perf_counter() - started)
                 if not first:
                     raise UpstreamUnavailable(
-                        f"the upstream at {target.base_url} closed the stream before any data"
+                        f"the upstream at {target.shown} closed the stream before any data"
                     )
                 return Reply(
                     stream=ReplyStream(_chunks(first, response), response.close),
@@ -190,12 +193,12 @@ class HttpUpstream:
         except TimeoutError as exc:
             response.close()
             raise UpstreamTimeout(
-                f"the upstream at {target.base_url} sent no data for {self._config.read_timeout:g}s"
+                f"the upstream at {target.shown} sent no data for {self._config.read_timeout:g}s"
             ) from exc
         except aiohttp.ClientError as exc:
             response.close()
             raise UpstreamUnavailable(
-                f"the upstream at {target.base_url} broke off the answer: {exc}"
+                f"the upstream at {target.shown} broke off the answer: {exc}"
             ) from exc
         except BaseException:
             # Cancelled (client went away) or an error status: drop the connection so
@@ -213,6 +216,13 @@ async def _chunks(first: bytes, response: aiohttp.ClientResponse) -> AsyncIterat
         raise UpstreamTimeout("the upstream stopped sending mid-stream") from exc
     except aiohttp.ClientError as exc:
         raise UpstreamUnavailable(f"the upstream broke off the stream: {exc}") from exc
+
+
+def shown_url(base_url: str) -> str:
+    """``base_url`` as errors, the log and ``check-config`` show it: without the user and
+    password a URL may carry for HTTP basic auth, which clients and log readers must not
+    learn."""
+    return str(URL(base_url).with_user(None))
 
 
 def _headers(target: Target) -> dict[str, str]:

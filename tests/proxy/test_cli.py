@@ -274,3 +274,17 @@ def test_serve_beside_a_relay_serving_the_same_store_exits_with_a_message(
     assert "is serving the SQLite store at" in err
     assert "Stop that relay first" in err
     assert "Traceback" not in err
+
+
+def test_check_config_shows_the_upstream_without_its_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_file(tmp_path, "a")
+    upstream = (
+        '[upstream]\nmode = "forward"\nbase_url = "https://relay:s3cret-pw@llm.internal/v1"\n'
+    )
+    config.write_text(config.read_text() + upstream)
+    assert main(["check-config", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "  upstream: forward https://llm.internal/v1\n" in out
+    assert "s3cret-pw" not in out

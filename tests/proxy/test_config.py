@@ -408,3 +408,13 @@ def test_a_single_bracket_table_where_a_list_is_meant_says_to_double_them() -> N
     # A list of plain values is not a list of tables: no such advice.
     [problem] = problems("[clock.inference]\nimpactful_tool_patterns = { send = 1 }\n")
     assert problem.endswith("impactful_tool_patterns: Input should be a valid list")
+
+
+@pytest.mark.parametrize("table", ["[upstream]", "[[upstream.fallbacks]]"])
+def test_an_upstream_gets_a_password_in_its_url_or_an_api_key_not_both(table: str) -> None:
+    # aiohttp refuses to send both, so every request would fail as an internal error.
+    with pytest.raises(ConfigError) as caught:
+        parse_config(f'{table}\nbase_url = "https://me:pw@llm.example/v1"\napi_key = "sk-1"\n')
+    assert "line 3: upstream." in str(caught.value)
+    assert "api_key: base_url has a user and password and api_key is set too" in str(caught.value)
+    assert parse_config(f'{table}\nbase_url = "https://me:pw@llm.example/v1"\n')

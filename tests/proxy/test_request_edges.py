@@ -210,6 +210,14 @@ async def test_a_basic_scheme_is_told_to_use_bearer(relay_factory: RelayFactory)
     assert "'Basic' scheme" in _message(raw)
 
 
+async def test_a_key_sent_without_bearer_is_not_repeated_back(relay_factory: RelayFactory) -> None:
+    relay = await relay_factory(auth=_keys())
+    status, _, raw = await _post(relay, HELLO, {"Authorization": AGENT_KEY})
+    assert status == 401
+    assert "'Authorization: Bearer <key>'" in _message(raw)
+    assert AGENT_KEY not in _message(raw)
+
+
 async def test_one_model_can_be_retrieved(relay: RunningServer) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{relay.url}/v1/models/fake-model") as response:

@@ -51,3 +51,19 @@ async def test_cookies_an_upstream_sets_are_not_sent_back(
         await _post(relay, {"model": "fake-model", "messages": HI})
     assert len(fake_upstream.requests) == 3
     assert all("Cookie" not in seen.headers for seen in fake_upstream.requests)
+
+
+async def test_a_password_in_the_upstream_url_is_not_shown_to_clients_or_the_log(
+    relay_factory: RelayFactory, unused_tcp_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Basic auth in the URL is how some self-hosted LLMs behind a proxy are reached; the
+    # address in an error helps, the password in it would go to every API client.
+    base = f"http://relay:s3cret-pw@127.0.0.1:{unused_tcp_port}/v1"
+    relay = await relay_factory(upstream={"base_url": base, "api_key": "", "retries": 0})
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{relay.url}/v1/chat/completions", json={"messages": HI}) as r:
+            assert r.status == 502
+            message = (await r.json())["error"]["message"]
+    assert f"the upstream at http://127.0.0.1:{unused_tcp_port}/v1" in message
+    assert "s3cret-pw" not in message and "s3cret-pw" not in caplog.text
+    assert "upstream error" in caplog.text
