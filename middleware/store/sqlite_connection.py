@@ -177,7 +177,9 @@ class SqliteConnections:
         failure = None if self._batcher is None else self._batcher.failure
         if failure is None:
             return None
-        return f"the SQLite store at {self._path} could not write: {explained(failure)}"
+        # Shown by /readyz, which needs no key: the reason, not the file's path (the log
+        # names it).
+        return f"the SQLite store could not write: {explained(failure)}"
 
     # -- plumbing ----------------------------------------------------------------------
 

@@ -384,6 +384,7 @@ async def test_a_message_whose_commit_fails_is_answered_503_and_readyz_says_why(
             ready = await r.json()
         assert ready["store"] == "unavailable"
         assert "could not write: database or disk is full" in ready["store_error"]
+        assert "/" not in ready["store_error"]  # no file path: /readyz needs no key
 
         filling_disk.full = False  # space is back
         async with http.post(f"{relay.url}{URL}", json=body, headers=thread) as r:
