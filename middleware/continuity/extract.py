@@ -22,11 +22,11 @@ precision and recall (``bench/extraction_quality.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from middleware.continuity.done import reports_done
+from middleware.continuity.done import reports_done, reports_named_done
 
 __all__ = [
     "CONTEXT_MAX",
@@ -58,6 +58,7 @@ _OWN_VERB_OVERLAP = 0.5
 _PREPOSITIONS = frozenset(
     "for to in on at by from with about into onto before after until so because via per".split()
 )
+_ARTICLES = frozenset("the a an my our their his her its this that these those".split())
 _SCAN_LIMIT = 4000  # per turn: a pasted document is not where the user's plans are
 _HEDGE_WINDOW = 400  # an assistant reply hedges in its opening, not in paragraph nine
 _TERSE_WORDS = 8
@@ -528,6 +529,8 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
         if not wanted:
             continue
         verb, thing = _item_verb(item), _object_words(item)
+        phrase = _verb_phrase(item)
+        names_it = _names_the_work(item, phrase)
 
         def is_item_word(word: str, thing: set[str] = thing) -> bool:
             return bool(_content_words(word) & thing)
@@ -549,7 +552,46 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
             ):
                 resolved.add(index)
                 break
+            # The work named as a noun and reported ended: "the load test passed",
+            # "done with the load test" for "load test the invoice endpoint".
+            if reports_named_done(sentence, phrase, names_it):
+                resolved.add(index)
+                break
     return resolved
+
+
+def _verb_phrase(item: str) -> tuple[str, ...]:
+    """The words an item's action is named by: its leading words up to a determiner or
+    preposition, at most two ("load", "test" of "load test the invoice endpoint"; "pull"
+    of "pull the Christensen data"), or its first word when none follows."""
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))
+    for end, word in enumerate(words[:3]):
+        if end and (word in _ARTICLES or word in _PREPOSITIONS):
+            return tuple(words[:end])
+    return tuple(words[:1])
+
+
+def _names_the_work(item: str, phrase: Sequence[str]) -> Callable[[Sequence[str]], bool]:
+    """Whether words name ``item``'s work: only the item's own words, naming its action
+    ("the load test") or all it acts on ("the invoice endpoint"), and two of them or
+    most of the item ("the test" is any test; "the load test" is not "review the load
+    test results", whose action and object it names neither)."""
+    every = _content_words(item)
+    action = _content_words(" ".join(phrase))
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))[len(phrase) :]
+    ends = next((at for at, word in enumerate(words) if at and word in _PREPOSITIONS), None)
+    thing = _content_words(" ".join(words[:ends]))
+
+    def names_it(words: Sequence[str]) -> bool:
+        named = _content_words(" ".join(words))
+        return (
+            bool(named)
+            and named <= every
+            and (len(named) >= 2 or len(named) >= RESOLVED_OVERLAP * len(every))
+            and ((bool(action) and action <= named) or (bool(thing) and thing <= named))
+        )
+
+    return names_it
 
 
 def _names_another(sentence: str, item: str, wanted: set[str]) -> bool:

@@ -377,6 +377,42 @@ def test_a_past_form_that_is_a_plan_a_negation_or_about_something_else_resolves_
     assert find_resolved([item], [_user(text)]) == set()
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The load test passed at 500 rps.",
+        "ok, the load test has now passed",
+        "The invoice endpoint is load tested.",
+        "Done with the load test.",
+        "Finished the load test, now the retry policy.",
+        "We passed the load test.",
+    ],
+)
+def test_the_work_named_as_a_noun_and_reported_ended_is_resolved(text: str) -> None:
+    """ "passed" is no past form of "load", and the report names the work, not most of
+    the item's words."""
+    assert find_resolved(["load test the invoice endpoint"], [_user(text)]) == {0}
+
+
+@pytest.mark.parametrize(
+    ("item", "text"),
+    [
+        ("load test the invoice endpoint", "The load test is scheduled for Friday."),
+        ("load test the invoice endpoint", "Did the load test fail?"),
+        ("load test the invoice endpoint", "The load test passed?"),
+        ("load test the invoice endpoint", "The load test didn't pass."),
+        ("load test the invoice endpoint", "The load test hasn't passed yet."),
+        ("load test the invoice endpoint", "Once the load test is done we ship."),
+        ("load test the invoice endpoint", "I need the load test done by Friday."),
+        ("load test the invoice endpoint", "Done with the load test script."),
+        ("test the login flow", "The test passed."),  # any test
+        ("review the load test results", "The load test passed."),  # not its results
+    ],
+)
+def test_a_mention_of_the_work_or_of_other_work_resolves_nothing(item: str, text: str) -> None:
+    assert find_resolved([item], [_user(text)]) == set()
+
+
 def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
     items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
     turns = [
