@@ -42,6 +42,8 @@ __all__ = [
     "clean_item",
     "is_sign_off",
     "is_terse_continuation",
+    "moved_on_to",
+    "moves_on",
     "settled_later",
     "split_sentences",
 ]
@@ -202,6 +204,28 @@ _NOT_WORK = (
     r"(?:vent|talk|know|understand|say|admit|confess|rant|be|go|leave|run|sleep|eat|pee"
     r"|rest|relax|breathe|calm|think|hear|see|tell\s+you|ask\s+you|stop|focus)\b"
 )
+
+# After "next": a time or a subject, not the name of something to move on to.
+_NOT_A_NAME = (
+    r"(?:is|are|was|were|will|i|we|you|they|he|she|it|step|steps|week|month|year|time"
+    r"|day|\w+day|one|thing|up)\b"
+)
+# A word that makes a clause of a name: "the tests passed", "the team will decide".
+_VERB_LIKE = (
+    r"(?:\w+ed|is|are|was|were|be|been|has|have|had|will|would|can|could|should|must"
+    r"|need|needs|do|does|did|goes|go|went|got|gets|get|let|lets|i|we|you|they)\b"
+)
+
+# Telling the agent what to turn to: a name ("next the retry policy") or a task ("next,
+# write the tests"), not a statement ("next is the exhibit list", "next week I'm away").
+# Said after the name, not part of it: "on to the export format now".
+_LAST_WORD = r"(?:now|then|please)\b"
+_MOVE_ON = _re(
+    rf"(?:next(?:\s+up)?|(?:moving\s+)?on\s+to)\b\s*[:,—–-]?\s*(?!{_NOT_A_NAME})"
+    rf"(?:{_TASK}|{_DEFER}|(?P<name>(?!{_VERB_LIKE})[\w'-]+"
+    rf"(?:\s+(?!{_VERB_LIKE}|{_LAST_WORD})[\w'-]+)*)(?:\s+{_LAST_WORD})?[\s.!…]*$)"
+)
+_NAME_WORDS = 5  # "the retry policy": a name; longer, and it is more than a name
 
 # --- open questions -------------------------------------------------------------------
 
@@ -501,6 +525,24 @@ def states_an_item(text: str) -> bool:
     """Whether a user message states an open item or a decision in one of its sentences
     (by the sentence rules alone: an unanswered question is not one here)."""
     return any(classify_sentence(sentence) for sentence in _sentences(text))
+
+
+def moves_on(sentence: str) -> bool:
+    """Whether ``sentence`` only tells the agent what to turn to next ("ok, next the
+    retry policy", "next, write the tests", "on to the exhibits"): a cue, not a statement
+    of where the work stood."""
+    text = " ".join(sentence.replace("’", "'").split())
+    return _MOVE_ON.match(_FILLER.sub("", text, count=1)) is not None
+
+
+def moved_on_to(sentence: str) -> str | None:
+    """What a cue to move on names, as a card item ("the retry policy" of "ok, next the
+    retry policy"), when it names something in a few words; ``None`` otherwise."""
+    text = " ".join(sentence.replace("’", "'").split())
+    found = _MOVE_ON.match(_FILLER.sub("", text, count=1))
+    if found is None or not found["name"] or len(found["name"].split()) > _NAME_WORDS:
+        return None
+    return _clean(found["name"]) or None
 
 
 def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> set[int]:

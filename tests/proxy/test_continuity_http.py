@@ -786,6 +786,28 @@ async def test_work_reported_passed_is_not_left_open_on_the_card(
     assert "load test the invoice endpoint" not in resume, resume
 
 
+async def test_a_summary_ends_on_where_the_work_stood_not_on_a_cue_to_move_on(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the invoice service ready for launch.",
+        "The load test passed at 500 rps.",
+        "ok, next the retry policy",
+    ):
+        await ana.say(text, after=timedelta(minutes=2))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == (
+        "On “Let's get the invoice service ready for launch.” (3 messages). "
+        "Open: the retry policy. Ended on “The load test passed at 500 rps.”"
+    )
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Open: the retry policy" in resume, resume
+    assert "next the retry policy" not in resume, resume
+
+
 async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

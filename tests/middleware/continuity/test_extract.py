@@ -24,6 +24,8 @@ from middleware.continuity.extract import (
     find_resolved,
     is_sign_off,
     is_terse_continuation,
+    moved_on_to,
+    moves_on,
 )
 from middleware.continuity.words import item_form
 
@@ -297,6 +299,40 @@ def test_a_hedge_deep_in_a_long_answer_does_not_count() -> None:
     answer = "The deadline is 14 days after service. " * 20 + "I'm not sure about holidays."
     turns = [_user("What's the deadline for the reply?"), _assistant(answer)]
     assert extract_open_questions(turns) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("ok, next the retry policy", "the retry policy"),
+        ("Next up: the invoices.", "the invoices"),
+        ("Moving on to the export format now.", "the export format"),
+        ("next, write the tests", None),  # a task, not a name
+        ("Next is the exhibit list for the call.", None),  # a statement
+        ("Next the team decided to ship.", None),  # a story
+        ("next, the tests passed", None),
+        ("next time", None),
+        ("OK, next", None),
+    ],
+)
+def test_a_cue_to_move_on_names_what_it_moves_on_to(text: str, name: str | None) -> None:
+    assert moved_on_to(text) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("ok, next the retry policy", True),
+        ("next, write the tests", True),
+        ("now on to the exhibits", True),
+        ("Next is the exhibit list for the call.", False),
+        ("Next week I'm away.", False),
+        ("next, the tests passed", False),
+        ("The load test passed.", False),
+    ],
+)
+def test_a_cue_to_move_on_is_told_from_a_statement(text: str, cue: bool) -> None:
+    assert moves_on(text) is cue
 
 
 # --- resolution -----------------------------------------------------------------------
