@@ -552,7 +552,14 @@ def said_an_item(session: Session, messages: Sequence[StoredMessage]) -> bool:
     what makes a short session worth capturing, where "hi", "thanks" or a question with
     nothing decided do not (spec 001 §5.2)."""
     fresh = since_capture(session, messages)
-    return any(m.role == "user" and states_an_item(m.text) for m in fresh)
+    return any(m.role == "user" and (states_an_item(m.text) or _names_next(m.text)) for m in fresh)
+
+
+def _names_next(text: str) -> bool:
+    """Whether a message ends on a cue to move on to something it names ("ok, next the
+    retry policy"), which capture keeps open when the session ends on it."""
+    sentences = split_sentences(text)
+    return bool(sentences) and moved_on_to(sentences[-1]) is not None
 
 
 def captured(session: Session, message: StoredMessage) -> bool:

@@ -807,6 +807,13 @@ async def test_a_summary_ends_on_where_the_work_stood_not_on_a_cue_to_move_on(
     assert "Open: the retry policy" in resume, resume
     assert "next the retry policy" not in resume, resume
 
+    # A short session that only says what is next is worth capturing for it.
+    await ana.say("ok, next the rate limits", after=timedelta(minutes=1))
+    clock.advance(timedelta(minutes=20))
+    assert [c["trigger"] for c in await tick(relay)] == ["idle_timeout"]
+    resume = cards_in(await ana.block_for("hi", after=timedelta(days=1)))["resume"]
+    assert "Open: the rate limits" in resume, resume
+
 
 async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
