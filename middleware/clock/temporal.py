@@ -60,6 +60,10 @@ _MINUTE = timedelta(minutes=1)
 _HALF_HOUR = timedelta(minutes=30)
 _TWO_HOURS = timedelta(hours=2)
 _MONTH = timedelta(days=30)
+# From four days the absence is more than a night or a long weekend (Thursday evening to
+# Monday morning is under 4 days), so "review yesterday" undersells it; from a month (the
+# elapsed line's switch to months and the default long-gap check-in) it is a long one.
+_DAYS_AWAY = timedelta(days=4)
 _SMALL_HOURS = timedelta(hours=SMALL_HOURS_END)
 
 
@@ -268,7 +272,10 @@ def _members_line(facts: TemporalFacts) -> str:
 
 
 def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
-    """spec 004 §5 behavioural hint for the gap since the last interaction here."""
+    """spec 004 §5 behavioural hint for the gap since the last interaction here: none
+    below 30 minutes, then "a while" (below 2 hours), "several hours", "a new day" (a day
+    begins at ``SMALL_HOURS_END``), "N days away" from 4 days and "N months away" from
+    30 days, counted as the block's elapsed line counts them."""
     if last is None:
         return None
     gap = now - last
@@ -279,6 +286,16 @@ def gap_hint(now: datetime, last: datetime | None, tz: tzinfo) -> str | None:
         # of a conversation with 5-minute pauses it is exactly the elapsed-time remark
         # spec 000 §9 forbids, so below 30 minutes the model just continues.
         return None
+    if gap >= _MONTH:
+        return (
+            f"Gap: {_months_or_years(gap)} away — a long absence: welcome them back, recap "
+            "where things stood and ask what has changed before relying on earlier plans."
+        )
+    if gap >= _DAYS_AWAY:
+        return (
+            f"Gap: {gap.days} days away — welcome them back and review where things stood, "
+            "not just the last session, before picking up."
+        )
     if _day_of(now, tz) != _day_of(last, tz) and gap >= _TWO_HOURS:
         return (
             "Gap: a new day since the last interaction — treat it as a fresh start and "
@@ -306,12 +323,17 @@ def ago(delta: timedelta) -> str:
     if delta < _MINUTE:
         return "just now"
     if delta >= _MONTH:
-        return f"{format_timedelta(delta, threshold=1, add_direction=False, locale='en')} ago"
+        return f"{_months_or_years(delta)} ago"
     days, rest = divmod(int(delta.total_seconds()), 86400)
     hours, rest = divmod(rest, 3600)
     counts = ((days, "day"), (hours, "hour"), (rest // 60, "minute"))
     shown = [f"{count} {name}{'' if count == 1 else 's'}" for count, name in counts if count]
     return " ".join(shown[:2]) + " ago"
+
+
+def _months_or_years(delta: timedelta) -> str:
+    """'1 month', '5 months', '2 years': one rounded unit, for a month or more."""
+    return str(format_timedelta(delta, threshold=1, add_direction=False, locale="en"))
 
 
 # The block is read by the model, always in English and one fixed shape, on every turn:

@@ -36,6 +36,8 @@ from middleware.continuity.extract import (
     find_resolved,
     is_sign_off,
     is_terse_continuation,
+    moved_on_to,
+    moves_on,
     settled_later,
     split_sentences,
     states_an_item,
@@ -66,6 +68,8 @@ log = logging.getLogger(__name__)
 # Messages read for one capture: the last 10 user turns and their answers, with room.
 _MESSAGES_READ = 40
 HEURISTIC_CONFIDENCE = 0.6
+# Inferred from a cue to move on, not said to be open: as low as the heuristic items go.
+MOVED_ON_CONFIDENCE = 0.55
 # A deterministic summary's length: a line of the 120-token resume card (spec 001 §6.1).
 SUMMARY_MAX = 200
 # Triggers that capture only a dirty session; a manual request or the history about to be
@@ -302,6 +306,11 @@ class Capturer:
                     corrections.append(fixed)
             questions = [item for _, kind, item in said if kind == "question"]
             decisions = [item for _, kind, item in said if kind == "decision"]
+            next_up = _left_for_next(messages)
+            if next_up is not None and next_up.text.casefold() not in {
+                item.text.casefold() for item in questions
+            }:
+                questions.append(next_up)
         parts = templated_summary(messages, questions, decisions)
         return _Extraction(
             summary=parts.text() if parts is not None else None,
@@ -544,7 +553,17 @@ def said_an_item(session: Session, messages: Sequence[StoredMessage]) -> bool:
     what makes a short session worth capturing, where "hi", "thanks" or a question with
     nothing decided do not (spec 001 §5.2)."""
     fresh = since_capture(session, messages)
-    return any(m.role == "user" and states_an_item(own_words(m.text)) for m in fresh)
+    return any(
+        m.role == "user" and (states_an_item(own := own_words(m.text)) or _names_next(own))
+        for m in fresh
+    )
+
+
+def _names_next(text: str) -> bool:
+    """Whether a message ends on a cue to move on to something it names ("ok, next the
+    retry policy"), which capture keeps open when the session ends on it."""
+    sentences = split_sentences(text)
+    return bool(sentences) and moved_on_to(sentences[-1]) is not None
 
 
 def captured(session: Session, message: StoredMessage) -> bool:
@@ -632,10 +651,26 @@ def _about_the_work(text: str) -> str | None:
     return None
 
 
+def _left_for_next(messages: Sequence[StoredMessage]) -> _Item | None:
+    """What the session ended on turning to, left open: "ok, next the retry policy" as
+    the user's last word about the work leaves "the retry policy" open (said before
+    more work, the session went on to it)."""
+    for message in reversed(messages):
+        if (
+            message.role != "user"
+            or (part := _about_the_work(own_words(message.text).strip())) is None
+        ):
+            continue  # "ok", "brb": not about the work
+        name = moved_on_to(split_sentences(part)[-1])
+        return None if name is None else _Item(name, part, MOVED_ON_CONFIDENCE, message.at)
+    return None
+
+
 def _states(text: str) -> bool:
-    """Whether ``text`` ends on a statement, not a question or a request to the model."""
+    """Whether ``text`` ends on a statement, not a question, a request to the model or a
+    cue to move on ("ok, next the retry policy")."""
     last = split_sentences(text)[-1]
-    return not last.rstrip().endswith("?") and _REQUEST.match(last) is None
+    return not last.rstrip().endswith("?") and _REQUEST.match(last) is None and not moves_on(last)
 
 
 def _folded(text: str) -> str:

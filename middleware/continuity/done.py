@@ -16,9 +16,9 @@ data.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-__all__ = ["past_forms", "reports_done"]
+__all__ = ["past_forms", "reports_done", "reports_named_done"]
 
 _IRREGULAR: dict[str, tuple[str, ...]] = {
     "begin": ("began", "begun"),
@@ -121,7 +121,21 @@ _CLAUSE_END = re.compile(
     r"(?:\s+(?:now|today|yesterday|finally|already|too|at\s+last|this\s+(?:morning|afternoon)"
     r"|up|out|off|back))*\s*(?:[,.;:!…—–-]|$|\s+(?:and|so|but)\b)"
 )
+# Say a piece of work named as a noun came to its end, whatever the item's verb: "the
+# load test passed", "the migration is finished", "the invoice bug got fixed".
+_OUTCOMES = frozenset(
+    "passed done finished complete completed shipped fixed sorted succeeded merged deployed".split()
+)
+# Before the work they end: "finished the load test", "passed the load test"; "done" and
+# "through" take "with" ("done with the load test").
+_ENDS_WORK = frozenset("finished completed shipped passed fixed sorted".split())
+_ENDS_WITH = frozenset({"done", "finished", "through"})
+# A name of a piece of work is a few words: more, and the sentence says something else.
+_NAME_WORDS = 6
+# What may follow the name of the work it ends: "done with the load test now, and …".
+_AFTER_NAME = frozenset("now today yesterday finally already too and so but then".split())
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
+_IN_CLAUSE = re.compile(r"[\s'-]*")
 _CONSONANT_Y = re.compile(r"[^aeiou]y$")
 _DOUBLES = re.compile(r"[^aeiou][aeiou][bdgklmnprtv]$")
 
@@ -188,3 +202,91 @@ def _object_after(tokens: list[tuple[str, int]], index: int) -> str | None:
         if token not in _DETERMINERS and token not in ("up", "out", "off", "in", "back"):
             return token
     return None
+
+
+def reports_named_done(
+    sentence: str, verb_phrase: Sequence[str], is_name: Callable[[Sequence[str]], bool]
+) -> bool:
+    """Whether ``sentence`` reports done a piece of work it names by words ``is_name``
+    accepts: "the load test passed", "done with the load test", "finished the load test",
+    or, in the item's own verb phrase ``verb_phrase`` ("load", "test"), "the invoice
+    endpoint is load tested". Not a question, and not after a negation, wish, plan,
+    modal or condition ("the load test didn't pass", "once the load test is done"); a
+    mention ("the load test is scheduled") reports nothing."""
+    if sentence.rstrip().endswith("?"):
+        return False
+    text = sentence.lower().replace("’", "'")
+    tokens = [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    words = [token for token, _, _ in tokens]
+    for index, (token, at, _) in enumerate(tokens):
+        if _NOT_YET.search(text[:at]):
+            return False  # every later word comes after it too
+        start = _outcome_start(words, index, verb_phrase)
+        if start is not None:
+            name = _name_before(text, tokens, start)
+            if name and is_name(name):
+                return True
+        follows = index + 1
+        if token in _ENDS_WITH and words[follows : follows + 1] == ["with"]:
+            follows += 1
+        elif token not in _ENDS_WORK:
+            continue
+        name = _name_after(text, tokens, follows)
+        if name and is_name(name):
+            return True
+    return False
+
+
+def _outcome_start(words: list[str], index: int, verb_phrase: Sequence[str]) -> int | None:
+    """Where an outcome ending at ``index`` begins: "passed" on its own, or "load tested"
+    for the verb phrase "load test"."""
+    if words[index] in _OUTCOMES:
+        return index
+    if len(verb_phrase) < 2 or words[index] not in past_forms(verb_phrase[-1]):
+        return None
+    start = index - len(verb_phrase) + 1
+    return start if start >= 0 and words[start:index] == list(verb_phrase[:-1]) else None
+
+
+def _name_before(text: str, tokens: list[tuple[str, int, int]], index: int) -> list[str]:
+    """The words naming the work before ``tokens[index]``, past "is", "has been" and the
+    like: back to a determiner, a clause break or the sentence start ("load", "test" of
+    "ok, the load test has now passed")."""
+    back = index
+    while back > 0 and tokens[back - 1][0] in _BETWEEN and _joined(text, tokens, back - 1):
+        back -= 1
+    name: list[str] = []
+    while back > 0 and _joined(text, tokens, back - 1):
+        token = tokens[back - 1][0]
+        if token in _DETERMINERS:
+            break
+        name.insert(0, token)
+        back -= 1
+        if len(name) > _NAME_WORDS:
+            return []
+    return name
+
+
+def _name_after(text: str, tokens: list[tuple[str, int, int]], index: int) -> list[str]:
+    """The words naming the work from ``tokens[index]`` to the clause's end, determiners
+    skipped ("load", "test" of "done with the load test, now the retry policy")."""
+    while index < len(tokens) and tokens[index][0] in _DETERMINERS:
+        index += 1
+    name: list[str] = []
+    while index < len(tokens) and tokens[index][0] not in _AFTER_NAME:
+        name.append(tokens[index][0])
+        if len(name) > _NAME_WORDS:
+            return []
+        if not _joined(text, tokens, index):
+            break
+        index += 1
+    return name
+
+
+def _joined(text: str, tokens: list[tuple[str, int, int]], index: int) -> bool:
+    """Whether ``tokens[index]`` and the next one are in one clause (only spaces, an
+    apostrophe or a hyphen between them)."""
+    if index + 1 >= len(tokens):
+        return False
+    between = text[tokens[index][2] : tokens[index + 1][1]]
+    return _IN_CLAUSE.fullmatch(between) is not None

@@ -22,11 +22,11 @@ precision and recall (``bench/extraction_quality.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from middleware.continuity.done import reports_done
+from middleware.continuity.done import reports_done, reports_named_done
 from middleware.quoting import own_words
 
 __all__ = [
@@ -43,6 +43,8 @@ __all__ = [
     "clean_item",
     "is_sign_off",
     "is_terse_continuation",
+    "moved_on_to",
+    "moves_on",
     "settled_later",
     "split_sentences",
 ]
@@ -59,6 +61,7 @@ _OWN_VERB_OVERLAP = 0.5
 _PREPOSITIONS = frozenset(
     "for to in on at by from with about into onto before after until so because via per".split()
 )
+_ARTICLES = frozenset("the a an my our their his her its this that these those".split())
 _SCAN_LIMIT = 4000  # per turn: a pasted document is not where the user's plans are
 _HEDGE_WINDOW = 400  # an assistant reply hedges in its opening, not in paragraph nine
 _TERSE_WORDS = 8
@@ -202,6 +205,28 @@ _NOT_WORK = (
     r"(?:vent|talk|know|understand|say|admit|confess|rant|be|go|leave|run|sleep|eat|pee"
     r"|rest|relax|breathe|calm|think|hear|see|tell\s+you|ask\s+you|stop|focus)\b"
 )
+
+# After "next": a time or a subject, not the name of something to move on to.
+_NOT_A_NAME = (
+    r"(?:is|are|was|were|will|i|we|you|they|he|she|it|step|steps|week|month|year|time"
+    r"|day|\w+day|one|thing|up)\b"
+)
+# A word that makes a clause of a name: "the tests passed", "the team will decide".
+_VERB_LIKE = (
+    r"(?:\w+ed|is|are|was|were|be|been|has|have|had|will|would|can|could|should|must"
+    r"|need|needs|do|does|did|goes|go|went|got|gets|get|let|lets|i|we|you|they)\b"
+)
+
+# Telling the agent what to turn to: a name ("next the retry policy") or a task ("next,
+# write the tests"), not a statement ("next is the exhibit list", "next week I'm away").
+# Said after the name, not part of it: "on to the export format now".
+_LAST_WORD = r"(?:now|then|please)\b"
+_MOVE_ON = _re(
+    rf"(?:next(?:\s+up)?|(?:moving\s+)?on\s+to)\b\s*[:,—–-]?\s*(?!{_NOT_A_NAME})"
+    rf"(?:{_TASK}|{_DEFER}|(?P<name>(?!{_VERB_LIKE})[\w'-]+"
+    rf"(?:\s+(?!{_VERB_LIKE}|{_LAST_WORD})[\w'-]+)*)(?:\s+{_LAST_WORD})?[\s.!…]*$)"
+)
+_NAME_WORDS = 5  # "the retry policy": a name; longer, and it is more than a name
 
 # --- open questions -------------------------------------------------------------------
 
@@ -503,6 +528,24 @@ def states_an_item(text: str) -> bool:
     return any(classify_sentence(sentence) for sentence in _sentences(text))
 
 
+def moves_on(sentence: str) -> bool:
+    """Whether ``sentence`` only tells the agent what to turn to next ("ok, next the
+    retry policy", "next, write the tests", "on to the exhibits"): a cue, not a statement
+    of where the work stood."""
+    text = " ".join(sentence.replace("’", "'").split())
+    return _MOVE_ON.match(_FILLER.sub("", text, count=1)) is not None
+
+
+def moved_on_to(sentence: str) -> str | None:
+    """What a cue to move on names, as a card item ("the retry policy" of "ok, next the
+    retry policy"), when it names something in a few words; ``None`` otherwise."""
+    text = " ".join(sentence.replace("’", "'").split())
+    found = _MOVE_ON.match(_FILLER.sub("", text, count=1))
+    if found is None or not found["name"] or len(found["name"].split()) > _NAME_WORDS:
+        return None
+    return _clean(found["name"]) or None
+
+
 def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> set[int]:
     """Indexes into ``open_items`` that a user turn in ``turns`` resolves.
 
@@ -529,6 +572,8 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
         if not wanted:
             continue
         verb, thing = _item_verb(item), _object_words(item)
+        phrase = _verb_phrase(item)
+        names_it = _names_the_work(item, phrase)
 
         def is_item_word(word: str, thing: set[str] = thing) -> bool:
             return bool(_content_words(word) & thing)
@@ -550,7 +595,46 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
             ):
                 resolved.add(index)
                 break
+            # The work named as a noun and reported ended: "the load test passed",
+            # "done with the load test" for "load test the invoice endpoint".
+            if reports_named_done(sentence, phrase, names_it):
+                resolved.add(index)
+                break
     return resolved
+
+
+def _verb_phrase(item: str) -> tuple[str, ...]:
+    """The words an item's action is named by: its leading words up to a determiner or
+    preposition, at most two ("load", "test" of "load test the invoice endpoint"; "pull"
+    of "pull the Christensen data"), or its first word when none follows."""
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))
+    for end, word in enumerate(words[:3]):
+        if end and (word in _ARTICLES or word in _PREPOSITIONS):
+            return tuple(words[:end])
+    return tuple(words[:1])
+
+
+def _names_the_work(item: str, phrase: Sequence[str]) -> Callable[[Sequence[str]], bool]:
+    """Whether words name ``item``'s work: only the item's own words, naming its action
+    ("the load test") or all it acts on ("the invoice endpoint"), and two of them or
+    most of the item ("the test" is any test; "the load test" is not "review the load
+    test results", whose action and object it names neither)."""
+    every = _content_words(item)
+    action = _content_words(" ".join(phrase))
+    words: list[str] = _WORD.findall(item.lower().replace("’", "'"))[len(phrase) :]
+    ends = next((at for at, word in enumerate(words) if at and word in _PREPOSITIONS), None)
+    thing = _content_words(" ".join(words[:ends]))
+
+    def names_it(words: Sequence[str]) -> bool:
+        named = _content_words(" ".join(words))
+        return (
+            bool(named)
+            and named <= every
+            and (len(named) >= 2 or len(named) >= RESOLVED_OVERLAP * len(every))
+            and ((bool(action) and action <= named) or (bool(thing) and thing <= named))
+        )
+
+    return names_it
 
 
 def _names_another(sentence: str, item: str, wanted: set[str]) -> bool:

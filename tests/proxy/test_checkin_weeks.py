@@ -148,7 +148,7 @@ async def test_six_weeks_of_check_ins(ana: Ana) -> None:
     # --- Weeks 2 and 3: the holiday --------------------------------------------------------
     block = await ana.says("back from holiday!", "2026-03-20T21:00+01:00")
     assert "Last message here: 14 days 13 hours ago (Fri 6 Mar 08:00)." in block
-    assert "Gap: a new day" in block
+    assert "Gap: 14 days away — welcome them back" in block  # two weeks, not "a new day"
     assert checkins(block) == []  # nothing from two weeks ago is brought up
     assert "Tokyo" not in about_her(block) and "lunch" not in about_her(block)
     assert (await ana.says("/actions", "2026-03-20T21:01+01:00")).startswith(

@@ -109,6 +109,21 @@ async def test_zone_elapsed_and_gap_hint(relay: RunningServer, fake_upstream: Fa
     assert "Gap: a new day since the last interaction" in text
 
 
+async def test_a_return_after_weeks_away_is_told_as_weeks_not_as_the_next_day(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-01T09:00:00Z")
+    await chat(relay, "let's plan the garden", at="2026-11-01T09:00:30Z")
+    await chat(relay, "I'm back", at="2026-11-18T11:00:00Z")
+    text = block(fake_upstream)
+    assert "Last message here: 17 days 1 hour ago (Sun 1 Nov 10:00)." in text
+    assert (
+        "Gap: 17 days away — welcome them back and review where things stood, not just "
+        "the last session, before picking up."
+    ) in text
+    assert "a new day" not in text
+
+
 async def test_a_message_sent_while_the_reply_was_written_is_not_out_of_order(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

@@ -768,6 +768,53 @@ async def test_a_summary_ends_on_what_was_said_not_a_sign_off_punctuated_once(
     )
 
 
+async def test_work_reported_passed_is_not_left_open_on_the_card(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the invoice service ready for launch.",
+        "I still need to load test the invoice endpoint.",
+        "The load test passed at 500 rps.",
+    ):
+        await ana.say(text, after=timedelta(minutes=2))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Ended on “The load test passed at 500 rps.”" in resume
+    assert "load test the invoice endpoint" not in resume, resume
+
+
+async def test_a_summary_ends_on_where_the_work_stood_not_on_a_cue_to_move_on(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    for text in (
+        "Let's get the invoice service ready for launch.",
+        "The load test passed at 500 rps.",
+        "ok, next the retry policy",
+    ):
+        await ana.say(text, after=timedelta(minutes=2))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200, result
+    assert result["summary"] == (
+        "On “Let's get the invoice service ready for launch.” (3 messages). "
+        "Open: the retry policy. Ended on “The load test passed at 500 rps.”"
+    )
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Open: the retry policy" in resume, resume
+    assert "next the retry policy" not in resume, resume
+
+    # A short session that only says what is next is worth capturing for it.
+    await ana.say("ok, next the rate limits", after=timedelta(minutes=1))
+    clock.advance(timedelta(minutes=20))
+    assert [c["trigger"] for c in await tick(relay)] == ["idle_timeout"]
+    resume = cards_in(await ana.block_for("hi", after=timedelta(days=1)))["resume"]
+    assert "Open: the rate limits" in resume, resume
+
+
 async def test_a_session_captured_twice_by_the_llm_keeps_one_of_each_item(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

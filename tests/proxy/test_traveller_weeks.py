@@ -186,7 +186,8 @@ async def test_three_weeks_of_a_traveller(mira: Mira) -> None:
     # so "tomorrow" is one Sunday and nothing is asked.
     assert '"at 9am Berlin time tomorrow" = 2026-10-25T09:00:00+01:00 (Europe/Berlin)' in block
     assert "Ask the user" not in block
-    assert "fresh start" in (gap(block) or "")
+    # Four days and more since her last message here: an absence, not just the next day.
+    assert (gap(block) or "").startswith("Gap: 4 days away — welcome them back")
 
     # --- Week 2, the night of Sunday 1 November: 01:30 in New York, twice -----------------
     await mira.telegram_says(
@@ -235,6 +236,7 @@ async def test_three_weeks_of_a_traveller(mira: Mira) -> None:
     assert block.startswith("Now: Fri 6 Nov 2026 15:00 (Asia/Tokyo, UTC+09:00).")
     # Her agent's last turn, 15:50 in New York, is shown in the zone she is in now.
     assert "Last message here: 17 days 10 hours ago (Tue 20 Oct 04:50)." in block
+    assert (gap(block) or "").startswith("Gap: 17 days away — welcome them back")
     assert "Last contact on any channel: 10 hours 20 minutes ago (Telegram)." in block
 
     # --- Week 3: she clears her zone; where she says she is stands for it, for a while ---

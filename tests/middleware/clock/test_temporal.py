@@ -59,6 +59,16 @@ def _reference_gap_hint(now: datetime, last: datetime, tz: tzinfo) -> str | None
     ).date()
     if gap < timedelta(minutes=30):
         return None
+    if gap >= timedelta(days=30):
+        return (
+            f"Gap: {_reference_unit(gap)} away — a long absence: welcome them back, recap "
+            "where things stood and ask what has changed before relying on earlier plans."
+        )
+    if gap >= timedelta(days=4):
+        return (
+            f"Gap: {_reference_unit(gap)} away — welcome them back and review where things "
+            "stood, not just the last session, before picking up."
+        )
     if next_day and gap >= timedelta(hours=2):
         return (
             "Gap: a new day since the last interaction — treat it as a fresh start and "
@@ -149,6 +159,24 @@ def test_the_small_hours_belong_to_the_night_before(last: str, now: str, hint: s
         return datetime.fromisoformat(wall).replace(tzinfo=zone)
 
     assert (gap_hint(at(now), at(last), zone) or "").startswith(f"Gap: {hint}")
+
+
+@pytest.mark.parametrize(
+    ("gap", "hint"),
+    [
+        (timedelta(days=1, hours=12), "Gap: a new day since the last interaction"),
+        # A long weekend (Thursday evening to Monday morning) is still the next working day.
+        (timedelta(days=3, hours=23, minutes=59), "Gap: a new day since the last interaction"),
+        (timedelta(days=4), "Gap: 4 days away — welcome them back"),
+        (timedelta(days=17, hours=2), "Gap: 17 days away — welcome them back"),
+        (timedelta(days=29, hours=23), "Gap: 29 days away — welcome them back"),
+        (timedelta(days=30), "Gap: 1 month away — a long absence"),
+        (timedelta(days=150), "Gap: 5 months away — a long absence"),
+        (timedelta(days=800), "Gap: 2 years away — a long absence"),
+    ],
+)
+def test_an_absence_of_days_or_months_is_named_as_one(gap: timedelta, hint: str) -> None:
+    assert (gap_hint(_NOW, _NOW - gap, UTC) or "").startswith(hint)
 
 
 _DELTAS = st.one_of(

@@ -24,6 +24,8 @@ from middleware.continuity.extract import (
     find_resolved,
     is_sign_off,
     is_terse_continuation,
+    moved_on_to,
+    moves_on,
 )
 from middleware.continuity.words import item_form
 
@@ -299,6 +301,40 @@ def test_a_hedge_deep_in_a_long_answer_does_not_count() -> None:
     assert extract_open_questions(turns) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("ok, next the retry policy", "the retry policy"),
+        ("Next up: the invoices.", "the invoices"),
+        ("Moving on to the export format now.", "the export format"),
+        ("next, write the tests", None),  # a task, not a name
+        ("Next is the exhibit list for the call.", None),  # a statement
+        ("Next the team decided to ship.", None),  # a story
+        ("next, the tests passed", None),
+        ("next time", None),
+        ("OK, next", None),
+    ],
+)
+def test_a_cue_to_move_on_names_what_it_moves_on_to(text: str, name: str | None) -> None:
+    assert moved_on_to(text) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("ok, next the retry policy", True),
+        ("next, write the tests", True),
+        ("now on to the exhibits", True),
+        ("Next is the exhibit list for the call.", False),
+        ("Next week I'm away.", False),
+        ("next, the tests passed", False),
+        ("The load test passed.", False),
+    ],
+)
+def test_a_cue_to_move_on_is_told_from_a_statement(text: str, cue: bool) -> None:
+    assert moves_on(text) is cue
+
+
 # --- resolution -----------------------------------------------------------------------
 
 
@@ -374,6 +410,42 @@ def test_an_item_reported_done_in_a_past_form_of_its_own_verb_is_resolved(
 def test_a_past_form_that_is_a_plan_a_negation_or_about_something_else_resolves_nothing(
     item: str, text: str
 ) -> None:
+    assert find_resolved([item], [_user(text)]) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The load test passed at 500 rps.",
+        "ok, the load test has now passed",
+        "The invoice endpoint is load tested.",
+        "Done with the load test.",
+        "Finished the load test, now the retry policy.",
+        "We passed the load test.",
+    ],
+)
+def test_the_work_named_as_a_noun_and_reported_ended_is_resolved(text: str) -> None:
+    """ "passed" is no past form of "load", and the report names the work, not most of
+    the item's words."""
+    assert find_resolved(["load test the invoice endpoint"], [_user(text)]) == {0}
+
+
+@pytest.mark.parametrize(
+    ("item", "text"),
+    [
+        ("load test the invoice endpoint", "The load test is scheduled for Friday."),
+        ("load test the invoice endpoint", "Did the load test fail?"),
+        ("load test the invoice endpoint", "The load test passed?"),
+        ("load test the invoice endpoint", "The load test didn't pass."),
+        ("load test the invoice endpoint", "The load test hasn't passed yet."),
+        ("load test the invoice endpoint", "Once the load test is done we ship."),
+        ("load test the invoice endpoint", "I need the load test done by Friday."),
+        ("load test the invoice endpoint", "Done with the load test script."),
+        ("test the login flow", "The test passed."),  # any test
+        ("review the load test results", "The load test passed."),  # not its results
+    ],
+)
+def test_a_mention_of_the_work_or_of_other_work_resolves_nothing(item: str, text: str) -> None:
     assert find_resolved([item], [_user(text)]) == set()
 
 
