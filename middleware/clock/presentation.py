@@ -286,6 +286,10 @@ class StreamingTimeRenderer:
         self._reference = reference
         self._held = ""
 
+    def fresh(self) -> StreamingTimeRenderer:
+        """A renderer for another text read by the same audience (another answer)."""
+        return StreamingTimeRenderer(self._audience, reference=self._reference)
+
     @property
     def holding(self) -> bool:
         """True while some text is held back."""
