@@ -50,7 +50,10 @@ class _EventRewriter:
 
     def rewrite(self, raw: bytes) -> list[bytes] | None:
         """Return the bytes replacing ``raw``, or ``None`` when ``raw`` goes out unchanged."""
-        if not self._holding() and not _may_hold_markup(raw):
+        # Inline, not ``_holding()``: this runs for every event of a stream, and with one
+        # answer (``n`` = 1) the other answers cost one empty-dict test.
+        others_holding = self._others and any(r.holding for r in self._others.values())
+        if not self._renderer.holding and not others_holding and not _may_hold_markup(raw):
             # Nothing held, so nothing to flush at a finish or [DONE], and no markup here.
             # (``_last`` stays exact: text is held only from a parsed event on, and every
             # event after it is parsed until it is flushed.)
