@@ -229,7 +229,10 @@ def _city(zone: str, locale: str) -> str:
 
 @cache
 def _zone_label(zone: str, locale: str) -> str:
-    """The locale's "<city> time" form: "Tokyo Time", "Tokio (Ortszeit)", "東京時間"."""
+    """The locale's "<city> time" form: "Tokyo Time", "Tokio (Ortszeit)", "東京時間"; plain
+    "UTC" for UTC, which is no place's time ("UTC Time", "UTC (Ortszeit)": "local time")."""
+    if zone in _UTC_ZONES:
+        return "UTC"
     region_format = str(Locale.parse(locale).zone_formats["region"])
     return region_format % _city(zone, locale)
 

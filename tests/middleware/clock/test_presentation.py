@@ -244,6 +244,22 @@ def test_markup_instruction_shows_the_form() -> None:
     assert "\n" not in instruction
 
 
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        ("en", f"Sun, Nov 22, 8:00{NNBSP}AM UTC"),
+        ("de_DE", "So., 22. Nov., 08:00 UTC"),
+        ("ja_JP", "11月22日(日) 8:00 UTC"),
+    ],
+)
+def test_a_reader_in_utc_sees_utc_not_a_local_time_of_it(locale: str, expected: str) -> None:
+    """A DM reader whose zone is unknown reads UTC: not "UTC Time", nor "UTC (Ortszeit)"
+    ("local time"), which would call the fallback their own time."""
+    instant = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    for zone in ("UTC", "Etc/UTC"):
+        assert DirectAudience(zone, locale).render(instant, reference=REF) == expected
+
+
 # --- streaming -------------------------------------------------------------------------
 
 
