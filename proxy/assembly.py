@@ -55,7 +55,7 @@ def build_pipeline(
     stages: list[Stage] = [
         identity_stage(config.server.agent_id),
         # Outside recording: the transcript keeps the model's <time …> markup.
-        time_rendering_stage(),
+        time_rendering_stage(store, clock_enabled=config.clock.enabled),
         # Before anything that can fail, so the inbound message is never lost.
         # A message only witnessed stops there: the clock keeps the place it says.
         recording_stage(

@@ -27,7 +27,10 @@ line reads in one language; viewers in UTC join the anchor::
 A malformed markup (not an ISO instant, or an instant without offset: a naive time is never
 guessed) loses its angle brackets and the ``time`` keyword, its inner text stays visible:
 ``<time tomorrow 9am>`` becomes ``tomorrow 9am``. Strings such as ``<timestamp>`` or
-``<time>`` are not markups (the keyword must be followed by a space).
+``<time>`` are not markups (the keyword must be followed by a space). A markup left open
+at the very end of a reply (an answer cut off by its token limit) is read the same way:
+``… until <time 2026-11-22T08:00:00Z`` is rendered, ``… until <time 2026-11`` becomes
+``… until 2026-11``.
 
 Times are babel's CLDR output unchanged, so English 12-hour times carry a narrow no-break
 space (U+202F) before AM/PM.
@@ -70,6 +73,8 @@ MARKUP_OPEN = "<time "
 #: Longest inner text accepted; it bounds what a streaming renderer ever holds back.
 _MAX_INNER = 64
 _MARKUP = re.compile(rf"<time ([^<>\n]{{0,{_MAX_INNER}}})>")
+# The same, or one left open at the end of the text: only a complete text is read so.
+_MARKUP_OR_OPEN_END = re.compile(rf"<time ([^<>\n]{{0,{_MAX_INNER}}})(?:>|\Z)")
 _SEPARATOR = " · "
 #: The UTC ids ``zones.get_zone`` accepts; their viewers join the group's UTC anchor.
 _UTC_ZONES = frozenset({"UTC", "Etc/UTC"})
@@ -224,7 +229,10 @@ def _city(zone: str, locale: str) -> str:
 
 @cache
 def _zone_label(zone: str, locale: str) -> str:
-    """The locale's "<city> time" form: "Tokyo Time", "Tokio (Ortszeit)", "東京時間"."""
+    """The locale's "<city> time" form: "Tokyo Time", "Tokio (Ortszeit)", "東京時間"; plain
+    "UTC" for UTC, which is no place's time ("UTC Time", "UTC (Ortszeit)": "local time")."""
+    if zone in _UTC_ZONES:
+        return "UTC"
     region_format = str(Locale.parse(locale).zone_formats["region"])
     return region_format % _city(zone, locale)
 
@@ -237,12 +245,16 @@ def _parse_instant(inner: str) -> datetime | None:
     return instant if instant.utcoffset() is not None else None
 
 
-def render_times(text: str, audience: Audience, *, reference: datetime | None = None) -> str:
+def render_times(
+    text: str, audience: Audience, *, reference: datetime | None = None, complete: bool = True
+) -> str:
     """Replace every ``<time ISO-instant>`` markup in ``text`` for ``audience``.
 
     A markup whose inner text is not an ISO-8601 instant with an offset is replaced by its
-    inner text (no zone is invented). Text without ``"<time "`` is returned as is after one
-    substring check. Raises ``ValueError`` if ``reference`` is naive.
+    inner text (no zone is invented). While ``complete`` (``text`` is a whole reply, or its
+    end), a markup left open at the end of ``text`` is read as if closed there. Text
+    without ``"<time "`` is returned as is after one substring check. Raises
+    ``ValueError`` if ``reference`` is naive.
     """
     if MARKUP_OPEN not in text:
         return text
@@ -255,7 +267,7 @@ def render_times(text: str, audience: Audience, *, reference: datetime | None = 
             return inner.strip()
         return audience.render(instant, reference=reference)
 
-    return _MARKUP.sub(replace, text)
+    return (_MARKUP_OR_OPEN_END if complete else _MARKUP).sub(replace, text)
 
 
 def _could_become_markup(tail: str) -> bool:
@@ -286,6 +298,10 @@ class StreamingTimeRenderer:
         self._reference = reference
         self._held = ""
 
+    def fresh(self) -> StreamingTimeRenderer:
+        """A renderer for another text read by the same audience (another answer)."""
+        return StreamingTimeRenderer(self._audience, reference=self._reference)
+
     @property
     def holding(self) -> bool:
         """True while some text is held back."""
@@ -302,10 +318,13 @@ class StreamingTimeRenderer:
             text = text[:cut]
         else:
             self._held = ""
-        return render_times(text, self._audience, reference=self._reference)
+        # Not the end: a markup open at the end of ``text`` (none when a tail is held,
+        # else one cut off by a later "<") is left as the whole text leaves it.
+        return render_times(text, self._audience, reference=self._reference, complete=False)
 
     def flush(self) -> str:
-        """Return the held text (rendered as-is: it never completed) and reset."""
+        """Return the held text (the end of the text: a markup open in it is read as if
+        closed there) and reset."""
         held, self._held = self._held, ""
         return render_times(held, self._audience, reference=self._reference)
 

@@ -1,15 +1,19 @@
 """Render ``<time …>`` markups inside an OpenAI chat-completion SSE stream.
 
-Only ``choices[0].delta.content`` is rewritten, through one ``StreamingTimeRenderer``.
+Only ``choices[0].delta.content`` is rewritten (an event carries one choice; with ``n`` > 1
+the answers' events come interleaved, told apart by the choice's ``index``), through one
+``StreamingTimeRenderer`` per answer, so a markup split across one answer's events is never
+joined with another answer's text.
 Everything else passes through byte for byte: an event whose content does not change is
 re-emitted from its original bytes, and a network chunk made only of such whole events is
 yielded as the very same ``bytes`` object. An event is parsed only when it could change:
 while the renderer holds nothing, one without a ``<`` (raw or JSON-escaped) cannot, and a
 long answer is hundreds of events. An event whose content changes is re-serialised
 with ``json.dumps``, keeping every other field. Text the renderer still holds is flushed into
-the event that sets ``finish_reason`` (as content, or as an extra content event just before
-it), else before ``data: [DONE]``, else at the end of the stream; the extra event copies
-``id``, ``object``, ``created``, ``model`` and ``system_fingerprint`` from the last event.
+the event that sets that answer's ``finish_reason`` (as content, or as an extra content
+event just before it), else before ``data: [DONE]``, else at the end of the stream; the extra
+event copies ``id``, ``object``, ``created``, ``model`` and ``system_fingerprint`` from the
+last event.
 """
 
 from __future__ import annotations
@@ -29,12 +33,27 @@ class _EventRewriter:
     """Rewrites one complete SSE event (its raw bytes, blank line included) at a time."""
 
     def __init__(self, renderer: StreamingTimeRenderer) -> None:
+        # The first answer's renderer; the others' (``n`` > 1) are made as they appear.
         self._renderer = renderer
+        self._others: dict[int, StreamingTimeRenderer] = {}
         self._last: dict[str, Any] | None = None
+
+    def _holding(self) -> bool:
+        return self._renderer.holding or any(r.holding for r in self._others.values())
+
+    def _renderer_for(self, index: object) -> StreamingTimeRenderer:
+        if index == 0 or not isinstance(index, int):
+            return self._renderer
+        if index not in self._others:
+            self._others[index] = self._renderer.fresh()
+        return self._others[index]
 
     def rewrite(self, raw: bytes) -> list[bytes] | None:
         """Return the bytes replacing ``raw``, or ``None`` when ``raw`` goes out unchanged."""
-        if not self._renderer.holding and not _may_hold_markup(raw):
+        # Inline, not ``_holding()``: this runs for every event of a stream, and with one
+        # answer (``n`` = 1) the other answers cost one empty-dict test.
+        others_holding = self._others and any(r.holding for r in self._others.values())
+        if not self._renderer.holding and not others_holding and not _may_hold_markup(raw):
             # Nothing held, so nothing to flush at a finish or [DONE], and no markup here.
             # (``_last`` stays exact: text is held only from a parsed event on, and every
             # event after it is parsed until it is flushed.)
@@ -43,8 +62,7 @@ class _EventRewriter:
         if data is None:
             return None
         if data.strip() == "[DONE]":
-            extra = self.flush_event()
-            return None if extra is None else [extra, raw]
+            return [*self.flush_events(), raw] if self._holding() else None
         try:
             event = json.loads(data)
         except ValueError:
@@ -55,30 +73,37 @@ class _EventRewriter:
         choice = _first_choice(event)
         if choice is None:
             return None
+        index = choice.get("index", 0)
+        renderer = self._renderer_for(index)
         delta = choice.get("delta")
         content = delta.get("content") if isinstance(delta, dict) else None
         finishing = choice.get("finish_reason") is not None
         if isinstance(delta, dict) and isinstance(content, str):
-            new = self._renderer.feed(content)
+            new = renderer.feed(content)
             if finishing:
-                new += self._renderer.flush()
+                new += renderer.flush()
             if new == content:
                 return None
             delta["content"] = new
             return [_replace_data(raw, event)]
         if finishing:
-            extra = self.flush_event()
+            extra = self._flush_event(renderer, index)
             return None if extra is None else [extra, raw]
         return None
 
-    def flush_event(self) -> bytes | None:
-        """An extra content event carrying the held text, or ``None`` if nothing is held."""
-        text = self._renderer.flush()
+    def flush_events(self) -> list[bytes]:
+        """Extra content events carrying each answer's held text (none if nothing is held)."""
+        answers = [(0, self._renderer), *self._others.items()]
+        return [e for i, r in answers if (e := self._flush_event(r, i)) is not None]
+
+    def _flush_event(self, renderer: StreamingTimeRenderer, index: object) -> bytes | None:
+        text = renderer.flush()
         if not text:
             return None
         base = self._last or {}
         event: dict[str, Any] = {k: base[k] for k in _COPIED_FIELDS if k in base}
-        event["choices"] = [{"index": 0, "delta": {"content": text}, "finish_reason": None}]
+        choice = {"index": index, "delta": {"content": text}, "finish_reason": None}
+        event["choices"] = [choice]
         return b"data: " + _dumps(event) + b"\n\n"
 
 
@@ -175,8 +200,7 @@ async def rewrite_sse(
             yield chunk
         elif out:
             yield b"".join(out)
-    extra = rewriter.flush_event()
-    if extra is not None:
+    for extra in rewriter.flush_events():
         yield extra
     if pending:
         yield bytes(pending)

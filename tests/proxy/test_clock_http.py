@@ -753,6 +753,34 @@ async def test_naming_another_zone_keeps_the_users_own_zone(
     assert "The user's own time" not in block(fake_upstream)
 
 
+@pytest.mark.parametrize("restart", [False, True], ids=["running", "after-a-restart"])
+async def test_times_render_in_the_answer_to_a_tool_result_and_a_resent_message(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, restart: bool
+) -> None:
+    """The clock stage skips a turn whose newest message is not new words from the user
+    (a tool result coming back, a regenerated answer), but the model still writes
+    markup there, and its reader is the same: the markup is rendered, never shown raw."""
+    relay = await relay_factory(server={"api_commands": True})
+    await chat(relay, "/tz Europe/Berlin", at="2026-11-21T09:00:00Z")
+    fake_upstream.reply_content = "At <time 2026-11-22T08:00:00Z>."
+    asked: list[dict[str, Any]] = [{"role": "user", "content": "remind me tomorrow at 9"}]
+    await chat(relay, messages=asked, at="2026-11-21T10:00:00Z")
+    if restart:
+        await relay.stop()
+        relay = await relay_factory(server={"api_commands": True})
+    call = {"id": "c1", "type": "function", "function": {"name": "remind", "arguments": "{}"}}
+    with_result = [
+        *asked,
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "reminder set"},
+    ]
+    rendered = f"At Sun, Nov 22, 9:00{NNBSP}AM Berlin Time."
+    for messages in (with_result, asked):
+        for stream in (False, True):
+            reply = await chat(relay, messages=messages, at="2026-11-21T10:00:05Z", stream=stream)
+            assert reply["choices"][0]["message"]["content"] == rendered
+
+
 async def test_time_command_lists_group_members(relay: RunningServer) -> None:
     group = {"thread": "g2", "chat_type": "group"}
     await chat(

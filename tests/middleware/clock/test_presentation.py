@@ -203,7 +203,8 @@ def test_malformed_markup_shows_its_inner_text(text: str, expected: str) -> None
         "a <timestamp> b",
         "a <time> b",
         "x < y and y > z",
-        "<time 2026-11-22T08:00:00Z",
+        # Left open before the end of the text (an open one at the end is read as closed).
+        "<time 2026-11-22T08:00:00Z\nthen",
         "<time 2026-11-22\nT08:00:00Z>",
         "<time " + "x" * 65 + ">",
     ],
@@ -243,6 +244,22 @@ def test_markup_instruction_shows_the_form() -> None:
     assert "\n" not in instruction
 
 
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        ("en", f"Sun, Nov 22, 8:00{NNBSP}AM UTC"),
+        ("de_DE", "So., 22. Nov., 08:00 UTC"),
+        ("ja_JP", "11月22日(日) 8:00 UTC"),
+    ],
+)
+def test_a_reader_in_utc_sees_utc_not_a_local_time_of_it(locale: str, expected: str) -> None:
+    """A DM reader whose zone is unknown reads UTC: not "UTC Time", nor "UTC (Ortszeit)"
+    ("local time"), which would call the fallback their own time."""
+    instant = datetime(2026, 11, 22, 8, 0, tzinfo=UTC)
+    for zone in ("UTC", "Etc/UTC"):
+        assert DirectAudience(zone, locale).render(instant, reference=REF) == expected
+
+
 # --- streaming -------------------------------------------------------------------------
 
 
@@ -256,11 +273,28 @@ def test_streaming_holds_only_a_possible_markup() -> None:
     assert renderer.flush() == ""
 
 
-def test_streaming_flush_returns_an_unfinished_markup_verbatim() -> None:
+def test_streaming_flush_reads_a_markup_left_open_at_the_end() -> None:
+    """An answer cut off inside a markup (its token limit) shows no raw markup."""
     renderer = StreamingTimeRenderer(DiscordAudience())
     assert renderer.feed("until <time 2026") == "until "
-    assert renderer.flush() == "<time 2026"
+    assert renderer.flush() == "2026"
     assert not renderer.holding
+    assert renderer.feed("until <time 2026-11-22T08:00:00Z") == "until "
+    assert renderer.flush() == "<t:1795334400:f>"
+    # Only the keyword and its space open a markup: a shorter tail is plain text.
+    assert renderer.feed("a <tim") == "a "
+    assert renderer.flush() == "<tim"
+
+
+def test_a_markup_open_at_the_end_of_a_whole_reply_is_read_as_closed() -> None:
+    audience = DirectAudience("Europe/Berlin")
+    assert render_times("See you <time 2026-11-22T08:00Z", audience, reference=REF) == (
+        f"See you Sun, Nov 22, 9:00{NNBSP}AM Berlin Time"
+    )
+    assert render_times("See you <time 2026-11", audience, reference=REF) == "See you 2026-11"
+    # Open in the middle (no ">" before the next "<" or line): left as written.
+    assert render_times("a <time x\nb", audience) == "a <time x\nb"
+    assert render_times("a <time x <b", audience) == "a <time x <b"
 
 
 def test_streaming_passes_plain_deltas_through() -> None:

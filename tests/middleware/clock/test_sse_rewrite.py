@@ -155,6 +155,56 @@ async def test_markup_split_across_events_is_rendered() -> None:
     assert all(o is c for o, c in zip(out[4:], chunks[4:], strict=True))
 
 
+def answer_event(index: int, content: str | None = None, finish: str | None = None) -> bytes:
+    """An event of one of several answers (``n`` > 1), which OpenAI sends interleaved."""
+    event = chunk_event(content, finish=finish)
+    event["choices"][0]["index"] = index
+    return sse(event)
+
+
+def answers(events: list[Any]) -> dict[int, str]:
+    texts: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, dict) and event["choices"]:
+            choice = event["choices"][0]
+            texts[choice["index"]] = texts.get(choice["index"], "") + (
+                choice["delta"].get("content") or ""
+            )
+    return texts
+
+
+async def test_interleaved_answers_each_render_their_own_markup() -> None:
+    chunks = [
+        answer_event(0, "A <time 2026-11-22T0"),
+        answer_event(1, "B <time 2026-11-23T0"),
+        answer_event(0, "8:00:00Z> a"),
+        answer_event(1, "8:00:00Z> b"),
+        answer_event(0, finish="stop"),
+        answer_event(1, finish="stop"),
+        DONE,
+    ]
+    events = parse(b"".join(await run(chunks)))
+    assert answers(events) == {0: f"A {STAMP} a", 1: "B <t:1795420800:f> b"}
+
+
+async def test_each_answers_held_text_is_flushed_as_that_answer() -> None:
+    chunks = [
+        answer_event(0, "A until <ti"),
+        answer_event(1, "B until <tim"),
+        answer_event(1, finish="length"),
+        DONE,
+    ]
+    events = parse(b"".join(await run(chunks)))
+    assert answers(events) == {0: "A until <ti", 1: "B until <tim"}
+    # Answer 1's rest comes just before its finish event; answer 0's before [DONE].
+    assert [e["choices"][0]["index"] for e in events[2:4]] == [1, 1]
+    assert events[-2]["choices"][0] == {
+        "index": 0,
+        "delta": {"content": "<ti"},
+        "finish_reason": None,
+    }
+
+
 async def test_held_text_is_flushed_before_the_finish_event() -> None:
     chunks = [sse(chunk_event("until <time 2026")), sse(chunk_event(finish="stop")), DONE]
     out = await run(chunks)
@@ -167,11 +217,12 @@ async def test_held_text_is_flushed_before_the_finish_event() -> None:
         "created": 1795330000,
         "model": "gpt-test",
         "system_fingerprint": "fp_1",
-        "choices": [{"index": 0, "delta": {"content": "<time 2026"}, "finish_reason": None}],
+        # A markup the answer left open at its end is read as closed: no raw "<time".
+        "choices": [{"index": 0, "delta": {"content": "2026"}, "finish_reason": None}],
     }
     assert events[2]["choices"][0]["finish_reason"] == "stop"
     assert out[-1] == DONE
-    assert contents(events) == "until <time 2026"
+    assert contents(events) == "until 2026"
 
 
 async def test_held_text_goes_into_a_finish_event_with_content() -> None:
