@@ -159,6 +159,10 @@ def awareness_view(
     if reply is not None and not directive_only:
         # Mixed with a message: the model hears it and tells the user.
         lines.append(wording.tell_user(reply))
+    if reply is not None and directive_only and turn.commands_allowed:
+        # The relay answers it itself (the stage): the model hears nothing of this turn,
+        # so no check-in or cue is spent on it — the open plan waits for the next message.
+        return AwarenessView(mode, kind, ops=tuple(ops), kind_change=kind_change, reply=reply)
 
     auto = overrides.auto_clock_temporal_actions
     if auto is None:

@@ -185,3 +185,18 @@ def test_cant_until_monday_postpones_the_call_instead_of_canceling_it() -> None:
         view = awareness_view(turn(text, prior_with(call)), AwarenessSettings())
         stored = apply_ops(view.ops)(prior_with(call).clock_data)
         assert stored is not None and stored.latest_actions[0]["status"] == "canceled", text
+
+
+def test_a_setting_the_relay_answers_itself_spends_no_check_in() -> None:
+    # Back after two days with "clock: mode normal": the relay answers, the model hears
+    # nothing, so the open plan is still asked about with the next message.
+    view = awareness_view(turn("clock: mode normal", prior_with(action())), AwarenessSettings())
+    assert view.reply is not None and view.lines == () and len(view.ops) == 1
+    stored = apply_ops(view.ops)(prior_with(action()).clock_data)
+    assert stored is not None and stored.latest_actions[0].get("referenced_iso") is None
+
+    # Where the model passes the answer on (no chat commands), it hears the check-in too.
+    api = turn("clock: mode normal", prior_with(action()))
+    api.commands_allowed = False
+    passed_on = awareness_view(api, AwarenessSettings())
+    assert any(line.startswith("Check-in (action_gap_2h)") for line in passed_on.lines)
