@@ -200,3 +200,27 @@ def test_a_setting_the_relay_answers_itself_spends_no_check_in() -> None:
     api.commands_allowed = False
     passed_on = awareness_view(api, AwarenessSettings())
     assert any(line.startswith("Check-in (action_gap_2h)") for line in passed_on.lines)
+
+
+def test_a_call_set_for_a_time_just_come_is_looked_ahead_to_then_back_on() -> None:
+    # "I'll call the bank tomorrow at 10"; back at 10:05 after a night away: the usual
+    # 20-minute call may only be starting, so not "how did it go?" yet.
+    call = {
+        "label": "Call the bank",
+        "activity": "call",
+        "source": "auto",
+        "type": "temporal_action",
+        "recorded_at": NOW - timedelta(hours=20),
+        "start_at": NOW - timedelta(minutes=5),
+        "expected_typical_minutes": 20,
+        "expected_max_minutes": 90,
+    }
+    ahead = awareness_view(turn("morning", prior_with(action(**call))), AwarenessSettings())
+    assert "are you still planning to call the bank?" in ahead.lines[0]
+    assert "how did it go" not in ahead.lines[0]
+
+    # Looked ahead to at 10:05; back two hours later, it is looked back on, once.
+    later = turn("hi again", prior_with(action(**call, referenced_at=NOW)))
+    later.received_at = NOW + timedelta(hours=2)
+    back = awareness_view(later, AwarenessSettings())
+    assert "did the call happen — how did it go?" in back.lines[0]
