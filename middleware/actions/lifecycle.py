@@ -187,11 +187,12 @@ def close_latest(
     has all of them is closed; none when several have (a wrong close is worse than a
     missed one). A bare "done" or "I'm back" closes the most recent. A "done" that names
     no words never closes an action that has not begun ("I'm back" says nothing of
-    tomorrow's call). A postponement is about what it names, however worded
-    (``update.about``: "can't ring the bank" puts off "Call the bank", never "Call
-    mom"). When none qualifies nothing changes. A "done" is marked
-    ``user_confirmed``. Returns the new
-    list and the changed action (or None).
+    tomorrow's call), nor, naming no activity either, one set for a day or a time: back
+    the next morning, or back from the gym after saying "I'll call mom at 10", the user
+    has said nothing of the call ("called mom" closes it). A postponement is about what
+    it names, however worded (``update.about``: "can't ring the bank" puts off "Call the
+    bank", never "Call mom"). When none qualifies nothing changes. A "done" is marked
+    ``user_confirmed``. Returns the new list and the changed action (or None).
     """
     target = _about(
         actions,
@@ -285,12 +286,21 @@ def _about(
             a
             for a in candidates
             if (update.activity is None or _family(a.activity) == _family(update.activity))
-            and (update.status != "done" or a.has_started(now))
+            and (update.status != "done" or _over_by_a_done(a, update, now))
         ]
         if update.about:
             # Of two calls, "can't ring the bank" puts off the bank's, never mom's.
             candidates = [a for a in candidates if update.about <= key_words(a.label)]
     return max(candidates, key=lambda a: a.recorded_at) if candidates else None
+
+
+def _over_by_a_done(action: Action, update: StatusUpdate, now: datetime) -> bool:
+    """Whether a "done" that names no words ("I'm back", "back from the gym") may be about
+    ``action``: it has begun, and unless the update names its activity, it was not a plan
+    set for a day or time, which the user's return says nothing of."""
+    if not action.has_started(now):
+        return False
+    return update.activity is not None or (action.start_at is None and action.due_by is None)
 
 
 def mark(

@@ -83,13 +83,21 @@ class Action:
         to ask about yet ("how did it go?" about tomorrow's call)."""
         return self.start_at is None or now >= self.start_at
 
-    def is_past_due(self, now: datetime) -> bool:
-        """Whether ``now`` is past the time the user gave for it: its start, or for a plan
-        given only a day, that day's end (at 9am the day's gym session may be hours off).
-        Only then is there something to look back on ("how did the gym go?")."""
+    @property
+    def past_due_at(self) -> datetime:
+        """When there is something to look back on ("how did the gym go?"): for a plan
+        given only a day, that day's end (at 9am the day's gym session may be hours off);
+        for one set for a time, its start, plus its usual length when known (five minutes
+        into a 20-minute call set for 10:00 it may only be starting); else when said."""
         if self.due_by is not None:
-            return now >= self.due_by
-        return self.has_started(now)
+            return self.due_by
+        if self.start_at is not None and self.expected_typical_minutes is not None:
+            return self.start_at + timedelta(minutes=self.expected_typical_minutes)
+        return self.window_opens_at
+
+    def is_past_due(self, now: datetime) -> bool:
+        """Whether ``now`` is at or past ``past_due_at``: only then is it looked back on."""
+        return now >= self.past_due_at
 
     def status_at(self, now: datetime) -> Status:
         """The status as of ``now``: stored, unless time has moved it on."""

@@ -159,6 +159,10 @@ def awareness_view(
     if reply is not None and not directive_only:
         # Mixed with a message: the model hears it and tells the user.
         lines.append(wording.tell_user(reply))
+    if reply is not None and directive_only and turn.commands_allowed:
+        # The relay answers it itself (the stage): the model hears nothing of this turn,
+        # so no check-in or cue is spent on it — the open plan waits for the next message.
+        return AwarenessView(mode, kind, ops=tuple(ops), kind_change=kind_change, reply=reply)
 
     auto = overrides.auto_clock_temporal_actions
     if auto is None:
@@ -320,19 +324,13 @@ def _checkin(
 
 def _to_mention(action: Action, now: datetime) -> bool:
     """Whether a check-in may mention ``action`` now (spec 000 §9), once each way: looking
-    back once its time has come ("how did the gym go?"; for a plan given only a day, once
-    that day is over, even if it was looked ahead to), or looking ahead on the day a plan
-    was set for with no time ("gym tomorrow"), which has begun but may be hours off."""
+    back once its time has come ("how did the gym go?"; once it is over, even if it was
+    looked ahead to), or looking ahead once it has begun but may not be over: on the day
+    a plan was set for with no time ("gym tomorrow"), which may be hours off, or just
+    after the time set for one ("call the bank at 10", at 10:05)."""
     if action.is_past_due(now):
-        return action.referenced_at is None or (
-            action.due_by is not None and action.referenced_at < action.due_by
-        )
-    return (
-        action.referenced_at is None
-        and action.due_by is not None
-        and action.start_at is not None
-        and action.start_at <= now
-    )
+        return action.referenced_at is None or action.referenced_at < action.past_due_at
+    return action.referenced_at is None and action.start_at is not None and action.start_at <= now
 
 
 def _new(

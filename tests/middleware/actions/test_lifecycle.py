@@ -723,3 +723,26 @@ def test_how_long_the_user_said_it_lasts_sets_the_expected_length() -> None:
         40,
         60,
     )
+
+
+def test_a_bare_return_says_nothing_of_a_plan_set_for_a_time() -> None:
+    # "heading to the gym" at 7:00, "I'll call mom at 8" at 7:05; "back!" at 9:10: the
+    # user is back from the gym, and has said nothing of the call.
+    gym = action("a1", at=NOW - timedelta(hours=2, minutes=10))
+    mom = replace(
+        action("a2", label="Call mom", activity="call", at=NOW - timedelta(hours=2, minutes=5)),
+        status="planned",
+        start_at=NOW - timedelta(hours=1, minutes=10),
+    )
+    back = _close([gym, mom], StatusUpdate("done", None))
+    assert back is not None and back.id == "a1"
+    # Alone, the call is not closed by a return either; naming it closes it.
+    assert _close([mom], StatusUpdate("done", None)) is None
+    assert (
+        _close([replace(mom, due_by=NOW + timedelta(hours=2))], StatusUpdate("done", None)) is None
+    )
+    called = _close([mom], StatusUpdate("done", None, key_words("called mom")))
+    assert called is not None and called.id == "a2"
+    assert _close([mom], StatusUpdate("done", "call")) == replace(
+        mom, status="done", source="user_confirmed", updated_at=NOW
+    )

@@ -185,3 +185,42 @@ def test_cant_until_monday_postpones_the_call_instead_of_canceling_it() -> None:
         view = awareness_view(turn(text, prior_with(call)), AwarenessSettings())
         stored = apply_ops(view.ops)(prior_with(call).clock_data)
         assert stored is not None and stored.latest_actions[0]["status"] == "canceled", text
+
+
+def test_a_setting_the_relay_answers_itself_spends_no_check_in() -> None:
+    # Back after two days with "clock: mode normal": the relay answers, the model hears
+    # nothing, so the open plan is still asked about with the next message.
+    view = awareness_view(turn("clock: mode normal", prior_with(action())), AwarenessSettings())
+    assert view.reply is not None and view.lines == () and len(view.ops) == 1
+    stored = apply_ops(view.ops)(prior_with(action()).clock_data)
+    assert stored is not None and stored.latest_actions[0].get("referenced_iso") is None
+
+    # Where the model passes the answer on (no chat commands), it hears the check-in too.
+    api = turn("clock: mode normal", prior_with(action()))
+    api.commands_allowed = False
+    passed_on = awareness_view(api, AwarenessSettings())
+    assert any(line.startswith("Check-in (action_gap_2h)") for line in passed_on.lines)
+
+
+def test_a_call_set_for_a_time_just_come_is_looked_ahead_to_then_back_on() -> None:
+    # "I'll call the bank tomorrow at 10"; back at 10:05 after a night away: the usual
+    # 20-minute call may only be starting, so not "how did it go?" yet.
+    call = {
+        "label": "Call the bank",
+        "activity": "call",
+        "source": "auto",
+        "type": "temporal_action",
+        "recorded_at": NOW - timedelta(hours=20),
+        "start_at": NOW - timedelta(minutes=5),
+        "expected_typical_minutes": 20,
+        "expected_max_minutes": 90,
+    }
+    ahead = awareness_view(turn("morning", prior_with(action(**call))), AwarenessSettings())
+    assert "are you still planning to call the bank?" in ahead.lines[0]
+    assert "how did it go" not in ahead.lines[0]
+
+    # Looked ahead to at 10:05; back two hours later, it is looked back on, once.
+    later = turn("hi again", prior_with(action(**call, referenced_at=NOW)))
+    later.received_at = NOW + timedelta(hours=2)
+    back = awareness_view(later, AwarenessSettings())
+    assert "did the call happen — how did it go?" in back.lines[0]
