@@ -18,7 +18,7 @@ from middleware.quoting import own_words
 if TYPE_CHECKING:
     from middleware.clock.parsing import ParseResult
     from middleware.clock.presentation import Audience
-    from middleware.store.base import PriorState
+    from middleware.store.records import PriorState
 
 ChatType = Literal["dm", "group"]
 JSON = dict[str, Any]

@@ -42,14 +42,14 @@ from middleware.identity import (
     split_user_key,
     thread_channel,
 )
-from middleware.store.base import (
+from middleware.store.clock_state import (
     ChannelTimes,
     ClockStateSnapshot,
     KindSource,
-    StatedLocation,
     ThreadClockState,
     UserClockState,
 )
+from middleware.store.records import StatedLocation
 from middleware.types import JSON, ChatType
 
 VERSION = 3

@@ -21,7 +21,7 @@ from typing import Any
 
 from middleware.actions.model import Action
 from middleware.cards.content import CardItem
-from middleware.cards.render import put_off_marks, without_relative_days
+from middleware.cards.resume import put_off_marks, without_relative_days
 from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import rebuild_view, shown_context_name

@@ -20,7 +20,8 @@ from datetime import timedelta
 from typing import Any
 
 from middleware.cards.content import ResumeContent
-from middleware.cards.render import UPDATE_LABEL, render_cards
+from middleware.cards.render import render_cards
+from middleware.cards.resume import UPDATE_LABEL
 from middleware.clock.temporal import estimate_tokens
 from middleware.clock.zones import get_zone
 from middleware.continuity.agent_turns import is_compaction_turn

@@ -24,7 +24,7 @@ from middleware.memory.everyday import (
     singular_pet,
 )
 from middleware.memory.languages import languages_left
-from middleware.memory.triggers import PROFESSION, PROFESSION_MODIFIER
+from middleware.memory.statements import PROFESSION, PROFESSION_MODIFIER
 
 __all__ = ["is_about", "still_stands", "supersedes"]
 

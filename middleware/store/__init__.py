@@ -1,14 +1,19 @@
 """Persistence: the ``Store`` interface and its SQLite implementation."""
 
-from middleware.store.base import (
+from middleware.store.base import Store, log_if_failed
+from middleware.store.clock_state import (
     ChannelTimes,
+    ClockStateSnapshot,
+    ImportCounts,
+    ThreadClockState,
+    UserClockState,
+)
+from middleware.store.records import (
     ClockData,
     ClockDataChange,
-    ClockStateSnapshot,
     Durable,
     ForgetReport,
     HeldToolCall,
-    ImportCounts,
     InboundRecord,
     InboundResult,
     LinkCodeTry,
@@ -16,13 +21,9 @@ from middleware.store.base import (
     PriorState,
     QueuedInbound,
     StatedLocation,
-    Store,
     StoredMessage,
-    ThreadClockState,
     ThreadState,
-    UserClockState,
     UserState,
-    log_if_failed,
 )
 from middleware.store.sqlite import SqliteStore
 

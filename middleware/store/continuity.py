@@ -25,7 +25,7 @@ from middleware.continuity.model import (
 from middleware.types import ChatType
 
 if TYPE_CHECKING:
-    from middleware.store.base import StoredMessage
+    from middleware.store.records import StoredMessage
 
 
 class ContinuityStore(Protocol):

@@ -35,13 +35,13 @@ from middleware.store import sqlite_continuity_log as continuity_log
 from middleware.store import sqlite_forget as forget
 from middleware.store import sqlite_links as links
 from middleware.store import sqlite_sessions as sessions
-from middleware.store.base import (
+from middleware.store.clock_state import ClockStateSnapshot, ImportCounts
+from middleware.store.migrations import from_db, to_db
+from middleware.store.records import (
     ClockData,
     ClockDataChange,
-    ClockStateSnapshot,
     ForgetReport,
     HeldToolCall,
-    ImportCounts,
     InboundRecord,
     InboundResult,
     LinkCodeTry,
@@ -52,7 +52,6 @@ from middleware.store.base import (
     ThreadState,
     UserState,
 )
-from middleware.store.migrations import from_db, to_db
 from middleware.store.sqlite_clock_state import (
     SELECT_CLOCK_DATA,
     clock_data_from_row,

@@ -12,8 +12,8 @@ import sqlite3
 from datetime import datetime
 
 from middleware.identity import split_user_key
-from middleware.store.base import ClockData, ClockDataChange, HeldToolCall
 from middleware.store.migrations import from_db, to_db
+from middleware.store.records import ClockData, ClockDataChange, HeldToolCall
 from middleware.store.sqlite_clock_state import (
     CREATE_USER,
     SELECT_CLOCK_DATA,

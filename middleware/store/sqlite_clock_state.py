@@ -20,17 +20,15 @@ from middleware.clock.zones import is_valid_zone
 from middleware.errors import StoreError
 from middleware.identity import split_user_key, thread_channel
 from middleware.json_codec import peek
-from middleware.store.base import (
+from middleware.store.clock_state import (
     ChannelTimes,
-    ClockData,
     ClockStateSnapshot,
     ImportCounts,
-    PriorState,
-    StatedLocation,
     ThreadClockState,
     UserClockState,
 )
 from middleware.store.migrations import from_db, move_contact_forward, to_db
+from middleware.store.records import ClockData, PriorState, StatedLocation
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from middleware.continuity.model import (
     unlinked_context_id,
 )
 from middleware.store import sqlite_links as links
-from middleware.store.base import ForgetReport
+from middleware.store.records import ForgetReport
 
 _SELECT_USER = "SELECT person_id, latest_actions FROM users WHERE user_key = ?"
 

@@ -22,8 +22,8 @@ from typing import Any
 import aiosqlite
 
 from middleware.errors import NotFoundError
-from middleware.store.base import ClockData, LinkCodeTry
 from middleware.store.migrations import to_db
+from middleware.store.records import ClockData, LinkCodeTry
 from middleware.store.sqlite_clock_state import clock_data_from_row, store_clock_data
 
 _USER_COLUMNS = """user_key, person_id, default_tz, locale, last_interaction_any_channel_at,

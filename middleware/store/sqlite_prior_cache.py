@@ -27,7 +27,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from middleware.store.base import InboundRecord
+from middleware.store.records import InboundRecord
 from middleware.store.sqlite_clock_state import PRIOR_PERSON_ID
 
 Row = tuple[Any, ...]

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any, cast
 
 from middleware.continuity.model import CaptureMode, Session
-from middleware.store.base import Role, StoredMessage
 from middleware.store.migrations import from_db, in_conversation, to_db
+from middleware.store.records import Role, StoredMessage
 from middleware.store.sqlite_continuity import (
     PERSON_KEYS,
     Run,

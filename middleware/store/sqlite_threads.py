@@ -8,8 +8,8 @@ from typing import Any, cast
 import aiosqlite
 
 from middleware.identity import split_user_key
-from middleware.store.base import ParticipantState, ThreadState, UserState
 from middleware.store.migrations import from_db, to_db
+from middleware.store.records import ParticipantState, ThreadState, UserState
 from middleware.store.sqlite_clock_state import CREATE_USER, stated_location_from_db, usable_zone
 from middleware.types import ChatType
 

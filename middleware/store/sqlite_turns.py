@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any, NamedTuple, cast
 
 from middleware.errors import StoreError
-from middleware.store.base import InboundRecord, Role, StoredMessage
 from middleware.store.migrations import from_db, move_contact_forward, to_db
+from middleware.store.records import InboundRecord, Role, StoredMessage
 from middleware.store.sqlite_clock_state import (
     CREATE_THREAD,
     PRIOR_PERSON_ID,

@@ -44,23 +44,8 @@ Why on the loop's thread, not a worker thread: a turn's write is a handful of in
 UPSERTs and one WAL append (``synchronous = NORMAL``: no fsync at commit), about 50 µs,
 while a hop to aiosqlite's thread and back costs several times that in wake-ups and GIL
 hand-offs (measured in ``bench/overhead.py``). The two things that could block the loop
-for long are kept off it:
-
-- another connection holding the write lock (a multi-statement transaction of this store,
-  or another process): the loop's connection never waits (``busy_timeout = 0``); writes
-  queue and go to the worker-thread connection instead, which waits its normal busy
-  timeout, in order;
-- WAL checkpoints, which copy pages and fsync: automatic checkpoints are off on the loop's
-  connection. Every ``CHECKPOINT_EVERY`` commits, a passive checkpoint on the store's
-  reader copies the WAL while writes go on inline; then a ``RESTART`` checkpoint on the
-  worker-thread connection, under the write lock, copies the few pages written meanwhile,
-  so the next commit writes the WAL from its start again. Writes made during that second
-  step queue behind it as behind any transaction. (A passive checkpoint alone never
-  catches up under steady load, and the WAL then grows without bound.)
-
-aiosqlite exposes no public "run this function in the connection thread"; the fallback uses
-its ``_execute``/``_conn`` (stable since aiosqlite 0.11, the version range is pinned), which
-is one hop instead of one hop per statement.
+for long, a write lock held by another connection and WAL checkpoints, are kept off it
+(:mod:`middleware.store.sqlite_writer_thread`).
 """
 
 from __future__ import annotations
@@ -69,31 +54,25 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import TypeVar
 
 import aiosqlite
 
 from middleware.store.sqlite_functions import add_functions
+from middleware.store.sqlite_write_steps import (
+    Outcome,
+    Pending,
+    apply_one,
+    is_busy,
+    keeps_writes_out,
+    settle,
+)
+from middleware.store.sqlite_writer_thread import WorkerThread
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
-Write = Callable[[sqlite3.Connection], Any]
-
-
-class Pending(NamedTuple):
-    """A queued write."""
-
-    action: str  # what it does, for errors
-    write: Write
-    future: asyncio.Future[Any]
-    savepoint: bool  # runs in a savepoint of its own (see ``submit``)
-    resolves_applied: bool  # its future resolves once applied, not committed (``queue``)
-
-
-Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
-# What became of a transaction of the loop's connection: None once committed, or the SQLite
 # error that rolled it back.
 Commit = asyncio.Future[sqlite3.Error | None]
 # Turns an SQLite failure during ``action`` into the error the caller sees.
@@ -139,8 +118,7 @@ class GroupCommitWriter:
         self._on_begin = on_begin
         self._on_failure = on_failure
         self._commit_delay = commit_delay
-        self._threaded = threaded
-        self._checkpointer = checkpointer
+        self._worker = WorkerThread(threaded, lock, checkpointer, self.commit_before_locking)
         self._lock = lock
         self._error_for = error_for
         self._pending: list[Pending] = []
@@ -158,7 +136,6 @@ class GroupCommitWriter:
         self._commit_each = False
         # A batch handed to the worker thread; later writes wait for it (order).
         self._handoff: asyncio.Task[None] | None = None
-        self._checkpoint: asyncio.Task[None] | None = None
         self.commits = 0
         self._closed = False
 
@@ -175,7 +152,7 @@ class GroupCommitWriter:
         if not self._take_inline(action):
             return await asyncio.shield(self.submit(action, write))
         try:
-            ok, value = _apply_one(self._inline, write)
+            ok, value = apply_one(self._inline, write)
         except sqlite3.Error as exc:
             # The transaction itself is gone (SQLite rolled it back).
             self._abort(exc)
@@ -218,7 +195,7 @@ class GroupCommitWriter:
             done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
             done.set_result(written)
             return seen, done
-        ok, seen = _apply_one(self._inline, read, savepoint=False)
+        ok, seen = apply_one(self._inline, read, savepoint=False)
         if not ok:
             self._failed(seen)
             raise self._error(action, seen)
@@ -327,8 +304,7 @@ class GroupCommitWriter:
         writes."""
         await self.drain()
         self._closed = True
-        if self._checkpoint is not None:
-            await self._checkpoint
+        await self._worker.checkpoint_done()
         self._inline.close()
 
     # -- the inline transaction ----------------------------------------------------------
@@ -368,7 +344,7 @@ class GroupCommitWriter:
         try:
             self._inline.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
+            if is_busy(exc):
                 return False
             raise
         self._schedule_commit()
@@ -388,14 +364,14 @@ class GroupCommitWriter:
             self._abort(exc)
             failed, self._pending = self._pending, []
             for pending in failed:
-                _settle(pending.future, (False, self._error_for(pending.action, exc)))
+                settle(pending.future, (False, self._error_for(pending.action, exc)))
 
     def _apply_pending(self) -> None:
         """Apply the queued writes, in order, in the open transaction; they resolve when
         it commits, or now if they asked to (``queue``)."""
         while self._pending:
             pending = self._pending[0]
-            outcome = _apply_one(self._inline, pending.write, savepoint=pending.savepoint)
+            outcome = apply_one(self._inline, pending.write, savepoint=pending.savepoint)
             del self._pending[0]
             if not outcome[0]:
                 self._failed(outcome[1])
@@ -461,7 +437,7 @@ class GroupCommitWriter:
                 exc,
             )
         for pending, _outcome in settling:
-            _settle(pending.future, (False, self._error_for(pending.action, exc)))
+            settle(pending.future, (False, self._error_for(pending.action, exc)))
 
     def _schedule_apply(self) -> None:
         """Apply the queued writes in the next loop iteration, after its callbacks and I/O
@@ -505,7 +481,7 @@ class GroupCommitWriter:
     def _failed(self, exc: BaseException | None = None) -> None:
         """A write or the transaction failed; ``exc``, when it says the file cannot be
         written (not a write's own fault, such as a constraint), is the store's failure."""
-        if isinstance(exc, sqlite3.Error) and _keeps_writes_out(exc):
+        if isinstance(exc, sqlite3.Error) and keeps_writes_out(exc):
             self._failure = exc
         if self._on_failure is not None:
             self._on_failure()
@@ -515,7 +491,7 @@ class GroupCommitWriter:
 
     def _settle(self, pending: Pending, outcome: Outcome) -> None:
         ok, value = outcome
-        _settle(pending.future, outcome if ok else (False, self._error(pending.action, value)))
+        settle(pending.future, outcome if ok else (False, self._error(pending.action, value)))
 
     # -- the worker thread ---------------------------------------------------------------
 
@@ -527,17 +503,12 @@ class GroupCommitWriter:
         )
 
     async def _apply_threaded(self, batch: list[Pending]) -> None:
-        writes = [(pending.write, pending.savepoint) for pending in batch]
         try:
-            async with self._lock:
-                self.commit_before_locking()
-                outcomes = await self._threaded._execute(  # type: ignore[no-untyped-call]
-                    _apply_batch, self._threaded._conn, writes
-                )
+            outcomes = await self._worker.apply(batch)
         except sqlite3.Error as exc:
             self._failed(exc)
             for pending in batch:
-                _settle(pending.future, (False, self._error_for(pending.action, exc)))
+                settle(pending.future, (False, self._error_for(pending.action, exc)))
         else:
             self._failure = None  # committed
             for ok, value in outcomes:
@@ -553,34 +524,8 @@ class GroupCommitWriter:
 
     def _committed(self) -> None:
         self.commits += 1
-        if self.commits % CHECKPOINT_EVERY == 0 and self._checkpoint is None:
-            self._checkpoint = asyncio.get_running_loop().create_task(
-                self._restart_wal(), name="sqlite-checkpoint"
-            )
-
-    async def _restart_wal(self) -> None:
-        """Copy the whole WAL into the database, so the next commit starts it over: the
-        bulk beside the writes, the rest (a few pages and the fsyncs) holding them."""
-        try:
-            await self._checkpointer.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
-            async with self._lock:
-                self.commit_before_locking()
-                await self._threaded.execute_fetchall("PRAGMA wal_checkpoint(RESTART)")
-        except sqlite3.Error as exc:
-            # Harmless: the WAL only grows until the next one succeeds.
-            log.warning("WAL checkpoint failed: %s", exc)
-        finally:
-            self._checkpoint = None
-
-
-def _settle(future: asyncio.Future[Any], outcome: Outcome) -> None:
-    if future.done():
-        return
-    ok, value = outcome
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)
+        if self.commits % CHECKPOINT_EVERY == 0:
+            self._worker.checkpoint()
 
 
 def connect_inline(
@@ -600,66 +545,3 @@ def connect_inline(
         conn.close()
         raise
     return conn
-
-
-# SQLite's primary result codes that say the file cannot take writes now, whatever the write.
-_UNWRITABLE = frozenset(
-    {
-        sqlite3.SQLITE_FULL,
-        sqlite3.SQLITE_IOERR,
-        sqlite3.SQLITE_READONLY,
-        sqlite3.SQLITE_CORRUPT,
-        sqlite3.SQLITE_NOTADB,
-        sqlite3.SQLITE_CANTOPEN,
-    }
-)
-
-
-def _keeps_writes_out(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and int(code) & 0xFF in _UNWRITABLE
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return int(code) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
-def _apply_one(conn: sqlite3.Connection, write: Write, *, savepoint: bool = True) -> Outcome:
-    """Run ``write`` in its own savepoint of the open transaction; a write that raises is
-    rolled back alone. Without ``savepoint``, ``write`` is one statement, which SQLite
-    rolls back alone."""
-    if not savepoint:
-        try:
-            return True, write(conn)
-        except Exception as exc:
-            if isinstance(exc, sqlite3.Error) and not conn.in_transaction:
-                # SQLite rolled back the whole transaction (a full disk, an I/O error):
-                # the writes before this one are gone too, so the caller aborts it.
-                raise
-            return False, exc
-    conn.execute("SAVEPOINT write")
-    try:
-        result = write(conn)
-    except Exception as exc:
-        conn.execute("ROLLBACK TO write")
-        conn.execute("RELEASE write")
-        return False, exc
-    conn.execute("RELEASE write")
-    return True, result
-
-
-def _apply_batch(conn: sqlite3.Connection, writes: list[tuple[Write, bool]]) -> list[Outcome]:
-    """One transaction, each write in a savepoint if it asks for one; runs on the worker
-    thread."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        outcomes = [_apply_one(conn, write, savepoint=savepoint) for write, savepoint in writes]
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return outcomes

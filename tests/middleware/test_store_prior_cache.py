@@ -21,12 +21,8 @@ import pytest
 
 from middleware.errors import NotFoundError, StoreError
 from middleware.store import SqliteStore
-from middleware.store.base import (
-    ClockStateSnapshot,
-    InboundRecord,
-    PriorState,
-    ThreadClockState,
-)
+from middleware.store.clock_state import ClockStateSnapshot, ThreadClockState
+from middleware.store.records import InboundRecord, PriorState
 from middleware.store.sqlite_clock_state import SELECT_PRIOR, prior_from_row
 from middleware.store.sqlite_prior_cache import PriorRows
 from tests.middleware.test_store import inbound

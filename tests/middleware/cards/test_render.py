@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from middleware.cards.content import CardBudget, CardItem, ResumeContent, SessionLine
-from middleware.cards.render import RenderedCards, _cut, render_cards
+from middleware.cards.render import RenderedCards, render_cards
+from middleware.cards.resume import _cut
 from middleware.cards.tokens import count_tokens
 from middleware.continuity.model import MemoryFact, MemoryKind, RollupSegment
 from middleware.continuity.summary import SummaryParts

@@ -1,0 +1,106 @@
+"""Tier 3, the ``living_memory`` card: the user's stable facts, never dropped while there
+is one (spec 001 §6.3).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime, tzinfo
+
+from middleware.cards.fitting import (
+    ELLIPSIS,
+    LIVING_MEMORY,
+    MONTHS,
+    count_tokens,
+    one_line,
+    shorten,
+    tagged_card,
+)
+from middleware.continuity.model import MemoryFact
+from middleware.memory.candidate import MemoryCandidate
+from middleware.memory.confidence import is_hedged
+from middleware.memory.replacement import supersedes
+
+logger = logging.getLogger(__name__)
+
+# Living memory: the name first, then standing instructions, then facts (§6.3).
+_MEMORY_RANK = {"name": 0, "directive": 1, "preference": 1, "fact": 2, "correction": 2}
+
+
+def living_memory_card(
+    memory: Sequence[MemoryFact], cap: int, dropped: list[str], now: datetime, tz: tzinfo
+) -> str | None:
+    """The living memory card: never dropped while there is a fact (§6.3). A fact memory
+    is no longer sure of (spec 003 §8) says when it was last said and that it may be out
+    of date, so the model asks rather than asserts it."""
+    facts = _standing([fact for fact in memory if one_line(fact.text)])
+    if not facts:
+        return None
+    # Most important first: by kind, the sure before the doubtful, then newest; trimming
+    # pops from the end.
+    facts.sort(key=lambda fact: fact.created_at, reverse=True)
+    facts.sort(
+        key=lambda fact: (_MEMORY_RANK.get(fact.kind, len(_MEMORY_RANK)), is_hedged(fact, now))
+    )
+    lines = [_memory_line(fact, now, tz) for fact in facts]
+
+    def card(body: Sequence[str]) -> str:
+        return tagged_card(LIVING_MEMORY, LIVING_MEMORY, body)
+
+    kept = list(lines)
+    while len(kept) > 1 and count_tokens(card(kept)) > cap:
+        kept.pop()
+    if len(kept) < len(lines):
+        dropped.append(f"{LIVING_MEMORY}:facts")
+    if count_tokens(card(kept)) <= cap:
+        return card(kept)
+    dropped.append(f"{LIVING_MEMORY}:shortened")
+    shortened = shorten(kept[0], lambda text: count_tokens(card([text])) <= cap)
+    if shortened is None:
+        logger.warning(
+            "living_memory cap %s is below the card's own size; it lands over the cap", cap
+        )
+        shortened = ELLIPSIS
+    return card([shortened])
+
+
+# The kinds a later fact may retire (as ``middleware.memory.learn`` retires them when said).
+_RETIRABLE = ("fact", "correction", "preference")
+
+
+def _standing(facts: Sequence[MemoryFact]) -> list[MemoryFact]:
+    """The facts no fact said later replaces. Said on one account, a new home retires
+    the old one when it is stored; two accounts linked later each bring their own ("Lives
+    in Paris" on Telegram, "Lives in Tokyo" on Discord), and the model, shown both, could
+    not tell which holds: the one said last does, as if both were said on one account.
+    ``/memory`` still lists both, for the user to delete one. Facts of one account were
+    reconciled when stored: only another account's are compared."""
+    if len({fact.user_key for fact in facts}) < 2:
+        return list(facts)
+    newest_first = sorted(facts, key=lambda fact: fact.last_mentioned_at, reverse=True)
+    kept: list[MemoryFact] = []
+    for fact in newest_first:
+        if not any(_replaces(later, fact) for later in kept):
+            kept.append(fact)
+    return [fact for fact in facts if fact in kept]
+
+
+def _replaces(later: MemoryFact, earlier: MemoryFact) -> bool:
+    if later.user_key == earlier.user_key:
+        return False
+    if later.kind == "name" or earlier.kind == "name":
+        return later.kind == earlier.kind  # a person has one name
+    return (
+        later.kind in _RETIRABLE
+        and earlier.kind in _RETIRABLE
+        and supersedes(MemoryCandidate(later.kind, later.text), earlier.text)
+    )
+
+
+def _memory_line(fact: MemoryFact, now: datetime, tz: tzinfo) -> str:
+    text = one_line(fact.text)
+    if not is_hedged(fact, now):
+        return text
+    said = fact.last_mentioned_at.astimezone(tz)
+    return f"{text} (said {MONTHS[said.month - 1]} {said.year}, may be out of date)"
