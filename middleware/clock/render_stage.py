@@ -29,7 +29,7 @@ from middleware.clock.presentation import (
 from middleware.clock.sse_rewrite import rewrite_sse
 from middleware.clock.zones import is_valid_zone
 from middleware.pipeline import Handler, Stage
-from middleware.store.records import PriorState, Store
+from middleware.store import PriorState, Store
 from middleware.types import VERBATIM, Reply, ReplyStream, Turn
 
 #: How many (thread, user) pairs keep their last audience for the turns the clock skips.
