@@ -8,24 +8,27 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from middleware.errors import AuthError
-from proxy.config import ANY_CHANNEL, ApiKey, AuthConfig, Permission
+from proxy.config import ANY_CHANNEL, ANY_USER, ApiKey, AuthConfig, Permission
 
 ALL_PERMISSIONS: frozenset[Permission] = frozenset({"chat", "replay", "commands"})
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who sent a request: the key's name, what it may do, and the channels it may speak
-    for (None: any)."""
+    """Who sent a request: the key's name, what it may do, and the channels and user ids
+    it may speak for (None: any)."""
 
     name: str
     permissions: frozenset[Permission]
     channels: frozenset[str] | None = None
+    users: frozenset[str] | None = None
 
     @classmethod
     def of_key(cls, key: ApiKey) -> Caller:
         channels = None if ANY_CHANNEL in key.channels else frozenset(key.channels)
-        return cls(key.name, frozenset(key.permissions), channels)
+        # A key always speaks as its own name: that is who a request naming no one is.
+        users = None if ANY_USER in key.users else frozenset({*key.users, key.name})
+        return cls(key.name, frozenset(key.permissions), channels, users)
 
     def check_channel(self, channel: str) -> None:
         """Raises ``AuthError`` (403) unless the caller may speak for ``channel``."""
@@ -35,6 +38,18 @@ class Caller:
                 f"the API key '{self.name}' may not speak for channel '{channel}' "
                 f"(it may for: {allowed}); add the channel to that key's channels "
                 "in [auth] keys, or drop X-Chronorelay-Channel",
+                status=403,
+            )
+
+    def check_user(self, user_id: str) -> None:
+        """Raises ``AuthError`` (403) unless the caller may speak for the user ``user_id``
+        (X-Chronorelay-User, the body's ``user``, or the key's own name)."""
+        if self.users is not None and user_id not in self.users:
+            allowed = ", ".join(sorted(self.users))
+            raise AuthError(
+                f"the API key '{self.name}' may not speak for user '{user_id}' (it may for: "
+                f"{allowed}); name one of those in X-Chronorelay-User or the body's user, "
+                "or add the user to that key's users in [auth] keys",
                 status=403,
             )
 

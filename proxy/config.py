@@ -125,6 +125,9 @@ Permission = Literal["chat", "replay", "commands"]
 
 
 ANY_CHANNEL = "*"
+ANY_USER = "*"
+# A platform user or thread id as a request names it (X-Chronorelay-User, -Thread).
+PLATFORM_ID = re.compile(r"^[^\s:]{1,256}$")
 
 
 class ApiKey(_Section):
@@ -136,6 +139,38 @@ class ApiKey(_Section):
     channels: list[Annotated[str, Field(pattern=r"^([A-Za-z0-9_.-]{1,64}|\*)$")]] = Field(
         default_factory=lambda: ["api"], min_length=1
     )
+    # The user ids the key may name on those channels (X-Chronorelay-User, the body's
+    # "user"); "*" is any. It may always speak as its own name (the user when a request
+    # names none), so [] confines it to that one user.
+    users: list[str] = Field(default_factory=lambda: [ANY_USER])
+
+    @field_validator("users", mode="before")
+    @classmethod
+    def _a_list(cls, users: object) -> object:
+        if isinstance(users, str):
+            raise ValueError(
+                f'must be a list in brackets: users = ["{users}"], or ["*"] for any user'
+            )
+        return users
+
+    @field_validator("users")
+    @classmethod
+    def _user_ids(cls, users: list[str], info: ValidationInfo) -> list[str]:
+        entry = f"the key '{info.data['name']}'" if "name" in info.data else "this key"
+        for user in users:
+            if user == ANY_USER or PLATFORM_ID.match(user):
+                continue
+            if ":" in user and PLATFORM_ID.match(user.partition(":")[2]):
+                raise ValueError(
+                    f"{entry} lists {user!r}, a user key, but users lists user ids: write "
+                    f"{user.partition(':')[2]!r} (the key's channels say where it speaks)"
+                )
+            raise ValueError(
+                f"{entry} lists {user!r}, which is not a user id (1-256 characters without "
+                "spaces or ':'); list a body \"user\" such as 'bo smith' as the relay keys "
+                "it, percent-encoded ('bo%20smith'), or \"*\" for any user"
+            )
+        return users
 
 
 class AuthConfig(_Section):

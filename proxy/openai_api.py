@@ -29,12 +29,12 @@ from middleware.errors import (
 from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
 from proxy.completions import completion_body, completion_stream
+from proxy.config import PLATFORM_ID
 from proxy.errors import error_body, read_json, response_for
 from proxy.keys import SERVICES
 from proxy.server import SHUTDOWN_DEADLINE
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_ID = re.compile(r"^[^\s:]{1,256}$")
 # Roles of the agent's own instructions, which may come after the user's message.
 _INSTRUCTION_ROLES = frozenset({"system", "developer"})
 
@@ -200,10 +200,11 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
     user_id = headers.get("X-Chronorelay-User")
     if user_id is None:
         user_id = _body_user_id(body.get("user")) or caller.name
-    elif not _ID.match(user_id):
+    elif not PLATFORM_ID.match(user_id):
         raise RequestError("X-Chronorelay-User must be 1-256 characters without spaces or ':'")
+    caller.check_user(user_id)
     thread_id = headers.get("X-Chronorelay-Thread") or user_id
-    if not _ID.match(thread_id):
+    if not PLATFORM_ID.match(thread_id):
         raise RequestError("X-Chronorelay-Thread must be 1-256 characters without spaces or ':'")
     chat_type = headers.get("X-Chronorelay-Chat-Type", "dm").lower()
     if chat_type not in ("dm", "group"):
@@ -232,7 +233,7 @@ def _body_user_id(user: object) -> str | None:
     longer one stands as its hash: the same ``user`` is always the same person."""
     if not isinstance(user, str) or not user:
         return None
-    if _ID.match(user):
+    if PLATFORM_ID.match(user):
         return user
     quoted = quote(user, safe="")
     if len(quoted) <= 256:

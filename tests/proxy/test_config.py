@@ -418,3 +418,35 @@ def test_an_upstream_gets_a_password_in_its_url_or_an_api_key_not_both(table: st
     assert "line 3: upstream." in str(caught.value)
     assert "api_key: base_url has a user and password and api_key is set too" in str(caught.value)
     assert parse_config(f'{table}\nbase_url = "https://me:pw@llm.example/v1"\n')
+
+
+def _one_key(users: str) -> str:
+    return f'[[auth.keys]]\nname = "shop"\nkey = "shop-key-0123456789"\nusers = {users}\n'
+
+
+def test_a_keys_users_default_to_any_and_may_be_ids() -> None:
+    unscoped = '[[auth.keys]]\nname = "shop"\nkey = "shop-key-0123456789"\n'
+    assert parse_config(unscoped).auth.keys[0].users == ["*"]
+    assert parse_config(_one_key('["alice", "bo%20smith"]')).auth.keys[0].users == [
+        "alice",
+        "bo%20smith",
+    ]
+    assert parse_config(_one_key("[]")).auth.keys[0].users == []
+
+
+@pytest.mark.parametrize(
+    ("users", "expected"),
+    [
+        ('"alice"', 'users: must be a list in brackets: users = ["alice"], or ["*"] for any'),
+        (
+            '["api:alice"]',
+            "the key 'shop' lists 'api:alice', a user key, but users lists user ids: write 'alice'",
+        ),
+        ('["bo smith"]', "the key 'shop' lists 'bo smith', which is not a user id"),
+    ],
+)
+def test_a_keys_users_in_another_form_are_refused_naming_the_key(users: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(_one_key(users), source="c.toml")
+    assert "c.toml:line 4: auth.keys[entry 1].users" in str(caught.value)
+    assert expected in str(caught.value)

@@ -12,7 +12,7 @@ import pytest
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
-from tests.fakes.upstream import FakeUpstream, Scripted
+from tests.fakes.upstream import FakeUpstream, Scripted, is_synthesis
 
 HI = [{"role": "user", "content": "hi there"}]
 
@@ -322,6 +322,76 @@ async def test_replay_header_needs_permission(relay_factory: RelayFactory) -> No
                 extra_headers={"X-Chronorelay-Received-At": "2026-01-01T10:00:00Z"},
             )
     assert "replay" in caught.value.message
+
+
+# Two apps on one relay: "shop" may name only its own user, "desk" (the default) anyone.
+SCOPED = {
+    "keys": [
+        {"name": "shop", "key": "shop-key-0123456789", "users": ["alice"]},
+        {"name": "desk", "key": "desk-key-0123456789", "permissions": ["chat", "commands"]},
+    ]
+}
+
+
+async def test_a_key_speaks_only_for_the_users_it_lists(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    relay = await relay_factory(auth=SCOPED)
+    store = relay.runner.app[SERVICES].store
+    # The default ("*"), as before: a key names any user of its channels.
+    async with client(relay, key="desk-key-0123456789") as desk:
+        await desk.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": "my flight lands at 9"}],
+            extra_headers={"X-Chronorelay-User": "victim"},
+        )
+    async with client(relay, key="shop-key-0123456789") as shop:
+        own = await shop.chat.completions.with_raw_response.create(
+            model="fake-model", messages=HI, extra_headers={"X-Chronorelay-User": "alice"}
+        )
+        assert own.headers["X-Chronorelay-Thread-Key"] == "agent:main:api:alice"
+        # Naming no one is speaking as the key's own name, which a key always may.
+        itself = await shop.chat.completions.with_raw_response.create(
+            model="fake-model", messages=HI
+        )
+        assert itself.headers["X-Chronorelay-Thread-Key"] == "agent:main:api:shop"
+        with pytest.raises(openai.PermissionDeniedError) as by_header:
+            await shop.chat.completions.create(
+                model="fake-model", messages=HI, extra_headers={"X-Chronorelay-User": "victim"}
+            )
+        with pytest.raises(openai.PermissionDeniedError) as by_body:
+            await shop.chat.completions.create(model="fake-model", messages=HI, user="mallory")
+    assert by_header.value.message.endswith(
+        "the API key 'shop' may not speak for user 'victim' (it may for: alice, shop); "
+        "name one of those in X-Chronorelay-User or the body's user, or add the user to "
+        "that key's users in [auth] keys"
+    )
+    assert "may not speak for user 'mallory'" in by_body.value.message
+    # Neither refusal reached the upstream, served the victim's block or stored anything.
+    asked = [seen for seen in fake_upstream.requests if not is_synthesis(seen.body)]
+    assert len(asked) == 3
+    assert await store.get_user("api:mallory") is None
+    assert await store.transcript("agent:main:api:mallory") == []
+    said = [m.text for m in await store.transcript("agent:main:api:victim")]
+    assert said[0] == "my flight lands at 9" and "hi there" not in said
+
+
+async def test_a_scoped_key_runs_chat_commands_only_as_its_users(
+    relay_factory: RelayFactory,
+) -> None:
+    keys = [{**SCOPED["keys"][1], "users": ["alice"]}]
+    relay = await relay_factory(server={"api_commands": True}, auth={"keys": keys})
+    whoami = [{"role": "user", "content": "/whoami"}]
+    async with client(relay, key="desk-key-0123456789") as desk:
+        mine = await desk.chat.completions.create(
+            model="fake-model", messages=whoami, extra_headers={"X-Chronorelay-User": "alice"}
+        )
+        assert (mine.choices[0].message.content or "").startswith("You are api:alice")
+        with pytest.raises(openai.PermissionDeniedError) as theirs:
+            await desk.chat.completions.create(
+                model="fake-model", messages=whoami, extra_headers={"X-Chronorelay-User": "root"}
+            )
+    assert "may not speak for user 'root'" in theirs.value.message
 
 
 async def test_models_lists_configured_models(relay: RunningServer) -> None:
