@@ -17,6 +17,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from middleware.actions.model import load_actions
+from middleware.awareness.group import group_plans
 from middleware.awareness.stage import awareness_sections
 from middleware.awareness.view import awareness_view
 from middleware.clock.parsing import ParseResult
@@ -310,7 +311,9 @@ async def preview(request: web.Request) -> web.Response:
     try:
         view = await clock_view(store, turn, settings)
         turn.time_expressions = view.expressions
-        aware = awareness_view(turn, awareness_settings(services.config))
+        aware_settings = awareness_settings(services.config)
+        group = await group_plans(store, turn, aware_settings.actions.max_ttl)
+        aware = awareness_view(turn, aware_settings, group=group)
     except OverflowError as exc:
         # A message can only arrive near now; a preview may ask about any instant, and
         # dates reached from one at the calendar's end ("tomorrow", an expiry) overflow.

@@ -180,7 +180,8 @@ def close_latest(
     """Apply a done/canceled the user just said to the open action it is about.
 
     Candidates are the user's own open actions in this thread, or in any private thread
-    when this is a DM (as :func:`visible_actions` shows them, ``linked`` accounts' too).
+    when this is a DM (as :func:`visible_actions` shows them, ``linked`` accounts' too);
+    in a group, also a plan any member clocked for it, when the update names it.
     When ``update`` names an activity, only actions of that activity family qualify
     ("meal" closes "meal:dinner", "woke up" closes a nap), and the most recent is
     closed. When it names words ("the bank call is done"), the one action whose label
@@ -273,6 +274,7 @@ def _about(
         and (
             (a.user_key == user_key and a.thread_key == thread_key)
             or (chat_type == "dm" and _private_and_own(a, user_key, linked))
+            or (chat_type == "group" and _named_group_plan(a, update, thread_key))
         )
     ]
     if update.named:
@@ -292,6 +294,14 @@ def _about(
             # Of two calls, "can't ring the bank" puts off the bank's, never mom's.
             candidates = [a for a in candidates if update.about <= key_words(a.label)]
     return max(candidates, key=lambda a: a.recorded_at) if candidates else None
+
+
+def _named_group_plan(action: Action, update: StatusUpdate, thread_key: str) -> bool:
+    """Whether ``update`` may be about a plan another member clocked for this group
+    (§7.3): only when it names something ("the standup notes are done", "done with the
+    standup"); a member's bare "done" or "I'm back" is about their own doings."""
+    named = bool(update.named or update.about or update.activity)
+    return named and action.scope == "group" and action.thread_key == thread_key
 
 
 def _over_by_a_done(action: Action, update: StatusUpdate, now: datetime) -> bool:

@@ -8,7 +8,14 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from middleware.actions.directives import ClockIt, is_directive_only, parse_directive
-from middleware.awareness.view import AwarenessSettings, AwarenessView, apply_ops, awareness_view
+from middleware.awareness.group import group_plans
+from middleware.awareness.view import (
+    AwarenessSettings,
+    AwarenessView,
+    ClockOp,
+    apply_ops,
+    awareness_view,
+)
 from middleware.awareness.wording import tell_user
 from middleware.pipeline import Handler, Stage
 from middleware.store import Store
@@ -24,7 +31,8 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
         if turn.continuation or not settings.enabled:
             return await call_next(turn)
         linked = await _linked(store, turn)
-        view = awareness_view(turn, settings, linked)
+        group = await group_plans(store, turn, settings.actions.max_ttl)
+        view = awareness_view(turn, settings, linked, group)
         # Stored before the upstream is called: what the user said is kept even if the
         # model never answers.
         await save(store, turn, view)
@@ -79,10 +87,16 @@ def awareness_sections(view: AwarenessView, *, relay_answers: bool) -> list[str]
 
 
 async def save(store: Store, turn: Turn, view: AwarenessView) -> None:
-    """Apply the view's changes: the user's clock data and the thread's kind, together."""
+    """Apply the view's changes: the user's clock data, the clock data of members whose
+    group plans it closed or asked about, and the thread's kind, together."""
     writes: list[Awaitable[object]] = []
     if view.ops:
         writes.append(store.update_clock_data(turn.user_key, apply_ops(view.ops)))
+    by_owner: dict[str, list[ClockOp]] = {}
+    for owner, op in view.others_ops:
+        by_owner.setdefault(owner, []).append(op)
+    for owner, ops in by_owner.items():
+        writes.append(store.update_clock_data(owner, apply_ops(ops)))
     if view.kind_change is not None:
         kind, explicit = view.kind_change
         writes.append(store.set_thread_kind(turn.thread_key, kind, explicit=explicit))

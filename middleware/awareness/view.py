@@ -48,6 +48,7 @@ from middleware.actions.lifecycle import (
 )
 from middleware.actions.model import Action, Scope, Source, load_actions
 from middleware.awareness import wording
+from middleware.awareness.group import NO_PLANS, GroupPlans
 from middleware.clock.parsing import ParseResult
 from middleware.clock.policy import (
     CheckinRule,
@@ -107,6 +108,9 @@ class AwarenessView(NamedTuple):
     kind_change: tuple[str, bool] | None = None
     # The relay's own answer, for a message that is only a settings directive.
     reply: str | None = None
+    # Changes to actions other members clocked for the group, as (their user key, change):
+    # written to their clock data, which holds them (``middleware.awareness.group``).
+    others_ops: tuple[tuple[str, ClockOp], ...] = ()
 
     @property
     def section(self) -> str | None:
@@ -114,15 +118,33 @@ class AwarenessView(NamedTuple):
 
 
 def awareness_view(
-    turn: Turn, settings: AwarenessSettings, linked: Collection[str] = ()
+    turn: Turn,
+    settings: AwarenessSettings,
+    linked: Collection[str] = (),
+    group: GroupPlans = NO_PLANS,
 ) -> AwarenessView:
     """Decide what the model is told about elapsed time, actions and confirmations;
-    ``linked`` are the accounts linked to the speaker (whose private actions are theirs)."""
+    ``linked`` are the accounts linked to the speaker (whose private actions are theirs),
+    ``group`` the plans other members clocked for this group thread."""
     prior = turn.prior or PriorState()
     now = turn.received_at
     data = prior.clock_data
     overrides = PolicyOverrides.from_stored(data.policy_overrides)
     actions = load_actions(data.latest_actions)
+    own = {a.id for a in actions}
+    actions += [a for a in group.actions if a.id not in own]
+    others_ops: list[tuple[str, ClockOp]] = []
+
+    def change(action: Action, op: ClockOp) -> None:
+        # A group plan another member clocked is kept in their clock data.
+        if action.id in own:
+            ops.append(op)
+        else:
+            others_ops.append((action.user_key, op))
+
+    def by(action: Action) -> str | None:
+        return group.by(action, turn.user_key)
+
     mode: Mode = overrides.mode or settings.mode
     kind = prior.thread_kind or "conversation"
     lines: list[str] = []
@@ -192,8 +214,8 @@ def awareness_view(
                 linked=linked,
             )
             if moved is not None:
-                ops.append(_close(moved))
-                lines.append(wording.postponed(moved, now))
+                change(moved, _close(moved))
+                lines.append(wording.postponed(moved, now, by(moved)))
         elif update is not None:
             _, closed = close_latest(
                 visible,
@@ -205,8 +227,8 @@ def awareness_view(
                 linked=linked,
             )
             if closed is not None:
-                ops.append(_close(closed))
-                lines.append(wording.closed(closed, now))
+                change(closed, _close(closed))
+                lines.append(wording.closed(closed, now, by(closed)))
                 # Done now: no cue or check-in may ask whether it happened.
                 visible = [a for a in visible if a.id != closed.id]
         report = detect_duration_report(turn.own_text)
@@ -257,14 +279,14 @@ def awareness_view(
         unasked = [a for a in visible if a.referenced_at is None]
         cue = find_cue(turn.own_text, unasked, now=now, extra=settings.inference.cues)
         if cue is not None:
-            lines.append(wording.cue(cue, now))
-            ops.append(_mark_referenced(cue.action.id, now))
+            lines.append(wording.cue(cue, now, by(cue.action)))
+            change(cue.action, _mark_referenced(cue.action.id, now))
     # One directive (spec 000 §9): the first rule that has something to say (a hedged
     # reference has nothing once every open action was mentioned).
     for rule in fired:
-        checkin, referenced = _checkin(rule, facts, visible, cue.action if cue else None)
+        checkin, referenced = _checkin(rule, facts, visible, cue.action if cue else None, by)
         if referenced is not None:
-            ops.append(_mark_referenced(referenced.id, now))
+            change(referenced, _mark_referenced(referenced.id, now))
         if checkin:
             lines.extend(checkin)
             break
@@ -280,6 +302,7 @@ def awareness_view(
         ops=tuple(ops),
         kind_change=kind_change,
         reply=reply if directive_only else None,
+        others_ops=tuple(others_ops),
     )
 
 
@@ -297,10 +320,15 @@ def apply_ops(ops: Sequence[ClockOp]) -> Callable[[ClockData], ClockData | None]
 
 
 def _checkin(
-    rule: CheckinRule, facts: RuleFacts, visible: Sequence[Action], cued: Action | None
+    rule: CheckinRule,
+    facts: RuleFacts,
+    visible: Sequence[Action],
+    cued: Action | None,
+    by: Callable[[Action], str | None],
 ) -> tuple[list[str], Action | None]:
     """The one check-in directive of the first rule that fired (spec 000 §9), and the
-    action it asks the model to mention, if any."""
+    action it asks the model to mention, if any (``by``: who clocked it, when another
+    member did, for the group)."""
     elapsed = rule_elapsed(rule, facts) or timedelta(0)
     now_lines: list[str] = []
     referenced = None
@@ -318,7 +346,9 @@ def _checkin(
         ]
         if candidates:
             referenced = candidates[-1]
-            now_lines.append(wording.hedged_reference(rule.id, referenced, facts.now))
+            now_lines.append(
+                wording.hedged_reference(rule.id, referenced, facts.now, by(referenced))
+            )
     return now_lines, referenced
 
 

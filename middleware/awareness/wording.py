@@ -67,27 +67,41 @@ def kind_set(kind: str) -> str:
 
 
 def clocked(action: Action) -> str:
+    whose = " for the whole group" if action.scope == "group" else ""
     return (
-        f'The user clocked an action: "{action.label}"{_expected(action)}. Acknowledge it briefly.'
+        f'The user clocked an action{whose}: "{action.label}"{_expected(action)}. '
+        "Acknowledge it briefly."
     )
 
 
-def closed(action: Action, now: datetime) -> str:
+def closed(action: Action, now: datetime, by: str | None = None) -> str:
+    """``by``: the member who clocked it for the group, when not the user (see
+    ``GroupPlans.by``)."""
+    said = ago(now - action.recorded_at)
+    if action.scope == "group":
+        word = "done" if action.status == "done" else "off"
+        return (
+            f'The user says the group\'s plan is {word}: "{action.label}" (clocked for the '
+            f"group by {by or 'the user'}, {said})."
+        )
     verb = "done with" if action.status == "done" else "no longer doing"
-    return (
-        f'The user says they are {verb}: "{action.label}" (said {ago(now - action.recorded_at)}).'
-    )
+    return f'The user says they are {verb}: "{action.label}" (said {said}).'
 
 
-def postponed(action: Action, now: datetime) -> str:
+def postponed(action: Action, now: datetime, by: str | None = None) -> str:
     """A postponed action: still open, and from when it can happen, if the user said."""
     if action.start_at is not None and action.start_at > now:
         when = f"; it can happen at the earliest in {_ahead(action.start_at - now)}"
     else:
         when = ""
+    said = ago(now - action.recorded_at)
+    if action.scope == "group":
+        said = f"clocked for the group by {by or 'the user'}, {said}"
+    else:
+        said = f"said {said}"
     return (
-        f'The user is putting off, not calling off: "{action.label}" (said '
-        f"{ago(now - action.recorded_at)}). It stays open{when}; do not treat it as canceled."
+        f'The user is putting off, not calling off: "{action.label}" ({said}). It stays '
+        f"open{when}; do not treat it as canceled."
     )
 
 
@@ -112,7 +126,10 @@ def offer_recap(rule_id: str, elapsed: timedelta) -> str:
     )
 
 
-def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
+def hedged_reference(rule_id: str, action: Action, now: datetime, by: str | None = None) -> str:
+    """``by``: the member who clocked it for the group, when not the user."""
+    if action.scope == "group":
+        return _group_reference(rule_id, action, now, by)
     template = TEMPLATES.get(action.activity or "")
     if not action.is_past_due(now):
         # Its day has come but not gone: nothing to look back on yet.
@@ -126,6 +143,27 @@ def hedged_reference(rule_id: str, action: Action, now: datetime) -> str:
         f'"{action.label}"{_due(action, now)} ({_status(action, now)}). If it fits, mention it '
         f'in a hedged way, e.g. "Welcome back — {question}" {CORRECTABLE}'
     )
+
+
+def _group_reference(rule_id: str, action: Action, now: datetime, by: str | None) -> str:
+    """A plan clocked for the whole group (spec 000 §7.3): the group's, asked of whoever
+    speaks, and never credited to them when another member clocked it."""
+    who = by or "the user"
+    if not action.is_past_due(now):
+        question = f'is "{action.label}" still the plan?'
+    else:
+        question = f'did "{action.label}" happen?'
+    not_theirs = "" if by is None else " It is the group's plan, not the user's own."
+    return (
+        f"Check-in ({rule_id}): {ago(now - action.recorded_at)} {who} clocked for the whole "
+        f'group: "{action.label}"{_due(action, now)} ({_status(action, now)}).{not_theirs} '
+        f"If it fits, mention it as the group's plan in a hedged way, e.g. "
+        f'"{_clocked_by(by)}{question}" {CORRECTABLE}'
+    )
+
+
+def _clocked_by(by: str | None) -> str:
+    return "About the group's plan — " if by is None else f"About the plan {by} clocked — "
 
 
 def _in_sentence(label: str) -> str:
@@ -160,12 +198,16 @@ def _ahead(delta: timedelta) -> str:
     return ago(delta).removesuffix(" ago")
 
 
-def cue(match: CueMatch, now: datetime) -> str:
+def cue(match: CueMatch, now: datetime, by: str | None = None) -> str:
+    """``by``: the member who clocked it for the group, when not the user."""
     action = match.action
+    said = "the user said" if action.scope != "group" else f"{by or 'the user'} clocked"
+    for_group = " for the whole group" if action.scope == "group" else ""
     return (
-        f"Possible connection (unconfirmed): {ago(now - action.recorded_at)} the user said "
-        f'"{action.label}"{_due(action, now)}, and this message mentions "{match.cue}". You '
-        f'may ask a confirming question such as "{match.question}" {CORRECTABLE}'
+        f"Possible connection (unconfirmed): {ago(now - action.recorded_at)} {said}"
+        f'{for_group} "{action.label}"{_due(action, now)}, and this message mentions '
+        f'"{match.cue}". You may ask a confirming question such as "{match.question}" '
+        f"{CORRECTABLE}"
     )
 
 

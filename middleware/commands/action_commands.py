@@ -2,7 +2,8 @@
 
 ``/actions`` lists, ``/actions done 2`` / ``/actions cancel 2`` (the number shown, or the
 action's id) close one. Only the actions this user could be reminded of here are shown:
-in a group, the ones they clocked in that group (spec 000 §7.3).
+in a group, the ones they clocked in that group and the ones any member clocked for the
+group (spec 000 §7.3), which any member may close.
 
 An action's number is its place among all of the user's stored actions here, closed and
 expired ones included, so closing #1 leaves #2 as #2: a user working down the list they
@@ -12,10 +13,11 @@ compacted away (when a new action is added).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from middleware.actions.lifecycle import mark, visible_actions
 from middleware.actions.model import Action, Status, load_actions
+from middleware.awareness.group import GroupPlans, group_plans
 from middleware.awareness.view import on_actions
 from middleware.clock.temporal import ago
 from middleware.commands import Command, CommandHandler
@@ -31,30 +33,36 @@ _STATUS = {
 USAGE = "Use /actions to list, /actions done <number> or /actions cancel <number> to close one."
 
 
-def action_commands(store: Store) -> dict[str, CommandHandler]:
-    """The handler, keyed by command name."""
+def action_commands(store: Store, plans_within: timedelta) -> dict[str, CommandHandler]:
+    """The handler, keyed by command name; ``plans_within`` is how long an action may
+    live (``max_ttl``): members quiet for longer clocked no open plan for their group."""
 
     async def actions(turn: Turn, command: Command) -> str:
         now = turn.received_at
         data = await store.get_clock_data(turn.user_key) or ClockData()
+        plans = await group_plans(store, turn, plans_within)
         # Linked accounts are one person: the actions clocked on the others count here.
-        shown = _shown(data, turn, now, await store.linked_users(turn.user_key))
+        shown = _shown(data, plans, turn, now, await store.linked_users(turn.user_key))
         verb, _, which = command.args.partition(" ")
         verb = verb.lower()
         group = turn.chat_type == "group"
         if not verb:
-            return _listing(shown, now, group=group)
+            return _listing(shown, plans, turn.user_key, now, group=group)
         if verb not in ("done", "cancel") or not which.strip():
             return f"I don't know '/actions {command.args}'. {USAGE}"
         target = _pick(shown, which.strip())
         if target is None:
             return f"There is no open action '{which.strip()}' here. " + (
-                _listing(shown, now, group=group) if shown else _none_open(group) + "."
+                _listing(shown, plans, turn.user_key, now, group=group)
+                if shown
+                else _none_open(group) + "."
             )
         status: Status = "done" if verb == "done" else "canceled"
 
         close = on_actions(lambda stored: mark(stored, target.id, status, now=now))
-        await store.update_clock_data(turn.user_key, close)
+        # A plan another member clocked for the group is kept with their actions.
+        owner = target.user_key if plans.by(target, turn.user_key) else turn.user_key
+        await store.update_clock_data(owner, close)
         word = "done" if status == "done" else "canceled"
         return f'Marked "{target.label}" as {word}.'
 
@@ -62,11 +70,13 @@ def action_commands(store: Store) -> dict[str, CommandHandler]:
 
 
 def _shown(
-    data: ClockData, turn: Turn, now: datetime, linked: list[str]
+    data: ClockData, plans: GroupPlans, turn: Turn, now: datetime, linked: list[str]
 ) -> list[tuple[int, Action]]:
     """The open actions shown here, each with its number (see the module docstring)."""
+    own = load_actions(data.latest_actions)
+    ids = {a.id for a in own}
     stored = visible_actions(
-        load_actions(data.latest_actions),
+        [*own, *(a for a in plans.actions if a.id not in ids)],
         now=now,
         user_key=turn.user_key,
         thread_key=turn.thread_key,
@@ -88,16 +98,28 @@ def _none_open(group: bool) -> str:
     return "You have no open actions"
 
 
-def _listing(shown: list[tuple[int, Action]], now: datetime, *, group: bool) -> str:
+def _listing(
+    shown: list[tuple[int, Action]], plans: GroupPlans, speaker: str, now: datetime, *, group: bool
+) -> str:
     if not shown:
         return (
             f"{_none_open(group)}. Say 'clock it: <what you're doing>' and I'll keep "
             "it in mind for a while."
         )
-    lines = ["Your open actions from this group:" if group else "Your open actions:"]
+    others = any(plans.by(action, speaker) for _, action in shown)
+    lines = [
+        "Open actions in this group:"
+        if others
+        else "Your open actions from this group:"
+        if group
+        else "Your open actions:"
+    ]
     for number, action in shown:
         status = _STATUS.get(action.status_at(now), action.status_at(now))
-        lines.append(f"{number}. {action.label} — {_when(action, now)}, {status}")
+        whose = ""
+        if action.scope == "group":
+            whose = f" (for the group, clocked by {plans.by(action, speaker) or 'you'})"
+        lines.append(f"{number}. {action.label}{whose} — {_when(action, now)}, {status}")
     lines.append(USAGE)
     return "\n".join(lines)
 

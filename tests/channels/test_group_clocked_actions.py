@@ -1,0 +1,90 @@
+"""A plan clocked for a Telegram group (spec 000 §7.3), as its three members meet it.
+
+Aiko clocks "standup notes due tomorrow" for the group. The plan belongs to the group
+thread: Bruno and Cara are asked about it (as the group's plan, clocked by Aiko — never
+as something they were about to do), see it in ``/actions`` and may close it by naming
+it; nobody's private chat ever shows it, and it goes when Aiko is forgotten: it is her
+words, kept with her actions.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.channels.group_members import AIKO, BRUNO, CARA, Fortnight
+from tests.conftest import RelayFactory
+
+PLAN = "clock it for the group: standup notes due tomorrow"
+
+
+async def meet(group: Fortnight, relay_factory: RelayFactory) -> None:
+    """The relay started, the three members in Berlin, and Aiko's plan clocked."""
+    await group.start(relay_factory)
+    for user in (AIKO, BRUNO, CARA):
+        await group.command("/tz Europe/Berlin", user)
+        await group.chats("hi all", user)
+    await group.asks(PLAN, AIKO)
+    assert 'The user clocked an action for the whole group: "Standup notes due"' in group.block()
+
+
+async def test_another_member_is_asked_about_the_groups_plan_naming_who_clocked_it(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    group.clock.advance(timedelta(hours=3))
+    await group.asks("evening all, where are we?", BRUNO)
+    block = group.block()
+    assert 'Aiko clocked for the whole group: "Standup notes due"' in block
+    assert "It is the group's plan, not the user's own." in block
+    assert "the user was about to" not in block and "the user planned" not in block
+    # Asked about once, in the group: Cara, next, is not asked again.
+    await group.asks("hi!", CARA)
+    assert "Standup notes" not in group.block()
+
+
+async def test_actions_in_the_group_lists_the_plan_and_any_member_may_close_it(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    listing = await group.command("/actions", CARA)
+    assert listing.startswith("Open actions in this group:\n")
+    assert "1. Standup notes due (for the group, clocked by Aiko)" in listing
+    assert "(for the group, clocked by you)" in await group.command("/actions", AIKO)
+    assert await group.command("/actions done 1", CARA) == 'Marked "Standup notes due" as done.'
+    assert "no open actions" in await group.command("/actions", AIKO)
+
+
+async def test_a_member_naming_the_plan_closes_it_a_bare_done_does_not(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    group.clock.advance(timedelta(hours=3))
+    await group.asks("done", BRUNO)
+    assert "plan is done" not in group.block(), "Bruno's bare done is about his own doings"
+    assert "Standup notes" in await group.command("/actions", AIKO)
+    await group.asks("the standup notes are done", CARA)
+    assert (
+        'The user says the group\'s plan is done: "Standup notes due" (clocked for the '
+        "group by Aiko, 3 hours ago)." in group.block()
+    )
+    assert "no open actions" in await group.command("/actions", AIKO)
+
+
+async def test_the_plan_never_shows_in_a_private_chat(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    group.clock.advance(timedelta(hours=3))
+    for user in (AIKO, BRUNO):
+        assert "no open actions" in await group.command("/actions", user, dm=True)
+        await group.command("/time", user, dm=True)
+
+
+async def test_forgetting_the_member_who_clocked_it_takes_the_plan(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    assert "Standup notes" in await group.command("/actions", BRUNO)
+    await group.command("/forget", AIKO, dm=True)
+    await group.command("/forget confirm", AIKO, dm=True)
+    assert "no open actions" in await group.command("/actions", BRUNO)
