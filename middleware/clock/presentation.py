@@ -32,6 +32,12 @@ at the very end of a reply (an answer cut off by its token limit) is read the sa
 ``… until <time 2026-11-22T08:00:00Z`` is rendered, ``… until <time 2026-11`` becomes
 ``… until 2026-11``.
 
+Markup inside Markdown code — an inline code span or a fenced code block (see
+``code_regions`` for what counts) — stays exactly as written, so a code sample explaining
+the markup is not changed and Discord, which shows no timestamp inside code, gets none.
+``<time datetime="…">`` (an HTML element: its inner text starts with an attribute) is no
+markup either and is left as written everywhere.
+
 Times are babel's CLDR output unchanged, so English 12-hour times carry a narrow no-break
 space (U+202F) before AM/PM.
 """
@@ -54,6 +60,7 @@ from babel.dates import (
     get_timezone_location,
 )
 
+from middleware.clock.code_regions import CodeTracker
 from middleware.clock.zones import get_zone, is_repeated_wall_time
 
 __all__ = [
@@ -72,9 +79,12 @@ __all__ = [
 MARKUP_OPEN = "<time "
 #: Longest inner text accepted; it bounds what a streaming renderer ever holds back.
 _MAX_INNER = 64
-_MARKUP = re.compile(rf"<time ([^<>\n]{{0,{_MAX_INNER}}})>")
+# A backtick ends a markup's inner text: it begins code (``code_regions``).
+_MARKUP = re.compile(rf"<time ([^<>\n`]{{0,{_MAX_INNER}}})>")
 # The same, or one left open at the end of the text: only a complete text is read so.
-_MARKUP_OR_OPEN_END = re.compile(rf"<time ([^<>\n]{{0,{_MAX_INNER}}})(?:>|\Z)")
+_MARKUP_OR_OPEN_END = re.compile(rf"<time ([^<>\n`]{{0,{_MAX_INNER}}})(?:>|\Z)")
+# ``<time datetime="…">``: an HTML element's attribute, not an instant.
+_HTML_ATTRIBUTE = re.compile(r"\s*[A-Za-z_:][\w.:-]*\s*=")
 _SEPARATOR = " · "
 #: The UTC ids ``zones.get_zone`` accepts; their viewers join the group's UTC anchor.
 _UTC_ZONES = frozenset({"UTC", "Etc/UTC"})
@@ -248,26 +258,47 @@ def _parse_instant(inner: str) -> datetime | None:
 def render_times(
     text: str, audience: Audience, *, reference: datetime | None = None, complete: bool = True
 ) -> str:
-    """Replace every ``<time ISO-instant>`` markup in ``text`` for ``audience``.
+    """Replace every ``<time ISO-instant>`` markup outside code in ``text`` for ``audience``.
 
     A markup whose inner text is not an ISO-8601 instant with an offset is replaced by its
-    inner text (no zone is invented). While ``complete`` (``text`` is a whole reply, or its
-    end), a markup left open at the end of ``text`` is read as if closed there. Text
-    without ``"<time "`` is returned as is after one substring check. Raises
+    inner text (no zone is invented); one inside Markdown code, or an HTML
+    ``<time datetime=…>``, is left as written. While ``complete`` (``text`` is a whole
+    reply, or its end), a markup left open at the end of ``text`` is read as if closed
+    there. Text without ``"<time "`` is returned as is after one substring check. Raises
     ``ValueError`` if ``reference`` is naive.
     """
     if MARKUP_OPEN not in text:
         return text
     _check_aware(reference, "reference")
+    if "`" not in text and "~" not in text:  # no code
+        return _render_markups(text, audience, reference, complete=complete)
+    parts: list[str] = []
+    for start, end, prose in CodeTracker().scan(text):
+        piece = text[start:end]
+        if prose:
+            at_end = complete and end == len(text)
+            piece = _render_markups(piece, audience, reference, complete=at_end)
+        parts.append(piece)
+    return "".join(parts)
+
+
+def _render_markups(
+    prose: str, audience: Audience, reference: datetime | None, *, complete: bool
+) -> str:
+    """``render_times`` for text known to hold no code."""
+    if MARKUP_OPEN not in prose:
+        return prose
 
     def replace(match: re.Match[str]) -> str:
         inner = match.group(1)
+        if _HTML_ATTRIBUTE.match(inner):
+            return match.group(0)
         instant = _parse_instant(inner)
         if instant is None:
             return inner.strip()
         return audience.render(instant, reference=reference)
 
-    return (_MARKUP_OR_OPEN_END if complete else _MARKUP).sub(replace, text)
+    return (_MARKUP_OR_OPEN_END if complete else _MARKUP).sub(replace, prose)
 
 
 def _could_become_markup(tail: str) -> bool:
@@ -278,18 +309,22 @@ def _could_become_markup(tail: str) -> bool:
     return (
         tail.startswith(MARKUP_OPEN)
         and len(inner) <= _MAX_INNER
-        and not any(c in inner for c in "<>\n")
+        and not any(c in inner for c in "<>\n`")
     )
 
 
 class StreamingTimeRenderer:
     """``render_times`` for text that arrives in pieces.
 
-    ``feed`` returns what can be shown now, holding back only a tail that may still become
-    a markup (at most ``len("<time ") + 64 + 1`` characters); ``flush`` returns the rest and
-    resets the renderer. The concatenation of every output equals ``render_times`` of the
-    concatenated input. Markups cannot nest or contain ``<``, so such a tail always starts
-    at the last ``<`` and everything before it renders exactly as in the whole text.
+    ``feed`` returns what can be shown now, holding back only a tail of prose that may
+    still become a markup (at most ``len("<time ") + 64 + 1`` characters); ``flush``
+    returns the rest and resets the renderer. The concatenation of every output equals
+    ``render_times`` of the concatenated input. Markups cannot nest or contain ``<``, so
+    such a tail always starts at the last ``<`` and everything before it renders exactly
+    as in the whole text. Whether text is code is tracked across pieces
+    (``code_regions.CodeTracker``) and decided as each character arrives, so code holds
+    nothing back; a held tail is let go as written when code follows it (a markup never
+    contains a backtick, and the tail has no ``>`` yet).
     """
 
     def __init__(self, audience: Audience, *, reference: datetime | None = None) -> None:
@@ -297,6 +332,8 @@ class StreamingTimeRenderer:
         self._audience = audience
         self._reference = reference
         self._held = ""
+        self._code = CodeTracker()
+        self._idle = False  # see ``idle``; a text's start is a line start, not settled
 
     def fresh(self) -> StreamingTimeRenderer:
         """A renderer for another text read by the same audience (another answer)."""
@@ -307,11 +344,37 @@ class StreamingTimeRenderer:
         """True while some text is held back."""
         return bool(self._held)
 
+    @property
+    def idle(self) -> bool:
+        """True when a piece with no ``<``, backtick or line break would come back from
+        ``feed`` unchanged and change nothing, so a caller may skip feeding it."""
+        return self._idle
+
     def feed(self, delta: str) -> str:
         """Add ``delta`` and return the text that is safe to emit now."""
-        if not self._held and "<" not in delta:
+        if self._idle and "<" not in delta and "`" not in delta and "\n" not in delta:
             return delta
-        text = self._held + delta
+        out: list[str] = []
+        for start, end, prose in self._code.scan(delta):
+            if prose:
+                out.append(self._feed_prose(delta[start:end]))
+            else:
+                out.append(self._held)
+                self._held = ""
+                out.append(delta[start:end])
+        self._idle = not self._held and self._code.settled
+        return "".join(out)
+
+    def flush(self) -> str:
+        """Return the held text (the end of the text: a markup open in it is read as if
+        closed there) and reset."""
+        held, self._held = self._held, ""
+        self._code = CodeTracker()
+        self._idle = False
+        return _render_markups(held, self._audience, self._reference, complete=True)
+
+    def _feed_prose(self, prose: str) -> str:
+        text = self._held + prose
         cut = text.rfind("<")
         if cut >= 0 and _could_become_markup(text[cut:]):
             self._held = text[cut:]
@@ -320,13 +383,7 @@ class StreamingTimeRenderer:
             self._held = ""
         # Not the end: a markup open at the end of ``text`` (none when a tail is held,
         # else one cut off by a later "<") is left as the whole text leaves it.
-        return render_times(text, self._audience, reference=self._reference, complete=False)
-
-    def flush(self) -> str:
-        """Return the held text (the end of the text: a markup open in it is read as if
-        closed there) and reset."""
-        held, self._held = self._held, ""
-        return render_times(held, self._audience, reference=self._reference)
+        return _render_markups(text, self._audience, self._reference, complete=False)
 
 
 def markup_instruction() -> str:

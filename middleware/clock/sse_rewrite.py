@@ -6,9 +6,11 @@ the answers' events come interleaved, told apart by the choice's ``index``), thr
 joined with another answer's text.
 Everything else passes through byte for byte: an event whose content does not change is
 re-emitted from its original bytes, and a network chunk made only of such whole events is
-yielded as the very same ``bytes`` object. An event is parsed only when it could change:
-while the renderer holds nothing, one without a ``<`` (raw or JSON-escaped) cannot, and a
-long answer is hundreds of events. An event whose content changes is re-serialised
+yielded as the very same ``bytes`` object. An event is parsed only when it could change
+the answer or what in it is code: while the renderer is idle (it holds nothing and waits
+for no line start or backtick run to end), one without a ``<``, a backtick or a JSON escape
+(a line break is ``\\n``) cannot, and a long answer is hundreds of events. Markup inside
+Markdown code is left as written (``presentation``). An event whose content changes is re-serialised
 with ``json.dumps``, keeping every other field. Text the renderer still holds is flushed into
 the event that sets that answer's ``finish_reason`` (as content, or as an extra content
 event just before it), else before ``data: [DONE]``, else at the end of the stream; the extra
@@ -27,6 +29,8 @@ from middleware.clock.presentation import StreamingTimeRenderer
 __all__ = ["rewrite_sse"]
 
 _COPIED_FIELDS = ("id", "object", "created", "model", "system_fingerprint")
+#: Bytes after which an event must be parsed while the renderers are idle.
+_SIGNIFICANT = b"<`\\"
 
 
 class _EventRewriter:
@@ -50,13 +54,14 @@ class _EventRewriter:
 
     def rewrite(self, raw: bytes) -> list[bytes] | None:
         """Return the bytes replacing ``raw``, or ``None`` when ``raw`` goes out unchanged."""
-        # Inline, not ``_holding()``: this runs for every event of a stream, and with one
+        # Inline, not a method: this runs for every event of a stream, and with one
         # answer (``n`` = 1) the other answers cost one empty-dict test.
-        others_holding = self._others and any(r.holding for r in self._others.values())
-        if not self._renderer.holding and not others_holding and not _may_hold_markup(raw):
-            # Nothing held, so nothing to flush at a finish or [DONE], and no markup here.
-            # (``_last`` stays exact: text is held only from a parsed event on, and every
-            # event after it is parsed until it is flushed.)
+        others_busy = self._others and not all(r.idle for r in self._others.values())
+        if self._renderer.idle and not others_busy and not _may_matter(raw):
+            # Nothing held, so nothing to flush at a finish or [DONE], and nothing here
+            # that could be a markup or change what is code. (``_last`` stays exact: text
+            # is held only from a parsed event on, and every event after it is parsed
+            # until it is flushed.)
             return None
         data = _data_of(raw)
         if data is None:
@@ -107,9 +112,11 @@ class _EventRewriter:
         return b"data: " + _dumps(event) + b"\n\n"
 
 
-def _may_hold_markup(raw: bytes) -> bool:
-    """Whether the event's text could contain a ``<`` (``\\u003c`` once JSON-escaped)."""
-    return b"<" in raw or b"\\u003" in raw
+def _may_matter(raw: bytes) -> bool:
+    """Whether the event's text could hold a ``<``, a backtick or a line break: one of
+    them raw, or any JSON escape (``\\n``, ``\\u003c``). One deletion and a length test
+    cost less than a substring search per character."""
+    return len(raw.translate(None, _SIGNIFICANT)) != len(raw)
 
 
 def _first_choice(event: dict[str, Any]) -> dict[str, Any] | None:

@@ -303,8 +303,114 @@ def test_streaming_passes_plain_deltas_through() -> None:
     assert renderer.feed(delta) is delta
 
 
+# --- markup inside code, HTML ---------------------------------------------------------
+
+MARKUP = "<time 2026-11-22T08:00:00Z>"
+STAMP = "<t:1795334400:f>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Inline code spans: a run of n backticks up to the next run of exactly n.
+        (f"Write `{MARKUP}`, we show {MARKUP}.", f"Write `{MARKUP}`, we show {STAMP}."),
+        (f"``a ` {MARKUP} b`` {MARKUP}", f"``a ` {MARKUP} b`` {STAMP}"),
+        (f"`` {MARKUP} ` `` then {MARKUP}", f"`` {MARKUP} ` `` then {STAMP}"),
+        # Fenced code blocks, to the closing fence or the end of the text.
+        (f"```\n{MARKUP}\n```\n{MARKUP}", f"```\n{MARKUP}\n```\n{STAMP}"),
+        (f"~~~md\n{MARKUP}\n~~~\n{MARKUP}", f"~~~md\n{MARKUP}\n~~~\n{STAMP}"),
+        (f"```html\n{MARKUP}\n", f"```html\n{MARKUP}\n"),
+        # Only a fence of the same character, as long or longer and alone on its line,
+        # closes it; any indentation (a list item's fence).
+        (f"````\n```\n{MARKUP}\n`````  \n{MARKUP}", f"````\n```\n{MARKUP}\n`````  \n{STAMP}"),
+        (f"~~~\n``` x\n{MARKUP}\n~~~\n{MARKUP}", f"~~~\n``` x\n{MARKUP}\n~~~\n{STAMP}"),
+        (
+            f"1. Run:\n   ```sh\n   echo '{MARKUP}'\n   ```\n{MARKUP}",
+            f"1. Run:\n   ```sh\n   echo '{MARKUP}'\n   ```\n{STAMP}",
+        ),
+        # Backticks after a line's opening ones: an inline span, not a fence.
+        (f"```js``` at {MARKUP}\n{MARKUP}", f"```js``` at {STAMP}\n{STAMP}"),
+        # A fence only at a line's start; tildes elsewhere are text.
+        (f"a ~~~ {MARKUP} ~~b~~", f"a ~~~ {STAMP} ~~b~~"),
+        # A backtick run nothing closes on its line is code to the line's end (a stream
+        # cannot know yet whether it will close), and no further.
+        (f"it's ` {MARKUP}\n{MARKUP}", f"it's ` {MARKUP}\n{STAMP}"),
+        (f"`{MARKUP}\n`", f"`{MARKUP}\n`"),
+        # A markup never spans into code.
+        ("<time 2026-11-22T08:00:00Z`>`", "<time 2026-11-22T08:00:00Z`>`"),
+    ],
+)
+def test_markup_inside_code_stays_as_written(text: str, expected: str) -> None:
+    assert render_times(text, DiscordAudience()) == expected
+    assert _streamed(text, DiscordAudience(), size=1) == expected
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        '<time datetime="2026-11-22T08:00:00Z">',
+        "<time datetime='2026-11-22'>Sunday</time>",
+        '<time class="dt" datetime="2026-11-22T08:00:00Z">',
+    ],
+)
+def test_an_html_time_element_is_left_as_written(html: str) -> None:
+    text = f"Use {html} in the page, at {MARKUP}"
+    expected = f"Use {html} in the page, at {STAMP}"
+    assert render_times(text, DiscordAudience()) == expected
+    assert _streamed(text, DiscordAudience(), size=3) == expected
+    # Left open at the very end too.
+    assert render_times('see <time datetime="2026', DiscordAudience()) == (
+        'see <time datetime="2026'
+    )
+
+
+_CODE_SAMPLE = (
+    f"Write `{MARKUP}` or ``{MARKUP}``; we show {MARKUP}.\n"
+    f"```md\n{MARKUP}\n```\n"
+    f"  ~~~\nx `{MARKUP}\n~~~\n"
+    f"it's ` {MARKUP}\n"
+    f"{MARKUP}"
+)
+
+
+def test_code_split_at_every_position_streams_as_the_whole_text() -> None:
+    """Backtick runs, fences and markups cut between two pieces at every position."""
+    audience = DiscordAudience()
+    whole = render_times(_CODE_SAMPLE, audience)
+    assert whole.count(STAMP) == 2
+    assert whole.count(MARKUP) == 5
+    for cut in range(len(_CODE_SAMPLE) + 1):
+        renderer = StreamingTimeRenderer(audience)
+        streamed = renderer.feed(_CODE_SAMPLE[:cut]) + renderer.feed(_CODE_SAMPLE[cut:])
+        assert streamed + renderer.flush() == whole, cut
+    assert _streamed(_CODE_SAMPLE, audience, size=1) == whole
+
+
+def test_code_holds_nothing_back() -> None:
+    renderer = StreamingTimeRenderer(DiscordAudience())
+    assert renderer.feed("```\n<time 2026-11-2") == "```\n<time 2026-11-2"
+    assert renderer.feed("2T08:00:00Z>\n``") == "2T08:00:00Z>\n``"
+    assert renderer.feed("`\nnow <time 2026-11-22T08:00:00Z") == "`\nnow "
+    assert renderer.feed("> `<time ") == f"{STAMP} `<time "
+    assert renderer.flush() == ""
+
+
+def _streamed(text: str, audience: Audience, *, size: int) -> str:
+    renderer = StreamingTimeRenderer(audience, reference=REF)
+    pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    return "".join(renderer.feed(piece) for piece in pieces) + renderer.flush()
+
+
 _FRAGMENTS = st.sampled_from(
     [
+        "`",
+        "``",
+        "```",
+        "~~~",
+        "```py",
+        "  ",
+        "\n```\n",
+        '<time datetime="2026-11-22T08:00:00Z">',
         "<time 2026-11-22T08:00:00Z>",
         "<time 2026-11-21T23:30:00+09:00>",
         "<time 2026-11-01T05:30:00-04:00>",

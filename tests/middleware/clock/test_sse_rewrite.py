@@ -305,3 +305,39 @@ async def test_non_json_data_and_a_trailing_partial_event_pass_through() -> None
     chunks = [b"data: not json <time 2026-11-22T08:00:00Z>\n\n", b'data: {"partial']
     out = await run(chunks)
     assert out == chunks
+
+
+MARKUP = "<time 2026-11-22T08:00:00Z>"
+CODE_ANSWER = (
+    f"Write `{MARKUP}`:\n```html\n<p>{MARKUP}</p>\n```\n  ~~~\n{MARKUP}\n  ~~~\nSee you {MARKUP}."
+)
+CODE_RENDERED = CODE_ANSWER.replace(f"See you {MARKUP}", f"See you {STAMP}")
+
+
+async def test_markup_inside_code_streams_as_written() -> None:
+    """Discord shows no timestamp inside code: ``<t:…>`` there would show raw."""
+    tokens = ["Write `", "<time 2026-11-22T08:00:00Z>", "`:", "\n", "``", "`html\n<p>"]
+    tokens += [MARKUP, "</p>\n", "```", "\n", "  ", "~~", "~\n", MARKUP, "\n  ~~~\n"]
+    tokens += ["See you ", MARKUP, "."]
+    assert "".join(tokens) == CODE_ANSWER
+    chunks = [sse(chunk_event(t)) for t in tokens] + [sse(chunk_event(finish="stop")), DONE]
+    out = await run(chunks)
+    assert contents(parse(b"".join(out))) == CODE_RENDERED
+    # Events in code pass through as they came.
+    assert out[1] is chunks[1]
+    assert out[6] is chunks[6]
+
+
+async def test_code_split_between_events_at_every_position() -> None:
+    for cut in range(len(CODE_ANSWER) + 1):
+        chunks = [sse(chunk_event(CODE_ANSWER[:cut])), sse(chunk_event(CODE_ANSWER[cut:]))]
+        events = parse(b"".join(await run([*chunks, DONE])))
+        assert contents(events) == CODE_RENDERED, cut
+
+
+async def test_a_fence_after_a_skipped_line_break_is_seen() -> None:
+    """An event holding a line break (``\\n`` in its JSON) is read even without ``<``:
+    the backticks of the next event begin a line."""
+    tokens = ["Example", ":\n", "```", "\n", MARKUP, "\n", "```", "\n", "at ", MARKUP]
+    events = parse(b"".join(await run([sse(chunk_event(t)) for t in tokens])))
+    assert contents(events) == f"Example:\n```\n{MARKUP}\n```\nat {STAMP}"
