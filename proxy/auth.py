@@ -8,27 +8,32 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from middleware.errors import AuthError
-from proxy.config import ANY_CHANNEL, ANY_USER, ApiKey, AuthConfig, Permission
+from proxy.config import ANY_CHANNEL, ANY_THREAD, ANY_USER, ApiKey, AuthConfig, Permission
 
 ALL_PERMISSIONS: frozenset[Permission] = frozenset({"chat", "replay", "commands"})
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who sent a request: the key's name, what it may do, and the channels and user ids
-    it may speak for (None: any)."""
+    """Who sent a request: the key's name, what it may do, and the channels, user ids and
+    thread ids it may speak for (None: any)."""
 
     name: str
     permissions: frozenset[Permission]
     channels: frozenset[str] | None = None
     users: frozenset[str] | None = None
+    threads: frozenset[str] | None = None
 
     @classmethod
     def of_key(cls, key: ApiKey) -> Caller:
         channels = None if ANY_CHANNEL in key.channels else frozenset(key.channels)
         # A key always speaks as its own name: that is who a request naming no one is.
         users = None if ANY_USER in key.users else frozenset({*key.users, key.name})
-        return cls(key.name, frozenset(key.permissions), channels, users)
+        # A user's own thread has their id, so a key reaches its users' threads too.
+        threads = None
+        if users is not None and ANY_THREAD not in key.threads:
+            threads = frozenset({*key.threads, *users})
+        return cls(key.name, frozenset(key.permissions), channels, users, threads)
 
     def check_channel(self, channel: str) -> None:
         """Raises ``AuthError`` (403) unless the caller may speak for ``channel``."""
@@ -50,6 +55,18 @@ class Caller:
                 f"the API key '{self.name}' may not speak for user '{user_id}' (it may for: "
                 f"{allowed}); name one of those in X-Chronorelay-User or the body's user, "
                 "or add the user to that key's users in [auth] keys",
+                status=403,
+            )
+
+    def check_thread(self, thread_id: str) -> None:
+        """Raises ``AuthError`` (403) unless the caller may use the thread ``thread_id``
+        (X-Chronorelay-Thread, else the user's own)."""
+        if self.threads is not None and thread_id not in self.threads:
+            allowed = ", ".join(sorted(self.threads))
+            raise AuthError(
+                f"the API key '{self.name}' may not use thread '{thread_id}' (it may use: "
+                f"{allowed}); name one of those in X-Chronorelay-Thread, or add the thread "
+                "to that key's threads in [auth] keys",
                 status=403,
             )
 

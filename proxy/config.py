@@ -126,6 +126,7 @@ Permission = Literal["chat", "replay", "commands"]
 
 ANY_CHANNEL = "*"
 ANY_USER = "*"
+ANY_THREAD = "*"
 # A platform user or thread id as a request names it (X-Chronorelay-User, -Thread).
 PLATFORM_ID = re.compile(r"^[^\s:]{1,256}$")
 
@@ -171,6 +172,49 @@ class ApiKey(_Section):
                 "it, percent-encoded ('bo%20smith'), or \"*\" for any user"
             )
         return users
+
+    # The thread ids the key may name (X-Chronorelay-Thread) besides its users' own: a
+    # user's own thread (their DMs) has their id, so a key may always use those. "*" is
+    # any. Unset: any for a key of any user, else [] (its users' own threads only), so
+    # listing users never leaves other users' threads open.
+    threads: list[str] = Field(default=None, validate_default=True)
+
+    @field_validator("threads", mode="before")
+    @classmethod
+    def _threads_default(cls, threads: object, info: ValidationInfo) -> object:
+        if threads is None:
+            return [ANY_THREAD] if ANY_USER in info.data.get("users", [ANY_USER]) else []
+        if isinstance(threads, str):
+            raise ValueError(
+                f'must be a list in brackets: threads = ["{threads}"], or ["*"] for any thread'
+            )
+        return threads
+
+    @field_validator("threads")
+    @classmethod
+    def _thread_ids(cls, threads: list[str], info: ValidationInfo) -> list[str]:
+        entry = f"the key '{info.data['name']}'" if "name" in info.data else "this key"
+        for thread in threads:
+            if thread == ANY_THREAD or PLATFORM_ID.match(thread):
+                continue
+            thread_id = thread.rpartition(":")[2]
+            if ":" in thread and PLATFORM_ID.match(thread_id):
+                raise ValueError(
+                    f"{entry} lists {thread!r}, a thread key, but threads lists thread ids "
+                    f"as X-Chronorelay-Thread names them: write {thread_id!r}"
+                )
+            raise ValueError(
+                f"{entry} lists {thread!r}, which is not a thread id (1-256 characters "
+                "without spaces or ':'); list thread ids as X-Chronorelay-Thread names them, "
+                'or "*" for any thread'
+            )
+        if ANY_THREAD not in threads and ANY_USER in info.data.get("users", []):
+            raise ValueError(
+                f'{entry} may speak for any user (users = ["*"]), and a user\'s own thread '
+                "has their id, so its threads cannot limit which threads it reaches: list "
+                "its users too, or leave threads out"
+            )
+        return threads
 
 
 class AuthConfig(_Section):

@@ -206,6 +206,7 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
     thread_id = headers.get("X-Chronorelay-Thread") or user_id
     if not PLATFORM_ID.match(thread_id):
         raise RequestError("X-Chronorelay-Thread must be 1-256 characters without spaces or ':'")
+    caller.check_thread(thread_id)
     chat_type = headers.get("X-Chronorelay-Chat-Type", "dm").lower()
     if chat_type not in ("dm", "group"):
         raise RequestError("X-Chronorelay-Chat-Type must be 'dm' or 'group'")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from datetime import time
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from pydantic import BaseModel
 
 from middleware.errors import ConfigError
 from proxy.cli import main
-from proxy.config import Config, load_config, parse_config
+from proxy.config import ApiKey, Config, load_config, parse_config
 
 EXAMPLE = Path(__file__).parents[2] / "config.example.toml"
 
@@ -450,3 +452,62 @@ def test_a_keys_users_in_another_form_are_refused_naming_the_key(users: str, exp
         parse_config(_one_key(users), source="c.toml")
     assert "c.toml:line 4: auth.keys[entry 1].users" in str(caught.value)
     assert expected in str(caught.value)
+
+
+def _scoped_key(threads: str) -> str:
+    return _one_key('["alice"]') + f"threads = {threads}\n"
+
+
+def test_a_keys_threads_default_to_any_only_while_its_users_are_any() -> None:
+    unscoped = '[[auth.keys]]\nname = "shop"\nkey = "shop-key-0123456789"\n'
+    assert parse_config(unscoped).auth.keys[0].threads == ["*"]
+    # Listing users leaves other users' threads closed: only its users' own are open.
+    assert parse_config(_one_key('["alice"]')).auth.keys[0].threads == []
+    assert parse_config(_scoped_key('["team-room"]')).auth.keys[0].threads == ["team-room"]
+    assert parse_config(_scoped_key('["*"]')).auth.keys[0].threads == ["*"]
+    assert parse_config(_one_key('["*"]') + 'threads = ["*"]\n').auth.keys[0].threads == ["*"]
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            _scoped_key('"team-room"'),
+            'threads: must be a list in brackets: threads = ["team-room"], or ["*"] for any',
+        ),
+        (
+            _scoped_key('["agent:main:api:victim"]'),
+            "the key 'shop' lists 'agent:main:api:victim', a thread key, but threads lists "
+            "thread ids as X-Chronorelay-Thread names them: write 'victim'",
+        ),
+        (
+            _scoped_key('["team room"]'),
+            "the key 'shop' lists 'team room', which is not a thread id",
+        ),
+        (
+            _one_key('["*"]') + 'threads = ["team-room"]\n',
+            "the key 'shop' may speak for any user (users = [\"*\"]), and a user's own thread "
+            "has their id, so its threads cannot limit which threads it reaches: list its "
+            "users too, or leave threads out",
+        ),
+    ],
+)
+def test_a_keys_threads_in_another_form_are_refused_naming_the_key(
+    config: str, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(config, source="c.toml")
+    assert "c.toml:line 5: auth.keys[entry 1].threads" in str(caught.value)
+    assert expected in str(caught.value)
+
+
+def test_example_file_shows_every_key_an_api_key_has() -> None:
+    """The commented [[auth.keys]] entry shows every key an entry takes."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    lines = text.split("# [[auth.keys]]\n", 1)[1].splitlines()
+    entry = "\n".join(line.removeprefix("# ") for line in takewhile(_commented_key, lines))
+    assert set(tomllib.loads(entry)) == set(ApiKey.model_fields)
+
+
+def _commented_key(line: str) -> bool:
+    return re.match(r"^# [a-z_]+ = ", line) is not None

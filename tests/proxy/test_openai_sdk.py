@@ -376,6 +376,69 @@ async def test_a_key_speaks_only_for_the_users_it_lists(
     assert said[0] == "my flight lands at 9" and "hi there" not in said
 
 
+async def test_a_key_with_listed_users_uses_only_their_threads_and_those_it_lists(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    # "shop" lists no threads, so it reaches its users' own; "room" lists a shared one.
+    room = {"name": "room", "key": "room-key-0123456789", "users": ["alice"]}
+    keys = [*SCOPED["keys"], {**room, "threads": ["team-room"]}]
+    relay = await relay_factory(auth={"keys": keys})
+    store = relay.runner.app[SERVICES].store
+    group = {"X-Chronorelay-User": "alice", "X-Chronorelay-Chat-Type": "group"}
+    # A key of any user ("desk", the default) names any thread, as before.
+    async with client(relay, key="desk-key-0123456789") as desk:
+        await desk.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": "my flight lands at 9"}],
+            extra_headers={"X-Chronorelay-User": "victim"},
+        )
+        anyone = await desk.chat.completions.with_raw_response.create(
+            model="fake-model",
+            messages=HI,
+            extra_headers={"X-Chronorelay-User": "bo", "X-Chronorelay-Thread": "elsewhere"},
+        )
+        assert anyone.headers["X-Chronorelay-Thread-Key"] == "agent:main:api:elsewhere"
+    async with client(relay, key="room-key-0123456789") as shared:
+        listed = await shared.chat.completions.with_raw_response.create(
+            model="fake-model",
+            messages=HI,
+            extra_headers={**group, "X-Chronorelay-Thread": "team-room"},
+        )
+        assert listed.headers["X-Chronorelay-Thread-Key"] == "agent:main:api:team-room"
+        own = await shared.chat.completions.with_raw_response.create(
+            model="fake-model", messages=HI, extra_headers={"X-Chronorelay-User": "alice"}
+        )
+        assert own.headers["X-Chronorelay-Thread-Key"] == "agent:main:api:alice"
+        with pytest.raises(openai.PermissionDeniedError) as victims:
+            await shared.chat.completions.create(
+                model="fake-model",
+                messages=HI,
+                extra_headers={**group, "X-Chronorelay-Thread": "victim"},
+            )
+    async with client(relay, key="shop-key-0123456789") as shop:
+        with pytest.raises(openai.PermissionDeniedError) as unlisted:
+            await shop.chat.completions.create(
+                model="fake-model",
+                messages=HI,
+                extra_headers={**group, "X-Chronorelay-Thread": "team-room"},
+            )
+    assert victims.value.message.endswith(
+        "the API key 'room' may not use thread 'victim' (it may use: alice, room, team-room); "
+        "name one of those in X-Chronorelay-Thread, or add the thread to that key's threads "
+        "in [auth] keys"
+    )
+    assert "the API key 'shop' may not use thread 'team-room' (it may use: alice, shop)" in (
+        unlisted.value.message
+    )
+    # Neither refusal reached the upstream or wrote into the thread it named.
+    asked = [seen for seen in fake_upstream.requests if not is_synthesis(seen.body)]
+    assert len(asked) == 4
+    assert [m.text for m in await store.transcript("agent:main:api:victim")] == [
+        "my flight lands at 9",
+        "echo: my flight lands at 9",
+    ]
+
+
 async def test_a_scoped_key_runs_chat_commands_only_as_its_users(
     relay_factory: RelayFactory,
 ) -> None:
