@@ -87,7 +87,12 @@ class DetectedAction:
     ``dated``: the user placed it on a later day ("call the bank tomorrow at 9"). Its
     label keeps the time phrase, which the caller replaces by the instant it gives; an
     automatic one is worth storing only with that instant. ``minutes``: how long the user
-    said it would last ("in a meeting for an hour"), which leaves the label."""
+    said it would last ("in a meeting for an hour"), which leaves the label.
+
+    ``may_be_later``: a clocked activity with no word this module reads for when ("gym",
+    "standup notes due tomorrow", "call mom friday"): ``in_progress`` only for want of
+    one, so a later day or time the caller reads in its words makes it a plan for then
+    (see :func:`~middleware.actions.lifecycle.new_action`)."""
 
     label: str
     activity: str | None
@@ -95,6 +100,7 @@ class DetectedAction:
     temporal: bool
     dated: bool = False
     minutes: int | None = None  # how long the user said it lasts ("for an hour")
+    may_be_later: bool = False
 
 
 def detect_temporal_action(text: str) -> DetectedAction | None:
@@ -145,8 +151,10 @@ def label_for_clocked(label_text: str) -> DetectedAction:
 
     A temporal announcement is read as :func:`detect_temporal_action` would; a short
     phrase naming an activity ("gym", "eat dinner at 8", "gym with Sam, leg day") is
-    temporal with that activity; a statement ("paid invoice", "standup moved to 3pm",
-    "the bank details are in the doc") or anything else is a non-temporal note.
+    temporal with that activity, under way unless it says later ("at 8") or names a later
+    day or time the caller reads ("gym tomorrow": ``may_be_later``); a statement ("paid
+    invoice", "standup moved to 3pm", "the bank details are in the doc") or anything else
+    is a non-temporal note.
     """
     detected = detect_temporal_action(label_text)
     if detected is not None:
@@ -160,8 +168,10 @@ def label_for_clocked(label_text: str) -> DetectedAction:
     template = match_activity(text)
     core = _strip_times(text, patterns)  # "eat dinner at 8" is a bare activity
     if template and len(core.split()) <= _PHRASE_WORDS and not patterns.statement.search(core):
-        status: ActionStatus = "planned" if patterns.later_marker.search(text) else "in_progress"
-        return DetectedAction(label, template.key, status, temporal=True)
+        if patterns.later_marker.search(text):
+            return DetectedAction(label, template.key, "planned", temporal=True)
+        said_now = patterns.now_marker.search(text) is not None
+        return DetectedAction(label, template.key, "in_progress", True, may_be_later=not said_now)
     return DetectedAction(label, None, "planned", temporal=False)
 
 

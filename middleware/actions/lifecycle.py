@@ -81,7 +81,10 @@ def new_action(
     ``start``, a later instant the user gave for a planned action, is the user's longer
     horizon (§6.4): the TTL and the maximum duration count from it rather than from
     ``now``, but expiry stays within ``max_ttl`` of ``now``. A ``start`` that is not
-    after ``now``, or given for an action already under way, is ignored.
+    after ``now``, or given for an action already under way, is ignored. An action under
+    way only for want of a word for when (``detected.may_be_later``: "clock it: standup
+    notes due tomorrow") is planned when given a later ``start``, or a ``deadline`` not
+    yet due ("gym by 5pm").
 
     ``due_by``, the end of the day (or span) the user gave for a plan with no time of day
     ("gym tomorrow", "call the dentist today"), keeps it planned until then and is when
@@ -90,6 +93,8 @@ def new_action(
     ``deadline``, the user's own words for when a deadline ("by Friday") is due, comes
     with a ``due_by`` and no ``start``, and goes with ``due_by``.
     """
+    if detected.may_be_later and _later(now, start, due_by if deadline else None):
+        detected = replace(detected, status="planned")
     template = TEMPLATES.get(detected.activity or "") if detected.temporal else None
     typical: int | None = None
     maximum: int | None = None
@@ -133,6 +138,10 @@ def new_action(
         due_by=due_by,
         deadline=deadline,
     )
+
+
+def _later(now: datetime, *instants: datetime | None) -> bool:
+    return any(instant is not None and instant > now for instant in instants)
 
 
 def add_action(

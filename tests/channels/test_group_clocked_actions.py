@@ -1,6 +1,7 @@
 """A plan clocked for a Telegram group (spec 000 §7.3), as its three members meet it.
 
-Aiko clocks "standup notes due tomorrow" for the group. The plan belongs to the group
+Aiko clocks "standup notes due tomorrow" for the group on Monday: a plan for Tuesday,
+listed as starting then and kept until the day after. The plan belongs to the group
 thread: Bruno and Cara are asked about it (as the group's plan, clocked by Aiko — never
 as something they were about to do), see it in ``/actions`` and may close it by naming
 it; nobody's private chat ever shows it, and it goes when Aiko is forgotten: it is her
@@ -33,6 +34,9 @@ async def test_another_member_is_asked_about_the_groups_plan_naming_who_clocked_
     await meet(group, relay_factory)
     group.clock.advance(timedelta(hours=3))
     await group.asks("evening all, where are we?", BRUNO)
+    assert "Standup notes" not in group.block(), "not asked about before its day"
+    group.clock.advance(timedelta(hours=18))  # Tuesday, 12:00 in Berlin
+    await group.asks("morning all, where are we?", BRUNO)
     block = group.block()
     assert 'Aiko clocked for the whole group: "Standup notes due"' in block
     assert "It is the group's plan, not the user's own." in block
@@ -51,6 +55,24 @@ async def test_actions_in_the_group_lists_the_plan_and_any_member_may_close_it(
     assert "1. Standup notes due (for the group, clocked by Aiko)" in listing
     assert "(for the group, clocked by you)" in await group.command("/actions", AIKO)
     assert await group.command("/actions done 1", CARA) == 'Marked "Standup notes due" as done.'
+    assert "no open actions" in await group.command("/actions", AIKO)
+
+
+async def test_the_plan_is_for_the_day_it_names_and_kept_until_that_day_is_over(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    listed = "1. Standup notes due (for the group, clocked by Aiko) — "
+    assert f"{listed}starts in 9 hours, planned" in await group.command("/actions", BRUNO)
+    group.clock.advance(timedelta(days=1))  # Tuesday, 15:00 in Berlin
+    assert f"{listed}any time in the next 9 hours, planned" in await group.command("/actions", CARA)
+    group.clock.advance(timedelta(days=1))  # Wednesday: the day it named is over
+    await group.asks("morning, anything left over?", BRUNO)
+    assert 'Aiko clocked for the whole group: "Standup notes due"' in group.block()
+    assert f"{listed}set for a day that ended 15 hours ago, likely done" in (
+        await group.command("/actions", CARA)
+    )
+    group.clock.advance(timedelta(hours=9))  # Thursday: a day after it
     assert "no open actions" in await group.command("/actions", AIKO)
 
 

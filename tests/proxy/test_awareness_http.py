@@ -458,6 +458,37 @@ async def test_an_appointment_days_ahead_outlives_the_default_ttl(talk: Conversa
     assert stored["expires_iso"] == "2026-11-07T14:00:00+00:00"
 
 
+async def test_a_clocked_activity_naming_a_later_day_is_a_plan_for_then(
+    talk: Conversation,
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin. A bare activity ("gym") is under way now; one whose
+    # words name a later day or time is planned for then, and kept until after it.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: standup notes due tomorrow")
+    await talk.say("clock: call mom friday 6pm")
+    await talk.say("clock it: gym")
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Standup notes due — starts in 14 hours, planned" in listing
+    assert "2. Call mom — starts in 4 days 8 hours, planned" in listing
+    assert "3. Gym — just now, in progress" in listing
+
+    # Tuesday, the standup's day: looked ahead to, never as done.
+    block = await talk.block_for("morning", after=timedelta(days=1))
+    assert 'the user planned: "Standup notes due", set for a day (no time given)' in block
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Standup notes due — any time in the next 14 hours, planned" in listing
+    assert "2. Call mom — starts in 3 days 8 hours, planned" in listing
+    assert "Gym" not in listing
+
+    # Friday 18:05 in Berlin: the call has just begun.
+    talk.clock.set(datetime(2026, 11, 6, 17, 5, tzinfo=UTC))
+    block = await talk.block_for("hi")
+    assert 'the user planned: "Call mom", set for 5 minutes ago' in block
+    listing = reply_text(await talk.say("/actions"))
+    assert "2. Call mom — set for 5 minutes ago, planned" in listing
+    assert "Standup" not in listing
+
+
 async def test_explicit_clock_it_wins_over_the_automatic_action(talk: Conversation) -> None:
     await talk.say("heading to the gym")
     block = await talk.block_for("clock it: gym with Sam, leg day", after=timedelta(minutes=2))

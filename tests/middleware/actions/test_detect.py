@@ -283,10 +283,18 @@ def test_labels_are_short() -> None:
         ("standup moved to 3pm", DetectedAction("Standup moved to 3pm", None, "planned", False)),
         ("I'm going to eat dinner", DetectedAction("Eat dinner", "meal:dinner", "planned", True)),
         ("heading to the gym", DetectedAction("Go to the gym", "gym", "in_progress", True)),
-        ("gym", DetectedAction("Gym", "gym", "in_progress", True)),
+        ("gym", DetectedAction("Gym", "gym", "in_progress", True, may_be_later=True)),
+        ("gym now", DetectedAction("Gym now", "gym", "in_progress", True)),
         (
             "gym with Sam, leg day",
-            DetectedAction("Gym with Sam, leg day", "gym", "in_progress", True),
+            DetectedAction("Gym with Sam, leg day", "gym", "in_progress", True, may_be_later=True),
+        ),
+        (
+            # The day is the caller's to read: then it is a plan (see new_action).
+            "standup notes due tomorrow",
+            DetectedAction(
+                "Standup notes due tomorrow", "meeting", "in_progress", True, may_be_later=True
+            ),
         ),
         (
             "the bank details are in the doc",

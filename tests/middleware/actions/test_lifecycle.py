@@ -19,6 +19,7 @@ from middleware.actions.detect import (
     detect_status_update,
     detect_temporal_action,
     key_words,
+    label_for_clocked,
 )
 from middleware.actions.lifecycle import (
     add_action,
@@ -58,6 +59,7 @@ def create(
     source: Source = "auto",
     start: datetime | None = None,
     due_by: datetime | None = None,
+    deadline: str | None = None,
 ) -> Action:
     return new_action(
         detected,
@@ -76,6 +78,7 @@ def create(
         action_id="act_1",
         start=start,
         due_by=due_by,
+        deadline=deadline,
     )
 
 
@@ -183,6 +186,7 @@ def test_status_moves_with_time_at_exact_boundaries() -> None:
 
 CALL = DetectedAction("Call the bank", "call", "planned", True)  # typical 20 min
 TOMORROW_9 = datetime(2026, 2, 10, 9, 0, tzinfo=UTC)
+DAY = timedelta(days=1)
 
 
 def test_a_later_start_opens_the_window_and_the_ttl_then() -> None:
@@ -221,6 +225,33 @@ def test_a_plan_given_only_a_day_stays_planned_until_the_day_ends() -> None:
     # A day already over, or one given for something under way, is not kept.
     assert create(planned, due_by=NOW).due_by is None
     assert create(GYM, due_by=day_end).due_by is None
+
+
+def test_a_clocked_activity_given_a_later_day_or_time_is_a_plan_for_then() -> None:
+    # "clock it: standup notes due tomorrow" on Monday: tomorrow's, not one under way now
+    # that would be gone before its day.
+    day_start, day_end = datetime(2026, 2, 10, tzinfo=UTC), datetime(2026, 2, 11, tzinfo=UTC)
+    standup = label_for_clocked("standup notes due tomorrow")
+    created = create(standup, source="clock_it", start=day_start, due_by=day_end)
+    assert (created.status, created.start_at, created.due_by) == ("planned", day_start, day_end)
+    assert created.expires_at == day_end + timedelta(days=1)
+    assert created.status_at(day_start + timedelta(hours=9)) == "planned"
+    # "clock it: gym 6pm": later today, for that time; "gym by 5pm": due by then.
+    six = NOW + timedelta(hours=8)
+    gym = label_for_clocked("gym")
+    at_six = create(gym, source="clock_it", start=six)
+    assert (at_six.status, at_six.start_at, at_six.expires_at) == ("planned", six, six + DAY)
+    by_five = create(gym, source="clock_it", due_by=six, deadline="Mon 9 Feb 17:00")
+    assert (by_five.status, by_five.due_by, by_five.deadline) == ("planned", six, "Mon 9 Feb 17:00")
+
+
+def test_a_clocked_activity_said_to_be_under_way_keeps_no_later_day() -> None:
+    # "gym today" is under way now; "gym now, back tomorrow" is too.
+    tonight = NOW + timedelta(hours=14)
+    today = create(label_for_clocked("gym today"), source="clock_it", due_by=tonight)
+    assert (today.status, today.due_by) == ("in_progress", None)
+    now = create(label_for_clocked("gym now"), source="clock_it", start=NOW + timedelta(days=1))
+    assert (now.status, now.start_at, now.expires_at) == ("in_progress", None, NOW + DAY)
 
 
 def test_a_far_start_still_expires_within_max_ttl() -> None:
