@@ -37,36 +37,48 @@ class Caller:
 
     def check_channel(self, channel: str) -> None:
         """Raises ``AuthError`` (403) unless the caller may speak for ``channel``."""
-        if self.channels is not None and channel not in self.channels:
-            allowed = ", ".join(sorted(self.channels))
-            raise AuthError(
-                f"the API key '{self.name}' may not speak for channel '{channel}' "
-                f"(it may for: {allowed}); add the channel to that key's channels "
-                "in [auth] keys, or drop X-Chronorelay-Channel",
-                status=403,
-            )
+        self._refuse_unless(
+            self.channels,
+            f"speak for channel '{channel}'",
+            channel,
+            may="for",
+            fix="add the channel to that key's channels in [auth] keys, or drop "
+            "X-Chronorelay-Channel",
+        )
 
     def check_user(self, user_id: str) -> None:
         """Raises ``AuthError`` (403) unless the caller may speak for the user ``user_id``
         (X-Chronorelay-User, the body's ``user``, or the key's own name)."""
-        if self.users is not None and user_id not in self.users:
-            allowed = ", ".join(sorted(self.users))
-            raise AuthError(
-                f"the API key '{self.name}' may not speak for user '{user_id}' (it may for: "
-                f"{allowed}); name one of those in X-Chronorelay-User or the body's user, "
-                "or add the user to that key's users in [auth] keys",
-                status=403,
-            )
+        self._refuse_unless(
+            self.users,
+            f"speak for user '{user_id}'",
+            user_id,
+            may="for",
+            fix="name one of those in X-Chronorelay-User or the body's user, or add the "
+            "user to that key's users in [auth] keys",
+        )
 
     def check_thread(self, thread_id: str) -> None:
         """Raises ``AuthError`` (403) unless the caller may use the thread ``thread_id``
         (X-Chronorelay-Thread, else the user's own)."""
-        if self.threads is not None and thread_id not in self.threads:
-            allowed = ", ".join(sorted(self.threads))
+        self._refuse_unless(
+            self.threads,
+            f"use thread '{thread_id}'",
+            thread_id,
+            may="use",
+            fix="name one of those in X-Chronorelay-Thread, or add the thread to that "
+            "key's threads in [auth] keys",
+        )
+
+    def _refuse_unless(
+        self, allowed: frozenset[str] | None, doing: str, value: str, *, may: str, fix: str
+    ) -> None:
+        """403 unless ``value`` is ``allowed`` (None: anything), naming what the key may
+        not do, what it may, and how to change either."""
+        if allowed is not None and value not in allowed:
             raise AuthError(
-                f"the API key '{self.name}' may not use thread '{thread_id}' (it may use: "
-                f"{allowed}); name one of those in X-Chronorelay-Thread, or add the thread "
-                "to that key's threads in [auth] keys",
+                f"the API key '{self.name}' may not {doing} (it may {may}: "
+                f"{', '.join(sorted(allowed))}); {fix}",
                 status=403,
             )
 
