@@ -164,7 +164,9 @@ def label_for_clocked(label_text: str) -> DetectedAction:
         (p for p in PATTERNS.values() if p.subject.match(label_text)), next(iter(PATTERNS.values()))
     )
     text = patterns.subject.sub("", label_text.strip(), count=1).strip().rstrip(SEPARATORS)
-    label = _label(_scrub(text, patterns)) or _label(label_text) or "Clocked item"
+    # "nap now", "report due": when it is, not what; "now" is kept in ``text`` (said_now).
+    named = _strip_tail(text, patterns.clocked_tail)
+    label = _label(_scrub(named, patterns)) or _label(label_text) or "Clocked item"
     template = match_activity(text)
     core = _strip_times(text, patterns)  # "eat dinner at 8" is a bare activity
     if template and len(core.split()) <= _PHRASE_WORDS and not patterns.statement.search(core):
@@ -254,10 +256,14 @@ def _action(
 
 
 def _strip_times(act: str, patterns: LanguagePatterns) -> str:
+    return _strip_tail(act, patterns.trailing_time)
+
+
+def _strip_tail(text: str, tail: re.Pattern[str]) -> str:
     previous = None
-    while previous != act:
-        previous, act = act, patterns.trailing_time.sub("", act).strip()
-    return act
+    while previous != text:
+        previous, text = text, tail.sub("", text).strip()
+    return text
 
 
 def _scrub(text: str, patterns: LanguagePatterns) -> str:

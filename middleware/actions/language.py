@@ -100,6 +100,7 @@ class LanguagePatterns:
     far_marker: re.Pattern[str]  # no day at all ("someday"): never an action
     later_day: re.Pattern[str]  # a later day ("tomorrow"): an action only with its start
     trailing_time: re.Pattern[str]  # time words cut from the end of a label
+    clocked_tail: re.Pattern[str]  # cut from the end of a clocked label: "nap now", "report due"
     pronouns: tuple[tuple[re.Pattern[str], str], ...]
     cond_subject: re.Pattern[str]  # "I " opening an "after …" condition
     gerund: Callable[[str], str]

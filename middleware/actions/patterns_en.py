@@ -297,6 +297,7 @@ ENGLISH = LanguagePatterns(
         r"|few|sec)|this\s+(?:morning|afternoon|evening)"
         r"|(?:at|around)\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?)\s*$"
     ),
+    clocked_tail=_re(r"\s+(?:(?:right\s+)?now|due)\s*$"),
     pronouns=(
         (_re(rf"\b(?:my|our)\s+(?=(?:{_FAMILY})\b)"), ""),
         (_re(r"\b(?:my|our)\b"), "the"),

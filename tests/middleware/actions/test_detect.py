@@ -284,7 +284,11 @@ def test_labels_are_short() -> None:
         ("I'm going to eat dinner", DetectedAction("Eat dinner", "meal:dinner", "planned", True)),
         ("heading to the gym", DetectedAction("Go to the gym", "gym", "in_progress", True)),
         ("gym", DetectedAction("Gym", "gym", "in_progress", True, may_be_later=True)),
-        ("gym now", DetectedAction("Gym now", "gym", "in_progress", True)),
+        # When, not what: "now" and a trailing "due" leave the label.
+        ("gym now", DetectedAction("Gym", "gym", "in_progress", True)),
+        ("nap now", DetectedAction("Nap", "nap", "in_progress", True)),
+        ("nap right now", DetectedAction("Nap", "nap", "in_progress", True)),
+        ("report due", DetectedAction("Report", None, "planned", False)),
         (
             "gym with Sam, leg day",
             DetectedAction("Gym with Sam, leg day", "gym", "in_progress", True, may_be_later=True),
