@@ -71,9 +71,9 @@ ClockOp = Callable[[ClockData], ClockData]
 # An inferred "scheduling" kind is persisted only at or above this confidence (§5.2).
 _CONFIDENT = 0.8
 # Words that make a time phrase a deadline, when something is due rather than when it
-# begins: "by Friday", "no later than Friday", "by 5pm" (due when it ends), "before
-# Friday" (due when it begins), right before the phrase or at its start.
-_DUE_WORDS = r"(?P<word>by|before|(?:no|not)\s+later\s+than)\s+"
+# begins: "by Friday", "no later than Friday", "due Friday", "due by 5pm" (due when it
+# ends), "before Friday" (due when it begins), right before the phrase or at its start.
+_DUE_WORDS = r"(?:(?:due\s+)?(?P<word>by|before|(?:no|not)\s+later\s+than)|due)\s+"
 _DUE_BEFORE_PHRASE = re.compile(rf"\b{_DUE_WORDS}$", re.IGNORECASE)
 _DUE_IN_PHRASE = re.compile(_DUE_WORDS, re.IGNORECASE)
 # ... or right after it: "Friday at the latest".
@@ -476,10 +476,10 @@ def _start(turn: Turn, said: str) -> _When:
 def _due(said: str, at: int, found: ParseResult) -> _When | None:
     """The deadline the phrase ``found`` (at ``at`` in ``said``) sets, if words make it one.
 
-    "By Friday", "no later than Friday" and "Friday at the latest" are due when Friday
-    ends; "before Friday" when it begins, which is when Thursday ends: a user who must send
-    a report before Friday has until Thursday night, and is asked about it on Friday, not
-    on Saturday. A time ("by 5pm", "before 5pm") is due at that time either way. The
+    "By Friday", "due Friday", "no later than Friday" and "Friday at the latest" are due
+    when Friday ends; "before Friday" when it begins, which is when Thursday ends: a user
+    who must send a report before Friday has until Thursday night, and is asked about it
+    on Friday, not on Saturday. A time ("by 5pm", "before 5pm") is due at that time either way. The
     phrase returned takes in the deadline words, so they leave the action's label."""
     phrase = found.matched_text
     end = at + len(phrase)
@@ -487,7 +487,7 @@ def _due(said: str, at: int, found: ParseResult) -> _When | None:
     tail = _AT_THE_LATEST.match(said, end)
     if lead is None and tail is None:
         return None
-    before = lead is not None and lead["word"].lower() == "before"
+    before = lead is not None and (lead["word"] or "").lower() == "before"
     due = found.start_instant if before else found.end_instant or found.start_instant
     if due is None:
         return None

@@ -1,6 +1,6 @@
 """A plan clocked for a Telegram group (spec 000 §7.3), as its three members meet it.
 
-Aiko clocks "standup notes due tomorrow" for the group on Monday: a plan for Tuesday,
+Aiko clocks "standup notes tomorrow" for the group on Monday: a plan for Tuesday,
 listed as starting then and kept until the day after. The plan belongs to the group
 thread: Bruno and Cara are asked about it (as the group's plan, clocked by Aiko — never
 as something they were about to do), see it in ``/actions`` and may close it by naming
@@ -15,7 +15,7 @@ from datetime import timedelta
 from tests.channels.group_members import AIKO, BRUNO, CARA, Fortnight
 from tests.conftest import RelayFactory
 
-PLAN = "clock it for the group: standup notes due tomorrow"
+PLAN = "clock it for the group: standup notes tomorrow"
 
 
 async def meet(group: Fortnight, relay_factory: RelayFactory) -> None:
@@ -25,7 +25,7 @@ async def meet(group: Fortnight, relay_factory: RelayFactory) -> None:
         await group.command("/tz Europe/Berlin", user)
         await group.chats("hi all", user)
     await group.asks(PLAN, AIKO)
-    assert 'The user clocked an action for the whole group: "Standup notes due"' in group.block()
+    assert 'The user clocked an action for the whole group: "Standup notes"' in group.block()
 
 
 async def test_another_member_is_asked_about_the_groups_plan_naming_who_clocked_it(
@@ -38,7 +38,7 @@ async def test_another_member_is_asked_about_the_groups_plan_naming_who_clocked_
     group.clock.advance(timedelta(hours=18))  # Tuesday, 12:00 in Berlin
     await group.asks("morning all, where are we?", BRUNO)
     block = group.block()
-    assert 'Aiko clocked for the whole group: "Standup notes due"' in block
+    assert 'Aiko clocked for the whole group: "Standup notes"' in block
     assert "It is the group's plan, not the user's own." in block
     assert "the user was about to" not in block and "the user planned" not in block
     # Asked about once, in the group: Cara, next, is not asked again.
@@ -52,9 +52,9 @@ async def test_actions_in_the_group_lists_the_plan_and_any_member_may_close_it(
     await meet(group, relay_factory)
     listing = await group.command("/actions", CARA)
     assert listing.startswith("Open actions in this group:\n")
-    assert "1. Standup notes due (for the group, clocked by Aiko)" in listing
+    assert "1. Standup notes (for the group, clocked by Aiko)" in listing
     assert "(for the group, clocked by you)" in await group.command("/actions", AIKO)
-    assert await group.command("/actions done 1", CARA) == 'Marked "Standup notes due" as done.'
+    assert await group.command("/actions done 1", CARA) == 'Marked "Standup notes" as done.'
     assert "no open actions" in await group.command("/actions", AIKO)
 
 
@@ -62,13 +62,13 @@ async def test_the_plan_is_for_the_day_it_names_and_kept_until_that_day_is_over(
     group: Fortnight, relay_factory: RelayFactory
 ) -> None:
     await meet(group, relay_factory)
-    listed = "1. Standup notes due (for the group, clocked by Aiko) — "
+    listed = "1. Standup notes (for the group, clocked by Aiko) — "
     assert f"{listed}starts in 9 hours, planned" in await group.command("/actions", BRUNO)
     group.clock.advance(timedelta(days=1))  # Tuesday, 15:00 in Berlin
     assert f"{listed}any time in the next 9 hours, planned" in await group.command("/actions", CARA)
     group.clock.advance(timedelta(days=1))  # Wednesday: the day it named is over
     await group.asks("morning, anything left over?", BRUNO)
-    assert 'Aiko clocked for the whole group: "Standup notes due"' in group.block()
+    assert 'Aiko clocked for the whole group: "Standup notes"' in group.block()
     assert f"{listed}set for a day that ended 15 hours ago, likely done" in (
         await group.command("/actions", CARA)
     )
@@ -86,7 +86,7 @@ async def test_a_member_naming_the_plan_closes_it_a_bare_done_does_not(
     assert "Standup notes" in await group.command("/actions", AIKO)
     await group.asks("the standup notes are done", CARA)
     assert (
-        'The user says the group\'s plan is done: "Standup notes due" (clocked for the '
+        'The user says the group\'s plan is done: "Standup notes" (clocked for the '
         "group by Aiko, 3 hours ago)." in group.block()
     )
     assert "no open actions" in await group.command("/actions", AIKO)

@@ -464,19 +464,19 @@ async def test_a_clocked_activity_naming_a_later_day_is_a_plan_for_then(
     # Mon 2 Nov, 10:00 in Berlin. A bare activity ("gym") is under way now; one whose
     # words name a later day or time is planned for then, and kept until after it.
     await talk.say("/tz Europe/Berlin")
-    await talk.say("clock it: standup notes due tomorrow")
+    await talk.say("clock it: standup notes tomorrow")
     await talk.say("clock: call mom friday 6pm")
     await talk.say("clock it: gym")
     listing = reply_text(await talk.say("/actions"))
-    assert "1. Standup notes due — starts in 14 hours, planned" in listing
+    assert "1. Standup notes — starts in 14 hours, planned" in listing
     assert "2. Call mom — starts in 4 days 8 hours, planned" in listing
     assert "3. Gym — just now, in progress" in listing
 
     # Tuesday, the standup's day: looked ahead to, never as done.
     block = await talk.block_for("morning", after=timedelta(days=1))
-    assert 'the user planned: "Standup notes due", set for a day (no time given)' in block
+    assert 'the user planned: "Standup notes", set for a day (no time given)' in block
     listing = reply_text(await talk.say("/actions"))
-    assert "1. Standup notes due — any time in the next 14 hours, planned" in listing
+    assert "1. Standup notes — any time in the next 14 hours, planned" in listing
     assert "2. Call mom — starts in 3 days 8 hours, planned" in listing
     assert "Gym" not in listing
 
@@ -487,6 +487,22 @@ async def test_a_clocked_activity_naming_a_later_day_is_a_plan_for_then(
     listing = reply_text(await talk.say("/actions"))
     assert "2. Call mom — set for 5 minutes ago, planned" in listing
     assert "Standup" not in listing
+
+
+async def test_due_and_a_day_is_a_deadline_and_due_leaves_the_label(talk: Conversation) -> None:
+    # Mon 2 Nov, 10:00 in Berlin: "due tomorrow" is due when Tuesday ends, as "by" is.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: standup notes due tomorrow")
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Standup notes — due by Tue 3 Nov, planned" in listing
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["due_by_iso"] == "2026-11-03T23:00:00+00:00"
+    assert stored.get("start_iso") is None
+
+    # Wednesday: the deadline has passed, and the question reads as the user meant it.
+    block = await talk.block_for("morning", after=timedelta(days=2))
+    assert '"Standup notes", due by Tue 3 Nov, which passed' in block
+    assert "notes due" not in block
 
 
 async def test_explicit_clock_it_wins_over_the_automatic_action(talk: Conversation) -> None:
