@@ -14,7 +14,7 @@ import re
 import secrets
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import NamedTuple
 
 from babel.dates import format_datetime
@@ -61,7 +61,7 @@ from middleware.clock.policy import (
     evaluate,
     rule_elapsed,
 )
-from middleware.clock.zones import label_tzinfo
+from middleware.clock.zones import label_tzinfo, session_tzinfo
 from middleware.impact.intent import mentions_impactful_action
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
@@ -175,8 +175,13 @@ def awareness_view(
             scope: Scope = "group" if directive.group and turn.chat_type == "group" else "user"
             said = directive.label_text
             clocked = _new(turn, detected, "clock_it", scope, data, settings, kind, said, said)
-            ops.append(_add(clocked, policy.max_items))
-            lines.append(wording.clocked(clocked))
+            tz = _zone_read_in(turn, said)
+            if _placed_later(clocked) and not _starts_within_its_life(clocked):
+                # It would expire before it begins: say so rather than keep it.
+                reply = wording.too_far_ahead(clocked, tz, policy.max_ttl)
+            else:
+                ops.append(_add(clocked, policy.max_items))
+                lines.append(wording.clocked(clocked, tz))
     directive_only = directive is not None and is_directive_only(turn.text, directive)
     if reply is not None and not directive_only:
         # Mixed with a message: the model hears it and tells the user.
@@ -507,6 +512,21 @@ def _deadline_stamp(found: ParseResult, due: datetime) -> str | None:
         return format_datetime(due, "EEE d MMM HH:mm", tzinfo=tz, locale="en")
     # A span's bounds are midnights: the day due is the one that ends there.
     return format_datetime(due - timedelta(microseconds=1), "EEE d MMM", tzinfo=tz, locale="en")
+
+
+def _zone_read_in(turn: Turn, said: str) -> tzinfo | None:
+    """The zone the clock stage read the first time phrase in ``said`` in, or for one
+    with none ("in 3 months"), the session's; None when there is neither."""
+    for found in turn.time_expressions:
+        if found.zone is not None and found.matched_text and found.matched_text in said:
+            return label_tzinfo(found.zone)
+    prior = turn.prior or PriorState()
+    session = prior.thread_tz or prior.user_tz
+    return session_tzinfo(session) if session else None
+
+
+def _placed_later(action: Action) -> bool:
+    return action.start_at is not None or action.deadline is not None
 
 
 def _starts_within_its_life(action: Action) -> bool:

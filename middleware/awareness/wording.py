@@ -7,7 +7,9 @@ never what happened.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
+
+from babel.dates import format_datetime
 
 from middleware.actions.cues import CueMatch
 from middleware.actions.detect import DurationReport
@@ -66,12 +68,47 @@ def kind_set(kind: str) -> str:
     return f"This thread is now a {kind} thread: {_KIND_MEANING[kind]}."
 
 
-def clocked(action: Action) -> str:
+def clocked(action: Action, tz: tzinfo | None = None) -> str:
+    """``tz``: the zone the user's time phrase was read in, which the day or time it is
+    for is written in (none given: no phrase placed it later)."""
     whose = " for the whole group" if action.scope == "group" else ""
     return (
-        f'The user clocked an action{whose}: "{action.label}"{_expected(action)}. '
-        "Acknowledge it briefly."
+        f'The user clocked an action{whose}: "{action.label}"{_expected(action)}'
+        f"{_for_when(action, tz)}. Acknowledge it briefly."
     )
+
+
+def too_far_ahead(action: Action, tz: tzinfo | None, max_ttl: timedelta) -> str:
+    """A clocked plan that would expire before it begins: not stored."""
+    kept = f"{max_ttl.days} days" if max_ttl.days else _ahead(max_ttl)
+    when = _for_when(action, tz)
+    return (
+        f'Not clocked: "{action.label}"{when}{"," if when else ""} is further ahead than this '
+        f"relay keeps plans ({kept}: max_ttl in [clock.store.latest_actions]), so it would "
+        "be dropped before then. Clock it again nearer the time, or ask the relay's admin "
+        "to raise max_ttl."
+    )
+
+
+def _for_when(action: Action, tz: tzinfo | None) -> str:
+    """', due by Tue 3 Nov', ', for tomorrow, Tue 3 Nov', ', starting today, Mon 2 Nov
+    18:00': when a clocked plan is for, in ``tz``, as the block's other lines write days."""
+    if action.deadline is not None:
+        return f", due by {action.deadline}"
+    if action.start_at is None or tz is None:
+        return ""
+    day = _day(action.start_at, action.recorded_at, tz)
+    if action.due_by is not None:  # a day with no time of day
+        return f", for {day}"
+    return f", starting {day} {format_datetime(action.start_at, 'HH:mm', tzinfo=tz, locale='en')}"
+
+
+def _day(instant: datetime, now: datetime, tz: tzinfo) -> str:
+    """'today, Mon 2 Nov', 'tomorrow, Tue 3 Nov' or 'Fri 6 Nov', in ``tz``."""
+    stamp = format_datetime(instant, "EEE d MMM", tzinfo=tz, locale="en")
+    days = (instant.astimezone(tz).date() - now.astimezone(tz).date()).days
+    near = {0: "today, ", 1: "tomorrow, "}.get(days, "")
+    return f"{near}{stamp}"
 
 
 def closed(action: Action, now: datetime, by: str | None = None) -> str:

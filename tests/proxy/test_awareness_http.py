@@ -505,6 +505,38 @@ async def test_due_and_a_day_is_a_deadline_and_due_leaves_the_label(talk: Conver
     assert "notes due" not in block
 
 
+async def test_the_acknowledgement_says_when_a_clocked_plan_is_for(talk: Conversation) -> None:
+    # Mon 2 Nov, 10:00 in Berlin; days and times as the user's zone shows them.
+    await talk.say("/tz Europe/Berlin")
+    block = await talk.block_for("clock it: gym tomorrow")
+    assert 'clocked an action: "Gym" (usually takes about 2 hours), for tomorrow, Tue 3 Nov.' in (
+        block
+    )
+    block = await talk.block_for("clock it: call mom friday 6pm")
+    assert '"Call mom" (usually takes about 20 minutes), starting Fri 6 Nov 18:00.' in block
+    block = await talk.block_for("clock it: report due friday")
+    assert 'clocked an action: "Report", due by Fri 6 Nov.' in block
+    block = await talk.block_for("clock it: nap now")
+    assert 'clocked an action: "Nap" (usually takes about 30 minutes). Acknowledge' in block
+
+
+async def test_a_clocked_plan_beyond_max_ttl_is_refused_not_kept(talk: Conversation) -> None:
+    # It would expire before it begins (max_ttl is 30 days): the user is told, not misled.
+    await talk.say("/tz Europe/Berlin")
+    answer = reply_text(await talk.say("clock it: dentist appointment in 3 months"))
+    assert answer == (
+        'Not clocked: "Dentist appointment", starting Tue 2 Feb 10:00, is further ahead than '
+        "this relay keeps plans (30 days: max_ttl in [clock.store.latest_actions]), so it "
+        "would be dropped before then. Clock it again nearer the time, or ask the relay's "
+        "admin to raise max_ttl."
+    )
+    assert (await talk.admin_user())["latest_actions"] == []
+    # Within max_ttl it is kept.
+    await talk.say("clock it: dentist appointment in 3 weeks")
+    [kept] = (await talk.admin_user())["latest_actions"]
+    assert kept["start_iso"] == "2026-11-23T09:00:00+00:00"
+
+
 async def test_explicit_clock_it_wins_over_the_automatic_action(talk: Conversation) -> None:
     await talk.say("heading to the gym")
     block = await talk.block_for("clock it: gym with Sam, leg day", after=timedelta(minutes=2))
