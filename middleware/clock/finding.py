@@ -24,7 +24,7 @@ from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.small_hours import SMALL_HOURS_END
-from middleware.clock.tense import sentence_around, tells_of_the_past
+from middleware.clock.tense import told_of_the_past
 from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
@@ -266,7 +266,7 @@ def find_time_expressions(
         phrase = text[start:end].strip(" ,")
         if not looks_timeish(phrase):
             return None
-        past = tells_of_the_past(sentence_around(text, start, end), night_begun=night_begun)
+        past = told_of_the_past(text, start, end, night_begun=night_begun)
         waking = _WAKING_BEFORE.search(text, max(0, start - 40), start) is not None
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,

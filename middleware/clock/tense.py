@@ -3,7 +3,9 @@ at 10") rather than of something ahead ("see you at 9").
 
 A time with no date is read as its next occurrence (``wallclock.py``); a sentence in the
 past tense means the last one, and an hour it gives with no am/pm is not a plan to ask
-about. This reads the one sentence around the phrase, not a grammar: the irregular past
+about. This reads the clause around the phrase, else its whole sentence, not a grammar
+("I ran 5k this morning, can we talk tomorrow?" tells of this morning and asks of
+tomorrow; "at 9 this morning, I went for a run" has its verb past the comma): the irregular past
 forms people tell of their day with, any regular "-ed" past ("landed at 7", "finished at
 5") but for words that only end like one ("need", "indeed") or are adjectives of the
 moment ("I'm tired", "the delayed flight"), and a sentence with any sign of the future
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sentence_around", "tells_of_the_past"]
+__all__ = ["sentence_around", "tells_of_the_past", "told_of_the_past"]
 
 # Irregular past forms of the verbs people tell of their day with, the past auxiliaries
 # and the words that date a sentence in the past.
@@ -56,15 +58,36 @@ _AHEAD = re.compile(
 # time tonight", "tonight was fun" said at 23:00).
 _TONIGHT = re.compile(r"\btonight\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
+# Where a clause ends inside a sentence: a comma (not one in "3,5") or a dash set apart.
+_CLAUSE_END = re.compile(r",(?!\d)|\s[-–—]\s")
 
 
 def sentence_around(text: str, start: int, end: int) -> str:
     """The sentence of ``text`` holding ``text[start:end]``, with its closing mark."""
-    begin = 0
-    for mark in _SENTENCE_END.finditer(text, 0, start):
+    begin, close = _bounds(text, start, end, _SENTENCE_END, 0, len(text))
+    return text[begin:close]
+
+
+def _bounds(
+    text: str, start: int, end: int, boundary: re.Pattern[str], first: int, last: int
+) -> tuple[int, int]:
+    """Where the stretch of ``text[first:last]`` holding ``text[start:end]`` between two
+    ``boundary`` marks begins and ends, its closing mark in."""
+    begin = first
+    for mark in boundary.finditer(text, first, start):
         begin = mark.end()
-    close = _SENTENCE_END.search(text, end)
-    return text[begin : close.end() if close else len(text)]
+    close = boundary.search(text, end, last)
+    return begin, close.end() if close else last
+
+
+def told_of_the_past(text: str, start: int, end: int, *, night_begun: bool = False) -> bool:
+    """Is the phrase ``text[start:end]`` told of the past: its clause is, or its whole
+    sentence is (``tells_of_the_past``)?"""
+    first, last = _bounds(text, start, end, _SENTENCE_END, 0, len(text))
+    begin, close = _bounds(text, start, end, _CLAUSE_END, first, last)
+    return tells_of_the_past(text[begin:close], night_begun=night_begun) or tells_of_the_past(
+        text[first:last], night_begun=night_begun
+    )
 
 
 def tells_of_the_past(sentence: str, *, night_begun: bool = False) -> bool:

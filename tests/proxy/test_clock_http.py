@@ -504,6 +504,19 @@ async def test_a_user_of_unknown_zone_is_asked_about_plans_not_about_the_past(
         clock.advance(timedelta(minutes=1))
 
 
+async def test_a_past_and_a_plan_in_one_sentence_ask_only_of_the_plan(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """The past tense is judged in the clause a phrase is in, not in the whole sentence."""
+    clock = FakeClock(datetime(2026, 11, 2, 15, 0, tzinfo=UTC))
+    relay = await relay_factory(fake_clock=clock)
+    headers = {"X-Chronorelay-User": "nomad", "X-Chronorelay-Channel": "api"}
+    await say(relay, "I ran 5k this morning, can we talk tomorrow around noon?", headers)
+    told = block(fake_upstream)
+    assert "Ask the user: Which timezone is 'tomorrow around noon' in?" in told
+    assert "'this morning'" not in told
+
+
 async def test_the_small_hours_are_the_speakers_not_those_of_the_zone_named(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
