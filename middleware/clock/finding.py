@@ -24,7 +24,7 @@ from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.small_hours import SMALL_HOURS_END
-from middleware.clock.tense import told_of_the_past
+from middleware.clock.tense import texting_saturdays, told_of_the_past
 from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
@@ -46,6 +46,7 @@ _TIMEISH = re.compile(
     r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
     r"|\bthis\s+(?:morning|afternoon|evening)\b|\blast\s+night\b"
+    r"|\bsat\s+(?:morning|afternoon|evening|night)\b"
     rf"|\b{TEXTING_DAYS}\b"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
@@ -128,7 +129,8 @@ _DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\
 _PART_OF_TODAY = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|last\s+night)\b", re.I)
 # A weekday with its part of day, which dateparser cuts short after a number ("I ran 5k
 # Monday morning" gives "Monday" alone, a whole day a week off).
-_WEEKDAY_PART = re.compile(rf"\b{_WEEKDAYS}\s+(?:morning|afternoon|evening|night)\b", re.I)
+# The texting "sat" counts here, as it does before a clock time ("sat night?").
+_WEEKDAY_PART = re.compile(rf"\b(?:{_WEEKDAYS}|sat)\s+(?:morning|afternoon|evening|night)\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 # ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
 # letter", "friday after the" + "standup"): a time phrase never ends on one.
@@ -254,6 +256,7 @@ def find_time_expressions(
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
     found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
+    found_spans.extend(_texting_saturday_spans(text, found_spans))
     found_spans = _with_parts_of_today(text, found_spans)
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
@@ -310,6 +313,16 @@ def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int
         if not _quantity_before(text, match.start()):
             spans.append(match.span())
     return spans
+
+
+def _texting_saturday_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The texting "sat" for Saturday ("Sat at 3?") outside the phrases dateparser found,
+    which it leaves out; its clock time joins it."""
+    return [
+        (first, last)
+        for first, last in texting_saturdays(text)
+        if not any(start < last and first < end for start, end in taken)
+    ]
 
 
 def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sentence_around", "tells_of_the_past", "told_of_the_past"]
+__all__ = ["sentence_around", "tells_of_the_past", "texting_saturdays", "told_of_the_past"]
 
 # Irregular past forms of the verbs people tell of their day with, the past auxiliaries
 # and the words that date a sentence in the past.
@@ -25,10 +25,18 @@ _IRREGULAR_PAST = re.compile(
     r"\b(?:was|were|did|had|woke|awoke|spoke|met|got|went|came|left|ate|drank|slept|took"
     r"|saw|heard|told|said|sent|ran|began|fell|made|rang|wrote|drove|rode|flew|swam|caught"
     r"|bought|brought|thought|taught|fought|stood|lost|found|kept|felt|paid|spent|gave"
-    # "sat" but the texting Saturday, right before its clock time or part of day ("ok Sat
-    # 10am then", "sat night?"); "we sat at 9" and "sat for 2 hours" are past.
-    r"|sat(?!\s+(?:\d{1,2}(?::\d\d|\s*[ap]\.?m)|(?:morning|afternoon|evening|night)\b))"
     r"|forgot|knew|built|sold|threw|broke|chose|won|held|became|yesterday|ago|last\s+night)\b",
+    re.IGNORECASE,
+)
+# "Sat" is the texting Saturday right before its clock time or part of day ("ok Sat 10am
+# then", "sat night?"), and before "at <hour>" with no subject before it: at the start of
+# a clause or after a word of arranging ("Sat at 3?", "ok sat at 3"). "We sat at 9" and
+# "sat for 2 hours" are past.
+_SAT = re.compile(r"\bsat\b", re.IGNORECASE)
+_TEXTING_SATURDAY = re.compile(
+    r"\bsat(?=\s+(?:\d{1,2}(?::\d\d|\s*[ap]\.?m)|(?:morning|afternoon|evening|night)\b))"
+    r"|(?:^|[,;:(!?.]|\b(?:ok(?:ay)?|k|on|this|next|by|till|until|or|maybe|say|about)\b)\s*"
+    r"(?P<day>sat)(?=\s*(?:at\s+|@\s*)\d)",
     re.IGNORECASE,
 )
 # A regular past, with the word before it: "the" or "so" before it makes it an adjective
@@ -98,8 +106,19 @@ def tells_of_the_past(sentence: str, *, night_begun: bool = False) -> bool:
     return _has_past_verb(sentence) and _AHEAD.search(sentence) is None
 
 
+def texting_saturdays(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` says "sat" for Saturday (``_TEXTING_SATURDAY``), not the past of "sit"."""
+    return [
+        found.span("day") if found["day"] else found.span()
+        for found in _TEXTING_SATURDAY.finditer(text)
+    ]
+
+
 def _has_past_verb(sentence: str) -> bool:
     if _IRREGULAR_PAST.search(sentence) is not None:
+        return True
+    saturdays = texting_saturdays(sentence)
+    if any(found.span() not in saturdays for found in _SAT.finditer(sentence)):
         return True
     for found in _REGULAR_PAST.finditer(sentence):
         before = (found["before"] or "").lower()

@@ -595,6 +595,28 @@ async def test_common_past_forms_beside_a_time_read_it_as_gone_by(
         assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
 
 
+async def test_the_texting_saturday_before_its_part_of_day_or_hour_is_read(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message, told in [
+        ("sat morning works", '"sat morning" = 2026-11-07T09:00:00+01:00'),
+        ("sat night?", '"sat night" = 2026-11-07T20:00:00+01:00'),
+    ]:
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+    await say(relay, "Sat at 3?", headers)
+    assert "Ask the user: Do you mean 03:00 or 15:00 on Saturday 7 November?" in block(
+        fake_upstream
+    )
+    await say(relay, "we sat at 3", headers)
+    assert "Saturday" not in block(fake_upstream)
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [
