@@ -74,6 +74,21 @@ _BARE_CLOCK = re.compile(
     r"|your|my|local|latest|tops)\b))",
     re.I,
 )
+# A range of hours after "between" ("call me between 2 and 4 tomorrow"), which dateparser
+# cuts short or reads as a whole day. Its hours are a time with am/pm or minutes on one of
+# them, or a day word right beside it; "a number between 1 and 10", "between 2 and 4
+# people" are counts.
+_BETWEEN_HOURS = re.compile(
+    r"\bbetween\s+(?:[01]?\d|2[0-3])(?P<first>(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?)\s+and\s+"
+    r"(?:[01]?\d|2[0-3])(?P<last>(?::[0-5]\d)?(?:\s*[ap]\.?m\b\.?)?)(?![\w:./-])",
+    re.I,
+)
+_DAY_AFTER = re.compile(
+    rf"\s*,?\s+(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\b", re.I
+)
+_DAY_BEFORE = re.compile(
+    rf"\b(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\s*,?\s+$", re.I
+)
 # A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
 _AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
@@ -253,6 +268,7 @@ def find_time_expressions(
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
+    found_spans = _with_hours_between(text, found_spans)
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
     found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
@@ -299,6 +315,27 @@ def find_time_expressions(
         if result is not None:
             results.append(result)
     return results
+
+
+def _with_hours_between(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``taken`` with each range of hours after "between" put in whole, and what the spans
+    it overlaps hold outside it kept beside it ("2 and 4 tomorrow" of "between 2 and 4
+    tomorrow" gives " tomorrow", which joins it again)."""
+    spans = list(taken)
+    for match in _BETWEEN_HOURS.finditer(text):
+        start, end = match.span()
+        told_as_hours = (match["first"] + match["last"]).strip() != ""
+        beside_a_day = _DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start)
+        if not told_as_hours and not beside_a_day:
+            continue
+        kept: list[tuple[int, int]] = []
+        for first, last in spans:
+            if last <= start or end <= first:
+                kept.append((first, last))
+                continue
+            kept.extend(part for part in ((first, start), (end, last)) if part[0] < part[1])
+        spans = [*kept, (start, end)]
+    return spans
 
 
 def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:

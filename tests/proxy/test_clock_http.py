@@ -617,6 +617,27 @@ async def test_the_texting_saturday_before_its_part_of_day_or_hour_is_read(
     assert "Saturday" not in block(fake_upstream)
 
 
+async def test_hours_between_two_are_a_span_on_their_day(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "call me between 2 and 4 tomorrow", headers)
+    told = block(fake_upstream)
+    assert (
+        "Ask the user: Do you mean 02:00 to 04:00 or 14:00 to 16:00 on Tuesday 3 November?"
+    ) in told
+    assert "2026-11-04T00:00" not in told  # not the whole of tomorrow
+    clock.advance(timedelta(minutes=1))
+    await say(relay, "call me between 2pm and 4pm tomorrow", headers)
+    assert (
+        'Times in this message: "between 2pm and 4pm tomorrow" = 2026-11-03T14:00:00+01:00 '
+        "to 2026-11-03T16:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [
