@@ -638,6 +638,20 @@ async def test_hours_between_two_are_a_span_on_their_day(
     ) in block(fake_upstream)
 
 
+async def test_a_range_of_weekdays_with_hours_beside_it_is_a_window_not_an_instant(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message in ("I'm free Mon-Fri after 5pm", "I'm free Mon-Fri 9am-5pm", "weekdays after 5pm"):
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        told = block(fake_upstream)
+        assert "Times in this message" not in told and "Ask the user" not in told, message
+
+
 @pytest.mark.parametrize(
     ("message", "question"),
     [

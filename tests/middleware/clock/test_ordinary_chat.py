@@ -330,6 +330,11 @@ NOT_TIMES = [
     'Tue/Thu 6-8pm yoga',
     'office hours 9-5 Monday to Friday',
     'the store is open Mon-Sat',
+    # A range of weekdays with the hours beside it recurs: a window, no one instant.
+    "I'm free Mon-Fri after 5pm",
+    'after 5pm Mon-Fri works best',
+    'weekdays before 9am are hard',
+    'M-F from 9am',
     'we sat at 3',
     'pick a number between 1 and 10',
     'somewhere between 2 and 4',
@@ -471,6 +476,9 @@ TIMES = [
     ('sat night?', [times(at('"sat night"', '2026-03-14T20:00:00+00:00'))]),
     ('Sat at 3?', [ask('Do you mean 03:00 or 15:00 on Saturday 14 March?')]),
     ('ok sat at 3pm', [times(at('"sat at 3pm"', '2026-03-14T15:00:00+00:00'))]),
+    # ... but a time beside it, not in the window, is still read.
+    ('free Mon-Fri after 5pm, but tomorrow at 3pm works',
+     [times(at('"tomorrow at 3pm"', '2026-03-14T15:00:00+00:00'))]),
     # A duration before a day word says how long, not when: the day, not 2 hours before it.
     ('I waited 2 hours yesterday', [times(day('"yesterday"', '2026-03-12'))]),
     ('worked 3 hours today', [times(day('"today"', '2026-03-13'))]),
@@ -653,5 +661,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 486 lines, 152 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (486, 152, 0, 0)
+    # 491 lines, 153 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (491, 153, 0, 0)
