@@ -24,7 +24,7 @@ from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.small_hours import SMALL_HOURS_END
-from middleware.clock.tense import sentence_around, tells_of_the_past
+from middleware.clock.tense import texting_saturdays, told_of_the_past
 from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
@@ -46,6 +46,7 @@ _TIMEISH = re.compile(
     r"|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b"
     r"|\b(?:today|tomorrow|tonight|yesterday|noon|midday|midnight|eod)\b|\bend\s+of\s+(?:the\s+)?day"
     r"|\bthis\s+(?:morning|afternoon|evening)\b|\blast\s+night\b"
+    r"|\bsat\s+(?:morning|afternoon|evening|night)\b"
     rf"|\b{TEXTING_DAYS}\b"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
@@ -73,6 +74,44 @@ _BARE_CLOCK = re.compile(
     r"|your|my|local|latest|tops)\b))",
     re.I,
 )
+# A range of hours after "between" ("call me between 2 and 4 tomorrow"), which dateparser
+# cuts short or reads as a whole day. Its hours are a time with am/pm or minutes on one of
+# them, or a day word right beside it; "a number between 1 and 10", "between 2 and 4
+# people" are counts.
+_BETWEEN_HOURS = re.compile(
+    r"\bbetween\s+(?:[01]?\d|2[0-3])(?P<first>(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?)\s+and\s+"
+    r"(?:[01]?\d|2[0-3])(?P<last>(?::[0-5]\d)?(?:\s*[ap]\.?m\b\.?)?)(?![\w:./-])",
+    re.I,
+)
+_DAY_AFTER = re.compile(
+    rf"\s*,?\s+(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\b", re.I
+)
+_DAY_BEFORE = re.compile(
+    rf"\b(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\s*,?\s+$", re.I
+)
+# A range of weekdays ("Mon-Fri", "Monday to Friday", "M-F") or a plural that recurs
+# ("weekdays", "weeknights") with the hours said beside it ("Mon-Fri after 5pm", "after 5pm
+# Mon-Fri", "weekdays before 9am"): a recurring window, no one instant, as a weekly schedule
+# ("Mon-Fri 9am-5pm") is to ``idioms.py``. "Monday to Friday next week" is days of a week.
+_RANGE_DAY = (
+    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?"
+    r"|sat(?:urday)?|sun(?:day)?)\.?"
+)
+_RECURRING_DAYS = (
+    rf"(?:\b{_RANGE_DAY}\s*(?:[-–—]|to|through|thru|till|until)\s*{_RANGE_DAY}|\bm\s*-\s*f"
+    r"|\bweek(?:day|night|end)s)\b(?!\s+(?:of\s+)?(?:next|this|last|the\s+following)\s+week)"
+)
+_WINDOW_WORD = (
+    r"(?<![\w:.])(?:after|before|from|at|by|until|till|around|about|between|and|to"
+    r"|\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|noon|midday|midnight"
+    r"|(?:in\s+the\s+)?(?:mornings?|afternoons?|evenings?|nights?))(?![\w:])"
+)
+_RECURRING = re.compile(_RECURRING_DAYS, re.I)
+# The hours said before and after it, looked for within a few words of it (so a long run of
+# numbers costs no more than a short one).
+_WINDOW_BEFORE = re.compile(rf"(?:{_WINDOW_WORD}[\s,:–—-]*)+$", re.I)
+_WINDOW_AFTER = re.compile(rf"(?:[\s,:–—-]*{_WINDOW_WORD})+", re.I)
+_WINDOW_REACH = 40
 # A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
 _AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
@@ -128,7 +167,8 @@ _DAY_WORD = re.compile(rf"\b(?:today|tonight|tomorrow|yesterday|{TEXTING_DAYS})\
 _PART_OF_TODAY = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|last\s+night)\b", re.I)
 # A weekday with its part of day, which dateparser cuts short after a number ("I ran 5k
 # Monday morning" gives "Monday" alone, a whole day a week off).
-_WEEKDAY_PART = re.compile(rf"\b{_WEEKDAYS}\s+(?:morning|afternoon|evening|night)\b", re.I)
+# The texting "sat" counts here, as it does before a clock time ("sat night?").
+_WEEKDAY_PART = re.compile(rf"\b(?:{_WEEKDAYS}|sat)\s+(?:morning|afternoon|evening|night)\b", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 # ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
 # letter", "friday after the" + "standup"): a time phrase never ends on one.
@@ -251,9 +291,11 @@ def find_time_expressions(
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
+    found_spans = _with_hours_between(text, found_spans)
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
     found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
+    found_spans.extend(_texting_saturday_spans(text, found_spans))
     found_spans = _with_parts_of_today(text, found_spans)
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
@@ -266,7 +308,7 @@ def find_time_expressions(
         phrase = text[start:end].strip(" ,")
         if not looks_timeish(phrase):
             return None
-        past = tells_of_the_past(sentence_around(text, start, end), night_begun=night_begun)
+        past = told_of_the_past(text, start, end, night_begun=night_begun)
         waking = _WAKING_BEFORE.search(text, max(0, start - 40), start) is not None
         result = parse_anchored_time(
             phrase, tz, reference_instant, date_order=date_order, locale=locale,
@@ -280,7 +322,8 @@ def find_time_expressions(
     while index < len(spans):
         start, end = spans[index]
         index += 1
-        if names_no_time(text, start, end):  # "it's friday!", "in a minute", "24/7"
+        # "it's friday!", "in a minute", "24/7"; "Mon-Fri after 5pm"
+        if names_no_time(text, start, end) or _in_a_weekly_window(text, start, end):
             continue
         extended = _extend(text, end, place_zone)
         result = None
@@ -298,6 +341,41 @@ def find_time_expressions(
     return results
 
 
+def _with_hours_between(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``taken`` with each range of hours after "between" put in whole, and what the spans
+    it overlaps hold outside it kept beside it ("2 and 4 tomorrow" of "between 2 and 4
+    tomorrow" gives " tomorrow", which joins it again)."""
+    spans = list(taken)
+    for match in _BETWEEN_HOURS.finditer(text):
+        start, end = match.span()
+        told_as_hours = (match["first"] + match["last"]).strip() != ""
+        beside_a_day = _DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start)
+        if not told_as_hours and not beside_a_day:
+            continue
+        kept: list[tuple[int, int]] = []
+        for first, last in spans:
+            if last <= start or end <= first:
+                kept.append((first, last))
+                continue
+            kept.extend(part for part in ((first, start), (end, last)) if part[0] < part[1])
+        spans = [*kept, (start, end)]
+    return spans
+
+
+def _in_a_weekly_window(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` lie within a recurring weekly window: a range of weekdays
+    and the hours said right beside it (``_RECURRING_DAYS``)?"""
+    for days in _RECURRING.finditer(text):
+        reach = max(0, days.start() - _WINDOW_REACH)
+        before = _WINDOW_BEFORE.search(text, reach, days.start())
+        after = _WINDOW_AFTER.match(text, days.end(), days.end() + _WINDOW_REACH)
+        if (before.start() if before else days.start()) <= start and end <= (
+            after.end() if after else days.end()
+        ):
+            return True
+    return False
+
+
 def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Bare hours ("at 9") and lone am/pm times ("9am") outside the phrases dateparser
     found, which it does not find."""
@@ -310,6 +388,16 @@ def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int
         if not _quantity_before(text, match.start()):
             spans.append(match.span())
     return spans
+
+
+def _texting_saturday_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The texting "sat" for Saturday ("Sat at 3?") outside the phrases dateparser found,
+    which it leaves out; its clock time joins it."""
+    return [
+        (first, last)
+        for first, last in texting_saturdays(text)
+        if not any(start < last and first < end for start, end in taken)
+    ]
 
 
 def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -41,7 +41,7 @@ from middleware.clock.temporal import (
     asks_about_current_events,
     render_block,
 )
-from middleware.clock.tense import sentence_around, tells_of_the_past
+from middleware.clock.tense import told_of_the_past
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.identity import name_key
 from middleware.pipeline import Handler, Stage
@@ -338,8 +338,8 @@ def _read_in(
 
 
 def _not_past(text: str, expressions: Sequence[ParseResult]) -> tuple[ParseResult, ...]:
-    """``expressions`` but for the unanchored ones whose sentence in ``text`` tells of the
-    past (``tense.py``, as the parser reads a past hour)."""
+    """``expressions`` but for the unanchored ones told of the past in ``text``: their
+    clause or their sentence is (``tense.py``, as the parser reads a past hour)."""
     kept: list[ParseResult] = []
     cursor = 0
     for found in expressions:
@@ -348,7 +348,7 @@ def _not_past(text: str, expressions: Sequence[ParseResult]) -> tuple[ParseResul
             kept.append(found)
             continue
         cursor = end = start + len(found.matched_text)
-        if found.kind != "floating" or not tells_of_the_past(sentence_around(text, start, end)):
+        if found.kind != "floating" or not told_of_the_past(text, start, end):
             kept.append(found)
     return tuple(kept)
 

@@ -3,7 +3,9 @@ at 10") rather than of something ahead ("see you at 9").
 
 A time with no date is read as its next occurrence (``wallclock.py``); a sentence in the
 past tense means the last one, and an hour it gives with no am/pm is not a plan to ask
-about. This reads the one sentence around the phrase, not a grammar: the irregular past
+about. This reads the clause around the phrase, else its whole sentence, not a grammar
+("I ran 5k this morning, can we talk tomorrow?" tells of this morning and asks of
+tomorrow; "at 9 this morning, I went for a run" has its verb past the comma): the irregular past
 forms people tell of their day with, any regular "-ed" past ("landed at 7", "finished at
 5") but for words that only end like one ("need", "indeed") or are adjectives of the
 moment ("I'm tired", "the delayed flight"), and a sentence with any sign of the future
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sentence_around", "tells_of_the_past"]
+__all__ = ["sentence_around", "tells_of_the_past", "texting_saturdays", "told_of_the_past"]
 
 # Irregular past forms of the verbs people tell of their day with, the past auxiliaries
 # and the words that date a sentence in the past.
@@ -23,10 +25,18 @@ _IRREGULAR_PAST = re.compile(
     r"\b(?:was|were|did|had|woke|awoke|spoke|met|got|went|came|left|ate|drank|slept|took"
     r"|saw|heard|told|said|sent|ran|began|fell|made|rang|wrote|drove|rode|flew|swam|caught"
     r"|bought|brought|thought|taught|fought|stood|lost|found|kept|felt|paid|spent|gave"
-    # "sat" but the texting Saturday, right before its clock time or part of day ("ok Sat
-    # 10am then", "sat night?"); "we sat at 9" and "sat for 2 hours" are past.
-    r"|sat(?!\s+(?:\d{1,2}(?::\d\d|\s*[ap]\.?m)|(?:morning|afternoon|evening|night)\b))"
     r"|forgot|knew|built|sold|threw|broke|chose|won|held|became|yesterday|ago|last\s+night)\b",
+    re.IGNORECASE,
+)
+# "Sat" is the texting Saturday right before its clock time or part of day ("ok Sat 10am
+# then", "sat night?"), and before "at <hour>" with no subject before it: at the start of
+# a clause or after a word of arranging ("Sat at 3?", "ok sat at 3"). "We sat at 9" and
+# "sat for 2 hours" are past.
+_SAT = re.compile(r"\bsat\b", re.IGNORECASE)
+_TEXTING_SATURDAY = re.compile(
+    r"\bsat(?=\s+(?:\d{1,2}(?::\d\d|\s*[ap]\.?m)|(?:morning|afternoon|evening|night)\b))"
+    r"|(?:^|[,;:(!?.]|\b(?:ok(?:ay)?|k|on|this|next|by|till|until|or|maybe|say|about)\b)\s*"
+    r"(?P<day>sat)(?=\s*(?:at\s+|@\s*)\d)",
     re.IGNORECASE,
 )
 # A regular past, with the word before it: "the" or "so" before it makes it an adjective
@@ -56,15 +66,36 @@ _AHEAD = re.compile(
 # time tonight", "tonight was fun" said at 23:00).
 _TONIGHT = re.compile(r"\btonight\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
+# Where a clause ends inside a sentence: a comma (not one in "3,5") or a dash set apart.
+_CLAUSE_END = re.compile(r",(?!\d)|\s[-–—]\s")
 
 
 def sentence_around(text: str, start: int, end: int) -> str:
     """The sentence of ``text`` holding ``text[start:end]``, with its closing mark."""
-    begin = 0
-    for mark in _SENTENCE_END.finditer(text, 0, start):
+    begin, close = _bounds(text, start, end, _SENTENCE_END, 0, len(text))
+    return text[begin:close]
+
+
+def _bounds(
+    text: str, start: int, end: int, boundary: re.Pattern[str], first: int, last: int
+) -> tuple[int, int]:
+    """Where the stretch of ``text[first:last]`` holding ``text[start:end]`` between two
+    ``boundary`` marks begins and ends, its closing mark in."""
+    begin = first
+    for mark in boundary.finditer(text, first, start):
         begin = mark.end()
-    close = _SENTENCE_END.search(text, end)
-    return text[begin : close.end() if close else len(text)]
+    close = boundary.search(text, end, last)
+    return begin, close.end() if close else last
+
+
+def told_of_the_past(text: str, start: int, end: int, *, night_begun: bool = False) -> bool:
+    """Is the phrase ``text[start:end]`` told of the past: its clause is, or its whole
+    sentence is (``tells_of_the_past``)?"""
+    first, last = _bounds(text, start, end, _SENTENCE_END, 0, len(text))
+    begin, close = _bounds(text, start, end, _CLAUSE_END, first, last)
+    return tells_of_the_past(text[begin:close], night_begun=night_begun) or tells_of_the_past(
+        text[first:last], night_begun=night_begun
+    )
 
 
 def tells_of_the_past(sentence: str, *, night_begun: bool = False) -> bool:
@@ -75,8 +106,19 @@ def tells_of_the_past(sentence: str, *, night_begun: bool = False) -> bool:
     return _has_past_verb(sentence) and _AHEAD.search(sentence) is None
 
 
+def texting_saturdays(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` says "sat" for Saturday (``_TEXTING_SATURDAY``), not the past of "sit"."""
+    return [
+        found.span("day") if found["day"] else found.span()
+        for found in _TEXTING_SATURDAY.finditer(text)
+    ]
+
+
 def _has_past_verb(sentence: str) -> bool:
     if _IRREGULAR_PAST.search(sentence) is not None:
+        return True
+    saturdays = texting_saturdays(sentence)
+    if any(found.span() not in saturdays for found in _SAT.finditer(sentence)):
         return True
     for found in _REGULAR_PAST.finditer(sentence):
         before = (found["before"] or "").lower()

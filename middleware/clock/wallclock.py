@@ -36,6 +36,10 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   span on its day, one am/pm saying the side of both unless the start would come after
   the end ("11-1pm": 11:00 to 13:00); with no date it is the next range still to end (told
   of the past, the last one begun); a weekday naming today is asked about as above;
+* "between H and H" ("call me between 2 and 4 tomorrow") is a range of hours as above;
+  with no am/pm and both hours 1-12 it is on the 12-hour dial as "at 3" is: asked about
+  (02:00 to 04:00 or 14:00 to 16:00?) with a date, or with none while both are ahead
+  today, else the next one; an hour 0 or 13-23 puts both on the 24-hour clock;
 * a rough clock time ("friday around 3pm", "tomorrow at around noon", "on the 20th
   sometime about 3") is that time on that day: the words that make it rough are dropped;
 * a time with no date is its next occurrence after now (said at 15:40, "3pm" is
@@ -104,6 +108,12 @@ _CLOCK_RANGE = re.compile(
     r"(?<![\d:/.-])(?P<h1>\d{1,2})(?::(?P<m1>\d\d))?\s*(?:(?P<ap1>[ap])\.?m\.?)?"
     r"\s*(?:-|–|—|to|till|until)\s*"
     r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?\s*(?P<ap2>[ap])\.?m\b\.?"
+)
+# "between 2 and 4", "between 2pm and 4:30pm", "between 14 and 16": a range of hours with
+# no am/pm needed, "between" saying they are hours.
+_BETWEEN_HOURS = re.compile(
+    r"\bbetween\s+(?P<h1>\d{1,2})(?::(?P<m1>\d\d))?\s*(?:(?P<ap1>[ap])\.?m\.?)?\s+and\s+"
+    r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?(?:\s*(?P<ap2>[ap])\.?m\b\.?)?"
 )
 _CLOCK_24 = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:h](?P<m>\d\d))(?::(?P<s>\d\d))?(?![\d:])")
 _CLOCK_H = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})h\b")
@@ -359,21 +369,31 @@ def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
     return None
 
 
-def _range_ends(hours: re.Match[str]) -> tuple[time, time] | None:
-    """The first and last hour of a range of hours (``_CLOCK_RANGE``); None if either is
-    no clock time ("13-14pm")."""
-    ends: list[tuple[int, int]] = []
-    for hour, minute in ((hours["h1"], hours["m1"]), (hours["h2"], hours["m2"])):
-        if not 1 <= int(hour) <= 12 or int(minute or 0) >= 60:
-            return None
-        ends.append((int(hour) % 12, int(minute or 0)))
-    (h1, m1), (h2, m2) = ends
-    last = time(h2 + (12 if hours["ap2"] == "p" else 0), m2)
+def _range_ends(hours: re.Match[str]) -> list[tuple[time, time]]:
+    """The first and last hour of a range of hours (``_CLOCK_RANGE``, ``_BETWEEN_HOURS``),
+    each reading of it when it is on the 12-hour dial with no am/pm: none if either is no
+    clock time ("13-14pm")."""
+    numbers = [(int(hours["h1"]), int(hours["m1"] or 0)), (int(hours["h2"]), int(hours["m2"] or 0))]
+    if any(minute >= 60 for _, minute in numbers):
+        return []
     side = hours["ap1"] or hours["ap2"]
+    if side is None and not all(1 <= hour <= 12 for hour, _ in numbers):
+        if not all(hour <= 23 for hour, _ in numbers):
+            return []
+        return [(time(*numbers[0]), time(*numbers[1]))]  # "between 14 and 16"
+    if not all(1 <= hour <= 12 for hour, _ in numbers):
+        return []
+    (h1, m1), (h2, m2) = ((hour % 12, minute) for hour, minute in numbers)
+    if side is None:  # "between 2 and 4": the morning's or the evening's?
+        first = time(h1, m1)
+        last = time(h2 + (12 if (h2, m2) <= (h1, m1) else 0), m2)  # "between 11 and 1"
+        evening = (time(h1 + 12, m1), time((last.hour + 12) % 24, m2))
+        return [(first, last), evening]
+    last = time(h2 + (12 if (hours["ap2"] or side) == "p" else 0), m2)
     first = time(h1 + (12 if side == "p" else 0), m1)
     if hours["ap1"] is None and first > last:
         first = time(h1, m1)  # "11-1pm": 11:00, the morning's
-    return first, last
+    return [(first, last)]
 
 
 def _hour_range(
@@ -381,10 +401,8 @@ def _hour_range(
 ) -> LocalReading | None:
     """A range of hours ("tomorrow 2-3pm", "Friday 9-10am") as a span on its day: the
     day named, else the next (told of the past, the last) time the range ends; a range
-    that ends after midnight ("10pm-1am") ends on the day after."""
-    ends = _range_ends(hours)
-    if ends is None:
-        return None
+    that ends after midnight ("10pm-1am") ends on the day after. With no am/pm ("between
+    2 and 4 tomorrow") the readings still in question are asked about, as an hour's."""
     rest = _APPROXIMATELY.sub("", f" {_tidy(_cut(lowered, hours))}").strip()
     day = base.date()
     if rest and rest != "today":
@@ -392,19 +410,41 @@ def _hour_range(
         if parsed is None or parsed[1] != "day":
             return None
         day = parsed[0].date()
-    start, end = (datetime.combine(day, value) for value in ends)
-    if end <= start:
-        end += timedelta(days=1)
-    if not rest and not past and end <= base:
-        start, end = start + timedelta(days=1), end + timedelta(days=1)
-    elif not rest and past and start > base:
-        start, end = start - timedelta(days=1), end - timedelta(days=1)
+    spans = [_span_on(day, ends, base, bool(rest), past) for ends in _range_ends(hours)]
+    if len(spans) == 2:
+        kept = _settle_dial([start for start, _ in spans], base, day if rest else None, past)
+        spans = [span for span in spans if span[0] in kept]
+    if len(spans) == 2:
+        (first, first_end), (second, second_end) = spans
+        question = (
+            f"Do you mean {first:%H:%M} to {first_end:%H:%M} or {second:%H:%M} to "
+            f"{second_end:%H:%M} on {describe_day(first.date())}?"
+        )
+        return LocalReading("choice", (first, second), question)
+    if not spans:
+        return None
+    start, end = spans[0]
     if not past:
         # A weekday naming today ("friday 2-3pm" said on Friday): today or a week later?
         asked = weekday_choice(rest, LocalReading("point", (start,)), base)
         if asked.kind == "choice":
             return asked
     return LocalReading("span", (start, end))
+
+
+def _span_on(
+    day: date, ends: tuple[time, time], base: datetime, dated: bool, past: bool
+) -> tuple[datetime, datetime]:
+    """A range of hours on ``day``; with no day named (``dated``) the next one still to
+    end, or told of the past the last one begun."""
+    start, end = (datetime.combine(day, value) for value in ends)
+    if end <= start:
+        end += timedelta(days=1)
+    if not dated and not past and end <= base:
+        start, end = start + timedelta(days=1), end + timedelta(days=1)
+    elif not dated and past and start > base:
+        start, end = start - timedelta(days=1), end - timedelta(days=1)
+    return start, end
 
 
 def read_local(
@@ -446,7 +486,7 @@ def _read_lowered(
     day_of_month = _DAY_OF_MONTH.fullmatch(tidy)
     if day_of_month is not None:
         return _day_of_month(base, int(day_of_month["day"]), past)
-    hours = _CLOCK_RANGE.search(lowered)
+    hours = _BETWEEN_HOURS.search(lowered) or _CLOCK_RANGE.search(lowered)
     if hours is not None:
         return _hour_range(lowered, hours, base, date_order, past)
     found = _clock_time(lowered, clock_24h, waking)

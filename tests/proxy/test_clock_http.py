@@ -504,6 +504,19 @@ async def test_a_user_of_unknown_zone_is_asked_about_plans_not_about_the_past(
         clock.advance(timedelta(minutes=1))
 
 
+async def test_a_past_and_a_plan_in_one_sentence_ask_only_of_the_plan(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """The past tense is judged in the clause a phrase is in, not in the whole sentence."""
+    clock = FakeClock(datetime(2026, 11, 2, 15, 0, tzinfo=UTC))
+    relay = await relay_factory(fake_clock=clock)
+    headers = {"X-Chronorelay-User": "nomad", "X-Chronorelay-Channel": "api"}
+    await say(relay, "I ran 5k this morning, can we talk tomorrow around noon?", headers)
+    told = block(fake_upstream)
+    assert "Ask the user: Which timezone is 'tomorrow around noon' in?" in told
+    assert "'this morning'" not in told
+
+
 async def test_the_small_hours_are_the_speakers_not_those_of_the_zone_named(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
@@ -580,6 +593,63 @@ async def test_common_past_forms_beside_a_time_read_it_as_gone_by(
         clock.advance(timedelta(minutes=1))
         await say(relay, message, headers)
         assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
+async def test_the_texting_saturday_before_its_part_of_day_or_hour_is_read(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message, told in [
+        ("sat morning works", '"sat morning" = 2026-11-07T09:00:00+01:00'),
+        ("sat night?", '"sat night" = 2026-11-07T20:00:00+01:00'),
+    ]:
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+    await say(relay, "Sat at 3?", headers)
+    assert "Ask the user: Do you mean 03:00 or 15:00 on Saturday 7 November?" in block(
+        fake_upstream
+    )
+    await say(relay, "we sat at 3", headers)
+    assert "Saturday" not in block(fake_upstream)
+
+
+async def test_hours_between_two_are_a_span_on_their_day(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "call me between 2 and 4 tomorrow", headers)
+    told = block(fake_upstream)
+    assert (
+        "Ask the user: Do you mean 02:00 to 04:00 or 14:00 to 16:00 on Tuesday 3 November?"
+    ) in told
+    assert "2026-11-04T00:00" not in told  # not the whole of tomorrow
+    clock.advance(timedelta(minutes=1))
+    await say(relay, "call me between 2pm and 4pm tomorrow", headers)
+    assert (
+        'Times in this message: "between 2pm and 4pm tomorrow" = 2026-11-03T14:00:00+01:00 '
+        "to 2026-11-03T16:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+
+
+async def test_a_range_of_weekdays_with_hours_beside_it_is_a_window_not_an_instant(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message in ("I'm free Mon-Fri after 5pm", "I'm free Mon-Fri 9am-5pm", "weekdays after 5pm"):
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        told = block(fake_upstream)
+        assert "Times in this message" not in told and "Ask the user" not in told, message
 
 
 @pytest.mark.parametrize(
