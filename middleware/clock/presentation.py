@@ -24,10 +24,17 @@ line reads in one language; viewers in UTC join the anchor::
 
 ``DiscordAudience`` — Discord's native ``<t:1795334400:f>``: each client shows its own zone.
 
-A malformed markup (not an ISO instant, or an instant without offset: a naive time is never
-guessed) loses its angle brackets and the ``time`` keyword, its inner text stays visible:
-``<time tomorrow 9am>`` becomes ``tomorrow 9am``. Strings such as ``<timestamp>`` or
-``<time>`` are not markups (the keyword must be followed by a space). A markup left open
+A date-only markup, ``<time 2026-11-22>``, names a calendar date, which has no zone: it is
+shown as weekday and date in the locale (the year by the same rule), for a DM in the
+reader's, for a group once in the group's, on Discord (whose ``<t:…>`` always shows a
+time) as text: ``Sun, Nov 22``. An instant whose UTC is written loosely — a lowercase
+``z``, or ``UTC`` after a time without offset (``2026-11-22T08:00:00 UTC``) — is read as
+the UTC instant it names; a space instead of ``T`` is ISO-8601 as Python reads it.
+
+A malformed markup (not an ISO instant or date, or an instant without offset: a naive time
+is never guessed) loses its angle brackets and the ``time`` keyword, its inner text stays
+visible: ``<time tomorrow 9am>`` becomes ``tomorrow 9am``. Strings such as ``<timestamp>``
+or ``<time>`` are not markups (the keyword must be followed by a space). A markup left open
 at the very end of a reply (an answer cut off by its token limit) is read the same way:
 ``… until <time 2026-11-22T08:00:00Z`` is rendered, ``… until <time 2026-11`` becomes
 ``… until 2026-11``.
@@ -46,7 +53,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timezone
 from functools import cache, lru_cache
 from typing import Protocol
 from zoneinfo import ZoneInfo
@@ -85,6 +92,11 @@ _MARKUP = re.compile(rf"<time ([^<>\n`]{{0,{_MAX_INNER}}})>")
 _MARKUP_OR_OPEN_END = re.compile(rf"<time ([^<>\n`]{{0,{_MAX_INNER}}})(?:>|\Z)")
 # ``<time datetime="…">``: an HTML element's attribute, not an instant.
 _HTML_ATTRIBUTE = re.compile(r"\s*[A-Za-z_:][\w.:-]*\s*=")
+# A time without offset followed by "Z"/"z" or "UTC" (any case, a space allowed): UTC.
+_LOOSE_UTC = re.compile(
+    r"(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?) ?(?:z|utc)", re.I
+)
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SEPARATOR = " · "
 #: The UTC ids ``zones.get_zone`` accepts; their viewers join the group's UTC anchor.
 _UTC_ZONES = frozenset({"UTC", "Etc/UTC"})
@@ -133,6 +145,11 @@ class Audience(Protocol):
         """
         ...
 
+    def render_date(self, day: date, *, reference: datetime | None = None) -> str:
+        """Return the calendar date ``day`` (no zone, the same for every reader) as text;
+        ``reference`` as for ``render``."""
+        ...
+
 
 @dataclass(frozen=True)
 class DirectAudience:
@@ -157,6 +174,9 @@ class DirectAudience:
         if is_repeated_wall_time(local):
             text += f" ({str(get_timezone_gmt(local, locale=self.locale))})"
         return text
+
+    def render_date(self, day: date, *, reference: datetime | None = None) -> str:
+        return _calendar_date(day, reference, ZoneInfo(self.zone), self.locale)
 
 
 @dataclass(frozen=True)
@@ -198,14 +218,28 @@ class GroupAudience:
             parts.append(f"{time_text} {_city(zone, self.locale)} ({labels})")
         return _SEPARATOR.join([anchor, *parts])
 
+    def render_date(self, day: date, *, reference: datetime | None = None) -> str:
+        return _calendar_date(day, reference, UTC, self.locale)
+
 
 @dataclass(frozen=True)
 class DiscordAudience:
-    """Discord: a native timestamp that every client shows in its own zone and locale."""
+    """Discord: a native timestamp that every client shows in its own zone and locale.
+
+    Discord has no native form for a date without a time, so a date is written as text in
+    ``locale``."""
+
+    locale: str = "en"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "locale", _check_locale(self.locale))
 
     def render(self, instant: datetime, *, reference: datetime | None = None) -> str:
         # Floor, not round: the markup never shows seconds, and 08:59:59.9 is not 09:00.
         return f"<t:{int(instant.timestamp() // 1)}:f>"
+
+    def render_date(self, day: date, *, reference: datetime | None = None) -> str:
+        return _calendar_date(day, reference, UTC, self.locale)
 
 
 def _viewer_time(utc: datetime, zone: str, locale: str) -> str:
@@ -217,7 +251,16 @@ def _viewer_time(utc: datetime, zone: str, locale: str) -> str:
     return _join_date_time(_date_text(local, locale, show_year=False), text, locale)
 
 
-def _date_text(local: datetime, locale: str, show_year: bool) -> str:
+def _calendar_date(
+    day: date, reference: datetime | None, zone: ZoneInfo | timezone, locale: str
+) -> str:
+    """``day`` as ``_date_text`` writes it; the year only when it is not the year of
+    ``reference`` read in ``zone`` (the reader's, or UTC for a group or Discord)."""
+    show_year = reference is None or reference.astimezone(zone).year != day.year
+    return _date_text(day, locale, show_year)
+
+
+def _date_text(local: date, locale: str, show_year: bool) -> str:
     """Weekday, day and abbreviated month of ``local``'s own date, in ``locale``."""
     skeleton = "yMMMEd" if show_year else "MMMEd"
     return str(format_skeleton(skeleton, date(local.year, local.month, local.day), locale=locale))
@@ -247,9 +290,17 @@ def _zone_label(zone: str, locale: str) -> str:
     return region_format % _city(zone, locale)
 
 
-def _parse_instant(inner: str) -> datetime | None:
+def _parse_markup(inner: str) -> datetime | date | None:
+    """The aware instant or the calendar date ``inner`` names, or None when it names
+    neither (a naive time, a date that does not exist, anything else)."""
+    text = inner.strip()
     try:
-        instant = datetime.fromisoformat(inner.strip())
+        if _DATE_ONLY.fullmatch(text):
+            return date.fromisoformat(text)
+        loose_utc = _LOOSE_UTC.fullmatch(text)
+        if loose_utc:
+            return datetime.fromisoformat(loose_utc.group(1)).replace(tzinfo=UTC)
+        instant = datetime.fromisoformat(text)
     except ValueError:
         return None
     return instant if instant.utcoffset() is not None else None
@@ -260,12 +311,13 @@ def render_times(
 ) -> str:
     """Replace every ``<time ISO-instant>`` markup outside code in ``text`` for ``audience``.
 
-    A markup whose inner text is not an ISO-8601 instant with an offset is replaced by its
-    inner text (no zone is invented); one inside Markdown code, or an HTML
-    ``<time datetime=…>``, is left as written. While ``complete`` (``text`` is a whole
-    reply, or its end), a markup left open at the end of ``text`` is read as if closed
-    there. Text without ``"<time "`` is returned as is after one substring check. Raises
-    ``ValueError`` if ``reference`` is naive.
+    A date-only markup is rendered as the audience's date, a time followed by ``z`` or
+    ``UTC`` as that UTC instant. A markup whose inner text is neither an ISO-8601 date nor
+    an instant with an offset is replaced by its inner text (no zone is invented); one
+    inside Markdown code, or an HTML ``<time datetime=…>``, is left as written. While
+    ``complete`` (``text`` is a whole reply, or its end), a markup left open at the end of
+    ``text`` is read as if closed there. Text without ``"<time "`` is returned as is after
+    one substring check. Raises ``ValueError`` if ``reference`` is naive.
     """
     if MARKUP_OPEN not in text:
         return text
@@ -293,10 +345,12 @@ def _render_markups(
         inner = match.group(1)
         if _HTML_ATTRIBUTE.match(inner):
             return match.group(0)
-        instant = _parse_instant(inner)
-        if instant is None:
+        named = _parse_markup(inner)
+        if named is None:
             return inner.strip()
-        return audience.render(instant, reference=reference)
+        if isinstance(named, datetime):  # a datetime is a date too: test it first
+            return audience.render(named, reference=reference)
+        return audience.render_date(named, reference=reference)
 
     return (_MARKUP_OR_OPEN_END if complete else _MARKUP).sub(replace, prose)
 

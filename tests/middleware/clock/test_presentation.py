@@ -187,7 +187,11 @@ def test_several_markups_in_one_text() -> None:
     [
         # No offset: a naive time is never placed in a zone.
         ("at <time 2026-11-22T09:00:00>!", "at 2026-11-22T09:00:00!"),
-        ("at <time 2026-11-22>!", "at 2026-11-22!"),
+        ("at <time 2026-02-30>!", "at 2026-02-30!"),
+        ("at <time 20261122>!", "at 20261122!"),
+        # "UTC" beside another offset contradicts it: no instant is chosen.
+        ("at <time 2026-11-22T08:00:00+01:00 UTC>!", "at 2026-11-22T08:00:00+01:00 UTC!"),
+        ("at <time 2026-11-22 UTC>!", "at 2026-11-22 UTC!"),
         ("at <time tomorrow 9am>!", "at tomorrow 9am!"),
         ("at <time 2026-13-40T00:00:00Z>!", "at 2026-13-40T00:00:00Z!"),
         ("at <time >!", "at !"),
@@ -195,6 +199,61 @@ def test_several_markups_in_one_text() -> None:
 )
 def test_malformed_markup_shows_its_inner_text(text: str, expected: str) -> None:
     assert render_times(text, DirectAudience("Europe/Berlin"), reference=REF) == expected
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<time 2026-11-22T08:00:00z>",
+        "<time 2026-11-22T08:00:00 UTC>",
+        "<time 2026-11-22T08:00:00UTC>",
+        "<time 2026-11-22T08:00 utc>",
+        "<time 2026-11-22 08:00Z>",
+        "<time 2026-11-22t08:00:00Z>",
+        "<time  2026-11-22T08:00:00.000 UTC >",
+    ],
+)
+def test_a_loosely_written_utc_instant_is_the_instant_it_names(markup: str) -> None:
+    berlin = DirectAudience("Europe/Berlin")
+    assert render_times(f"at {markup}.", berlin, reference=REF) == (
+        f"at Sun, Nov 22, 9:00{NNBSP}AM Berlin Time."
+    )
+    assert render_times(f"at {markup}.", DiscordAudience()) == "at <t:1795334400:f>."
+
+
+@pytest.mark.parametrize(
+    ("audience", "expected"),
+    [
+        (DirectAudience("Asia/Tokyo"), "Sun, Nov 22"),
+        (DirectAudience("America/Los_Angeles", "de_DE"), "So., 22. Nov."),
+        # Once for the group, in its locale: a calendar date is no one's local time.
+        (TRIO, "Sun, Nov 22"),
+        (GroupAudience((ANA,), "de_DE"), "So., 22. Nov."),
+        # Discord's <t:…> always shows a time: the date is text.
+        (DiscordAudience(), "Sun, Nov 22"),
+        (DiscordAudience("de_DE"), "So., 22. Nov."),
+    ],
+)
+def test_a_date_only_markup_is_the_readers_localised_date(
+    audience: Audience, expected: str
+) -> None:
+    rendered = render_times("due <time 2026-11-22>.", audience, reference=REF)
+    assert rendered == f"due {expected}."
+
+
+def test_a_date_only_markup_shows_the_year_when_it_is_not_the_references() -> None:
+    text = "<time 2027-01-02>"
+    assert render_times(text, DirectAudience("UTC"), reference=REF) == "Sat, Jan 2, 2027"
+    assert render_times(text, TRIO) == "Sat, Jan 2, 2027"
+    # The year of "now" is the reader's: 31 Dec 2026 23:30 UTC is 2027 in Tokyo.
+    new_year_eve = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)
+    tokyo = DirectAudience("Asia/Tokyo")
+    assert render_times(text, tokyo, reference=new_year_eve) == "Sat, Jan 2"
+
+
+def test_discord_refuses_an_unknown_locale() -> None:
+    with pytest.raises(ValueError, match="locale"):
+        DiscordAudience("xx_NOPE")
 
 
 @pytest.mark.parametrize(
@@ -415,6 +474,14 @@ _FRAGMENTS = st.sampled_from(
         "<time 2026-11-21T23:30:00+09:00>",
         "<time 2026-11-01T05:30:00-04:00>",
         "<time 2026-11-22T09:00:00>",
+        "<time 2026-11-22>",
+        "<time 2027-01-02>",
+        "<time 2026-02-30>",
+        "<time 2026-11-22T08:00:00z>",
+        "<time 2026-11-22T08:00:00 UTC>",
+        "<time 2026-11-22 08:00Z>",
+        " UTC>",
+        "z>",
         "<time soon>",
         "<time ",
         "<time",
@@ -431,6 +498,7 @@ _FRAGMENTS = st.sampled_from(
 _TEXTS = st.lists(_FRAGMENTS | st.text(max_size=8), max_size=12).map("".join)
 _AUDIENCES: list[Audience] = [
     DiscordAudience(),
+    DiscordAudience("de_DE"),
     DirectAudience("Asia/Kathmandu"),
     TRIO,
 ]
