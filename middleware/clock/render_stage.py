@@ -82,9 +82,9 @@ def _known_audience(turn: Turn, prior: PriorState) -> Audience:
     """An audience for a continuation of a thread the relay has not seen since it started:
     the user's stored zone and locale in a DM, the UTC anchor in a group (its members are
     not read for a turn the clock skips)."""
-    if turn.channel == "discord":
-        return DiscordAudience()
     locale = prior.user_locale or "en"
+    if turn.channel == "discord":
+        return DiscordAudience(locale)
     if turn.chat_type == "group":
         return GroupAudience((), locale)
     zones = (prior.thread_tz, prior.user_tz)

@@ -183,7 +183,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
                 "meant, and give UTC with each member's local time."
             )
     if turn.channel == "discord":
-        audience = DiscordAudience()
+        audience = DiscordAudience(locale)
     last_here = prior.last_conversation_seen_at(now)
     # The speaker's own return, when the thread's last message was someone else's.
     own_return = speaker_last_here if speaker_last_here != last_here else None
