@@ -638,6 +638,24 @@ async def test_hours_between_two_are_a_span_on_their_day(
     ) in block(fake_upstream)
 
 
+@pytest.mark.parametrize("answer", ["pm", "the afternoon one", "2pm"])
+async def test_the_answer_to_the_range_question_is_the_range_it_picks(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, answer: str
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "call me between 2 and 4 tomorrow", headers)
+    assert "Do you mean 02:00 to 04:00 or 14:00 to 16:00" in block(fake_upstream)
+    clock.advance(timedelta(minutes=1))
+    await say(relay, answer, headers)
+    assert (
+        f'Times in this message: "{answer}" = 2026-11-03T14:00:00+01:00 '
+        "to 2026-11-03T16:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+
+
 async def test_a_range_of_weekdays_with_hours_beside_it_is_a_window_not_an_instant(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:

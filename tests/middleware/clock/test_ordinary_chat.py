@@ -339,6 +339,8 @@ NOT_TIMES = [
     'pick a number between 1 and 10',
     'somewhere between 2 and 4',
     'between 2 and 4 people',
+    # The answer to "02:00 to 04:00 or 14:00 to 16:00?" is read only against the question.
+    'the afternoon one',
 ]  # fmt: skip
 
 #: Real times, the ones told of the past included: still read, and asked about when they
@@ -661,5 +663,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 491 lines, 153 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (491, 153, 0, 0)
+    # 492 lines, 153 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (492, 153, 0, 0)
