@@ -83,6 +83,13 @@ _BETWEEN_HOURS = re.compile(
     r"(?:[01]?\d|2[0-3])(?P<last>(?::[0-5]\d)?(?:\s*[ap]\.?m\b\.?)?)(?![\w:./-])",
     re.I,
 )
+# A range of hours that ends with am/pm ("2-3pm", "from 2pm to 3:30pm", "10pm-1am"),
+# which dateparser reads in part ("3:30pm tomorrow", "10pm" and "saturday" apart).
+_CLOCK_RANGE = re.compile(
+    r"(?<![\w:./-])(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?\s*(?:-|–|—|to|till|until)\s*"
+    r"(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?",
+    re.I,
+)
 _DAY_AFTER = re.compile(
     rf"\s*,?\s+(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\b", re.I
 )
@@ -291,7 +298,7 @@ def find_time_expressions(
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
-    found_spans = _with_hours_between(text, found_spans)
+    found_spans = _with_ranges_of_hours(text, found_spans)
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
     found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
@@ -341,16 +348,15 @@ def find_time_expressions(
     return results
 
 
-def _with_hours_between(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``taken`` with each range of hours after "between" put in whole, and what the spans
-    it overlaps hold outside it kept beside it ("2 and 4 tomorrow" of "between 2 and 4
-    tomorrow" gives " tomorrow", which joins it again)."""
+def _with_ranges_of_hours(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``taken`` with each range of hours put in whole: one that ends with am/pm ("from
+    2pm to 3:30pm", "10pm-1am"), and one after "between" that is told as hours. What the
+    spans it overlaps hold outside it is kept beside it ("2 and 4 tomorrow" of "between 2
+    and 4 tomorrow" gives " tomorrow", which joins it again)."""
     spans = list(taken)
-    for match in _BETWEEN_HOURS.finditer(text):
+    for match in (*_BETWEEN_HOURS.finditer(text), *_CLOCK_RANGE.finditer(text)):
         start, end = match.span()
-        told_as_hours = (match["first"] + match["last"]).strip() != ""
-        beside_a_day = _DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start)
-        if not told_as_hours and not beside_a_day:
+        if match.re is _BETWEEN_HOURS and not _told_as_hours(text, match):
             continue
         kept: list[tuple[int, int]] = []
         for first, last in spans:
@@ -360,6 +366,15 @@ def _with_hours_between(text: str, taken: list[tuple[int, int]]) -> list[tuple[i
             kept.extend(part for part in ((first, start), (end, last)) if part[0] < part[1])
         spans = [*kept, (start, end)]
     return spans
+
+
+def _told_as_hours(text: str, between: re.Match[str]) -> bool:
+    """Are the numbers of "between 2 and 4" hours: am/pm or minutes on one of them, or a
+    day word right beside them ("a number between 1 and 10" is a count)?"""
+    if (between["first"] + between["last"]).strip():
+        return True
+    start, end = between.span()
+    return bool(_DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start))
 
 
 def _in_a_weekly_window(text: str, start: int, end: int) -> bool:

@@ -656,6 +656,24 @@ async def test_the_answer_to_the_range_question_is_the_range_it_picks(
     ) in block(fake_upstream)
 
 
+async def test_a_range_from_one_hour_to_another_or_past_midnight_is_one_span(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message, told in [
+        ("from 2pm to 3:30pm tomorrow",
+         '"from 2pm to 3:30pm tomorrow" = 2026-11-03T14:00:00+01:00 to 2026-11-03T15:30:00+01:00'),
+        ("party 10pm-1am saturday",
+         '"10pm-1am saturday" = 2026-11-07T22:00:00+01:00 to 2026-11-08T01:00:00+01:00'),
+    ]:  # fmt: skip
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
+
+
 async def test_a_range_of_weekdays_with_hours_beside_it_is_a_window_not_an_instant(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
