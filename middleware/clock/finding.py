@@ -24,7 +24,7 @@ from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.small_hours import SMALL_HOURS_END
-from middleware.clock.tense import texting_saturdays, told_of_the_past
+from middleware.clock.tense import sat_of_sitting, texting_saturdays, told_of_the_past
 from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
@@ -294,6 +294,11 @@ def find_time_expressions(
         inner = _ON_DAY_OF_MONTH.search(found)
         if inner is not None and inner.start() > 0:
             start += inner.start()
+        sitting = sat_of_sitting(text, end - len(found))
+        if sitting is not None:  # "I sat at 3pm", "we sat": no Saturday, an hour stays
+            if sitting >= end:
+                continue
+            start = max(start, sitting)
         # "friday at 3pm in" + "Berlin", "friday at the" + "latest", "tomorrow about the"
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None

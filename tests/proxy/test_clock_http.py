@@ -617,6 +617,20 @@ async def test_the_texting_saturday_before_its_part_of_day_or_hour_is_read(
     assert "Saturday" not in block(fake_upstream)
 
 
+@pytest.mark.parametrize("subject", ["I", "we", "he", "she", "they", "you"])
+async def test_sat_after_its_subject_is_the_past_of_sit_not_a_saturday(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, subject: str
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 4, 7, 0, tzinfo=UTC))  # Wed, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, f"{subject} sat at 3pm", headers)
+    told = block(fake_upstream)
+    assert "2026-11-03T15:00:00+01:00 (Europe/Berlin)" in told  # yesterday's 15:00
+    assert "2026-10-31" not in told  # not last Saturday
+
+
 async def test_hours_between_two_are_a_span_on_their_day(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
