@@ -96,29 +96,6 @@ _DAY_AFTER = re.compile(
 _DAY_BEFORE = re.compile(
     rf"\b(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\s*,?\s+$", re.I
 )
-# A range of weekdays ("Mon-Fri", "Monday to Friday", "M-F") or a plural that recurs
-# ("weekdays", "weeknights") with the hours said beside it ("Mon-Fri after 5pm", "after 5pm
-# Mon-Fri", "weekdays before 9am"): a recurring window, no one instant, as a weekly schedule
-# ("Mon-Fri 9am-5pm") is to ``idioms.py``. "Monday to Friday next week" is days of a week.
-_RANGE_DAY = (
-    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?"
-    r"|sat(?:urday)?|sun(?:day)?)\.?"
-)
-_RECURRING_DAYS = (
-    rf"(?:\b{_RANGE_DAY}\s*(?:[-–—]|to|through|thru|till|until)\s*{_RANGE_DAY}|\bm\s*-\s*f"
-    r"|\bweek(?:day|night|end)s)\b(?!\s+(?:of\s+)?(?:next|this|last|the\s+following)\s+week)"
-)
-_WINDOW_WORD = (
-    r"(?<![\w:.])(?:after|before|from|at|by|until|till|around|about|between|and|to"
-    r"|\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|noon|midday|midnight"
-    r"|(?:in\s+the\s+)?(?:mornings?|afternoons?|evenings?|nights?))(?![\w:])"
-)
-_RECURRING = re.compile(_RECURRING_DAYS, re.I)
-# The hours said before and after it, looked for within a few words of it (so a long run of
-# numbers costs no more than a short one).
-_WINDOW_BEFORE = re.compile(rf"(?:{_WINDOW_WORD}[\s,:–—-]*)+$", re.I)
-_WINDOW_AFTER = re.compile(rf"(?:[\s,:–—-]*{_WINDOW_WORD})+", re.I)
-_WINDOW_REACH = 40
 # A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
 _AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
@@ -334,8 +311,8 @@ def find_time_expressions(
     while index < len(spans):
         start, end = spans[index]
         index += 1
-        # "it's friday!", "in a minute", "24/7"; "Mon-Fri after 5pm"
-        if names_no_time(text, start, end) or _in_a_weekly_window(text, start, end):
+        # "it's friday!", "in a minute", "24/7", "Mon-Fri after 5pm"
+        if names_no_time(text, start, end):
             continue
         extended = _extend(text, end, place_zone)
         result = None
@@ -380,20 +357,6 @@ def _told_as_hours(text: str, between: re.Match[str]) -> bool:
         return True
     start, end = between.span()
     return bool(_DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start))
-
-
-def _in_a_weekly_window(text: str, start: int, end: int) -> bool:
-    """Does ``text[start:end]`` lie within a recurring weekly window: a range of weekdays
-    and the hours said right beside it (``_RECURRING_DAYS``)?"""
-    for days in _RECURRING.finditer(text):
-        reach = max(0, days.start() - _WINDOW_REACH)
-        before = _WINDOW_BEFORE.search(text, reach, days.start())
-        after = _WINDOW_AFTER.match(text, days.end(), days.end() + _WINDOW_REACH)
-        if (before.start() if before else days.start()) <= start and end <= (
-            after.end() if after else days.end()
-        ):
-            return True
-    return False
 
 
 def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
