@@ -4,7 +4,9 @@ For a bare hour ("see you at 9") the block asks the model to ask the user which 
 noon is meant. The answer comes alone in the next message: "9am", "9pm", "the morning
 one", "evening". Read by itself it is a new time (a bare "9am" is the next 09:00, maybe
 not on the day asked about; "the morning one" is no time at all), so the clock reads it
-against the question's candidates, taken again from the previous user message.
+against the question's candidates, taken again from the previous user message. A range
+of hours is asked about the same way ("02:00 to 04:00 or 14:00 to 16:00?"); its answer is
+the range it picks.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ _ANSWER = re.compile(
     re.IGNORECASE,
 )
 _TWELVE_HOURS = timedelta(hours=12)
+# A range of hours asks "Do you mean 02:00 to 04:00 or 14:00 to 16:00 on ...?": the
+# answer picks a range, as long as the first one asked about.
+_RANGE_ASKED = re.compile(r"(\d\d):(\d\d) to (\d\d):(\d\d) or ")
 
 
 def answers_hour_choice(text: str) -> bool:
@@ -59,8 +64,19 @@ def pick_hour(answer: str, asked: Sequence[ParseResult]) -> ParseResult | None:
             return None
     else:
         chosen = morning if match["morning"] else evening
-    return ParseResult("absolute", start_instant=chosen, matched_text=answer.strip(),
-                       zone=question.zone)  # fmt: skip
+    return ParseResult("absolute", start_instant=chosen, end_instant=_range_end(question, chosen),
+                       matched_text=answer.strip(), zone=question.zone)  # fmt: skip
+
+
+def _range_end(question: ParseResult, chosen: datetime) -> datetime | None:
+    """The end of the range of hours ``chosen`` starts, when ``question`` asked between
+    two ranges ("02:00 to 04:00 or 14:00 to 16:00"); None when it asked between hours."""
+    asked = _RANGE_ASKED.search(question.clarification_question or "")
+    if asked is None:
+        return None
+    start_hour, start_minute, end_hour, end_minute = (int(part) for part in asked.groups())
+    minutes = (end_hour - start_hour) * 60 + end_minute - start_minute
+    return chosen + timedelta(minutes=minutes % (24 * 60) or 24 * 60)
 
 
 def _is_bare_dial_hour(match: re.Match[str]) -> bool:

@@ -24,7 +24,7 @@ from middleware.clock.mentions import PlaceZone, find_zone_mention, place_after_
 from middleware.clock.parsing import ParseResult, parse_anchored_time
 from middleware.clock.parts_of_day import PART_HOURS
 from middleware.clock.small_hours import SMALL_HOURS_END
-from middleware.clock.tense import texting_saturdays, told_of_the_past
+from middleware.clock.tense import sat_of_sitting, texting_saturdays, told_of_the_past
 from middleware.clock.zones import session_tzinfo
 from middleware.text_cache import MAX_CHARS
 
@@ -83,35 +83,19 @@ _BETWEEN_HOURS = re.compile(
     r"(?:[01]?\d|2[0-3])(?P<last>(?::[0-5]\d)?(?:\s*[ap]\.?m\b\.?)?)(?![\w:./-])",
     re.I,
 )
+# A range of hours that ends with am/pm ("2-3pm", "from 2pm to 3:30pm", "10pm-1am"),
+# which dateparser reads in part ("3:30pm tomorrow", "10pm" and "saturday" apart).
+_CLOCK_RANGE = re.compile(
+    r"(?<![\w:./-])(?:[01]?\d|2[0-3])(?::[0-5]\d)?\s*(?:[ap]\.?m\.?)?\s*(?:-|–|—|to|till|until)\s*"
+    r"(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?",
+    re.I,
+)
 _DAY_AFTER = re.compile(
     rf"\s*,?\s+(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\b", re.I
 )
 _DAY_BEFORE = re.compile(
     rf"\b(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\s*,?\s+$", re.I
 )
-# A range of weekdays ("Mon-Fri", "Monday to Friday", "M-F") or a plural that recurs
-# ("weekdays", "weeknights") with the hours said beside it ("Mon-Fri after 5pm", "after 5pm
-# Mon-Fri", "weekdays before 9am"): a recurring window, no one instant, as a weekly schedule
-# ("Mon-Fri 9am-5pm") is to ``idioms.py``. "Monday to Friday next week" is days of a week.
-_RANGE_DAY = (
-    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?"
-    r"|sat(?:urday)?|sun(?:day)?)\.?"
-)
-_RECURRING_DAYS = (
-    rf"(?:\b{_RANGE_DAY}\s*(?:[-–—]|to|through|thru|till|until)\s*{_RANGE_DAY}|\bm\s*-\s*f"
-    r"|\bweek(?:day|night|end)s)\b(?!\s+(?:of\s+)?(?:next|this|last|the\s+following)\s+week)"
-)
-_WINDOW_WORD = (
-    r"(?<![\w:.])(?:after|before|from|at|by|until|till|around|about|between|and|to"
-    r"|\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|noon|midday|midnight"
-    r"|(?:in\s+the\s+)?(?:mornings?|afternoons?|evenings?|nights?))(?![\w:])"
-)
-_RECURRING = re.compile(_RECURRING_DAYS, re.I)
-# The hours said before and after it, looked for within a few words of it (so a long run of
-# numbers costs no more than a short one).
-_WINDOW_BEFORE = re.compile(rf"(?:{_WINDOW_WORD}[\s,:–—-]*)+$", re.I)
-_WINDOW_AFTER = re.compile(rf"(?:[\s,:–—-]*{_WINDOW_WORD})+", re.I)
-_WINDOW_REACH = 40
 # A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
 _AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
@@ -287,11 +271,16 @@ def find_time_expressions(
         inner = _ON_DAY_OF_MONTH.search(found)
         if inner is not None and inner.start() > 0:
             start += inner.start()
+        sitting = sat_of_sitting(text, end - len(found))
+        if sitting is not None:  # "I sat at 3pm", "we sat": no Saturday, an hour stays
+            if sitting >= end:
+                continue
+            start = max(start, sitting)
         # "friday at 3pm in" + "Berlin", "friday at the" + "latest", "tomorrow about the"
         trimmed = _DANGLING.sub("", text[start:end])
         lead_in = _LEAD_IN.search(text, 0, start) if text[start].isdigit() else None
         found_spans.append((lead_in.start() if lead_in else start, start + len(trimmed)))
-    found_spans = _with_hours_between(text, found_spans)
+    found_spans = _with_ranges_of_hours(text, found_spans)
     found_spans.extend(_bare_clock_spans(text, found_spans))
     found_spans.extend(_end_of_spans(text, found_spans))
     found_spans.extend(_uncovered(_DAY_WORD, text, found_spans))
@@ -322,8 +311,8 @@ def find_time_expressions(
     while index < len(spans):
         start, end = spans[index]
         index += 1
-        # "it's friday!", "in a minute", "24/7"; "Mon-Fri after 5pm"
-        if names_no_time(text, start, end) or _in_a_weekly_window(text, start, end):
+        # "it's friday!", "in a minute", "24/7", "Mon-Fri after 5pm"
+        if names_no_time(text, start, end):
             continue
         extended = _extend(text, end, place_zone)
         result = None
@@ -341,16 +330,15 @@ def find_time_expressions(
     return results
 
 
-def _with_hours_between(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``taken`` with each range of hours after "between" put in whole, and what the spans
-    it overlaps hold outside it kept beside it ("2 and 4 tomorrow" of "between 2 and 4
-    tomorrow" gives " tomorrow", which joins it again)."""
+def _with_ranges_of_hours(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``taken`` with each range of hours put in whole: one that ends with am/pm ("from
+    2pm to 3:30pm", "10pm-1am"), and one after "between" that is told as hours. What the
+    spans it overlaps hold outside it is kept beside it ("2 and 4 tomorrow" of "between 2
+    and 4 tomorrow" gives " tomorrow", which joins it again)."""
     spans = list(taken)
-    for match in _BETWEEN_HOURS.finditer(text):
+    for match in (*_BETWEEN_HOURS.finditer(text), *_CLOCK_RANGE.finditer(text)):
         start, end = match.span()
-        told_as_hours = (match["first"] + match["last"]).strip() != ""
-        beside_a_day = _DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start)
-        if not told_as_hours and not beside_a_day:
+        if match.re is _BETWEEN_HOURS and not _told_as_hours(text, match):
             continue
         kept: list[tuple[int, int]] = []
         for first, last in spans:
@@ -362,18 +350,13 @@ def _with_hours_between(text: str, taken: list[tuple[int, int]]) -> list[tuple[i
     return spans
 
 
-def _in_a_weekly_window(text: str, start: int, end: int) -> bool:
-    """Does ``text[start:end]`` lie within a recurring weekly window: a range of weekdays
-    and the hours said right beside it (``_RECURRING_DAYS``)?"""
-    for days in _RECURRING.finditer(text):
-        reach = max(0, days.start() - _WINDOW_REACH)
-        before = _WINDOW_BEFORE.search(text, reach, days.start())
-        after = _WINDOW_AFTER.match(text, days.end(), days.end() + _WINDOW_REACH)
-        if (before.start() if before else days.start()) <= start and end <= (
-            after.end() if after else days.end()
-        ):
-            return True
-    return False
+def _told_as_hours(text: str, between: re.Match[str]) -> bool:
+    """Are the numbers of "between 2 and 4" hours: am/pm or minutes on one of them, or a
+    day word right beside them ("a number between 1 and 10" is a count)?"""
+    if (between["first"] + between["last"]).strip():
+        return True
+    start, end = between.span()
+    return bool(_DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text, 0, start))
 
 
 def _bare_clock_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:

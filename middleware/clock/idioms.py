@@ -27,6 +27,13 @@ time that is a time, but not in these uses, which ``finding.find_time_expression
 * a texting "tomorrow" used as a name ("I got the tmrw app", "the Tmrw newsletter"):
   right after "the", "a", "my" and such, where a day word does not stand ("cant tmrw
   sorry" is a day);
+* a weekly schedule ("Mon-Fri 9am-5pm", "9-5 Mon, Wed & Fri"): weekdays joined by a
+  range or a list, and a range of hours, in either order; a phrase overlapping it on its
+  line names no time;
+* a weekly window ("I'm free Mon-Fri after 5pm", "weekdays before 9am"): a range of
+  weekdays (the schedule's) or a plural that recurs ("weekdays", "weeknights",
+  "weekends"), with the hours said right beside it; a phrase lying within it names no
+  time, a time outside it in the same message still does;
 * "in a minute", "in a sec", "in a second", "in a moment": "shortly", not a minute from now
   ("in 1 minute", "in an hour" stay times);
 * a duration or a number pair that measures something ("in 5 minutes of reading", "3/4 of
@@ -139,10 +146,11 @@ _SCHEDULE_DAY = (
     r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?"
     r"|sat(?:urday)?|sun(?:day)?)\.?"
 )
-_SCHEDULE_DAYS = (
-    rf"(?:{_SCHEDULE_DAY}\s*(?:[-–—]|to|through|thru|till|until)\s*{_SCHEDULE_DAY}"
-    rf"|{_SCHEDULE_DAY}(?:\s*(?:[,/&]|and)\s*{_SCHEDULE_DAY})+|m\s*-\s*f)"
+# A range of weekdays: "Mon-Fri", "Monday to Friday", "M-F".
+_WEEKDAY_RANGE = (
+    rf"{_SCHEDULE_DAY}\s*(?:[-–—]|to|through|thru|till|until)\s*{_SCHEDULE_DAY}|m\s*-\s*f"
 )
+_SCHEDULE_DAYS = rf"(?:{_WEEKDAY_RANGE}|{_SCHEDULE_DAY}(?:\s*(?:[,/&]|and)\s*{_SCHEDULE_DAY})+)"
 _SCHEDULE_HOUR = r"(?:\d{1,2}(?:[:.]\d\d)?(?:\s*[ap]\.?m\.?)?|noon|midday|midnight)"
 _SCHEDULE_HOURS = rf"{_SCHEDULE_HOUR}\s*(?:[-–—]|to|till|until)\s*{_SCHEDULE_HOUR}"
 _SCHEDULE = re.compile(
@@ -150,6 +158,23 @@ _SCHEDULE = re.compile(
     rf"|{_SCHEDULE_HOURS}[\s,:]*(?:on\s+)?{_SCHEDULE_DAYS})(?![\w:])",
     re.IGNORECASE,
 )
+# A weekly window (see the module docstring): a range of weekdays or a plural that recurs
+# ("weekdays", "weeknights", "weekends") with the hours said right beside it, within a few
+# words of it (so a long run of numbers costs no more than a short one). "Monday to Friday
+# next week" is days of a week.
+_RECURRING = re.compile(
+    rf"(?:\b(?:{_WEEKDAY_RANGE})|\bweek(?:day|night|end)s)\b"
+    r"(?!\s+(?:of\s+)?(?:next|this|last|the\s+following)\s+week)",
+    re.IGNORECASE,
+)
+_WINDOW_WORD = (
+    r"(?<![\w:.])(?:after|before|from|at|by|until|till|around|about|between|and|to"
+    r"|\d{1,2}(?::\d\d)?(?:\s*[ap]\.?m\b\.?)?|noon|midday|midnight"
+    r"|(?:in\s+the\s+)?(?:mornings?|afternoons?|evenings?|nights?))(?![\w:])"
+)
+_WINDOW_BEFORE = re.compile(rf"(?:{_WINDOW_WORD}[\s,:–—-]*)+$", re.IGNORECASE)
+_WINDOW_AFTER = re.compile(rf"(?:[\s,:–—-]*{_WINDOW_WORD})+", re.IGNORECASE)
+_WINDOW_REACH = 40
 _TEXTING_TOMORROW = re.compile(r"tmrw?|tmw|2moro|2morrow", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n](?!\d)")
 
@@ -159,8 +184,8 @@ def names_no_time(text: str, start: int, end: int) -> bool:
     uses above that name no time to resolve?"""
     phrase = text[start:end].strip(" ,")
     before = text[_sentence_start(text, start) : start]
-    if _in_a_schedule(text, start, end):
-        return True  # "Mon-Fri 9am-5pm EST"
+    if _in_a_schedule(text, start, end) or _in_a_weekly_window(text, start, end):
+        return True  # "Mon-Fri 9am-5pm EST", "Mon-Fri after 5pm"
     if _IDIOM_WEEKDAY.fullmatch(phrase) and _IDIOM_AFTER.match(text, end):
         return True  # "Monday blues", "Saturday Night Live"
     weekday = _LONE_WEEKDAY.fullmatch(phrase)
@@ -204,6 +229,20 @@ def _in_a_schedule(text: str, start: int, end: int) -> bool:
         found.start() < end and start < found.end()
         for found in _SCHEDULE.finditer(text, line_start, len(text) if line_end < 0 else line_end)
     )
+
+
+def _in_a_weekly_window(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` lie within a weekly window: a range of weekdays or a plural
+    that recurs, and the hours said right beside it?"""
+    for days in _RECURRING.finditer(text):
+        reach = max(0, days.start() - _WINDOW_REACH)
+        before = _WINDOW_BEFORE.search(text, reach, days.start())
+        after = _WINDOW_AFTER.match(text, days.end(), days.end() + _WINDOW_REACH)
+        if (before.start() if before else days.start()) <= start and end <= (
+            after.end() if after else days.end()
+        ):
+            return True
+    return False
 
 
 def _in_a_name(phrase: str, before: str) -> bool:

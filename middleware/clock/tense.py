@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sentence_around", "tells_of_the_past", "texting_saturdays", "told_of_the_past"]
+__all__ = [
+    "sat_of_sitting",
+    "sentence_around",
+    "tells_of_the_past",
+    "texting_saturdays",
+    "told_of_the_past",
+]
 
 # Irregular past forms of the verbs people tell of their day with, the past auxiliaries
 # and the words that date a sentence in the past.
@@ -33,10 +39,18 @@ _IRREGULAR_PAST = re.compile(
 # a clause or after a word of arranging ("Sat at 3?", "ok sat at 3"). "We sat at 9" and
 # "sat for 2 hours" are past.
 _SAT = re.compile(r"\bsat\b", re.IGNORECASE)
+_SAT_AND_SPACE = re.compile(r"sat\b\s*", re.IGNORECASE)
 _TEXTING_SATURDAY = re.compile(
     r"\bsat(?=\s+(?:\d{1,2}(?::\d\d|\s*[ap]\.?m)|(?:morning|afternoon|evening|night)\b))"
     r"|(?:^|[,;:(!?.]|\b(?:ok(?:ay)?|k|on|this|next|by|till|until|or|maybe|say|about)\b)\s*"
     r"(?P<day>sat)(?=\s*(?:at\s+|@\s*)\d)",
+    re.IGNORECASE,
+)
+# "Sat" right after its subject is the past of "sit" ("I sat at 3pm", "they sat at 9"):
+# "you" only where it begins a clause, since "see you sat at 3" is the texting Saturday.
+_SUBJECT_BEFORE = re.compile(
+    r"(?:\b(?:i|we|he|she|they)|(?:^|[,;:(!?.]|\b(?:and|but|then|so|when|while|as|if)\b)"
+    r"\s*you)\s+$",
     re.IGNORECASE,
 )
 # A regular past, with the word before it: "the" or "so" before it makes it an adjective
@@ -112,6 +126,16 @@ def texting_saturdays(text: str) -> list[tuple[int, int]]:
         found.span("day") if found["day"] else found.span()
         for found in _TEXTING_SATURDAY.finditer(text)
     ]
+
+
+def sat_of_sitting(text: str, start: int) -> int | None:
+    """Where the words after the "sat" at ``text[start:]`` begin, when it is the past of
+    "sit" said right after its subject ("I sat at 3pm", where dateparser reads the
+    Saturday); None when no such "sat" is there."""
+    sat = _SAT_AND_SPACE.match(text, start)
+    if sat is None or _SUBJECT_BEFORE.search(text, max(0, start - 16), start) is None:
+        return None
+    return sat.end()
 
 
 def _has_past_verb(sentence: str) -> bool:

@@ -35,7 +35,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 * a range of hours that ends with am/pm ("tomorrow 2-3pm", "Friday 9-10am", "11-1pm") is a
   span on its day, one am/pm saying the side of both unless the start would come after
   the end ("11-1pm": 11:00 to 13:00); with no date it is the next range still to end (told
-  of the past, the last one begun); a weekday naming today is asked about as above;
+  of the past, the last one begun); one past midnight ("10pm-1am saturday") ends the day
+  after, and "from" before it ("from 2pm to 3:30pm") says only where it begins; a weekday
+  naming today is asked about as above;
 * "between H and H" ("call me between 2 and 4 tomorrow") is a range of hours as above;
   with no am/pm and both hours 1-12 it is on the 12-hour dial as "at 3" is: asked about
   (02:00 to 04:00 or 14:00 to 16:00?) with a date, or with none while both are ahead
@@ -109,6 +111,8 @@ _CLOCK_RANGE = re.compile(
     r"\s*(?:-|–|—|to|till|until)\s*"
     r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?\s*(?P<ap2>[ap])\.?m\b\.?"
 )
+# "from" before a range of hours says only where it begins.
+_FROM = re.compile(r"^from\b\s*")
 # "between 2 and 4", "between 2pm and 4:30pm", "between 14 and 16": a range of hours with
 # no am/pm needed, "between" saying they are hours.
 _BETWEEN_HOURS = re.compile(
@@ -404,6 +408,7 @@ def _hour_range(
     that ends after midnight ("10pm-1am") ends on the day after. With no am/pm ("between
     2 and 4 tomorrow") the readings still in question are asked about, as an hour's."""
     rest = _APPROXIMATELY.sub("", f" {_tidy(_cut(lowered, hours))}").strip()
+    rest = _FROM.sub("", rest)  # "from 2pm to 3:30pm tomorrow"
     day = base.date()
     if rest and rest != "today":
         parsed = _read_date(rest, base, date_order, past)

@@ -617,6 +617,20 @@ async def test_the_texting_saturday_before_its_part_of_day_or_hour_is_read(
     assert "Saturday" not in block(fake_upstream)
 
 
+@pytest.mark.parametrize("subject", ["I", "we", "he", "she", "they", "you"])
+async def test_sat_after_its_subject_is_the_past_of_sit_not_a_saturday(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, subject: str
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 4, 7, 0, tzinfo=UTC))  # Wed, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, f"{subject} sat at 3pm", headers)
+    told = block(fake_upstream)
+    assert "2026-11-03T15:00:00+01:00 (Europe/Berlin)" in told  # yesterday's 15:00
+    assert "2026-10-31" not in told  # not last Saturday
+
+
 async def test_hours_between_two_are_a_span_on_their_day(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
@@ -636,6 +650,42 @@ async def test_hours_between_two_are_a_span_on_their_day(
         'Times in this message: "between 2pm and 4pm tomorrow" = 2026-11-03T14:00:00+01:00 '
         "to 2026-11-03T16:00:00+01:00 (Europe/Berlin)."
     ) in block(fake_upstream)
+
+
+@pytest.mark.parametrize("answer", ["pm", "the afternoon one", "2pm"])
+async def test_the_answer_to_the_range_question_is_the_range_it_picks(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, answer: str
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "call me between 2 and 4 tomorrow", headers)
+    assert "Do you mean 02:00 to 04:00 or 14:00 to 16:00" in block(fake_upstream)
+    clock.advance(timedelta(minutes=1))
+    await say(relay, answer, headers)
+    assert (
+        f'Times in this message: "{answer}" = 2026-11-03T14:00:00+01:00 '
+        "to 2026-11-03T16:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+
+
+async def test_a_range_from_one_hour_to_another_or_past_midnight_is_one_span(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    for message, told in [
+        ("from 2pm to 3:30pm tomorrow",
+         '"from 2pm to 3:30pm tomorrow" = 2026-11-03T14:00:00+01:00 to 2026-11-03T15:30:00+01:00'),
+        ("party 10pm-1am saturday",
+         '"10pm-1am saturday" = 2026-11-07T22:00:00+01:00 to 2026-11-08T01:00:00+01:00'),
+    ]:  # fmt: skip
+        clock.advance(timedelta(minutes=1))
+        await say(relay, message, headers)
+        assert f"Times in this message: {told} (Europe/Berlin)." in block(fake_upstream)
 
 
 async def test_a_range_of_weekdays_with_hours_beside_it_is_a_window_not_an_instant(

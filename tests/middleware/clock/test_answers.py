@@ -30,6 +30,19 @@ def test_an_answer_naming_no_side_or_another_hour_picks_nothing(answer: str) -> 
     assert pick_hour(answer, ASKED) is None
 
 
+@pytest.mark.parametrize("answer", ["pm", "the afternoon one", "2pm", "14:00"])
+def test_an_answer_to_a_range_of_hours_picks_the_range(answer: str) -> None:
+    """ "between 2 and 4 tomorrow" asks "02:00 to 04:00 or 14:00 to 16:00": the answer is
+    the range from 14:00 to 16:00, not the hour 14:00 alone."""
+    asked = find_time_expressions("call me between 2 and 4 tomorrow", "Europe/Berlin", SAID)
+    picked = pick_hour(answer, asked)
+    assert picked is not None
+    assert (picked.start_instant, picked.end_instant) == (
+        datetime(2026, 11, 22, 13, tzinfo=UTC),
+        datetime(2026, 11, 22, 15, tzinfo=UTC),
+    )
+
+
 def test_nothing_is_picked_when_no_hour_was_asked_about() -> None:
     assert pick_hour("9pm", find_time_expressions("see you at 9pm", "Europe/Berlin", SAID)) is None
     assert not answers_hour_choice("see you at 9am, then we can go for lunch")
