@@ -14,9 +14,9 @@ made), except that an automatic action never replaces a clocked one: it is dropp
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from middleware.actions.detect import (
     DetectedAction,
@@ -176,15 +176,23 @@ def compact(actions: Sequence[Action], *, now: datetime, max_items: int) -> list
     return kept[-max_items:] if max_items > 0 else []
 
 
+@dataclass(frozen=True, slots=True)
+class Speaker:
+    """Who speaks, and where: whose actions a turn may see and change (§7.3).
+    ``linked`` are the accounts linked to ``user_key`` (one person, spec 000 §7.0)."""
+
+    user_key: str
+    thread_key: str
+    chat_type: ChatType
+    linked: Collection[str] = ()
+
+
 def close_latest(
     actions: Sequence[Action],
     update: StatusUpdate,
     *,
     now: datetime,
-    user_key: str,
-    thread_key: str,
-    chat_type: ChatType,
-    linked: Collection[str] = (),
+    speaker: Speaker,
 ) -> tuple[list[Action], Action | None]:
     """Apply a done/canceled the user just said to the open action it is about.
 
@@ -204,15 +212,7 @@ def close_latest(
     bank", never "Call mom"). When none qualifies nothing changes. A "done" is marked
     ``user_confirmed``. Returns the new list and the changed action (or None).
     """
-    target = _about(
-        actions,
-        update,
-        now=now,
-        user_key=user_key,
-        thread_key=thread_key,
-        chat_type=chat_type,
-        linked=linked,
-    )
+    target = _about(actions, update, now=now, speaker=speaker)
     if target is None or update.status == "postponed":
         return list(actions), None
     source: Source | None = "user_confirmed" if update.status == "done" else None
@@ -225,12 +225,9 @@ def postpone_latest(
     update: StatusUpdate,
     *,
     now: datetime,
-    user_key: str,
-    thread_key: str,
-    chat_type: ChatType,
+    speaker: Speaker,
     start: datetime | None,
     due_by: datetime | None = None,
-    linked: Collection[str] = (),
 ) -> tuple[list[Action], Action | None]:
     """Apply a postponement ("can't call the bank until Monday") to the open action it is
     about, chosen as :func:`close_latest` chooses: it stays open (``planned``), marked
@@ -240,15 +237,7 @@ def postpone_latest(
     It lives as long after its new start as it would have after its old one, and may be
     asked about again once that comes. Without a ``start`` ("till the freeze ends") only
     its status changes. Returns the new list and the changed action (or None)."""
-    target = _about(
-        actions,
-        update,
-        now=now,
-        user_key=user_key,
-        thread_key=thread_key,
-        chat_type=chat_type,
-        linked=linked,
-    )
+    target = _about(actions, update, now=now, speaker=speaker)
     if target is None:
         return list(actions), None
     changed = replace(target, status="planned", updated_at=now, postponed_at=now)
@@ -270,20 +259,18 @@ def _about(
     update: StatusUpdate,
     *,
     now: datetime,
-    user_key: str,
-    thread_key: str,
-    chat_type: ChatType,
-    linked: Collection[str],
+    speaker: Speaker,
 ) -> Action | None:
     """The open action ``update`` is about (see :func:`close_latest`), or None."""
+    user_key, thread_key = speaker.user_key, speaker.thread_key
     candidates = [
         a
         for a in actions
         if a.is_open(now)
         and (
             (a.user_key == user_key and a.thread_key == thread_key)
-            or (chat_type == "dm" and _private_and_own(a, user_key, linked))
-            or (chat_type == "group" and _named_group_plan(a, update, thread_key))
+            or (speaker.chat_type == "dm" and _private_and_own(a, user_key, speaker.linked))
+            or (speaker.chat_type == "group" and _named_group_plan(a, update, thread_key))
         )
     ]
     if update.named:
@@ -359,13 +346,10 @@ def visible_actions(
     actions: Sequence[Action],
     *,
     now: datetime,
-    user_key: str,
-    thread_key: str,
-    chat_type: Literal["dm", "group"],
+    speaker: Speaker,
     include_closed: bool = False,
-    linked: Collection[str] = (),
 ) -> list[Action]:
-    """The open actions usable when ``user_key`` speaks in ``thread_key`` (§7.3).
+    """The open actions usable when ``speaker`` speaks in their thread (§7.3).
 
     In a group: the user's own actions recorded in this thread, plus ``scope="group"``
     actions recorded in this thread by anyone. In a DM: the user's own actions from this
@@ -377,11 +361,12 @@ def visible_actions(
     closed actions appear only with ``include_closed`` (still stored, not yet compacted
     away). Oldest first.
     """
+    user_key, thread_key, linked = speaker.user_key, speaker.thread_key, speaker.linked
     visible: list[Action] = []
     for action in actions:
         if not include_closed and not action.is_open(now):
             continue
-        if chat_type == "group":
+        if speaker.chat_type == "group":
             shown = action.thread_key == thread_key and (
                 action.user_key == user_key or action.scope == "group"
             )

@@ -39,6 +39,7 @@ from middleware.actions.directives import (
     parse_directive,
 )
 from middleware.actions.lifecycle import (
+    Speaker,
     add_action,
     calibrate,
     close_latest,
@@ -194,14 +195,8 @@ def awareness_view(
     auto = overrides.auto_clock_temporal_actions
     if auto is None:
         auto = policy.auto_clock_temporal_actions
-    visible = visible_actions(
-        actions,
-        now=now,
-        user_key=turn.user_key,
-        thread_key=turn.thread_key,
-        chat_type=turn.chat_type,
-        linked=linked,
-    )
+    speaker = Speaker(turn.user_key, turn.thread_key, turn.chat_type, linked)
+    visible = visible_actions(actions, now=now, speaker=speaker)
     if directive is None and policy.enabled:
         # Only an open action can be closed: without one the text need not be read.
         update = detect_status_update(turn.own_text) if visible else None
@@ -211,12 +206,9 @@ def awareness_view(
                 visible,
                 update,
                 now=now,
-                user_key=turn.user_key,
-                thread_key=turn.thread_key,
-                chat_type=turn.chat_type,
+                speaker=speaker,
                 start=start,
                 due_by=due_by,
-                linked=linked,
             )
             if moved is not None:
                 change(moved, _close(moved))
@@ -226,10 +218,7 @@ def awareness_view(
                 visible,
                 update,
                 now=now,
-                user_key=turn.user_key,
-                thread_key=turn.thread_key,
-                chat_type=turn.chat_type,
-                linked=linked,
+                speaker=speaker,
             )
             if closed is not None:
                 change(closed, _close(closed))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from middleware.actions.lifecycle import mark, visible_actions
+from middleware.actions.lifecycle import Speaker, mark, visible_actions
 from middleware.actions.model import Action, Status, load_actions
 from middleware.awareness.group import GroupPlans, group_plans
 from middleware.awareness.view import on_actions
@@ -78,11 +78,8 @@ def _shown(
     stored = visible_actions(
         [*own, *(a for a in plans.actions if a.id not in ids)],
         now=now,
-        user_key=turn.user_key,
-        thread_key=turn.thread_key,
-        chat_type=turn.chat_type,
+        speaker=Speaker(turn.user_key, turn.thread_key, turn.chat_type, linked),
         include_closed=True,
-        linked=linked,
     )
     return [(number, a) for number, a in enumerate(stored, start=1) if a.is_open(now)]
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from middleware.actions.detect import key_words, object_words
-from middleware.actions.lifecycle import visible_actions
+from middleware.actions.lifecycle import Speaker, visible_actions
 from middleware.actions.model import Action, load_actions
 from middleware.cards.content import CardItem
 from middleware.types import Turn
@@ -30,9 +30,7 @@ def actions_here(turn: Turn) -> list[Action]:
     return visible_actions(
         load_actions(stored),
         now=turn.received_at,
-        user_key=turn.user_key,
-        thread_key=turn.thread_key,
-        chat_type=turn.chat_type,
+        speaker=Speaker(turn.user_key, turn.thread_key, turn.chat_type),
         include_closed=True,
     )
 

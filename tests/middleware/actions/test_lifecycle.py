@@ -22,6 +22,7 @@ from middleware.actions.detect import (
     label_for_clocked,
 )
 from middleware.actions.lifecycle import (
+    Speaker,
     add_action,
     calibrate,
     close_latest,
@@ -393,12 +394,7 @@ def test_done_closes_the_most_recent_open_action_as_user_confirmed() -> None:
     newer = action("a2", at=NOW - timedelta(hours=1))
     later = NOW + timedelta(minutes=5)
     actions, changed = close_latest(
-        [older, newer],
-        StatusUpdate("done", None),
-        now=later,
-        user_key=ALICE,
-        thread_key=DM,
-        chat_type="dm",
+        [older, newer], StatusUpdate("done", None), now=later, speaker=Speaker(ALICE, DM, "dm")
     )
     assert changed is not None and changed.id == "a2"
     assert (changed.status, changed.source, changed.updated_at) == ("done", "user_confirmed", later)
@@ -415,7 +411,7 @@ def test_a_postponed_action_stays_open_and_begins_at_its_new_day() -> None:
     )
     monday, monday_ends = NOW + timedelta(days=7), NOW + timedelta(days=8)
     update = StatusUpdate("postponed", "call", until="Monday")
-    args: dict[str, Any] = {"user_key": ALICE, "thread_key": DM, "chat_type": "dm"}
+    args: dict[str, Any] = {"speaker": Speaker(ALICE, DM, "dm")}
     actions, moved = postpone_latest(
         [call], update, now=NOW, start=monday, due_by=monday_ends, **args
     )
@@ -438,7 +434,7 @@ def test_a_postponement_in_other_words_puts_off_the_action_about_that_thing() ->
     # activity alone. It goes by what the call is about, whatever the verb.
     bank = action("a1", label="Call the bank", activity="call", at=NOW - timedelta(hours=2))
     mom = action("a2", label="Call mom", activity="call", at=NOW - timedelta(hours=1))
-    args: dict[str, Any] = {"user_key": ALICE, "thread_key": DM, "chat_type": "dm", "start": None}
+    args: dict[str, Any] = {"speaker": Speaker(ALICE, DM, "dm"), "start": None}
     ring = detect_status_update("I can't ring the bank until Monday, they're closed.")
     assert ring is not None
     _, moved = postpone_latest([bank, mom], ring, now=NOW, **args)
@@ -459,12 +455,7 @@ def test_a_named_activity_closes_only_that_activity() -> None:
     gym = action("a1", at=NOW - timedelta(hours=2))
     dinner = action("a2", label="Eat dinner", activity="meal:dinner", at=NOW - timedelta(hours=1))
     _, changed = close_latest(
-        [gym, dinner],
-        StatusUpdate("canceled", "gym"),
-        now=NOW,
-        user_key=ALICE,
-        thread_key=DM,
-        chat_type="dm",
+        [gym, dinner], StatusUpdate("canceled", "gym"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
     )
     assert changed is not None and changed.id == "a1"
     assert (changed.status, changed.source) == ("canceled", "auto")
@@ -474,15 +465,10 @@ def test_activity_families_match() -> None:
     dinner = action("a1", label="Eat dinner", activity="meal:dinner")
     nap = action("a2", label="Take a nap", activity="nap")
     _, meal = close_latest(
-        [dinner],
-        StatusUpdate("done", "meal"),
-        now=NOW,
-        user_key=ALICE,
-        thread_key=DM,
-        chat_type="dm",
+        [dinner], StatusUpdate("done", "meal"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
     )
     _, woke = close_latest(
-        [nap], StatusUpdate("done", "sleep"), now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
+        [nap], StatusUpdate("done", "sleep"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
     )
     assert meal is not None and woke is not None
 
@@ -493,14 +479,12 @@ def test_nothing_closes_without_a_matching_open_action() -> None:
     bobs = action("b1", label="Take a shower", activity="shower", user=BOB)
     actions = [gym, expired, bobs]
     for update in (StatusUpdate("done", "meal:dinner"), StatusUpdate("done", "shower")):
-        result = close_latest(
-            actions, update, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
-        )
+        result = close_latest(actions, update, now=NOW, speaker=Speaker(ALICE, DM, "dm"))
         assert result == (actions, None)
 
 
 def _close(actions: list[Action], update: StatusUpdate) -> Action | None:
-    return close_latest(actions, update, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")[1]
+    return close_latest(actions, update, now=NOW, speaker=Speaker(ALICE, DM, "dm"))[1]
 
 
 def test_a_completion_closes_the_one_action_its_words_name() -> None:
@@ -549,9 +533,7 @@ def test_closing_in_a_group_only_touches_that_thread() -> None:
         [group_gym, dm_gym],
         StatusUpdate("done", None),
         now=NOW,
-        user_key=ALICE,
-        thread_key=GROUP,
-        chat_type="group",
+        speaker=Speaker(ALICE, GROUP, "group"),
     )
     assert changed is not None and changed.id == "a2"
 
@@ -560,12 +542,7 @@ def test_closing_in_a_dm_reaches_the_users_other_private_threads() -> None:
     api_gym = action("a1", thread=API, at=NOW - timedelta(hours=1))
     group_gym = action("a2", thread=GROUP, at=NOW - timedelta(minutes=1))
     _, changed = close_latest(
-        [api_gym, group_gym],
-        StatusUpdate("done", None),
-        now=NOW,
-        user_key=ALICE,
-        thread_key=DM,
-        chat_type="dm",
+        [api_gym, group_gym], StatusUpdate("done", None), now=NOW, speaker=Speaker(ALICE, DM, "dm")
     )
     assert changed is not None and changed.id == "a1"
 
@@ -642,21 +619,19 @@ def ids(actions: list[Action]) -> set[str]:
 def test_group_shows_own_actions_in_that_group_plus_group_scoped_ones(
     everyone: list[Action],
 ) -> None:
-    alice = visible_actions(everyone, now=NOW, user_key=ALICE, thread_key=GROUP, chat_type="group")
+    alice = visible_actions(everyone, now=NOW, speaker=Speaker(ALICE, GROUP, "group"))
     assert ids(alice) == {"alice-group", "alice-group-shared", "bob-group-shared"}
-    bob = visible_actions(everyone, now=NOW, user_key=BOB, thread_key=GROUP, chat_type="group")
+    bob = visible_actions(everyone, now=NOW, speaker=Speaker(BOB, GROUP, "group"))
     assert ids(bob) == {"bob-group", "alice-group-shared", "bob-group-shared"}
 
 
 def test_another_group_sees_nothing_from_this_one(everyone: list[Action]) -> None:
-    seen = visible_actions(
-        everyone, now=NOW, user_key=BOB, thread_key=OTHER_GROUP, chat_type="group"
-    )
+    seen = visible_actions(everyone, now=NOW, speaker=Speaker(BOB, OTHER_GROUP, "group"))
     assert seen == []
 
 
 def test_dm_shows_the_users_private_actions_never_group_ones(everyone: list[Action]) -> None:
-    seen = visible_actions(everyone, now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")
+    seen = visible_actions(everyone, now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert ids(seen) == {"alice-dm", "alice-api", "alice-other-dm"}
 
 
@@ -667,21 +642,11 @@ def test_a_linked_accounts_private_actions_are_the_users_own_in_a_dm(
     (in a DM, and closable there), never what she said in a group, nor Bob's."""
     on_discord = "discord:420"
     dm = "agent:main:discord:dm:5555"
-    seen = visible_actions(
-        everyone, now=NOW, user_key=on_discord, thread_key=dm, chat_type="dm", linked=[ALICE]
-    )
+    seen = visible_actions(everyone, now=NOW, speaker=Speaker(on_discord, dm, "dm", [ALICE]))
     assert ids(seen) == {"alice-dm", "alice-api", "alice-other-dm"}
-    assert (
-        visible_actions(everyone, now=NOW, user_key=on_discord, thread_key=dm, chat_type="dm") == []
-    )
+    assert visible_actions(everyone, now=NOW, speaker=Speaker(on_discord, dm, "dm")) == []
     _, closed = close_latest(
-        seen,
-        StatusUpdate("done", None),
-        now=NOW,
-        user_key=on_discord,
-        thread_key=dm,
-        chat_type="dm",
-        linked=[ALICE],
+        seen, StatusUpdate("done", None), now=NOW, speaker=Speaker(on_discord, dm, "dm", [ALICE])
     )
     assert closed is not None and closed.user_key == ALICE
 
@@ -690,16 +655,14 @@ def test_expired_and_closed_actions_are_never_visible() -> None:
     expired = action("old", at=NOW - timedelta(hours=24))
     done = action("done").with_status("done", NOW)
     open_ = action("open", label="Eat dinner", activity="meal:dinner")
-    seen = visible_actions(
-        [expired, done, open_], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
-    )
+    seen = visible_actions([expired, done, open_], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert seen == [open_]
 
 
 def test_visible_actions_are_oldest_first() -> None:
     newer = action("n", label="Eat dinner", activity="meal:dinner")
     older = action("o", at=NOW - timedelta(hours=1))
-    seen = visible_actions([newer, older], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm")
+    seen = visible_actions([newer, older], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert [a.id for a in seen] == ["o", "n"]
 
 
@@ -716,31 +679,22 @@ def test_an_action_keeps_the_chat_type_it_was_recorded_in() -> None:
 def test_an_api_group_action_stays_in_its_group() -> None:
     in_group = action("g", thread=API_GROUP, chat_type="group")
     in_api_dm = action("d", label="Eat dinner", activity="meal:dinner", thread=API, chat_type="dm")
-    seen = visible_actions(
-        [in_group, in_api_dm], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
-    )
+    seen = visible_actions([in_group, in_api_dm], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert ids(seen) == {"d"}
     _, closed = close_latest(
-        [in_group],
-        StatusUpdate("done", None),
-        now=NOW,
-        user_key=ALICE,
-        thread_key=DM,
-        chat_type="dm",
+        [in_group], StatusUpdate("done", None), now=NOW, speaker=Speaker(ALICE, DM, "dm")
     )
     assert closed is None
     # In the group itself it is seen and closed as before.
-    assert visible_actions(
-        [in_group], now=NOW, user_key=ALICE, thread_key=API_GROUP, chat_type="group"
-    ) == [in_group]
+    assert visible_actions([in_group], now=NOW, speaker=Speaker(ALICE, API_GROUP, "group")) == [
+        in_group
+    ]
 
 
 def test_an_action_stored_without_a_chat_type_is_judged_by_its_thread_key() -> None:
     old_api = action("a", thread=API)
     old_group = action("g", label="Eat dinner", activity="meal:dinner", thread=GROUP)
-    seen = visible_actions(
-        [old_api, old_group], now=NOW, user_key=ALICE, thread_key=DM, chat_type="dm"
-    )
+    seen = visible_actions([old_api, old_group], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert ids(seen) == {"a"}
 
 
