@@ -41,7 +41,7 @@ class Services:
 def make_upstream(config: Config, clock: Clock, metrics: Metrics) -> Upstream:
     if config.upstream.mode == "inspect":
         return InspectUpstream(clock)
-    return HttpUpstream(config.upstream, metrics)
+    return HttpUpstream(config.upstream, metrics, clock)
 
 
 @asynccontextmanager

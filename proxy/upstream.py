@@ -13,12 +13,15 @@ import random
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import aiohttp
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from middleware import json_codec
+from middleware.clock.source import Clock, SystemClock
 from middleware.errors import (
     UpstreamError,
     UpstreamStatusError,
@@ -62,9 +65,13 @@ class HttpUpstream:
         self,
         config: UpstreamConfig,
         metrics: Metrics,
+        clock: Clock | None = None,
     ) -> None:
+        """``clock``: what an HTTP-date ``Retry-After`` is counted from when the answer
+        has no ``Date`` header."""
         self._config = config
         self._metrics = metrics
+        self._clock = clock or SystemClock()
         self._targets = [
             Target(config.base_url, config.api_key, ""),
             *(Target(f.base_url.rstrip("/"), f.api_key, f.model) for f in config.fallbacks),
@@ -173,7 +180,7 @@ class HttpUpstream:
                     response.status,
                     raw,
                     _passed_on(response.headers),
-                    _retry_after(response.headers.get("Retry-After")),
+                    _retry_after(response.headers.get("Retry-After"), self._sent_at(response)),
                 )
             if stream:
                 first = await response.content.readany()
@@ -205,6 +212,12 @@ class HttpUpstream:
             # the upstream sees the request end and nothing half-read is pooled.
             response.close()
             raise
+
+    def _sent_at(self, response: aiohttp.ClientResponse) -> datetime:
+        """When the upstream sent ``response``: its ``Date``, else the relay's now. An
+        HTTP-date ``Retry-After`` counted from the upstream's own clock waits as long as
+        it meant, however far the two clocks are apart."""
+        return _http_date(response.headers.get("Date")) or self._clock.now()
 
 
 async def _chunks(first: bytes, response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
@@ -252,10 +265,29 @@ def _passed_on(headers: Mapping[str, str]) -> dict[str, str]:
     return kept
 
 
-def _retry_after(value: str | None) -> float | None:
+def _retry_after(value: str | None, sent_at: datetime) -> float | None:
+    """The seconds a ``Retry-After`` asks to wait: delay-seconds ("120") or an HTTP-date
+    ("Wed, 21 Oct 2026 07:28:00 GMT", counted from ``sent_at``); None when there is none
+    or it is neither."""
     if value is None:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    retry_at = _http_date(value)
+    if retry_at is None:
         return None
+    return max(0.0, (retry_at - sent_at).total_seconds())
+
+
+def _http_date(value: str | None) -> datetime | None:
+    """An HTTP-date header value as an aware instant; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    # An HTTP-date is always GMT; one written without a zone is read as such.
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)

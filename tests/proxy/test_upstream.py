@@ -67,3 +67,30 @@ async def test_a_password_in_the_upstream_url_is_not_shown_to_clients_or_the_log
     assert f"the upstream at http://127.0.0.1:{unused_tcp_port}/v1" in message
     assert "s3cret-pw" not in message and "s3cret-pw" not in caplog.text
     assert "upstream error" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("retry_after", "attempts"),
+    [
+        # Two minutes after the answer's own Date: longer than the relay waits, so the
+        # 429 goes back to the client at once, as "Retry-After: 120" does.
+        ("Sun, 22 Nov 2026 10:02:00 GMT", 1),
+        # Already due by the answer's Date: retried without waiting, and answered.
+        ("Sun, 22 Nov 2026 09:59:00 GMT", 2),
+    ],
+)
+async def test_a_retry_after_given_as_an_http_date_is_honoured(
+    relay: RunningServer, fake_upstream: FakeUpstream, retry_after: str, attempts: int
+) -> None:
+    headers = {"Date": "Sun, 22 Nov 2026 10:00:00 GMT", "Retry-After": retry_after}
+    fake_upstream.failures.append(Scripted(429, {"error": {"message": "slow down"}}, headers))
+    async with aiohttp.ClientSession() as http:
+        body = {"model": "fake-model", "messages": HI}
+        async with http.post(f"{relay.url}/v1/chat/completions", json=body) as response:
+            status = response.status
+            returned_after = response.headers.get("Retry-After")
+    assert len(fake_upstream.requests) == attempts
+    if attempts == 1:
+        assert (status, returned_after) == (429, retry_after)
+    else:
+        assert status == 200
