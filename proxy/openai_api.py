@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
+from multidict import CIMultiDictProxy
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from middleware.clock.source import CLOCK_SKEW
@@ -197,13 +198,13 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
     if not _NAME.match(channel):
         raise RequestError("X-Chronorelay-Channel must be 1-64 letters, digits, '_', '.' or '-'")
     caller.check_channel(channel)
-    user_id = headers.get("X-Chronorelay-User")
+    user_id = _header(headers, "X-Chronorelay-User")
     if user_id is None:
         user_id = _body_user_id(body.get("user")) or caller.name
     elif not PLATFORM_ID.match(user_id):
         raise RequestError("X-Chronorelay-User must be 1-256 characters without spaces or ':'")
     caller.check_user(user_id)
-    thread_id = headers.get("X-Chronorelay-Thread") or user_id
+    thread_id = _header(headers, "X-Chronorelay-Thread") or user_id
     if not PLATFORM_ID.match(thread_id):
         raise RequestError("X-Chronorelay-Thread must be 1-256 characters without spaces or ':'")
     caller.check_thread(thread_id)
@@ -224,8 +225,22 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
         received_at=received_at,
         body=body,
         chat_type="group" if chat_type == "group" else "dm",
-        display_name=headers.get("X-Chronorelay-User-Name"),
+        display_name=_header(headers, "X-Chronorelay-User-Name"),
     )
+
+
+def _header(headers: CIMultiDictProxy[str], name: str) -> str | None:
+    """The value of the identity header ``name``, or None; a 400 naming it when its bytes
+    are not UTF-8 (aiohttp keeps those as surrogates, which no store or reply can hold)."""
+    value = headers.get(name)
+    if value is not None:
+        try:
+            value.encode()
+        except UnicodeEncodeError as exc:
+            raise RequestError(
+                f"{name} is not valid UTF-8: send its value encoded as UTF-8"
+            ) from exc
+    return value
 
 
 def _body_user_id(user: object) -> str | None:

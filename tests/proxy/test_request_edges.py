@@ -3,6 +3,7 @@ OpenAI-shaped one, and nothing a client sends can claim what its key may not."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -153,6 +154,36 @@ async def test_a_body_that_is_empty_or_not_utf8_says_what_to_send(relay: Running
     assert _message(raw) == (
         "the request body is not UTF-8 (byte 0xe9 at offset 46): send JSON encoded as UTF-8"
     )
+
+
+async def _post_raw_header(relay: RunningServer, header: bytes) -> tuple[bytes, bytes]:
+    """POST HELLO with ``header`` written as raw bytes (no client library would send
+    bytes that are not UTF-8); the status line and the body of the answer."""
+    body = json.dumps(HELLO).encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
+    try:
+        writer.write(
+            b"POST " + URL.encode() + b" HTTP/1.1\r\nHost: relay\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\n" + header + b"\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        answer = await asyncio.wait_for(reader.read(), 5)
+    finally:
+        writer.close()
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0], payload
+
+
+@pytest.mark.parametrize(
+    "name", ["X-Chronorelay-User", "X-Chronorelay-Thread", "X-Chronorelay-User-Name"]
+)
+async def test_an_identity_header_that_is_not_utf8_is_a_400_naming_it(
+    relay: RunningServer, fake_upstream: FakeUpstream, name: str
+) -> None:
+    status, payload = await _post_raw_header(relay, name.encode() + b": caf\xe9")
+    assert status == b"HTTP/1.1 400 Bad Request"
+    assert _message(payload) == f"{name} is not valid UTF-8: send its value encoded as UTF-8"
+    assert not fake_upstream.requests
 
 
 async def test_replayed_instants_out_of_range_or_ahead_are_refused(
