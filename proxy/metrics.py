@@ -30,7 +30,9 @@ class Metrics:
         )
         self.errors = Counter(
             "chronorelay_errors",
-            "Requests that ended in an error, by kind.",
+            "Requests that ended in an error, by kind: upstream (no answer), upstream_status "
+            "(an upstream refusal passed on), upstream_mid_stream / shutdown_mid_stream (a "
+            "stream cut after its 200).",
             ["kind"],
             registry=self.registry,
         )

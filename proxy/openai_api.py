@@ -364,6 +364,11 @@ async def _stream_out(
                 async for chunk in chunks:
                     await response.write(chunk)
         except (UpstreamError, ShuttingDown) as exc:
+            # Counted apart: the request's status says 200, yet the client got half an answer.
+            kind = (
+                "upstream_mid_stream" if isinstance(exc, UpstreamError) else "shutdown_mid_stream"
+            )
+            request.app[SERVICES].metrics.count_error(kind)
             # Too late for a status code: tell the client in-band, as OpenAI does.
             event = json.dumps(error_body(str(exc), exc.code))
             await response.write(f"data: {event}\n\n".encode())

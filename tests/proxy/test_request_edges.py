@@ -276,6 +276,22 @@ async def test_every_answer_is_counted_under_a_bounded_channel(
     assert "made-up" not in text
 
 
+async def test_a_stream_the_upstream_breaks_off_is_counted_as_an_error(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    # Its status is already 200 when the upstream goes quiet; only the error counter can
+    # tell an operator that a client got half an answer.
+    relay = await relay_factory(upstream={"read_timeout": 0.2})
+    fake_upstream.event_delay = 1.0
+    status, _, raw = await _post(relay, {**HELLO, "stream": True}, key=None)
+    assert status == 200 and b'"code": "upstream_timeout"' in raw
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/metrics") as response:
+            text = await response.text()
+    assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
+    assert 'chronorelay_errors_total{kind="upstream_mid_stream"} 1.0' in text
+
+
 async def test_an_upstream_refusal_keeps_the_headers_clients_act_on(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
