@@ -204,8 +204,12 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
     elif not PLATFORM_ID.match(user_id):
         raise RequestError("X-Chronorelay-User must be 1-256 characters without spaces or ':'")
     caller.check_user(user_id)
-    thread_id = _header(headers, "X-Chronorelay-Thread") or user_id
-    if not PLATFORM_ID.match(thread_id):
+    # A blank one is refused, as X-Chronorelay-User's is: a header sent empty is a
+    # client's bug (an unset variable), not a request for the default thread.
+    thread_id = _header(headers, "X-Chronorelay-Thread")
+    if thread_id is None:
+        thread_id = user_id
+    elif not PLATFORM_ID.match(thread_id):
         raise RequestError("X-Chronorelay-Thread must be 1-256 characters without spaces or ':'")
     caller.check_thread(thread_id)
     chat_type = headers.get("X-Chronorelay-Chat-Type", "dm").lower()

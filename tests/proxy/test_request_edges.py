@@ -186,6 +186,16 @@ async def test_an_identity_header_that_is_not_utf8_is_a_400_naming_it(
     assert not fake_upstream.requests
 
 
+@pytest.mark.parametrize("name", ["X-Chronorelay-User", "X-Chronorelay-Thread"])
+async def test_an_identity_header_sent_empty_is_a_400_naming_it(
+    relay: RunningServer, fake_upstream: FakeUpstream, name: str
+) -> None:
+    status, _, raw = await _post(relay, HELLO, {name: ""}, key=None)
+    assert status == 400
+    assert _message(raw) == f"{name} must be 1-256 characters without spaces or ':'"
+    assert not fake_upstream.requests
+
+
 async def test_replayed_instants_out_of_range_or_ahead_are_refused(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
