@@ -110,3 +110,17 @@ async def test_forgetting_the_member_who_clocked_it_takes_the_plan(
     await group.command("/forget", AIKO, dm=True)
     await group.command("/forget confirm", AIKO, dm=True)
     assert "no open actions" in await group.command("/actions", BRUNO)
+
+
+async def test_a_cue_asks_another_member_of_the_groups_plan_not_of_what_they_did(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    await group.asks("clock it for the group: gym at 5pm", AIKO)
+    group.clock.advance(timedelta(hours=3, minutes=30))  # Monday, 18:30 in Berlin
+    await group.asks("I'm so sore", BRUNO)
+    block = group.block()
+    assert 'Aiko clocked for the whole group "Gym"' in block
+    assert "It is the group's plan, not the user's own." in block
+    assert 'such as "About the plan Aiko clocked — did "Gym" happen?"' in block
+    assert "did you" not in block.casefold(), "Bruno is not asked what he did"
