@@ -312,7 +312,7 @@ async def preview(request: web.Request) -> web.Response:
         view = await clock_view(store, turn, settings)
         turn.time_expressions = view.expressions
         aware_settings = awareness_settings(services.config)
-        group = await group_plans(store, turn, aware_settings.actions.max_ttl)
+        group = await group_plans(store, turn)
         aware = awareness_view(turn, aware_settings, group=group)
     except OverflowError as exc:
         # A message can only arrive near now; a preview may ask about any instant, and

@@ -46,7 +46,7 @@ def build_pipeline(
     injections = InjectionMemory(store)
     commands = {
         **time_commands(store),
-        **action_commands(store, config.clock.store.latest_actions.max_ttl),
+        **action_commands(store),
         **link_commands(store, notices),
         **admin_commands(store, chat_admins(config), notices),
         **forget_commands(store, injections, notices),

@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from middleware.actions.model import Action, load_actions
 from middleware.clock.stage import member_labels
 from middleware.store import Store
 from middleware.types import Turn
 
-# Members whose group plans are read; a group plan lives at most ``max_ttl`` (30 days by
-# default), and its member wrote when clocking it, so a member quiet longer has none.
-_MEMBER_LIMIT = 50
+# The most members whose group plans are read, the most recently active first: members
+# who clocked one for the group and still hold it, not every member it ever had.
+_HOLDER_LIMIT = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,15 +44,14 @@ class GroupPlans:
 NO_PLANS = GroupPlans()
 
 
-async def group_plans(store: Store, turn: Turn, within: timedelta) -> GroupPlans:
-    """The actions clocked for ``turn``'s group thread by its other members who wrote
-    there within ``within`` (none outside a group)."""
+async def group_plans(store: Store, turn: Turn) -> GroupPlans:
+    """The actions clocked for ``turn``'s group thread by its other members (none outside
+    a group): each as long as it lives, whether or not the member who clocked it has
+    written there since or is still in the group — the plan is the group's."""
     if turn.chat_type != "group":
         return NO_PLANS
-    members = await store.group_participants(
-        turn.thread_key, turn.received_at - within, _MEMBER_LIMIT
-    )
-    others = [m for m in members if m.user_key != turn.user_key]
+    holders = await store.group_plan_holders(turn.thread_key, _HOLDER_LIMIT)
+    others = [m for m in holders if m.user_key != turn.user_key]
     if not others:
         return NO_PLANS
     stored = await asyncio.gather(*(store.get_clock_data(m.user_key) for m in others))
@@ -66,4 +64,4 @@ async def group_plans(store: Store, turn: Turn, within: timedelta) -> GroupPlans
         and action.thread_key == turn.thread_key
         and action.user_key == member.user_key
     ]
-    return GroupPlans(tuple(actions), member_labels(members))
+    return GroupPlans(tuple(actions), member_labels(others))

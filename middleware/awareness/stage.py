@@ -31,7 +31,7 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
         if turn.continuation or not settings.enabled:
             return await call_next(turn)
         linked = await _linked(store, turn)
-        group = await group_plans(store, turn, settings.actions.max_ttl)
+        group = await group_plans(store, turn)
         view = awareness_view(turn, settings, linked, group)
         # Stored before the upstream is called: what the user said is kept even if the
         # model never answers.

@@ -236,15 +236,21 @@ def _ahead(delta: timedelta) -> str:
 
 
 def cue(match: CueMatch, now: datetime, by: str | None = None) -> str:
-    """``by``: the member who clocked it for the group, when not the user."""
+    """``by``: the member who clocked it for the group, when not the user. The cue's own
+    question asks "did you …?": of another member's plan for the group it asks whether the
+    group's plan happened, naming who clocked it, never what the speaker did."""
     action = match.action
     said = "the user said" if action.scope != "group" else f"{by or 'the user'} clocked"
     for_group = " for the whole group" if action.scope == "group" else ""
+    question, not_theirs = match.question, ""
+    if action.scope == "group" and by is not None:
+        question = f'{_clocked_by(by)}did "{action.label}" happen?'
+        not_theirs = " It is the group's plan, not the user's own."
     return (
         f"Possible connection (unconfirmed): {ago(now - action.recorded_at)} {said}"
         f'{for_group} "{action.label}"{_due(action, now)}, and this message mentions '
-        f'"{match.cue}". You may ask a confirming question such as "{match.question}" '
-        f"{CORRECTABLE}"
+        f'"{match.cue}".{not_theirs} You may ask a confirming question such as '
+        f'"{question}" {CORRECTABLE}'
     )
 
 

@@ -13,7 +13,7 @@ compacted away (when a new action is added).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from middleware.actions.lifecycle import Speaker, mark, visible_actions
 from middleware.actions.model import Action, Status, load_actions
@@ -33,14 +33,13 @@ _STATUS = {
 USAGE = "Use /actions to list, /actions done <number> or /actions cancel <number> to close one."
 
 
-def action_commands(store: Store, plans_within: timedelta) -> dict[str, CommandHandler]:
-    """The handler, keyed by command name; ``plans_within`` is how long an action may
-    live (``max_ttl``): members quiet for longer clocked no open plan for their group."""
+def action_commands(store: Store) -> dict[str, CommandHandler]:
+    """The handler, keyed by command name."""
 
     async def actions(turn: Turn, command: Command) -> str:
         now = turn.received_at
         data = await store.get_clock_data(turn.user_key) or ClockData()
-        plans = await group_plans(store, turn, plans_within)
+        plans = await group_plans(store, turn)
         # Linked accounts are one person: the actions clocked on the others count here.
         shown = _shown(data, plans, turn, now, await store.linked_users(turn.user_key))
         verb, _, which = command.args.partition(" ")

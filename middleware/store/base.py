@@ -136,6 +136,12 @@ class Store(ContinuityStore, Protocol):
         member seen leaving (``mark_left``) only once they have written there since."""
         ...
 
+    async def group_plan_holders(self, thread_key: str, limit: int) -> list[ParticipantState]:
+        """Members of the group thread whose stored actions hold one they clocked for it
+        (``scope`` "group"), most recently active first: however long ago they last wrote
+        there, and whether or not they left since (the plan is the group's)."""
+        ...
+
     async def mark_left(self, thread_key: str, user_key: str, at: datetime) -> int:
         """Note that ``user_key`` left the group chat ``thread_key`` (and its topics'
         threads, ``<thread_key>:topic:<id>``) at ``at``: ``group_participants`` leaves

@@ -73,6 +73,7 @@ from middleware.store.sqlite_injections import (
 from middleware.store.sqlite_prior_cache import Row
 from middleware.store.sqlite_threads import (
     MARK_LEFT,
+    SELECT_GROUP_PLAN_HOLDERS,
     SELECT_PARTICIPANTS,
     SELECT_THREAD,
     SELECT_USER,
@@ -186,6 +187,13 @@ class SqliteStore(SqliteConnections):
         params = (thread_key, to_db(since), limit)
         with self._translate("read group participants"):
             rows = await self._fetch(SELECT_PARTICIPANTS, params)
+        return participants_from_rows(rows)
+
+    async def group_plan_holders(self, thread_key: str, limit: int) -> list[ParticipantState]:
+        """See ``Store.group_plan_holders``."""
+        params = {"thread_key": thread_key, "limit": limit}
+        with self._translate("read group plan holders"):
+            rows = await self._fetch(SELECT_GROUP_PLAN_HOLDERS, params)
         return participants_from_rows(rows)
 
     async def mark_left(self, thread_key: str, user_key: str, at: datetime) -> int:

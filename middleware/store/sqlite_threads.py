@@ -10,7 +10,12 @@ import aiosqlite
 from middleware.identity import split_user_key
 from middleware.store.migrations import from_db, to_db
 from middleware.store.records import ParticipantState, ThreadState, UserState
-from middleware.store.sqlite_clock_state import CREATE_USER, stated_location_from_db, usable_zone
+from middleware.store.sqlite_clock_state import (
+    CREATE_USER,
+    owner_column,
+    stated_location_from_db,
+    usable_zone,
+)
 from middleware.types import ChatType
 
 _SET_USER_TZ = """
@@ -28,7 +33,8 @@ _SET_THREAD_TZ = """
 UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING thread_key
 """
 
-SELECT_PARTICIPANTS = """
+# A member as ``participants_from_rows`` reads them, from ``thread_participants AS p``.
+_PARTICIPANT = """
 SELECT p.user_key, u.display_name,
        CASE WHEN u.person_id IS NULL THEN u.default_tz ELSE per.default_tz END,
        COALESCE(per.locale, u.locale), p.last_user_message_at,
@@ -40,9 +46,25 @@ SELECT p.user_key, u.display_name,
 FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id
+"""
+
+SELECT_PARTICIPANTS = f"""{_PARTICIPANT}
 WHERE p.thread_key = ? AND p.last_user_message_at >= ?
     AND (p.left_at IS NULL OR p.left_at < p.last_user_message_at)
 ORDER BY p.last_user_message_at DESC, p.user_key LIMIT ?
+"""
+
+# Members whose stored actions (their person's, when linked) hold one they clocked for
+# this group thread: however long ago they last wrote there, and whether or not they left
+# since. Its expiry is the reader's to judge (the actions are read after).
+_ACTIONS = owner_column("latest_actions")
+SELECT_GROUP_PLAN_HOLDERS = f"""{_PARTICIPANT}
+WHERE p.thread_key = :thread_key AND p.last_user_message_at IS NOT NULL AND EXISTS (
+    SELECT 1 FROM json_each(CASE WHEN json_valid({_ACTIONS}) THEN {_ACTIONS} END) AS a
+    WHERE json_extract(a.value, '$.scope') = 'group'
+        AND json_extract(a.value, '$.thread_key') = p.thread_key
+        AND json_extract(a.value, '$.user_key') = p.user_key)
+ORDER BY p.last_user_message_at DESC, p.user_key LIMIT :limit
 """
 
 # The member's row in the thread and in its topics' threads (``identity.thread_key``); a

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.channels.group_members import AIKO, BRUNO, CARA, Fortnight
+from tests.channels.group_members import AIKO, BRUNO, CARA, GROUP, Fortnight
 from tests.conftest import RelayFactory
 
 PLAN = "clock it for the group: standup notes tomorrow"
@@ -110,3 +110,50 @@ async def test_forgetting_the_member_who_clocked_it_takes_the_plan(
     await group.command("/forget", AIKO, dm=True)
     await group.command("/forget confirm", AIKO, dm=True)
     assert "no open actions" in await group.command("/actions", BRUNO)
+
+
+async def test_a_cue_asks_another_member_of_the_groups_plan_not_of_what_they_did(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    await group.asks("clock it for the group: gym at 5pm", AIKO)
+    group.clock.advance(timedelta(hours=3, minutes=30))  # Monday, 18:30 in Berlin
+    await group.asks("I'm so sore", BRUNO)
+    block = group.block()
+    assert 'Aiko clocked for the whole group "Gym"' in block
+    assert "It is the group's plan, not the user's own." in block
+    assert 'such as "About the plan Aiko clocked — did "Gym" happen?"' in block
+    assert "did you" not in block.casefold(), "Bruno is not asked what he did"
+
+
+async def test_the_plan_stays_the_groups_when_the_member_who_clocked_it_leaves(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)
+    group.clock.advance(timedelta(hours=1))
+    await group.telegram.push_member_left(GROUP, AIKO, "Aiko", date=group.clock.now())
+    listing = await group.command("/actions", BRUNO)
+    assert "1. Standup notes (for the group, clocked by Aiko)" in listing
+    group.clock.advance(timedelta(hours=20))  # Tuesday, 12:00 in Berlin: its day
+    await group.asks("morning all, where are we?", CARA)
+    assert 'Aiko clocked for the whole group: "Standup notes"' in group.block()
+
+
+async def test_the_plan_lives_its_own_life_however_long_ago_its_clocker_last_wrote(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Put off by another member, a plan outlives ``max_ttl`` after Aiko's last message:
+    it is read for the group until it expires, not while Aiko keeps writing."""
+    await group.start(relay_factory, clock={"store": {"latest_actions": {"max_ttl": "P7D"}}})
+    for user in (AIKO, BRUNO, CARA):
+        await group.command("/tz Europe/Berlin", user)
+    await group.asks("clock it for the group: quarterly report due friday", AIKO)
+    group.clock.advance(timedelta(days=3))  # Thursday
+    await group.asks("we can't do the quarterly report until next wednesday", BRUNO)
+    assert 'putting off, not calling off: "Quarterly report"' in group.block()
+    group.clock.advance(timedelta(days=5))  # Tuesday: 8 days after Aiko last wrote
+    listing = await group.command("/actions", CARA)
+    assert "1. Quarterly report (for the group, clocked by Aiko) — starts in 9 hours" in listing
+    group.clock.advance(timedelta(hours=10))  # Wednesday, 00:00 in Berlin: its day
+    await group.asks("morning, what's on today?", BRUNO)
+    assert 'Aiko clocked for the whole group: "Quarterly report"' in group.block()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from middleware.commands import match_command
 from middleware.errors import StoreError
-from middleware.store import InboundRecord, SqliteStore
+from middleware.store import ClockData, InboundRecord, SqliteStore
 from middleware.store.migrations import LATEST_VERSION, MIGRATIONS, from_db, to_db
 from middleware.types import ChatType
 
@@ -430,6 +431,51 @@ async def test_a_member_who_left_is_no_participant_until_they_write_again(
     assert keys(await store.group_participants(THREAD, T0, 10)) == ["telegram:b"]
     await store.record_inbound(inbound(T0 + timedelta(minutes=6), user="a"))
     assert keys(await store.group_participants(THREAD, T0, 10)) == ["telegram:a", "telegram:b"]
+
+
+async def test_group_plan_holders_are_members_holding_a_plan_for_the_group_however_quiet(
+    store: SqliteStore,
+) -> None:
+    """Whoever clocked a plan for the group and still holds it, the speaker's window and a
+    leaving mark aside; a private action, a plan for another group or one the holder did
+    not clock (left in their data by an import) makes no holder."""
+    other = "agent:main:telegram:group:-1002"
+    for minute, user in enumerate(["a", "b", "c", "d", "e"]):
+        await store.record_inbound(inbound(T0 + timedelta(minutes=minute), user=user))
+
+    def action(user: str, scope: str, thread: str = THREAD) -> dict[str, Any]:
+        return {
+            "id": f"act_{user}",
+            "label": "Standup notes",
+            "type": "plan",
+            "status": "planned",
+            "recorded_iso": T0.isoformat(),
+            "expires_iso": (T0 + timedelta(days=3)).isoformat(),
+            "thread_key": thread,
+            "source": "clock_it",
+            "scope": scope,
+            "user_key": f"telegram:{user}",
+        }
+
+    def holding(stored: dict[str, Any]) -> Callable[[ClockData], ClockData]:
+        return lambda data: replace(data, latest_actions=[stored])
+
+    held = {
+        "a": action("a", "group"),
+        "b": action("b", "user"),
+        "c": action("c", "group", other),
+        "d": action("b", "group"),
+        "e": action("e", "group"),
+    }
+    for user, stored in held.items():
+        await store.update_clock_data(f"telegram:{user}", holding(stored))
+    await store.mark_left(THREAD, "telegram:a", T0 + timedelta(days=1))
+
+    holders = await store.group_plan_holders(THREAD, 10)
+    assert [m.user_key for m in holders] == ["telegram:e", "telegram:a"]
+    assert holders[1].display_name == "Ada" and holders[1].namesake
+    assert [m.user_key for m in await store.group_plan_holders(THREAD, 1)] == ["telegram:e"]
+    assert await store.group_plan_holders(other, 10) == []  # "c" never wrote there
 
 
 async def test_namesakes_are_compared_by_unicode_case_folding_on_every_connection(
