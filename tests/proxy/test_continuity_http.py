@@ -786,6 +786,43 @@ async def test_work_reported_passed_is_not_left_open_on_the_card(
     assert "load test the invoice endpoint" not in resume, resume
 
 
+async def test_a_load_test_reported_passed_closes_only_that_load_test(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "The load test passed" closed every open item named "load test": the search
+    # endpoint's too, though the user had only load tested one of them.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    other = Person(relay, fake_upstream, clock, thread="t2")
+    await other.say("/context reports")
+    await other.say("I still need to load test the export endpoint.")
+    await other.say("/capture")
+    for text in (
+        "Let's get the services ready for launch.",
+        "I still need to load test the invoice endpoint.",
+        "I still need to load test the search endpoint.",
+        "I still need to load test the login endpoint.",
+    ):
+        await ana.say(text, after=timedelta(minutes=2))
+    await ana.say("/capture")
+    await ana.say("The invoice load test passed.", after=timedelta(minutes=2))
+    await ana.say("/capture")
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "load test the invoice endpoint" not in resume, resume
+    assert "Open: load test the search endpoint" in resume, resume
+    assert "Open: load test the login endpoint" in resume, resume
+
+    # Named only by what they share, it is the one last raised.
+    await ana.say("The load test passed.", after=timedelta(minutes=2))
+    await ana.say("/capture")
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Open: load test the search endpoint" in resume, resume
+    assert "load test the login endpoint" not in resume, resume
+    # Another context's load test is not this one.
+    elsewhere = cards_in(await other.block_for("hi", after=timedelta(minutes=1)))["resume"]
+    assert "Open: load test the export endpoint" in elsewhere, elsewhere
+
+
 async def test_a_summary_ends_on_where_the_work_stood_not_on_a_cue_to_move_on(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
