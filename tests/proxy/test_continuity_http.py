@@ -302,6 +302,41 @@ async def test_capture_falls_back_when_the_llm_fails(
     assert result["mode"] == "llm_enriched" and result["summary"] == SESSION_TWO["session_summary"]
 
 
+async def test_the_llm_capture_reads_forwarded_and_quoted_words_as_not_the_users(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The capture prompt read "User: [forwarded from Bo] I'll send the signed contract
+    # on Friday": the model took Bo's plan for the user's open item.
+    relay = await make_relay(relay_factory, clock)
+    ana = Person(relay, fake_upstream, clock)
+    fake_upstream.synthesis_reply = json.dumps(SESSION_TWO)
+    for text in (
+        "Let's get the Lisbon offsite booked.",
+        "[forwarded from Bo] I'll send the signed contract on Friday.",
+        '[replying to Bo: "we decided on the hotel by the river"] I still need to book the '
+        "flights.",
+    ):
+        await ana.say(text, after=timedelta(minutes=1))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["mode"] == "llm_enriched", result
+    prompt = str(
+        [r for r in fake_upstream.requests if is_synthesis(r.body)][-1].body["messages"][-1][
+            "content"
+        ]
+    )
+    user_lines = [line for line in prompt.splitlines() if line.startswith("User:")]
+    assert "User: Let's get the Lisbon offsite booked." in user_lines, prompt
+    assert not any("contract" in line or "river" in line for line in user_lines), prompt
+    assert (
+        "User forwarded a message (Bo's words, not the user's): "
+        "I'll send the signed contract on Friday."
+    ) in prompt, prompt
+    assert (
+        'User, replying to "we decided on the hotel by the river" (Bo\'s words, not the '
+        "user's): I still need to book the flights."
+    ) in prompt, prompt
+
+
 async def test_client_compaction_captures_in_the_background_and_brings_the_cards_back(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
