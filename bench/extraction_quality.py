@@ -130,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         default=DATA,
         help=f"labelled TSV (default {DATA.name}; see also "
-        f"{HELDOUT.name}, written after the rules and never tuned on)",
+        f"{HELDOUT.name}, written after the first rules; docs/continuity-heuristics.md "
+        "says how far it is still held out)",
     )
     args = parser.parse_args(argv)
     data = _labelled_file(args.data)

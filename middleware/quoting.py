@@ -13,19 +13,22 @@ stored transcript and everything shown later keep the whole text.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-__all__ = ["QUOTE_LIMIT", "forwarded", "own_words", "replying_to"]
+__all__ = ["QUOTE_LIMIT", "Quoted", "forwarded", "own_words", "quoted", "replying_to"]
 
 # How much of a message replied to is quoted to the model: enough to tell which one.
 QUOTE_LIMIT = 200
 
 # A forwarded message: all of it is someone else's words (neither platform keeps a comment
 # in the forwarded message itself; the user's comment arrives as a message of its own).
-_FORWARDED = re.compile(r"\[forwarded(?: from [^\n]*?)?\] ")
+_FORWARDED = re.compile(r"\[forwarded(?: from (?P<origin>[^\n]*?))?\] ")
 # A reply's quote: the words, in straight quotes ("]" never inside them, see
 # ``replying_to``), or a message that was not written words, as it is ("[photo, not
 # passed on]"). The speaker's name is matched lazily: the quote's end is what counts.
-_REPLYING_TO = re.compile(r'\[replying to [^\n]*?: (?:"[^\n]*?"|\[[^\n\]]*\])\] ')
+_REPLYING_TO = re.compile(
+    r'\[replying to (?P<origin>[^\n]*?): (?P<words>"[^\n]*?"|\[[^\n\]]*\])\] '
+)
 
 
 def forwarded(text: str, origin: str | None = None) -> str:
@@ -60,3 +63,30 @@ def own_words(text: str) -> str:
         return ""
     quote = _REPLYING_TO.match(text)
     return text[quote.end() :] if quote else text
+
+
+@dataclass(frozen=True, slots=True)
+class Quoted:
+    """A message that carries someone else's words: ``words`` of ``origin`` (``None``
+    when the platform does not say whose), forwarded whole or quoted in a reply, and
+    the speaker's ``own`` words (:func:`own_words`)."""
+
+    forwarded: bool
+    origin: str | None
+    words: str
+    own: str
+
+
+def quoted(text: str) -> Quoted | None:
+    """Whose words ``text`` carries besides the speaker's, and which: ``None`` for a
+    message that is all the speaker's own. A reply's quote is as the model read it,
+    in its straight quotes (``"meet at 9"``) or brackets (``[photo, not passed on]``)."""
+    if not text.startswith("["):
+        return None
+    forward = _FORWARDED.match(text)
+    if forward:
+        return Quoted(True, forward["origin"], text[forward.end() :], "")
+    quote = _REPLYING_TO.match(text)
+    if quote:
+        return Quoted(False, quote["origin"], quote["words"], text[quote.end() :])
+    return None

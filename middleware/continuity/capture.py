@@ -459,9 +459,14 @@ class Capturer:
         """Close open questions the session resolved; note decisions it came back to."""
         fresh = since_capture(session, messages)
         turns = [ExtractTurn(m.role, m.text) for m in fresh]
-        open_items = [
-            e for e in existing if e.entry_type == "open_question" and not e.content.get("resolved")
-        ]
+        open_items = sorted(
+            (
+                e
+                for e in existing
+                if e.entry_type == "open_question" and not e.content.get("resolved")
+            ),
+            key=_said_at,
+        )
         now = self._clock.now()
         for index in sorted(find_resolved([str(e.content["question"]) for e in open_items], turns)):
             entry = open_items[index]
@@ -718,6 +723,12 @@ def _from_synthesis(result: SynthesisResult) -> _Extraction:
         decisions=[_Item(d.decision, d.rationale, 1.0) for d in result.key_decisions],
         mode="llm_enriched",
     )
+
+
+def _said_at(entry: ContinuityEntry) -> datetime:
+    """When the user said the item, or, for one captured without it, when it was captured."""
+    said = entry.content.get("said_at")
+    return datetime.fromisoformat(str(said)) if said else entry.captured_at
 
 
 def _current_phase(existing: Sequence[ContinuityEntry]) -> str:

@@ -559,6 +559,13 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     least :data:`RESOLVED_OVERLAP` of the item's content words (stopwords ignored, a plural
     "s" dropped, and a leading verb: "the migration is written" resolves "write the
     migration").
+
+    ``open_items`` are oldest first. A sentence that names the work only by a name
+    several items share ("the load test passed" with "load test the invoice endpoint"
+    and "load test the search endpoint" open) closes the latest of them: "the load test"
+    is the one last raised, the one in view, and closing every load test would report
+    done work the user never mentioned. Naming more ("the invoice load test passed")
+    picks out its own item.
     """
     said = [
         (sentence, _content_words(sentence), _resolves(sentence))
@@ -567,6 +574,8 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
         for sentence in _sentences(own_words(turn.text))
     ]
     resolved: set[int] = set()
+    # Per sentence, the items it reports done by a name alone.
+    named_in: dict[int, list[int]] = {}
     for index, item in enumerate(open_items):
         wanted = _done_words(item)
         if not wanted:
@@ -578,7 +587,7 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
         def is_item_word(word: str, thing: set[str] = thing) -> bool:
             return bool(_content_words(word) & thing)
 
-        for sentence, words, says_resolved in said:
+        for at, (sentence, words, says_resolved) in enumerate(said):
             overlap = len(wanted & words) / len(wanted)
             if says_resolved and overlap >= RESOLVED_OVERLAP:
                 resolved.add(index)
@@ -598,8 +607,9 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
             # The work named as a noun and reported ended: "the load test passed",
             # "done with the load test" for "load test the invoice endpoint".
             if reports_named_done(sentence, phrase, names_it):
-                resolved.add(index)
+                named_in.setdefault(at, []).append(index)
                 break
+    resolved.update(max(indexes) for indexes in named_in.values())
     return resolved
 
 

@@ -202,7 +202,8 @@ def continuity_stage(service: ContinuityService) -> Stage:
 
 def done_in(view: View, messages: Sequence[StoredMessage]) -> set[str]:
     """The :func:`item_key` of the view's open questions that ``messages`` report done."""
-    questions = [str(q["question"]) for q in view.get("open_questions") or []]
+    # The view lists them newest first; find_resolved wants them oldest first.
+    questions = [str(q["question"]) for q in reversed(view.get("open_questions") or [])]
     turns = [ExtractTurn(m.role, m.text) for m in messages]
     return {item_key(questions[index]) for index in find_resolved(questions, turns)}
 

@@ -24,6 +24,7 @@ from pydantic import (
 from middleware.clock.temporal import estimate_tokens
 from middleware.continuity.model import WORK_PHASES, WorkPhase
 from middleware.errors import UpstreamError
+from middleware.quoting import quoted
 from middleware.types import JSON, Upstream, completion_text
 
 # spec 001 §5.4, verbatim: the unified DOC73 §6.3 + CSA prompt.
@@ -184,7 +185,8 @@ def _shorten(text: str, max_tokens: int) -> str:
 def transcript(messages: Sequence[tuple[str, str]]) -> str:
     """The bounded "User: …"/"Assistant: …" lines the synthesis pass reads.
 
-    Only user and assistant messages count (tool results are not given). The last
+    Only user and assistant messages count (tool results are not given); what a user
+    message forwards or quotes is marked as someone else's words (``_user_line``). The last
     ``MAX_USER_TURNS`` user messages are kept with the answers after them; a message over
     ``MESSAGE_TOKENS`` is cut in the middle; then the oldest turns go until the lines fit
     ``TRANSCRIPT_TOKENS``. The newest turn always stays, cut in the middle if it alone is
@@ -198,7 +200,8 @@ def transcript(messages: Sequence[tuple[str, str]]) -> str:
             continue
         if role == "user" or not turns:
             turns.append([])
-        turns[-1].append(f"{label}: {_shorten(text.strip(), MESSAGE_TOKENS)}")
+        line = _user_line(text) if role == "user" else None
+        turns[-1].append(line or f"{label}: {_shorten(text.strip(), MESSAGE_TOKENS)}")
     # With ten user turns or more, a leading answers-only turn is the eleventh from last.
     turns = turns[-MAX_USER_TURNS:]
     kept: list[str] = []
@@ -212,6 +215,22 @@ def transcript(messages: Sequence[tuple[str, str]]) -> str:
         kept.append(block)
         used += cost
     return _shorten("\n".join(reversed(kept)), TRANSCRIPT_TOKENS)
+
+
+def _user_line(text: str) -> str | None:
+    """A user message that carries someone else's words, as the synthesis pass reads
+    it: those words marked as theirs, so the pass captures no forwarded "I'll send the
+    contract" or quoted "we decided on Lisbon" as the user's own (the deterministic
+    capture reads only ``own_words``); ``None`` for a message all the user's own."""
+    quote = quoted(text.strip())
+    if quote is None:
+        return None
+    whose = f"{quote.origin}'s words" if quote.origin else "someone else's words"
+    words = _shorten(" ".join(quote.words.split()), MESSAGE_TOKENS)
+    if quote.forwarded:
+        return f"User forwarded a message ({whose}, not the user's): {words}"
+    own = _shorten(quote.own.strip(), MESSAGE_TOKENS)
+    return f"User, replying to {words} ({whose}, not the user's): {own}"
 
 
 def build_synthesis_body(messages: Sequence[tuple[str, str]], *, model: str) -> JSON:

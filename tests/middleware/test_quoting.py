@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from middleware.quoting import QUOTE_LIMIT, forwarded, own_words, replying_to
+from middleware.quoting import QUOTE_LIMIT, Quoted, forwarded, own_words, quoted, replying_to
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,12 @@ def test_the_model_reads_whose_words_are_whose() -> None:
     assert replying_to("too late?", "Bo", "meet\nat 9") == '[replying to Bo: "meet at 9"] too late?'
     assert forwarded("hi", "Bo") == "[forwarded from Bo] hi"
     assert forwarded("hi") == "[forwarded] hi"
+
+
+def test_quoted_says_whose_words_a_message_carries_besides_the_speakers() -> None:
+    assert quoted("meet at 9?") is None
+    assert quoted(forwarded("I'm vegan", "Bo")) == Quoted(True, "Bo", "I'm vegan", "")
+    assert quoted(forwarded("I'm vegan")) == Quoted(True, None, "I'm vegan", "")
+    assert quoted(replying_to("too late for me", "Bo", "meet at 9")) == Quoted(
+        False, "Bo", '"meet at 9"', "too late for me"
+    )

@@ -302,6 +302,41 @@ async def test_capture_falls_back_when_the_llm_fails(
     assert result["mode"] == "llm_enriched" and result["summary"] == SESSION_TWO["session_summary"]
 
 
+async def test_the_llm_capture_reads_forwarded_and_quoted_words_as_not_the_users(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The capture prompt read "User: [forwarded from Bo] I'll send the signed contract
+    # on Friday": the model took Bo's plan for the user's open item.
+    relay = await make_relay(relay_factory, clock)
+    ana = Person(relay, fake_upstream, clock)
+    fake_upstream.synthesis_reply = json.dumps(SESSION_TWO)
+    for text in (
+        "Let's get the Lisbon offsite booked.",
+        "[forwarded from Bo] I'll send the signed contract on Friday.",
+        '[replying to Bo: "we decided on the hotel by the river"] I still need to book the '
+        "flights.",
+    ):
+        await ana.say(text, after=timedelta(minutes=1))
+    status, result = await admin(relay, "POST", "/admin/threads/agent:main:api:t1/capture")
+    assert status == 200 and result["mode"] == "llm_enriched", result
+    prompt = str(
+        [r for r in fake_upstream.requests if is_synthesis(r.body)][-1].body["messages"][-1][
+            "content"
+        ]
+    )
+    user_lines = [line for line in prompt.splitlines() if line.startswith("User:")]
+    assert "User: Let's get the Lisbon offsite booked." in user_lines, prompt
+    assert not any("contract" in line or "river" in line for line in user_lines), prompt
+    assert (
+        "User forwarded a message (Bo's words, not the user's): "
+        "I'll send the signed contract on Friday."
+    ) in prompt, prompt
+    assert (
+        'User, replying to "we decided on the hotel by the river" (Bo\'s words, not the '
+        "user's): I still need to book the flights."
+    ) in prompt, prompt
+
+
 async def test_client_compaction_captures_in_the_background_and_brings_the_cards_back(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:
@@ -784,6 +819,43 @@ async def test_work_reported_passed_is_not_left_open_on_the_card(
     resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
     assert "Ended on “The load test passed at 500 rps.”" in resume
     assert "load test the invoice endpoint" not in resume, resume
+
+
+async def test_a_load_test_reported_passed_closes_only_that_load_test(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "The load test passed" closed every open item named "load test": the search
+    # endpoint's too, though the user had only load tested one of them.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    other = Person(relay, fake_upstream, clock, thread="t2")
+    await other.say("/context reports")
+    await other.say("I still need to load test the export endpoint.")
+    await other.say("/capture")
+    for text in (
+        "Let's get the services ready for launch.",
+        "I still need to load test the invoice endpoint.",
+        "I still need to load test the search endpoint.",
+        "I still need to load test the login endpoint.",
+    ):
+        await ana.say(text, after=timedelta(minutes=2))
+    await ana.say("/capture")
+    await ana.say("The invoice load test passed.", after=timedelta(minutes=2))
+    await ana.say("/capture")
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "load test the invoice endpoint" not in resume, resume
+    assert "Open: load test the search endpoint" in resume, resume
+    assert "Open: load test the login endpoint" in resume, resume
+
+    # Named only by what they share, it is the one last raised.
+    await ana.say("The load test passed.", after=timedelta(minutes=2))
+    await ana.say("/capture")
+    resume = cards_in(await ana.block_for("hi again", after=timedelta(days=1)))["resume"]
+    assert "Open: load test the search endpoint" in resume, resume
+    assert "load test the login endpoint" not in resume, resume
+    # Another context's load test is not this one.
+    elsewhere = cards_in(await other.block_for("hi", after=timedelta(minutes=1)))["resume"]
+    assert "Open: load test the export endpoint" in elsewhere, elsewhere
 
 
 async def test_a_summary_ends_on_where_the_work_stood_not_on_a_cue_to_move_on(

@@ -449,6 +449,21 @@ def test_a_mention_of_the_work_or_of_other_work_resolves_nothing(item: str, text
     assert find_resolved([item], [_user(text)]) == set()
 
 
+@pytest.mark.parametrize(
+    ("text", "closed"),
+    [
+        ("The invoice load test passed.", {0}),
+        ("The search endpoint is load tested.", {1}),
+        # Named only by what both share: the latest raised, not every load test.
+        ("The load test passed.", {1}),
+        ("Done with the load test.", {1}),
+    ],
+)
+def test_work_named_done_closes_only_the_item_it_names(text: str, closed: set[int]) -> None:
+    items = ["load test the invoice endpoint", "load test the search endpoint"]
+    assert find_resolved(items, [_user(text)]) == closed
+
+
 def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
     items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
     turns = [
