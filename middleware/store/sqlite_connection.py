@@ -181,6 +181,11 @@ class SqliteConnections:
         # names it).
         return f"the SQLite store could not write: {explained(failure)}"
 
+    def lost_writes(self) -> int:
+        """See ``Store.lost_writes``: the writer keeps up to ``MAX_KEPT`` of them for the
+        next transaction when a commit fails (``GroupCommitWriter.submit``)."""
+        return 0 if self._batcher is None else self._batcher.lost
+
     # -- plumbing ----------------------------------------------------------------------
 
     async def _close_connections(self) -> None:
@@ -233,8 +238,14 @@ class SqliteConnections:
         """Queue one write, applied in the next loop iteration; the future resolves
         when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails.
         ``one_statement``: see ``GroupCommitWriter.submit``. Only for writes that change no
-        prior state, or whose change the caller applies to the held rows."""
-        return self._group_writer().submit(action, write, one_statement=one_statement)
+        prior state, or whose change the caller applies to the held rows.
+
+        These are data nobody can send again (a reply already shown, an injected block, a
+        mark on a committed message): a commit that fails because the file cannot take
+        writes keeps them for the next one (``GroupCommitWriter.submit``'s ``keep``). Each
+        must be safe to apply again after a rollback: an insert that was rolled back, an
+        upsert, or an update of a committed row."""
+        return self._group_writer().submit(action, write, one_statement=one_statement, keep=True)
 
     def _group_writer(self) -> GroupCommitWriter:
         if self._batcher is None:
@@ -259,8 +270,9 @@ class SqliteConnections:
         if self._batcher is None:
             raise self._not_open()
         self._priors.clear()
-        # The writes queued before this transaction land before it.
-        await self._batcher.drain()
+        # The writes queued before this transaction land before it, and those kept from
+        # a failed commit too: one that deletes rows must not meet them again after it.
+        await self._batcher.drain(with_kept=True)
         async with self._write_lock:
             conn = self._writer
             if conn is None:

@@ -32,7 +32,13 @@ There are three ways in:
   happens to the caller; every later ``write`` and read applies the queued writes before its
   own, so nothing sees the database without them.
 - ``submit`` queues and returns a future that resolves once the write is committed: the
-  reply, applied right after the answer has gone out and committed with the others.
+  reply, applied right after the answer has gone out and committed with the others. Asked
+  to ``keep`` it (data nobody can send again: a reply, an injected block), the writer does
+  not give it up when its commit fails because the file cannot take writes (a full disk,
+  an I/O error): it keeps it, and applies it again first thing in the next transaction
+  (the next write's), before anything written after it, until a commit takes it. At most
+  ``MAX_KEPT`` writes are kept; past that, a write fails as any other (logged, counted in
+  ``lost``).
 
 Queued writes are applied in the loop iteration after the one that queued them, after its
 callbacks and I/O (a timer due at once, not ``call_soon``): a request the turn sends
@@ -80,6 +86,9 @@ ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
 # A queued batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
+# Writes kept for the next transaction after their commit failed (see ``submit``): a reply
+# or a block, a few kB each, so a few MB at most.
+MAX_KEPT = 1000
 # Commits between two WAL checkpoints (a turn's commit adds a handful of pages; SQLite's
 # own default is a checkpoint per 1,000 pages).
 CHECKPOINT_EVERY = 200
@@ -122,6 +131,10 @@ class GroupCommitWriter:
         self._lock = lock
         self._error_for = error_for
         self._pending: list[Pending] = []
+        # Writes whose commit failed, to apply again first in the next transaction.
+        self._kept: list[Pending] = []
+        # Writes asked to be kept that were given up (``MAX_KEPT``), since opening.
+        self.lost = 0
         self._scheduled = False
         self._commit_timer: asyncio.Handle | None = None
         # The open transaction: the actions applied at once, and the queued writes applied
@@ -219,6 +232,7 @@ class GroupCommitWriter:
         write: Callable[[sqlite3.Connection], T],
         *,
         one_statement: bool = False,
+        keep: bool = False,
     ) -> asyncio.Future[T]:
         """Queue ``write``; it is applied in the next loop iteration, and the future
         resolves once it is committed.
@@ -230,8 +244,17 @@ class GroupCommitWriter:
         ``one_statement``: ``write`` executes a single statement, which SQLite applies
         whole or not at all, so it fails alone without a savepoint of its own (two
         statements fewer per write).
+
+        ``keep``: if its transaction fails to commit because the file cannot take writes
+        (``keeps_writes_out``), ``write`` is applied again at the start of the next
+        transaction, before any write made after it, and the future resolves with that
+        application's result once committed (see the module docstring for the bound).
+        Only for a write that may run twice when its first run was rolled back: one whose
+        caller was told nothing yet and will not send it again.
         """
-        return self._enqueue(action, write, one_statement=one_statement, resolves_applied=False)
+        return self._enqueue(
+            action, write, one_statement=one_statement, resolves_applied=False, keep=keep
+        )
 
     def _enqueue(
         self,
@@ -240,10 +263,12 @@ class GroupCommitWriter:
         *,
         one_statement: bool,
         resolves_applied: bool,
+        keep: bool = False,
     ) -> asyncio.Future[T]:
         self._check_open(action)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append(Pending(action, write, future, not one_statement, resolves_applied))
+        pending = Pending(action, write, future, not one_statement, resolves_applied, keep)
+        self._pending.append(pending)
         self._schedule_apply()
         return future
 
@@ -287,8 +312,13 @@ class GroupCommitWriter:
         if self._pending and self._handoff is None:
             self._hand_off()
 
-    async def drain(self) -> None:
-        """Return once everything written or queued so far is committed (or failed)."""
+    async def drain(self, *, with_kept: bool = False) -> None:
+        """Return once everything written or queued so far is committed (or failed).
+        ``with_kept``: the writes kept from a failed commit are tried once more first
+        (before a transaction of the store's own, or closing); a read does not try them,
+        so that reads on a failing disk do not each make a commit fail."""
+        if with_kept:
+            self._pending[:0], self._kept = self._kept, []
         while self._pending or self._handoff is not None or self._inline.in_transaction:
             self.flush()
             if self._handoff is not None:
@@ -302,7 +332,11 @@ class GroupCommitWriter:
     async def close(self) -> None:
         """Commit what is written and queued, let the checkpoint finish, then refuse new
         writes."""
-        await self.drain()
+        await self.drain(with_kept=True)
+        if self._kept:
+            # Tried once more above; the file still takes no writes.
+            kept, self._kept = self._kept, []
+            self._give_up(kept, self._failure or sqlite3.OperationalError("the store closed"))
         self._closed = True
         await self._worker.checkpoint_done()
         self._inline.close()
@@ -350,6 +384,8 @@ class GroupCommitWriter:
         self._schedule_commit()
         if self._on_begin is not None:
             self._on_begin(self._inline)
+        # The writes kept from a failed commit go first, before anything written after them.
+        self._pending[:0], self._kept = self._kept, []
         return True
 
     def _apply_queued(self) -> None:
@@ -363,8 +399,7 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             failed, self._pending = self._pending, []
-            for pending in failed:
-                settle(pending.future, (False, self._error_for(pending.action, exc)))
+            self._keep_or_fail(failed, exc)
 
     def _apply_pending(self) -> None:
         """Apply the queued writes, in order, in the open transaction; they resolve when
@@ -413,8 +448,9 @@ class GroupCommitWriter:
 
     def _abort(self, exc: sqlite3.Error) -> None:
         """The open transaction cannot commit: roll it back. The queued writes in it fail
-        with ``exc``; the ones already returned are logged as lost. From now until a
-        commit succeeds, each ``write`` commits before it returns."""
+        with ``exc``, but for those asked to be kept (``submit``); the ones already
+        returned are logged as lost. From now until a commit succeeds, each ``write``
+        commits before it returns."""
         self._failed()
         self._failure = exc
         settling, self._settling = self._settling, []
@@ -436,7 +472,56 @@ class GroupCommitWriter:
                 ", ".join(lost),
                 exc,
             )
-        for pending, _outcome in settling:
+        applied = []
+        for pending, outcome in settling:
+            if outcome[0]:
+                applied.append(pending)
+            elif pending.keep:
+                # Failed alone, before the commit did: its own error says why.
+                self._settle(pending, outcome)
+            else:
+                settle(pending.future, (False, self._error_for(pending.action, exc)))
+        self._keep_or_fail(applied, exc)
+
+    def _keep_or_fail(self, writes: list[Pending], exc: sqlite3.Error) -> None:
+        """``writes`` (in order) were rolled back by ``exc``: keep those asked to be kept
+        for the next transaction, while the file cannot take writes and ``MAX_KEPT``
+        allows; the others fail with ``exc``."""
+        keep = [pending for pending in writes if pending.keep]
+        # Not for a failure that may be the writes' own fault (a constraint checked at
+        # commit): applied again, they would fail every commit after.
+        room = MAX_KEPT - len(self._kept) if keeps_writes_out(exc) else 0
+        kept, dropped = keep[:room], keep[room:]
+        if kept:
+            self._kept.extend(kept)
+            log.warning(
+                "SQLite could not commit (%s); %d write(s) nobody can send again (%s) are "
+                "kept, %d in all, and applied again first in the next transaction.",
+                exc,
+                len(kept),
+                ", ".join(sorted({pending.action for pending in kept})),
+                len(self._kept),
+            )
+        self._give_up(dropped, exc)
+        for pending in writes:
+            if not pending.keep:
+                settle(pending.future, (False, self._error_for(pending.action, exc)))
+
+    def _give_up(self, writes: list[Pending], exc: sqlite3.Error) -> None:
+        """``writes``, asked to be kept, are lost: counted (``lost``), logged, and their
+        futures fail with ``exc``."""
+        if not writes:
+            return
+        self.lost += len(writes)
+        log.error(
+            "SQLite could not commit; %d write(s) nobody can send again are lost (%s), "
+            "%d since the store opened: %s",
+            len(writes),
+            ", ".join(sorted({pending.action for pending in writes})),
+            self.lost,
+            exc,
+        )
+        for pending in writes:
             settle(pending.future, (False, self._error_for(pending.action, exc)))
 
     def _schedule_apply(self) -> None:
@@ -496,6 +581,8 @@ class GroupCommitWriter:
     # -- the worker thread ---------------------------------------------------------------
 
     def _hand_off(self) -> None:
+        # The writes kept from a failed commit go first, as in a transaction of ``inline``.
+        self._pending[:0], self._kept = self._kept, []
         batch = self._pending[:MAX_BATCH]
         del self._pending[:MAX_BATCH]
         self._handoff = asyncio.get_running_loop().create_task(
@@ -507,8 +594,7 @@ class GroupCommitWriter:
             outcomes = await self._worker.apply(batch)
         except sqlite3.Error as exc:
             self._failed(exc)
-            for pending in batch:
-                settle(pending.future, (False, self._error_for(pending.action, exc)))
+            self._keep_or_fail(batch, exc)
         else:
             self._failure = None  # committed
             for ok, value in outcomes:
