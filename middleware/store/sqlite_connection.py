@@ -16,10 +16,10 @@ from middleware.errors import StoreError
 from middleware.store.migrations import apply_migrations, check_store_file
 from middleware.store.sqlite_continuity import read_snapshot
 from middleware.store.sqlite_errors import explained
-from middleware.store.sqlite_functions import add_functions_async
+from middleware.store.sqlite_functions import add_functions, add_functions_async
 from middleware.store.sqlite_prior_cache import PriorRows
 from middleware.store.sqlite_serving import ServingLock
-from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
+from middleware.store.sqlite_writer import GroupCommitWriter
 
 log = logging.getLogger(__name__)
 
@@ -289,3 +289,22 @@ class SqliteConnections:
                     # and before the next transaction's BEGIN.
                     await conn.rollback()
                     raise
+
+
+def connect_inline(
+    path: str, factory: type[sqlite3.Connection] = sqlite3.Connection
+) -> sqlite3.Connection:
+    """The loop thread's connection: never waits for a lock, never checkpoints. It has the
+    store's SQL functions (``sqlite_functions``), as every connection of the store.
+    ``factory``: ``sqlite3.connect``'s (a test's connection that fails on demand)."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0, factory=factory)
+    try:
+        conn.executescript(
+            "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
+            "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;"
+        )
+        add_functions(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

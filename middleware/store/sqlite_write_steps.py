@@ -26,7 +26,6 @@ class Pending(NamedTuple):
 
 
 Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
-# What became of a transaction of the loop's connection: None once committed, or the SQLite
 
 
 def settle(future: asyncio.Future[Any], outcome: Outcome) -> None:

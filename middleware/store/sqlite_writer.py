@@ -34,11 +34,8 @@ There are three ways in:
 - ``submit`` queues and returns a future that resolves once the write is committed: the
   reply, applied right after the answer has gone out and committed with the others. Asked
   to ``keep`` it (data nobody can send again: a reply, an injected block), the writer does
-  not give it up when its commit fails because the file cannot take writes (a full disk,
-  an I/O error): it keeps it, and applies it again first thing in the next transaction
-  (the next write's), before anything written after it, until a commit takes it. At most
-  ``MAX_KEPT`` writes are kept; past that, a write fails as any other (logged, counted in
-  ``lost``).
+  not give it up when its commit fails because the file cannot take writes: it applies it
+  again first in its next transaction (:mod:`middleware.store.sqlite_kept_writes`).
 
 Queued writes are applied in the loop iteration after the one that queued them, after its
 callbacks and I/O (a timer due at once, not ``call_soon``): a request the turn sends
@@ -64,7 +61,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from middleware.store.sqlite_functions import add_functions
+from middleware.store.sqlite_kept_writes import ErrorFor, KeptWrites
 from middleware.store.sqlite_write_steps import (
     Outcome,
     Pending,
@@ -79,23 +76,15 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
+# What became of a transaction of the loop's connection: None once committed, or the SQLite
 # error that rolled it back.
 Commit = asyncio.Future[sqlite3.Error | None]
-# Turns an SQLite failure during ``action`` into the error the caller sees.
-ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
 # A queued batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
-# Writes kept for the next transaction after their commit failed (see ``submit``): a reply
-# or a block, a few kB each, so a few MB at most.
-MAX_KEPT = 1000
 # Commits between two WAL checkpoints (a turn's commit adds a handful of pages; SQLite's
 # own default is a checkpoint per 1,000 pages).
 CHECKPOINT_EVERY = 200
-
-
-class _Busy(Exception):
-    """The loop's connection cannot take a write now: it must queue."""
 
 
 class GroupCommitWriter:
@@ -132,9 +121,7 @@ class GroupCommitWriter:
         self._error_for = error_for
         self._pending: list[Pending] = []
         # Writes whose commit failed, to apply again first in the next transaction.
-        self._kept: list[Pending] = []
-        # Writes asked to be kept that were given up (``MAX_KEPT``), since opening.
-        self.lost = 0
+        self._kept = KeptWrites(error_for)
         self._scheduled = False
         self._commit_timer: asyncio.Handle | None = None
         # The open transaction: the actions applied at once, and the queued writes applied
@@ -318,7 +305,7 @@ class GroupCommitWriter:
         (before a transaction of the store's own, or closing); a read does not try them,
         so that reads on a failing disk do not each make a commit fail."""
         if with_kept:
-            self._pending[:0], self._kept = self._kept, []
+            self._pending[:0] = self._kept.take()
         while self._pending or self._handoff is not None or self._inline.in_transaction:
             self.flush()
             if self._handoff is not None:
@@ -335,8 +322,8 @@ class GroupCommitWriter:
         await self.drain(with_kept=True)
         if self._kept:
             # Tried once more above; the file still takes no writes.
-            kept, self._kept = self._kept, []
-            self._give_up(kept, self._failure or sqlite3.OperationalError("the store closed"))
+            failure = self._failure or sqlite3.OperationalError("the store closed")
+            self._kept.give_up(self._kept.take(), failure)
         self._closed = True
         await self._worker.checkpoint_done()
         self._inline.close()
@@ -385,7 +372,7 @@ class GroupCommitWriter:
         if self._on_begin is not None:
             self._on_begin(self._inline)
         # The writes kept from a failed commit go first, before anything written after them.
-        self._pending[:0], self._kept = self._kept, []
+        self._pending[:0] = self._kept.take()
         return True
 
     def _apply_queued(self) -> None:
@@ -399,7 +386,7 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             failed, self._pending = self._pending, []
-            self._keep_or_fail(failed, exc)
+            self._kept.keep_or_fail(failed, exc)
 
     def _apply_pending(self) -> None:
         """Apply the queued writes, in order, in the open transaction; they resolve when
@@ -481,48 +468,7 @@ class GroupCommitWriter:
                 self._settle(pending, outcome)
             else:
                 settle(pending.future, (False, self._error_for(pending.action, exc)))
-        self._keep_or_fail(applied, exc)
-
-    def _keep_or_fail(self, writes: list[Pending], exc: sqlite3.Error) -> None:
-        """``writes`` (in order) were rolled back by ``exc``: keep those asked to be kept
-        for the next transaction, while the file cannot take writes and ``MAX_KEPT``
-        allows; the others fail with ``exc``."""
-        keep = [pending for pending in writes if pending.keep]
-        # Not for a failure that may be the writes' own fault (a constraint checked at
-        # commit): applied again, they would fail every commit after.
-        room = MAX_KEPT - len(self._kept) if keeps_writes_out(exc) else 0
-        kept, dropped = keep[:room], keep[room:]
-        if kept:
-            self._kept.extend(kept)
-            log.warning(
-                "SQLite could not commit (%s); %d write(s) nobody can send again (%s) are "
-                "kept, %d in all, and applied again first in the next transaction.",
-                exc,
-                len(kept),
-                ", ".join(sorted({pending.action for pending in kept})),
-                len(self._kept),
-            )
-        self._give_up(dropped, exc)
-        for pending in writes:
-            if not pending.keep:
-                settle(pending.future, (False, self._error_for(pending.action, exc)))
-
-    def _give_up(self, writes: list[Pending], exc: sqlite3.Error) -> None:
-        """``writes``, asked to be kept, are lost: counted (``lost``), logged, and their
-        futures fail with ``exc``."""
-        if not writes:
-            return
-        self.lost += len(writes)
-        log.error(
-            "SQLite could not commit; %d write(s) nobody can send again are lost (%s), "
-            "%d since the store opened: %s",
-            len(writes),
-            ", ".join(sorted({pending.action for pending in writes})),
-            self.lost,
-            exc,
-        )
-        for pending in writes:
-            settle(pending.future, (False, self._error_for(pending.action, exc)))
+        self._kept.keep_or_fail(applied, exc)
 
     def _schedule_apply(self) -> None:
         """Apply the queued writes in the next loop iteration, after its callbacks and I/O
@@ -582,7 +528,7 @@ class GroupCommitWriter:
 
     def _hand_off(self) -> None:
         # The writes kept from a failed commit go first, as in a transaction of ``inline``.
-        self._pending[:0], self._kept = self._kept, []
+        self._pending[:0] = self._kept.take()
         batch = self._pending[:MAX_BATCH]
         del self._pending[:MAX_BATCH]
         self._handoff = asyncio.get_running_loop().create_task(
@@ -594,7 +540,7 @@ class GroupCommitWriter:
             outcomes = await self._worker.apply(batch)
         except sqlite3.Error as exc:
             self._failed(exc)
-            self._keep_or_fail(batch, exc)
+            self._kept.keep_or_fail(batch, exc)
         else:
             self._failure = None  # committed
             for ok, value in outcomes:
@@ -608,26 +554,12 @@ class GroupCommitWriter:
         if self._pending:
             self._schedule_apply()
 
+    @property
+    def lost(self) -> int:
+        """Writes asked to be kept that were given up since opening (``KeptWrites``)."""
+        return self._kept.lost
+
     def _committed(self) -> None:
         self.commits += 1
         if self.commits % CHECKPOINT_EVERY == 0:
             self._worker.checkpoint()
-
-
-def connect_inline(
-    path: str, factory: type[sqlite3.Connection] = sqlite3.Connection
-) -> sqlite3.Connection:
-    """The loop thread's connection: never waits for a lock, never checkpoints. It has the
-    store's SQL functions (``sqlite_functions``), as every connection of the store.
-    ``factory``: ``sqlite3.connect``'s (a test's connection that fails on demand)."""
-    conn = sqlite3.connect(path, isolation_level=None, timeout=0, factory=factory)
-    try:
-        conn.executescript(
-            "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
-            "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;"
-        )
-        add_functions(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from middleware.store import sqlite_connection, sqlite_writer
+from middleware.store import sqlite_connection
 
 
 class FullDisk(sqlite3.Connection):
@@ -32,7 +32,7 @@ def use_full_disk(monkeypatch: pytest.MonkeyPatch) -> type[FullDisk]:
     monkeypatch.setattr(
         sqlite_connection,
         "connect_inline",
-        functools.partial(sqlite_writer.connect_inline, factory=FullDisk),
+        functools.partial(sqlite_connection.connect_inline, factory=FullDisk),
     )
     monkeypatch.setattr(FullDisk, "failing", 0)
     return FullDisk

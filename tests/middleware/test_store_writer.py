@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from middleware.errors import StoreError
-from middleware.store import SqliteStore, sqlite_writer
+from middleware.store import SqliteStore, sqlite_kept_writes, sqlite_writer
 from tests.fakes.full_disk import FullDisk, use_full_disk
 from tests.middleware.test_store import THREAD, inbound
 
@@ -587,7 +587,7 @@ async def test_writes_kept_past_the_bound_fail_are_counted_and_logged(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(sqlite_writer, "MAX_KEPT", 1)
+    monkeypatch.setattr(sqlite_kept_writes, "MAX_KEPT", 1)
     store, disk = full_disk
     await store.record_inbound(inbound(T0, text="question"))
     assert store._batcher is not None
@@ -596,7 +596,7 @@ async def test_writes_kept_past_the_bound_fail_are_counted_and_logged(
     dropped = store.record_reply(THREAD, "dropped", T0 + timedelta(seconds=2))
     disk.failing = 2  # this commit, and the next one that tries the kept reply
 
-    with caplog.at_level("WARNING", logger=sqlite_writer.__name__):
+    with caplog.at_level("WARNING", logger=sqlite_kept_writes.__name__):
         await store._batcher.drain()
         with pytest.raises(StoreError, match="disk is full"):
             await dropped

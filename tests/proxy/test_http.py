@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from middleware.errors import StoreError
-from middleware.store import InboundRecord, QueuedInbound, Store, sqlite_connection, sqlite_writer
+from middleware.store import InboundRecord, QueuedInbound, Store, sqlite_connection
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -360,7 +360,7 @@ def filling_disk(monkeypatch: pytest.MonkeyPatch) -> type[_FillingDisk]:
     monkeypatch.setattr(
         sqlite_connection,
         "connect_inline",
-        functools.partial(sqlite_writer.connect_inline, factory=_FillingDisk),
+        functools.partial(sqlite_connection.connect_inline, factory=_FillingDisk),
     )
     monkeypatch.setattr(_FillingDisk, "full", False)
     monkeypatch.setattr(_FillingDisk, "fill_at_a_reply", False)
