@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -86,5 +88,25 @@ class Metrics:
             child = self._error_children[kind] = self.errors.labels(kind)
         child.inc()
 
+    def watch_store(self, lost_writes: Callable[[], int]) -> None:
+        """Expose the store's count of lost writes (``Store.lost_writes``), read at each
+        scrape."""
+        self.registry.register(_StoreCollector(lost_writes))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _StoreCollector(Collector):
+    """What the store counts itself, read when scraped."""
+
+    def __init__(self, lost_writes: Callable[[], int]) -> None:
+        self._lost_writes = lost_writes
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "chronorelay_store_lost_writes",
+            "Replies, injected blocks and marks the store gave up after failed commits "
+            "(more than it keeps for the next commit were waiting, or it closed first).",
+            value=self._lost_writes(),
+        )

@@ -71,6 +71,7 @@ async def open_services(
     )
     upstream = upstream or make_upstream(config, clock, metrics)
     await store.open()
+    metrics.watch_store(store.lost_writes)
     continuity = continuity_service(config, store, clock, upstream)
     continuity.start()
     notices = Notices()

@@ -53,6 +53,12 @@ class Store(ContinuityStore, Protocol):
         file), said for the operator, until a write succeeds again; else None."""
         ...
 
+    def lost_writes(self) -> int:
+        """How many writes nobody can send again (replies, injected blocks, marks) the
+        store gave up since it opened: a commit failed and too many were waiting for the
+        next one, or the store closed first. Each is also logged."""
+        ...
+
     async def record_inbound(self, record: InboundRecord) -> InboundResult:
         """Store the user message and update every timestamp it moves.
 

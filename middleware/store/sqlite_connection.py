@@ -16,10 +16,10 @@ from middleware.errors import StoreError
 from middleware.store.migrations import apply_migrations, check_store_file
 from middleware.store.sqlite_continuity import read_snapshot
 from middleware.store.sqlite_errors import explained
-from middleware.store.sqlite_functions import add_functions_async
+from middleware.store.sqlite_functions import add_functions, add_functions_async
 from middleware.store.sqlite_prior_cache import PriorRows
 from middleware.store.sqlite_serving import ServingLock
-from middleware.store.sqlite_writer import GroupCommitWriter, connect_inline
+from middleware.store.sqlite_writer import GroupCommitWriter
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +181,11 @@ class SqliteConnections:
         # names it).
         return f"the SQLite store could not write: {explained(failure)}"
 
+    def lost_writes(self) -> int:
+        """See ``Store.lost_writes``: the writer keeps up to ``MAX_KEPT`` of them for the
+        next transaction when a commit fails (``GroupCommitWriter.submit``)."""
+        return 0 if self._batcher is None else self._batcher.lost
+
     # -- plumbing ----------------------------------------------------------------------
 
     async def _close_connections(self) -> None:
@@ -233,8 +238,14 @@ class SqliteConnections:
         """Queue one write, applied in the next loop iteration; the future resolves
         when it is committed, and raises ``StoreError`` naming ``action`` if SQLite fails.
         ``one_statement``: see ``GroupCommitWriter.submit``. Only for writes that change no
-        prior state, or whose change the caller applies to the held rows."""
-        return self._group_writer().submit(action, write, one_statement=one_statement)
+        prior state, or whose change the caller applies to the held rows.
+
+        These are data nobody can send again (a reply already shown, an injected block, a
+        mark on a committed message): a commit that fails because the file cannot take
+        writes keeps them for the next one (``GroupCommitWriter.submit``'s ``keep``). Each
+        must be safe to apply again after a rollback: an insert that was rolled back, an
+        upsert, or an update of a committed row."""
+        return self._group_writer().submit(action, write, one_statement=one_statement, keep=True)
 
     def _group_writer(self) -> GroupCommitWriter:
         if self._batcher is None:
@@ -259,8 +270,9 @@ class SqliteConnections:
         if self._batcher is None:
             raise self._not_open()
         self._priors.clear()
-        # The writes queued before this transaction land before it.
-        await self._batcher.drain()
+        # The writes queued before this transaction land before it, and those kept from
+        # a failed commit too: one that deletes rows must not meet them again after it.
+        await self._batcher.drain(with_kept=True)
         async with self._write_lock:
             conn = self._writer
             if conn is None:
@@ -277,3 +289,22 @@ class SqliteConnections:
                     # and before the next transaction's BEGIN.
                     await conn.rollback()
                     raise
+
+
+def connect_inline(
+    path: str, factory: type[sqlite3.Connection] = sqlite3.Connection
+) -> sqlite3.Connection:
+    """The loop thread's connection: never waits for a lock, never checkpoints. It has the
+    store's SQL functions (``sqlite_functions``), as every connection of the store.
+    ``factory``: ``sqlite3.connect``'s (a test's connection that fails on demand)."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0, factory=factory)
+    try:
+        conn.executescript(
+            "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
+            "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;"
+        )
+        add_functions(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

@@ -21,10 +21,11 @@ class Pending(NamedTuple):
     future: asyncio.Future[Any]
     savepoint: bool  # runs in a savepoint of its own (see ``submit``)
     resolves_applied: bool  # its future resolves once applied, not committed (``queue``)
+    # Re-applied in the next transaction when its own fails to commit (``submit``).
+    keep: bool = False
 
 
 Outcome = tuple[bool, Any]  # (True, result) or (False, the exception it raised)
-# What became of a transaction of the loop's connection: None once committed, or the SQLite
 
 
 def settle(future: asyncio.Future[Any], outcome: Outcome) -> None:

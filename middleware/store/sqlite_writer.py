@@ -32,7 +32,10 @@ There are three ways in:
   happens to the caller; every later ``write`` and read applies the queued writes before its
   own, so nothing sees the database without them.
 - ``submit`` queues and returns a future that resolves once the write is committed: the
-  reply, applied right after the answer has gone out and committed with the others.
+  reply, applied right after the answer has gone out and committed with the others. Asked
+  to ``keep`` it (data nobody can send again: a reply, an injected block), the writer does
+  not give it up when its commit fails because the file cannot take writes: it applies it
+  again first in its next transaction (:mod:`middleware.store.sqlite_kept_writes`).
 
 Queued writes are applied in the loop iteration after the one that queued them, after its
 callbacks and I/O (a timer due at once, not ``call_soon``): a request the turn sends
@@ -58,7 +61,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from middleware.store.sqlite_functions import add_functions
+from middleware.store.sqlite_kept_writes import ErrorFor, KeptWrites
 from middleware.store.sqlite_write_steps import (
     Outcome,
     Pending,
@@ -73,20 +76,15 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
+# What became of a transaction of the loop's connection: None once committed, or the SQLite
 # error that rolled it back.
 Commit = asyncio.Future[sqlite3.Error | None]
-# Turns an SQLite failure during ``action`` into the error the caller sees.
-ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
 # A queued batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
 # Commits between two WAL checkpoints (a turn's commit adds a handful of pages; SQLite's
 # own default is a checkpoint per 1,000 pages).
 CHECKPOINT_EVERY = 200
-
-
-class _Busy(Exception):
-    """The loop's connection cannot take a write now: it must queue."""
 
 
 class GroupCommitWriter:
@@ -122,6 +120,8 @@ class GroupCommitWriter:
         self._lock = lock
         self._error_for = error_for
         self._pending: list[Pending] = []
+        # Writes whose commit failed, to apply again first in the next transaction.
+        self._kept = KeptWrites(error_for)
         self._scheduled = False
         self._commit_timer: asyncio.Handle | None = None
         # The open transaction: the actions applied at once, and the queued writes applied
@@ -219,6 +219,7 @@ class GroupCommitWriter:
         write: Callable[[sqlite3.Connection], T],
         *,
         one_statement: bool = False,
+        keep: bool = False,
     ) -> asyncio.Future[T]:
         """Queue ``write``; it is applied in the next loop iteration, and the future
         resolves once it is committed.
@@ -230,8 +231,17 @@ class GroupCommitWriter:
         ``one_statement``: ``write`` executes a single statement, which SQLite applies
         whole or not at all, so it fails alone without a savepoint of its own (two
         statements fewer per write).
+
+        ``keep``: if its transaction fails to commit because the file cannot take writes
+        (``keeps_writes_out``), ``write`` is applied again at the start of the next
+        transaction, before any write made after it, and the future resolves with that
+        application's result once committed (see the module docstring for the bound).
+        Only for a write that may run twice when its first run was rolled back: one whose
+        caller was told nothing yet and will not send it again.
         """
-        return self._enqueue(action, write, one_statement=one_statement, resolves_applied=False)
+        return self._enqueue(
+            action, write, one_statement=one_statement, resolves_applied=False, keep=keep
+        )
 
     def _enqueue(
         self,
@@ -240,10 +250,12 @@ class GroupCommitWriter:
         *,
         one_statement: bool,
         resolves_applied: bool,
+        keep: bool = False,
     ) -> asyncio.Future[T]:
         self._check_open(action)
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append(Pending(action, write, future, not one_statement, resolves_applied))
+        pending = Pending(action, write, future, not one_statement, resolves_applied, keep)
+        self._pending.append(pending)
         self._schedule_apply()
         return future
 
@@ -287,8 +299,13 @@ class GroupCommitWriter:
         if self._pending and self._handoff is None:
             self._hand_off()
 
-    async def drain(self) -> None:
-        """Return once everything written or queued so far is committed (or failed)."""
+    async def drain(self, *, with_kept: bool = False) -> None:
+        """Return once everything written or queued so far is committed (or failed).
+        ``with_kept``: the writes kept from a failed commit are tried once more first
+        (before a transaction of the store's own, or closing); a read does not try them,
+        so that reads on a failing disk do not each make a commit fail."""
+        if with_kept:
+            self._pending[:0] = self._kept.take()
         while self._pending or self._handoff is not None or self._inline.in_transaction:
             self.flush()
             if self._handoff is not None:
@@ -302,7 +319,11 @@ class GroupCommitWriter:
     async def close(self) -> None:
         """Commit what is written and queued, let the checkpoint finish, then refuse new
         writes."""
-        await self.drain()
+        await self.drain(with_kept=True)
+        if self._kept:
+            # Tried once more above; the file still takes no writes.
+            failure = self._failure or sqlite3.OperationalError("the store closed")
+            self._kept.give_up(self._kept.take(), failure)
         self._closed = True
         await self._worker.checkpoint_done()
         self._inline.close()
@@ -350,6 +371,8 @@ class GroupCommitWriter:
         self._schedule_commit()
         if self._on_begin is not None:
             self._on_begin(self._inline)
+        # The writes kept from a failed commit go first, before anything written after them.
+        self._pending[:0] = self._kept.take()
         return True
 
     def _apply_queued(self) -> None:
@@ -363,8 +386,7 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             failed, self._pending = self._pending, []
-            for pending in failed:
-                settle(pending.future, (False, self._error_for(pending.action, exc)))
+            self._kept.keep_or_fail(failed, exc)
 
     def _apply_pending(self) -> None:
         """Apply the queued writes, in order, in the open transaction; they resolve when
@@ -413,8 +435,9 @@ class GroupCommitWriter:
 
     def _abort(self, exc: sqlite3.Error) -> None:
         """The open transaction cannot commit: roll it back. The queued writes in it fail
-        with ``exc``; the ones already returned are logged as lost. From now until a
-        commit succeeds, each ``write`` commits before it returns."""
+        with ``exc``, but for those asked to be kept (``submit``); the ones already
+        returned are logged as lost. From now until a commit succeeds, each ``write``
+        commits before it returns."""
         self._failed()
         self._failure = exc
         settling, self._settling = self._settling, []
@@ -436,8 +459,16 @@ class GroupCommitWriter:
                 ", ".join(lost),
                 exc,
             )
-        for pending, _outcome in settling:
-            settle(pending.future, (False, self._error_for(pending.action, exc)))
+        applied = []
+        for pending, outcome in settling:
+            if outcome[0]:
+                applied.append(pending)
+            elif pending.keep:
+                # Failed alone, before the commit did: its own error says why.
+                self._settle(pending, outcome)
+            else:
+                settle(pending.future, (False, self._error_for(pending.action, exc)))
+        self._kept.keep_or_fail(applied, exc)
 
     def _schedule_apply(self) -> None:
         """Apply the queued writes in the next loop iteration, after its callbacks and I/O
@@ -496,6 +527,8 @@ class GroupCommitWriter:
     # -- the worker thread ---------------------------------------------------------------
 
     def _hand_off(self) -> None:
+        # The writes kept from a failed commit go first, as in a transaction of ``inline``.
+        self._pending[:0] = self._kept.take()
         batch = self._pending[:MAX_BATCH]
         del self._pending[:MAX_BATCH]
         self._handoff = asyncio.get_running_loop().create_task(
@@ -507,8 +540,7 @@ class GroupCommitWriter:
             outcomes = await self._worker.apply(batch)
         except sqlite3.Error as exc:
             self._failed(exc)
-            for pending in batch:
-                settle(pending.future, (False, self._error_for(pending.action, exc)))
+            self._kept.keep_or_fail(batch, exc)
         else:
             self._failure = None  # committed
             for ok, value in outcomes:
@@ -522,26 +554,12 @@ class GroupCommitWriter:
         if self._pending:
             self._schedule_apply()
 
+    @property
+    def lost(self) -> int:
+        """Writes asked to be kept that were given up since opening (``KeptWrites``)."""
+        return self._kept.lost
+
     def _committed(self) -> None:
         self.commits += 1
         if self.commits % CHECKPOINT_EVERY == 0:
             self._worker.checkpoint()
-
-
-def connect_inline(
-    path: str, factory: type[sqlite3.Connection] = sqlite3.Connection
-) -> sqlite3.Connection:
-    """The loop thread's connection: never waits for a lock, never checkpoints. It has the
-    store's SQL functions (``sqlite_functions``), as every connection of the store.
-    ``factory``: ``sqlite3.connect``'s (a test's connection that fails on demand)."""
-    conn = sqlite3.connect(path, isolation_level=None, timeout=0, factory=factory)
-    try:
-        conn.executescript(
-            "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; "
-            "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;"
-        )
-        add_functions(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn

@@ -25,6 +25,7 @@ from middleware.store.clock_state import ClockStateSnapshot, ThreadClockState
 from middleware.store.records import InboundRecord, PriorState
 from middleware.store.sqlite_clock_state import SELECT_PRIOR, prior_from_row
 from middleware.store.sqlite_prior_cache import PriorRows
+from tests.fakes.full_disk import FullDisk, use_full_disk
 from tests.middleware.test_store import inbound
 
 T0 = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
@@ -109,6 +110,8 @@ class Story:
             await self.written_elsewhere(f"{channel}:{user}")
         elif roll < 0.99:
             await self.failing_message(thread, user, channel)
+        elif roll < 0.995:
+            await self.failing_commit(thread)
         else:
             await asyncio.sleep(rng.choice([0, 0.002]))
 
@@ -175,6 +178,16 @@ class Story:
         )
         await self.store.import_clock_state(snapshot, now=self.clock)
 
+    async def failing_commit(self, thread: str) -> None:
+        """A reply whose commit fails (a full disk) with whatever else is uncommitted: the
+        messages in it are lost, the reply is kept and applied again before the next
+        write."""
+        self.replies.append(self.store.record_reply(thread, "kept", self.instant()))
+        writer = self.store._batcher
+        assert writer is not None
+        FullDisk.failing = 1
+        await writer.drain()
+
     async def failing_message(self, thread: str, user: str, channel: str) -> None:
         """A message whose insert fails (a trigger refuses it): nothing it moved stays."""
         record = inbound(self.instant(), user=user, channel=channel, thread=thread, text="boom")
@@ -188,8 +201,9 @@ class Story:
 @pytest.mark.parametrize("commit_delay", [0.0, 0.01])
 @pytest.mark.parametrize("seed", range(12))
 async def test_held_rows_and_priors_equal_a_fresh_read(
-    db_path: Path, seed: int, commit_delay: float
+    db_path: Path, seed: int, commit_delay: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    use_full_disk(monkeypatch)
     store = SqliteStore(db_path, commit_delay=commit_delay)
     await store.open()
     with sqlite3.connect(db_path) as setup:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from middleware.errors import StoreError
-from middleware.store import SqliteStore, sqlite_writer
+from middleware.store import SqliteStore, sqlite_kept_writes, sqlite_writer
+from tests.fakes.full_disk import FullDisk, use_full_disk
 from tests.middleware.test_store import THREAD, inbound
 
 T0 = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
@@ -529,3 +530,114 @@ async def test_the_wal_stops_growing_under_steady_writes(
     # it can double or triple once). Unchecked, it grows by a round's pages every round:
     # eight rounds, eight times the first.
     assert sizes[-1] < 5 * sizes[0], sizes
+
+
+@pytest.fixture
+async def full_disk(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[SqliteStore, type[FullDisk]]]:
+    """A store whose commits fail as on a full disk while ``FullDisk.failing`` says so."""
+    disk = use_full_disk(monkeypatch)
+    opened = SqliteStore(db_path)
+    await opened.open()
+    try:
+        yield opened, disk
+    finally:
+        await opened.close()
+
+
+async def test_a_reply_whose_commit_fails_is_applied_again_once_before_the_next_message(
+    full_disk: tuple[SqliteStore, type[FullDisk]], db_path: Path
+) -> None:
+    """A reply (and a block) nobody can send again is kept when its commit fails and is
+    applied again ahead of the next write; the message that shared the failed commit was
+    told so (its client sends it again) and is not applied again."""
+    store, disk = full_disk
+    await store.record_inbound(inbound(T0, text="question"))
+    assert store._batcher is not None
+    await store._batcher.drain()
+    replied = T0 + timedelta(seconds=1)
+    reply = store.record_reply(THREAD, "answer", replied)
+    block = store.save_injection(THREAD, "a" * 32, 0, "block", T0)
+    resent = inbound(T0 + timedelta(seconds=2), user="7", text="sent twice")
+    shared = await store.record_inbound(resent)  # applied after the reply and the block
+    disk.failing = 1
+
+    with pytest.raises(StoreError, match="disk is full"):
+        await shared.durable.committed()
+    assert not reply.done() and not block.done()
+    assert committed_texts(db_path) == ["question"]
+
+    again = await store.record_inbound(resent)
+    await asyncio.gather(reply, block)
+    await again.durable.committed()
+
+    assert again.prior.thread_last_agent_message_at == replied
+    assert again.prior.thread_last_user_message_at == T0
+    assert committed_texts(db_path) == ["question", "answer", "sent twice"]
+    assert reply.result() < again.message_id
+    assert [m.id for m in await store.transcript(THREAD)][1] == reply.result()
+    assert await store.injections(THREAD) == {("a" * 32, 0): "block"}
+    assert store.write_failure() is None
+
+
+async def test_writes_kept_past_the_bound_fail_are_counted_and_logged(
+    full_disk: tuple[SqliteStore, type[FullDisk]],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(sqlite_kept_writes, "MAX_KEPT", 1)
+    store, disk = full_disk
+    await store.record_inbound(inbound(T0, text="question"))
+    assert store._batcher is not None
+    await store._batcher.drain()
+    kept = store.record_reply(THREAD, "kept", T0 + timedelta(seconds=1))
+    dropped = store.record_reply(THREAD, "dropped", T0 + timedelta(seconds=2))
+    disk.failing = 2  # this commit, and the next one that tries the kept reply
+
+    with caplog.at_level("WARNING", logger=sqlite_kept_writes.__name__):
+        await store._batcher.drain()
+        with pytest.raises(StoreError, match="disk is full"):
+            await dropped
+    assert "1 write(s) nobody can send again are lost (record a reply)" in caplog.text
+    assert store._batcher.lost == 1 and store.lost_writes() == 1
+    assert not kept.done()
+    # A read does not try them again (on a failing disk each would fail a commit) ...
+    assert committed_texts(db_path) == ["question"]
+    assert [m.text for m in await store.transcript(THREAD)] == ["question"]
+    assert disk.failing == 1
+    # ... a transaction of the store's own does, first: it fails again, then succeeds.
+    assert await store.set_thread_timezone(THREAD, "Europe/Paris")
+    assert disk.failing == 0 and not kept.done()
+    assert await store.set_thread_timezone(THREAD, "Europe/Lisbon")
+    assert isinstance(await kept, int)
+    assert committed_texts(db_path) == ["question", "kept"]
+
+
+async def test_kept_writes_go_first_when_the_worker_thread_takes_the_next_ones(
+    full_disk: tuple[SqliteStore, type[FullDisk]], db_path: Path
+) -> None:
+    """Another process holds the file when the next message comes: the writes go to the
+    worker thread, the kept reply ahead of the message."""
+    store, disk = full_disk
+    await store.record_inbound(inbound(T0, text="question"))
+    assert store._batcher is not None
+    await store._batcher.drain()
+    replied = T0 + timedelta(seconds=1)
+    reply = store.record_reply(THREAD, "answer", replied)
+    disk.failing = 1
+    await store._batcher.drain()
+    assert not reply.done()
+
+    async with another_process_holding(db_path):
+        follow_up = asyncio.create_task(
+            store.record_inbound(inbound(T0 + timedelta(seconds=9), text="thanks"))
+        )
+        await asyncio.sleep(0.05)
+        assert not follow_up.done()
+    result = await asyncio.wait_for(follow_up, 10)
+
+    assert result.prior.thread_last_agent_message_at == replied
+    assert await reply < result.message_id
+    assert committed_texts(db_path) == ["question", "answer", "thanks"]

@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from middleware.errors import StoreError
-from middleware.store import InboundRecord, QueuedInbound, Store, sqlite_connection, sqlite_writer
+from middleware.store import InboundRecord, QueuedInbound, Store, sqlite_connection
 from proxy.keys import SERVICES
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
@@ -329,12 +329,25 @@ async def test_inspect_mode_answers_with_forwarded_messages(relay_factory: Relay
 
 
 class _FillingDisk(sqlite3.Connection):
-    """The loop's store connection, whose COMMIT fails as on a full disk while ``full``."""
+    """The loop's store connection, whose COMMIT fails as on a full disk while ``full``;
+    with ``fill_at_a_reply``, the commit of the next transaction that writes an assistant
+    message fails once."""
 
     full = False
+    fill_at_a_reply = False
+    failed_reply_commits = 0
+    _holds_a_reply = False
 
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        if sql == "COMMIT" and _FillingDisk.full:
+        if sql == "BEGIN IMMEDIATE":
+            self._holds_a_reply = False
+        elif args and isinstance(args[0], dict) and args[0].get("role") == "assistant":
+            self._holds_a_reply = True
+        reply_fails = _FillingDisk.fill_at_a_reply and self._holds_a_reply
+        if sql == "COMMIT" and (_FillingDisk.full or reply_fails):
+            if reply_fails:
+                _FillingDisk.fill_at_a_reply = False
+                _FillingDisk.failed_reply_commits += 1
             error = sqlite3.OperationalError("database or disk is full")
             error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[misc]
             error.sqlite_errorname = "SQLITE_FULL"  # type: ignore[misc]
@@ -347,9 +360,11 @@ def filling_disk(monkeypatch: pytest.MonkeyPatch) -> type[_FillingDisk]:
     monkeypatch.setattr(
         sqlite_connection,
         "connect_inline",
-        functools.partial(sqlite_writer.connect_inline, factory=_FillingDisk),
+        functools.partial(sqlite_connection.connect_inline, factory=_FillingDisk),
     )
     monkeypatch.setattr(_FillingDisk, "full", False)
+    monkeypatch.setattr(_FillingDisk, "fill_at_a_reply", False)
+    monkeypatch.setattr(_FillingDisk, "failed_reply_commits", 0)
     return _FillingDisk
 
 
@@ -395,3 +410,48 @@ async def test_a_message_whose_commit_fails_is_answered_503_and_readyz_says_why(
     # The message sent again is stored, not taken for a resend of one already kept.
     transcript = await store.transcript("agent:main:api:full")
     assert [m.role for m in transcript] == ["user", "assistant"] * 2
+
+
+async def test_a_reply_whose_commit_fails_after_the_answer_went_out_is_kept_for_the_next(
+    relay_factory: RelayFactory, filling_disk: type[_FillingDisk]
+) -> None:
+    """The reply is written after the answer went out: nobody can send it again. Its
+    commit fails (a full disk, once): it is applied again in the next transaction, ahead
+    of the next turn's message, so the transcript, the thread's times and the next turn's
+    prior state have what the user was told, once."""
+    relay = await relay_factory(store={"commit_delay_ms": 50})
+    store = relay.runner.app[SERVICES].store
+    thread = {"X-Chronorelay-Thread": "kept"}
+    key = "agent:main:api:kept"
+    filling_disk.fill_at_a_reply = True
+
+    status, body = await post(relay, {"model": "m", "messages": HI}, **thread)
+    assert status == 200
+    for _ in range(200):  # the reply's commit, up to the commit delay later
+        if filling_disk.failed_reply_commits:
+            break
+        await asyncio.sleep(0.01)
+    assert filling_disk.failed_reply_commits == 1
+    said = [*HI, {"role": "assistant", "content": "echo: hi there"}]
+    status, _ = await post(
+        relay,
+        {"model": "m", "messages": [*said, {"role": "user", "content": "and now?"}]},
+        **thread,
+    )
+    assert status == 200
+
+    transcript = await store.transcript(key)
+    assert [(m.role, m.text) for m in transcript] == [
+        ("user", "hi there"),
+        ("assistant", "echo: hi there"),
+        ("user", "and now?"),
+        ("assistant", "echo: and now?"),
+    ]
+    thread_state = await store.get_thread(key)
+    assert thread_state is not None
+    assert thread_state.last_agent_message_at == transcript[3].at
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/readyz") as r:
+            assert r.status == 200 and "store_error" not in await r.json()
+        async with http.get(f"{relay.url}/metrics") as r:
+            assert "chronorelay_store_lost_writes_total 0.0" in await r.text()
