@@ -400,13 +400,13 @@ class StreamingTimeRenderer:
 
     @property
     def idle(self) -> bool:
-        """True when a piece with no ``<``, backtick or line break would come back from
-        ``feed`` unchanged and change nothing, so a caller may skip feeding it."""
+        """True when a piece with no ``<``, backtick, backslash or line break would come back
+        from ``feed`` unchanged and change nothing, so a caller may skip feeding it."""
         return self._idle
 
     def feed(self, delta: str) -> str:
         """Add ``delta`` and return the text that is safe to emit now."""
-        if self._idle and "<" not in delta and "`" not in delta and "\n" not in delta:
+        if self._idle and not ("<" in delta or "`" in delta or "\n" in delta or "\\" in delta):
             return delta
         out: list[str] = []
         for start, end, prose in self._code.scan(delta):
