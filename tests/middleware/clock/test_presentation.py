@@ -300,6 +300,7 @@ def test_unknown_locale_is_refused() -> None:
 def test_markup_instruction_shows_the_form() -> None:
     instruction = markup_instruction()
     assert "<time 2026-11-22T08:00:00Z>" in instruction
+    assert "a date without a time as <time 2026-11-22>" in instruction
     assert "\n" not in instruction
 
 
