@@ -14,7 +14,8 @@ unlinked again, would send the user to undo what is already undone.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from middleware.pipeline import Handler, Stage
 from middleware.types import Reply, Turn
@@ -50,8 +51,26 @@ class Notices:
     async def take(self, user_key: str) -> list[str]:
         """The user's notices still true, oldest first; they are delivered now, so
         forgotten (those no longer true too)."""
+        return [text for text, _ in await self._take_true(user_key)]
+
+    @asynccontextmanager
+    async def delivering(self, user_key: str) -> AsyncIterator[list[str]]:
+        """The user's notices still true, oldest first, for the turn run inside: forgotten
+        once it is through, waiting again for the next message if it fails (the model
+        never answered, so never told them)."""
+        taken = await self._take_true(user_key)
+        try:
+            yield [text for text, _ in taken]
+        except BaseException:
+            if taken:
+                waiting = self._waiting[user_key]
+                waiting[:0] = taken
+                del waiting[:-_MAX_PER_USER]
+            raise
+
+    async def _take_true(self, user_key: str) -> list[tuple[str, Holds | None]]:
         return [
-            text
+            (text, holds)
             for text, holds in self._waiting.pop(user_key, [])
             if holds is None or await holds()
         ]
@@ -64,12 +83,12 @@ def notices_stage(notices: Notices) -> Stage:
     async def deliver(turn: Turn, call_next: Handler) -> Reply:
         if turn.continuation or not notices.waiting_for(turn.user_key):
             return await call_next(turn)
-        waiting = await notices.take(turn.user_key)
-        if waiting:
-            turn.context.sections.append(
-                "The relay has news for the user; tell them in your reply, briefly and "
-                "in your own words: " + " ".join(waiting)
-            )
-        return await call_next(turn)
+        async with notices.delivering(turn.user_key) as waiting:
+            if waiting:
+                turn.context.sections.append(
+                    "The relay has news for the user; tell them in your reply, briefly and "
+                    "in your own words: " + " ".join(waiting)
+                )
+            return await call_next(turn)
 
     return deliver

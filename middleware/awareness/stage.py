@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from middleware.actions.directives import ClockIt, is_directive_only, parse_directive
 from middleware.awareness.group import group_plans
@@ -39,7 +39,12 @@ def awareness_stage(store: Store, settings: AwarenessSettings) -> Stage:
         if view.reply is not None and turn.commands_allowed:
             return Reply(text=view.reply, meta={COMMAND: "clock"})
         turn.context.sections.extend(awareness_sections(view, relay_answers=False))
-        return await call_next(turn)
+        # Raises when the upstream gave no answer: what the model was to be asked about
+        # then stays unasked, and the user's next message (a retry, say) asks it.
+        reply = await call_next(turn)
+        if view.told_ops:
+            await _write(store, view.told_ops)
+        return reply
 
     return awareness
 
@@ -92,14 +97,28 @@ async def save(store: Store, turn: Turn, view: AwarenessView) -> None:
     writes: list[Awaitable[object]] = []
     if view.ops:
         writes.append(store.update_clock_data(turn.user_key, apply_ops(view.ops)))
-    by_owner: dict[str, list[ClockOp]] = {}
-    for owner, op in view.others_ops:
-        by_owner.setdefault(owner, []).append(op)
-    for owner, ops in by_owner.items():
-        writes.append(store.update_clock_data(owner, apply_ops(ops)))
+    writes.extend(_clock_data_writes(store, view.others_ops))
     if view.kind_change is not None:
         kind, explicit = view.kind_change
         writes.append(store.set_thread_kind(turn.thread_key, kind, explicit=explicit))
+    await _together(writes)
+
+
+async def _write(store: Store, owned_ops: Sequence[tuple[str, ClockOp]]) -> None:
+    """Apply changes to the clock data of whoever owns each (user key, change)."""
+    await _together(_clock_data_writes(store, owned_ops))
+
+
+def _clock_data_writes(
+    store: Store, owned_ops: Sequence[tuple[str, ClockOp]]
+) -> list[Awaitable[object]]:
+    by_owner: dict[str, list[ClockOp]] = {}
+    for owner, op in owned_ops:
+        by_owner.setdefault(owner, []).append(op)
+    return [store.update_clock_data(owner, apply_ops(ops)) for owner, ops in by_owner.items()]
+
+
+async def _together(writes: Sequence[Awaitable[object]]) -> None:
     if len(writes) == 1:
         await writes[0]  # alone, it needs no task of its own
     elif writes:

@@ -112,6 +112,10 @@ class AwarenessView(NamedTuple):
     # Changes to actions other members clocked for the group, as (their user key, change):
     # written to their clock data, which holds them (``middleware.awareness.group``).
     others_ops: tuple[tuple[str, ClockOp], ...] = ()
+    # The actions the lines ask about (a cue, a check-in), marked asked as (whose clock
+    # data, change): written only once the model answered, so a turn whose upstream
+    # failed asks again on the next message (§9: asked once — once it was heard).
+    told_ops: tuple[tuple[str, ClockOp], ...] = ()
 
     @property
     def section(self) -> str | None:
@@ -135,6 +139,7 @@ def awareness_view(
     own = {a.id for a in actions}
     actions += [a for a in group.actions if a.id not in own]
     others_ops: list[tuple[str, ClockOp]] = []
+    told_ops: list[tuple[str, ClockOp]] = []
 
     def change(action: Action, op: ClockOp) -> None:
         # A group plan another member clocked is kept in their clock data.
@@ -142,6 +147,10 @@ def awareness_view(
             ops.append(op)
         else:
             others_ops.append((action.user_key, op))
+
+    def asked(action: Action) -> None:
+        whose = turn.user_key if action.id in own else action.user_key
+        told_ops.append((whose, _mark_referenced(action.id, now)))
 
     def by(action: Action) -> str | None:
         return group.by(action, turn.user_key)
@@ -274,13 +283,13 @@ def awareness_view(
         cue = find_cue(turn.own_text, unasked, now=now, extra=settings.inference.cues)
         if cue is not None:
             lines.append(wording.cue(cue, now, by(cue.action)))
-            change(cue.action, _mark_referenced(cue.action.id, now))
+            asked(cue.action)
     # One directive (spec 000 §9): the first rule that has something to say (a hedged
     # reference has nothing once every open action was mentioned).
     for rule in fired:
         checkin, referenced = _checkin(rule, facts, visible, cue.action if cue else None, by)
         if referenced is not None:
-            change(referenced, _mark_referenced(referenced.id, now))
+            asked(referenced)
         if checkin:
             lines.extend(checkin)
             break
@@ -297,6 +306,7 @@ def awareness_view(
         kind_change=kind_change,
         reply=reply if directive_only else None,
         others_ops=tuple(others_ops),
+        told_ops=tuple(told_ops),
     )
 
 

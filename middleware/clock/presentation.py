@@ -400,13 +400,13 @@ class StreamingTimeRenderer:
 
     @property
     def idle(self) -> bool:
-        """True when a piece with no ``<``, backtick or line break would come back from
-        ``feed`` unchanged and change nothing, so a caller may skip feeding it."""
+        """True when a piece with no ``<``, backtick, backslash or line break would come back
+        from ``feed`` unchanged and change nothing, so a caller may skip feeding it."""
         return self._idle
 
     def feed(self, delta: str) -> str:
         """Add ``delta`` and return the text that is safe to emit now."""
-        if self._idle and "<" not in delta and "`" not in delta and "\n" not in delta:
+        if self._idle and not ("<" in delta or "`" in delta or "\n" in delta or "\\" in delta):
             return delta
         out: list[str] = []
         for start, end, prose in self._code.scan(delta):
@@ -445,7 +445,8 @@ def markup_instruction() -> str:
     return (
         "When you state a concrete date and time, write it as <time ISO-8601 instant with "
         "offset> (for example <time 2026-11-22T08:00:00Z> or "
-        "<time 2026-11-22T09:00:00+01:00>); each reader sees it in their own timezone. "
+        "<time 2026-11-22T09:00:00+01:00>), and a date without a time as <time 2026-11-22>; "
+        "each reader sees it in their own timezone and language. "
         "Do not convert times between timezones yourself, and do not add a zone name next "
         "to the tag. If you do not know the exact instant, say so in words instead."
     )

@@ -8,14 +8,14 @@ Everything else passes through byte for byte: an event whose content does not ch
 re-emitted from its original bytes, and a network chunk made only of such whole events is
 yielded as the very same ``bytes`` object. An event is parsed only when it could change
 the answer or what in it is code: while the renderer is idle (it holds nothing and waits
-for no line start or backtick run to end), one without a ``<``, a backtick or a JSON escape
-(a line break is ``\\n``) cannot, and a long answer is hundreds of events. Markup inside
-Markdown code is left as written (``presentation``). An event whose content changes is re-serialised
-with ``json.dumps``, keeping every other field. Text the renderer still holds is flushed into
-the event that sets that answer's ``finish_reason`` (as content, or as an extra content
-event just before it), else before ``data: [DONE]``, else at the end of the stream; the extra
-event copies ``id``, ``object``, ``created``, ``model`` and ``system_fingerprint`` from the
-last event.
+for no line start, backtick run or escaped character to end), one without a ``<``, a
+backtick or a JSON escape (a line break is ``\\n``, a backslash ``\\\\``) cannot, and a
+long answer is hundreds of events. Markup inside Markdown code is left as written
+(``presentation``). An event whose content changes is re-serialised with ``json.dumps``,
+keeping every other field. Text the renderer still holds is flushed into the event that
+sets that answer's ``finish_reason`` (as content, or as an extra content event just before
+it), else before ``data: [DONE]``, else at the end of the stream; the extra event copies
+``id``, ``object``, ``created``, ``model`` and ``system_fingerprint`` from the last event.
 """
 
 from __future__ import annotations

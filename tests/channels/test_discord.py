@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -41,6 +43,31 @@ async def test_dm_is_answered_without_a_reply_reference(
     assert sent["channel_id"] == CHANNEL
     assert "message_reference" not in sent
     assert sent["allowed_mentions"]["parse"] == []
+
+
+@pytest.mark.parametrize(
+    ("locale", "shown"), [("de_DE", "So., 22. Nov. 2099"), ("en_US", "Sun, Nov 22, 2099")]
+)
+async def test_a_date_only_markup_is_written_in_the_users_locale(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    discord_api: FakeDiscordApi,
+    locale: str,
+    shown: str,
+) -> None:
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("hi", channel_id=CHANNEL, user_id=42)
+        await discord_api.wait_for_sent(1)
+    # Nothing a Discord message carries says the user's language: the store is told.
+    with closing(sqlite3.connect(tmp_path / "relay.sqlite3")) as db, db:
+        changed = db.execute("UPDATE users SET locale = ? WHERE user_key = 'discord:42'", [locale])
+        assert changed.rowcount == 1
+    # A year far off, so it is shown whatever year the test runs in.
+    fake_upstream.reply_content = "The fair opens <time 2099-11-22>."
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_message("when does the fair open?", channel_id=CHANNEL, user_id=42)
+        [_, sent] = await discord_api.wait_for_sent(2)
+    assert sent["content"] == f"The fair opens {shown}."
 
 
 async def test_guild_message_needs_a_mention_and_gets_a_reply(

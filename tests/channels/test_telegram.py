@@ -29,7 +29,7 @@ from tests.channels.support import (
 )
 from tests.conftest import relay_config
 from tests.fakes.telegram_api import TOKEN, FakeTelegramApi
-from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream
+from tests.fakes.upstream import RELAY_BLOCK, FakeUpstream, Scripted
 
 MENTION = [{"type": "mention", "offset": 0, "length": 16}]
 
@@ -271,6 +271,31 @@ async def test_an_llm_that_takes_too_long_is_said_in_a_few_words(
         "[no answer: the LLM took too long to answer — try again in a moment, and tell "
         "the relay's operator if it keeps happening]"
     )
+
+
+async def test_a_message_sent_again_after_the_llm_failed_keeps_its_cue(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    await telegram_api.push_message("heading to the gym now", chat_id=1001, user_id=42)
+    await telegram_api.wait_for_sent(1)
+    # Every attempt at the next message fails (the relay tries it three times).
+    overloaded = {"error": {"message": "overloaded"}}
+    fake_upstream.failures = [Scripted(503, overloaded, {"Retry-After": "0"})] * 3
+    await telegram_api.push_message("ugh, I'm so sore", chat_id=1001, user_id=42)
+    [_, refused] = await telegram_api.wait_for_sent(2)
+    assert "overloaded" in refused["text"]
+    assert "did you end up going to the gym" in fake_upstream.last.body["messages"][-1]["content"]
+
+    # The model never heard the cue: the user's retry brings it again.
+    await telegram_api.push_message("ugh, I'm so sore", chat_id=1001, user_id=42)
+    await telegram_api.wait_for_sent(3)
+    told = fake_upstream.last.body["messages"][-1]["content"]
+    assert "did you end up going to the gym" in told
+
+    # Once the model did hear it, it is not asked again.
+    await telegram_api.push_message("still sore, honestly", chat_id=1001, user_id=42)
+    await telegram_api.wait_for_sent(4)
+    assert "did you end up going" not in fake_upstream.last.body["messages"][-1]["content"]
 
 
 def utf16(text: str) -> int:

@@ -3,6 +3,8 @@ as a fake clock moves through minutes, hours and months."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 from middleware.clock.source import FakeClock
 from proxy.server import RunningServer
 from tests.conftest import RelayFactory
-from tests.fakes.upstream import FakeUpstream
+from tests.fakes.upstream import FakeUpstream, Scripted
 
 START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 ADMIN = "admin-token-0123456789"
@@ -47,6 +49,17 @@ class Conversation:
 
     async def say(self, text: str, *, after: timedelta = timedelta(0)) -> dict[str, Any]:
         self.clock.advance(after)
+        async with self._posted(text) as response:
+            assert response.status == 200, await response.text()
+            return dict(await response.json())
+
+    async def post(self, text: str) -> int:
+        """Send ``text`` at the fake clock's now; the status the relay answered with."""
+        async with self._posted(text) as response:
+            return response.status
+
+    @asynccontextmanager
+    async def _posted(self, text: str) -> AsyncIterator[aiohttp.ClientResponse]:
         headers = {
             "X-Chronorelay-User": self.user,
             "X-Chronorelay-Thread": self.thread,
@@ -57,8 +70,7 @@ class Conversation:
             async with http.post(
                 f"{self.relay.url}/v1/chat/completions", json=body, headers=headers
             ) as response:
-                assert response.status == 200, await response.text()
-                return dict(await response.json())
+                yield response
 
     async def block_for(self, text: str, *, after: timedelta = timedelta(0)) -> str:
         """Send ``text``; return the relay block the upstream received with it."""
@@ -169,6 +181,25 @@ async def test_a_confirming_question_is_asked_once_not_on_every_cue(talk: Conver
     # Nor is the gym brought up again as a welcome back after the next gap.
     later = await talk.block_for("hey", after=timedelta(hours=2))
     assert "gym" not in later.lower()
+
+
+@pytest.mark.parametrize("status", [502, 504])
+async def test_a_cue_the_upstream_never_heard_is_told_on_the_next_message(
+    talk: Conversation, status: int
+) -> None:
+    await talk.say("I'm heading to the gym")
+    # Every attempt fails (the relay tries three times); the client gets the status.
+    failure = Scripted(status, {"error": {"message": "bad gateway"}}, {"Retry-After": "0"})
+    talk.upstream.failures = [failure] * 3
+    talk.clock.advance(timedelta(hours=1))
+    assert await talk.post("ugh I'm so sore") == status
+    assert "Possible connection" in talk.upstream.last.body["messages"][-1]["content"]
+
+    block = await talk.block_for("so sore, seriously", after=timedelta(minutes=1))
+    assert "Possible connection (unconfirmed)" in block
+    assert "Possible connection" not in await talk.block_for(
+        "still sore", after=timedelta(minutes=1)
+    )
 
 
 async def test_sore_without_an_action_gets_no_inference(talk: Conversation) -> None:

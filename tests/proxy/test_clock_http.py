@@ -173,6 +173,22 @@ async def test_explicit_zone_wins_and_times_are_anchored(
     assert "(Asia/Kathmandu, UTC+05:45; named in this message)" in text
 
 
+async def test_the_model_is_told_the_date_only_markup_only_while_it_is_rendered(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    on = await relay_factory()
+    fake_upstream.reply_content = "Sure, see you <time 2026-11-22>."
+    answer = await chat(on, "can we talk tomorrow at 9am?", at="2026-11-21T10:00:00Z")
+    assert "a date without a time as <time 2026-11-22>" in block(fake_upstream)
+    assert answer["choices"][0]["message"]["content"] == "Sure, see you Sun, Nov 22."
+    await on.stop()  # one relay serves a store at a time
+
+    off = await relay_factory(clock={"enabled": False})
+    fake_upstream.reply_content = None
+    await chat(off, "can we talk tomorrow at 9am?", at="2026-11-21T10:00:00Z", user="bo")
+    assert "<time" not in str(fake_upstream.last.body["messages"])
+
+
 async def test_a_fixed_offset_is_named_as_an_offset(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:

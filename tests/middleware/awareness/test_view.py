@@ -64,7 +64,11 @@ def test_a_hedged_reference_is_made_once_then_the_next_rule_speaks() -> None:
     first = awareness_view(turn("hi", prior_with(action())), settings)
     assert first.fired == ("action_first", "recap")
     assert len(first.lines) == 1 and "Check-in (action_first)" in first.lines[0]
-    stored = apply_ops(first.ops)(prior_with(action()).clock_data)
+    # Marked asked once the model heard it: a change of its own, not made with the rest.
+    assert apply_ops(first.ops)(prior_with(action()).clock_data) is None
+    [(owner, asked)] = first.told_ops
+    stored = apply_ops([asked])(prior_with(action()).clock_data)
+    assert owner == "api:ana"
     assert stored is not None and stored.latest_actions[0]["referenced_iso"]
 
     mentioned = action(referenced_at=NOW)

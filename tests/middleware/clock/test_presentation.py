@@ -300,6 +300,7 @@ def test_unknown_locale_is_refused() -> None:
 def test_markup_instruction_shows_the_form() -> None:
     instruction = markup_instruction()
     assert "<time 2026-11-22T08:00:00Z>" in instruction
+    assert "a date without a time as <time 2026-11-22>" in instruction
     assert "\n" not in instruction
 
 
@@ -397,6 +398,21 @@ STAMP = "<t:1795334400:f>"
         (f"`{MARKUP}\n`", f"`{MARKUP}\n`"),
         # A markup never spans into code.
         ("<time 2026-11-22T08:00:00Z`>`", "<time 2026-11-22T08:00:00Z`>`"),
+        # A backslash-escaped backtick is a literal backtick, no delimiter (an escaped
+        # backslash escapes nothing); inside a span a backslash escapes nothing.
+        (f"type \\` then {MARKUP}", f"type \\` then {STAMP}"),
+        (f"a \\\\`{MARKUP}` b", f"a \\\\`{MARKUP}` b"),
+        (f"`a\\` {MARKUP}", f"`a\\` {STAMP}"),
+        # A fenced block in a block quote, to its closing fence or the quote's end.
+        (f"> ```\n> {MARKUP}\n> ```\n{MARKUP}", f"> ```\n> {MARKUP}\n> ```\n{STAMP}"),
+        (
+            f"> > ~~~\n> > {MARKUP}\n> > ~~~\n> {MARKUP}",
+            f"> > ~~~\n> > {MARKUP}\n> > ~~~\n> {STAMP}",
+        ),
+        (f"> ```\n> {MARKUP}\n{MARKUP}", f"> ```\n> {MARKUP}\n{STAMP}"),
+        (f"> ```\n> {MARKUP}\n\n{MARKUP}", f"> ```\n> {MARKUP}\n\n{STAMP}"),
+        # A ">" inside a fence outside any quote is the code's own.
+        (f"```\n> ```\n{MARKUP}\n```\n{MARKUP}", f"```\n> ```\n{MARKUP}\n```\n{STAMP}"),
     ],
 )
 def test_markup_inside_code_stays_as_written(text: str, expected: str) -> None:
@@ -428,7 +444,8 @@ _CODE_SAMPLE = (
     f"```md\n{MARKUP}\n```\n"
     f"  ~~~\nx `{MARKUP}\n~~~\n"
     f"it's ` {MARKUP}\n"
-    f"{MARKUP}"
+    f"{MARKUP} \\` {MARKUP} \\\\`{MARKUP}`\n"
+    f"> ```\n> {MARKUP}\n> ```\n> {MARKUP}"
 )
 
 
@@ -436,8 +453,8 @@ def test_code_split_at_every_position_streams_as_the_whole_text() -> None:
     """Backtick runs, fences and markups cut between two pieces at every position."""
     audience = DiscordAudience()
     whole = render_times(_CODE_SAMPLE, audience)
-    assert whole.count(STAMP) == 2
-    assert whole.count(MARKUP) == 5
+    assert whole.count(STAMP) == 4
+    assert whole.count(MARKUP) == 7
     for cut in range(len(_CODE_SAMPLE) + 1):
         renderer = StreamingTimeRenderer(audience)
         streamed = renderer.feed(_CODE_SAMPLE[:cut]) + renderer.feed(_CODE_SAMPLE[cut:])

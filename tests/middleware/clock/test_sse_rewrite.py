@@ -341,3 +341,12 @@ async def test_a_fence_after_a_skipped_line_break_is_seen() -> None:
     tokens = ["Example", ":\n", "```", "\n", MARKUP, "\n", "```", "\n", "at ", MARKUP]
     events = parse(b"".join(await run([sse(chunk_event(t)) for t in tokens])))
     assert contents(events) == f"Example:\n```\n{MARKUP}\n```\nat {STAMP}"
+
+
+async def test_an_escaped_backtick_and_a_quoted_fence_stream_as_written() -> None:
+    """A backslash in one event escapes the backtick in the next; a fence in a block quote
+    holds its markup to its closing ``> ```` line."""
+    tokens = ["Type ", "\\", "`", " at ", MARKUP, "\n> ", "```", "\n> ", MARKUP, "\n> ```\n"]
+    tokens += ["then ", MARKUP]
+    events = parse(b"".join(await run([sse(chunk_event(t)) for t in tokens])))
+    assert contents(events) == (f"Type \\` at {STAMP}\n> ```\n> {MARKUP}\n> ```\nthen {STAMP}")
