@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
 from middleware.cards.fitting import (
+    DAYS,
     ELLIPSIS,
     LIVING_MEMORY,
     MONTHS,
@@ -20,6 +21,7 @@ from middleware.cards.fitting import (
 from middleware.continuity.model import MemoryFact
 from middleware.memory.candidate import MemoryCandidate
 from middleware.memory.confidence import is_hedged
+from middleware.memory.periods import period_end
 from middleware.memory.replacement import supersedes
 
 logger = logging.getLogger(__name__)
@@ -33,8 +35,10 @@ def living_memory_card(
 ) -> str | None:
     """The living memory card: never dropped while there is a fact (§6.3). A fact memory
     is no longer sure of (spec 003 §8) says when it was last said and that it may be out
-    of date, so the model asks rather than asserts it."""
-    facts = _standing([fact for fact in memory if one_line(fact.text)])
+    of date, so the model asks rather than asserts it. One said of a time ("Is in Lisbon
+    this week") says the day it was said, and is left off once that time is over: it is
+    no longer current, though ``/memory`` still lists it."""
+    facts = _standing([fact for fact in memory if one_line(fact.text) and _current(fact, now, tz)])
     if not facts:
         return None
     # Most important first: by kind, the sure before the doubtful, then newest; trimming
@@ -98,9 +102,18 @@ def _replaces(later: MemoryFact, earlier: MemoryFact) -> bool:
     )
 
 
+def _current(fact: MemoryFact, now: datetime, tz: tzinfo) -> bool:
+    """Whether the time the fact was said of, if any ("… this week"), still runs."""
+    ends = period_end(fact.text, fact.last_mentioned_at, tz)
+    return ends is None or now < ends
+
+
 def _memory_line(fact: MemoryFact, now: datetime, tz: tzinfo) -> str:
     text = one_line(fact.text)
+    said = fact.last_mentioned_at.astimezone(tz)
+    if period_end(fact.text, fact.last_mentioned_at, tz) is not None:
+        # "This week" is the week it was said in: the model reads it against today.
+        return f"{text} (said {DAYS[said.weekday()]} {said.day} {MONTHS[said.month - 1]})"
     if not is_hedged(fact, now):
         return text
-    said = fact.last_mentioned_at.astimezone(tz)
     return f"{text} (said {MONTHS[said.month - 1]} {said.year}, may be out of date)"

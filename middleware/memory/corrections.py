@@ -42,16 +42,17 @@ GAINSAY = (
     r"(?:(?:that|it|this)\s*(?:'\s*s|\s+is)\s+(?:(?:all|just)\s+)?(?:wrong|incorrect|outdated"
     r"|not\s+(?:right|true|correct|so))|not\s+true|wrong|no|nope|actually)\s*[,.!:;—–-]*\s*"
 )
-# A remembered fact denied: "I'm not vegan (any more)", "that's wrong, I don't live in
-# Berlin", "no, I don't work at Acme". What follows "not" is read as the fact it denies
-# ("I'm vegan" → "Is vegan"); not something not yet true ("I don't live in Berlin yet").
+# A remembered fact denied: "I'm not vegan (any more)", "I'm no longer vegan", "that's
+# wrong, I don't live in Berlin", "no, I don't work at Acme", "I no longer work at
+# Google". What follows "not" is read as the fact it denies ("I'm vegan" → "Is vegan");
+# not something not yet true ("I don't live in Berlin yet").
 DENIAL = _re(
     rf"(?:{GAINSAY})?"
-    r"(?!.*\byet\b)(?:i\s*(?:'\s*m|\s+am)\s+not\s+(?P<am>.+?)"
-    r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?"
+    r"(?!.*\byet\b)(?:i\s*(?:'\s*m|\s+am)\s+(?:not|no\s+longer)\s+(?P<am>.+?)"
+    r"|i\s+(?:don\s*'?\s*t|do\s+not|no\s+longer)\s+(?P<do>(?:work"
     # "I don't live in Berlin any more" is a move, kept as said (everyday "left").
-    r"|i\s+(?:don\s*'?\s*t|do\s+not)\s+(?P<do>(?:live|work)\s+(?:in|at|for|near|as|from)\s+"
-    r"(?!.*\bany\s?(?:more|longer)\W*$).+?))\W*$"
+    r"|live(?!.*\bany\s?(?:more|longer)\W*$))\s+(?:in|at|for|near|as|from)\s+.+?))"
+    r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?\W*$"
 )
 
 

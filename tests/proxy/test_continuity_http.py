@@ -759,6 +759,21 @@ async def test_a_month_of_a_life_told_in_chat_keeps_the_living_memory_card_curre
     assert "Drinks tea every morning — said 20 Nov 2026, 95% sure" in listing, listing
 
 
+async def test_a_fact_said_of_this_week_is_not_told_as_current_three_weeks_later(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/tz Europe/Lisbon")
+    await ana.say("Please remember that I'm in Lisbon this week. I'm vegan.")
+    memory = cards_in(await ana.block_for("hi", after=timedelta(days=2)))["living_memory"]
+    assert "Is in Lisbon this week (said Mon 2 Nov)" in memory, memory
+    memory = cards_in(await ana.block_for("hi", after=timedelta(days=21)))["living_memory"]
+    assert "Lisbon" not in memory and "Is vegan" in memory, memory
+    # Still theirs to see and delete.
+    assert "Is in Lisbon this week" in await ana.say("/memory")
+
+
 async def test_an_item_with_a_full_stop_in_it_is_shown_once_on_the_card_and_in_recap(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

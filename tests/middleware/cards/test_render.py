@@ -551,6 +551,35 @@ def test_a_fact_memory_is_no_longer_sure_of_says_when_it_was_said() -> None:
     assert auckland == (memory_card("Lives in Berlin (said Mar 2025, may be out of date)"),)
 
 
+@pytest.mark.parametrize(
+    ("text", "days_ago", "shown"),
+    [
+        # Said Monday 17 Nov; NOW is Wednesday 19 Nov.
+        ("Is in Lisbon this week", 2, "Is in Lisbon this week (said Mon 17 Nov)"),
+        ("Is travelling next week", 2, "Is travelling next week (said Mon 17 Nov)"),
+        ("Has exams this month", 18, "Has exams this month (said Sat 1 Nov)"),
+        (
+            "Has a dentist appointment tomorrow",
+            1,
+            "Has a dentist appointment tomorrow (said Tue 18 Nov)",
+        ),
+        # Over: the week, the day and the month it was said of.
+        ("Is in Lisbon this week", 21, None),
+        ("Is travelling this weekend", 3, None),
+        ("Has a dentist appointment tomorrow", 2, None),
+        ("Is off today", 1, None),
+        ("Has exams this month", 19, None),
+    ],
+)
+def test_a_fact_said_of_a_time_says_when_and_leaves_once_that_time_is_over(
+    text: str, days_ago: float, shown: str | None
+) -> None:
+    dated = fact(7, "fact", text, days_ago=days_ago)
+    name = fact(9, "name", "Name: Ana", days_ago=400)
+    expected = ("Name: Ana",) if shown is None else ("Name: Ana", shown)
+    assert render(memory=(dated, name)).cards == (memory_card(*expected),)
+
+
 # --- Total budget (§6.4) --------------------------------------------------------------
 
 ACTIVITY = (segment("wc:a", "Smith v. Acme appeal: motion practice", 1),)

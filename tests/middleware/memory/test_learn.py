@@ -402,6 +402,9 @@ async def test_a_pet_that_died_leaves_the_others_named_with_it(
         (("I'm based in Berlin.", "No, I don't live in Berlin"), []),
         (("I live in Berlin. I'm vegan.", "I'm not vegan any more."), ["Lives in Berlin"]),
         (("I'm vegan.", "Actually, I'm not vegan."), []),
+        (("I live in Porto. I'm vegan.", "I'm no longer vegan."), ["Lives in Porto"]),
+        (("I work at Google.", "I no longer work at Google, I joined Stripe."), []),
+        (("I work at Google. I'm vegan.", "I don't work at Google any more."), ["Is vegan"]),
         # Not theirs to deny, not yet true, or not what is remembered: all stand.
         (("I live in Berlin.", "I don't live in Berlin yet."), ["Lives in Berlin"]),
         (("I live in Berlin.", "She doesn't live in Berlin."), ["Lives in Berlin"]),

@@ -815,6 +815,11 @@ def test_a_partner_named_in_a_business_sentence_is_not_learned(text: str) -> Non
         ("Actually, I'm not vegan.", "Is vegan"),
         ("I'm not a teacher.", "Is a teacher"),
         ("I'm not allergic to peanuts.", "Is allergic to peanuts"),
+        # "No longer", and work ended "any more", deny as "not" does.
+        ("I'm no longer vegan.", "Is vegan"),
+        ("I'm no longer a nurse", "Is a nurse"),
+        ("I no longer work at Google.", "Works at Google"),
+        ("I don't work at Google anymore.", "Works at Google"),
     ],
 )
 def test_a_denial_names_the_remembered_fact_it_retires(text: str, denied: str) -> None:
