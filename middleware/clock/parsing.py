@@ -62,7 +62,10 @@ class ParseResult:
 
     When ``needs_clarification`` is True the instants are None and ``candidates`` holds
     the instants to choose between (fold, ambiguous hour, "next Friday", ...) or, for a
-    DST gap, the suggested instant. Instants are aware and in UTC.
+    DST gap, the suggested instant. When the candidates are spans (a range of hours with
+    no am/pm: "02:00 to 04:00 or 14:00 to 16:00?"), ``candidate_ends`` holds the end of
+    each, in the same order, so an answer that picks one gets its whole span as said.
+    Instants are aware and in UTC.
     """
 
     kind: Kind
@@ -73,6 +76,7 @@ class ParseResult:
     matched_text: str = ""
     zone: str | None = None
     candidates: tuple[datetime, ...] = ()
+    candidate_ends: tuple[datetime, ...] = ()
 
 
 @lru_cache(maxsize=64)
@@ -245,11 +249,15 @@ def _anchor(reading: LocalReading, anchor: _Anchor, phrase: str) -> ParseResult:
     if reading.kind == "point":
         return _anchor_point(reading.times[0], anchor, base)
     candidates: list[datetime] = []
-    for naive in reading.times:
+    ends: list[datetime] = []
+    for index, naive in enumerate(reading.times):
         point = _anchor_point(naive, anchor, base)
-        candidates.extend([point.start_instant] if point.start_instant else point.candidates)
+        starts = [point.start_instant] if point.start_instant else point.candidates
+        candidates.extend(starts)
+        if reading.ends:  # each end is its own wall time in the zone, DST or not
+            ends.extend(_span_bound(reading.ends[index], anchor) for _ in starts)
     return replace(base, needs_clarification=True, clarification_question=reading.question,
-                   candidates=tuple(candidates))  # fmt: skip
+                   candidates=tuple(candidates), candidate_ends=tuple(ends))  # fmt: skip
 
 
 def _iso(phrase: str) -> ParseResult | None:

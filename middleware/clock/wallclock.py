@@ -425,7 +425,7 @@ def _hour_range(
             f"Do you mean {first:%H:%M} to {first_end:%H:%M} or {second:%H:%M} to "
             f"{second_end:%H:%M} on {describe_day(first.date())}?"
         )
-        return LocalReading("choice", (first, second), question)
+        return LocalReading("choice", (first, second), question, ends=(first_end, second_end))
     if not spans:
         return None
     start, end = spans[0]

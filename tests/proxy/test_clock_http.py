@@ -670,6 +670,28 @@ async def test_the_answer_to_the_range_question_is_the_range_it_picks(
     ) in block(fake_upstream)
 
 
+async def test_the_answered_range_on_the_night_clocks_go_back_is_its_real_length(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """ "between 1 and 3" on the night Berlin goes back from 03:00 to 02:00: the range the
+    answer picks ends at 03:00 on the clock after the change, three hours on, not two
+    hours after its start as the question's "01:00 to 03:00" would count it."""
+    clock = FakeClock(datetime(2026, 10, 24, 7, 0, tzinfo=UTC))  # Sat, Berlin 09:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "call me between 1 and 3 tomorrow", headers)
+    assert "Do you mean 01:00 to 03:00 or 13:00 to 15:00 on Sunday 25 October?" in block(
+        fake_upstream
+    )
+    clock.advance(timedelta(minutes=1))
+    await say(relay, "am", headers)
+    assert (
+        'Times in this message: "am" = 2026-10-25T01:00:00+02:00 '
+        "to 2026-10-25T03:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+
+
 async def test_a_range_from_one_hour_to_another_or_past_midnight_is_one_span(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
