@@ -203,15 +203,17 @@ def _session_anchor(tz: str) -> _Anchor:
 
 
 def _span_bound(naive: datetime, anchor: _Anchor) -> datetime:
-    """The first instant of a local wall time bounding a span: a day's midnight, or
-    another time ("this morning" so far: 05:00 to now); the end of a DST gap covering
-    it, the first reading in a fold."""
+    """The instant of a local wall time bounding a span: a day's midnight, or another
+    time ("this morning" so far: 05:00 to now, "from 1am to 3am"). In a DST gap it is
+    read with the offset before the jump, as zoneinfo's ``fold=0`` does (02:30 on the
+    night clocks go from 02:00 to 03:00 is 03:30; a midnight the day starts in a gap is
+    the jump itself); in a fold it is the first reading."""
     if anchor.zone is None:
         return anchor.fixed(naive)
     found = localize(naive, anchor.zone)
     if found.status == "gap":
-        assert found.transition is not None
-        return found.transition
+        assert found.shifted is not None
+        return found.shifted
     return found.instants[0]
 
 

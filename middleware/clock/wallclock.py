@@ -111,8 +111,9 @@ _CLOCK_RANGE = re.compile(
     r"\s*(?:-|–|—|to|till|until)\s*"
     r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?\s*(?P<ap2>[ap])\.?m\b\.?"
 )
-# "from" before a range of hours says only where it begins.
-_FROM = re.compile(r"^from\b\s*")
+# "from" before a range of hours says only where it begins ("from 2pm to 3pm friday",
+# "tonight from 11pm to 4am").
+_FROM = re.compile(r"^from\b\s*|\s*\bfrom$")
 # "between 2 and 4", "between 2pm and 4:30pm", "between 14 and 16": a range of hours with
 # no am/pm needed, "between" saying they are hours.
 _BETWEEN_HOURS = re.compile(
@@ -409,13 +410,17 @@ def _hour_range(
     2 and 4 tomorrow") the readings still in question are asked about, as an hour's."""
     rest = _APPROXIMATELY.sub("", f" {_tidy(_cut(lowered, hours))}").strip()
     rest = _FROM.sub("", rest)  # "from 2pm to 3:30pm tomorrow"
+    readings = _range_ends(hours)
+    if rest == "tonight":  # "tonight 11pm to 4am", "tonight 1-3am": the next one to end
+        rest = ""
+        readings = [ends for ends in readings if _at_night(ends[0])] or readings
     day = base.date()
     if rest and rest != "today":
         parsed = _read_date(rest, base, date_order, past)
         if parsed is None or parsed[1] != "day":
             return None
         day = parsed[0].date()
-    spans = [_span_on(day, ends, base, bool(rest), past) for ends in _range_ends(hours)]
+    spans = [_span_on(day, ends, base, bool(rest), past) for ends in readings]
     if len(spans) == 2:
         kept = _settle_dial([start for start, _ in spans], base, day if rest else None, past)
         spans = [span for span in spans if span[0] in kept]
@@ -435,6 +440,17 @@ def _hour_range(
         if asked.kind == "choice":
             return asked
     return LocalReading("span", (start, end))
+
+
+def _at_night(start: time) -> bool:
+    """Does a range of hours that begins at ``start`` begin in the night ("tonight between
+    2 and 4" is 02:00, "tonight between 8 and 10" 20:00)?"""
+    return start.hour >= 17 or _in_small_hours(start)
+
+
+def _in_small_hours(clock: time) -> bool:
+    """00:00 to 04:59: after midnight, still the night before."""
+    return clock.hour < 5
 
 
 def _span_on(
@@ -552,9 +568,13 @@ def _read_lowered(
         )
         return LocalReading("choice", (start, end), question)
 
+    # "tonight 2:30am" said in the evening is the small hours after tonight's midnight.
+    after_midnight = bool(part and part["part"] == "tonight" and not _in_small_hours(base.time()))
     candidates = []
     for clock in clock_times:
         value = datetime.combine(explicit_day or base.date(), clock)
+        if after_midnight and _in_small_hours(clock):
+            value += timedelta(days=1)
         if explicit_day is None and past and value > base:
             value -= timedelta(days=1)  # told of the past: its last occurrence
         elif explicit_day is None and not past and value <= base:
