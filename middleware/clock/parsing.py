@@ -106,7 +106,8 @@ def date_order_for_locale(locale: str) -> str:
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                  "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
 _RELATIVE = re.compile(
-    r"^(?P<in>in\s+)?(?:(?P<half>half\s+an?\s+hour)|(?P<n>\d+(?:\.\d+)?|"
+    r"^(?P<in>in\s+)?(?:(?P<half>half\s+an?\s+hour)|(?P<and_half>an?\s+hour\s+and\s+a\s+half)"
+    r"|(?P<n>\d+(?:\.\d+)?|"
     + "|".join(_NUMBER_WORDS)
     + r")\s*(?P<unit>sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|weeks?|fortnights?"
     r"|months?|years?))(?P<tail>\s+(?:time|from\s+now|later|ago))?$"
@@ -152,8 +153,8 @@ def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult |
     ):
         return None
     sign = -1 if tail == "ago" else 1
-    if match["half"]:
-        instant = reference + sign * timedelta(minutes=30)
+    if match["half"] or match["and_half"]:
+        instant = reference + sign * timedelta(minutes=90 if match["and_half"] else 30)
     else:
         amount = float(_NUMBER_WORDS.get(match["n"], 0) or match["n"])
         unit = match["unit"]

@@ -579,6 +579,23 @@ def test_an_hour_in_the_small_hours_tonight_is_after_midnight() -> None:
     assert result.start_instant == iso("2026-10-25T01:00:00+02:00")
 
 
+@pytest.mark.parametrize(
+    ("message", "phrase", "minutes"),
+    [
+        ("call me in half an hour", "in half an hour", 30),
+        ("half an hour from now", "half an hour from now", 30),
+        ("half an hour ago", "half an hour ago", -30),
+        ("back in an hour and a half", "in an hour and a half", 90),
+        ("back in 1.5 hours", "in 1.5 hours", 90),
+        ("3 hours from now", "3 hours from now", 180),
+    ],
+)
+def test_half_hours_and_from_now_are_found_whole(message: str, phrase: str, minutes: int) -> None:
+    [found] = find_time_expressions(message, "Europe/Berlin", REF)
+    assert found.matched_text == phrase
+    assert found.start_instant == REF + timedelta(minutes=minutes)
+
+
 def test_floating_question_asks_for_a_zone() -> None:
     text = question("tomorrow at 9am", None)
     assert text is not None and "timezone" in text and "tomorrow at 9am" in text
