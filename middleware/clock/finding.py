@@ -160,6 +160,12 @@ _HALF_HOURS = re.compile(
     r"|\bhalf\s+an?\s+hour\s+(?:from\s+now|ago)\b",
     re.I,
 )
+# Days on from a day ("a week from tuesday"), of which dateparser finds only the day.
+_DAYS_FROM = re.compile(
+    rf"\b(?:an?|one|two|three|four|\d{{1,2}})\s+(?:days?|weeks?|fortnights?)\s+(?:from|after)\s+"
+    rf"(?:today|tomorrow|{_WEEKDAYS})\b",
+    re.I,
+)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 # ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
 # letter", "friday after the" + "standup"): a time phrase never ends on one.
@@ -403,7 +409,7 @@ def _with_parts_of_today(text: str, taken: list[tuple[int, int]]) -> list[tuple[
     morning's", "Monday" of "5k Monday morning", "in an hour" of "in an hour and a half")."""
     spans = list(taken)
     parts = (*_PART_OF_TODAY.finditer(text), *_WEEKDAY_PART.finditer(text))
-    for match in (*parts, *_HALF_HOURS.finditer(text)):
+    for match in (*parts, *_HALF_HOURS.finditer(text), *_DAYS_FROM.finditer(text)):
         start, end = match.span()
         if any(s <= start and end <= e for s, e in spans):
             continue

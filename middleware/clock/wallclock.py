@@ -91,6 +91,14 @@ _APPROXIMATELY = re.compile(
     r"(?:\s+(?:at|@|around|about|approx(?:imately|\.)?|roughly|~|sometime|circa))+$"
 )
 _EOD = re.compile(r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod)\b")
+# Days on from a day ("a week from tuesday", "a week from today", "two days from
+# friday"), which dateparser reads as that long before now or leaves at the day itself.
+_DAYS_FROM = re.compile(
+    r"(?P<count>an?|one|two|three|four|\d{1,2})\s+(?P<unit>days?|weeks?|fortnights?)"
+    r"\s+(?:from|after)\s+(?P<day>today|tomorrow|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+)
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
+_UNIT_DAYS = {"d": 1, "w": 7, "f": 14}
 _END_OF_WEEK = re.compile(
     r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?"
     r"(?P<work>(?:work|working|business)\s+)?week"
@@ -442,6 +450,19 @@ def _hour_range(
     return LocalReading("span", (start, end))
 
 
+def _days_from(found: re.Match[str], base: datetime, date_order: str) -> LocalReading | None:
+    """The whole day some days or weeks on from a day ("a week from tuesday": the Tuesday
+    after next); None when the day itself is in question ("a week from friday" said on
+    a Friday: from today or from next Friday?)."""
+    day = _read_lowered(found["day"], base, date_order, False, False, False)
+    if day is None or day.kind != "span":
+        return None
+    count = found["count"]
+    days = (_COUNTS.get(count) or int(count)) * _UNIT_DAYS[found["unit"][0]]
+    start = datetime.combine(day.times[0].date() + timedelta(days=days), time())
+    return LocalReading("span", (start, start + timedelta(days=1)))
+
+
 def _at_night(start: time) -> bool:
     """Does a range of hours that begins at ``start`` begin in the night ("tonight between
     2 and 4" is 02:00, "tonight between 8 and 10" 20:00)?"""
@@ -498,6 +519,9 @@ def _read_lowered(
     lowered: str, base: datetime, date_order: str, clock_24h: bool, past: bool, waking: bool
 ) -> LocalReading | None:
     tidy = _tidy(lowered)
+    days_from = _DAYS_FROM.fullmatch(tidy)
+    if days_from is not None:
+        return _days_from(days_from, base, date_order)
     week_end = _END_OF_WEEK.fullmatch(tidy)
     if week_end is not None:
         return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))

@@ -596,6 +596,22 @@ def test_half_hours_and_from_now_are_found_whole(message: str, phrase: str, minu
     assert found.start_instant == REF + timedelta(minutes=minutes)
 
 
+@pytest.mark.parametrize(
+    ("message", "phrase", "day"),
+    [  # REF is Saturday 21 November in Berlin
+        ("a week from today", "a week from today", "2026-11-28"),
+        ("let's meet a week from tuesday", "a week from tuesday", "2026-12-01"),
+        ("two days from tomorrow", "two days from tomorrow", "2026-11-24"),
+    ],
+)
+def test_days_on_from_a_day_are_that_day_moved_on(message: str, phrase: str, day: str) -> None:
+    """ "a week from today" was a week ago, "a week from tuesday" only the Tuesday."""
+    [found] = find_time_expressions(message, "Europe/Berlin", REF)
+    assert found.matched_text == phrase
+    assert found.start_instant == iso(f"{day}T00:00:00+01:00")
+    assert found.end_instant == found.start_instant + timedelta(days=1)
+
+
 def test_floating_question_asks_for_a_zone() -> None:
     text = question("tomorrow at 9am", None)
     assert text is not None and "timezone" in text and "tomorrow at 9am" in text
