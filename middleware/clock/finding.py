@@ -166,6 +166,12 @@ _DAYS_FROM = re.compile(
     rf"(?:today|tomorrow|{_WEEKDAYS})\b",
     re.I,
 )
+# A day alone: two of them side by side ("not tomorrow, friday") are two days, not one.
+_DAY_ALONE = re.compile(
+    rf"(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})", re.I
+)
+# A day turned down right before it is said ("not tomorrow", "can't do friday"): no plan.
+_TURNED_DOWN = re.compile(r"\b(?:not|can'?t\s+do|cannot\s+do|can'?t\s+make)\s+$", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 # ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
 # letter", "friday after the" + "standup"): a time phrase never ends on one.
@@ -301,7 +307,11 @@ def find_time_expressions(
     found_spans = _with_parts_of_today(text, found_spans)
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
-        if spans and _JOINER.match(text[spans[-1][1] : start]):
+        if (
+            spans
+            and _JOINER.match(text[spans[-1][1] : start])
+            and not _two_days(text[slice(*spans[-1])], text[start:end])
+        ):
             spans[-1] = (spans[-1][0], end)  # "friday" + " at " + "3pm"
         else:
             spans.append((start, end))
@@ -327,6 +337,8 @@ def find_time_expressions(
         # "it's friday!", "in a minute", "24/7", "Mon-Fri after 5pm"
         if names_no_time(text, start, end):
             continue
+        if _DAY_ALONE.fullmatch(text[start:end]) and _TURNED_DOWN.search(text, 0, start):
+            continue  # "not tomorrow, friday": only Friday is meant
         extended = _extend(text, end, place_zone)
         result = None
         if (
@@ -341,6 +353,11 @@ def find_time_expressions(
         if result is not None:
             results.append(result)
     return results
+
+
+def _two_days(first: str, second: str) -> bool:
+    """Are two phrases side by side each a day alone ("tomorrow, friday")?"""
+    return bool(_DAY_ALONE.fullmatch(first.strip()) and _DAY_ALONE.fullmatch(second.strip()))
 
 
 def _with_ranges_of_hours(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:

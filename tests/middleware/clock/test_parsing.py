@@ -612,6 +612,22 @@ def test_days_on_from_a_day_are_that_day_moved_on(message: str, phrase: str, day
     assert found.end_instant == found.start_instant + timedelta(days=1)
 
 
+@pytest.mark.parametrize(
+    ("message", "phrases"),
+    [
+        ("not tomorrow, monday", ["monday"]),
+        ("can't do tomorrow, monday?", ["monday"]),
+        ("tomorrow, monday or tuesday all work", ["tomorrow", "monday", "tuesday"]),
+    ],
+)
+def test_a_day_turned_down_is_no_time_and_two_days_side_by_side_are_two(
+    message: str, phrases: list[str]
+) -> None:
+    """ "not tomorrow, monday" was read as nothing ("tomorrow, monday" as one phrase)."""
+    found = find_time_expressions(message, "Europe/Berlin", REF)
+    assert [result.matched_text for result in found] == phrases
+
+
 def test_floating_question_asks_for_a_zone() -> None:
     text = question("tomorrow at 9am", None)
     assert text is not None and "timezone" in text and "tomorrow at 9am" in text
