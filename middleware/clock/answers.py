@@ -6,7 +6,9 @@ one", "evening". Read by itself it is a new time (a bare "9am" is the next 09:00
 not on the day asked about; "the morning one" is no time at all), so the clock reads it
 against the question's candidates, taken again from the previous user message. A range
 of hours is asked about the same way ("02:00 to 04:00 or 14:00 to 16:00?"); its answer is
-the range it picks.
+the range it picks, as long as the user's own phrase made it (each end the wall time in
+the zone, so a range across a DST change is its real length), whatever words the
+question was put in.
 """
 
 from __future__ import annotations
@@ -32,9 +34,6 @@ _ANSWER = re.compile(
     re.IGNORECASE,
 )
 _TWELVE_HOURS = timedelta(hours=12)
-# A range of hours asks "Do you mean 02:00 to 04:00 or 14:00 to 16:00 on ...?": the
-# answer picks a range, as long as the first one asked about.
-_RANGE_ASKED = re.compile(r"(\d\d):(\d\d) to (\d\d):(\d\d) or ")
 
 
 def answers_hour_choice(text: str) -> bool:
@@ -69,14 +68,11 @@ def pick_hour(answer: str, asked: Sequence[ParseResult]) -> ParseResult | None:
 
 
 def _range_end(question: ParseResult, chosen: datetime) -> datetime | None:
-    """The end of the range of hours ``chosen`` starts, when ``question`` asked between
-    two ranges ("02:00 to 04:00 or 14:00 to 16:00"); None when it asked between hours."""
-    asked = _RANGE_ASKED.search(question.clarification_question or "")
-    if asked is None:
+    """The end of the range of hours ``chosen`` starts, as the user's phrase gave it
+    ("between 2 and 4": 16:00 for 14:00); None when the question was between hours."""
+    if not question.candidate_ends:
         return None
-    start_hour, start_minute, end_hour, end_minute = (int(part) for part in asked.groups())
-    minutes = (end_hour - start_hour) * 60 + end_minute - start_minute
-    return chosen + timedelta(minutes=minutes % (24 * 60) or 24 * 60)
+    return question.candidate_ends[question.candidates.index(chosen)]
 
 
 def _is_bare_dial_hour(match: re.Match[str]) -> bool:
@@ -85,14 +81,21 @@ def _is_bare_dial_hour(match: re.Match[str]) -> bool:
 
 
 def _is_dial(found: ParseResult) -> bool:
-    """A question between the same hour on either side of noon, on one day."""
+    """A question between the same hour on either side of noon, on one day: twelve hours
+    apart on the wall clock, which on the day the clocks change is 11 or 13 elapsed."""
     pair = found.candidates
-    return (
-        found.needs_clarification
-        and len(pair) == 2
-        and pair[1] - pair[0] == _TWELVE_HOURS
-        and found.zone is not None
-    )
+    if not found.needs_clarification or len(pair) != 2 or found.zone is None:
+        return False
+    first, second = (_wall_time(instant, found.zone) for instant in pair)
+    return second - first == _TWELVE_HOURS
+
+
+def _wall_time(instant: datetime, zone: str) -> datetime:
+    """``instant`` as the naive wall time in ``zone``; a zone that is only an offset label
+    keeps UTC, whose hours are as far apart."""
+    if not is_valid_zone(zone):
+        return instant.replace(tzinfo=None)
+    return instant.astimezone(get_zone(zone)).replace(tzinfo=None)
 
 
 def _shows(instant: datetime, zone: str | None, hour: int, minute: int) -> bool:

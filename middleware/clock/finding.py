@@ -51,7 +51,7 @@ _TIMEISH = re.compile(
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?(?:(?:work|working|business)\s+)?week"
     r"|\bend\s+of\s+(?:the\s+|this\s+|next\s+)?month\b|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b"
     rf"|\b{_WEEKDAYS}\b|\b(?:next|this|last)\s+(?:week|month|year|weekend)\b"
-    rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+ago\b"
+    rf"|\bin\s+{_COUNT}\s*{_UNITS}|\b{_COUNT}\s*{_UNITS}s?\s+(?:ago|from\s+now)\b"
     r"|\b(?:at|by|around|until|till)\s+\d{1,2}h?\b|@\s*\d{1,2}\b"
     rf"|\b(?!may\b|mar\b|march\b){_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}\b",
@@ -153,6 +153,25 @@ _PART_OF_TODAY = re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|last\s+n
 # Monday morning" gives "Monday" alone, a whole day a week off).
 # The texting "sat" counts here, as it does before a clock time ("sat night?").
 _WEEKDAY_PART = re.compile(rf"\b(?:{_WEEKDAYS}|sat)\s+(?:morning|afternoon|evening|night)\b", re.I)
+# Half hours, which dateparser misses ("in half an hour", "half an hour from now") or cuts
+# short ("in an hour" of "in an hour and a half"; nothing of "in 1.5 hours").
+_HALF_HOURS = re.compile(
+    r"\bin\s+(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|\d+\.\d+\s*h(?:ou)?rs?)\b"
+    r"|\bhalf\s+an?\s+hour\s+(?:from\s+now|ago)\b",
+    re.I,
+)
+# Days on from a day ("a week from tuesday"), of which dateparser finds only the day.
+_DAYS_FROM = re.compile(
+    rf"\b(?:an?|one|two|three|four|\d{{1,2}})\s+(?:days?|weeks?|fortnights?)\s+(?:from|after)\s+"
+    rf"(?:today|tomorrow|{_WEEKDAYS})\b",
+    re.I,
+)
+# A day alone: two of them side by side ("not tomorrow, friday") are two days, not one.
+_DAY_ALONE = re.compile(
+    rf"(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})", re.I
+)
+# A day turned down right before it is said ("not tomorrow", "can't do friday"): no plan.
+_TURNED_DOWN = re.compile(r"\b(?:not|can'?t\s+do|cannot\s+do|can'?t\s+make)\s+$", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
 # ... and a word that begins the rest of the sentence ("tomorrow about" + "the mortgage
 # letter", "friday after the" + "standup"): a time phrase never ends on one.
@@ -288,7 +307,11 @@ def find_time_expressions(
     found_spans = _with_parts_of_today(text, found_spans)
     spans: list[tuple[int, int]] = []
     for start, end in sorted(found_spans):
-        if spans and _JOINER.match(text[spans[-1][1] : start]):
+        if (
+            spans
+            and _JOINER.match(text[spans[-1][1] : start])
+            and not _two_days(text[slice(*spans[-1])], text[start:end])
+        ):
             spans[-1] = (spans[-1][0], end)  # "friday" + " at " + "3pm"
         else:
             spans.append((start, end))
@@ -314,6 +337,8 @@ def find_time_expressions(
         # "it's friday!", "in a minute", "24/7", "Mon-Fri after 5pm"
         if names_no_time(text, start, end):
             continue
+        if _DAY_ALONE.fullmatch(text[start:end]) and _TURNED_DOWN.search(text, 0, start):
+            continue  # "not tomorrow, friday": only Friday is meant
         extended = _extend(text, end, place_zone)
         result = None
         if (
@@ -328,6 +353,11 @@ def find_time_expressions(
         if result is not None:
             results.append(result)
     return results
+
+
+def _two_days(first: str, second: str) -> bool:
+    """Are two phrases side by side each a day alone ("tomorrow, friday")?"""
+    return bool(_DAY_ALONE.fullmatch(first.strip()) and _DAY_ALONE.fullmatch(second.strip()))
 
 
 def _with_ranges_of_hours(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -390,11 +420,13 @@ def _end_of_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, in
 
 
 def _with_parts_of_today(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``taken`` with each "this morning" (afternoon, evening), "last night" and weekday
-    with its part of day ("Monday morning") that no span holds whole put in, in place of
-    the spans inside it ("this" of "this morning's", "Monday" of "5k Monday morning")."""
+    """``taken`` with each "this morning" (afternoon, evening), "last night", weekday
+    with its part of day ("Monday morning") and half hour ("in an hour and a half") that
+    no span holds whole put in, in place of the spans inside it ("this" of "this
+    morning's", "Monday" of "5k Monday morning", "in an hour" of "in an hour and a half")."""
     spans = list(taken)
-    for match in (*_PART_OF_TODAY.finditer(text), *_WEEKDAY_PART.finditer(text)):
+    parts = (*_PART_OF_TODAY.finditer(text), *_WEEKDAY_PART.finditer(text))
+    for match in (*parts, *_HALF_HOURS.finditer(text), *_DAYS_FROM.finditer(text)):
         start, end = match.span()
         if any(s <= start and end <= e for s, e in spans):
             continue

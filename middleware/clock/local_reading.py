@@ -18,11 +18,14 @@ class LocalReading:
     * ``"span"``: ``times == (start, end)``, end exclusive; both at local midnight but
       for today's part of day under way or over (``parts_of_day.py``).
     * ``"choice"``: ``times`` are the candidates; ``question`` asks the user to pick.
+      When the candidates are spans ("between 2 and 4": 02:00 to 04:00 or 14:00 to
+      16:00), ``ends`` holds the end of each, in the same order.
     """
 
     kind: Literal["point", "span", "choice"]
     times: tuple[datetime, ...]
     question: str | None = None
+    ends: tuple[datetime, ...] = ()
 
 
 def describe_day(day: date) -> str:

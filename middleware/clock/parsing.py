@@ -62,7 +62,10 @@ class ParseResult:
 
     When ``needs_clarification`` is True the instants are None and ``candidates`` holds
     the instants to choose between (fold, ambiguous hour, "next Friday", ...) or, for a
-    DST gap, the suggested instant. Instants are aware and in UTC.
+    DST gap, the suggested instant. When the candidates are spans (a range of hours with
+    no am/pm: "02:00 to 04:00 or 14:00 to 16:00?"), ``candidate_ends`` holds the end of
+    each, in the same order, so an answer that picks one gets its whole span as said.
+    Instants are aware and in UTC.
     """
 
     kind: Kind
@@ -73,6 +76,7 @@ class ParseResult:
     matched_text: str = ""
     zone: str | None = None
     candidates: tuple[datetime, ...] = ()
+    candidate_ends: tuple[datetime, ...] = ()
 
 
 @lru_cache(maxsize=64)
@@ -102,7 +106,8 @@ def date_order_for_locale(locale: str) -> str:
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                  "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12}  # fmt: skip
 _RELATIVE = re.compile(
-    r"^(?P<in>in\s+)?(?:(?P<half>half\s+an?\s+hour)|(?P<n>\d+(?:\.\d+)?|"
+    r"^(?P<in>in\s+)?(?:(?P<half>half\s+an?\s+hour)|(?P<and_half>an?\s+hour\s+and\s+a\s+half)"
+    r"|(?P<n>\d+(?:\.\d+)?|"
     + "|".join(_NUMBER_WORDS)
     + r")\s*(?P<unit>sec(?:ond)?s?|min(?:ute)?s?|h(?:ou)?rs?|hours?|days?|weeks?|fortnights?"
     r"|months?|years?))(?P<tail>\s+(?:time|from\s+now|later|ago))?$"
@@ -148,8 +153,8 @@ def _relative(phrase: str, reference: datetime, tz: str | None) -> ParseResult |
     ):
         return None
     sign = -1 if tail == "ago" else 1
-    if match["half"]:
-        instant = reference + sign * timedelta(minutes=30)
+    if match["half"] or match["and_half"]:
+        instant = reference + sign * timedelta(minutes=90 if match["and_half"] else 30)
     else:
         amount = float(_NUMBER_WORDS.get(match["n"], 0) or match["n"])
         unit = match["unit"]
@@ -199,15 +204,17 @@ def _session_anchor(tz: str) -> _Anchor:
 
 
 def _span_bound(naive: datetime, anchor: _Anchor) -> datetime:
-    """The first instant of a local wall time bounding a span: a day's midnight, or
-    another time ("this morning" so far: 05:00 to now); the end of a DST gap covering
-    it, the first reading in a fold."""
+    """The instant of a local wall time bounding a span: a day's midnight, or another
+    time ("this morning" so far: 05:00 to now, "from 1am to 3am"). In a DST gap it is
+    read with the offset before the jump, as zoneinfo's ``fold=0`` does (02:30 on the
+    night clocks go from 02:00 to 03:00 is 03:30; a midnight the day starts in a gap is
+    the jump itself); in a fold it is the first reading."""
     if anchor.zone is None:
         return anchor.fixed(naive)
     found = localize(naive, anchor.zone)
     if found.status == "gap":
-        assert found.transition is not None
-        return found.transition
+        assert found.shifted is not None
+        return found.shifted
     return found.instants[0]
 
 
@@ -245,11 +252,15 @@ def _anchor(reading: LocalReading, anchor: _Anchor, phrase: str) -> ParseResult:
     if reading.kind == "point":
         return _anchor_point(reading.times[0], anchor, base)
     candidates: list[datetime] = []
-    for naive in reading.times:
+    ends: list[datetime] = []
+    for index, naive in enumerate(reading.times):
         point = _anchor_point(naive, anchor, base)
-        candidates.extend([point.start_instant] if point.start_instant else point.candidates)
+        starts = [point.start_instant] if point.start_instant else point.candidates
+        candidates.extend(starts)
+        if reading.ends:  # each end is its own wall time in the zone, DST or not
+            ends.extend(_span_bound(reading.ends[index], anchor) for _ in starts)
     return replace(base, needs_clarification=True, clarification_question=reading.question,
-                   candidates=tuple(candidates))  # fmt: skip
+                   candidates=tuple(candidates), candidate_ends=tuple(ends))  # fmt: skip
 
 
 def _iso(phrase: str) -> ParseResult | None:

@@ -91,6 +91,14 @@ _APPROXIMATELY = re.compile(
     r"(?:\s+(?:at|@|around|about|approx(?:imately|\.)?|roughly|~|sometime|circa))+$"
 )
 _EOD = re.compile(r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod)\b")
+# Days on from a day ("a week from tuesday", "a week from today", "two days from
+# friday"), which dateparser reads as that long before now or leaves at the day itself.
+_DAYS_FROM = re.compile(
+    r"(?P<count>an?|one|two|three|four|\d{1,2})\s+(?P<unit>days?|weeks?|fortnights?)"
+    r"\s+(?:from|after)\s+(?P<day>today|tomorrow|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+)
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
+_UNIT_DAYS = {"d": 1, "w": 7, "f": 14}
 _END_OF_WEEK = re.compile(
     r"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(?P<next>next\s+))?"
     r"(?P<work>(?:work|working|business)\s+)?week"
@@ -111,8 +119,9 @@ _CLOCK_RANGE = re.compile(
     r"\s*(?:-|–|—|to|till|until)\s*"
     r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?\s*(?P<ap2>[ap])\.?m\b\.?"
 )
-# "from" before a range of hours says only where it begins.
-_FROM = re.compile(r"^from\b\s*")
+# "from" before a range of hours says only where it begins ("from 2pm to 3pm friday",
+# "tonight from 11pm to 4am").
+_FROM = re.compile(r"^from\b\s*|\s*\bfrom$")
 # "between 2 and 4", "between 2pm and 4:30pm", "between 14 and 16": a range of hours with
 # no am/pm needed, "between" saying they are hours.
 _BETWEEN_HOURS = re.compile(
@@ -409,13 +418,17 @@ def _hour_range(
     2 and 4 tomorrow") the readings still in question are asked about, as an hour's."""
     rest = _APPROXIMATELY.sub("", f" {_tidy(_cut(lowered, hours))}").strip()
     rest = _FROM.sub("", rest)  # "from 2pm to 3:30pm tomorrow"
+    readings = _range_ends(hours)
+    if rest == "tonight":  # "tonight 11pm to 4am", "tonight 1-3am": the next one to end
+        rest = ""
+        readings = [ends for ends in readings if _at_night(ends[0])] or readings
     day = base.date()
     if rest and rest != "today":
         parsed = _read_date(rest, base, date_order, past)
         if parsed is None or parsed[1] != "day":
             return None
         day = parsed[0].date()
-    spans = [_span_on(day, ends, base, bool(rest), past) for ends in _range_ends(hours)]
+    spans = [_span_on(day, ends, base, bool(rest), past) for ends in readings]
     if len(spans) == 2:
         kept = _settle_dial([start for start, _ in spans], base, day if rest else None, past)
         spans = [span for span in spans if span[0] in kept]
@@ -425,7 +438,7 @@ def _hour_range(
             f"Do you mean {first:%H:%M} to {first_end:%H:%M} or {second:%H:%M} to "
             f"{second_end:%H:%M} on {describe_day(first.date())}?"
         )
-        return LocalReading("choice", (first, second), question)
+        return LocalReading("choice", (first, second), question, ends=(first_end, second_end))
     if not spans:
         return None
     start, end = spans[0]
@@ -435,6 +448,30 @@ def _hour_range(
         if asked.kind == "choice":
             return asked
     return LocalReading("span", (start, end))
+
+
+def _days_from(found: re.Match[str], base: datetime, date_order: str) -> LocalReading | None:
+    """The whole day some days or weeks on from a day ("a week from tuesday": the Tuesday
+    after next); None when the day itself is in question ("a week from friday" said on
+    a Friday: from today or from next Friday?)."""
+    day = _read_lowered(found["day"], base, date_order, False, False, False)
+    if day is None or day.kind != "span":
+        return None
+    count = found["count"]
+    days = (_COUNTS.get(count) or int(count)) * _UNIT_DAYS[found["unit"][0]]
+    start = datetime.combine(day.times[0].date() + timedelta(days=days), time())
+    return LocalReading("span", (start, start + timedelta(days=1)))
+
+
+def _at_night(start: time) -> bool:
+    """Does a range of hours that begins at ``start`` begin in the night ("tonight between
+    2 and 4" is 02:00, "tonight between 8 and 10" 20:00)?"""
+    return start.hour >= 17 or _in_small_hours(start)
+
+
+def _in_small_hours(clock: time) -> bool:
+    """00:00 to 04:59: after midnight, still the night before."""
+    return clock.hour < 5
 
 
 def _span_on(
@@ -482,6 +519,9 @@ def _read_lowered(
     lowered: str, base: datetime, date_order: str, clock_24h: bool, past: bool, waking: bool
 ) -> LocalReading | None:
     tidy = _tidy(lowered)
+    days_from = _DAYS_FROM.fullmatch(tidy)
+    if days_from is not None:
+        return _days_from(days_from, base, date_order)
     week_end = _END_OF_WEEK.fullmatch(tidy)
     if week_end is not None:
         return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))
@@ -552,9 +592,13 @@ def _read_lowered(
         )
         return LocalReading("choice", (start, end), question)
 
+    # "tonight 2:30am" said in the evening is the small hours after tonight's midnight.
+    after_midnight = bool(part and part["part"] == "tonight" and not _in_small_hours(base.time()))
     candidates = []
     for clock in clock_times:
         value = datetime.combine(explicit_day or base.date(), clock)
+        if after_midnight and _in_small_hours(clock):
+            value += timedelta(days=1)
         if explicit_day is None and past and value > base:
             value -= timedelta(days=1)  # told of the past: its last occurrence
         elif explicit_day is None and not past and value <= base:

@@ -686,6 +686,90 @@ async def test_the_answer_to_the_range_question_is_the_range_it_picks(
     ) in block(fake_upstream)
 
 
+async def test_the_answered_range_on_the_night_clocks_go_back_is_its_real_length(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """ "between 1 and 3" on the night Berlin goes back from 03:00 to 02:00: the range the
+    answer picks ends at 03:00 on the clock after the change, three hours on, not two
+    hours after its start as the question's "01:00 to 03:00" would count it."""
+    clock = FakeClock(datetime(2026, 10, 24, 7, 0, tzinfo=UTC))  # Sat, Berlin 09:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "call me between 1 and 3 tomorrow", headers)
+    assert "Do you mean 01:00 to 03:00 or 13:00 to 15:00 on Sunday 25 October?" in block(
+        fake_upstream
+    )
+    clock.advance(timedelta(minutes=1))
+    await say(relay, "am", headers)
+    assert (
+        'Times in this message: "am" = 2026-10-25T01:00:00+02:00 '
+        "to 2026-10-25T03:00:00+01:00 (Europe/Berlin)."
+    ) in block(fake_upstream)
+
+
+# The nights clocks change in 2026: Berlin goes back on 25 October (03:00 -> 02:00) and
+# forward on 29 March (02:00 -> 03:00); New York forward on 8 March, back on 1 November.
+DST_NIGHTS = [
+    ("Europe/Berlin", datetime(2026, 10, 24, 17, tzinfo=UTC), "tonight 11pm to 4am",
+     '"tonight 11pm to 4am" = 2026-10-24T23:00:00+02:00 to 2026-10-25T04:00:00+01:00'),
+    ("Europe/Berlin", datetime(2026, 10, 24, 17, tzinfo=UTC), "tonight from 1am to 3am",
+     '"tonight from 1am to 3am" = 2026-10-25T01:00:00+02:00 to 2026-10-25T03:00:00+01:00'),
+    ("Europe/Berlin", datetime(2026, 3, 28, 17, tzinfo=UTC), "party tonight from 11pm till 4am",
+     '"tonight from 11pm till 4am" = 2026-03-28T23:00:00+01:00 to 2026-03-29T04:00:00+02:00'),
+    ("America/New_York", datetime(2026, 3, 7, 22, tzinfo=UTC), "tonight 11pm-4am",
+     '"tonight 11pm-4am" = 2026-03-07T23:00:00-05:00 to 2026-03-08T04:00:00-04:00'),
+    ("America/New_York", datetime(2026, 10, 31, 22, tzinfo=UTC), "from 1am to 3am tomorrow",
+     '"from 1am to 3am tomorrow" = 2026-11-01T01:00:00-04:00 to 2026-11-01T03:00:00-05:00'),
+    # An end in the skipped hour is read with the offset before the jump, as zoneinfo does.
+    ("Europe/Berlin", datetime(2026, 3, 28, 17, tzinfo=UTC), "tomorrow from 2:30am to 4am",
+     '"tomorrow from 2:30am to 4am" = 2026-03-29T03:30:00+02:00 to 2026-03-29T04:00:00+02:00'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("zone", "said", "message", "told"), DST_NIGHTS)
+async def test_a_range_across_the_night_clocks_change_is_each_end_on_the_wall_clock(
+    relay_factory: RelayFactory,
+    fake_upstream: FakeUpstream,
+    zone: str,
+    said: datetime,
+    message: str,
+    told: str,
+) -> None:
+    """Each end is the local time on its own date with that date's offset, so the span
+    is the real time between them (23:00 to 04:00 is six hours the night Berlin goes back,
+    four the night New York goes forward)."""
+    clock = FakeClock(said)
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, f"/tz {zone}", headers)
+    await say(relay, message, headers)
+    assert f"Times in this message: {told} ({zone})." in block(fake_upstream)
+
+
+async def test_an_hour_the_clocks_skip_or_repeat_is_asked_about_with_its_readings(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream
+) -> None:
+    """02:30 on the night Berlin jumps from 02:00 to 03:00 does not exist: the model is
+    told to offer the next valid time, 03:30 (zoneinfo's reading). 02:30 on the night it
+    goes back happens twice: the first (summer time) is asked about first."""
+    clock = FakeClock(datetime(2026, 3, 28, 17, tzinfo=UTC))  # Sat, Berlin 18:00
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    await say(relay, "wake me tonight at 2:30am", headers)
+    assert (
+        "Ask the user: 02:30 on Sunday 29 March in Europe/Berlin does not exist — clocks "
+        "jump from 02:00 to 03:00. Did you mean 03:30?"
+    ) in block(fake_upstream)
+    clock.set(datetime(2026, 10, 24, 17, tzinfo=UTC))
+    await say(relay, "wake me tonight at 2:30am", headers)
+    assert (
+        "Ask the user: Which 02:30 on Sunday 25 October in Europe/Berlin — the first "
+        "(UTC+02:00) or the second (UTC+01:00)?"
+    ) in block(fake_upstream)
+
+
 async def test_a_range_from_one_hour_to_another_or_past_midnight_is_one_span(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:

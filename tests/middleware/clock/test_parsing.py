@@ -533,6 +533,101 @@ def test_fold_and_gap_questions() -> None:
     )
 
 
+def test_the_readings_a_fold_or_gap_question_offers() -> None:
+    """A repeated 01:30 offers the first reading first; a skipped 02:30 offers the next
+    valid time, 03:30 (zoneinfo's ``fold=0``: the offset before the jump)."""
+    fold = parse_anchored_time("2026-11-01 01:30", "America/New_York", REF)
+    assert fold.candidates == (
+        iso("2026-11-01T01:30:00-04:00"),
+        iso("2026-11-01T01:30:00-05:00"),
+    )
+    gap = parse_anchored_time("2026-03-08 02:30", "America/New_York", REF)
+    assert gap.candidates == (iso("2026-03-08T03:30:00-04:00"),)
+
+
+EVE_OF_FALL_BACK = datetime(2026, 10, 24, 17, tzinfo=UTC)  # Berlin Sat 19:00, +02:00
+EVE_OF_SPRING_FORWARD = datetime(2026, 3, 28, 17, tzinfo=UTC)  # Berlin Sat 18:00, +01:00
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "start", "end"),
+    [
+        ("tonight 11pm to 4am", EVE_OF_FALL_BACK,
+         "2026-10-24T23:00:00+02:00", "2026-10-25T04:00:00+01:00"),
+        ("tonight from 1am to 3am", EVE_OF_FALL_BACK,
+         "2026-10-25T01:00:00+02:00", "2026-10-25T03:00:00+01:00"),
+        ("tonight between 2 and 4", EVE_OF_FALL_BACK,
+         "2026-10-25T02:00:00+02:00", "2026-10-25T04:00:00+01:00"),
+        ("tonight between 8 and 10", EVE_OF_FALL_BACK,
+         "2026-10-24T20:00:00+02:00", "2026-10-24T22:00:00+02:00"),
+        ("tonight 11pm-4am", EVE_OF_SPRING_FORWARD,
+         "2026-03-28T23:00:00+01:00", "2026-03-29T04:00:00+02:00"),
+        ("tomorrow from 2:30am to 4am", EVE_OF_SPRING_FORWARD,
+         "2026-03-29T03:30:00+02:00", "2026-03-29T04:00:00+02:00"),
+    ],
+)  # fmt: skip
+def test_a_range_of_hours_tonight_is_the_night_ahead_each_end_on_its_own_date(
+    text: str, ref: datetime, start: str, end: str
+) -> None:
+    result = parse_anchored_time(text, "Europe/Berlin", ref)
+    assert (result.start_instant, result.end_instant) == (iso(start), iso(end))
+
+
+def test_an_hour_in_the_small_hours_tonight_is_after_midnight() -> None:
+    """ "tonight at 1am" said on Saturday evening is 01:00 on Sunday, not Saturday's."""
+    result = parse_anchored_time("tonight at 1am", "Europe/Berlin", EVE_OF_FALL_BACK)
+    assert result.start_instant == iso("2026-10-25T01:00:00+02:00")
+
+
+@pytest.mark.parametrize(
+    ("message", "phrase", "minutes"),
+    [
+        ("call me in half an hour", "in half an hour", 30),
+        ("half an hour from now", "half an hour from now", 30),
+        ("half an hour ago", "half an hour ago", -30),
+        ("back in an hour and a half", "in an hour and a half", 90),
+        ("back in 1.5 hours", "in 1.5 hours", 90),
+        ("3 hours from now", "3 hours from now", 180),
+    ],
+)
+def test_half_hours_and_from_now_are_found_whole(message: str, phrase: str, minutes: int) -> None:
+    [found] = find_time_expressions(message, "Europe/Berlin", REF)
+    assert found.matched_text == phrase
+    assert found.start_instant == REF + timedelta(minutes=minutes)
+
+
+@pytest.mark.parametrize(
+    ("message", "phrase", "day"),
+    [  # REF is Saturday 21 November in Berlin
+        ("a week from today", "a week from today", "2026-11-28"),
+        ("let's meet a week from tuesday", "a week from tuesday", "2026-12-01"),
+        ("two days from tomorrow", "two days from tomorrow", "2026-11-24"),
+    ],
+)
+def test_days_on_from_a_day_are_that_day_moved_on(message: str, phrase: str, day: str) -> None:
+    """ "a week from today" was a week ago, "a week from tuesday" only the Tuesday."""
+    [found] = find_time_expressions(message, "Europe/Berlin", REF)
+    assert found.matched_text == phrase
+    assert found.start_instant == iso(f"{day}T00:00:00+01:00")
+    assert found.end_instant == found.start_instant + timedelta(days=1)
+
+
+@pytest.mark.parametrize(
+    ("message", "phrases"),
+    [
+        ("not tomorrow, monday", ["monday"]),
+        ("can't do tomorrow, monday?", ["monday"]),
+        ("tomorrow, monday or tuesday all work", ["tomorrow", "monday", "tuesday"]),
+    ],
+)
+def test_a_day_turned_down_is_no_time_and_two_days_side_by_side_are_two(
+    message: str, phrases: list[str]
+) -> None:
+    """ "not tomorrow, monday" was read as nothing ("tomorrow, monday" as one phrase)."""
+    found = find_time_expressions(message, "Europe/Berlin", REF)
+    assert [result.matched_text for result in found] == phrases
+
+
 def test_floating_question_asks_for_a_zone() -> None:
     text = question("tomorrow at 9am", None)
     assert text is not None and "timezone" in text and "tomorrow at 9am" in text
