@@ -130,6 +130,17 @@ async def test_action_rule_fires_at_two_hours_not_a_minute_before(talk: Conversa
     assert "Never state it as fact" in at
 
 
+async def test_a_pasted_transcript_clocks_no_plan_for_the_user(talk: Conversation) -> None:
+    await talk.say("Summarize this transcript:\nBob: I'm heading to the gym\nAlice: ok see you")
+    await talk.say("> I'm off to the airport\nwho says that?", after=timedelta(minutes=1))
+    assert (await talk.admin_user())["latest_actions"] == []
+    block = await talk.block_for("thanks", after=timedelta(hours=3))
+    assert "Check-in" not in block and "gym" not in block.lower()
+    # A line of the user's own under a header word is theirs.
+    await talk.say("Note: I'm off to the gym")
+    assert [a["activity"] for a in (await talk.admin_user())["latest_actions"]] == ["gym"]
+
+
 async def test_long_gap_rule_fires_at_thirty_days_not_a_day_before(talk: Conversation) -> None:
     await talk.say("hello")
     before = await talk.block_for("hi", after=timedelta(days=29))
