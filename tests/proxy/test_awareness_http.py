@@ -141,6 +141,15 @@ async def test_a_pasted_transcript_clocks_no_plan_for_the_user(talk: Conversatio
     assert [a["activity"] for a in (await talk.admin_user())["latest_actions"]] == ["gym"]
 
 
+async def test_off_to_the_airport_is_asked_about_as_a_flight(talk: Conversation) -> None:
+    await talk.say("off to the airport!")
+    (action,) = (await talk.admin_user())["latest_actions"]
+    assert (action["activity"], action["expected_typical_minutes"]) == ("flight", 180)
+    block = await talk.block_for("hey", after=timedelta(hours=5))
+    assert "Check-in (action_gap_2h)" in block
+    assert "did you make your flight okay?" in block
+
+
 async def test_long_gap_rule_fires_at_thirty_days_not_a_day_before(talk: Conversation) -> None:
     await talk.say("hello")
     before = await talk.block_for("hi", after=timedelta(days=29))
