@@ -63,7 +63,8 @@ from middleware.clock.policy import (
     rule_elapsed,
 )
 from middleware.clock.zones import label_tzinfo, session_tzinfo
-from middleware.impact.intent import mentions_impactful_action
+from middleware.impact.intent import asks_for_impactful_action
+from middleware.impact.tool_calls import impactful_names
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
 
@@ -285,7 +286,8 @@ def awareness_view(
             lines.extend(checkin)
             break
     if settings.inference.require_confirmation_for_impactful_actions and (
-        turn.body.get("tools") or mentions_impactful_action(turn.text)
+        _impactful_tools(turn, settings.inference.impactful_tool_patterns)
+        or asks_for_impactful_action(turn.own_text)
     ):
         lines.append(wording.CONFIRM_IMPACTFUL)
     return AwarenessView(
@@ -298,6 +300,23 @@ def awareness_view(
         reply=reply if directive_only else None,
         others_ops=tuple(others_ops),
     )
+
+
+def _impactful_tools(turn: Turn, patterns: Sequence[str]) -> bool:
+    """Whether the client offers the model a tool that acts for the user in a way spec 000
+    §8.2 requires confirming first (by the names the tool-call guard holds): a client
+    with only read-only tools (a search, the weather) gets no "confirm first" line."""
+    tools = turn.body.get("tools")
+    if not isinstance(tools, list):
+        return False
+    names = [
+        function["name"]
+        for tool in tools
+        if isinstance(tool, dict)
+        and isinstance(function := tool.get("function"), dict)
+        and isinstance(function.get("name"), str)
+    ]
+    return bool(impactful_names(names, patterns))
 
 
 def apply_ops(ops: Sequence[ClockOp]) -> Callable[[ClockData], ClockData | None]:

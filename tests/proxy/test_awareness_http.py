@@ -150,6 +150,59 @@ async def test_off_to_the_airport_is_asked_about_as_a_flight(talk: Conversation)
     assert "did you make your flight okay?" in block
 
 
+CONFIRM_FIRST = "wait for the user's explicit yes"
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+async def _block_with_tools(talk: Conversation, text: str, tools: list[str]) -> str:
+    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    body["tools"] = [_tool(name) for name in tools]
+    headers = {"X-Chronorelay-User": talk.user, "X-Chronorelay-Thread": talk.thread}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            f"{talk.relay.url}/v1/chat/completions", json=body, headers=headers
+        ) as response:
+            assert response.status == 200, await response.text()
+    return str(talk.upstream.last.body["messages"][-1]["content"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "email Bob the forecast",
+        "can you book a table for two at 8?",
+        "ok, please delete the old draft",
+        "remind me at 5 to call mom",
+    ],
+)
+async def test_confirm_first_when_the_user_asks_for_an_impactful_action(
+    talk: Conversation, text: str
+) -> None:
+    assert CONFIRM_FIRST in await talk.block_for(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's on my schedule today?",
+        "I booked my flight last week",
+        "heading to the post office",
+        "I'll pay rent tomorrow",
+        "Summarize this transcript:\nBob: send me the invite\nAlice: will do",
+    ],
+)
+async def test_no_confirm_first_for_a_mere_mention(talk: Conversation, text: str) -> None:
+    assert CONFIRM_FIRST not in await talk.block_for(text)
+
+
+async def test_confirm_first_follows_the_tools_that_can_act(talk: Conversation) -> None:
+    assert CONFIRM_FIRST not in await _block_with_tools(talk, "weather?", ["get_weather"])
+    assert CONFIRM_FIRST in await _block_with_tools(talk, "hi", ["get_weather", "send_email"])
+
+
 async def test_long_gap_rule_fires_at_thirty_days_not_a_day_before(talk: Conversation) -> None:
     await talk.say("hello")
     before = await talk.block_for("hi", after=timedelta(days=29))
