@@ -370,10 +370,12 @@ def _to_mention(action: Action, now: datetime) -> bool:
     back once its time has come ("how did the gym go?"; once it is over, even if it was
     looked ahead to), or looking ahead once it has begun but may not be over: on the day
     a plan was set for with no time ("gym tomorrow"), which may be hours off, or just
-    after the time set for one ("call the bank at 10", at 10:05)."""
+    after the time set for one ("call the bank at 10", at 10:05), or on the day a deadline
+    is due ("standup notes due tomorrow", ``Action.looked_ahead_from``)."""
     if action.is_past_due(now):
         return action.referenced_at is None or action.referenced_at < action.past_due_at
-    return action.referenced_at is None and action.start_at is not None and action.start_at <= now
+    opens = action.looked_ahead_from
+    return action.referenced_at is None and opens is not None and opens <= now
 
 
 def _new(

@@ -578,6 +578,39 @@ async def test_due_and_a_day_is_a_deadline_and_due_leaves_the_label(talk: Conver
     assert "notes due" not in block
 
 
+async def test_a_deadline_is_looked_ahead_to_on_its_day_and_back_on_after(
+    talk: Conversation,
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin: due when Tuesday ends there (23:00 UTC).
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: standup notes due tomorrow")
+    # Monday evening: not its day yet.
+    block = await talk.block_for("hey", after=timedelta(hours=10))
+    assert "Standup notes" not in block
+    # Tuesday morning in Berlin: its day, looked ahead to once.
+    talk.clock.set(datetime(2026, 11, 3, 7, 30, tzinfo=UTC))
+    block = await talk.block_for("morning")
+    assert "Check-in (action_gap_2h)" in block
+    assert "are you still planning to" in block and "standup notes" in block.lower()
+    block = await talk.block_for("hi again", after=timedelta(hours=3))
+    assert "Standup notes" not in block
+    # Wednesday: looked back on.
+    talk.clock.set(datetime(2026, 11, 4, 8, 0, tzinfo=UTC))
+    block = await talk.block_for("morning")
+    assert '"Standup notes", due by Tue 3 Nov, which passed' in block
+
+
+async def test_a_deadline_at_a_time_is_looked_ahead_to_hours_before(talk: Conversation) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: send the invoice by 17:00 tomorrow")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["due_by_iso"] == "2026-11-03T16:00:00+00:00", stored
+    talk.clock.set(datetime(2026, 11, 3, 3, 0, tzinfo=UTC))
+    assert "invoice" not in await talk.block_for("up early")
+    talk.clock.set(datetime(2026, 11, 3, 6, 0, tzinfo=UTC))
+    assert "are you still planning to" in await talk.block_for("morning")
+
+
 async def test_the_acknowledgement_says_when_a_clocked_plan_is_for(talk: Conversation) -> None:
     # Mon 2 Nov, 10:00 in Berlin; days and times as the user's zone shows them.
     await talk.say("/tz Europe/Berlin")
