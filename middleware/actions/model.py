@@ -17,6 +17,7 @@ confirmed) changes the stored status.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast, get_args
@@ -94,6 +95,21 @@ class Action:
         if self.start_at is not None and self.expected_typical_minutes is not None:
             return self.start_at + timedelta(minutes=self.expected_typical_minutes)
         return self.window_opens_at
+
+    @property
+    def looked_ahead_from(self) -> datetime | None:
+        """When a check-in may first look ahead to it ("are you still planning to …?"):
+        its start, for one the user placed in time; for a deadline, the morning of the day
+        it is due ("standup notes due tomorrow": from the start of tomorrow), or a lead of
+        ``DEADLINE_LEAD`` before a time it is due at ("by 5pm": from 5am); None for one
+        that was under way when said, which is only ever looked back on."""
+        if self.start_at is not None:
+            return self.start_at
+        if self.deadline is None or self.due_by is None:
+            return None
+        # A day's deadline is due when the day ends, and is stamped with no time.
+        due_at_a_time = _STAMPED_TIME.search(self.deadline) is not None
+        return self.due_by - (DEADLINE_LEAD if due_at_a_time else timedelta(days=1))
 
     def is_past_due(self, now: datetime) -> bool:
         """Whether ``now`` is at or past ``past_due_at``: only then is it looked back on."""
@@ -259,6 +275,9 @@ def _optional_text(value: Any, name: str) -> str | None:
 
 # An expected duration longer than a year is not one (and a huge one overflows the dates).
 _MAX_MINUTES = 366 * 24 * 60
+# How long before a deadline set for a time ("by 5pm") it is looked ahead to.
+DEADLINE_LEAD = timedelta(hours=12)
+_STAMPED_TIME = re.compile(r"\d{1,2}:\d\d$")
 
 
 def _minutes(value: Any) -> int | None:

@@ -66,6 +66,16 @@ _ORDERED = (
         r"sleep(?:ing)?|slept|bed(?:time)?|hit\s+the\s+(?:hay|sack)|turn\s+in",
         ttl=timedelta(hours=12),
     ),
+    # Getting to the airport and through it, then the flight: the question is whether
+    # they made it, which is all the relay can hope to know.
+    _template(
+        "flight",
+        180,
+        720,
+        "did you make your flight okay?",
+        r"airport|flights?|fl(?:y|ying|ew)\s+(?:to|out|home|back)|flying|(?:catch(?:ing)?|board(?:ing)?|take|taking)\s+(?:a|my|the)\s+plane"
+        r"|boarding",
+    ),
     _template(
         "cooking",
         60,
@@ -92,6 +102,17 @@ _ORDERED = (
         180,
         "how did the meeting go?",
         r"meetings?|stand-?ups?|interview|1:1|one[\s-]on[\s-]one",
+    ),
+    # A doctor's, dentist's or vet's visit, or any appointment: the wait is part of it.
+    _template(
+        "appointment",
+        60,
+        180,
+        "how did the appointment go?",
+        # Booking or cancelling one is a call or an errand, not the visit.
+        r"(?<!book\s)(?<!book\sthe\s)(?<!book\sa\s)(?<!book\san\s)(?<!cancel\sthe\s)"
+        r"(?:appointments?|doctor'?s?|dentist'?s?|gp|vet'?s?|check-?up|physio(?:therapy)?"
+        r"|therapy|therapist|hospital|clinic|haircut|hairdresser'?s?|barber'?s?)",
     ),
     _template(
         "gym",
@@ -127,6 +148,30 @@ _ORDERED = (
         "did you make it okay?",
         r"commut(?:e|ing)|driv(?:e|ing)|train|bus|subway|metro|tram|on\s+my\s+way|omw"
         r"|(?:head(?:ing)?|headed|going|way|ride|drive)\s+home",
+    ),
+    _template(
+        "school_run",
+        30,
+        90,
+        "did the school run go okay?",
+        r"school\s+run|(?:pick(?:s|ing)?|collect(?:s|ing)?|fetch(?:es|ing)?|drop(?:s|ping)?)"
+        r"\s+(?:up\s+|off\s+)?(?:the\s+)?(?:kids|children|son|daughter|boys|girls)"
+        r"(?:\s+(?:up|off))?",
+    ),
+    # After the commute: "a ride home" is going home.
+    _template(
+        "ride",
+        90,
+        240,
+        "how was the ride?",
+        r"(?:bike|cycle|horse)\s+ride|(?:a|my|the)\s+ride|cycling|biking|spin\s+class",
+    ),
+    _template(
+        "swim",
+        60,
+        120,
+        "how was the swim?",
+        r"swim(?:s|ming)?|swam|(?:the|a)\s+pool|(?:a\s+few\s+|some\s+)?laps",
     ),
     _template(
         "study",

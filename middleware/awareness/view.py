@@ -63,7 +63,8 @@ from middleware.clock.policy import (
     rule_elapsed,
 )
 from middleware.clock.zones import label_tzinfo, session_tzinfo
-from middleware.impact.intent import mentions_impactful_action
+from middleware.impact.intent import asks_for_impactful_action
+from middleware.impact.tool_calls import impactful_names
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
 
@@ -294,7 +295,8 @@ def awareness_view(
             lines.extend(checkin)
             break
     if settings.inference.require_confirmation_for_impactful_actions and (
-        turn.body.get("tools") or mentions_impactful_action(turn.text)
+        _impactful_tools(turn, settings.inference.impactful_tool_patterns)
+        or asks_for_impactful_action(turn.own_text)
     ):
         lines.append(wording.CONFIRM_IMPACTFUL)
     return AwarenessView(
@@ -308,6 +310,23 @@ def awareness_view(
         others_ops=tuple(others_ops),
         told_ops=tuple(told_ops),
     )
+
+
+def _impactful_tools(turn: Turn, patterns: Sequence[str]) -> bool:
+    """Whether the client offers the model a tool that acts for the user in a way spec 000
+    §8.2 requires confirming first (by the names the tool-call guard holds): a client
+    with only read-only tools (a search, the weather) gets no "confirm first" line."""
+    tools = turn.body.get("tools")
+    if not isinstance(tools, list):
+        return False
+    names = [
+        function["name"]
+        for tool in tools
+        if isinstance(tool, dict)
+        and isinstance(function := tool.get("function"), dict)
+        and isinstance(function.get("name"), str)
+    ]
+    return bool(impactful_names(names, patterns))
 
 
 def apply_ops(ops: Sequence[ClockOp]) -> Callable[[ClockData], ClockData | None]:
@@ -361,10 +380,12 @@ def _to_mention(action: Action, now: datetime) -> bool:
     back once its time has come ("how did the gym go?"; once it is over, even if it was
     looked ahead to), or looking ahead once it has begun but may not be over: on the day
     a plan was set for with no time ("gym tomorrow"), which may be hours off, or just
-    after the time set for one ("call the bank at 10", at 10:05)."""
+    after the time set for one ("call the bank at 10", at 10:05), or on the day a deadline
+    is due ("standup notes due tomorrow", ``Action.looked_ahead_from``)."""
     if action.is_past_due(now):
         return action.referenced_at is None or action.referenced_at < action.past_due_at
-    return action.referenced_at is None and action.start_at is not None and action.start_at <= now
+    opens = action.looked_ahead_from
+    return action.referenced_at is None and opens is not None and opens <= now
 
 
 def _new(

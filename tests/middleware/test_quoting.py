@@ -43,3 +43,32 @@ def test_quoted_says_whose_words_a_message_carries_besides_the_speakers() -> Non
     assert quoted(replying_to("too late for me", "Bo", "meet at 9")) == Quoted(
         False, "Bo", '"meet at 9"', "too late for me"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "own"),
+    [
+        # A pasted transcript's speaker lines are the speakers', not the user's.
+        (
+            "Summarize this transcript:\nBob: I'm heading to the gym\nAlice: ok see you",
+            "Summarize this transcript:",
+        ),
+        ("[10:02] Bob: I'm vegan\n[10:03] Alice: same\nthoughts?", "thoughts?"),
+        ("Bob (10:02): I'm vegan\n@alice: nice\nwhat now?", "what now?"),
+        ("what did he mean?\nBob: I'm vegan", "what did he mean?"),
+        # In a transcript "Me:" is the user then, not now.
+        ("Bob: you coming?\nMe: I'm heading out", ""),
+        # Block quotes and code blocks are pasted.
+        ("> I'm heading to the gym\nlol he said that", "lol he said that"),
+        ("fix this:\n```\nprint('heading to the gym')\n```\nthanks", "fix this:\nthanks"),
+        # The user's own lines stay: a header word, a list of their own, a lone line.
+        ("Note: I'm off to the gym", "Note: I'm off to the gym"),
+        ("Re: dinner\nI'm heading out now", "Re: dinner\nI'm heading out now"),
+        ("Note: gym at 7\nPS: I'm vegan", "Note: gym at 7\nPS: I'm vegan"),
+        ("Gym: 7am\nDentist: 3pm", "Gym: 7am\nDentist: 3pm"),
+        ("Me: I'm heading out", "Me: I'm heading out"),
+        (replying_to("Bob: hi\nAlice: yo", "Cy", "what?"), ""),
+    ],
+)
+def test_own_words_leave_out_what_the_user_pasted(text: str, own: str) -> None:
+    assert own_words(text) == own

@@ -142,6 +142,79 @@ async def test_action_rule_fires_at_two_hours_not_a_minute_before(talk: Conversa
     assert "Never state it as fact" in at
 
 
+async def test_a_pasted_transcript_clocks_no_plan_for_the_user(talk: Conversation) -> None:
+    await talk.say("Summarize this transcript:\nBob: I'm heading to the gym\nAlice: ok see you")
+    await talk.say("> I'm off to the airport\nwho says that?", after=timedelta(minutes=1))
+    assert (await talk.admin_user())["latest_actions"] == []
+    block = await talk.block_for("thanks", after=timedelta(hours=3))
+    assert "Check-in" not in block and "gym" not in block.lower()
+    # A line of the user's own under a header word is theirs.
+    await talk.say("Note: I'm off to the gym")
+    assert [a["activity"] for a in (await talk.admin_user())["latest_actions"]] == ["gym"]
+
+
+async def test_off_to_the_airport_is_asked_about_as_a_flight(talk: Conversation) -> None:
+    await talk.say("off to the airport!")
+    (action,) = (await talk.admin_user())["latest_actions"]
+    assert (action["activity"], action["expected_typical_minutes"]) == ("flight", 180)
+    block = await talk.block_for("hey", after=timedelta(hours=5))
+    assert "Check-in (action_gap_2h)" in block
+    assert "did you make your flight okay?" in block
+
+
+CONFIRM_FIRST = "wait for the user's explicit yes"
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+async def _block_with_tools(talk: Conversation, text: str, tools: list[str]) -> str:
+    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    body["tools"] = [_tool(name) for name in tools]
+    headers = {"X-Chronorelay-User": talk.user, "X-Chronorelay-Thread": talk.thread}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            f"{talk.relay.url}/v1/chat/completions", json=body, headers=headers
+        ) as response:
+            assert response.status == 200, await response.text()
+    return str(talk.upstream.last.body["messages"][-1]["content"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "email Bob the forecast",
+        "can you book a table for two at 8?",
+        "ok, please delete the old draft",
+        "remind me at 5 to call mom",
+    ],
+)
+async def test_confirm_first_when_the_user_asks_for_an_impactful_action(
+    talk: Conversation, text: str
+) -> None:
+    assert CONFIRM_FIRST in await talk.block_for(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's on my schedule today?",
+        "I booked my flight last week",
+        "heading to the post office",
+        "I'll pay rent tomorrow",
+        "Summarize this transcript:\nBob: send me the invite\nAlice: will do",
+    ],
+)
+async def test_no_confirm_first_for_a_mere_mention(talk: Conversation, text: str) -> None:
+    assert CONFIRM_FIRST not in await talk.block_for(text)
+
+
+async def test_confirm_first_follows_the_tools_that_can_act(talk: Conversation) -> None:
+    assert CONFIRM_FIRST not in await _block_with_tools(talk, "weather?", ["get_weather"])
+    assert CONFIRM_FIRST in await _block_with_tools(talk, "hi", ["get_weather", "send_email"])
+
+
 async def test_long_gap_rule_fires_at_thirty_days_not_a_day_before(talk: Conversation) -> None:
     await talk.say("hello")
     before = await talk.block_for("hi", after=timedelta(days=29))
@@ -534,6 +607,39 @@ async def test_due_and_a_day_is_a_deadline_and_due_leaves_the_label(talk: Conver
     block = await talk.block_for("morning", after=timedelta(days=2))
     assert '"Standup notes", due by Tue 3 Nov, which passed' in block
     assert "notes due" not in block
+
+
+async def test_a_deadline_is_looked_ahead_to_on_its_day_and_back_on_after(
+    talk: Conversation,
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin: due when Tuesday ends there (23:00 UTC).
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: standup notes due tomorrow")
+    # Monday evening: not its day yet.
+    block = await talk.block_for("hey", after=timedelta(hours=10))
+    assert "Standup notes" not in block
+    # Tuesday morning in Berlin: its day, looked ahead to once.
+    talk.clock.set(datetime(2026, 11, 3, 7, 30, tzinfo=UTC))
+    block = await talk.block_for("morning")
+    assert "Check-in (action_gap_2h)" in block
+    assert "are you still planning to" in block and "standup notes" in block.lower()
+    block = await talk.block_for("hi again", after=timedelta(hours=3))
+    assert "Standup notes" not in block
+    # Wednesday: looked back on.
+    talk.clock.set(datetime(2026, 11, 4, 8, 0, tzinfo=UTC))
+    block = await talk.block_for("morning")
+    assert '"Standup notes", due by Tue 3 Nov, which passed' in block
+
+
+async def test_a_deadline_at_a_time_is_looked_ahead_to_hours_before(talk: Conversation) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: send the invoice by 17:00 tomorrow")
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["due_by_iso"] == "2026-11-03T16:00:00+00:00", stored
+    talk.clock.set(datetime(2026, 11, 3, 3, 0, tzinfo=UTC))
+    assert "invoice" not in await talk.block_for("up early")
+    talk.clock.set(datetime(2026, 11, 3, 6, 0, tzinfo=UTC))
+    assert "are you still planning to" in await talk.block_for("morning")
 
 
 async def test_the_acknowledgement_says_when_a_clocked_plan_is_for(talk: Conversation) -> None:

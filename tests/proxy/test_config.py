@@ -397,7 +397,7 @@ def test_a_misspelt_cue_activity_points_at_its_key() -> None:
     [problem] = problems(text)
     assert problem.startswith(
         "c.toml:line 3: clock.inference.cues.gymm: unknown activity 'gymm'; cues are added to "
-        "one of: brb, call, commute,"
+        "one of: appointment, brb, call, commute,"
     )
 
 

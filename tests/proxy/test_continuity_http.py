@@ -692,6 +692,19 @@ async def test_a_group_may_teach_the_speaker_what_they_ask_and_correct_of_themse
     assert "Is vegan" in await bob.say("/memory")
 
 
+async def test_a_pasted_transcript_teaches_nothing_about_the_user(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Summarize this transcript:\nBob: hey. I'm vegan.\nAlice: ok. I live in Lisbon.")
+    await ana.say("what is wrong here?\n```\nI work at Acme.\n```", after=timedelta(minutes=1))
+    assert "don't remember anything" in await ana.say("/memory", after=timedelta(days=1))
+    # The user's own words around it are still theirs.
+    await ana.say("Bob: hi\nAlice: hey\nI'm vegan.")
+    assert "Is vegan" in await ana.say("/memory")
+
+
 async def test_a_job_at_an_employer_follows_them_to_the_next_employer(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
 ) -> None:

@@ -161,7 +161,7 @@ def test_is_directive_only_is_false_for_another_directive() -> None:
         ("we're heading out for drinks tonight", "Go for drinks", "night_out", "planned"),
         ("ok so heading out now", "Head out", None, "in_progress"),
         ("omw home", "Head home", "commute", "in_progress"),
-        ("on my way to the airport", "Go to the airport", None, "in_progress"),
+        ("on my way to the airport", "Go to the airport", "flight", "in_progress"),
         ("leaving for work", "Leave for work", None, "in_progress"),
         ("gonna hit the gym later", "Hit the gym", "gym", "planned"),
         ("I'm going to the gym later", "Go to the gym", "gym", "planned"),
@@ -553,7 +553,7 @@ def test_a_detection_follows_its_text() -> None:
     ("text", "label", "activity", "status"),
     [
         ("heading into a meeting for an hour", "Go into a meeting", "meeting", "in_progress"),
-        ("I'm flying to Tokyo on Friday", "Fly to Tokyo on Friday", None, "planned"),
+        ("I'm flying to Tokyo on Friday", "Fly to Tokyo on Friday", "flight", "planned"),
         ("grabbing lunch", "Grab lunch", "meal:lunch", "in_progress"),
         ("taking the dog out", "Take the dog out", "walk", "in_progress"),
         ("I'm taking the dog out", "Take the dog out", "walk", "in_progress"),
@@ -563,7 +563,7 @@ def test_a_detection_follows_its_text() -> None:
         ("popping out to the shops", "Pop out to the shops", None, "in_progress"),
         ("running to the store", "Run to the store", "errand", "in_progress"),
         ("I'm meeting Sam at 5", "Meet Sam", None, "planned"),
-        ("we're seeing the dentist tomorrow", "See the dentist tomorrow", None, "planned"),
+        ("we're seeing the dentist tomorrow", "See the dentist tomorrow", "appointment", "planned"),
         ("off to grab lunch", "Grab lunch", "meal:lunch", "in_progress"),
         ("heading out to see my mom", "See mom", None, "in_progress"),
         # A moment away and what it is for: what it is for is the action.

@@ -37,7 +37,7 @@ from middleware.actions.prefilter import (
     needles,
 )
 from middleware.clock.temporal import asks_about_current_events, asks_with_recency_pattern
-from middleware.impact.intent import _IMPACTFUL, mentions_impactful_action
+from middleware.impact.intent import _REQUEST, asks_for_impactful_action
 from middleware.memory.triggers import _detect, detect_memory
 from middleware.text_cache import MAX_CHARS
 from tests.strategies import chat_texts, matches_of
@@ -194,7 +194,7 @@ def test_a_gate_lets_through_every_text_its_patterns_match(text: str) -> None:
 @given(text=_GATE_TEXTS)
 def test_the_gated_checks_answer_as_their_full_paths(text: str) -> None:
     assert asks_about_current_events(text) is asks_with_recency_pattern(text)
-    assert mentions_impactful_action(text) is (_IMPACTFUL.search(text) is not None)
+    assert asks_for_impactful_action(text) is (_REQUEST.search(text) is not None)
     full_score = max([0.0, *(_scheduling_score(text, p) for p in PATTERNS.values())])
     assert scheduling_confidence(text) == full_score
     assert detect_memory(text) == _detect(text)

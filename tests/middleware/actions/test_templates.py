@@ -65,6 +65,22 @@ def test_sleep_question_is_the_spec_follow_up() -> None:
         ("study for the exam", "study"),
         ("a party downtown", "night_out"),
         ("grab drinks", "night_out"),
+        ("go to the airport", "flight"),
+        ("catch a flight", "flight"),
+        ("drive to the airport", "flight"),
+        ("fly to Tokyo", "flight"),
+        ("go to the doctor", "appointment"),
+        ("go to dentist appointment", "appointment"),
+        ("see the vet", "appointment"),
+        ("call the doctor", "call"),
+        ("do the school run", "school_run"),
+        ("pick up the kids", "school_run"),
+        ("drop the kids off", "school_run"),
+        ("go for a bike ride", "ride"),
+        ("go for a ride", "ride"),
+        ("get a ride home", "commute"),
+        ("go for a swim", "swim"),
+        ("swim some laps", "swim"),
     ],
 )
 def test_match_activity_picks_the_most_specific(text: str, key: str) -> None:
@@ -79,6 +95,20 @@ def test_match_activity_picks_the_most_specific(text: str, key: str) -> None:
 )
 def test_match_activity_ignores_other_words(text: str) -> None:
     assert match_activity(text) is None
+
+
+@pytest.mark.parametrize("text", ["book the dentist", "book an appointment"])
+def test_booking_an_appointment_is_not_the_visit(text: str) -> None:
+    template = match_activity(text)
+    assert template is None or template.key != "appointment"
+
+
+def test_departures_have_durations_and_a_hedged_question() -> None:
+    assert expected_minutes(TEMPLATES["flight"], {}) == (180, 720)
+    assert TEMPLATES["flight"].question == "did you make your flight okay?"
+    assert expected_minutes(TEMPLATES["appointment"], {}) == (60, 180)
+    assert TEMPLATES["school_run"].question == "did the school run go okay?"
+    assert TEMPLATES["swim"].question == "how was the swim?"
 
 
 def test_expected_minutes_without_calibration_is_the_template() -> None:

@@ -274,7 +274,7 @@ def test_cues_name_known_activities() -> None:
     with pytest.raises(
         ValidationError,
         match=r"unknown activity 'gymm'; cues are added to one "
-        r"of: brb, call, commute, .*, gym, .*, walk",
+        r"of: appointment, brb, call, commute, .*, gym, .*, walk",
     ):
         InferencePolicy.model_validate({"cues": {"gymm": ["jelly arms"]}})
 
