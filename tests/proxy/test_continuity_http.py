@@ -1649,3 +1649,25 @@ async def test_naming_a_threads_context_mid_session_takes_the_session_along(
     await ana.say("/capture")
     recap = await ana.say("/recap")
     assert "Open: set up the backups" in recap and "invoice table" in recap, recap
+
+
+async def test_an_item_reported_done_by_its_head_alone_leaves_the_card_and_recap(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "The migration is written." named only "migration" of the item's three content
+    # words, and the item stayed open on the card.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's get the billing service ready for launch.")
+    await ana.say("I still need to write the migration for the invoices table.")
+    await ana.say("/capture")
+    for mention in ("The migration is not written yet.", "Is the migration written?"):
+        await ana.say(mention, after=timedelta(minutes=5))
+    await ana.say("/capture")
+    assert "Open: write the migration for the invoices table" in await ana.say("/recap")
+    await ana.say("The migration is written.", after=timedelta(hours=2))
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert "Open: write the migration" not in recap, recap
+    resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
+    assert "write the migration" not in resume, resume
