@@ -56,7 +56,7 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
                     f"That name is too long ({len(name)} characters); keep it under {_NAME_LIMIT}."
                 )
             was = await store.thread_work_context(turn.thread_key, now=turn.received_at)
-            chosen, made = await store.use_work_context(
+            chosen, made = await service.move_thread(
                 turn.thread_key, turn.user_key, name, now=turn.received_at
             )
             others = [

@@ -558,12 +558,15 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
     negated or a question ("haven't figured out X", "did you fix X?"), and contains at
     least :data:`RESOLVED_OVERLAP` of the item's content words (stopwords ignored, a plural
     "s" dropped, and a leading verb: "the migration is written" resolves "write the
-    migration").
+    migration"). A report in the item's own verb needs only half of them, or only its
+    head (verb and object, before its first preposition): "the migration is written"
+    also resolves "write the migration for the invoices table".
 
     ``open_items`` are oldest first. A sentence that names the work only by a name
     several items share ("the load test passed" with "load test the invoice endpoint"
-    and "load test the search endpoint" open) closes the latest of them: "the load test"
-    is the one last raised, the one in view, and closing every load test would report
+    and "load test the search endpoint" open; "the migration is written" with two
+    migrations to write, for two tables) closes the latest of them: "the load test" is
+    the one last raised, the one in view, and closing every load test would report
     done work the user never mentioned. Naming more ("the invoice load test passed")
     picks out its own item.
     """
@@ -588,21 +591,29 @@ def find_resolved(open_items: Sequence[str], turns: Sequence[ExtractTurn]) -> se
             return bool(_content_words(word) & thing)
 
         for at, (sentence, words, says_resolved) in enumerate(said):
+            # "The migration for the users table is written" is not this item's work.
+            if _names_another(sentence, item, wanted):
+                continue
             overlap = len(wanted & words) / len(wanted)
             if says_resolved and overlap >= RESOLVED_OVERLAP:
                 resolved.add(index)
                 break
             # Its own verb next to the whole thing it acts on is evidence enough for
             # less of the rest: "the Christensen data is pulled now" closes "pull the
-            # Christensen data for the fee report".
-            if (
+            # Christensen data for the fee report". With only that, the item's head
+            # (before its first preposition: "the migration is written" of "write the
+            # migration for the invoices table"), it is named as "the load test" is.
+            own_verb = (
                 verb is not None
                 and thing <= words
-                and overlap >= _OWN_VERB_OVERLAP
-                and not _names_another(sentence, item, wanted)
+                and (overlap >= _OWN_VERB_OVERLAP or bool(thing))
                 and reports_done(sentence, verb, is_item_word)
-            ):
+            )
+            if own_verb and overlap >= _OWN_VERB_OVERLAP:
                 resolved.add(index)
+                break
+            if own_verb:
+                named_in.setdefault(at, []).append(index)
                 break
             # The work named as a noun and reported ended: "the load test passed",
             # "done with the load test" for "load test the invoice endpoint".

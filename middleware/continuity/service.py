@@ -19,7 +19,7 @@ from middleware.clock.source import Clock
 from middleware.clock.zones import get_zone
 from middleware.continuity.background import Background
 from middleware.continuity.capture import CaptureOutcome, Capturer, rebuild_view
-from middleware.continuity.model import Session, Trigger
+from middleware.continuity.model import Session, Trigger, WorkContext
 from middleware.continuity.nightly import (
     NightlyReport,
     housekeep,
@@ -28,6 +28,7 @@ from middleware.continuity.nightly import (
     trigger_settings,
 )
 from middleware.continuity.schedule import nightly_due
+from middleware.continuity.sessions import CurrentSessions
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
 from middleware.continuity.triggers import timed_trigger
 from middleware.store import Store
@@ -83,6 +84,7 @@ class ContinuityService:
             after_capture=self._refresh_rollup,
         )
         self.background = Background()
+        self.sessions = CurrentSessions()
         self._loop_task: asyncio.Task[None] | None = None
         self._tick_lock = asyncio.Lock()
         # Sessions read and found a glance ("hi", "thanks"), with the state they were read
@@ -104,6 +106,27 @@ class ContinuityService:
         if session is None:
             return None
         return await self.capturer.capture(session.session_id, trigger)
+
+    async def move_thread(
+        self, thread_key: str, user_key: str, name: str, *, now: datetime
+    ) -> tuple[WorkContext, bool]:
+        """Move the thread into the user's work context called ``name`` (made if new:
+        ``Store.use_work_context``); return it and whether it was made.
+
+        Out of a named context the session so far stays behind: it is captured there (in
+        the background) and ends, so the thread's next message starts a new session,
+        which brings the resume card of the context moved to. Naming the thread's own
+        context keeps the session going: its work is that context's."""
+        was = await self.store.thread_work_context(thread_key, now=now)
+        left = await self.store.current_session(thread_key) if was.named else None
+        chosen, made = await self.store.use_work_context(thread_key, user_key, name, now=now)
+        if left is not None and chosen.work_context_id != was.work_context_id:
+            self.sessions.forget(thread_key)
+            self.background.spawn(
+                self.capturer.capture(left.session_id, "manual_request"),
+                what="capture of a session moved away from",
+            )
+        return chosen, made
 
     async def deliver_updates(self, work_context_id: str, entry_ids: Collection[str]) -> None:
         """Mark cross-conversation updates shown: they decay a few days later (spec 001

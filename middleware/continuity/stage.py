@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -42,6 +41,7 @@ from middleware.continuity.model import (
 from middleware.continuity.nightly import card_budget
 from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
+from middleware.continuity.sessions import CurrentSession
 from middleware.continuity.summary import item_key
 from middleware.identity import API_CHANNEL
 from middleware.injection import fingerprint
@@ -52,38 +52,24 @@ from middleware.types import JSON, Reply, Turn
 
 log = logging.getLogger(__name__)
 
-_CACHED_THREADS = 4096
 # The messages of a session read back after a compaction, as capture reads them.
 _SESSION_READ = 40
 RESUME_OPEN = '<card type="continuity"'
 
 
-@dataclass(frozen=True, slots=True)
-class _Current:
-    """What the stage remembers about a thread's current session."""
-
-    session_id: str
-    cards_fingerprint: str | None = None
-    near_window_captured: bool = False
-
-
 def continuity_stage(service: ContinuityService) -> Stage:
     settings = service.settings
     store = service.store
-    sessions: OrderedDict[str, _Current] = OrderedDict()
+    sessions = service.sessions
     gap = settings.continuity.session_gap
     window_limit = (
         settings.continuity.precompaction_fraction * settings.continuity.model_context_tokens
     )
     active = settings.continuity.enabled or settings.cards.enabled or settings.memory.enabled
 
-    def remember(thread_key: str, current: _Current) -> None:
-        sessions[thread_key] = current
-        sessions.move_to_end(thread_key)
-        if len(sessions) > _CACHED_THREADS:
-            sessions.popitem(last=False)
+    remember = sessions.remember
 
-    async def resolve(turn: Turn) -> tuple[_Current, bool]:
+    async def resolve(turn: Turn) -> tuple[CurrentSession, bool]:
         """The thread's session for this turn, and whether this turn starts it."""
         known = sessions.get(turn.thread_key)
         if continues_session(turn, gap):
@@ -91,7 +77,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 return known, False
             stored = await store.current_session(turn.thread_key)
             if stored is not None:
-                current = _Current(stored.session_id, stored.cards_fingerprint)
+                current = CurrentSession(stored.session_id, stored.cards_fingerprint)
                 remember(turn.thread_key, current)
                 return current, False
         assert turn.inbound_id is not None
@@ -107,7 +93,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
             turn.received_at,
             first_message_id,
         )
-        current = _Current(session.session_id)
+        current = CurrentSession(session.session_id)
         remember(turn.thread_key, current)
         return current, True
 
@@ -294,9 +280,12 @@ async def preview_cards(service: ContinuityService, turn: Turn) -> list[str]:
     settings = service.settings
     if not settings.cards.enabled:
         return []
-    if continues_session(turn, settings.continuity.session_gap):
-        return []
     store = service.store
+    # A session ended by a move to another work context continues no more.
+    if continues_session(turn, settings.continuity.session_gap) and (
+        await store.current_session(turn.thread_key) is not None
+    ):
+        return []
     if await store.get_thread(turn.thread_key) is None:
         sources = CardSources(
             work_context=WorkContext(

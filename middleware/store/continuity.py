@@ -42,8 +42,10 @@ class ContinuityStore(Protocol):
     ) -> tuple[WorkContext, bool]:
         """Move the thread into the user's context called ``name`` (matched without
         regard to case or surrounding spaces, across the linked person's users), making
-        it if there is none; return it and whether it was made. Sessions already captured
-        stay in the context they were captured in; the others move with the thread.
+        it if there is none; return it and whether it was made. A thread's own (unnamed)
+        context given a name this way takes its sessions not yet captured along; a thread
+        moved out of a named context leaves its sessions there, which ends its current
+        one (``current_session``). Sessions already captured stay where they were captured.
         Raises ``NotFoundError`` for a thread never seen, ``ValueError`` for a blank
         name."""
         ...
@@ -126,7 +128,8 @@ class ContinuityStore(Protocol):
         ...
 
     async def current_session(self, thread_key: str) -> Session | None:
-        """The thread's latest session with its counts, or ``None`` if it has none."""
+        """The thread's latest session with its counts, or ``None`` if it has none or
+        that one has ended: it is in another work context than the thread's now."""
         ...
 
     async def get_session(self, session_id: str) -> Session | None: ...

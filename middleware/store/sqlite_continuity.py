@@ -272,17 +272,23 @@ def _use_work_context(
     context_id = f"{NAMED_CONTEXT_PREFIX}{uuid.uuid4().hex[:16]}" if made else row[0]
     if made:
         conn.execute(_INSERT_NAMED, (context_id, user_key, name, folded, at, at))
-    return _move_thread(conn, thread_key, context_id, at), made
+    # Naming the thread's own context takes its work along; work done in another named
+    # context ("billing launch") belongs there, not in the one moved to ("garden").
+    was = read_thread_context(conn, thread_key)
+    naming = was is None or not was.named
+    return _move_thread(conn, thread_key, context_id, at, sessions=naming), made
 
 
 def _move_thread(
-    conn: sqlite3.Connection, thread_key: str, context_id: str, at: str
+    conn: sqlite3.Connection, thread_key: str, context_id: str, at: str, *, sessions: bool
 ) -> WorkContext:
-    """Put the thread (and its sessions not yet captured) in an existing context, whose
-    last activity moves to ``at``."""
+    """Put the thread in an existing context, whose last activity moves to ``at``; with
+    ``sessions``, its sessions not yet captured go along. A session left behind has
+    ended: the thread's next message starts a new one (``current_session``)."""
     if not conn.execute(_MOVE_THREAD, (context_id, thread_key)).fetchall():
         raise no_thread(thread_key)
-    conn.execute(_MOVE_SESSIONS, (context_id, thread_key))
+    if sessions:
+        conn.execute(_MOVE_SESSIONS, (context_id, thread_key))
     return _context(conn.execute(_TOUCH_CONTEXT, (at, context_id)).fetchall()[0])
 
 
@@ -301,7 +307,7 @@ async def assign_unlinked_context(
 
     def assign(conn: sqlite3.Connection) -> WorkContext:
         conn.execute(MAKE_BUCKET, {"id": bucket, "owner": user_key, "at": at, "stale": 0})
-        return _move_thread(conn, thread_key, bucket, at)
+        return _move_thread(conn, thread_key, bucket, at, sessions=True)
 
     return await write("put a thread in the unlinked bucket", assign)
 

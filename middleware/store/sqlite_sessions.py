@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from middleware.continuity.model import CaptureMode, Session
+from middleware.continuity.model import DEFAULT_CONTEXT_PREFIX, CaptureMode, Session
 from middleware.store.migrations import from_db, in_conversation, to_db
 from middleware.store.records import Role, StoredMessage
 from middleware.store.sqlite_continuity import (
@@ -137,9 +137,12 @@ _LATEST_OF_THREAD = """(
     SELECT l.session_id FROM sessions AS l WHERE l.thread_key = {thread}
     ORDER BY l.first_message_id DESC LIMIT 1)"""
 
+# A session left behind in the context a thread moved out of has ended: the thread has
+# no current session until its next message starts one where it is now.
 _CURRENT = _SESSIONS.format(
     source="sessions AS s JOIN threads AS t ON t.thread_key = s.thread_key "
-    f"WHERE s.session_id = {_LATEST_OF_THREAD.format(thread=':thread_key')}",
+    f"WHERE s.session_id = {_LATEST_OF_THREAD.format(thread=':thread_key')} "
+    "AND s.work_context_id = COALESCE(t.work_context_id, :prefix || t.thread_key)",
     order="p.session_id",
 )
 
@@ -262,7 +265,8 @@ async def start_session(
 
 async def current_session(read: Run, thread_key: str) -> Session | None:
     return await read(
-        "read a thread's session", lambda conn: _one(conn, _CURRENT, thread_key=thread_key)
+        "read a thread's session",
+        lambda conn: _one(conn, _CURRENT, thread_key=thread_key, prefix=DEFAULT_CONTEXT_PREFIX),
     )
 
 

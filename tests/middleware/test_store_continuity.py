@@ -170,6 +170,27 @@ async def test_moving_a_thread_keeps_captured_sessions_where_they_were(
     )
 
 
+async def test_moving_a_thread_out_of_a_named_context_leaves_its_session_there_ended(
+    store: SqliteStore,
+) -> None:
+    first = await say(store, T0)
+    billing, _ = await store.use_work_context(TG_DM, TG, "Billing launch", now=T0)
+    await store.start_session("s1", TG_DM, TG, T0, first)
+    current = await store.current_session(TG_DM)
+    assert current is not None and current.session_id == "s1"
+
+    garden, _ = await store.use_work_context(TG_DM, TG, "Garden", now=NOW)
+
+    s1 = await store.get_session("s1")
+    assert s1 is not None and s1.work_context_id == billing.work_context_id
+    # Its work is billing's: the thread, now in garden, has no session until it speaks.
+    assert await store.current_session(TG_DM) is None
+    second = await say(store, NOW + MINUTE)
+    s2 = await store.start_session("s2", TG_DM, TG, NOW + MINUTE, second)
+    assert s2.work_context_id == garden.work_context_id
+    assert await store.current_session(TG_DM) == s2
+
+
 async def test_recent_contexts_are_the_persons_most_recently_active_first(
     store: SqliteStore,
 ) -> None:

@@ -1628,3 +1628,74 @@ async def test_glancing_at_a_chat_is_still_not_captured(
     status, report = await admin(relay, "POST", "/admin/jobs/nightly/run")
     assert status == 200 and report["captured"] == 0, report
     assert "Nothing captured" in await ana.say("/recap")
+
+
+async def test_moving_a_thread_to_another_named_context_keeps_the_session_where_it_was(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # The whole session, billing's open item included, was captured into garden; /recap
+    # in billing said "Nothing captured"; the next message got no card for garden.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("/context garden")
+    await ana.say("Let's plant the tomatoes along the south fence.")
+    await ana.say("I still need to buy the stakes.")
+    await ana.say("/capture")
+    await ana.say("/context billing launch", after=timedelta(days=1))
+    await ana.say("Let's get the billing service ready for launch.")
+    await ana.say("I still need to set up the backups.")
+    assert "Moved this thread into “garden”" in await ana.say("/context garden")
+    # The session moved away from is captured in the background.
+    await relay.runner.app[SERVICES].continuity.background.drain()
+    status, preview = await admin(
+        relay,
+        "POST",
+        "/admin/threads/agent:main:api:t1/preview",
+        {"text": "The tomatoes need watering.", "user_key": "api:ana"},
+    )
+    assert status == 200 and "buy the stakes" in (preview["block"] or ""), preview
+    resume = cards_in(await ana.block_for("The tomatoes need watering."))["resume"]
+    assert "buy the stakes" in resume and "backups" not in resume, resume
+    await ana.say("/capture")
+    garden = await ana.say("/recap")
+    assert "backups" not in garden and "buy the stakes" in garden, garden
+    await ana.say("/context billing launch", after=timedelta(minutes=5))
+    billing = await ana.say("/recap")
+    assert "Open: set up the backups" in billing, billing
+    assert "tomatoes" not in billing, billing
+
+
+async def test_naming_a_threads_context_mid_session_takes_the_session_along(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's get the billing service ready for launch.")
+    await ana.say("I still need to set up the backups.")
+    await ana.say("/context billing launch")
+    await ana.say("The invoice table is done.")
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert "Open: set up the backups" in recap and "invoice table" in recap, recap
+
+
+async def test_an_item_reported_done_by_its_head_alone_leaves_the_card_and_recap(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # "The migration is written." named only "migration" of the item's three content
+    # words, and the item stayed open on the card.
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("Let's get the billing service ready for launch.")
+    await ana.say("I still need to write the migration for the invoices table.")
+    await ana.say("/capture")
+    for mention in ("The migration is not written yet.", "Is the migration written?"):
+        await ana.say(mention, after=timedelta(minutes=5))
+    await ana.say("/capture")
+    assert "Open: write the migration for the invoices table" in await ana.say("/recap")
+    await ana.say("The migration is written.", after=timedelta(hours=2))
+    await ana.say("/capture")
+    recap = await ana.say("/recap")
+    assert "Open: write the migration" not in recap, recap
+    resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
+    assert "write the migration" not in resume, resume

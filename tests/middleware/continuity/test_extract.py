@@ -464,6 +464,45 @@ def test_work_named_done_closes_only_the_item_it_names(text: str, closed: set[in
     assert find_resolved(items, [_user(text)]) == closed
 
 
+@pytest.mark.parametrize(
+    ("text", "closed"),
+    [
+        ("The migration is written.", {0}),
+        ("Wrote the migration.", {0}),
+        ("The migration is not written yet.", set()),
+        ("Is the migration written?", set()),
+        ("The migration will be written tomorrow.", set()),
+        ("The migration for the users table is written.", set()),
+    ],
+)
+def test_an_item_reported_done_in_its_own_verb_by_its_head_alone_is_resolved(
+    text: str, closed: set[int]
+) -> None:
+    """Its head, before the first preposition, names the work: the rest ("for the
+    invoices table") need not be said again."""
+    items = ["write the migration for the invoices table"]
+    assert find_resolved(items, [_user(text)]) == closed
+
+
+@pytest.mark.parametrize(
+    ("text", "closed"),
+    [
+        # Named only by the head both share: the latest raised, not every migration.
+        ("The migration is written.", {1}),
+        ("The migration for the invoices table is written.", {0}),
+        ("Wrote the migration for the users table.", {1}),
+    ],
+)
+def test_an_own_verb_report_by_a_head_two_items_share_closes_the_latest(
+    text: str, closed: set[int]
+) -> None:
+    items = [
+        "write the migration for the invoices table",
+        "write the migration for the users table",
+    ]
+    assert find_resolved(items, [_user(text)]) == closed
+
+
 def test_a_later_decision_resolves_the_open_question_it_answers() -> None:
     items = ["figure out the old cron jobs", "whether to visit Hokkaido", "renew the passport"]
     turns = [
