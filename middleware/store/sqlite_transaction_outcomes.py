@@ -5,8 +5,8 @@ transaction that commits later. Until it ends, three kinds of waiter hang on it:
 
 - the writes already reported to their callers (``write`` returned, ``queue``'s future
   resolved): a commit owes them nothing; a rollback loses them, and they are logged;
-- the queued writes whose futures resolve at the commit (``submit``, and every queued write
-  while each commits before it returns): a commit settles each with its own outcome; a
+- the queued writes whose futures resolve at the commit (``submit``; ``queue`` too after a
+  rollback, until a transaction commits): a commit settles each with its own outcome; a
   rollback fails the applied ones with its error, but for those asked to be kept
   (:mod:`middleware.store.sqlite_kept_writes`), while one that had failed alone keeps its
   own error;
@@ -44,16 +44,31 @@ class TransactionOutcomes:
         self._settling: list[tuple[Pending, Outcome]] = []
         # Its outcome, once a write asked for it.
         self._commit: Commit | None = None
+        # A transaction rolled back, and none committed since.
+        self._rolled_back_last = False
+
+    @property
+    def rolled_back_last(self) -> bool:
+        """Whether the last transaction to end rolled back. Until one commits, no write is
+        reported applied before its commit (and the writer commits each ``write`` before
+        it returns), so that every caller learns of a commit that fails."""
+        return self._rolled_back_last
 
     def reported(self, action: str) -> None:
         """A write applied in the open transaction was reported to its caller: lost, and
         logged, if the transaction rolls back."""
         self._reported.append(action)
 
-    def settles_at_commit(self, pending: Pending, outcome: Outcome) -> None:
-        """``pending`` was applied in the open transaction with ``outcome``; its future
-        settles when the transaction ends."""
-        self._settling.append((pending, outcome))
+    def applied(self, pending: Pending, outcome: Outcome) -> None:
+        """The queued ``pending`` was applied in the open transaction with ``outcome``: its
+        future settles now if it asked to (``queue``) and no rollback is the last, else
+        when the transaction ends."""
+        if pending.resolves_applied and not self._rolled_back_last:
+            if outcome[0]:
+                self._reported.append(pending.action)
+            settle_write(pending, outcome, self._error_for)
+        else:
+            self._settling.append((pending, outcome))
 
     def commit(self) -> Commit:
         """The outcome of the open transaction's commit, one future shared by every write
@@ -75,6 +90,7 @@ class TransactionOutcomes:
         """The open transaction committed: settle its waiters."""
         settling, self._settling = self._settling, []
         self._reported = []
+        self._rolled_back_last = False
         self._end(None)
         for pending, outcome in settling:
             settle_write(pending, outcome, self._error_for)
@@ -84,6 +100,7 @@ class TransactionOutcomes:
         its queued writes with ``exc`` but keep those asked to be kept (``KeptWrites``)."""
         settling, self._settling = self._settling, []
         lost, self._reported = self._reported, []
+        self._rolled_back_last = True
         self._end(exc)
         if lost:
             log.error(

@@ -130,8 +130,6 @@ class GroupCommitWriter:
         self._outcomes = TransactionOutcomes(error_for, self._kept)
         # Why the store cannot write, until a commit succeeds (``failure``).
         self._failure: sqlite3.Error | None = None
-        # After a failed commit: every ``write`` commits before it returns.
-        self._commit_each = False
         # A batch handed to the worker thread; later writes wait for it (order).
         self._handoff: asyncio.Task[None] | None = None
         self.commits = 0
@@ -157,8 +155,9 @@ class GroupCommitWriter:
             raise self._error_for(action, exc) from exc
         if not ok:
             self._failed(value)
-        if self._commit_each:
-            # Reported to this caller, not logged as lost.
+        if self._outcomes.rolled_back_last:
+            # Each ``write`` commits before it returns: reported to this caller, not
+            # logged as lost.
             failed = self._commit()
             if failed is not None:
                 raise self._error_for(action, failed) from failed
@@ -393,12 +392,7 @@ class GroupCommitWriter:
             del self._pending[0]
             if not outcome[0]:
                 self._failed(outcome[1])
-            if pending.resolves_applied and not self._commit_each:
-                if outcome[0]:
-                    self._outcomes.reported(pending.action)
-                settle_write(pending, outcome, self._error_for)
-            else:
-                self._outcomes.settles_at_commit(pending, outcome)
+            self._outcomes.applied(pending, outcome)
 
     def _commit(self) -> sqlite3.Error | None:
         """Commit the open transaction, if any, and settle what it owes its writes
@@ -414,7 +408,6 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             return exc
-        self._commit_each = False
         self._failure = None
         self._outcomes.committed()
         self._committed()
@@ -427,7 +420,6 @@ class GroupCommitWriter:
         until a commit succeeds, each ``write`` commits before it returns."""
         self._failed()
         self._failure = exc
-        self._commit_each = True
         if self._inline.in_transaction:
             try:
                 self._inline.execute("ROLLBACK")
@@ -444,7 +436,7 @@ class GroupCommitWriter:
 
     def _apply_soon(self) -> None:
         self._scheduled = False
-        if self._commit_delay <= 0 or self._commit_each:
+        if self._commit_delay <= 0 or self._outcomes.rolled_back_last:
             self.flush()
             return
         awaited = self._outcomes.awaited
