@@ -61,8 +61,8 @@ class TransactionOutcomes:
 
     def applied(self, pending: Pending, outcome: Outcome) -> None:
         """The queued ``pending`` was applied in the open transaction with ``outcome``: its
-        future settles now if it asked to (``queue``) and no rollback is the last, else
-        when the transaction ends."""
+        future settles now if it asked to (``queue``), unless the last transaction rolled
+        back; else when this one ends."""
         if pending.resolves_applied and not self._rolled_back_last:
             if outcome[0]:
                 self._reported.append(pending.action)

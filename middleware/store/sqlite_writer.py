@@ -156,8 +156,7 @@ class GroupCommitWriter:
         if not ok:
             self._failed(value)
         if self._outcomes.rolled_back_last:
-            # Each ``write`` commits before it returns: reported to this caller, not
-            # logged as lost.
+            # Each ``write`` commits now: reported to this caller, not logged as lost.
             failed = self._commit()
             if failed is not None:
                 raise self._error_for(action, failed) from failed
