@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
 
-from middleware.store.sqlite_write_steps import Pending, keeps_writes_out, settle
+from middleware.store.sqlite_write_steps import ErrorFor, Pending, keeps_writes_out, settle
 
 log = logging.getLogger(__name__)
-
-# Turns an SQLite failure during ``action`` into the error the caller sees.
-ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
 # A reply or a block, a few kB each: a few MB at most.
 MAX_KEPT = 1000

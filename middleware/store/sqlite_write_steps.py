@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 Write = Callable[[sqlite3.Connection], Any]
+# Turns an SQLite failure during ``action`` into the error the caller sees.
+ErrorFor = Callable[[str, sqlite3.Error], Exception]
 
 
 class Pending(NamedTuple):
@@ -36,6 +38,20 @@ def settle(future: asyncio.Future[Any], outcome: Outcome) -> None:
         future.set_result(value)
     else:
         future.set_exception(value)
+
+
+def caller_error(error_for: ErrorFor, action: str, exc: BaseException) -> BaseException:
+    """What the caller of a write that raised ``exc`` sees: what ``error_for`` makes of an
+    SQLite failure; any other exception as it is."""
+    return error_for(action, exc) if isinstance(exc, sqlite3.Error) else exc
+
+
+def settle_write(pending: Pending, outcome: Outcome, error_for: ErrorFor) -> None:
+    """Settle ``pending``'s future with ``outcome``, its error as its caller sees it."""
+    ok, value = outcome
+    settle(
+        pending.future, outcome if ok else (False, caller_error(error_for, pending.action, value))
+    )
 
 
 # SQLite's primary result codes that say the file cannot take writes now, whatever the write.

@@ -61,14 +61,19 @@ from typing import TypeVar
 
 import aiosqlite
 
-from middleware.store.sqlite_kept_writes import ErrorFor, KeptWrites
+from middleware.store.sqlite_kept_writes import KeptWrites
+from middleware.store.sqlite_transaction_outcomes import (
+    Commit as Commit,  # ``commit_of``'s answer, which the writer's callers name
+)
+from middleware.store.sqlite_transaction_outcomes import TransactionOutcomes
 from middleware.store.sqlite_write_steps import (
-    Outcome,
+    ErrorFor,
     Pending,
     apply_one,
+    caller_error,
     is_busy,
     keeps_writes_out,
-    settle,
+    settle_write,
 )
 from middleware.store.sqlite_writer_thread import WorkerThread
 
@@ -76,9 +81,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
-# What became of a transaction of the loop's connection: None once committed, or the SQLite
-# error that rolled it back.
-Commit = asyncio.Future[sqlite3.Error | None]
 
 # A queued batch larger than this is split, so one commit never holds the file for long.
 MAX_BATCH = 256
@@ -124,16 +126,10 @@ class GroupCommitWriter:
         self._kept = KeptWrites(error_for)
         self._scheduled = False
         self._commit_timer: asyncio.Handle | None = None
-        # The open transaction: the actions applied at once, and the queued writes applied
-        # in it, whose futures resolve when it commits.
-        self._uncommitted: list[str] = []
-        self._settling: list[tuple[Pending, Outcome]] = []
-        # Its outcome, once a write asked for it (``commit_of``).
-        self._commit_outcome: Commit | None = None
+        # What the open transaction owes the writes applied in it, once it ends.
+        self._outcomes = TransactionOutcomes(error_for, self._kept)
         # Why the store cannot write, until a commit succeeds (``failure``).
         self._failure: sqlite3.Error | None = None
-        # After a failed commit: every ``write`` commits before it returns.
-        self._commit_each = False
         # A batch handed to the worker thread; later writes wait for it (order).
         self._handoff: asyncio.Task[None] | None = None
         self.commits = 0
@@ -159,15 +155,15 @@ class GroupCommitWriter:
             raise self._error_for(action, exc) from exc
         if not ok:
             self._failed(value)
-        if self._commit_each:
-            # Reported to this caller, not logged as lost.
+        if self._outcomes.rolled_back_last:
+            # Each ``write`` commits now: reported to this caller, not logged as lost.
             failed = self._commit()
             if failed is not None:
                 raise self._error_for(action, failed) from failed
         else:
-            self._uncommitted.append(action)
+            self._outcomes.reported(action)
         if not ok:
-            raise self._error(action, value)
+            raise caller_error(self._error_for, action, value)
         return value  # type: ignore[no-any-return]
 
     async def read_then_queue(
@@ -198,7 +194,7 @@ class GroupCommitWriter:
         ok, seen = apply_one(self._inline, read, savepoint=False)
         if not ok:
             self._failed(seen)
-            raise self._error(action, seen)
+            raise caller_error(self._error_for, action, seen)
 
         def then(conn: sqlite3.Connection) -> T:
             return write(conn, seen)
@@ -266,9 +262,7 @@ class GroupCommitWriter:
         """
         if conn is not self._inline:
             return None
-        if self._commit_outcome is None:
-            self._commit_outcome = asyncio.get_running_loop().create_future()
-        return self._commit_outcome
+        return self._outcomes.commit()
 
     async def committed(self, action: str, commit: Commit | None) -> None:
         """Wait for ``commit`` (from ``commit_of``), committing it now if it is still open;
@@ -277,7 +271,7 @@ class GroupCommitWriter:
         transaction share."""
         if commit is None:
             return
-        if commit is self._commit_outcome:
+        if self._outcomes.is_open(commit):
             # Still open: commit now rather than make the caller (an answer ready to go
             # out) wait out the commit delay. The writes of other turns so far share it.
             self.flush()
@@ -397,16 +391,12 @@ class GroupCommitWriter:
             del self._pending[0]
             if not outcome[0]:
                 self._failed(outcome[1])
-            if pending.resolves_applied and not self._commit_each:
-                if outcome[0]:
-                    self._uncommitted.append(pending.action)
-                self._settle(pending, outcome)
-            else:
-                self._settling.append((pending, outcome))
+            self._outcomes.applied(pending, outcome)
 
     def _commit(self) -> sqlite3.Error | None:
-        """Commit the open transaction, if any, and resolve the queued writes in it. On
-        failure, abort it (see ``_abort``) and return the error."""
+        """Commit the open transaction, if any, and settle what it owes its writes
+        (``TransactionOutcomes.committed``). On failure, abort it (see ``_abort``) and
+        return the error."""
         if self._commit_timer is not None:
             self._commit_timer.cancel()
             self._commit_timer = None
@@ -417,58 +407,24 @@ class GroupCommitWriter:
         except sqlite3.Error as exc:
             self._abort(exc)
             return exc
-        settling, self._settling = self._settling, []
-        self._uncommitted = []
-        self._commit_each = False
         self._failure = None
-        self._end_transaction(None)
-        for pending, outcome in settling:
-            self._settle(pending, outcome)
+        self._outcomes.committed()
         self._committed()
         return None
 
-    def _end_transaction(self, error: sqlite3.Error | None) -> None:
-        """Tell the writes that asked (``commit_of``) what became of their transaction."""
-        outcome, self._commit_outcome = self._commit_outcome, None
-        if outcome is not None and not outcome.done():
-            outcome.set_result(error)
-
     def _abort(self, exc: sqlite3.Error) -> None:
-        """The open transaction cannot commit: roll it back. The queued writes in it fail
-        with ``exc``, but for those asked to be kept (``submit``); the ones already
-        returned are logged as lost. From now until a commit succeeds, each ``write``
-        commits before it returns."""
+        """The open transaction cannot commit: roll it back, and settle what it owes its
+        writes (``TransactionOutcomes.rolled_back``: the queued ones fail with ``exc``, but
+        for those asked to be kept; the ones already reported are logged as lost). From now
+        until a commit succeeds, each ``write`` commits before it returns."""
         self._failed()
         self._failure = exc
-        settling, self._settling = self._settling, []
-        lost, self._uncommitted = self._uncommitted, []
-        self._commit_each = True
         if self._inline.in_transaction:
             try:
                 self._inline.execute("ROLLBACK")
             except sqlite3.Error as rollback_exc:
                 log.error("SQLite could not roll back a failed transaction: %s", rollback_exc)
-        self._end_transaction(exc)
-        if lost:
-            log.error(
-                "SQLite could not commit; %d write(s) already applied are lost (%s): %s. "
-                "A turn whose message is among them is answered with the store's error "
-                "unless its answer had already gone out. Until a commit succeeds, each "
-                "write commits before it returns.",
-                len(lost),
-                ", ".join(lost),
-                exc,
-            )
-        applied = []
-        for pending, outcome in settling:
-            if outcome[0]:
-                applied.append(pending)
-            elif pending.keep:
-                # Failed alone, before the commit did: its own error says why.
-                self._settle(pending, outcome)
-            else:
-                settle(pending.future, (False, self._error_for(pending.action, exc)))
-        self._kept.keep_or_fail(applied, exc)
+        self._outcomes.rolled_back(exc)
 
     def _schedule_apply(self) -> None:
         """Apply the queued writes in the next loop iteration, after its callbacks and I/O
@@ -479,15 +435,15 @@ class GroupCommitWriter:
 
     def _apply_soon(self) -> None:
         self._scheduled = False
-        if self._commit_delay <= 0 or self._commit_each:
+        if self._commit_delay <= 0 or self._outcomes.rolled_back_last:
             self.flush()
             return
-        awaited = self._commit_outcome is not None
+        awaited = self._outcomes.awaited
         self._apply_queued()
         if self._pending and self._handoff is None:
             # The loop's connection may not write now: ``flush`` hands them over.
             self.flush()
-        elif not awaited and self._commit_outcome is not None:
+        elif not awaited and self._outcomes.awaited:
             # A queued write just applied is a turn's message (a turn alone in the relay),
             # and the turn will wait for this commit before its answer goes out
             # (``committed``): commit now, while the upstream works on its request, rather
@@ -517,13 +473,6 @@ class GroupCommitWriter:
         if self._on_failure is not None:
             self._on_failure()
 
-    def _error(self, action: str, exc: BaseException) -> BaseException:
-        return self._error_for(action, exc) if isinstance(exc, sqlite3.Error) else exc
-
-    def _settle(self, pending: Pending, outcome: Outcome) -> None:
-        ok, value = outcome
-        settle(pending.future, outcome if ok else (False, self._error(pending.action, value)))
-
     # -- the worker thread ---------------------------------------------------------------
 
     def _hand_off(self) -> None:
@@ -547,7 +496,7 @@ class GroupCommitWriter:
                 if not ok:
                     self._failed(value)
             for pending, outcome in zip(batch, outcomes, strict=True):
-                self._settle(pending, outcome)
+                settle_write(pending, outcome, self._error_for)
         finally:
             self._handoff = None
         # What queued up meanwhile goes next, in order.

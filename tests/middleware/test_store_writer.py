@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 from middleware.errors import StoreError
-from middleware.store import SqliteStore, sqlite_kept_writes, sqlite_writer
+from middleware.store import (
+    SqliteStore,
+    sqlite_kept_writes,
+    sqlite_transaction_outcomes,
+    sqlite_writer,
+)
 from tests.fakes.full_disk import FullDisk, use_full_disk
 from tests.middleware.test_store import THREAD, inbound
 
@@ -264,7 +269,7 @@ async def test_a_failed_commit_is_logged_and_then_every_write_commits_before_ret
     assert await queued.message_id > 0  # applied before that write, reported at once
     reply = store.record_reply(THREAD, "queued, then failed", T0 + timedelta(seconds=1))
 
-    with caplog.at_level("ERROR", logger=sqlite_writer.__name__):
+    with caplog.at_level("ERROR", logger=sqlite_transaction_outcomes.__name__):
         with pytest.raises(StoreError, match="FOREIGN KEY"):
             await reply
     assert "2 write(s) already applied are lost" in caplog.text
