@@ -17,7 +17,8 @@ from middleware.store.sqlite_clock_state import (
     SELECT_PRIOR,
 )
 from middleware.store.sqlite_prior_cache import PriorRows, Row
-from middleware.store.sqlite_writer import Commit, GroupCommitWriter
+from middleware.store.sqlite_transaction_outcomes import Commit
+from middleware.store.sqlite_writer import GroupCommitWriter
 from middleware.types import valid_text
 
 RECORD_INBOUND = "record an inbound message"

@@ -62,10 +62,7 @@ from typing import TypeVar
 import aiosqlite
 
 from middleware.store.sqlite_kept_writes import KeptWrites
-from middleware.store.sqlite_transaction_outcomes import (
-    Commit as Commit,  # ``commit_of``'s answer, which the writer's callers name
-)
-from middleware.store.sqlite_transaction_outcomes import TransactionOutcomes
+from middleware.store.sqlite_transaction_outcomes import Commit, TransactionOutcomes
 from middleware.store.sqlite_write_steps import (
     ErrorFor,
     Pending,
