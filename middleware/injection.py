@@ -82,14 +82,33 @@ def fingerprint(message: JSON) -> str:
     return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def trim_sections(sections: list[str], max_tokens: int) -> list[str]:
+def trim_sections(sections: list[str], max_tokens: int, droppable: Sequence[str] = ()) -> list[str]:
     """Keep sections in order within ``max_tokens``, a hard ceiling on their joined text.
 
     A later section that does not fit is dropped whole. The first (the clock's) is never
     dropped for them; when it alone is over the ceiling, its own lines are kept the same
     way, in order, each whole or not at all (a line is never cut): its first lines, the
-    time now and the elapsed time, are kept whenever they fit.
+    time now and the elapsed time, are kept whenever they fit. Before a later section is
+    dropped, the first section's ``droppable`` lines (its advice, first to go first) are
+    dropped one by one while that keeps more sections: a check-in outweighs the advice.
     """
+    kept = _fit(sections, max_tokens)
+    if len(kept) == len(sections) or not droppable:
+        return kept
+    lines = sections[0].split("\n")
+    for line in droppable:
+        if line not in lines:
+            continue
+        lines.remove(line)
+        trial = _fit(["\n".join(lines), *sections[1:]], max_tokens)
+        if len(trial) > len(kept):
+            kept = trial
+            if len(kept) == len(sections):
+                break
+    return kept
+
+
+def _fit(sections: list[str], max_tokens: int) -> list[str]:
     kept: list[str] = []
     used = 0  # each section's estimate, plus one for the newline joining it
     for index, section in enumerate(sections):
@@ -264,7 +283,10 @@ def injection_stage(
         newest = newest_user_index(messages) if not turn.continuation else None
         # The cards were sized within their own budget (spec 001 §6.4); only the
         # temporal sections answer to the block's ceiling.
-        sections = trim_sections(turn.context.sections, max_tokens) + turn.context.cards
+        sections = (
+            trim_sections(turn.context.sections, max_tokens, turn.context.droppable)
+            + turn.context.cards
+        )
         fresh = wrap("\n".join(sections)) if sections and newest is not None else None
         if fresh is None and not await recorded.may_hold_blocks(turn.thread_key):
             # Nothing to inject and no earlier block to replay (the Core Clock off, say):

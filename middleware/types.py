@@ -41,6 +41,9 @@ class InjectedContext:
     """
 
     sections: list[str] = field(default_factory=list)
+    # Lines of the first section (the clock's) that the block's ceiling may drop, first
+    # to go first, to keep a later section that would not fit (``trim_sections``).
+    droppable: tuple[str, ...] = ()
     # The continuity cards (spec 001 §6), rendered within their own budget; they follow
     # the sections and are never trimmed by the block's ceiling.
     cards: list[str] = field(default_factory=list)

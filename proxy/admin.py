@@ -327,6 +327,7 @@ async def preview(request: web.Request) -> web.Response:
     sections = trim_sections(
         [view.block, *awareness_sections(aware, relay_answers=False)],
         services.config.clock.max_block_tokens,
+        view.droppable,
     )
     sections = (sections if settings.enabled else []) + await preview_cards(
         services.continuity, turn

@@ -443,10 +443,9 @@ class StreamingTimeRenderer:
 def markup_instruction() -> str:
     """The paragraph that tells the model how to write concrete times."""
     return (
-        "When you state a concrete date and time, write it as <time ISO-8601 instant with "
-        "offset> (for example <time 2026-11-22T08:00:00Z> or "
-        "<time 2026-11-22T09:00:00+01:00>), and a date without a time as <time 2026-11-22>; "
-        "each reader sees it in their own timezone and language. "
-        "Do not convert times between timezones yourself, and do not add a zone name next "
-        "to the tag. If you do not know the exact instant, say so in words instead."
+        "Write a concrete date and time as <time ISO-8601 instant with offset> (e.g. "
+        "<time 2026-11-22T08:00:00Z> or <time 2026-11-22T09:00:00+01:00>), and a date "
+        "without a time as <time 2026-11-22>: each reader sees it in their own timezone and "
+        "language. Do not convert between timezones or add a zone name beside the tag; if "
+        "you do not know the exact instant, say so in words."
     )

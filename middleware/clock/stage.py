@@ -39,6 +39,7 @@ from middleware.clock.temporal import (
     TemporalFacts,
     ago,
     asks_about_current_events,
+    droppable_lines,
     render_block,
 )
 from middleware.clock.tense import told_of_the_past
@@ -89,6 +90,8 @@ class ClockView(NamedTuple):
     block: str
     expressions: tuple[ParseResult, ...]
     audience: Audience
+    # The block's lines of advice its ceiling may drop for a later section.
+    droppable: tuple[str, ...] = ()
 
 
 async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> ClockView:
@@ -213,7 +216,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             markup_instruction() if expressions or turn.chat_type == "group" else None
         ),
     )
-    return ClockView(resolution, render_block(facts), expressions, audience)
+    return ClockView(resolution, render_block(facts), expressions, audience, droppable_lines(facts))
 
 
 def clock_stage(store: Store, settings: ClockSettings) -> Stage:
@@ -225,6 +228,7 @@ def clock_stage(store: Store, settings: ClockSettings) -> Stage:
             if view.resolution.located is not None:
                 await remember_location(store, turn, view.resolution.located)
             turn.context.sections.insert(0, view.block)
+            turn.context.droppable = view.droppable
             turn.audience = view.audience
             turn.time_expressions = view.expressions
         return await call_next(turn)

@@ -165,17 +165,37 @@ def render_block(facts: TemporalFacts) -> str:
     if facts.markup_instruction:
         lines.append(facts.markup_instruction)
     lines.extend(facts.extra)
-    lines.append(
+    lines.append(_today_line(here))
+    if facts.recency:
+        lines.append(_RECENCY_LINE)
+    return "\n".join(lines)
+
+
+def droppable_lines(facts: TemporalFacts) -> tuple[str, ...]:
+    """The block's lines of advice rather than fact, first to go first: what the block's
+    ceiling may drop to keep a later section (a check-in, a notice) that would not fit.
+    The date is in the "Now" line too, a search is only advised, and a time the model
+    writes without markup is still read by the user."""
+    lines = [_today_line(local_minute(facts.now, facts.tz))]
+    if facts.recency:
+        lines.append(_RECENCY_LINE)
+    if facts.markup_instruction:
+        lines.append(facts.markup_instruction)
+    return tuple(lines)
+
+
+_RECENCY_LINE = (
+    "This message asks about current or recent events: verify with a search tool if you "
+    "have one, and say so if you cannot."
+)
+
+
+def _today_line(here: LocalMinute) -> str:
+    return (
         f"Today is {here.date}. Your "
         "training data has a cutoff and may not reflect recent events or the latest "
         "information; when unsure whether your knowledge is current, search rather than guess."
     )
-    if facts.recency:
-        lines.append(
-            "This message asks about current or recent events: verify with a search tool if "
-            "you have one, and say so if you cannot."
-        )
-    return "\n".join(lines)
 
 
 def _now_line(facts: TemporalFacts, here: LocalMinute | None = None) -> str:

@@ -367,3 +367,24 @@ async def test_copies_after_the_same_message_keep_their_blocks_by_ordinal(
     history += [noted, user("next")]
     replayed = await Relay(counting, InjectionMemory(cast(Store, counting))).send(history)
     assert replayed[2] == first and replayed[4] == second and first != second
+
+
+def test_the_clocks_advice_goes_before_a_later_section_does() -> None:
+    facts = "Now: Sat 21 Nov 2026 11:00 (Europe/Berlin, UTC+01:00)."  # 14 tokens
+    today = "Today is 2026-11-21. " + "t" * 60  # 21 tokens
+    markup = "Write times as <time …>. " + "m" * 60  # 22 tokens
+    check_in = "Check-in: " + "c" * 60  # 18 tokens
+    clock = "\n".join([facts, markup, today])
+    # Everything fits: nothing goes.
+    assert trim_sections([clock, check_in], 100, (today, markup)) == [clock, check_in]
+    # Over by the check-in: the first advice line goes, the check-in stays.
+    assert trim_sections([clock, check_in], 60, (today, markup)) == [
+        f"{facts}\n{markup}",
+        check_in,
+    ]
+    # Over by more: the advice goes in its order, as far as needed.
+    assert trim_sections([clock, check_in], 40, (today, markup)) == [facts, check_in]
+    # Without droppable lines the later section goes, as before.
+    assert trim_sections([clock, check_in], 60) == [clock]
+    # Dropping the advice would not make room: the clock's section stays whole.
+    assert trim_sections([clock, "c" * 400], 60, (today, markup)) == [clock]
