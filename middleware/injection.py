@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from middleware.cards.living_memory import LIVING_MEMORY_CARD, without_fact
 from middleware.clock.temporal import estimate_tokens
 from middleware.pipeline import Handler, Stage
 from middleware.store import Store, log_if_failed
@@ -213,6 +214,21 @@ class InjectionMemory:
         (``/forget``), and memory must not go on replaying them. Each thread is probed
         again on its next request."""
         self._threads.clear()
+
+    async def forget_fact(self, user_key: str, fact: str) -> None:
+        """Take ``fact``, a remembered fact the person asked to forget, out of the living
+        memory card of every block stored in their threads (their linked accounts' too),
+        and stop replaying those threads' blocks from memory: the model is not told it
+        again in any earlier message. The rest of each block stays byte for byte, so the
+        upstream's prompt cache breaks only from the first block that held the fact. A
+        block left empty (the card was all it had) is deleted."""
+
+        def edit(block: str) -> str | None:
+            edited = without_fact(block, _TAG_LIKE.sub(_LOOKALIKE, fact))
+            return None if edited == f"{OPEN_TAG}\n{CLOSE_TAG}" else edited
+
+        for thread_key in await self._store.edit_injections(user_key, LIVING_MEMORY_CARD, edit):
+            self._threads.pop(thread_key, None)
 
     async def repeats(self, thread_key: str) -> Repeats:
         """The contexts of the thread's repeated messages (see the module docstring)."""

@@ -42,7 +42,8 @@ def build_pipeline(
     """Compose the stages once at startup. ``notices`` (what to tell a user on their next
     message, e.g. which timezone a link kept) is shared with the admin API, which links
     accounts too."""
-    # The blocks injected lately, shared with /forget, which must drop what it deletes.
+    # The blocks injected lately, shared with /forget and /memory forget, which must drop
+    # what they delete.
     injections = InjectionMemory(store)
     commands = {
         **time_commands(store),
@@ -50,7 +51,7 @@ def build_pipeline(
         **link_commands(store, notices),
         **admin_commands(store, chat_admins(config), notices),
         **forget_commands(store, injections, notices),
-        **continuity_commands(continuity),
+        **continuity_commands(continuity, injections),
     }
     stages: list[Stage] = [
         identity_stage(config.server.agent_id),

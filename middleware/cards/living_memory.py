@@ -117,3 +117,43 @@ def _memory_line(fact: MemoryFact, now: datetime, tz: tzinfo) -> str:
     if not is_hedged(fact, now):
         return text
     return f"{text} (said {MONTHS[said.month - 1]} {said.year}, may be out of date)"
+
+
+# How a living memory card opens (``tagged_card``), in whatever holds it.
+LIVING_MEMORY_CARD = f'<card type="{LIVING_MEMORY}" tag="{LIVING_MEMORY}">'
+_CARD_OPEN = f"{LIVING_MEMORY_CARD}\n"
+_CARD_CLOSE = "\n</card>"
+
+
+def without_fact(text: str, fact: str) -> str:
+    """``text`` (cards as rendered, or a block holding them) with the living memory card's
+    line for ``fact`` taken out, and the card with it when that was its only line; the
+    rest byte for byte. The line is the fact as ``_memory_line`` writes it, with or
+    without its "(said …)", or shortened to fit (a prefix of either, with "…")."""
+    start = text.find(_CARD_OPEN)
+    end = text.find(_CARD_CLOSE, start) if start >= 0 else -1
+    if end < 0:
+        return text
+    body_start = start + len(_CARD_OPEN)
+    lines = text[body_start:end].split("\n")
+    kept = [line for line in lines if not _is_line_of(line, one_line(fact))]
+    if len(kept) == len(lines):
+        return text
+    if kept:
+        return text[:body_start] + "\n".join(kept) + text[end:]
+    # The card goes whole, with the newline that joined it to what came before (or after).
+    card_end = end + len(_CARD_CLOSE)
+    if start > 0 and text[start - 1] == "\n":
+        start -= 1
+    elif text[card_end : card_end + 1] == "\n":
+        card_end += 1
+    return text[:start] + text[card_end:]
+
+
+def _is_line_of(line: str, fact: str) -> bool:
+    said = f"{fact} (said "
+    if line == fact or line.startswith(said):
+        return True
+    # Shortened to fit the card (``shorten``): what is left of either writing.
+    prefix = line.removesuffix(ELLIPSIS)
+    return prefix != line and (said.startswith(prefix) or prefix.startswith(said))

@@ -8,7 +8,8 @@
 - ``/capture`` captures the current session now.
 - ``/memory`` lists what the relay remembers about the user, each with when it was last
   said and how sure memory is of it now (spec 003 §8); ``/memory forget N``
-  deletes one item, ``/memory add TEXT`` adds one. In a group, where everyone reads the
+  deletes one item (and its line from the cards of the blocks stored for earlier
+  messages, which are replayed), ``/memory add TEXT`` adds one. In a group, where everyone reads the
   answer, the list (and ``/context``'s list of the user's other contexts) is only
   offered in a direct chat.
 """
@@ -30,6 +31,7 @@ from middleware.continuity.model import MemoryFact
 from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import SummaryParts, item_key
+from middleware.injection import InjectionMemory
 from middleware.memory.confidence import confidence_now, is_hedged
 from middleware.memory.learn import enforce_limit
 from middleware.memory.triggers import stated_memory
@@ -44,7 +46,11 @@ _PRIVATE_IN_GROUPS = (
 )
 
 
-def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]:
+def continuity_commands(
+    service: ContinuityService, injections: InjectionMemory
+) -> dict[str, CommandHandler]:
+    """The handlers, keyed by command name. ``injections`` is the injection stage's
+    memory: a fact forgotten with ``/memory forget`` leaves the blocks it replays too."""
     store = service.store
     settings = service.settings
 
@@ -190,6 +196,9 @@ def continuity_commands(service: ContinuityService) -> dict[str, CommandHandler]
         fact = facts[int(which) - 1]
         if not await store.delete_memory_fact(turn.user_key, fact.fact_id):
             return f"Item {which} was already forgotten."
+        # Asked to forget, it is not told to the model again: not even in the card of an
+        # earlier message that a client sends back with its history.
+        await injections.forget_fact(turn.user_key, fact.text)
         return f"Forgotten: {fact.text}"
 
     return {"context": context, "recap": recap, "capture": capture, "memory": memory}

@@ -82,16 +82,33 @@ async def learn_from_message(
     return learned
 
 
+# Never forgotten to make room: a person's name, and a correction they made (spec 003
+# §5.1 rule 4: corrections are never discarded; the compactor keeps them too, §5.5).
+_KEPT_OVER_LIMIT = frozenset({"name", "correction"})
+
+
 async def enforce_limit(store: Store, user_key: str, max_facts: int) -> int:
-    """Forget the oldest facts beyond ``max_facts`` (a name is kept); return how many."""
+    """Forget the oldest facts beyond ``max_facts``, never a name or a correction; return
+    how many. When those alone are more than ``max_facts``, they all stay, over the limit:
+    a correction is the user's own word on what memory got wrong, and forgetting it would
+    let the old, wrong fact be learned back. The limit keeps memory tidy; the card's own
+    token budget is what bounds the prompt."""
     facts = await store.memory_facts(user_key)
     excess = len(facts) - max_facts
     dropped = 0
     for fact in facts:
         if dropped >= excess:
             break
-        if fact.kind != "name" and await store.delete_memory_fact(user_key, fact.fact_id):
+        if fact.kind not in _KEPT_OVER_LIMIT and await store.delete_memory_fact(
+            user_key, fact.fact_id
+        ):
             dropped += 1
     if dropped:
         log.info("living memory of %s over its limit: forgot %d oldest facts", user_key, dropped)
+    elif excess > 0:
+        log.info(
+            "living memory of %s is %d over its limit in names and corrections, which it keeps",
+            user_key,
+            excess,
+        )
     return dropped

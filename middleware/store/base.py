@@ -193,6 +193,16 @@ class Store(ContinuityStore, Protocol):
         those of messages said more than once (see ``save_injection``)."""
         ...
 
+    async def edit_injections(
+        self, user_key: str, marker: str, edit: Callable[[str], str | None]
+    ) -> set[str]:
+        """Rewrite the blocks holding ``marker`` stored in the threads the person wrote in
+        (``user_key`` and the accounts linked to it) as ``edit`` returns them: the same
+        text leaves a block alone, ``None`` deletes it. One transaction, after the writes
+        queued before it (``save_injection``'s included). Returns the threads whose blocks
+        changed."""
+        ...
+
     def save_injection(
         self,
         thread_key: str,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -67,6 +67,7 @@ from middleware.store.sqlite_injections import (
     SELECT_INJECTIONS,
     SELECT_NEWEST_INJECTED,
     SELECT_REPEATED_INJECTIONS,
+    edit_injections_write,
     save_injection_write,
     select_injections_for,
 )
@@ -266,6 +267,14 @@ class SqliteStore(SqliteConnections):
             thread_key, fingerprint, ordinal, text, to_db(at), contexts
         )
         return self._submit("save an injection", write, one_statement=one_statement)
+
+    async def edit_injections(
+        self, user_key: str, marker: str, edit: Callable[[str], str | None]
+    ) -> set[str]:
+        """See ``Store.edit_injections``."""
+        return await self._write(
+            "edit injected blocks", edit_injections_write(user_key, marker, edit)
+        )
 
     async def get_user(self, user_key: str) -> UserState | None:
         """See ``Store.get_user``."""

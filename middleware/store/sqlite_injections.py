@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Mapping
 
+from middleware.store.sqlite_continuity import PERSON_KEYS
+
 SELECT_INJECTIONS = """
 SELECT fingerprint, ordinal, text FROM injections WHERE thread_key = ?
 ORDER BY at, fingerprint, ordinal
@@ -76,3 +78,48 @@ def save_injection_write(
         )
 
     return write, not others
+
+
+# The blocks holding ``marker`` in the threads the person (any of their linked accounts)
+# wrote in.
+_SELECT_PERSON_INJECTIONS = f"""
+SELECT thread_key, fingerprint, ordinal, text FROM injections
+WHERE instr(text, :marker) > 0 AND thread_key IN (
+    SELECT thread_key FROM thread_participants WHERE user_key IN ({PERSON_KEYS}))
+"""
+
+# Only the text read: a block saved for the message since is the one to keep.
+_UPDATE_INJECTION_TEXT = """
+UPDATE injections SET text = ?
+WHERE thread_key = ? AND fingerprint = ? AND ordinal = ? AND text = ?
+"""
+
+_DELETE_INJECTION = """
+DELETE FROM injections
+WHERE thread_key = ? AND fingerprint = ? AND ordinal = ? AND text = ?
+"""
+
+
+def edit_injections_write(
+    user_key: str, marker: str, edit: Callable[[str], str | None]
+) -> Callable[[sqlite3.Connection], set[str]]:
+    """The write of ``Store.edit_injections``."""
+
+    def write(conn: sqlite3.Connection) -> set[str]:
+        rows = conn.execute(
+            _SELECT_PERSON_INJECTIONS, {"marker": marker, "user_key": user_key}
+        ).fetchall()
+        edited: set[str] = set()
+        for thread_key, fingerprint, ordinal, text in rows:
+            new = edit(text)
+            if new == text:
+                continue
+            key = (thread_key, fingerprint, ordinal, text)
+            if new is None:
+                conn.execute(_DELETE_INJECTION, key)
+            else:
+                conn.execute(_UPDATE_INJECTION_TEXT, (new, *key))
+            edited.add(thread_key)
+        return edited
+
+    return write

@@ -10,8 +10,15 @@ from typing import Any, cast
 
 import pytest
 
+from middleware.cards.living_memory import without_fact
 from middleware.clock.temporal import estimate_tokens
-from middleware.injection import InjectionMemory, fingerprint, injection_stage, trim_sections
+from middleware.injection import (
+    InjectionMemory,
+    fingerprint,
+    injection_stage,
+    trim_sections,
+    wrap,
+)
 from middleware.pipeline import Stage
 from middleware.store import InboundRecord, SqliteStore, Store
 from middleware.types import JSON, Reply, Turn
@@ -388,3 +395,67 @@ def test_the_clocks_advice_goes_before_a_later_section_does() -> None:
     assert trim_sections([clock, check_in], 60) == [clock]
     # Dropping the advice would not make room: the clock's section stays whole.
     assert trim_sections([clock, "c" * 400], 60, (today, markup)) == [clock]
+
+
+def _memory_block(*facts: str, clock: bool = True) -> str:
+    card = '<card type="living_memory" tag="living_memory">\n' + "\n".join(facts) + "\n</card>"
+    return wrap("\n".join(["Now: Sat 1 Mar 09:00", card] if clock else [card]))
+
+
+async def test_a_forgotten_fact_leaves_every_block_of_the_person_and_memory(
+    store: SqliteStore,
+) -> None:
+    """``/memory forget``: the fact's card line goes from the blocks of every thread of
+    the person (a linked account's too), from memory as well as the store; the rest of
+    each block stays byte for byte, and a block that was only the card goes."""
+    other_thread = "agent:main:api:ana"
+    for user_key, channel, thread in (
+        ("telegram:42", "telegram", THREAD),
+        ("api:ana", "api", other_thread),
+        ("api:bob", "api", "agent:main:api:bob"),
+    ):
+        await store.record_inbound(
+            InboundRecord(
+                user_key=user_key,
+                channel=channel,
+                platform_user_id=user_key.split(":")[1],
+                display_name=None,
+                thread_key=thread,
+                chat_type="dm",
+                text="hello",
+                received_at=T0,
+            )
+        )
+    await store.link_users(["telegram:42", "api:ana"], now=T0)
+    kept = _memory_block("Is vegan (said Mar 2025, may be out of date)", "Lives in Porto")
+    alone = _memory_block("Is vegan", clock=False)
+    bobs = _memory_block("Is vegan")
+    memory = InjectionMemory(store)
+    for thread, key, block in (
+        (THREAD, ("a", 0), kept),
+        (other_thread, ("b", 0), alone),
+        ("agent:main:api:bob", ("c", 0), bobs),
+    ):
+        await memory.recall(thread, [key])
+        memory.remember(thread, key, block)
+        await store.save_injection(thread, *key, block, T0)
+
+    await memory.forget_fact("api:ana", "Is vegan")
+
+    assert await memory.recall(THREAD, [("a", 0)]) == {
+        ("a", 0): kept.replace("Is vegan (said Mar 2025, may be out of date)\n", "")
+    }
+    assert await memory.recall(other_thread, [("b", 0)]) == {}
+    assert await store.injections(other_thread) == {}
+    # Bob's own facts are his.
+    assert await memory.recall("agent:main:api:bob", [("c", 0)]) == {("c", 0): bobs}
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Is vegan", "Is vegan (said Mar 2025, may be out of date)", "Is ve…", "Is vegan (sa…"],
+)
+def test_a_forgotten_facts_card_line_goes_however_it_was_written(line: str) -> None:
+    block = _memory_block("Has a dog called Rex", line, "Is vegetarian")
+    assert without_fact(block, "Is vegan") == _memory_block("Has a dog called Rex", "Is vegetarian")
+    assert without_fact(block, "Is a vet") == block

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -444,6 +447,43 @@ async def test_commands_context_recap_capture_memory(
     )
     await ana.say("/memory add I record at home")
     assert "(1 to 2), e.g. /memory forget 2" in await ana.say("/memory forget")
+
+
+async def test_a_fact_forgotten_with_memory_forget_is_not_replayed_in_earlier_blocks(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock, tmp_path: Path
+) -> None:
+    """An agent sends its whole history each time: the card an earlier message rode with
+    is replayed from the stored blocks. Once the user has forgotten a fact, no block of
+    theirs, in any thread, tells it to the model again; the rest of each block stays."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana, other = (
+        Person(relay, fake_upstream, clock),
+        Person(relay, fake_upstream, clock, thread="t2"),
+    )
+    await ana.say("I'm vegan. I live in Porto.")
+    histories: dict[str, list[dict[str, Any]]] = {}
+    clock.advance(timedelta(days=1))
+    for person in (ana, other):
+        # The next day, each thread's first message carries the living memory card.
+        history = [{"role": "user", "content": "Morning!"}]
+        reply = await person.send(history)
+        histories[person.thread or ""] = [*history, reply["choices"][0]["message"]]
+        assert "Is vegan" in json.dumps(fake_upstream.last.body)
+    before = json.dumps(fake_upstream.last.body["messages"][0])
+    listing = await ana.say("/memory")
+    number = next(line for line in listing.splitlines() if "Is vegan" in line).split(".")[0]
+    assert await ana.say(f"/memory forget {number}") == "Forgotten: Is vegan"
+
+    for person in (ana, other):
+        history = [*histories[person.thread or ""], {"role": "user", "content": "Lunch ideas?"}]
+        await person.send(history)
+        forwarded = json.dumps(fake_upstream.last.body)
+        assert "Is vegan" not in forwarded and "Lives in Porto" in forwarded, forwarded
+    # Only the line went: the rest of the earlier block is as it was.
+    assert json.dumps(fake_upstream.last.body["messages"][0]) == before.replace("Is vegan\\n", "")
+    with closing(sqlite3.connect(tmp_path / "relay.sqlite3")) as db:
+        held = db.execute("SELECT COUNT(*) FROM injections WHERE instr(text, 'Is vegan')")
+        assert held.fetchone()[0] == 0
 
 
 async def test_context_of_a_thread_without_a_name_reads_plainly(

@@ -8,7 +8,7 @@ import pytest
 
 from middleware.continuity.settings import MemoryConfig
 from middleware.memory.candidate import MemoryCandidate
-from middleware.memory.learn import learn_from_message
+from middleware.memory.learn import enforce_limit, learn_from_message
 from middleware.memory.replacement import supersedes
 from middleware.store import SqliteStore
 
@@ -472,3 +472,30 @@ async def test_an_employer_is_kept_as_written(
     store: SqliteStore, messages: tuple[str, ...], kept: list[str]
 ) -> None:
     assert await remembered(store, *messages) == kept
+
+
+async def test_over_the_limit_the_oldest_plain_facts_go_never_a_correction(
+    store: SqliteStore,
+) -> None:
+    """Spec 003 §5.1 rule 4: corrections are never discarded, however old."""
+    await store.add_memory_fact(ANA, "name", "Ana", source="user", at=NOW)
+    for minute, text in enumerate(("Lives in Lisbon", "Is vegetarian")):
+        await store.add_memory_fact(
+            ANA, "correction", text, source="user", at=NOW + timedelta(minutes=minute)
+        )
+    later = NOW + timedelta(days=1)
+    for minute, text in enumerate(("I have a dog called Rex.", "I work as a nurse.")):
+        await learn_from_message(
+            store, MemoryConfig(max_facts=4), ANA, text, later + timedelta(minutes=minute)
+        )
+    kept = [fact.text for fact in await store.memory_facts(ANA)]
+    assert kept == ["Ana", "Lives in Lisbon", "Is vegetarian", "Works as a nurse"], kept
+
+
+async def test_names_and_corrections_alone_over_the_limit_all_stay(store: SqliteStore) -> None:
+    for minute, text in enumerate(("Lives in Lisbon", "Is vegetarian", "Works at Globex")):
+        await store.add_memory_fact(
+            ANA, "correction", text, source="user", at=NOW + timedelta(minutes=minute)
+        )
+    assert await enforce_limit(store, ANA, 2) == 0
+    assert len(await store.memory_facts(ANA)) == 3
