@@ -62,6 +62,7 @@ from channels.base import (
 )
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
+from middleware.locales import babel_locale
 from middleware.quoting import forwarded
 from middleware.types import Turn
 from proxy.config import DiscordConfig
@@ -213,7 +214,16 @@ def _closes(line: str, marker: str) -> bool:
 
 
 class DiscordChannel:
-    """A Discord bot serving DMs, server channels and threads."""
+    """A Discord bot serving DMs, server channels and threads.
+
+    The user's locale comes from their slash commands (the interaction's ``locale``, their
+    client's language); a message carries none, so a user who only writes keeps the one
+    last seen, or none. A server's ``preferred_locale`` is not taken as its members':
+    it is the server's language, often left at Discord's default ("en-US"), and a
+    member's locale stays theirs on every channel (a linked Telegram account included).
+    Nor is it needed for times: ``<t:…>`` timestamps are shown in each reader's own
+    client language; only a date-only markup is written as text.
+    """
 
     name = "discord"
 
@@ -396,6 +406,8 @@ class DiscordChannel:
             body={},
             chat_type="group" if group else "dm",
             display_name=user.display_name or user.name,
+            # The language of the user's Discord client (see the class's docstring).
+            locale=babel_locale(interaction.locale.value),
         )
 
     async def on_message(self, message: discord.Message) -> None:

@@ -82,6 +82,7 @@ from channels.live import LiveMessage
 from channels.telegram_format import MESSAGE_LIMIT, Part, telegram_parts
 from middleware.commands.catalog import COMMANDS
 from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
+from middleware.locales import babel_locale
 from middleware.quoting import forwarded
 from middleware.types import Turn
 from proxy.config import TelegramConfig
@@ -321,6 +322,8 @@ class TelegramChannel:
             chat_type="group" if group else "dm",
             display_name=user.full_name or user.username,
             topic_id=str(topic) if topic is not None else None,
+            # The language of the sender's Telegram app ("de", "pt-br"), on every message.
+            locale=babel_locale(user.language_code),
         )
 
     async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

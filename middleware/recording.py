@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -251,6 +252,7 @@ def recording_stage(
                 turn.inbound_id.add_done_callback(
                     lambda stored: _unless_stored(stored, newest, pair, place)
                 )
+            await _keep_app_locale(store, turn)
         if turn.observe_only:
             # Witnessed, not asked: recorded for the clock, never answered.
             if turn.inbound_id is not None:
@@ -313,6 +315,22 @@ def recording_stage(
         return reply
 
     return record
+
+
+async def _keep_app_locale(store: Store, turn: Turn) -> None:
+    """Keep the locale the turn's app reports when it is not the one stored, and let this
+    turn already read it: a write only when it changes (a new user, an app switched to
+    another language), none on an ordinary turn. Losing it costs nothing the next
+    message would not bring again, so a failure is logged, not the turn's."""
+    prior = turn.prior
+    if turn.locale is None or prior is None or turn.locale == prior.app_locale:
+        return
+    try:
+        await store.set_app_locale(turn.user_key, turn.locale)
+    except StoreError as exc:
+        log.warning("could not keep the app locale of %s: %s", turn.user_key, exc)
+        return
+    turn.prior = replace(prior, app_locale=turn.locale)
 
 
 async def _kept(durable: Durable, latest: LatestMessages, pair: Pair, place: Place | None) -> None:

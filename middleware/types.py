@@ -106,6 +106,10 @@ class Turn:
     # "all": it neither mentions nor replies to the bot, so it may be said to the room
     # (living memory learns less from it). A DM, and any turn the API brings, is addressed.
     addressed: bool = True
+    # The locale the user's app reports with the message, as a babel identifier ("de",
+    # "pt_BR"; ``middleware.locales.babel_locale``), or None when it reports none. The
+    # recording stage keeps it for the user; one they chose with /lang still wins.
+    locale: str | None = None
     # filled by the identity stage
     user_key: str = ""
     thread_key: str = ""

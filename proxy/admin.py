@@ -457,6 +457,9 @@ async def _user_json(store: Store, user: UserState, now: datetime) -> JSON:
         "default_tz": user.default_tz,
         "effective_tz": prior.user_tz,
         "locale": user.locale,
+        # The app's, and the one dates are written in (the chosen one, else the app's).
+        "app_locale": user.app_locale,
+        "effective_locale": prior.reader_locale,
         "last_interaction_any_channel_at": _iso(user.last_interaction_any_channel_at),
         "last_channel": user.last_channel,
         "policy_overrides": data.policy_overrides,

@@ -16,6 +16,7 @@ from middleware.commands.admin_commands import admin_commands
 from middleware.commands.continuity_commands import continuity_commands
 from middleware.commands.forget_commands import forget_commands
 from middleware.commands.link_commands import link_commands
+from middleware.commands.locale_commands import locale_commands
 from middleware.commands.time_commands import time_commands
 from middleware.continuity.service import ContinuityService, ContinuitySettings
 from middleware.continuity.stage import continuity_stage
@@ -47,6 +48,7 @@ def build_pipeline(
     injections = InjectionMemory(store)
     commands = {
         **time_commands(store),
+        **locale_commands(store),
         **action_commands(store),
         **link_commands(store, notices),
         **admin_commands(store, chat_admins(config), notices),

@@ -27,6 +27,7 @@ from middleware.errors import (
     UpstreamError,
     UpstreamStatusError,
 )
+from middleware.locales import accept_language_locale
 from middleware.types import IMPACTFUL_TOOL_CALLS, JSON, Reply, ReplyStream, Turn
 from proxy.auth import Caller
 from proxy.completions import completion_body, completion_stream
@@ -230,6 +231,9 @@ def _turn_from_request(request: web.Request, body: JSON, caller: Caller, now: da
         body=body,
         chat_type="group" if chat_type == "group" else "dm",
         display_name=_header(headers, "X-Chronorelay-User-Name"),
+        # The standard header, as a browser or an app sends it ("fr-FR,fr;q=0.9"); one
+        # nothing can be read from is ignored, as HTTP allows.
+        locale=accept_language_locale(headers.get("Accept-Language")),
     )
 
 

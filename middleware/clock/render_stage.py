@@ -82,7 +82,7 @@ def _known_audience(turn: Turn, prior: PriorState) -> Audience:
     """An audience for a continuation of a thread the relay has not seen since it started:
     the user's stored zone and locale in a DM, the UTC anchor in a group (its members are
     not read for a turn the clock skips)."""
-    locale = prior.user_locale or "en"
+    locale = prior.reader_locale or "en"
     if turn.channel == "discord":
         return DiscordAudience(locale)
     if turn.chat_type == "group":

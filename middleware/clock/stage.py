@@ -118,14 +118,14 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             said,
             anchor,
             now,
-            locale=prior.user_locale,
+            locale=prior.reader_locale,
             place_zone=_place_zone,
             abbreviation_context=context,
             speaker_tz=own,
         )
     )
     if answers_hour_choice(said):
-        answered = await _answered_hour(store, turn, anchor, prior.user_locale, context)
+        answered = await _answered_hour(store, turn, anchor, prior.reader_locale, context)
         expressions = (answered,) if answered is not None else expressions
     # With no zone known, a phrase told of the past ("I ran 5k this morning", "last night
     # was rough") is not asked about: what is over needs no exact instant, only a plan does.
@@ -143,7 +143,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     members: Sequence[MemberTime] = ()
     speaker = None
     speaker_last_here: datetime | None = None
-    locale = prior.user_locale or "en"
+    locale = prior.reader_locale or "en"
     # spec 000 §7.3: the reader sees times in their own zone, whatever zone the message
     # names; only a reader with no known zone gets the one the message gave.
     shown = anchor if anchor is not None and is_valid_zone(anchor) else None

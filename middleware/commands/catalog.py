@@ -11,6 +11,7 @@ from __future__ import annotations
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("tz", "Show or set your timezone, e.g. /tz Europe/Berlin"),
     ("time", "Show the time for you and this chat"),
+    ("lang", "Show or choose the language dates are written in, e.g. /lang de"),
     ("actions", "List what you said you were about to do"),
     ("recap", "Where this work stands: phase, last sessions, open questions"),
     ("context", "Show the work context, or move this chat into another"),

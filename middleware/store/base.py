@@ -135,6 +135,19 @@ class Store(ContinuityStore, Protocol):
         """Set (or clear) the thread's session-zone override; ``False`` if unknown."""
         ...
 
+    async def set_user_locale(self, user_key: str, locale: str | None) -> bool:
+        """Set (or clear) the locale the user chose (``/lang``; a babel identifier) — the
+        linked person's when linked. It wins over the one their app reports
+        (``set_app_locale``). ``False`` if the user was never seen."""
+        ...
+
+    async def set_app_locale(self, user_key: str, locale: str | None) -> None:
+        """Keep the locale the user's app reports on this account (a babel identifier), for
+        ``PriorState.app_locale``. Called only when it differs from the stored one: no
+        ordinary turn writes it. Applied after the writes queued before it (the user's
+        message, which creates a new user)."""
+        ...
+
     async def group_participants(
         self, thread_key: str, since: datetime, limit: int
     ) -> list[ParticipantState]:

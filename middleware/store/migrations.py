@@ -713,6 +713,16 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             CHECK (delivered IN (0, 1));
         """,
     ),
+    (
+        24,
+        """
+        -- The locale the user's app reports on their messages on this account (Telegram's
+        -- language_code, a Discord interaction's locale, an HTTP Accept-Language), as a
+        -- babel identifier. Dates are written in the locale the user chose (locale, the
+        -- person's when linked), else in this one. NULL: no app said.
+        ALTER TABLE users ADD COLUMN app_locale TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

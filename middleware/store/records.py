@@ -67,7 +67,10 @@ class PriorState:
     any_channel_at: datetime | None = None
     any_channel: str | None = None
     user_tz: str | None = None
+    # The locale the user chose (``/lang``), the linked person's when linked.
     user_locale: str | None = None
+    # The locale the user's app reports on this account (their newest message with one).
+    app_locale: str | None = None
     thread_tz: str | None = None
     thread_kind: str | None = None
     # "default", "inferred" or "explicit": who set ``thread_kind``.
@@ -77,6 +80,12 @@ class PriorState:
     clock_data: ClockData = field(default_factory=lambda: ClockData())
     # When a tool call held for confirmation in this thread expires (None: none held).
     held_call_expires_at: datetime | None = None
+
+    @property
+    def reader_locale(self) -> str | None:
+        """The locale dates are written in for the user: the one they chose, else their
+        app's (``middleware.locales``); None when neither is known."""
+        return self.user_locale or self.app_locale
 
     def last_conversation_seen_at(self, now: datetime) -> datetime | None:
         """The thread's last message of the conversation as a message sent at ``now``
@@ -178,6 +187,7 @@ class ParticipantState:
     user_key: str
     display_name: str | None
     default_tz: str | None
+    # The locale they chose, else their app's (``PriorState.reader_locale``).
     locale: str | None
     last_user_message_at: datetime
     # The place they last said they are in (``ClockData.located``), whose zone stands for
@@ -202,6 +212,8 @@ class UserState:
     locale: str | None
     last_interaction_any_channel_at: datetime | None
     last_channel: str | None
+    # The locale their app reports (``PriorState.app_locale``); ``locale`` is the chosen one.
+    app_locale: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,10 +78,12 @@ from middleware.store.sqlite_threads import (
     SELECT_PARTICIPANTS,
     SELECT_THREAD,
     SELECT_USER,
+    SET_APP_LOCALE,
     participants_from_rows,
     thread_from_rows,
     user_from_row,
     write_thread_timezone,
+    write_user_locale,
     write_user_timezone,
 )
 from middleware.store.sqlite_turns import (
@@ -180,6 +182,20 @@ class SqliteStore(SqliteConnections):
         """See ``Store.set_thread_timezone``."""
         async with self._transaction("set a thread's timezone") as conn:
             return await write_thread_timezone(conn, thread_key, zone)
+
+    async def set_user_locale(self, user_key: str, locale: str | None) -> bool:
+        """See ``Store.set_user_locale``."""
+        async with self._transaction("set a user's locale") as conn:
+            return await write_user_locale(conn, user_key, locale)
+
+    async def set_app_locale(self, user_key: str, locale: str | None) -> None:
+        """See ``Store.set_app_locale``."""
+        params = {"user_key": user_key, "locale": locale}
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(SET_APP_LOCALE, params)
+
+        await self._write("keep a user's app locale", write)
 
     async def group_participants(
         self, thread_key: str, since: datetime, limit: int

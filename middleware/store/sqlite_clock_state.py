@@ -47,6 +47,7 @@ def owner_column(column: str) -> str:
 # linked, and whether the thread has a row yet.
 PRIOR_PERSON_ID = 12
 PRIOR_THREAD_EXISTS = 19
+PRIOR_WIDTH = 23
 
 SELECT_PRIOR = f"""
 SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
@@ -58,7 +59,8 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        {owner_column("policy_overrides")}, {owner_column("calibration")},
        {owner_column("latest_actions")}, {owner_column("located")},
        (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key),
-       t.thread_key IS NOT NULL, t.last_conversation_at, p.last_conversation_at
+       t.thread_key IS NOT NULL, t.last_conversation_at, p.last_conversation_at,
+       u.app_locale
 FROM (SELECT 1)
 LEFT JOIN threads AS t ON t.thread_key = :thread_key
 LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
@@ -218,6 +220,7 @@ def prior_from_row(row: Any) -> PriorState:
         any_channel=row[7] if linked else row[5],
         user_tz=usable_zone(row[8]),
         user_locale=row[9],
+        app_locale=row[22],
         thread_tz=usable_zone(row[10]),
         thread_kind=row[11],
         person_id=person_id,

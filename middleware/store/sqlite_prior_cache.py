@@ -28,7 +28,7 @@ import sqlite3
 from typing import Any
 
 from middleware.store.records import InboundRecord
-from middleware.store.sqlite_clock_state import PRIOR_PERSON_ID
+from middleware.store.sqlite_clock_state import PRIOR_PERSON_ID, PRIOR_WIDTH
 
 Row = tuple[Any, ...]
 
@@ -36,8 +36,8 @@ Row = tuple[Any, ...]
 # so a message moves each part once, however many pairs share it.
 _THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 18, 19, 20)
 _PARTICIPANT_COLUMNS = (3, 21)
-_USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16, 17)
-_WIDTH = 22
+_USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16, 17, 22)
+_WIDTH = PRIOR_WIDTH
 # Places within the parts.
 _LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE, _LAST_CONVERSATION = 0, 1, 2, 8
 _CONTACT_AT, _CONTACT_CHANNEL = 0, 1

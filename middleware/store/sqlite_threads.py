@@ -29,6 +29,26 @@ WHERE person_id = (SELECT person_id FROM users WHERE user_key = :user_key)
 RETURNING person_id
 """
 
+_SET_USER_LOCALE = """
+UPDATE users SET locale = :locale WHERE user_key = :user_key AND person_id IS NULL
+RETURNING user_key
+"""
+
+_SET_PERSON_LOCALE = """
+UPDATE persons SET locale = :locale
+WHERE person_id = (SELECT person_id FROM users WHERE user_key = :user_key)
+RETURNING person_id
+"""
+
+# Linked users keep a copy of their person's locale (for an unlink), which the clock
+# reads when the person has none (``COALESCE(per.locale, u.locale)``): cleared with it.
+_SET_LINKED_USERS_LOCALE = """
+UPDATE users SET locale = :locale
+WHERE person_id = (SELECT person_id FROM users WHERE user_key = :user_key)
+"""
+
+SET_APP_LOCALE = "UPDATE users SET app_locale = :locale WHERE user_key = :user_key"
+
 _SET_THREAD_TZ = """
 UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING thread_key
 """
@@ -37,7 +57,7 @@ UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING t
 _PARTICIPANT = """
 SELECT p.user_key, u.display_name,
        CASE WHEN u.person_id IS NULL THEN u.default_tz ELSE per.default_tz END,
-       COALESCE(per.locale, u.locale), p.last_user_message_at,
+       COALESCE(per.locale, u.locale, u.app_locale), p.last_user_message_at,
        CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END,
        EXISTS (
            SELECT 1 FROM thread_participants AS q JOIN users AS o ON o.user_key = q.user_key
@@ -77,7 +97,7 @@ WHERE user_key = :user_key AND (thread_key = :thread_key
 
 SELECT_USER = """
 SELECT user_key, channel, platform_user_id, display_name, person_id, default_tz, locale,
-       last_interaction_any_channel_at, last_channel
+       last_interaction_any_channel_at, last_channel, app_locale
 FROM users WHERE user_key = ?
 """
 
@@ -104,6 +124,17 @@ async def write_user_timezone(
     changed = list(await conn.execute_fetchall(_SET_USER_TZ, params))
     if not changed:
         changed = list(await conn.execute_fetchall(_SET_PERSON_TZ, params))
+    return bool(changed)
+
+
+async def write_user_locale(conn: aiosqlite.Connection, user_key: str, locale: str | None) -> bool:
+    """``Store.set_user_locale`` in the writer's open transaction ``conn``."""
+    params = {"user_key": user_key, "locale": locale}
+    changed = list(await conn.execute_fetchall(_SET_USER_LOCALE, params))
+    if not changed:
+        changed = list(await conn.execute_fetchall(_SET_PERSON_LOCALE, params))
+        if changed:
+            await conn.execute(_SET_LINKED_USERS_LOCALE, params)
     return bool(changed)
 
 
@@ -144,6 +175,7 @@ def user_from_row(row: Any) -> UserState:
         locale=row[6],
         last_interaction_any_channel_at=from_db(row[7]),
         last_channel=row[8],
+        app_locale=row[9],
     )
 
 

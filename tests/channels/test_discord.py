@@ -842,3 +842,18 @@ async def test_someone_elses_words_in_a_forward_or_a_reply_are_not_learned(
         assert [f.text for f in await store.memory_facts("discord:42")] == ["Is allergic to nuts"]
         data = await store.get_clock_data("discord:42")
         assert data is None or data.latest_actions == []
+
+
+async def test_a_slash_command_tells_the_users_language(
+    tmp_path: Path, fake_upstream: FakeUpstream, discord_api: FakeDiscordApi
+) -> None:
+    """A message carries no language; the user's client says it with each slash command,
+    and their later messages are written in it."""
+    fake_upstream.reply_content = "The fair opens <time 2099-11-22>."
+    async with running_discord(tmp_path, fake_upstream, discord_api):
+        await discord_api.push_interaction("lang", channel_id=CHANNEL, user_id=42, locale="de")
+        [shown] = await discord_api.wait_for_sent(1)
+        await discord_api.push_message("when does the fair open?", channel_id=CHANNEL, user_id=42)
+        [_, sent] = await discord_api.wait_for_sent(2)
+    assert shown["content"].startswith("Dates follow your app's language, German — Deutsch (de)")
+    assert sent["content"] == "The fair opens So., 22. Nov. 2099."

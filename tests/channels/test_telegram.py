@@ -1117,3 +1117,48 @@ async def test_a_forwarded_correction_does_not_change_the_users_decision(
     assert "Decided: go with MkDocs for our docs site" in recap["text"]
     assert "Sphinx" not in captured["text"] + recap["text"]
     assert "migration" not in recap["text"]
+
+
+async def test_a_german_telegram_user_gets_dates_in_german(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "Bis <time 2026-11-22T15:00:00Z>!"
+    await telegram_api.push_message("wann?", user_id=42, language_code="de")
+    [sent] = await telegram_api.wait_for_sent(1)
+    assert sent["text"] == "Bis So., 22. Nov., 15:00 UTC!"
+
+
+async def test_a_language_the_user_chose_wins_over_their_apps(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "See you <time 2026-11-22T15:00:00Z>."
+    await telegram_api.push_message("/lang fr", user_id=42, language_code="de")
+    [chosen] = await telegram_api.wait_for_sent(1)
+    assert chosen["text"].startswith(
+        "Dates are now written for you in French — français (fr), as in"
+    )
+    await telegram_api.push_message("when?", user_id=42, language_code="de")
+    [_, french] = await telegram_api.wait_for_sent(2)
+    assert french["text"] == "See you dim. 22 nov., 15:00 UTC."
+    # Back to what the app says.
+    await telegram_api.push_message("/lang auto", user_id=42, language_code="de")
+    await telegram_api.push_message("and now?", user_id=42, language_code="de")
+    [*_, german] = await telegram_api.wait_for_sent(4)
+    assert german["text"] == "See you So., 22. Nov., 15:00 UTC."
+
+
+async def test_a_language_code_nothing_knows_is_ignored(
+    bot: TelegramChannel, telegram_api: FakeTelegramApi, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "See you <time 2026-11-22T15:00:00Z>."
+    await telegram_api.push_message("when?", user_id=42, language_code="pt-br")
+    await telegram_api.push_message("and?", user_id=42, language_code="zz-nope")
+    [first, second] = await telegram_api.wait_for_sent(2)
+    # The Brazilian app's language stays: an unknown code neither fails nor clears it.
+    assert first["text"] == second["text"] == "See you dom., 22 de nov. 15:00 UTC."
+    await telegram_api.push_message("/lang klingon", user_id=42)
+    [*_, refused] = await telegram_api.wait_for_sent(3)
+    assert refused["text"] == (
+        "I don't know the language 'klingon'. Send a language code, e.g. /lang de, /lang fr "
+        "or /lang pt-BR."
+    )

@@ -247,8 +247,10 @@ class FakeDiscordApi:
         channel_id: int,
         user_id: int,
         guild_id: int | None = None,
+        locale: str = "en-US",
     ) -> str:
-        """Dispatch a slash command's INTERACTION_CREATE; returns its token."""
+        """Dispatch a slash command's INTERACTION_CREATE (from a client set to ``locale``);
+        returns its token."""
         await asyncio.wait_for(self._ready.wait(), 5.0)
         interaction_id = next(self._ids)
         token = f"token-{interaction_id}"
@@ -262,7 +264,7 @@ class FakeDiscordApi:
             "token": token,
             "version": 1,
             "channel_id": str(channel_id),
-            "locale": "en-US",
+            "locale": locale,
             "app_permissions": "0",
             "attachment_size_limit": 8388608,
             "entitlements": [],

@@ -150,6 +150,7 @@ class FakeTelegramApi:
         forwarded_from: str | None = None,
         media: str | None = None,
         attachment: dict[str, Any] | None = None,
+        language_code: str | None = None,
     ) -> dict[str, Any]:
         """A text message update as Telegram sends it (not queued); ``forwarded_from``
         makes it a forward of a message by a user of that first name, ``media``
@@ -157,10 +158,14 @@ class FakeTelegramApi:
         ``text`` (and ``entities``) as its caption, or with none when ``text`` is empty;
         ``attachment`` is what the message carries under ``media`` instead of the usual
         (a ``"location"``'s coordinates, a ``"poll"``…). ``replying_to`` is the message it
-        replies to (one ``push_message`` returned), ``quote`` the part of it quoted."""
+        replies to (one ``push_message`` returned), ``quote`` the part of it quoted.
+        ``language_code`` is the sender's app language, as Telegram sends it ("de",
+        "pt-br")."""
         user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
         if last_name:
             user["last_name"] = last_name
+        if language_code is not None:
+            user["language_code"] = language_code
         chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
         if chat_type == "private":
             chat["first_name"] = first_name

@@ -172,3 +172,54 @@ async def test_a_message_the_relay_answered_itself_is_marked_a_command(
         ("user", False),
         ("assistant", False),
     ]
+
+
+async def test_the_apps_locale_is_kept_only_when_it_changes(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new locale is written once and read by its own turn; an ordinary turn, bringing
+    the one stored, writes nothing (the hot path)."""
+    written: list[str | None] = []
+    keep = store.set_app_locale
+
+    async def counted(user_key: str, locale: str | None) -> None:
+        written.append(locale)
+        await keep(user_key, locale)
+
+    monkeypatch.setattr(store, "set_app_locale", counted)
+    record = stage(store)
+    seen: list[str | None] = []
+
+    async def reads(forwarded: Turn) -> Reply:
+        assert forwarded.prior is not None
+        seen.append(forwarded.prior.reader_locale)
+        return Reply(text="fine")
+
+    for minutes, locale in enumerate(["de", "de", None, "de", "pt_BR"]):
+        said = turn(minutes, resendable=False)
+        said.locale = locale
+        await record(said, reads)
+    assert written == ["de", "pt_BR"]
+    # A message without one (an app that says none) keeps the one known.
+    assert seen == ["de", "de", "de", "de", "pt_BR"]
+    user = await store.get_user("telegram:7")
+    assert user is not None and user.app_locale == "pt_BR" and user.locale is None
+
+
+async def test_the_locale_the_user_chose_wins_over_their_apps(store: SqliteStore) -> None:
+    record = stage(store)
+    await record(turn(0, resendable=False), answer)
+    assert await store.set_user_locale("telegram:7", "fr")
+    seen: list[str | None] = []
+
+    async def reads(forwarded: Turn) -> Reply:
+        assert forwarded.prior is not None
+        seen.append(forwarded.prior.reader_locale)
+        return Reply(text="fine")
+
+    said = turn(1, resendable=False)
+    said.locale = "de"
+    await record(said, reads)
+    await store.set_user_locale("telegram:7", None)
+    await record(turn(2, resendable=False), reads)
+    assert seen == ["fr", "de"]

@@ -888,3 +888,24 @@ async def test_migration_20_keeps_the_names_messages_were_forwarded_under(
         assert back.prior.user_last_conversation_here_at == later
     finally:
         await store.close()
+
+
+async def test_a_linked_users_chosen_locale_is_the_persons_and_each_app_keeps_its_own(
+    store: SqliteStore,
+) -> None:
+    """/lang on one account sets the language on every linked one; cleared, each account
+    falls back to its own app's language, not to a copy kept from before."""
+    tg, dc = "telegram:1", "discord:2"
+    await store.record_inbound(inbound(T0, user="1", thread="agent:main:telegram:1"))
+    await store.record_inbound(
+        inbound(T0, user="2", channel="discord", thread="agent:main:discord:2")
+    )
+    await store.set_app_locale(tg, "de")
+    await store.set_app_locale(dc, "en_US")
+    assert await store.set_user_locale(tg, "fr")
+    await store.link_users([tg, dc], now=T0)
+    both = [await store.peek_prior(f"agent:main:{key}", key) for key in (tg, dc)]
+    assert [p.reader_locale for p in both] == ["fr", "fr"]
+    assert await store.set_user_locale(dc, None)
+    both = [await store.peek_prior(f"agent:main:{key}", key) for key in (tg, dc)]
+    assert [p.reader_locale for p in both] == ["de", "en_US"]

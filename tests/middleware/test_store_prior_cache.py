@@ -96,8 +96,15 @@ class Story:
             self.replies.append(store.mark_command(*rng.choice(self.stored)))
         elif roll < 0.92:
             self.replies.append(store.record_reply(thread, "answer", self.instant()))
-        elif roll < 0.935:
+        elif roll < 0.93:
             await store.set_user_timezone(f"{channel}:{user}", rng.choice(["Europe/Lisbon", None]))
+        elif roll < 0.935:
+            # The app's locale, kept when it changes, and the one the user chose (/lang).
+            locale = rng.choice(["de", "pt_BR", None])
+            if rng.random() < 0.5:
+                await store.set_app_locale(f"{channel}:{user}", locale)
+            else:
+                await store.set_user_locale(f"{channel}:{user}", locale)
         elif roll < 0.95:
             await store.set_thread_kind(thread, rng.choice(["work", "conversation"]), explicit=True)
         elif roll < 0.96:
@@ -277,7 +284,7 @@ def message_of(thread: str, channel: str, *, cross_channel: bool) -> InboundReco
 
 def test_the_oldest_rows_go_first_when_full() -> None:
     rows = PriorRows(max_rows=2)
-    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 18
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 19
     at = "2026-11-21T10:00:00.000000+00:00"
     for thread in ("a", "b", "c"):
         rows.keep(message_of(thread, "api", cross_channel=False), at, before)
@@ -292,4 +299,8 @@ def test_the_oldest_rows_go_first_when_full() -> None:
     assert moved is not None
     assert moved[:6] == (later, later, None, later, later, "discord")
     # The user's last contact is the user's in every thread.
-    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14 + (at, at)
+    assert rows.get("c", "u") == (at, at, None, at, later, "discord") + (None,) * 14 + (
+        at,
+        at,
+        None,
+    )

@@ -102,6 +102,8 @@ async def test_get_user(relay: RunningServer) -> None:
         "default_tz": None,
         "effective_tz": None,
         "locale": None,
+        "app_locale": None,
+        "effective_locale": None,
         "last_interaction_any_channel_at": "2026-02-09T01:00:00+00:00",
         "last_channel": "api",
         "policy_overrides": {},

@@ -37,8 +37,10 @@ async def chat(
     name: str | None = None,
     messages: list[dict[str, Any]] | None = None,
     stream: bool = False,
+    language: str | None = None,
 ) -> dict[str, Any]:
-    """Send one turn (replayed at ``at``); return the reply's assistant content."""
+    """Send one turn (replayed at ``at``; ``language`` is its ``Accept-Language``); return
+    the reply's assistant content."""
     headers = {
         "X-Chronorelay-Received-At": at,
         "X-Chronorelay-User": user,
@@ -49,6 +51,8 @@ async def chat(
         headers["X-Chronorelay-Thread"] = thread
     if name:
         headers["X-Chronorelay-User-Name"] = name
+    if language:
+        headers["Accept-Language"] = language
     body: dict[str, Any] = {
         "model": "m",
         "messages": messages if messages is not None else [{"role": "user", "content": text}],
@@ -187,6 +191,28 @@ async def test_the_model_is_told_the_date_only_markup_only_while_it_is_rendered(
     fake_upstream.reply_content = None
     await chat(off, "can we talk tomorrow at 9am?", at="2026-11-21T10:00:00Z", user="bo")
     assert "<time" not in str(fake_upstream.last.body["messages"])
+
+
+async def test_a_client_that_accepts_french_gets_french_dates(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "Rendez-vous <time 2026-11-22T15:00:00Z>."
+    answer = await chat(relay, "quand?", at="2026-11-21T10:00:00Z", language="fr-FR,fr;q=0.9")
+    assert answer["choices"][0]["message"]["content"] == "Rendez-vous dim. 22 nov., 15:00 UTC."
+    # A later request without the header keeps the language known.
+    answer = await chat(relay, "et demain?", at="2026-11-21T10:05:00Z")
+    assert answer["choices"][0]["message"]["content"] == "Rendez-vous dim. 22 nov., 15:00 UTC."
+
+
+async def test_an_accept_language_nothing_can_be_read_from_is_ignored(
+    relay: RunningServer, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "See you <time 2026-11-22T15:00:00Z>."
+    for header in ("*", "klingon-XX", "q=;;,"):
+        answer = await chat(relay, "when?", at="2026-11-21T10:00:00Z", language=header)
+        assert (
+            answer["choices"][0]["message"]["content"] == f"See you Sun, Nov 22, 3:00{NNBSP}PM UTC."
+        )
 
 
 async def test_a_fixed_offset_is_named_as_an_offset(
