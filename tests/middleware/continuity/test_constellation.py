@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from middleware.continuity.constellation import build_view, effective_window
+from middleware.cards.content import ResumeContent
+from middleware.continuity.constellation import build_view, effective_window, resume_content
 from middleware.continuity.model import ContinuityEntry, EntryType, WorkContext
+from middleware.continuity.settings import CardsConfig
 
 NOW = datetime(2026, 3, 30, 12, 0, tzinfo=UTC)
 CONTEXT = WorkContext("wc:agent:main:api:t1", "agent:main:api:t1", "api:ana", False, NOW, NOW)
@@ -93,3 +95,19 @@ def test_only_undelivered_updates_and_the_latest_phase_are_in_the_view() -> None
 
 def _fields(item: ContinuityEntry) -> dict[str, Any]:
     return {name: getattr(item, name) for name in ContinuityEntry.__slots__}
+
+
+def test_the_resume_card_waits_thirty_minutes_and_skips_its_own_session() -> None:
+    # §6.1 injection rules 2 and 3, with the default [cards] resume_min_gap_minutes.
+    latest = entry(1, "session_summary_ref", doc73_session_summary_id="s1")
+    view = view_of([latest])
+    captured = latest.captured_at
+    gap = timedelta(minutes=CardsConfig().resume_min_gap_minutes)
+
+    def resume(session_id: str, now: datetime) -> ResumeContent | None:
+        return resume_content(view, thread_key="t", session_id=session_id, now=now, min_gap=gap)
+
+    assert resume("s2", captured + timedelta(minutes=29, seconds=59)) is None
+    shown = resume("s2", captured + timedelta(minutes=30))
+    assert shown is not None and [line.summary for line in shown.session_history] == ["summary 1"]
+    assert resume("s1", captured + timedelta(days=1)) is None
