@@ -53,7 +53,7 @@ from middleware.continuity.model import (
 )
 from middleware.continuity.phase import infer_work_phase
 from middleware.continuity.settings import ContinuityConfig
-from middleware.continuity.summary import SummaryParts
+from middleware.continuity.summary import SummaryParts, snippet
 from middleware.continuity.synthesis import SynthesisFailed, SynthesisResult, synthesize
 from middleware.continuity.triggers import TriggerSettings, is_dirty, turns_undecided
 from middleware.continuity.words import content_words, item_form
@@ -72,6 +72,8 @@ HEURISTIC_CONFIDENCE = 0.6
 MOVED_ON_CONFIDENCE = 0.55
 # A deterministic summary's length: a line of the 120-token resume card (spec 001 §6.1).
 SUMMARY_MAX = 200
+# A cross-conversation update's summary (spec 001 §4.1): an LLM's narrative is cut to it.
+UPDATE_SUMMARY_MAX = 300
 # Triggers that capture only a dirty session; a manual request or the history about to be
 # compacted captures whatever conversation there is.
 _NEEDS_DIRTY: frozenset[Trigger] = frozenset({"idle_timeout", "debounced_defocus", "nightly_sweep"})
@@ -501,7 +503,7 @@ class Capturer:
             captured_at=now,
             capture_mode=extraction.mode,
             content={
-                "summary": extraction.summary or "",
+                "summary": snippet(extraction.summary or "", UPDATE_SUMMARY_MAX),
                 **(
                     {"summary_parts": extraction.summary_parts.to_json()}
                     if extraction.summary_parts is not None

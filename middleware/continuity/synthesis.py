@@ -65,7 +65,10 @@ TRANSCRIPT_TOKENS = 2_000
 MESSAGE_TOKENS = TRANSCRIPT_TOKENS // 4
 ELLIPSIS = " … "
 
+# spec 001 §4.1: a question, decision or rationale is at most 300 characters, an open
+# question's context at most 200.
 MAX_ITEM_CHARS = 300
+MAX_CONTEXT_CHARS = 200
 # The summary is 200-500 tokens at most (spec 001 §5.4 PART A).
 MAX_SUMMARY_CHARS = 2_000
 MAX_OPEN_QUESTIONS = 10
@@ -128,7 +131,7 @@ class OpenQuestionOut(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     question: ItemText
-    context: Annotated[ItemText, BeforeValidator(_none_to_empty)] = ""
+    context: Annotated[str, _clip(MAX_CONTEXT_CHARS), BeforeValidator(_none_to_empty)] = ""
 
 
 class KeyDecisionOut(BaseModel):
@@ -153,9 +156,10 @@ class SynthesisResult(BaseModel):
 
     Strict about shape: an object with all four keys, lists of objects with a
     ``question``/``decision`` string. Lenient about content: extra keys are ignored,
-    overlong strings are cut (300 characters for list items), blank items dropped, lists
-    capped (10 questions, 5 decisions), and a work phase it does not know becomes
-    ``"unknown"``. A blank summary is ``None`` (nothing meaningful happened).
+    overlong strings are cut (300 characters for list items, 200 for a question's
+    context), blank items dropped, lists capped (10 questions, 5 decisions), and a work
+    phase it does not know becomes ``"unknown"``. A blank summary is ``None`` (nothing
+    meaningful happened).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -393,3 +393,28 @@ def test_a_last_stamp_in_a_repeated_hour_carries_its_offset() -> None:
     )
     facts = facts._replace(last_here=Elapsed(now - timedelta(hours=2)))  # 00:30 EDT
     assert _now_line(facts).endswith("Last message here: 2 hours ago (Sun 1 Nov 00:30).")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    # spec 001 §12.4 recency_must_search, every one of them.
+    [
+        "today",
+        "yesterday",
+        "tomorrow",
+        "latest",
+        "current",
+        "right now",
+        "this week",
+        "this month",
+        "as of",
+        "recently",
+        "breaking",
+        "update",
+        "what happened",
+        "news",
+    ],
+)
+def test_each_of_the_specs_recency_patterns_brings_the_recency_line(pattern: str) -> None:
+    assert asks_about_current_events(f"Any {pattern} on the markets?")
+    assert not asks_about_current_events("Any thoughts on the markets?")

@@ -553,6 +553,38 @@ async def test_a_correction_the_llm_pass_restates_supersedes_the_logged_decision
     assert [d["decision"] for d in view["key_decisions"]] == ["Use MySQL for the billing service"]
 
 
+async def test_an_llm_summary_is_cut_to_300_characters_in_a_cross_conversation_update(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    """Spec 001 §4.1: an update's summary is at most 300 characters, however long the
+    narrative the LLM pass wrote (up to 2,000 characters for the session itself)."""
+    narrative = "Drafted the reply brief section by section. " * 20
+    model = ScriptedModel(
+        {
+            "session_summary": narrative,
+            "open_questions": [],
+            "key_decisions": [],
+            "work_phase": "drafting",
+        }
+    )
+    settings = ContinuitySettings(ContinuityConfig(), CardsConfig(), MemoryConfig())
+    service = ContinuityService(store, settings, clock, model, model="m")
+    telegram = Thread(store, clock, "agent:main:telegram:dm:1")
+    discord = Thread(store, clock, "agent:main:discord:group:legal")
+    await telegram.session("hello")
+    await discord.session("hello")
+    await store.use_work_context(telegram.key, telegram.user, "Brief", now=clock.now())
+    context, _ = await store.use_work_context(discord.key, telegram.user, "brief", now=clock.now())
+    await discord.session("Let's draft the reply brief.", "section one", "section two")
+    await service.capture_thread(discord.key)
+
+    live = await store.continuity_entries(context.work_context_id, now=clock.now())
+    [update] = entries_of(live, "cross_conversation_update")
+    summary = update.content["summary"]
+    assert 290 < len(summary) <= 300 and summary.endswith("…")
+    assert summary.startswith("Drafted the reply brief section by section.")
+
+
 async def test_a_session_captured_twice_is_summed_up_whole(
     store: SqliteStore, clock: FakeClock
 ) -> None:

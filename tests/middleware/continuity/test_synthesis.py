@@ -292,3 +292,29 @@ def test_single_huge_message_is_cut_not_dropped() -> None:
     assert content.startswith("User: BEGIN") and content.endswith("END")
     assert " … " in content
     assert estimate_tokens(content) <= TRANSCRIPT_TOKENS
+
+
+def test_items_are_cut_to_the_specs_lengths() -> None:
+    # spec 001 §4.1: question, decision and rationale at most 300 characters; an open
+    # question's context at most 200.
+    result = parse_synthesis(
+        json.dumps(
+            {
+                **GOOD,
+                "open_questions": [{"question": "q" * 400, "context": "c" * 400}],
+                "key_decisions": [{"decision": "d" * 400, "rationale": "r" * 400}],
+            }
+        )
+    )
+
+    [question] = result.open_questions
+    [decision] = result.key_decisions
+    assert len(question.question) == 300 and question.question.endswith("…")
+    assert len(question.context) == 200 and question.context.endswith("…")
+    assert len(decision.decision) == 300 and len(decision.rationale or "") == 300
+    # Within the limits, nothing is cut.
+    exact = parse_synthesis(
+        json.dumps({**GOOD, "open_questions": [{"question": "q" * 300, "context": "c" * 200}]})
+    )
+    assert exact.open_questions[0].question == "q" * 300
+    assert exact.open_questions[0].context == "c" * 200
