@@ -20,6 +20,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   time in a full numeric date ("2026-11-22 10:30") and, for ``clock_24h`` (a user whose
   locale writes 24-hour times, or a time given in UTC or as an offset), any "h:mm" is
   on the 24-hour clock;
+* "tonight" with an hour and no am/pm is one reading of the night: 1-4 ("tonight at 2")
+  the small hours after tonight's midnight (said in the small hours, the coming night's
+  once that hour has passed), 5-11 the evening, 12 midnight;
 * said of waking (``waking=True``: "I'll be up at 6", "alarm at 6", see ``finding.py``)
   an hour 1-11 with no am/pm and no part-of-day cue is the morning one: said at 15:00,
   "be up at 6" is 06:00 tomorrow, never 18:00 today;
@@ -282,15 +285,18 @@ def _twelve_hour(
 ) -> tuple[str, list[time], None, bool]:
     """An hour 1-12 with no am/pm: a part-of-day cue in ``rest`` picks the side of noon,
     then ``waking`` picks the morning for 1-11 (12 stays in question: noon or midnight),
-    else both readings are candidates (morning first)."""
+    else both readings are candidates (morning first). "Tonight" has one reading: an hour
+    of the small hours ("tonight at 2") is that hour after tonight's midnight, since 14:00
+    is no one's tonight, and any other the evening's."""
     ok = 1 <= hour <= 12 and minute < 60
     rises = waking and hour != 12
     hour, minute = hour % 12, minute % 60
     part = _PART_OF_DAY.search(rest)
     cue = part["part"] if part else ("morning" if rises else None)
-    if cue == "morning" or (cue in {"tonight", "night"} and hour == 0):
+    small_hours = _in_small_hours(time(hour, minute))
+    if cue == "morning" or (cue == "tonight" and small_hours) or (cue == "night" and hour == 0):
         return rest, [time(hour, minute)], None, ok
-    if cue in {"afternoon", "evening"} or (cue in {"tonight", "night"} and hour >= 6):
+    if cue in {"afternoon", "evening", "tonight"} or (cue == "night" and hour >= 6):
         return rest, [time(hour + 12, minute)], None, ok
     return rest, [time(hour, minute), time(hour + 12, minute)], None, ok
 
@@ -592,12 +598,18 @@ def _read_lowered(
         )
         return LocalReading("choice", (start, end), question)
 
-    # "tonight 2:30am" said in the evening is the small hours after tonight's midnight.
-    after_midnight = bool(part and part["part"] == "tonight" and not _in_small_hours(base.time()))
+    # "tonight 2:30am" said in the evening is the small hours after tonight's midnight;
+    # said at 03:00, "tonight at 2" is the coming night's, not the hour just gone.
+    tonight = bool(part and part["part"] == "tonight")
+    in_the_night = _in_small_hours(base.time())
     candidates = []
     for clock in clock_times:
         value = datetime.combine(explicit_day or base.date(), clock)
-        if after_midnight and _in_small_hours(clock):
+        if (
+            tonight
+            and _in_small_hours(clock)
+            and (not in_the_night or (value <= base and not past))
+        ):
             value += timedelta(days=1)
         if explicit_day is None and past and value > base:
             value -= timedelta(days=1)  # told of the past: its last occurrence
