@@ -668,6 +668,10 @@ OTHER_REGISTERS = [
     ('what time is it back in Berlin?', False),
     ("it's 3pm back in Berlin", True),
     ('back in Berlin at last', False),
+    # The speaker's own day, told as it is or was: still read (in a group it is no time
+    # to ask whose it is, ``whose_time.py``).
+    ('so sore today', True),
+    ('had a long day yesterday', True),
 ]  # fmt: skip
 
 
@@ -703,5 +707,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 512 lines, 173 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (512, 173, 0, 0)
+    # 514 lines, 175 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (514, 175, 0, 0)
