@@ -43,6 +43,7 @@ from middleware.clock.temporal import (
     render_block,
 )
 from middleware.clock.tense import told_of_the_past
+from middleware.clock.whose_time import names_a_time_to_agree_on
 from middleware.clock.zones import format_offset, get_zone, is_valid_zone, offset_minutes
 from middleware.identity import name_key
 from middleware.pipeline import Handler, Stage
@@ -50,11 +51,6 @@ from middleware.store import ClockData, ParticipantState, PriorState, StatedLoca
 from middleware.types import Reply, Turn
 
 _OFFSET_LABEL = re.compile(r"^UTC([+-])(\d{2}):(\d{2})$")
-# "9am my time", "3pm my local time": the speaker pinned the message's times to their own
-# zone, so in a group they are no one else's hours to confirm.
-_SPEAKERS_OWN_TIME = re.compile(
-    r"\bmy\s+(?:own\s+)?(?:local\s+)?(?:time(?:\s*zone)?|timezone|tz)\b", re.IGNORECASE
-)
 # Time phrases spelled out in the block, resolved and to ask about (each list): enough for
 # any real message, few enough to stay well inside the block's token ceiling.
 LISTED_PHRASES = 6
@@ -62,9 +58,6 @@ LISTED_PHRASES = 6
 # place they are in ("I'm in Lisbon this week") is a trip's length, a place they live in
 # ("I live in Berlin") much longer. Past that, the block asks for their zone again.
 STATED_LOCATION_TTL = {"current": timedelta(days=14), "home": timedelta(days=365)}
-# A span this long or longer ("this week", "next month") means the same to every member,
-# however far apart their clocks are: whose hours are meant does not matter.
-WHOSE_HOURS_SPAN = timedelta(days=7)
 # How long after a message whose hour was asked about ("see you at 9") a lone "9pm" or "the
 # morning one" still answers it; later it is a new message of its own.
 ANSWER_WINDOW = timedelta(hours=12)
@@ -175,8 +168,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         unpinned = (
             resolution.source != "explicit"
             and not resolution.needs_clarification
-            and any(_hours_matter(expression) for expression in expressions)
-            and _SPEAKERS_OWN_TIME.search(said) is None
+            and names_a_time_to_agree_on(said, expressions, now)
         )
         if unpinned and spread >= settings.ambiguity_threshold:
             hours = f"{spread.total_seconds() / 3600:g}"
@@ -317,16 +309,6 @@ def describe_expressions(
             "ambiguous too; confirm them as well."
         )
     return lines, questions
-
-
-def _hours_matter(found: ParseResult) -> bool:
-    """Is ``found`` a time whose hours differ between members far apart: an instant or a
-    span shorter than ``WHOSE_HOURS_SPAN``?"""
-    if found.kind != "absolute":
-        return False
-    if found.start_instant is None or found.end_instant is None:
-        return True
-    return found.end_instant - found.start_instant < WHOSE_HOURS_SPAN
 
 
 def _read_in(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "points_ahead",
     "sat_of_sitting",
     "sentence_around",
     "tells_of_the_past",
@@ -118,6 +119,12 @@ def tells_of_the_past(sentence: str, *, night_begun: bool = False) -> bool:
     if not night_begun and _TONIGHT.search(sentence) is not None:
         return False
     return _has_past_verb(sentence) and _AHEAD.search(sentence) is None
+
+
+def points_ahead(sentence: str) -> bool:
+    """Does ``sentence`` point ahead: a plan, a request, a future tense or a new time set
+    ("let's", "can we", "will", "moved to")?"""
+    return _AHEAD.search(sentence) is not None
 
 
 def texting_saturdays(text: str) -> list[tuple[int, int]]:

@@ -6,7 +6,9 @@ phrase ("9am", "14:30", "at 9", "noon", "midnight", "end of day") is read here w
 regexes because dateparser gets exactly these wrong ("tomorrow at 9" keeps the current
 time; "tonight at 9" returns "now"); the date part ("tomorrow", "next Tuesday",
 "22 Nov", "03/04") and lone parts of day ("tonight" = 20:00) go to dateparser, with
-``PREFER_DATES_FROM="future"`` and results cross-checked against the text.
+``PREFER_DATES_FROM="future"`` and results cross-checked against the text
+(``date_part.py``). Ranges of hours and which readings of an hour with no am/pm stay in
+question are in ``hour_ranges.py``.
 
 Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
 
@@ -20,6 +22,9 @@ Choices for ambiguous phrases (``parsing.parse_anchored_time`` refers here):
   time in a full numeric date ("2026-11-22 10:30") and, for ``clock_24h`` (a user whose
   locale writes 24-hour times, or a time given in UTC or as an offset), any "h:mm" is
   on the 24-hour clock;
+* "tonight" with an hour and no am/pm is one reading of the night: 1-4 ("tonight at 2")
+  the small hours after tonight's midnight (said in the small hours, the coming night's
+  once that hour has passed), 5-11 the evening, 12 midnight;
 * said of waking (``waking=True``: "I'll be up at 6", "alarm at 6", see ``finding.py``)
   an hour 1-11 with no am/pm and no part-of-day cue is the morning one: said at 15:00,
   "be up at 6" is 06:00 tomorrow, never 18:00 today;
@@ -72,10 +77,9 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, time, timedelta
-from typing import Any
 
-from dateparser.date import DateDataParser
-
+from middleware.clock.date_part import APPROXIMATELY, cut, read_date, tidy
+from middleware.clock.hour_ranges import find_hour_range, hour_range, in_small_hours, settle_dial
 from middleware.clock.local_reading import LocalReading, describe_day
 from middleware.clock.parts_of_day import part_of_today
 from middleware.clock.small_hours import small_hours_reading
@@ -84,12 +88,6 @@ from middleware.clock.weekdays import weekday_choice, weekday_part_today
 __all__ = ["read_local"]
 
 
-_FILLER = re.compile(r"^(?:(?:at|by|around|about|before|after|until|till|til|on|@)(?:\s+|$))+")
-# Words that only say a clock time is rough ("friday around 3pm", "3/20 sometime about
-# 3"): what is left of the date part once the time is cut out must not end on one.
-_APPROXIMATELY = re.compile(
-    r"(?:\s+(?:at|@|around|about|approx(?:imately|\.)?|roughly|~|sometime|circa))+$"
-)
 _EOD = re.compile(r"\b(?:(?:the\s+)?end\s+of\s+(?:the\s+)?(?:business\s+)?day|eod)\b")
 # Days on from a day ("a week from tuesday", "a week from today", "two days from
 # friday"), which dateparser reads as that long before now or leaves at the day itself.
@@ -110,23 +108,6 @@ _NOON = re.compile(r"\b(?:at\s+)?(?:noon|midday)\b")
 _CLOCK_12 = re.compile(
     r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:.](?P<m>\d\d))?(?::(?P<s>\d\d))?\s*"
     r"(?P<ap>a\.?m\.?|p\.?m\.?)(?![a-z])"
-)
-# A range of hours that ends with am/pm ("2-3pm", "9:30am-12pm", "2pm to 3:30pm"): one
-# am/pm on the end says the side of both unless the start would then come after the end
-# ("11-1pm" is 11:00 to 13:00).
-_CLOCK_RANGE = re.compile(
-    r"(?<![\d:/.-])(?P<h1>\d{1,2})(?::(?P<m1>\d\d))?\s*(?:(?P<ap1>[ap])\.?m\.?)?"
-    r"\s*(?:-|–|—|to|till|until)\s*"
-    r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?\s*(?P<ap2>[ap])\.?m\b\.?"
-)
-# "from" before a range of hours says only where it begins ("from 2pm to 3pm friday",
-# "tonight from 11pm to 4am").
-_FROM = re.compile(r"^from\b\s*|\s*\bfrom$")
-# "between 2 and 4", "between 2pm and 4:30pm", "between 14 and 16": a range of hours with
-# no am/pm needed, "between" saying they are hours.
-_BETWEEN_HOURS = re.compile(
-    r"\bbetween\s+(?P<h1>\d{1,2})(?::(?P<m1>\d\d))?\s*(?:(?P<ap1>[ap])\.?m\.?)?\s+and\s+"
-    r"(?P<h2>\d{1,2})(?::(?P<m2>\d\d))?(?:\s*(?P<ap2>[ap])\.?m\b\.?)?"
 )
 _CLOCK_24 = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})(?:[:h](?P<m>\d\d))(?::(?P<s>\d\d))?(?![\d:])")
 _CLOCK_H = re.compile(r"(?<![\d:/.-])(?P<h>\d{1,2})h\b")
@@ -149,80 +130,8 @@ _SPELLED_OUT = {"tmr": "tomorrow", "tmrw": "tomorrow", "tmw": "tomorrow", "2moro
                 "2morrow": "tomorrow", "thur": "thursday", "thurs": "thursday",
                 "fri": "friday", "weds": "wednesday", "tues": "tuesday"}  # fmt: skip
 _TEXTING_DAY = re.compile(rf"\b(?:{'|'.join(_SPELLED_OUT)})\b")
-_NUMERIC_DATE = re.compile(r"(?<![\d:])(\d{1,4})[/.-](\d{1,2})(?:[/.-](\d{2,4}))?(?![\d:])")
-_MONTH_NAME = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b")
-_EXPLICIT_YEAR = re.compile(r"\b\d{4}\b")
 # A date written out in full with its year: the time beside it is 24-hour writing.
 _FULL_DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}\b")
-# dateparser reads "2 hours" as "2 hours ago"; a duration alone names no time.
-_BARE_DURATION = re.compile(r"(?:\d+(?:\.\d+)?|an?)\s*(?:sec|min|h|hour|hr|day|week|month|year)s?")
-
-
-def _parse_date_part(
-    text: str, base: datetime, date_order: str, past: bool
-) -> tuple[datetime, str] | None:
-    settings: dict[str, Any] = {
-        "RELATIVE_BASE": base,
-        "PREFER_DATES_FROM": "past" if past else "future",
-        "RETURN_AS_TIMEZONE_AWARE": False,
-        "TIMEZONE": "UTC",  # a label only: input and output are naive wall times
-        "DATE_ORDER": date_order,
-        "PREFER_LOCALE_DATE_ORDER": False,
-        "RETURN_TIME_AS_PERIOD": True,
-        "PARSERS": ["relative-time", "absolute-time"],
-    }
-    data = DateDataParser(languages=["en"], settings=settings).get_date_data(text)
-    if data.date_obj is None or data.period is None:
-        return None
-    return data.date_obj, str(data.period)
-
-
-def _numeric_date_agrees(text: str, found: date, date_order: str) -> bool:
-    """dateparser turns impossible numeric dates into odd ones ("11/21" in DMY became the
-    year 2121); accept a result only if its month and day are the ones written, read in
-    ``date_order`` (or the other way round when that order is impossible, as "22.11")."""
-    match = _NUMERIC_DATE.search(text)
-    if match is None:
-        return True
-    first, second, third = match.groups()
-    if len(first) == 4:
-        readings = [(int(first), int(second), int(third or 0))]
-        has_year = third is not None
-    else:
-        year = int(third or 0) + (2000 if third is not None and len(third) == 2 else 0)
-        has_year = third is not None
-        day_first = (year, int(second), int(first))
-        month_first = (year, int(first), int(second))
-        # YMD locales write two-part dates month/day, as MDY ones do.
-        readings = [day_first, month_first] if date_order == "DMY" else [month_first, day_first]
-        if readings[0][1] <= 12:
-            readings = readings[:1]
-    return any(
-        (found.month, found.day) == (month, day) and (not has_year or found.year == year)
-        for year, month, day in readings
-    )
-
-
-def _read_date(
-    text: str, base: datetime, date_order: str, past: bool = False
-) -> tuple[datetime, str] | None:
-    """Date part through dateparser, checked and corrected; None if unusable."""
-    if _BARE_DURATION.fullmatch(text):
-        return None
-    parsed = _parse_date_part(text, base, date_order, past)
-    if parsed is None:
-        return None
-    value, period = parsed
-    if not _numeric_date_agrees(text, value.date(), date_order):
-        return None
-    # "nov 21" said on 21 November is today, not next year (or, told of the past, last
-    # year): dateparser's preference for one side is strict.
-    written_date = _MONTH_NAME.search(text) or _NUMERIC_DATE.search(text)
-    away = -1 if past else 1
-    if written_date and not _EXPLICIT_YEAR.search(text) and value.year == base.year + away:
-        if (value.month, value.day) == (base.month, base.day):
-            value = value.replace(year=base.year)
-    return value, period
 
 
 def _clock_time(
@@ -237,30 +146,30 @@ def _clock_time(
                                  (_NOON, time(12), None)):  # fmt: skip
         match = pattern.search(text)
         if match:
-            return _cut(text, match), [fixed], kind, True
+            return cut(text, match), [fixed], kind, True
     match = _CLOCK_12.search(text)
     if match:
         hour, minute, second = int(match["h"]), int(match["m"] or 0), int(match["s"] or 0)
         ok = 1 <= hour <= 12 and minute < 60 and second < 60
         pm = match["ap"].startswith("p")
         hour = (hour % 12) + (12 if pm else 0)
-        return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
+        return cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
     match = _CLOCK_24.search(text)
     if match and not clock_24h and _on_twelve_hour_dial(match, text):
-        return _twelve_hour(_cut(text, match), int(match["h"]), int(match["m"]), waking)
+        return _twelve_hour(cut(text, match), int(match["h"]), int(match["m"]), waking)
     match = match or _CLOCK_H.search(text)
     if match:
         hour = int(match["h"])
         minute = int(match.groupdict().get("m") or 0)
         second = int(match.groupdict().get("s") or 0)
         ok = hour < 24 and minute < 60 and second < 60
-        return _cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
+        return cut(text, match), [time(hour % 24, minute % 60, second % 60)], None, ok
     match = _BARE_HOUR.search(text)
     if match:
         hour = int(match["h"] or match["h2"] or match["h3"])
         if hour == 0 or 13 <= hour <= 23:
-            return _cut(text, match), [time(hour)], None, True
-        return _twelve_hour(_cut(text, match), hour, 0, waking)
+            return cut(text, match), [time(hour)], None, True
+        return _twelve_hour(cut(text, match), hour, 0, waking)
     return None
 
 
@@ -282,50 +191,20 @@ def _twelve_hour(
 ) -> tuple[str, list[time], None, bool]:
     """An hour 1-12 with no am/pm: a part-of-day cue in ``rest`` picks the side of noon,
     then ``waking`` picks the morning for 1-11 (12 stays in question: noon or midnight),
-    else both readings are candidates (morning first)."""
+    else both readings are candidates (morning first). "Tonight" has one reading: an hour
+    of the small hours ("tonight at 2") is that hour after tonight's midnight, since 14:00
+    is no one's tonight, and any other the evening's."""
     ok = 1 <= hour <= 12 and minute < 60
     rises = waking and hour != 12
     hour, minute = hour % 12, minute % 60
     part = _PART_OF_DAY.search(rest)
     cue = part["part"] if part else ("morning" if rises else None)
-    if cue == "morning" or (cue in {"tonight", "night"} and hour == 0):
+    small_hours = in_small_hours(time(hour, minute))
+    if cue == "morning" or (cue == "tonight" and small_hours) or (cue == "night" and hour == 0):
         return rest, [time(hour, minute)], None, ok
-    if cue in {"afternoon", "evening"} or (cue in {"tonight", "night"} and hour >= 6):
+    if cue in {"afternoon", "evening", "tonight"} or (cue == "night" and hour >= 6):
         return rest, [time(hour + 12, minute)], None, ok
     return rest, [time(hour, minute), time(hour + 12, minute)], None, ok
-
-
-def _settle_dial(
-    readings: list[datetime], base: datetime, explicit_day: date | None, past: bool
-) -> list[datetime]:
-    """The readings of an hour with no am/pm that are still in question (see the module
-    docstring): with no date, the next occurrence unless both are ahead today; with
-    "today", those not already past. Told of the past: the last occurrence while the
-    other is still ahead, else none."""
-    if past:
-        if explicit_day is None and min(readings).date() < base.date():
-            return [max(readings)]
-        if explicit_day == base.date():
-            passed = [reading for reading in readings if reading <= base]
-            return passed if len(passed) == 1 else []
-        return [] if explicit_day is None or explicit_day < base.date() else readings
-    if explicit_day is None:
-        nearest = min(readings)
-        return readings if max(readings).date() == base.date() else [nearest]
-    if explicit_day == base.date():
-        ahead = [reading for reading in readings if reading > base]
-        return ahead or readings
-    return readings
-
-
-def _cut(text: str, match: re.Match[str]) -> str:
-    return f"{text[: match.start()]} {text[match.end() :]}"
-
-
-def _tidy(text: str) -> str:
-    text = re.sub(r"[,;]|(?<=\d)t\b", " ", text)
-    text = " ".join(text.split())
-    return _FILLER.sub("", text).strip()
 
 
 def _span(value: datetime, period: str) -> LocalReading:
@@ -382,74 +261,6 @@ def _day_of_month(base: datetime, day: int, past: bool) -> LocalReading | None:
     return None
 
 
-def _range_ends(hours: re.Match[str]) -> list[tuple[time, time]]:
-    """The first and last hour of a range of hours (``_CLOCK_RANGE``, ``_BETWEEN_HOURS``),
-    each reading of it when it is on the 12-hour dial with no am/pm: none if either is no
-    clock time ("13-14pm")."""
-    numbers = [(int(hours["h1"]), int(hours["m1"] or 0)), (int(hours["h2"]), int(hours["m2"] or 0))]
-    if any(minute >= 60 for _, minute in numbers):
-        return []
-    side = hours["ap1"] or hours["ap2"]
-    if side is None and not all(1 <= hour <= 12 for hour, _ in numbers):
-        if not all(hour <= 23 for hour, _ in numbers):
-            return []
-        return [(time(*numbers[0]), time(*numbers[1]))]  # "between 14 and 16"
-    if not all(1 <= hour <= 12 for hour, _ in numbers):
-        return []
-    (h1, m1), (h2, m2) = ((hour % 12, minute) for hour, minute in numbers)
-    if side is None:  # "between 2 and 4": the morning's or the evening's?
-        first = time(h1, m1)
-        last = time(h2 + (12 if (h2, m2) <= (h1, m1) else 0), m2)  # "between 11 and 1"
-        evening = (time(h1 + 12, m1), time((last.hour + 12) % 24, m2))
-        return [(first, last), evening]
-    last = time(h2 + (12 if (hours["ap2"] or side) == "p" else 0), m2)
-    first = time(h1 + (12 if side == "p" else 0), m1)
-    if hours["ap1"] is None and first > last:
-        first = time(h1, m1)  # "11-1pm": 11:00, the morning's
-    return [(first, last)]
-
-
-def _hour_range(
-    lowered: str, hours: re.Match[str], base: datetime, date_order: str, past: bool
-) -> LocalReading | None:
-    """A range of hours ("tomorrow 2-3pm", "Friday 9-10am") as a span on its day: the
-    day named, else the next (told of the past, the last) time the range ends; a range
-    that ends after midnight ("10pm-1am") ends on the day after. With no am/pm ("between
-    2 and 4 tomorrow") the readings still in question are asked about, as an hour's."""
-    rest = _APPROXIMATELY.sub("", f" {_tidy(_cut(lowered, hours))}").strip()
-    rest = _FROM.sub("", rest)  # "from 2pm to 3:30pm tomorrow"
-    readings = _range_ends(hours)
-    if rest == "tonight":  # "tonight 11pm to 4am", "tonight 1-3am": the next one to end
-        rest = ""
-        readings = [ends for ends in readings if _at_night(ends[0])] or readings
-    day = base.date()
-    if rest and rest != "today":
-        parsed = _read_date(rest, base, date_order, past)
-        if parsed is None or parsed[1] != "day":
-            return None
-        day = parsed[0].date()
-    spans = [_span_on(day, ends, base, bool(rest), past) for ends in readings]
-    if len(spans) == 2:
-        kept = _settle_dial([start for start, _ in spans], base, day if rest else None, past)
-        spans = [span for span in spans if span[0] in kept]
-    if len(spans) == 2:
-        (first, first_end), (second, second_end) = spans
-        question = (
-            f"Do you mean {first:%H:%M} to {first_end:%H:%M} or {second:%H:%M} to "
-            f"{second_end:%H:%M} on {describe_day(first.date())}?"
-        )
-        return LocalReading("choice", (first, second), question, ends=(first_end, second_end))
-    if not spans:
-        return None
-    start, end = spans[0]
-    if not past:
-        # A weekday naming today ("friday 2-3pm" said on Friday): today or a week later?
-        asked = weekday_choice(rest, LocalReading("point", (start,)), base)
-        if asked.kind == "choice":
-            return asked
-    return LocalReading("span", (start, end))
-
-
 def _days_from(found: re.Match[str], base: datetime, date_order: str) -> LocalReading | None:
     """The whole day some days or weeks on from a day ("a week from tuesday": the Tuesday
     after next); None when the day itself is in question ("a week from friday" said on
@@ -461,32 +272,6 @@ def _days_from(found: re.Match[str], base: datetime, date_order: str) -> LocalRe
     days = (_COUNTS.get(count) or int(count)) * _UNIT_DAYS[found["unit"][0]]
     start = datetime.combine(day.times[0].date() + timedelta(days=days), time())
     return LocalReading("span", (start, start + timedelta(days=1)))
-
-
-def _at_night(start: time) -> bool:
-    """Does a range of hours that begins at ``start`` begin in the night ("tonight between
-    2 and 4" is 02:00, "tonight between 8 and 10" 20:00)?"""
-    return start.hour >= 17 or _in_small_hours(start)
-
-
-def _in_small_hours(clock: time) -> bool:
-    """00:00 to 04:59: after midnight, still the night before."""
-    return clock.hour < 5
-
-
-def _span_on(
-    day: date, ends: tuple[time, time], base: datetime, dated: bool, past: bool
-) -> tuple[datetime, datetime]:
-    """A range of hours on ``day``; with no day named (``dated``) the next one still to
-    end, or told of the past the last one begun."""
-    start, end = (datetime.combine(day, value) for value in ends)
-    if end <= start:
-        end += timedelta(days=1)
-    if not dated and not past and end <= base:
-        start, end = start + timedelta(days=1), end + timedelta(days=1)
-    elif not dated and past and start > base:
-        start, end = start - timedelta(days=1), end - timedelta(days=1)
-    return start, end
 
 
 def read_local(
@@ -518,26 +303,26 @@ def read_local(
 def _read_lowered(
     lowered: str, base: datetime, date_order: str, clock_24h: bool, past: bool, waking: bool
 ) -> LocalReading | None:
-    tidy = _tidy(lowered)
-    days_from = _DAYS_FROM.fullmatch(tidy)
+    tidied = tidy(lowered)
+    days_from = _DAYS_FROM.fullmatch(tidied)
     if days_from is not None:
         return _days_from(days_from, base, date_order)
-    week_end = _END_OF_WEEK.fullmatch(tidy)
+    week_end = _END_OF_WEEK.fullmatch(tidied)
     if week_end is not None:
         return _week_end(base, next_week=bool(week_end["next"]), work=bool(week_end["work"]))
-    month_end = _END_OF_MONTH.fullmatch(tidy)
+    month_end = _END_OF_MONTH.fullmatch(tidied)
     if month_end is not None:
         return _month_end(base, next_month=bool(month_end["next"]))
-    day_of_month = _DAY_OF_MONTH.fullmatch(tidy)
+    day_of_month = _DAY_OF_MONTH.fullmatch(tidied)
     if day_of_month is not None:
         return _day_of_month(base, int(day_of_month["day"]), past)
-    hours = _BETWEEN_HOURS.search(lowered) or _CLOCK_RANGE.search(lowered)
+    hours = find_hour_range(lowered)
     if hours is not None:
-        return _hour_range(lowered, hours, base, date_order, past)
+        return hour_range(lowered, hours, base, date_order, past)
     found = _clock_time(lowered, clock_24h, waking)
     if found is None:
-        rest = _tidy(lowered)
-        parsed = _read_date(rest, base, date_order, past) if rest else None
+        rest = tidy(lowered)
+        parsed = read_date(rest, base, date_order, past) if rest else None
         if parsed is None:
             return None
         value, period = parsed
@@ -558,10 +343,10 @@ def _read_lowered(
         return None
     part = _PART_OF_DAY.search(rest)
     if part and (part["part"] == "tonight" or part[0].startswith("this")):
-        rest = _cut(rest, part) + " today"
+        rest = cut(rest, part) + " today"
     elif part:
-        rest = _cut(rest, part)
-    rest = _APPROXIMATELY.sub("", f" {_tidy(rest)}").strip()
+        rest = cut(rest, part)
+    rest = APPROXIMATELY.sub("", f" {tidy(rest)}").strip()
     explicit_day: date | None = None
     day_of_month = _DAY_OF_MONTH.fullmatch(re.sub(r"\s+(?:at|@)$", "", rest))
     if day_of_month is not None:  # "the 3rd at 3pm"
@@ -570,7 +355,7 @@ def _read_lowered(
             return None
         explicit_day = on_day.times[0].date()
     elif rest and rest != "today":
-        parsed = _read_date(rest, base, date_order, past)
+        parsed = read_date(rest, base, date_order, past)
         if parsed is None or parsed[1] not in {"day", "part_of_day"}:
             return None
         explicit_day = parsed[0].date()
@@ -592,12 +377,14 @@ def _read_lowered(
         )
         return LocalReading("choice", (start, end), question)
 
-    # "tonight 2:30am" said in the evening is the small hours after tonight's midnight.
-    after_midnight = bool(part and part["part"] == "tonight" and not _in_small_hours(base.time()))
+    # "tonight 2:30am" said in the evening is the small hours after tonight's midnight;
+    # said at 03:00, "tonight at 2" is the coming night's, not the hour just gone.
+    tonight = bool(part and part["part"] == "tonight")
+    in_the_night = in_small_hours(base.time())
     candidates = []
     for clock in clock_times:
         value = datetime.combine(explicit_day or base.date(), clock)
-        if after_midnight and _in_small_hours(clock):
+        if tonight and in_small_hours(clock) and (not in_the_night or (value <= base and not past)):
             value += timedelta(days=1)
         if explicit_day is None and past and value > base:
             value -= timedelta(days=1)  # told of the past: its last occurrence
@@ -605,7 +392,7 @@ def _read_lowered(
             value += timedelta(days=1)  # a bare time is its next occurrence
         candidates.append(value)
     if len(candidates) == 2:
-        candidates = _settle_dial(candidates, base, explicit_day, past)
+        candidates = settle_dial(candidates, base, explicit_day, past)
     if not candidates:
         return None
     if len(candidates) == 1:

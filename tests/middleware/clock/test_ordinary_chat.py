@@ -523,6 +523,11 @@ TIMES = [
                '2026-03-13T20:00:00+00:00 to 2026-03-13T22:00:00+00:00'))]),
     ('the alarm goes off tonight at 1am',
      [times(at('"tonight at 1am"', '2026-03-14T01:00:00+00:00'))]),
+    # "Tonight" with an hour and no am/pm: 1-4 are the small hours after tonight's
+    # midnight (14:00 is no one's tonight), 6-11 the evening, 12 midnight.
+    ('still up? tonight at 2 then', [times(at('"tonight at 2"', '2026-03-14T02:00:00+00:00'))]),
+    ('ok tonight at 11', [times(at('"tonight at 11"', '2026-03-13T23:00:00+00:00'))]),
+    ('fireworks tonight at 12', [times(at('"tonight at 12"', '2026-03-14T00:00:00+00:00'))]),
     # Half hours and "from now", which were missed or cut to "in an hour".
     ('call me in half an hour', [times(at('"in half an hour"', '2026-03-13T09:30:00+00:00'))]),
     ('half an hour from now', [times(at('"half an hour from now"', '2026-03-13T09:30:00+00:00'))]),
@@ -663,6 +668,10 @@ OTHER_REGISTERS = [
     ('what time is it back in Berlin?', False),
     ("it's 3pm back in Berlin", True),
     ('back in Berlin at last', False),
+    # The speaker's own day, told as it is or was: still read (in a group it is no time
+    # to ask whose it is, ``whose_time.py``).
+    ('so sore today', True),
+    ('had a long day yesterday', True),
 ]  # fmt: skip
 
 
@@ -698,5 +707,5 @@ def test_precision_and_recall_over_the_whole_corpus() -> None:
     hits = sum(read[text] and wanted for text, wanted in labelled)
     false_alarms = sum(read[text] and not wanted for text, wanted in labelled)
     misses = sum(wanted and not read[text] for text, wanted in labelled)
-    # 509 lines, 170 read, no false alarm, none missed: precision 1.000, recall 1.000.
-    assert (len(labelled), hits, false_alarms, misses) == (509, 170, 0, 0)
+    # 514 lines, 175 read, no false alarm, none missed: precision 1.000, recall 1.000.
+    assert (len(labelled), hits, false_alarms, misses) == (514, 175, 0, 0)

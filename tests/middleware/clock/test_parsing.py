@@ -579,6 +579,34 @@ def test_an_hour_in_the_small_hours_tonight_is_after_midnight() -> None:
     assert result.start_instant == iso("2026-10-25T01:00:00+02:00")
 
 
+SATURDAY_MORNING = datetime(2026, 10, 17, 7, tzinfo=UTC)  # Berlin Sat 09:00, +02:00
+SATURDAY_SMALL_HOURS = datetime(2026, 10, 17, 1, tzinfo=UTC)  # Berlin Sat 03:00, +02:00
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "start"),
+    [
+        # 1-4 with no am/pm is the small hours after tonight's midnight, never 14:00.
+        ("tonight at 2", SATURDAY_MORNING, "2026-10-18T02:00:00+02:00"),
+        ("2 tonight", SATURDAY_MORNING, "2026-10-18T02:00:00+02:00"),
+        ("tonight at 4:30", SATURDAY_MORNING, "2026-10-18T04:30:00+02:00"),
+        ("tonight at 5", SATURDAY_SMALL_HOURS, "2026-10-17T17:00:00+02:00"),
+        ("tonight at 8", SATURDAY_MORNING, "2026-10-17T20:00:00+02:00"),
+        ("tonight at 11", SATURDAY_MORNING, "2026-10-17T23:00:00+02:00"),
+        ("tonight at 12", SATURDAY_MORNING, "2026-10-18T00:00:00+02:00"),
+        # Said at 03:00, the small hours of tonight are the coming night's once passed.
+        ("tonight at 2", SATURDAY_SMALL_HOURS, "2026-10-18T02:00:00+02:00"),
+        ("tonight at 4", SATURDAY_SMALL_HOURS, "2026-10-17T04:00:00+02:00"),
+    ],
+)
+def test_tonight_with_an_hour_and_no_am_pm_is_one_reading_of_the_night(
+    text: str, ref: datetime, start: str
+) -> None:
+    result = parse_anchored_time(text, "Europe/Berlin", ref)
+    assert not result.needs_clarification, result.clarification_question
+    assert result.start_instant == iso(start)
+
+
 @pytest.mark.parametrize(
     ("message", "phrase", "minutes"),
     [
