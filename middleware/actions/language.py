@@ -55,7 +55,8 @@ class StatusRule:
     """A done/canceled/postponed statement matched at a clause start. A captured ``act``
     names a known activity, an action by its words, or (unless ``named``) "it"/"that":
     the latest action; ``activity`` forces one ("woke up" → sleep). A postponement
-    captures ``until``, the earliest time it can happen now ("Monday")."""
+    captures ``until`` (or ``to``), the earliest time it can happen now ("Monday"), or
+    how much later it is (a duration's groups, as a :class:`DurationRule`'s: "by an hour")."""
 
     pattern: re.Pattern[str]
     status: Literal["done", "canceled", "postponed"]
@@ -63,6 +64,9 @@ class StatusRule:
     # About what ``act`` names: an activity, else that action by its words (never the
     # latest action, whatever it is).
     named: bool = False
+    # ``act`` is what the statement is about, with no verb before it ("we postponed the
+    # quarterly report"): all its words say what it is about.
+    object: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
     needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
 

@@ -200,9 +200,36 @@ _POSTPONED = (
     r"(?P<act>[^,.!;?]+?)\s+(?:until|till|til|before)\s+(?P<until>[^,.!;?]+?)"
     r"(?:\s+at\s+the\s+earliest)?(?=\s*(?:[,.!;:—–)]|$))"
 )
+# Putting a plan off by moving it, said of the plan ("we postponed the report until
+# Wednesday", "let's push the report to next week", "moving the dentist to Friday", "the
+# standup is delayed by an hour"). "to" moves things elsewhere too ("moving the couch to
+# the bedroom"), so after "to" only a time will do; "until" takes any words ("till the
+# freeze ends"). No new time, no postponement: "we might postpone the report".
+_MOVE = (
+    r"(?:postpon(?:e|ed|es|ing)|put(?:s|ting)?\s+off|push(?:ed|es|ing)?(?:\s+back)?"
+    r"|mov(?:e|ed|es|ing)|reschedul(?:e|ed|es|ing)|bump(?:ed|s|ing)?(?:\s+back)?"
+    r"|shift(?:ed|s|ing)?|delay(?:ed|s|ing)?)"
+)
+_DAY_NAME = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_NEW_TIME = (
+    rf"(?=(?:(?:next|this|on|the)\s+)?{_DAY_NAME}|tomorrow|tonight|later"
+    r"|next\s+(?:week|month|year|weekend)"
+    r"|the\s+(?:weekend|morning|afternoon|evening|end\s+of)|the\s+\d|\d{1,2}(?::\d\d)?\s*[ap]\.?m\b"
+    r"|\d{1,2}:\d\d|noon|midday|midnight"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d)"
+)
+_NEW_WHEN = (
+    r"(?:(?:until|till|til)\s+(?P<until>[^,.!;?]+?)(?:\s+at\s+the\s+earliest)?"
+    rf"|to\s+{_NEW_TIME}(?P<to>[^,.!;?]+?)|by\s+{_DUR})(?=\s*(?:[,.!;:—–)]|$))"
+)
 _PUT_OFF = (
-    rf"(?:i\s+|we\s+)?{_JUST}(?:(?:have|had|need)\s+to\s+|gotta\s+)?(?:postpone|put\s+off|push\s+back)\s+"
-    r"(?P<act>[^,.!;?]+?)\s+(?:until|till|to)\s+(?P<until>[^,.!;?]+?)(?=\s*(?:[,.!;:—–)]|$))"
+    r"(?:(?:i|we)\s*'?\s*(?:ve|have)\s+|(?:i|we)\s+|let\s*'?\s*s\s+|let\s+us\s+"
+    rf"|{_I}\s+(?:going\s+to\s+|gonna\s+)?|(?:i|we)\s*'?\s*ll\s+|(?:i|we)\s+will\s+|gonna\s+)?"
+    rf"{_JUST}(?:(?:have|had|need)\s+to\s+|gotta\s+)?{_MOVE}\s+(?P<act>[^,.!;?]+?)\s+{_NEW_WHEN}"
+)
+_BEEN_PUT_OFF = (
+    r"(?P<act>[^,.!;?]+?)\s*(?:'s|\s+is|\s+was|\s+are|\s+were|\s+got|\s+gets)"
+    rf"(?:\s+(?:been|being|now|just|already))*\s+{_MOVE}\s+{_NEW_WHEN}"
 )
 # "never mind the bank call", "no need to call the bank anymore": called off by its words.
 _NEVER_MIND = rf"never\s*mind\s+(?:about\s+)?{_NAMED}(?:\s+(?:anymore|any\s+more))?{_END}"
@@ -411,7 +438,8 @@ ENGLISH = LanguagePatterns(
     ),
     postponed=(
         StatusRule(_re(_POSTPONED), "postponed"),
-        StatusRule(_re(_PUT_OFF), "postponed"),
+        StatusRule(_re(_PUT_OFF), "postponed", object=True),
+        StatusRule(_re(_BEEN_PUT_OFF), "postponed", object=True),
     ),
     durations=(
         DurationRule(_re(_TOOK)),
