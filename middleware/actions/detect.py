@@ -241,6 +241,8 @@ def _action(
         return None
     if rule.needs == "activity_or_later" and activity is None and not later:
         return None  # "I'm going to paste the log now" is narration, not an action
+    if rule.needs == "activity_and_later" and (activity is None or not later):
+        return None  # "I have a doctor appointment at 3" is a plan; "I have a question" not
     if rule.needs == "later" and not later:
         return None  # "I'm meeting Sam at 5" is a plan; "I'm working on the API" is not
     if rule.needs == "day" and not dated:

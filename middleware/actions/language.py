@@ -19,10 +19,13 @@ __all__ = [
     "DurationRule",
     "IntentRule",
     "LanguagePatterns",
+    "Needs",
     "StatusRule",
 ]
 
 ActionStatus = Literal["planned", "in_progress"]
+# What an intent rule needs besides its match (see IntentRule).
+Needs = Literal["any", "activity", "activity_or_later", "activity_and_later", "later", "day"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +34,9 @@ class IntentRule:
 
     ``label`` formats the groups ``act`` (the action phrase, cleaned) and ``prep``;
     ``activity`` forces a template key; ``needs`` is what must also hold for the rule to
-    fire: nothing more, a known activity, a known activity or a later time ("tonight"), a
-    later time or day, or a later day ("tomorrow", "on Friday"). ``base``: ``act`` opens
+    fire: nothing more, a known activity, a known activity or a later time ("tonight"),
+    both ("I have a doctor appointment at 3"), a later time or day, or a later day
+    ("tomorrow", "on Friday"). ``base``: ``act`` opens
     with a progressive verb, which the label gives in its base form ("flying to Tokyo" →
     "Fly to Tokyo").
     """
@@ -40,7 +44,7 @@ class IntentRule:
     pattern: re.Pattern[str]
     label: str
     status: ActionStatus
-    needs: Literal["any", "activity", "activity_or_later", "later", "day"] = "any"
+    needs: Needs = "any"
     activity: str | None = None
     base: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).

@@ -8,13 +8,13 @@ scheduling cues anywhere in a sentence.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from middleware.actions.language import (
     ActionStatus,
     DurationRule,
     IntentRule,
     LanguagePatterns,
+    Needs,
     StatusRule,
 )
 
@@ -29,7 +29,7 @@ def _intent(
     pattern: str,
     label: str,
     status: ActionStatus = "in_progress",
-    needs: Literal["any", "activity", "activity_or_later", "later", "day"] = "any",
+    needs: Needs = "any",
     activity: str | None = None,
     base: bool = False,
 ) -> IntentRule:
@@ -130,7 +130,7 @@ _AWAY = (
 )
 _STEP_AWAY = (
     r"(?:grabbing|getting|taking|making|cooking|having|eating|feeding|walking|hitting"
-    r"|catching|picking\s+up)\b"
+    r"|catching|doing|picking\s+up)\b"
     # "taking the dog out is boring" talks about it; "…, then taking the dog out" does it.
     r"(?![^,.!;?]*\b(?:is|was|are|were|isn'?t|wasn'?t|sucks|makes|feels|seems|gets|can|will"
     r"|would|should)\b)"
@@ -139,6 +139,25 @@ _ARRANGED = (
     r"(?:meeting|seeing|visiting|having|flying|driving|leaving|going|coming|taking|catching"
     r"|getting|playing|watching|cooking|doing|starting|moving|calling|hosting|attending"
     r"|travell?ing|heading|working|picking\s+up|dropping\s+off)\b(?!\s+to\b)"
+)
+# What is on the user's calendar, said as had ("I have a doctor appointment at 3", "got
+# the dentist at 4") or as it stands ("my flight is at 6am"): a plan when it names a known
+# activity and a later time, not when it is over ("had", "… yesterday").
+_HAVE = (
+    r"(?:(?:i|we)\s+(?:(?:also|still)\s+)?have(?:\s+got)?|(?:i|we)\s*'?\s*ve\s+got|got|have)\s+"
+    r"(?:a|an|the|my|our)\s+"
+)
+_NOT_PAST = r"(?![^,.!;?]*\b(?:yesterday|ago|last\s+(?:night|week|month|time))\b)"
+_MINE_IS = (
+    r"(?:my|our)\s+(?P<act>[^,.!;?]+?)\s*(?:'s|\s+is)\s+(?=at\s+\d|tomorrow|tonight|later"
+    r"|this\s+(?:morning|afternoon|evening)|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|in\s+(?:an?|\d+)\s)"
+)
+# Out doing it ("on the school run", "I'm on a call"): a closed list, as "on the fence",
+# "on the bank holiday" or "on the weekend" are no activities.
+_ON = (
+    rf"{_SUBJ}on\s+(?:a|the|my|our)\s+(?P<act>school\s+run|(?:phone\s+|video\s+|zoom\s+)?call"
+    r"|train|bus|plane|flight|ferry|tube|subway|walk|ride|drive|commute)(?=\s*(?:[,.!;:—–)]|$))"
 )
 _ERRAND = (
     r"(?:grab|get|see|pick\s+up|make|do|buy|meet|visit|catch|walk|feed|take|have|eat|cook"
@@ -296,6 +315,9 @@ ENGLISH = LanguagePatterns(
             rf"{_SUBJ}(?P<act>{_STEP_AWAY}\s.+)", "{act}", needs="activity_or_later", base=True
         ),
         _intent(rf"{_I}\s+{_JUST}(?P<act>{_ARRANGED}.*)", "{act}", needs="later", base=True),
+        _intent(rf"{_HAVE}{_NOT_PAST}(?P<act>.+)", "{act}", "planned", "activity_and_later"),
+        _intent(_MINE_IS, "{act}", "planned", "activity_and_later"),
+        _intent(_ON, "{act}", needs="activity"),
     ),
     act_break=_re(
         r"\s*(?:[,;:!?()—–]|\s-\s|\.(?:\s|$)|\b(?:and\s+then|then|but|because|cause|cuz|coz"

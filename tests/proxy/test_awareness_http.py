@@ -885,6 +885,52 @@ async def test_a_plan_only_thought_of_being_put_off_stays_when_it_was(talk: Conv
     assert "1. Finish the quarterly report — starts in 14 hours, planned" in listing
 
 
+@pytest.mark.parametrize(
+    ("said", "listed", "activity"),
+    [
+        (
+            "I have a doctor appointment at 3",
+            "1. Doctor appointment — starts in 5 hours, planned",
+            "appointment",
+        ),
+        ("got the dentist at 4", "1. Dentist — ", "appointment"),
+        ("doing the school run", "1. Do the school run — just now, in progress", "school_run"),
+        ("on the school run", "1. School run — just now, in progress", "school_run"),
+        ("flying to Lisbon tomorrow morning", "1. Fly to Lisbon — starts in 23 hours", "flight"),
+        ("my flight is at 6am", "1. Flight — starts in 20 hours, planned", "flight"),
+    ],
+)
+async def test_appointments_school_runs_and_flights_are_clocked_as_such(
+    talk: Conversation, said: str, listed: str, activity: str
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(said)
+    assert listed in reply_text(await talk.say("/actions"))
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["activity"] == activity
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "book a doctor's appointment",
+        "need to book the dentist",
+        "I need to book a doctor's appointment tomorrow",
+        "I had a doctor appointment yesterday",
+        "the school run was chaos",
+        "I have a question at 3",
+    ],
+)
+async def test_booking_a_visit_or_one_that_is_over_is_no_appointment(
+    talk: Conversation, said: str
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(said)
+    stored = (await talk.admin_user())["latest_actions"]
+    assert all(action.get("activity") is None for action in stored), stored
+
+
 # -- policy and overrides ----------------------------------------------------------------
 
 
