@@ -931,6 +931,44 @@ async def test_booking_a_visit_or_one_that_is_over_is_no_appointment(
     assert all(action.get("activity") is None for action in stored), stored
 
 
+@pytest.mark.parametrize(
+    ("plan", "later", "after", "cue", "question"),
+    [
+        (
+            "my flight is at 6am",
+            "just landed!",
+            timedelta(days=1),
+            '"Flight", set for 4 hours ago, and this message mentions "just landed"',
+            "Was that the flight? Did it go okay?",
+        ),
+        (
+            "I have a doctor appointment at 3",
+            "ugh, still numb from the filling",
+            timedelta(hours=7),
+            'mentions "numb"',
+            "Was that from the appointment? How did it go?",
+        ),
+        (
+            "doing the school run",
+            "phew, the school gates were packed",
+            timedelta(minutes=40),
+            'mentions "school gates"',
+            "Was that the school run? Did it go okay?",
+        ),
+    ],
+)
+async def test_a_later_cue_word_asks_about_the_flight_appointment_or_school_run(
+    talk: Conversation, plan: str, later: str, after: timedelta, cue: str, question: str
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(plan)
+    block = await talk.block_for(later, after=after)
+    assert "Possible connection (unconfirmed)" in block
+    assert cue in block
+    assert f'a confirming question such as "{question}"' in block
+
+
 # -- policy and overrides ----------------------------------------------------------------
 
 
