@@ -51,6 +51,28 @@ CUES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         "meeting": ("drained", "that dragged", "zoom fatigue", "talked for hours"),
         "study": ("brain is fried", "brain hurts", "mentally exhausted", "fried"),
+        "flight": (
+            "landed", "just landed", "touched down", "jet lag", "jetlag", "jet lagged",
+            "jet-lagged", "jetlagged", "delayed", "boarding", "at the gate", "layover",
+            "turbulence", "missed my flight", "through security", "lost my luggage",
+        ),
+        "appointment": (
+            "the dentist said", "the doctor said", "the vet said", "filling", "numb",
+            "injection", "jab", "prescription", "stitches", "x-ray", "blood test",
+            "waiting room", "root canal", "new haircut",
+        ),
+        "school_run": (
+            "dropped the kids off", "dropped them off", "picked the kids up",
+            "picked up the kids", "school gates", "late for school", "traffic",
+        ),
+        "ride": (
+            "saddle sore", "legs hurt", "sore", "flat tyre", "flat tire", "puncture",
+            "headwind", "windswept", "exhausted",
+        ),
+        "swim": (
+            "chlorine", "smell of chlorine", "goggles", "wet hair", "arms hurt",
+            "shoulders hurt", "sore", "exhausted",
+        ),
     }
 )  # fmt: skip
 
@@ -67,6 +89,11 @@ _QUESTIONS: Mapping[str, str] = MappingProxyType(
         "commute": "Rough trip? Did you make it okay?",
         "meeting": "Long meeting? Did it end up running over?",
         "study": "Long study session? Did you end up getting to it?",
+        "flight": "Was that the flight? Did it go okay?",
+        "appointment": "Was that from the appointment? How did it go?",
+        "school_run": "Was that the school run? Did it go okay?",
+        "ride": "Tough ride? Did you end up going?",
+        "swim": "Long swim? Did you end up going?",
     }
 )
 _GENERIC = 'Could that be from earlier ("{label}")? Did it end up happening?'

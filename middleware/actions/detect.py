@@ -241,6 +241,8 @@ def _action(
         return None
     if rule.needs == "activity_or_later" and activity is None and not later:
         return None  # "I'm going to paste the log now" is narration, not an action
+    if rule.needs == "activity_and_later" and (activity is None or not later):
+        return None  # "I have a doctor appointment at 3" is a plan; "I have a question" not
     if rule.needs == "later" and not later:
         return None  # "I'm meeting Sam at 5" is a plan; "I'm working on the API" is not
     if rule.needs == "day" and not dated:
@@ -305,13 +307,15 @@ class StatusUpdate:
     is done": bank, call). ``about``, for a postponement, is what it names without what
     is done to it (:func:`object_words`, less the words naming its activity): "can't
     ring the bank until Monday" is about the bank, whichever call it was first said as,
-    and puts off no call to mom."""
+    and puts off no call to mom. A postponement by a duration ("the standup is delayed by
+    an hour") has ``later_by``, its minutes, instead of ``until``."""
 
     status: Literal["done", "canceled", "postponed"]
     activity: str | None
     named: frozenset[str] = frozenset()
     until: str | None = None
     about: frozenset[str] = frozenset()
+    later_by: int | None = None  # minutes, for a postponement by a duration ("by an hour")
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,32 +359,38 @@ def _first_status(text: str, language: str) -> StatusUpdate | None:
 def _status(
     rule: StatusRule, match: re.Match[str], sentence: str, patterns: LanguagePatterns
 ) -> StatusUpdate | None:
-    act = (match.groupdict().get("act") or "").strip()
-    until = (match.groupdict().get("until") or "").strip() or None
+    groups = match.groupdict()
+    act = (groups.get("act") or "").strip()
+    until = (groups.get("until") or groups.get("to") or "").strip() or None
+    later_by = _minutes(match, patterns) if groups.get("n") else None
+    if groups.get("n") and later_by is None:
+        return None  # "delayed by 90 hours" is no time of day this reads
     # A rule about what it names reads it by its words: "called mom" is no call to the bank.
     template = match_activity(act) if act and not rule.named else None
     activity = rule.activity or (template.key if template else None)
     if not act or act.lower() in ("it", "that", "this"):
-        return StatusUpdate(rule.status, activity, until=until)
-    about = _object(act, template, patterns) if rule.status == "postponed" else frozenset()
+        return StatusUpdate(rule.status, activity, until=until, later_by=later_by)
+    postponed = rule.status == "postponed"
+    about = _object(act, template, patterns, rule.object) if postponed else frozenset()
     if activity is not None:
-        return StatusUpdate(rule.status, activity, until=until, about=about)
+        return StatusUpdate(rule.status, activity, until=until, about=about, later_by=later_by)
     if rule.status == "canceled" and not rule.named:
         return None  # "not going to lie" cancels nothing: only explicit words go by words
     named = _key_words(act, patterns)
     # "no need to call the bank" is a cancellation in words that would read as unfinished.
     if not named or (rule.status == "done" and patterns.unfinished.search(sentence)):
         return None
-    return StatusUpdate(rule.status, None, named, until, about)
+    return StatusUpdate(rule.status, None, named, until, about, later_by)
 
 
 def _object(
-    act: str, template: ActivityTemplate | None, patterns: LanguagePatterns
+    act: str, template: ActivityTemplate | None, patterns: LanguagePatterns, bare: bool = False
 ) -> frozenset[str]:
     """What ``act`` is about (:func:`object_words`), less the words that name its activity
-    ("ring the bank": bank; "go to the gym" and "work out": nothing beyond the gym)."""
+    ("ring the bank": bank; "go to the gym" and "work out": nothing beyond the gym).
+    ``bare``: ``act`` has no verb to leave out ("the quarterly report": quarterly, report)."""
     words = _ordered_key_words(act, patterns)
-    spoken = frozenset(words[1:] or words)
+    spoken = frozenset(words if bare else words[1:] or words)
     if template is None:
         return spoken
     return spoken - _key_words(" ".join(template.keywords.findall(act)), patterns)

@@ -19,10 +19,13 @@ __all__ = [
     "DurationRule",
     "IntentRule",
     "LanguagePatterns",
+    "Needs",
     "StatusRule",
 ]
 
 ActionStatus = Literal["planned", "in_progress"]
+# What an intent rule needs besides its match (see IntentRule).
+Needs = Literal["any", "activity", "activity_or_later", "activity_and_later", "later", "day"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +34,9 @@ class IntentRule:
 
     ``label`` formats the groups ``act`` (the action phrase, cleaned) and ``prep``;
     ``activity`` forces a template key; ``needs`` is what must also hold for the rule to
-    fire: nothing more, a known activity, a known activity or a later time ("tonight"), a
-    later time or day, or a later day ("tomorrow", "on Friday"). ``base``: ``act`` opens
+    fire: nothing more, a known activity, a known activity or a later time ("tonight"),
+    both ("I have a doctor appointment at 3"), a later time or day, or a later day
+    ("tomorrow", "on Friday"). ``base``: ``act`` opens
     with a progressive verb, which the label gives in its base form ("flying to Tokyo" →
     "Fly to Tokyo").
     """
@@ -40,7 +44,7 @@ class IntentRule:
     pattern: re.Pattern[str]
     label: str
     status: ActionStatus
-    needs: Literal["any", "activity", "activity_or_later", "later", "day"] = "any"
+    needs: Needs = "any"
     activity: str | None = None
     base: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
@@ -55,7 +59,8 @@ class StatusRule:
     """A done/canceled/postponed statement matched at a clause start. A captured ``act``
     names a known activity, an action by its words, or (unless ``named``) "it"/"that":
     the latest action; ``activity`` forces one ("woke up" → sleep). A postponement
-    captures ``until``, the earliest time it can happen now ("Monday")."""
+    captures ``until`` (or ``to``), the earliest time it can happen now ("Monday"), or
+    how much later it is (a duration's groups, as a :class:`DurationRule`'s: "by an hour")."""
 
     pattern: re.Pattern[str]
     status: Literal["done", "canceled", "postponed"]
@@ -63,6 +68,9 @@ class StatusRule:
     # About what ``act`` names: an activity, else that action by its words (never the
     # latest action, whatever it is).
     named: bool = False
+    # ``act`` is what the statement is about, with no verb before it ("we postponed the
+    # quarterly report"): all its words say what it is about.
+    object: bool = False
     # Derived: strings one of which every match contains (see middleware.actions.prefilter).
     needles: frozenset[str] | None = field(init=False, repr=False, compare=False)
 

@@ -236,10 +236,14 @@ def postpone_latest(
     by ``due_by`` (Monday's end, for a day); a deadline it had gives way to the new day.
     It lives as long after its new start as it would have after its old one, and may be
     asked about again once that comes. Without a ``start`` ("till the freeze ends") only
-    its status changes. Returns the new list and the changed action (or None)."""
+    its status changes. Put off by a duration (``update.later_by``: "the standup is
+    delayed by an hour"), it begins that much later than it was to, or than now when it
+    had begun. Returns the new list and the changed action (or None)."""
     target = _about(actions, update, now=now, speaker=speaker)
     if target is None:
         return list(actions), None
+    if start is None and update.later_by is not None:
+        start = max(target.window_opens_at, now) + timedelta(minutes=update.later_by)
     changed = replace(target, status="planned", updated_at=now, postponed_at=now)
     if start is not None and start > now:
         life = target.expires_at - target.window_opens_at

@@ -8,13 +8,13 @@ scheduling cues anywhere in a sentence.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from middleware.actions.language import (
     ActionStatus,
     DurationRule,
     IntentRule,
     LanguagePatterns,
+    Needs,
     StatusRule,
 )
 
@@ -29,7 +29,7 @@ def _intent(
     pattern: str,
     label: str,
     status: ActionStatus = "in_progress",
-    needs: Literal["any", "activity", "activity_or_later", "later", "day"] = "any",
+    needs: Needs = "any",
     activity: str | None = None,
     base: bool = False,
 ) -> IntentRule:
@@ -130,7 +130,7 @@ _AWAY = (
 )
 _STEP_AWAY = (
     r"(?:grabbing|getting|taking|making|cooking|having|eating|feeding|walking|hitting"
-    r"|catching|picking\s+up)\b"
+    r"|catching|doing|picking\s+up)\b"
     # "taking the dog out is boring" talks about it; "…, then taking the dog out" does it.
     r"(?![^,.!;?]*\b(?:is|was|are|were|isn'?t|wasn'?t|sucks|makes|feels|seems|gets|can|will"
     r"|would|should)\b)"
@@ -139,6 +139,25 @@ _ARRANGED = (
     r"(?:meeting|seeing|visiting|having|flying|driving|leaving|going|coming|taking|catching"
     r"|getting|playing|watching|cooking|doing|starting|moving|calling|hosting|attending"
     r"|travell?ing|heading|working|picking\s+up|dropping\s+off)\b(?!\s+to\b)"
+)
+# What is on the user's calendar, said as had ("I have a doctor appointment at 3", "got
+# the dentist at 4") or as it stands ("my flight is at 6am"): a plan when it names a known
+# activity and a later time, not when it is over ("had", "… yesterday").
+_HAVE = (
+    r"(?:(?:i|we)\s+(?:(?:also|still)\s+)?have(?:\s+got)?|(?:i|we)\s*'?\s*ve\s+got|got|have)\s+"
+    r"(?:a|an|the|my|our)\s+"
+)
+_NOT_PAST = r"(?![^,.!;?]*\b(?:yesterday|ago|last\s+(?:night|week|month|time))\b)"
+_MINE_IS = (
+    r"(?:my|our)\s+(?P<act>[^,.!;?]+?)\s*(?:'s|\s+is)\s+(?=at\s+\d|tomorrow|tonight|later"
+    r"|this\s+(?:morning|afternoon|evening)|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|in\s+(?:an?|\d+)\s)"
+)
+# Out doing it ("on the school run", "I'm on a call"): a closed list, as "on the fence",
+# "on the bank holiday" or "on the weekend" are no activities.
+_ON = (
+    rf"{_SUBJ}on\s+(?:a|the|my|our)\s+(?P<act>school\s+run|(?:phone\s+|video\s+|zoom\s+)?call"
+    r"|train|bus|plane|flight|ferry|tube|subway|walk|ride|drive|commute)(?=\s*(?:[,.!;:—–)]|$))"
 )
 _ERRAND = (
     r"(?:grab|get|see|pick\s+up|make|do|buy|meet|visit|catch|walk|feed|take|have|eat|cook"
@@ -200,9 +219,36 @@ _POSTPONED = (
     r"(?P<act>[^,.!;?]+?)\s+(?:until|till|til|before)\s+(?P<until>[^,.!;?]+?)"
     r"(?:\s+at\s+the\s+earliest)?(?=\s*(?:[,.!;:—–)]|$))"
 )
+# Putting a plan off by moving it, said of the plan ("we postponed the report until
+# Wednesday", "let's push the report to next week", "moving the dentist to Friday", "the
+# standup is delayed by an hour"). "to" moves things elsewhere too ("moving the couch to
+# the bedroom"), so after "to" only a time will do; "until" takes any words ("till the
+# freeze ends"). No new time, no postponement: "we might postpone the report".
+_MOVE = (
+    r"(?:postpon(?:e|ed|es|ing)|put(?:s|ting)?\s+off|push(?:ed|es|ing)?(?:\s+back)?"
+    r"|mov(?:e|ed|es|ing)|reschedul(?:e|ed|es|ing)|bump(?:ed|s|ing)?(?:\s+back)?"
+    r"|shift(?:ed|s|ing)?|delay(?:ed|s|ing)?)"
+)
+_DAY_NAME = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_NEW_TIME = (
+    rf"(?=(?:(?:next|this|on|the)\s+)?{_DAY_NAME}|tomorrow|tonight|later"
+    r"|next\s+(?:week|month|year|weekend)"
+    r"|the\s+(?:weekend|morning|afternoon|evening|end\s+of)|the\s+\d|\d{1,2}(?::\d\d)?\s*[ap]\.?m\b"
+    r"|\d{1,2}:\d\d|noon|midday|midnight"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d)"
+)
+_NEW_WHEN = (
+    r"(?:(?:until|till|til)\s+(?P<until>[^,.!;?]+?)(?:\s+at\s+the\s+earliest)?"
+    rf"|to\s+{_NEW_TIME}(?P<to>[^,.!;?]+?)|by\s+{_DUR})(?=\s*(?:[,.!;:—–)]|$))"
+)
 _PUT_OFF = (
-    rf"(?:i\s+|we\s+)?{_JUST}(?:(?:have|had|need)\s+to\s+|gotta\s+)?(?:postpone|put\s+off|push\s+back)\s+"
-    r"(?P<act>[^,.!;?]+?)\s+(?:until|till|to)\s+(?P<until>[^,.!;?]+?)(?=\s*(?:[,.!;:—–)]|$))"
+    r"(?:(?:i|we)\s*'?\s*(?:ve|have)\s+|(?:i|we)\s+|let\s*'?\s*s\s+|let\s+us\s+"
+    rf"|{_I}\s+(?:going\s+to\s+|gonna\s+)?|(?:i|we)\s*'?\s*ll\s+|(?:i|we)\s+will\s+|gonna\s+)?"
+    rf"{_JUST}(?:(?:have|had|need)\s+to\s+|gotta\s+)?{_MOVE}\s+(?P<act>[^,.!;?]+?)\s+{_NEW_WHEN}"
+)
+_BEEN_PUT_OFF = (
+    r"(?P<act>[^,.!;?]+?)\s*(?:'s|\s+is|\s+was|\s+are|\s+were|\s+got|\s+gets)"
+    rf"(?:\s+(?:been|being|now|just|already))*\s+{_MOVE}\s+{_NEW_WHEN}"
 )
 # "never mind the bank call", "no need to call the bank anymore": called off by its words.
 _NEVER_MIND = rf"never\s*mind\s+(?:about\s+)?{_NAMED}(?:\s+(?:anymore|any\s+more))?{_END}"
@@ -269,6 +315,9 @@ ENGLISH = LanguagePatterns(
             rf"{_SUBJ}(?P<act>{_STEP_AWAY}\s.+)", "{act}", needs="activity_or_later", base=True
         ),
         _intent(rf"{_I}\s+{_JUST}(?P<act>{_ARRANGED}.*)", "{act}", needs="later", base=True),
+        _intent(rf"{_HAVE}{_NOT_PAST}(?P<act>.+)", "{act}", "planned", "activity_and_later"),
+        _intent(_MINE_IS, "{act}", "planned", "activity_and_later"),
+        _intent(_ON, "{act}", needs="activity"),
     ),
     act_break=_re(
         r"\s*(?:[,;:!?()—–]|\s-\s|\.(?:\s|$)|\b(?:and\s+then|then|but|because|cause|cuz|coz"
@@ -411,7 +460,8 @@ ENGLISH = LanguagePatterns(
     ),
     postponed=(
         StatusRule(_re(_POSTPONED), "postponed"),
-        StatusRule(_re(_PUT_OFF), "postponed"),
+        StatusRule(_re(_PUT_OFF), "postponed", object=True),
+        StatusRule(_re(_BEEN_PUT_OFF), "postponed", object=True),
     ),
     durations=(
         DurationRule(_re(_TOOK)),

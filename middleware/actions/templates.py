@@ -38,14 +38,31 @@ class ActivityTemplate:
     ttl: timedelta
     question: str
     keywords: re.Pattern[str]
+    # A keyword right after these words does not name the activity: booking a doctor's
+    # appointment is not the visit. Searched at the end of the text before the keyword.
+    not_after: re.Pattern[str] | None = None
+
+    def named_in(self, text: str) -> bool:
+        """Whether ``text`` names this activity: a keyword not right after ``not_after``."""
+        return any(
+            self.not_after is None or not self.not_after.search(text, 0, found.start())
+            for found in self.keywords.finditer(text)
+        )
 
 
 def _template(
-    key: str, typical: int, maximum: int, question: str, keywords: str, ttl: timedelta = _DAY
+    key: str,
+    typical: int,
+    maximum: int,
+    question: str,
+    keywords: str,
+    ttl: timedelta = _DAY,
+    not_after: str | None = None,
 ) -> ActivityTemplate:
     # Whole words/phrases only; ``keywords`` is a regex alternation so plurals can be optional.
     pattern = re.compile(rf"\b(?:{keywords})\b", re.IGNORECASE)
-    return ActivityTemplate(key, typical, maximum, ttl, question, pattern)
+    before = re.compile(rf"\b(?:{not_after})\s+$", re.IGNORECASE) if not_after else None
+    return ActivityTemplate(key, typical, maximum, ttl, question, pattern, before)
 
 
 # Most specific first: match_activity returns the first template whose keywords match.
@@ -109,10 +126,12 @@ _ORDERED = (
         60,
         180,
         "how did the appointment go?",
-        # Booking or cancelling one is a call or an errand, not the visit.
-        r"(?<!book\s)(?<!book\sthe\s)(?<!book\sa\s)(?<!book\san\s)(?<!cancel\sthe\s)"
-        r"(?:appointments?|doctor'?s?|dentist'?s?|gp|vet'?s?|check-?up|physio(?:therapy)?"
-        r"|therapy|therapist|hospital|clinic|haircut|hairdresser'?s?|barber'?s?)",
+        r"appointments?|doctor'?s?|dentist'?s?|gp|vet'?s?|check-?up|physio(?:therapy)?"
+        r"|therapy|therapist|hospital|clinic|haircut|hairdresser'?s?|barber'?s?",
+        # Booking, moving or cancelling one is a call or an errand, not the visit: "book a
+        # doctor's appointment", "need to book the dentist", "make a dentist appointment".
+        not_after=r"(?:book\w*|mak(?:e|es|ing)|made|(?:re)?schedul\w*|cancel\w*|arrang\w*"
+        r"|set(?:ting)?\s+up)(?:\s+(?:a|an|the|my|our|another|new|that))?(?:\s+[\w']+){0,2}?",
     ),
     _template(
         "gym",
@@ -216,7 +235,7 @@ def match_activity(text: str) -> ActivityTemplate | None:
     """The most specific template whose keywords occur in ``text`` (case-insensitive,
     whole words), or None. "about to eat dinner" is ``meal:dinner``, not ``meal``."""
     for template in _ORDERED:
-        if template.keywords.search(text):
+        if template.named_in(text):
             return template
     return None
 

@@ -92,6 +92,16 @@ async def test_a_member_naming_the_plan_closes_it_a_bare_done_does_not(
     assert "no open actions" in await group.command("/actions", AIKO)
 
 
+async def test_a_member_moving_the_plan_to_another_day_puts_it_off_for_everyone(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    await meet(group, relay_factory)  # Monday, 15:00 in Berlin
+    await group.asks("we moved the standup notes to thursday", BRUNO)
+    assert 'The user is putting off, not calling off: "Standup notes"' in group.block()
+    listed = "1. Standup notes (for the group, clocked by Aiko) — starts in 2 days 9 hours"
+    assert listed in await group.command("/actions", CARA)
+
+
 async def test_the_plan_never_shows_in_a_private_chat(
     group: Fortnight, relay_factory: RelayFactory
 ) -> None:

@@ -827,6 +827,148 @@ async def test_actions_numbers_stay_as_listed_after_one_is_closed(talk: Conversa
     assert "3. Pay rent" in listing and "Water" not in listing and "bank" not in listing
 
 
+@pytest.mark.parametrize(
+    ("plan", "put_off", "listed"),
+    [
+        (
+            "finish the quarterly report tomorrow",
+            "we postponed the quarterly report until next wednesday",
+            "1. Finish the quarterly report — starts in 1 day 14 hours, planned",
+        ),
+        (
+            "finish the quarterly report tomorrow",
+            "the quarterly report is put off until next wednesday",
+            "1. Finish the quarterly report — starts in 1 day 14 hours, planned",
+        ),
+        (
+            "finish the quarterly report tomorrow",
+            "let's push the report to next week",
+            "1. Finish the quarterly report — starts in 6 days 14 hours, planned",
+        ),
+        ("dentist tomorrow at 10", "moving the dentist to friday", "1. Dentist — starts in 3 days"),
+        (
+            "call the bank at 2pm",
+            "rescheduled the call to 3pm",
+            "1. Call the bank — starts in 5 hours",
+        ),
+        ("standup at 11am", "the standup is delayed by an hour", "1. Standup — starts in 2 hours"),
+    ],
+)
+async def test_a_plan_put_off_in_other_words_moves_to_its_new_time(
+    talk: Conversation, plan: str, put_off: str, listed: str
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin. Only "can't … until" was read as putting a plan off.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(f"clock it: {plan}")
+    block = await talk.block_for(put_off)
+    assert "The user is putting off, not calling off:" in block
+    listing = reply_text(await talk.say("/actions"))
+    assert listed in listing
+
+
+async def test_moving_one_of_two_calls_moves_the_one_it_names(talk: Conversation) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: call the bank at 2pm")
+    await talk.say("clock it: call mom at 2pm")
+    await talk.say("pushed the bank call to 4pm")
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Call the bank — starts in 6 hours, planned" in listing
+    assert "2. Call mom — starts in 4 hours, planned" in listing
+
+
+async def test_a_plan_only_thought_of_being_put_off_stays_when_it_was(talk: Conversation) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say("clock it: finish the quarterly report tomorrow")
+    for maybe in ("we might postpone the report", "moving the report to the shared drive"):
+        assert "putting off" not in await talk.block_for(maybe)
+    listing = reply_text(await talk.say("/actions"))
+    assert "1. Finish the quarterly report — starts in 14 hours, planned" in listing
+
+
+@pytest.mark.parametrize(
+    ("said", "listed", "activity"),
+    [
+        (
+            "I have a doctor appointment at 3",
+            "1. Doctor appointment — starts in 5 hours, planned",
+            "appointment",
+        ),
+        ("got the dentist at 4", "1. Dentist — ", "appointment"),
+        ("doing the school run", "1. Do the school run — just now, in progress", "school_run"),
+        ("on the school run", "1. School run — just now, in progress", "school_run"),
+        ("flying to Lisbon tomorrow morning", "1. Fly to Lisbon — starts in 23 hours", "flight"),
+        ("my flight is at 6am", "1. Flight — starts in 20 hours, planned", "flight"),
+    ],
+)
+async def test_appointments_school_runs_and_flights_are_clocked_as_such(
+    talk: Conversation, said: str, listed: str, activity: str
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(said)
+    assert listed in reply_text(await talk.say("/actions"))
+    [stored] = (await talk.admin_user())["latest_actions"]
+    assert stored["activity"] == activity
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "book a doctor's appointment",
+        "need to book the dentist",
+        "I need to book a doctor's appointment tomorrow",
+        "I had a doctor appointment yesterday",
+        "the school run was chaos",
+        "I have a question at 3",
+    ],
+)
+async def test_booking_a_visit_or_one_that_is_over_is_no_appointment(
+    talk: Conversation, said: str
+) -> None:
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(said)
+    stored = (await talk.admin_user())["latest_actions"]
+    assert all(action.get("activity") is None for action in stored), stored
+
+
+@pytest.mark.parametrize(
+    ("plan", "later", "after", "cue", "question"),
+    [
+        (
+            "my flight is at 6am",
+            "just landed!",
+            timedelta(days=1),
+            '"Flight", set for 4 hours ago, and this message mentions "just landed"',
+            "Was that the flight? Did it go okay?",
+        ),
+        (
+            "I have a doctor appointment at 3",
+            "ugh, still numb from the filling",
+            timedelta(hours=7),
+            'mentions "numb"',
+            "Was that from the appointment? How did it go?",
+        ),
+        (
+            "doing the school run",
+            "phew, the school gates were packed",
+            timedelta(minutes=40),
+            'mentions "school gates"',
+            "Was that the school run? Did it go okay?",
+        ),
+    ],
+)
+async def test_a_later_cue_word_asks_about_the_flight_appointment_or_school_run(
+    talk: Conversation, plan: str, later: str, after: timedelta, cue: str, question: str
+) -> None:
+    # Mon 2 Nov, 10:00 in Berlin.
+    await talk.say("/tz Europe/Berlin")
+    await talk.say(plan)
+    block = await talk.block_for(later, after=after)
+    assert "Possible connection (unconfirmed)" in block
+    assert cue in block
+    assert f'a confirming question such as "{question}"' in block
+
+
 # -- policy and overrides ----------------------------------------------------------------
 
 

@@ -650,6 +650,9 @@ def test_saying_an_action_is_not_happening_cancels_it(text: str, activity: str) 
     assert detect_status_update(text) == StatusUpdate("canceled", activity)
 
 
+REPORT = frozenset({"quarterly", "report"})
+
+
 @pytest.mark.parametrize(
     ("text", "update"),
     [
@@ -679,6 +682,27 @@ def test_saying_an_action_is_not_happening_cancels_it(text: str, activity: str) 
             "I have to postpone the gym until tomorrow",
             StatusUpdate("postponed", "gym", until="tomorrow"),
         ),
+        (
+            "we postponed the quarterly report until next wednesday",
+            StatusUpdate("postponed", None, REPORT, "next wednesday", REPORT),
+        ),
+        (
+            "the quarterly report is put off until next wednesday",
+            StatusUpdate("postponed", None, REPORT, "next wednesday", REPORT),
+        ),
+        (
+            "let's push the report to next week",
+            StatusUpdate(
+                "postponed", None, frozenset({"report"}), "next week", frozenset({"report"})
+            ),
+        ),
+        ("moving the dentist to friday", StatusUpdate("postponed", "appointment", until="friday")),
+        ("rescheduled the call to 3pm", StatusUpdate("postponed", "call", until="3pm")),
+        (
+            "pushed the bank call to 4pm",
+            StatusUpdate("postponed", "call", until="4pm", about=frozenset({"bank"})),
+        ),
+        ("the standup is delayed by an hour", StatusUpdate("postponed", "meeting", later_by=60)),
     ],
 )
 def test_a_cant_until_a_later_time_postpones_rather_than_cancels(
@@ -702,7 +726,17 @@ def test_calling_an_action_off_by_its_words_cancels_it(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I can't wait until Monday", "can't stop thinking until Friday", "never mind"]
+    "text",
+    [
+        "I can't wait until Monday",
+        "can't stop thinking until Friday",
+        "never mind",
+        "we might postpone the report",
+        "we might postpone the report until friday",
+        "moving the couch to the bedroom",
+        "I'm moving to Berlin next month",
+        "the standup is delayed",
+    ],
 )
 def test_what_is_neither_put_off_nor_called_off_changes_nothing(text: str) -> None:
     assert detect_status_update(text) is None

@@ -97,7 +97,18 @@ def test_match_activity_ignores_other_words(text: str) -> None:
     assert match_activity(text) is None
 
 
-@pytest.mark.parametrize("text", ["book the dentist", "book an appointment"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "book the dentist",
+        "book an appointment",
+        "book a doctor's appointment",
+        "need to book the dentist",
+        "make a dentist appointment",
+        "rescheduling my haircut",
+        "cancel the vet",
+    ],
+)
 def test_booking_an_appointment_is_not_the_visit(text: str) -> None:
     template = match_activity(text)
     assert template is None or template.key != "appointment"
