@@ -272,11 +272,12 @@ class ContinuityStore(Protocol):
         """Remember a fact for the user, as sure of it as its source makes it (spec 003
         §8, ``base_confidence``). The same text (ignoring case and spaces) already known
         for the person is not stored again (``None``): it was mentioned again at ``at``,
-        and its confidence rises (``mentioned_again``). With ``replaces_kind`` the
-        person's earlier facts of the same kind are deleted first (a new name replaces
-        the old one), and so are the person's facts whose ids are in ``replaces`` (what a
-        correction supersedes), in the same transaction. Raises ``ValueError`` for blank
-        text."""
+        and its confidence rises (``mentioned_again``); one only inferred (``promoted``)
+        takes the new source when the user or an operator states it (spec 002 A4).
+        With ``replaces_kind`` the person's earlier facts of the same kind are deleted
+        first (a new name replaces the old one), and so are the person's facts whose ids
+        are in ``replaces`` (what a correction supersedes), in the same transaction.
+        Raises ``ValueError`` for blank text."""
         ...
 
     async def memory_facts(self, user_key: str) -> list[MemoryFact]:

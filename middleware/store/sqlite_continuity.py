@@ -439,13 +439,13 @@ DELETE FROM memory_facts WHERE kind = :kind AND text_folded != :folded
 """
 
 _KNOWN_FACT = f"""
-SELECT fact_id, confidence, text FROM memory_facts
+SELECT fact_id, confidence, text, source FROM memory_facts
 WHERE text_folded = :folded AND user_key IN ({PERSON_KEYS})
 """
 
 _MENTIONED = """
 UPDATE memory_facts SET confidence = ?,
-    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?), text = ?
+    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?), text = ?, source = ?
 WHERE fact_id = ?
 """
 
@@ -513,15 +513,24 @@ async def add_memory_fact(
         for fact_id in replaces:
             conn.execute(_DELETE_FACT, {"fact_id": fact_id, "user_key": user_key}).fetchall()
         known = conn.execute(_KNOWN_FACT, person).fetchall()
-        for fact_id, was, written in known:
+        for fact_id, was, written, kept_from in known:
             # Said again: not stored twice, but surer of and mentioned now (spec 003 §8).
             surer = mentioned_again(was, kind, source)
-            conn.execute(_MENTIONED, (surer, when, _better_written(written, stored), fact_id))
+            better = _better_written(written, stored)
+            conn.execute(_MENTIONED, (surer, when, better, _stated(kept_from, source), fact_id))
         if known:
             return None
         return _fact(conn.execute(_INSERT_FACT, row).fetchall()[0])
 
     return await write("add a memory fact", add)
+
+
+def _stated(kept_from: MemorySource, again: MemorySource) -> MemorySource:
+    """The source of a known fact said again from ``again``: what the relay only
+    inferred becomes the user's (or the operator's) once they state it themselves, since
+    a manual source supersedes an automatic one (spec 002 A4); it then ages, and is
+    listed, as theirs."""
+    return again if kept_from == "promoted" else kept_from
 
 
 def _better_written(stored: str, again: str) -> str:

@@ -633,12 +633,13 @@ async def test_memory_facts_dedupe_and_replace_across_the_person(store: SqliteSt
     assert (fact.user_key, fact.kind, fact.source_entry_id) == (DC, "fact", "e1")
     assert (fact.confidence, name.confidence) == (0.6, 0.95)
     # The same text, whatever the case and spacing, from either account: not again, but
-    # the user's own word makes it as sure as a statement of theirs (spec 003 §8).
+    # the user's own word makes it as sure as a statement of theirs (spec 003 §8), and
+    # theirs (spec 002 A4: a manual source supersedes an automatic one).
     assert (
         await store.add_memory_fact(TG, "fact", " works on the SMITH case", source="user", at=NOW)
         is None
     )
-    fact = replace(fact, confidence=0.95)
+    fact = replace(fact, confidence=0.95, source="user")
     assert await store.memory_facts(TG) == [name, fact]
 
     renamed = await store.add_memory_fact(

@@ -174,6 +174,36 @@ async def test_decision_referenced_in_three_sessions_becomes_a_standing_directiv
     assert "circuit cases first" in facts[0].text and facts[0].source == "promoted"
 
 
+async def test_a_decision_the_user_already_stated_is_not_promoted_twice(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # Before an automatic commit, what a manual one already holds is skipped (spec 002
+    # A4): promotion leaves the user's own fact as it is theirs, and adds no copy.
+    service = service_for(store, clock)
+    thread = Thread(store, clock, "agent:main:api:t1")
+    said = (
+        "We decided to cite the circuit cases first.",
+        "Citing the circuit cases first, as decided.",
+        "Again the circuit cases first in this section.",
+    )
+    for text in said:
+        await thread.session(text, "ok", "next")
+        await service.capture_thread(thread.key)
+        clock.advance(timedelta(days=1))
+    [decision] = [
+        entry.content["decision"]
+        for entry in await store.all_live_entries(now=clock.now())
+        if entry.entry_type == "key_decision"
+    ]
+    own = await store.add_memory_fact(
+        thread.user, "directive", decision.upper(), source="user", at=clock.now()
+    )
+    assert own is not None
+    assert (await service.run_nightly([thread.user])).directives == 1
+    [fact] = await store.memory_facts(thread.user)
+    assert (fact.fact_id, fact.source, fact.source_entry_id) == (own.fact_id, "user", None)
+
+
 async def test_a_group_decision_stands_in_the_groups_card_not_in_a_members_memory(
     store: SqliteStore, clock: FakeClock
 ) -> None:

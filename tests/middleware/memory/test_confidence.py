@@ -108,6 +108,26 @@ async def test_each_repeat_mention_adds_five_hundredths_up_to_one(
     assert (await only_fact(store)).confidence == 1.0  # capped
 
 
+async def test_what_the_user_states_of_an_inferred_fact_makes_it_theirs(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # A manual source supersedes an automatic one (spec 002 A4): once the user says what
+    # the nightly job only inferred, it is theirs, a standing instruction that no longer
+    # ages (and is listed as said, not inferred); inferring it again takes nothing away.
+    inferred = await add(store, "directive", "Cite the circuit cases first", "promoted", START)
+    clock.advance(DAY)
+    assert (
+        await store.add_memory_fact(ANA, "directive", inferred.text, source="user", at=clock.now())
+        is None
+    )
+    stated = await only_fact(store)
+    assert (stated.fact_id, stated.source, stated.confidence) == (inferred.fact_id, "user", 0.95)
+    clock.advance(DAY)
+    await store.add_memory_fact(ANA, "directive", inferred.text, source="promoted", at=clock.now())
+    assert (await only_fact(store)).source == "user"
+    assert confidence_now(await only_fact(store), clock.now() + 400 * DAY) == 1.0
+
+
 async def test_a_name_said_again_is_kept_and_surer(store: SqliteStore, clock: FakeClock) -> None:
     await say(store, clock, "Call me Ana.")
     first = await only_fact(store)
