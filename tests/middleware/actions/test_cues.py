@@ -63,20 +63,37 @@ def test_meal_subtypes_use_the_meal_cues() -> None:
 
 
 @pytest.mark.parametrize(
-    ("activity", "text", "cue"),
+    ("activity", "text", "cue", "question"),
     [
-        ("run", "my legs hurt", "legs hurt"),
-        ("sleep", "feeling groggy", "groggy"),
-        ("nap", "so refreshed", "refreshed"),
-        ("night_out", "I'm so hungover", "hungover"),
-        ("commute", "got stuck in traffic", "stuck in traffic"),
+        ("run", "my legs hurt", "legs hurt", "Sounds like a hard run — did you end up going?"),
+        (
+            "sleep",
+            "feeling groggy",
+            "groggy",
+            "Did you end up getting some sleep? That might explain it.",
+        ),
+        ("nap", "so refreshed", "refreshed", "Did you end up getting that nap in?"),
+        ("night_out", "I'm so hungover", "hungover", "Big night? Did you end up going out?"),
+        (
+            "commute",
+            "got stuck in traffic",
+            "stuck in traffic",
+            "Rough trip? Did you make it okay?",
+        ),
+        ("walk", "got blisters", "blisters", "Long walk? Did you end up going?"),
+        ("meeting", "so drained", "drained", "Long meeting? Did it end up running over?"),
+        (
+            "study",
+            "my brain is fried",
+            "brain is fried",
+            "Long study session? Did you end up getting to it?",
+        ),
     ],
 )
-def test_cues_per_activity(activity: str, text: str, cue: str) -> None:
+def test_cues_per_activity(activity: str, text: str, cue: str, question: str) -> None:
     match = find_cue(text, [action("x", "Something", activity)], now=NOW)
     assert match is not None
-    assert match.cue == cue
-    assert match.question.endswith("?") or match.question.endswith(".")
+    assert (match.cue, match.question) == (cue, question)
 
 
 @pytest.mark.parametrize(
