@@ -255,6 +255,19 @@ def test_a_clocked_activity_said_to_be_under_way_keeps_no_later_day() -> None:
     assert (now.status, now.start_at, now.expires_at) == ("in_progress", None, NOW + DAY)
 
 
+def test_a_deadline_already_past_is_not_kept() -> None:
+    # "clock it: gym by 8am" said at 09:10: no day is left to be due by, so the plan is not
+    # shown as "due by 08:00" (the due time and its words go together).
+    gym = label_for_clocked("gym")
+    late = create(
+        gym, source="clock_it", due_by=NOW - timedelta(hours=1), deadline="Mon 9 Feb 08:10"
+    )
+    assert (late.due_by, late.deadline) == (None, None)
+    planned = replace(GYM, status="planned")
+    now = create(planned, source="clock_it", due_by=NOW, deadline="Mon 9 Feb 09:10")
+    assert (now.due_by, now.deadline) == (None, None)
+
+
 def test_a_far_start_still_expires_within_max_ttl() -> None:
     created = create(CALL, start=NOW + timedelta(days=40), max_ttl=timedelta(days=30))
     assert created.expires_at == NOW + timedelta(days=30)
@@ -536,6 +549,24 @@ def test_closing_in_a_group_only_touches_that_thread() -> None:
         speaker=Speaker(ALICE, GROUP, "group"),
     )
     assert changed is not None and changed.id == "a2"
+
+
+def test_a_member_closes_a_plan_another_clocked_for_the_group_only_by_naming_it() -> None:
+    standup = action(
+        "a1", label="Standup notes", activity=None, user=BOB, thread=GROUP, scope="group"
+    )
+    alice_in_group = Speaker(ALICE, GROUP, "group")
+    named = detect_status_update("the standup notes are done")
+    assert named is not None
+    _, changed = close_latest([standup], named, now=NOW, speaker=alice_in_group)
+    assert changed is not None and (changed.id, changed.status) == ("a1", "done")
+    # A bare "done" is about Alice's own doings; another group's plan is never hers.
+    assert (
+        close_latest([standup], StatusUpdate("done", None), now=NOW, speaker=alice_in_group)[1]
+        is None
+    )
+    elsewhere = Speaker(ALICE, OTHER_GROUP, "group")
+    assert close_latest([standup], named, now=NOW, speaker=elsewhere)[1] is None
 
 
 def test_closing_in_a_dm_reaches_the_users_other_private_threads() -> None:
