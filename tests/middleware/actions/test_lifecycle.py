@@ -6,6 +6,7 @@ Reference instant NOW = 2026-02-09T09:10:00Z; every expected instant is written 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -302,6 +303,68 @@ def test_an_entry_whose_times_cannot_be_worked_out_does_not_load(
     with pytest.raises(ValueError, match=problem):
         Action.from_json(stored)
     assert load_actions([stored, create(CALL).to_json()]) == [create(CALL)]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"id": ""}, "id must be a non-empty string"),
+        ({"label": "   "}, "label must be a non-empty string"),
+        ({"label": 5}, "label must be a non-empty string"),
+        ({"recorded_iso": 1770628200}, "recorded_iso must be an ISO 8601 instant"),
+        ({"recorded_iso": "yesterday"}, "recorded_iso is not an ISO 8601 instant: 'yesterday'"),
+        ({"recorded_iso": "2026-02-09T09:10:00"}, "recorded_iso needs an offset"),
+        (
+            {"status": "finished"},
+            "status must be one of planned, in_progress, likely_done, done, canceled, expired, "
+            "not 'finished'",
+        ),
+        ({"scope": "everyone"}, "scope must be one of user, group, not 'everyone'"),
+        ({"expected_typical_minutes": 0}, "expected minutes must be a positive number"),
+        ({"expected_max_minutes": -30}, "expected minutes must be a positive number"),
+        ({"expected_typical_minutes": True}, "expected minutes must be a positive number"),
+        ({"expected_typical_minutes": "90"}, "expected minutes must be a positive number"),
+    ],
+)
+def test_a_malformed_entry_is_refused_naming_what_is_wrong(
+    change: dict[str, Any], problem: str
+) -> None:
+    stored = {**create(GYM).to_json(), **change}
+    with pytest.raises(ValueError, match=f"^{re.escape(problem)}"):
+        Action.from_json(stored)
+
+
+def test_an_entry_from_elsewhere_loads_with_defaults_and_in_utc() -> None:
+    # A v3 entry written by another tool: "Z" or any offset, only the required fields.
+    assert Action.from_json(
+        {"id": "x1", "label": "Gym", "recorded_iso": "2026-02-09T18:10:00+09:00"}
+    ) == Action(
+        id="x1",
+        label="Gym",
+        recorded_at=NOW,
+        expires_at=NOW + DAY,
+        status="planned",
+        source="auto",
+        thread_key="",
+    )
+    zulu = Action.from_json({"id": "x1", "label": "Gym", "recorded_iso": "2026-02-09T09:10:00Z"})
+    assert zulu.recorded_at == NOW and zulu.recorded_at.tzinfo == UTC
+    # Up to a year is an expected length; a whole number of minutes is kept.
+    longest = {**create(GYM).to_json(), "expected_max_minutes": 366 * 24 * 60}
+    assert Action.from_json(longest).expected_max_minutes == 366 * 24 * 60
+    with pytest.raises(ValueError, match="at most a year"):
+        Action.from_json({**longest, "expected_max_minutes": 366 * 24 * 60 + 1})
+    assert (
+        Action.from_json({**longest, "expected_typical_minutes": 90.0}).expected_typical_minutes
+        == 90
+    )
+
+
+def test_only_a_list_of_objects_loads_as_latest_actions() -> None:
+    gym = create(GYM)
+    assert load_actions(None) == []
+    assert load_actions(gym.to_json()) == []
+    assert load_actions(["gym", 5, gym.to_json()]) == [gym]
 
 
 # --- add_action: precedence -----------------------------------------------------------
