@@ -537,6 +537,22 @@ def test_a_named_activity_closes_only_that_activity() -> None:
     assert (changed.status, changed.source) == ("canceled", "auto")
 
 
+def test_a_named_activity_passes_over_actions_of_no_activity() -> None:
+    # "back from the gym" with a newer clocked note open: the note is not the gym.
+    gym = action("a1", at=NOW - timedelta(hours=2))
+    note = action("a2", label="Paid the invoice", activity=None, at=NOW - timedelta(hours=1))
+    _, changed = close_latest(
+        [gym, note], StatusUpdate("done", "gym"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
+    )
+    assert changed is not None and changed.id == "a1"
+    assert (
+        close_latest(
+            [note], StatusUpdate("done", "gym"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
+        )[1]
+        is None
+    )
+
+
 def test_activity_families_match() -> None:
     dinner = action("a1", label="Eat dinner", activity="meal:dinner")
     nap = action("a2", label="Take a nap", activity="nap")
