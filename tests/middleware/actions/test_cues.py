@@ -111,6 +111,13 @@ def test_no_cue(text: str) -> None:
     assert find_cue(text, [GYM], now=NOW) is None
 
 
+def test_a_phone_keyboards_curly_apostrophe_reads_as_a_straight_one() -> None:
+    # iOS and Android type "don’t" and "can’t": a negation and a cue all the same.
+    assert find_cue("I don’t feel sore", [GYM], now=NOW) is None
+    match = find_cue("I can’t feel my legs", [GYM], now=NOW)
+    assert match is not None and match.cue == "can't feel my legs"
+
+
 def test_a_cue_for_another_activity_does_not_match() -> None:
     assert find_cue("I'm so bloated", [GYM], now=NOW) is None
 
