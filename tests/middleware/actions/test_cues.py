@@ -60,6 +60,10 @@ def test_meal_subtypes_use_the_meal_cues() -> None:
     match = find_cue("so stuffed right now", [dinner], now=NOW)
     assert match is not None
     assert match.question == "Did you actually have dinner? That would explain it."
+    time_for = action("t", "Time for dinner", "meal:dinner")
+    match = find_cue("so stuffed right now", [time_for], now=NOW)
+    assert match is not None
+    assert match.question == "Did you actually have dinner? That would explain it."
 
 
 @pytest.mark.parametrize(
