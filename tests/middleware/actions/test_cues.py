@@ -181,6 +181,18 @@ def test_merge_cues_adds_without_replacing_or_duplicating() -> None:
     assert merge_cues() == CUES
 
 
+def test_the_longest_cue_at_a_place_is_reported_and_extras_are_not_doubled() -> None:
+    extra = {"gym": ["sore legs", "Sore Legs ", "noodle arms"]}
+    assert merge_cues(extra)["gym"][len(CUES["gym"]) :] == ("sore legs", "noodle arms")
+    match = find_cue("sore legs today", [GYM], now=NOW, extra=extra)
+    assert match is not None and match.cue == "sore legs"
+
+
+def test_a_negation_at_the_very_start_of_a_long_message_counts() -> None:
+    text = "Not sore at all today, though I did want to ask you about the quarterly numbers"
+    assert find_cue(text, [GYM], now=NOW) is None
+
+
 def test_longer_cue_phrases_are_reported() -> None:
     night = action("n", "Go out for drinks", "night_out")
     match = find_cue("ugh, rough night", [night], now=NOW)

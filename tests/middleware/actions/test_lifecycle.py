@@ -150,6 +150,8 @@ def test_calibration_overrides_template_durations() -> None:
 def test_project_threads_keep_actions_longer_but_not_sleep() -> None:
     assert create(project=True).expires_at == datetime(2026, 2, 16, 9, 10, tzinfo=UTC)
     assert create(SLEEP, project=True).expires_at == datetime(2026, 2, 9, 21, 10, tzinfo=UTC)
+    nap = DetectedAction("Nap", "nap", "in_progress", True)
+    assert create(nap, project=True).expires_at == datetime(2026, 2, 9, 13, 10, tzinfo=UTC)  # 4h
 
 
 def test_ttl_is_clamped_to_max_ttl() -> None:
@@ -804,7 +806,9 @@ def test_an_api_group_action_stays_in_its_group() -> None:
 def test_an_action_stored_without_a_chat_type_is_judged_by_its_thread_key() -> None:
     old_api = action("a", thread=API)
     old_group = action("g", label="Eat dinner", activity="meal:dinner", thread=GROUP)
-    seen = visible_actions([old_api, old_group], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
+    # A key that names neither a DM nor an API thread is not taken for a private one.
+    odd = action("o", label="Walk the dog", activity=None, thread="agent:main:irc:#chan:42")
+    seen = visible_actions([old_api, old_group, odd], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert ids(seen) == {"a"}
 
 
