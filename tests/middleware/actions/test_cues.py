@@ -60,23 +60,44 @@ def test_meal_subtypes_use_the_meal_cues() -> None:
     match = find_cue("so stuffed right now", [dinner], now=NOW)
     assert match is not None
     assert match.question == "Did you actually have dinner? That would explain it."
+    time_for = action("t", "Time for dinner", "meal:dinner")
+    match = find_cue("so stuffed right now", [time_for], now=NOW)
+    assert match is not None
+    assert match.question == "Did you actually have dinner? That would explain it."
 
 
 @pytest.mark.parametrize(
-    ("activity", "text", "cue"),
+    ("activity", "text", "cue", "question"),
     [
-        ("run", "my legs hurt", "legs hurt"),
-        ("sleep", "feeling groggy", "groggy"),
-        ("nap", "so refreshed", "refreshed"),
-        ("night_out", "I'm so hungover", "hungover"),
-        ("commute", "got stuck in traffic", "stuck in traffic"),
+        ("run", "my legs hurt", "legs hurt", "Sounds like a hard run — did you end up going?"),
+        (
+            "sleep",
+            "feeling groggy",
+            "groggy",
+            "Did you end up getting some sleep? That might explain it.",
+        ),
+        ("nap", "so refreshed", "refreshed", "Did you end up getting that nap in?"),
+        ("night_out", "I'm so hungover", "hungover", "Big night? Did you end up going out?"),
+        (
+            "commute",
+            "got stuck in traffic",
+            "stuck in traffic",
+            "Rough trip? Did you make it okay?",
+        ),
+        ("walk", "got blisters", "blisters", "Long walk? Did you end up going?"),
+        ("meeting", "so drained", "drained", "Long meeting? Did it end up running over?"),
+        (
+            "study",
+            "my brain is fried",
+            "brain is fried",
+            "Long study session? Did you end up getting to it?",
+        ),
     ],
 )
-def test_cues_per_activity(activity: str, text: str, cue: str) -> None:
+def test_cues_per_activity(activity: str, text: str, cue: str, question: str) -> None:
     match = find_cue(text, [action("x", "Something", activity)], now=NOW)
     assert match is not None
-    assert match.cue == cue
-    assert match.question.endswith("?") or match.question.endswith(".")
+    assert (match.cue, match.question) == (cue, question)
 
 
 @pytest.mark.parametrize(
@@ -92,6 +113,13 @@ def test_cues_per_activity(activity: str, text: str, cue: str) -> None:
 )
 def test_no_cue(text: str) -> None:
     assert find_cue(text, [GYM], now=NOW) is None
+
+
+def test_a_phone_keyboards_curly_apostrophe_reads_as_a_straight_one() -> None:
+    # iOS and Android type "don’t" and "can’t": a negation and a cue all the same.
+    assert find_cue("I don’t feel sore", [GYM], now=NOW) is None
+    match = find_cue("I can’t feel my legs", [GYM], now=NOW)
+    assert match is not None and match.cue == "can't feel my legs"
 
 
 def test_a_cue_for_another_activity_does_not_match() -> None:
@@ -151,6 +179,18 @@ def test_merge_cues_adds_without_replacing_or_duplicating() -> None:
     assert merged["gym"][len(CUES["gym"]) :] == ("noodle arms",)
     assert merged["walk"][-1] == "blistered"
     assert merge_cues() == CUES
+
+
+def test_the_longest_cue_at_a_place_is_reported_and_extras_are_not_doubled() -> None:
+    extra = {"gym": ["sore legs", "Sore Legs ", "noodle arms"]}
+    assert merge_cues(extra)["gym"][len(CUES["gym"]) :] == ("sore legs", "noodle arms")
+    match = find_cue("sore legs today", [GYM], now=NOW, extra=extra)
+    assert match is not None and match.cue == "sore legs"
+
+
+def test_a_negation_at_the_very_start_of_a_long_message_counts() -> None:
+    text = "Not sore at all today, though I did want to ask you about the quarterly numbers"
+    assert find_cue(text, [GYM], now=NOW) is None
 
 
 def test_longer_cue_phrases_are_reported() -> None:

@@ -6,6 +6,7 @@ Reference instant NOW = 2026-02-09T09:10:00Z; every expected instant is written 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -149,6 +150,8 @@ def test_calibration_overrides_template_durations() -> None:
 def test_project_threads_keep_actions_longer_but_not_sleep() -> None:
     assert create(project=True).expires_at == datetime(2026, 2, 16, 9, 10, tzinfo=UTC)
     assert create(SLEEP, project=True).expires_at == datetime(2026, 2, 9, 21, 10, tzinfo=UTC)
+    nap = DetectedAction("Nap", "nap", "in_progress", True)
+    assert create(nap, project=True).expires_at == datetime(2026, 2, 9, 13, 10, tzinfo=UTC)  # 4h
 
 
 def test_ttl_is_clamped_to_max_ttl() -> None:
@@ -255,6 +258,19 @@ def test_a_clocked_activity_said_to_be_under_way_keeps_no_later_day() -> None:
     assert (now.status, now.start_at, now.expires_at) == ("in_progress", None, NOW + DAY)
 
 
+def test_a_deadline_already_past_is_not_kept() -> None:
+    # "clock it: gym by 8am" said at 09:10: no day is left to be due by, so the plan is not
+    # shown as "due by 08:00" (the due time and its words go together).
+    gym = label_for_clocked("gym")
+    late = create(
+        gym, source="clock_it", due_by=NOW - timedelta(hours=1), deadline="Mon 9 Feb 08:10"
+    )
+    assert (late.due_by, late.deadline) == (None, None)
+    planned = replace(GYM, status="planned")
+    now = create(planned, source="clock_it", due_by=NOW, deadline="Mon 9 Feb 09:10")
+    assert (now.due_by, now.deadline) == (None, None)
+
+
 def test_a_far_start_still_expires_within_max_ttl() -> None:
     created = create(CALL, start=NOW + timedelta(days=40), max_ttl=timedelta(days=30))
     assert created.expires_at == NOW + timedelta(days=30)
@@ -289,6 +305,68 @@ def test_an_entry_whose_times_cannot_be_worked_out_does_not_load(
     with pytest.raises(ValueError, match=problem):
         Action.from_json(stored)
     assert load_actions([stored, create(CALL).to_json()]) == [create(CALL)]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"id": ""}, "id must be a non-empty string"),
+        ({"label": "   "}, "label must be a non-empty string"),
+        ({"label": 5}, "label must be a non-empty string"),
+        ({"recorded_iso": 1770628200}, "recorded_iso must be an ISO 8601 instant"),
+        ({"recorded_iso": "yesterday"}, "recorded_iso is not an ISO 8601 instant: 'yesterday'"),
+        ({"recorded_iso": "2026-02-09T09:10:00"}, "recorded_iso needs an offset"),
+        (
+            {"status": "finished"},
+            "status must be one of planned, in_progress, likely_done, done, canceled, expired, "
+            "not 'finished'",
+        ),
+        ({"scope": "everyone"}, "scope must be one of user, group, not 'everyone'"),
+        ({"expected_typical_minutes": 0}, "expected minutes must be a positive number"),
+        ({"expected_max_minutes": -30}, "expected minutes must be a positive number"),
+        ({"expected_typical_minutes": True}, "expected minutes must be a positive number"),
+        ({"expected_typical_minutes": "90"}, "expected minutes must be a positive number"),
+    ],
+)
+def test_a_malformed_entry_is_refused_naming_what_is_wrong(
+    change: dict[str, Any], problem: str
+) -> None:
+    stored = {**create(GYM).to_json(), **change}
+    with pytest.raises(ValueError, match=f"^{re.escape(problem)}"):
+        Action.from_json(stored)
+
+
+def test_an_entry_from_elsewhere_loads_with_defaults_and_in_utc() -> None:
+    # A v3 entry written by another tool: "Z" or any offset, only the required fields.
+    assert Action.from_json(
+        {"id": "x1", "label": "Gym", "recorded_iso": "2026-02-09T18:10:00+09:00"}
+    ) == Action(
+        id="x1",
+        label="Gym",
+        recorded_at=NOW,
+        expires_at=NOW + DAY,
+        status="planned",
+        source="auto",
+        thread_key="",
+    )
+    zulu = Action.from_json({"id": "x1", "label": "Gym", "recorded_iso": "2026-02-09T09:10:00Z"})
+    assert zulu.recorded_at == NOW and zulu.recorded_at.tzinfo == UTC
+    # Up to a year is an expected length; a whole number of minutes is kept.
+    longest = {**create(GYM).to_json(), "expected_max_minutes": 366 * 24 * 60}
+    assert Action.from_json(longest).expected_max_minutes == 366 * 24 * 60
+    with pytest.raises(ValueError, match="at most a year"):
+        Action.from_json({**longest, "expected_max_minutes": 366 * 24 * 60 + 1})
+    assert (
+        Action.from_json({**longest, "expected_typical_minutes": 90.0}).expected_typical_minutes
+        == 90
+    )
+
+
+def test_only_a_list_of_objects_loads_as_latest_actions() -> None:
+    gym = create(GYM)
+    assert load_actions(None) == []
+    assert load_actions(gym.to_json()) == []
+    assert load_actions(["gym", 5, gym.to_json()]) == [gym]
 
 
 # --- add_action: precedence -----------------------------------------------------------
@@ -461,6 +539,22 @@ def test_a_named_activity_closes_only_that_activity() -> None:
     assert (changed.status, changed.source) == ("canceled", "auto")
 
 
+def test_a_named_activity_passes_over_actions_of_no_activity() -> None:
+    # "back from the gym" with a newer clocked note open: the note is not the gym.
+    gym = action("a1", at=NOW - timedelta(hours=2))
+    note = action("a2", label="Paid the invoice", activity=None, at=NOW - timedelta(hours=1))
+    _, changed = close_latest(
+        [gym, note], StatusUpdate("done", "gym"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
+    )
+    assert changed is not None and changed.id == "a1"
+    assert (
+        close_latest(
+            [note], StatusUpdate("done", "gym"), now=NOW, speaker=Speaker(ALICE, DM, "dm")
+        )[1]
+        is None
+    )
+
+
 def test_activity_families_match() -> None:
     dinner = action("a1", label="Eat dinner", activity="meal:dinner")
     nap = action("a2", label="Take a nap", activity="nap")
@@ -536,6 +630,24 @@ def test_closing_in_a_group_only_touches_that_thread() -> None:
         speaker=Speaker(ALICE, GROUP, "group"),
     )
     assert changed is not None and changed.id == "a2"
+
+
+def test_a_member_closes_a_plan_another_clocked_for_the_group_only_by_naming_it() -> None:
+    standup = action(
+        "a1", label="Standup notes", activity=None, user=BOB, thread=GROUP, scope="group"
+    )
+    alice_in_group = Speaker(ALICE, GROUP, "group")
+    named = detect_status_update("the standup notes are done")
+    assert named is not None
+    _, changed = close_latest([standup], named, now=NOW, speaker=alice_in_group)
+    assert changed is not None and (changed.id, changed.status) == ("a1", "done")
+    # A bare "done" is about Alice's own doings; another group's plan is never hers.
+    assert (
+        close_latest([standup], StatusUpdate("done", None), now=NOW, speaker=alice_in_group)[1]
+        is None
+    )
+    elsewhere = Speaker(ALICE, OTHER_GROUP, "group")
+    assert close_latest([standup], named, now=NOW, speaker=elsewhere)[1] is None
 
 
 def test_closing_in_a_dm_reaches_the_users_other_private_threads() -> None:
@@ -694,7 +806,9 @@ def test_an_api_group_action_stays_in_its_group() -> None:
 def test_an_action_stored_without_a_chat_type_is_judged_by_its_thread_key() -> None:
     old_api = action("a", thread=API)
     old_group = action("g", label="Eat dinner", activity="meal:dinner", thread=GROUP)
-    seen = visible_actions([old_api, old_group], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
+    # A key that names neither a DM nor an API thread is not taken for a private one.
+    odd = action("o", label="Walk the dog", activity=None, thread="agent:main:irc:#chan:42")
+    seen = visible_actions([old_api, old_group, odd], now=NOW, speaker=Speaker(ALICE, DM, "dm"))
     assert ids(seen) == {"a"}
 
 
