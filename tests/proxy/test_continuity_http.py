@@ -1739,3 +1739,40 @@ async def test_an_item_reported_done_by_its_head_alone_leaves_the_card_and_recap
     assert "Open: write the migration" not in recap, recap
     resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
     assert "write the migration" not in resume, resume
+
+
+async def test_a_request_reaching_eighty_percent_of_the_context_window_is_captured_first(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    # spec 004 §4 (and spec 001 §5.2): capture before the client compacts, once the
+    # request reaches 80 % of the model's context window (here 800 of 1,000 tokens).
+    relay = await make_relay(
+        relay_factory,
+        clock,
+        continuity={"mode": "deterministic", "model_context_tokens": 1000},
+    )
+    ana = Person(relay, fake_upstream, clock)
+    background = relay.runner.app[SERVICES].continuity.background
+    said = ["We decided to go with MkDocs.", "I still need to write the API reference page."]
+    history: list[dict[str, Any]] = []
+    for text in said:
+        history.append({"role": "user", "content": text})
+        await ana.send(history)
+        history.append({"role": "assistant", "content": "ok"})
+
+    def tokens() -> int:
+        return sum((len(m["content"]) + 3) // 4 for m in history)
+
+    # Just under 80 %: nothing captured yet.
+    history.append({"role": "user", "content": "x" * 4 * (798 - tokens())})
+    assert tokens() == 798
+    await ana.send(history)
+    await background.drain()
+    assert "Nothing captured" in await ana.say("/recap")
+    # At 80 %: the session is captured before the client compacts.
+    history.append({"role": "assistant", "content": "ok"})
+    history.append({"role": "user", "content": "and?"})
+    assert tokens() == 800
+    await ana.send(history)
+    await background.drain()
+    assert "Nothing captured" not in await ana.say("/recap")

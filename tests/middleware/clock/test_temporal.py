@@ -418,3 +418,42 @@ def test_a_last_stamp_in_a_repeated_hour_carries_its_offset() -> None:
 def test_each_of_the_specs_recency_patterns_brings_the_recency_line(pattern: str) -> None:
     assert asks_about_current_events(f"Any {pattern} on the markets?")
     assert not asks_about_current_events("Any thoughts on the markets?")
+
+
+_EVENING = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("gap", "hint"),
+    [
+        # spec 004 §5: under 5 minutes, continue naturally.
+        (timedelta(minutes=4, seconds=59), None),
+        # 5-30 minutes: the spec's brief "back to it" is left out (README: the gap line).
+        (timedelta(minutes=5), None),
+        (timedelta(minutes=29, seconds=59), None),
+        # 30 minutes to 2 hours: re-orient.
+        (timedelta(minutes=30), "Gap: a while since the last message — re-orient"),
+        (timedelta(hours=1, minutes=59, seconds=59), "Gap: a while since the last message"),
+        # 2 hours and more, the same day: summarize where we left off.
+        (timedelta(hours=2), "Gap: several hours — summarize where you left off"),
+        (timedelta(hours=13, minutes=59), "Gap: several hours"),
+    ],
+)
+def test_the_gap_hint_turns_at_the_spec_004_thresholds(gap: timedelta, hint: str | None) -> None:
+    found = gap_hint(_EVENING, _EVENING - gap, UTC)
+    if hint is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(hint), found
+
+
+def test_the_next_day_is_a_fresh_start_from_two_hours_on() -> None:
+    # spec 004 §5 "Next day: fresh start, review yesterday"; under 2 hours across the
+    # day's turn (04:00) it is still "a while".
+    early = datetime(2026, 11, 21, 5, 0, tzinfo=UTC)
+    assert (gap_hint(early, early - timedelta(hours=2), UTC) or "").startswith(
+        "Gap: a new day since the last interaction — treat it as a fresh start"
+    )
+    assert (gap_hint(early, early - timedelta(hours=1, minutes=59), UTC) or "").startswith(
+        "Gap: a while"
+    )
