@@ -268,6 +268,37 @@ def test_policy_values_are_not_converted_from_another_type(
         model.model_validate(data)
 
 
+def test_a_rule_that_allows_nothing_is_refused_saying_what_to_set() -> None:
+    nothing = {"id": "idle", "then": {"offer_recap": False}}
+    with pytest.raises(ValidationError, match="a rule must set at least one of ask_for_updates"):
+        CheckinRule.model_validate(nothing)
+    for allowed in ("ask_for_updates", "allow_hedged_reference", "offer_recap"):
+        checkin = CheckinRule.model_validate({"id": "ok", "then": {allowed: True}})
+        assert getattr(checkin.then, allowed) is True
+
+
+def test_latest_actions_max_items_is_bounded_to_one_to_five_hundred() -> None:
+    assert LatestActionsPolicy().max_items == 25
+    assert LatestActionsPolicy.model_validate({"max_items": 500}).max_items == 500
+    assert LatestActionsPolicy.model_validate({"max_items": 1}).max_items == 1
+    for out_of_range in (0, 501):
+        with pytest.raises(ValidationError, match="max_items"):
+            LatestActionsPolicy.model_validate({"max_items": out_of_range})
+
+
+@pytest.mark.parametrize("kind", ["project", "conversation", "scheduling", "operations"])
+def test_a_rule_may_name_every_thread_kind(kind: str) -> None:
+    policy = CheckinsPolicy.model_validate({"rules": [rule("k", thread_kind=kind)]})
+    assert fired(policy, thread_kind=kind) == ["k"]
+
+
+@pytest.mark.parametrize(("chat_type", "other"), [("dm", "group"), ("group", "dm")])
+def test_a_rule_may_name_either_chat_type(chat_type: str, other: str) -> None:
+    policy = CheckinsPolicy.model_validate({"rules": [rule("c", chat_type=chat_type)]})
+    assert fired(policy, chat_type=chat_type) == ["c"]
+    assert fired(policy, chat_type=other) == []
+
+
 def test_cues_name_known_activities() -> None:
     policy = InferencePolicy.model_validate({"cues": {"gym": ["jelly arms"], "meal:dinner": []}})
     assert set(policy.cues) == {"gym", "meal:dinner"}
