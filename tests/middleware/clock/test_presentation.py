@@ -105,6 +105,16 @@ def test_direct_year_follows_the_readers_local_date() -> None:
     assert rendered == "Fri, 1 Jan 2027, 05:00 Tokyo Time"
 
 
+def test_groups_viewers_and_discord_accept_a_hyphenated_locale() -> None:
+    # "de-DE" as a browser or a platform writes it reads as babel's "de_DE" everywhere.
+    group = GroupAudience((Viewer("Kenji", "Asia/Tokyo", "ja-JP"),), locale="de-DE")
+    assert render_times("<time 2026-11-21T23:30:00Z>", group, reference=REF) == (
+        "Sa., 21. Nov., 23:30 UTC · 11月22日(日) 8:30 Tokio (Kenji)"
+    )
+    discord = DiscordAudience("de-DE")
+    assert render_times("<time 2026-11-22>", discord, reference=REF) == "So., 22. Nov."
+
+
 # --- groups ----------------------------------------------------------------------------
 
 
