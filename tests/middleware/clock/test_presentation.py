@@ -366,6 +366,33 @@ def test_a_markup_open_at_the_end_of_a_whole_reply_is_read_as_closed() -> None:
     assert render_times("a <time x <b", audience) == "a <time x <b"
 
 
+def test_a_fresh_renderer_keeps_the_audience_and_reference_but_nothing_held() -> None:
+    renderer = StreamingTimeRenderer(DirectAudience("Europe/Berlin"), reference=REF)
+    assert renderer.feed("see <time 2026-11-22T08:00") == "see "
+    other = renderer.fresh()
+    assert not other.holding
+    # Berlin, and no year: the reference (2026) came along.
+    assert other.feed("<time 2026-11-22T08:00:00Z>.") == f"Sun, Nov 22, 9:00{NNBSP}AM Berlin Time."
+    assert renderer.holding
+
+
+def test_a_renderer_is_idle_only_where_a_plain_piece_changes_nothing() -> None:
+    renderer = StreamingTimeRenderer(DiscordAudience())
+    assert not renderer.idle  # a text starts at a line start, where "~~~" opens a fence
+    renderer.feed("plain words ")
+    assert renderer.idle
+    renderer.feed("then <ti")
+    assert not renderer.idle  # a tail is held
+    renderer.feed("me 2026-11-22T08:00:00Z> ok")
+    assert renderer.idle
+    renderer.feed("a line\n")
+    assert not renderer.idle  # a line start again
+    assert renderer.feed("~~~") == "~~~"
+    assert renderer.feed(f"\n{MARKUP}") == f"\n{MARKUP}"  # inside the fence it opened
+    renderer.flush()
+    assert not renderer.idle
+
+
 def test_streaming_passes_plain_deltas_through() -> None:
     renderer = StreamingTimeRenderer(DiscordAudience())
     delta = "plain text"
