@@ -282,6 +282,12 @@ def test_text_that_is_not_markup_is_untouched(text: str) -> None:
     assert render_times(text, DiscordAudience()) == text
 
 
+def test_a_markup_is_read_up_to_sixty_four_characters_inside() -> None:
+    padded = " " * 44 + "2026-11-22T08:00:00Z"  # 64 characters
+    assert render_times(f"<time {padded}>", DiscordAudience()) == "<t:1795334400:f>"
+    assert render_times(f"<time  {padded}>", DiscordAudience()) == f"<time  {padded}>"
+
+
 def test_text_without_markup_is_returned_as_is() -> None:
     text = "nothing to see here " * 3
     assert render_times(text, DiscordAudience()) is text
