@@ -309,6 +309,14 @@ def test_get_zone_messages_say_what_to_do() -> None:
         get_zone("Mars/Olympus")
 
 
+@pytest.mark.parametrize("name", ["PDT", "IST", "Japan", "Cuba", "GB-Eire"])
+def test_an_abbreviation_or_a_country_alias_is_named_as_such(name: str) -> None:
+    # Upper-case words read as abbreviations whether or not the tz database has them;
+    # the database's country aliases are named legacy, not "unknown".
+    with pytest.raises(ValueError, match="abbreviation or legacy alias.*name a place instead"):
+        get_zone(name)
+
+
 def test_get_zone_says_an_etc_id_is_a_fixed_offset_and_what_to_use() -> None:
     with pytest.raises(ValueError, match=r"'Etc/GMT\+2' is a fixed offset \(UTC-02:00") as caught:
         get_zone("Etc/GMT+2")
@@ -380,6 +388,9 @@ def test_agent_timezone_reads_localtime_link_then_file(tmp_path: Path) -> None:
 def test_agent_timezone_falls_back_to_utc(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     assert agent_timezone({}, missing, missing) == "UTC"
+    unreadable = tmp_path / "latin1"
+    unreadable.write_bytes(b"Europe/Z\xfcrich\n")
+    assert agent_timezone({}, missing, unreadable) == "UTC"
     bad = tmp_path / "timezone"
     bad.write_text("PST8PDT\n", encoding="utf-8")
     assert agent_timezone({"TZ": "nonsense"}, missing, bad) == "UTC"
