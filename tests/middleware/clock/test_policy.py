@@ -141,6 +141,22 @@ def test_custom_rule_thread_kind_list() -> None:
     assert fired(policy, thread_kind="project") == []
 
 
+def test_in_a_group_an_action_rule_measures_the_speakers_own_return() -> None:
+    # Bob spoke five minutes ago; Ana, who has an open action, last spoke three hours ago.
+    busy = {
+        "chat_type": "group",
+        "has_open_action": True,
+        "elapsed": 5 * MINUTE,
+        "elapsed_speaker": timedelta(hours=3),
+    }
+    assert fired(DEFAULTS, **busy) == ["action_gap_2h"]
+    # The other way round: the thread was quiet, the speaker was not.
+    quiet = {**busy, "elapsed": timedelta(days=31), "elapsed_speaker": 5 * MINUTE}
+    assert fired(DEFAULTS, **quiet) == ["long_gap_30d"]
+    # A first message from the speaker here measures nothing for their action.
+    assert fired(DEFAULTS, **{**busy, "elapsed_speaker": None}) == []
+
+
 def test_custom_rule_mentions_time_and_chat_type() -> None:
     policy = CheckinsPolicy.model_validate(
         {
@@ -266,6 +282,48 @@ def test_policy_values_are_not_converted_from_another_type(
     # The policy is read from TOML, which has real booleans and numbers.
     with pytest.raises(ValidationError, match="Input should be a valid"):
         model.model_validate(data)
+
+
+def test_a_rule_that_allows_nothing_is_refused_saying_what_to_set() -> None:
+    nothing = {"id": "idle", "then": {"offer_recap": False}}
+    with pytest.raises(ValidationError, match="a rule must set at least one of ask_for_updates"):
+        CheckinRule.model_validate(nothing)
+    for allowed in ("ask_for_updates", "allow_hedged_reference", "offer_recap"):
+        checkin = CheckinRule.model_validate({"id": "ok", "then": {allowed: True}})
+        assert getattr(checkin.then, allowed) is True
+
+
+def test_latest_actions_max_items_is_bounded_to_one_to_five_hundred() -> None:
+    assert LatestActionsPolicy().max_items == 25
+    assert LatestActionsPolicy.model_validate({"max_items": 500}).max_items == 500
+    assert LatestActionsPolicy.model_validate({"max_items": 1}).max_items == 1
+    for out_of_range in (0, 501):
+        with pytest.raises(ValidationError, match="max_items"):
+            LatestActionsPolicy.model_validate({"max_items": out_of_range})
+
+
+@pytest.mark.parametrize("kind", ["project", "conversation", "scheduling", "operations"])
+def test_a_rule_may_name_every_thread_kind(kind: str) -> None:
+    policy = CheckinsPolicy.model_validate({"rules": [rule("k", thread_kind=kind)]})
+    assert fired(policy, thread_kind=kind) == ["k"]
+
+
+@pytest.mark.parametrize(("chat_type", "other"), [("dm", "group"), ("group", "dm")])
+def test_a_rule_may_name_either_chat_type(chat_type: str, other: str) -> None:
+    policy = CheckinsPolicy.model_validate({"rules": [rule("c", chat_type=chat_type)]})
+    assert fired(policy, chat_type=chat_type) == ["c"]
+    assert fired(policy, chat_type=other) == []
+
+
+@pytest.mark.parametrize("guard", ["enforce", "annotate", "off"])
+def test_every_impactful_tool_guard_setting_is_accepted(guard: str) -> None:
+    policy = InferencePolicy.model_validate({"impactful_tool_guard": guard})
+    assert policy.impactful_tool_guard == guard
+
+
+def test_an_unknown_impactful_tool_guard_is_refused_naming_the_settings() -> None:
+    with pytest.raises(ValidationError, match="'enforce', 'annotate' or 'off'"):
+        InferencePolicy.model_validate({"impactful_tool_guard": "warn"})
 
 
 def test_cues_name_known_activities() -> None:

@@ -105,6 +105,16 @@ def test_direct_year_follows_the_readers_local_date() -> None:
     assert rendered == "Fri, 1 Jan 2027, 05:00 Tokyo Time"
 
 
+def test_groups_viewers_and_discord_accept_a_hyphenated_locale() -> None:
+    # "de-DE" as a browser or a platform writes it reads as babel's "de_DE" everywhere.
+    group = GroupAudience((Viewer("Kenji", "Asia/Tokyo", "ja-JP"),), locale="de-DE")
+    assert render_times("<time 2026-11-21T23:30:00Z>", group, reference=REF) == (
+        "Sa., 21. Nov., 23:30 UTC · 11月22日(日) 8:30 Tokio (Kenji)"
+    )
+    discord = DiscordAudience("de-DE")
+    assert render_times("<time 2026-11-22>", discord, reference=REF) == "So., 22. Nov."
+
+
 # --- groups ----------------------------------------------------------------------------
 
 
@@ -272,6 +282,12 @@ def test_text_that_is_not_markup_is_untouched(text: str) -> None:
     assert render_times(text, DiscordAudience()) == text
 
 
+def test_a_markup_is_read_up_to_sixty_four_characters_inside() -> None:
+    padded = " " * 44 + "2026-11-22T08:00:00Z"  # 64 characters
+    assert render_times(f"<time {padded}>", DiscordAudience()) == "<t:1795334400:f>"
+    assert render_times(f"<time  {padded}>", DiscordAudience()) == f"<time  {padded}>"
+
+
 def test_text_without_markup_is_returned_as_is() -> None:
     text = "nothing to see here " * 3
     assert render_times(text, DiscordAudience()) is text
@@ -355,6 +371,33 @@ def test_a_markup_open_at_the_end_of_a_whole_reply_is_read_as_closed() -> None:
     # Open in the middle (no ">" before the next "<" or line): left as written.
     assert render_times("a <time x\nb", audience) == "a <time x\nb"
     assert render_times("a <time x <b", audience) == "a <time x <b"
+
+
+def test_a_fresh_renderer_keeps_the_audience_and_reference_but_nothing_held() -> None:
+    renderer = StreamingTimeRenderer(DirectAudience("Europe/Berlin"), reference=REF)
+    assert renderer.feed("see <time 2026-11-22T08:00") == "see "
+    other = renderer.fresh()
+    assert not other.holding
+    # Berlin, and no year: the reference (2026) came along.
+    assert other.feed("<time 2026-11-22T08:00:00Z>.") == f"Sun, Nov 22, 9:00{NNBSP}AM Berlin Time."
+    assert renderer.holding
+
+
+def test_a_renderer_is_idle_only_where_a_plain_piece_changes_nothing() -> None:
+    renderer = StreamingTimeRenderer(DiscordAudience())
+    assert not renderer.idle  # a text starts at a line start, where "~~~" opens a fence
+    renderer.feed("plain words ")
+    assert renderer.idle
+    renderer.feed("then <ti")
+    assert not renderer.idle  # a tail is held
+    renderer.feed("me 2026-11-22T08:00:00Z> ok")
+    assert renderer.idle
+    renderer.feed("a line\n")
+    assert not renderer.idle  # a line start again
+    assert renderer.feed("~~~") == "~~~"
+    assert renderer.feed(f"\n{MARKUP}") == f"\n{MARKUP}"  # inside the fence it opened
+    renderer.flush()
+    assert not renderer.idle
 
 
 def test_streaming_passes_plain_deltas_through() -> None:

@@ -14,10 +14,13 @@ from hypothesis import strategies as st
 from middleware.clock import temporal
 from middleware.clock.temporal import (
     Elapsed,
+    MemberTime,
+    SaidPlace,
     TemporalFacts,
     _now_line,
     ago,
     asks_about_current_events,
+    estimate_tokens,
     gap_hint,
     local_minute,
     render_block,
@@ -457,3 +460,169 @@ def test_the_next_day_is_a_fresh_start_from_two_hours_on() -> None:
     assert (gap_hint(early, early - timedelta(hours=1, minutes=59), UTC) or "").startswith(
         "Gap: a while"
     )
+
+
+# --- the block's other lines, written out by hand --------------------------------------
+
+_TOKYO = ZoneInfo("Asia/Tokyo")
+_SAT = datetime(2026, 11, 21, 15, 40, tzinfo=UTC)  # Sun 22 Nov 00:40 in Tokyo
+_MINUTE = timedelta(minutes=1)
+_CUTOFF = (
+    "Your training data has a cutoff and may not reflect recent events or the latest "
+    "information; when unsure whether your knowledge is current, search rather than guess."
+)
+
+
+def test_a_full_block_reads_line_by_line_in_its_order() -> None:
+    facts = TemporalFacts(
+        now=_SAT,
+        zone="Asia/Tokyo",
+        tz=_TOKYO,
+        last_here=Elapsed(_SAT - timedelta(hours=3)),
+        members=(
+            MemberTime("Ana", "Europe/Berlin"),
+            MemberTime("Bo", None),
+            MemberTime("Kenji", "Asia/Tokyo", said="are in Tokyo"),
+        ),
+        times=("times line",),
+        questions=("question line",),
+        recency=True,
+        markup_instruction="markup line",
+        extra=("extra line",),
+    )
+    assert render_block(facts).split("\n") == [
+        "Now: Sun 22 Nov 2026 00:40 (Asia/Tokyo, UTC+09:00). "
+        "Last message here: 3 hours ago (Sat 21 Nov 21:40).",
+        "Gap: several hours — summarize where you left off before continuing.",
+        "Participants' local times: Ana: Sat 16:40 (Europe/Berlin); Bo: timezone unknown; "
+        "Kenji: Sun 00:40 (Asia/Tokyo; said they are in Tokyo).",
+        "times line",
+        "question line",
+        "markup line",
+        "extra line",
+        f"Today is 2026-11-22. {_CUTOFF}",
+        "This message asks about current or recent events: verify with a search tool if "
+        "you have one, and say so if you cannot.",
+    ]
+
+
+def test_a_first_message_block_has_only_the_now_line_and_the_cutoff() -> None:
+    facts = TemporalFacts(now=_SAT, zone="Asia/Tokyo", tz=_TOKYO)
+    assert render_block(facts).split("\n") == [
+        "Now: Sun 22 Nov 2026 00:40 (Asia/Tokyo, UTC+09:00). First message in this thread.",
+        f"Today is 2026-11-22. {_CUTOFF}",
+    ]
+
+
+def test_a_fixed_offset_zone_is_named_once_and_an_unknown_one_says_to_ask() -> None:
+    kathmandu = timezone(timedelta(hours=5, minutes=45))
+    facts = TemporalFacts(now=_SAT, zone="UTC+05:45", tz=kathmandu)
+    assert _now_line(facts).startswith("Now: Sat 21 Nov 2026 21:25 (UTC+05:45). First")
+    unknown = TemporalFacts(now=_SAT, zone="UTC", tz=UTC, fallback=True, speaker="Ana")
+    assert _now_line(unknown) == (
+        "Now: Sat 21 Nov 2026 15:40 (UTC; the user's timezone is unknown — ask for it before "
+        "relying on their local time or scheduling anything). Speaker: Ana. "
+        "First message in this thread."
+    )
+
+
+def test_the_users_own_time_is_given_beside_the_session_zone() -> None:
+    # 20:00Z on New Year's Eve: already 2027 in Tokyo, still 2026 in New York.
+    now = datetime(2026, 12, 31, 20, 0, tzinfo=UTC)
+    facts = TemporalFacts(now=now, zone="Asia/Tokyo", tz=_TOKYO, own_zone="America/New_York")
+    assert _now_line(facts) == (
+        "Now: Fri 1 Jan 2027 05:00 (Asia/Tokyo, UTC+09:00). "
+        "The user's own time: Thu 31 Dec 2026 15:00 (America/New_York, UTC-05:00). "
+        "First message in this thread."
+    )
+    same_year = facts._replace(now=now - timedelta(hours=12), speaker="Ana")
+    assert "Speaker: Ana. The speaker's own time: Thu 31 Dec 03:00 (America/New_York" in (
+        _now_line(same_year)
+    )
+
+
+def test_where_the_user_says_they_are_is_given_with_its_time() -> None:
+    now = datetime(2026, 10, 19, 20, 0, tzinfo=UTC)
+    berlin = ZoneInfo("Europe/Berlin")
+    said = SaidPlace("New York", "America/New_York", said_at=now - timedelta(hours=2))
+    facts = TemporalFacts(now=now, zone="Europe/Berlin", tz=berlin, said_place=said)
+    assert _now_line(facts) == (
+        "Now: Mon 19 Oct 2026 22:00 (Europe/Berlin, UTC+02:00). "
+        "The user said they are in New York (2 hours ago), where it is Mon 19 Oct 16:00 "
+        "(America/New_York, UTC-04:00). First message in this thread."
+    )
+    in_this_message = facts._replace(said_place=said._replace(said_at=None), speaker="Ana")
+    assert "The speaker says they are in New York, where it is Mon 19 Oct 16:00 (" in (
+        _now_line(in_this_message)
+    )
+    # Across New Year the place's own date carries its year.
+    new_year = facts._replace(now=datetime(2026, 12, 31, 23, 30, tzinfo=UTC), said_place=said)
+    assert "where it is Thu 31 Dec 2026 18:30 (America/New_York, UTC-05:00)." in (
+        _now_line(new_year)
+    )
+
+
+def test_a_group_speakers_own_return_is_said_from_half_an_hour() -> None:
+    facts = TemporalFacts(
+        now=_SAT, zone="UTC", tz=UTC, speaker="Ana", last_here=Elapsed(_SAT - 5 * _MINUTE)
+    )
+    back = facts._replace(speaker_last_here=_SAT - timedelta(days=2, hours=3))
+    assert _now_line(back).endswith(
+        "Last message here: 5 minutes ago (Sat 21 Nov 15:35). "
+        "Ana's own last message here: 2 days 3 hours ago (Thu 19 Nov 12:40)."
+    )
+    assert _now_line(facts._replace(speaker_last_here=_SAT - 30 * _MINUTE)).endswith(
+        "Ana's own last message here: 30 minutes ago (Sat 21 Nov 15:10)."
+    )
+    assert "own last message" not in _now_line(
+        facts._replace(speaker_last_here=_SAT - 29 * _MINUTE)
+    )
+    assert _now_line(facts._replace(speaker_first=True)).endswith("First message here from Ana.")
+
+
+def test_a_speakers_return_across_a_year_or_a_repeated_hour_is_unambiguous() -> None:
+    now = datetime(2027, 1, 2, 10, 0, tzinfo=UTC)
+    facts = TemporalFacts(
+        now=now,
+        zone="UTC",
+        tz=UTC,
+        speaker="Ana",
+        last_here=Elapsed(now - _MINUTE),
+        speaker_last_here=datetime(2026, 12, 20, 10, 0, tzinfo=UTC),
+    )
+    assert _now_line(facts).endswith(
+        "Ana's own last message here: 13 days ago (Sun 20 Dec 2026 10:00)."
+    )
+    new_york = ZoneInfo("America/New_York")
+    fall_back = datetime(2026, 11, 1, 7, 0, tzinfo=UTC)  # 02:00 EST
+    facts = facts._replace(
+        now=fall_back,
+        zone="America/New_York",
+        tz=new_york,
+        last_here=Elapsed(fall_back - _MINUTE),
+        speaker_last_here=datetime(2026, 11, 1, 5, 30, tzinfo=UTC),  # the first 01:30
+    )
+    assert _now_line(facts).endswith(
+        "Ana's own last message here: 1 hour 30 minutes ago (Sun 1 Nov 01:30, UTC-04:00)."
+    )
+
+
+def test_ago_turns_to_minutes_at_the_first_full_minute() -> None:
+    assert ago(timedelta(seconds=59)) == "just now"
+    assert ago(timedelta(minutes=1)) == "1 minute ago"
+    assert ago(timedelta(days=1, minutes=5)) == "1 day 5 minutes ago"
+    assert ago(timedelta(days=29, hours=23, minutes=59)) == "29 days 23 hours ago"
+
+
+def test_tokens_are_estimated_at_four_characters_rounded_up() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("abcde") == 2
+
+
+def test_the_kept_minutes_stay_bounded() -> None:
+    temporal._MINUTES.clear()
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for minute in range(5000):
+        local_minute(start + minute * _MINUTE, UTC)
+    assert 0 < len(temporal._MINUTES) <= 4096

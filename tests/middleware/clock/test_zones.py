@@ -16,8 +16,10 @@ from middleware.clock.zones import (
     format_offset,
     get_zone,
     is_valid_zone,
+    label_tzinfo,
     localize,
     offset_minutes,
+    session_tzinfo,
     to_iso,
     valid_zones,
 )
@@ -307,12 +309,57 @@ def test_get_zone_messages_say_what_to_do() -> None:
         get_zone("Mars/Olympus")
 
 
+@pytest.mark.parametrize("name", ["PDT", "IST", "Japan", "Cuba", "GB-Eire"])
+def test_an_abbreviation_or_a_country_alias_is_named_as_such(name: str) -> None:
+    # Upper-case words read as abbreviations whether or not the tz database has them;
+    # the database's country aliases are named legacy, not "unknown".
+    with pytest.raises(ValueError, match="abbreviation or legacy alias.*name a place instead"):
+        get_zone(name)
+
+
 def test_get_zone_says_an_etc_id_is_a_fixed_offset_and_what_to_use() -> None:
     with pytest.raises(ValueError, match=r"'Etc/GMT\+2' is a fixed offset \(UTC-02:00") as caught:
         get_zone("Etc/GMT+2")
     assert "name a place instead" in str(caught.value)
     with pytest.raises(ValueError, match="'Etc/GMT' is UTC under another name; use 'UTC'"):
         get_zone("Etc/GMT")
+
+
+@pytest.mark.parametrize(
+    ("label", "offset"),
+    [
+        ("UTC+05:30", timedelta(hours=5, minutes=30)),
+        ("UTC-03:30", -timedelta(hours=3, minutes=30)),
+        ("UTC+00:00", timedelta(0)),
+        ("UTC-09:45", -timedelta(hours=9, minutes=45)),
+    ],
+)
+def test_an_offset_label_reads_as_that_fixed_offset(label: str, offset: timedelta) -> None:
+    # What format_offset writes for a Session TZ the message named reads back as that offset.
+    for read in (label_tzinfo, session_tzinfo):
+        tz = read(label)
+        assert tz is not None
+        assert tz.utcoffset(None) == offset
+
+
+def test_a_zone_id_reads_as_its_zone_and_anything_else_as_no_zone() -> None:
+    assert label_tzinfo("Asia/Tokyo") == ZoneInfo("Asia/Tokyo")
+    assert session_tzinfo("Asia/Tokyo") == ZoneInfo("Asia/Tokyo")
+    for other in ("Mars/Olympus", "EST", "UTC+5", "UTC+05:30 ", "utc+05:30", ""):
+        assert label_tzinfo(other) is None, other
+
+
+@pytest.mark.parametrize("name", ["UTC+2", "UTC-5", "GMT+02:00", "gmt-0530", "UTC+2:00"])
+def test_a_loose_offset_session_zone_is_refused_saying_how_to_write_one(name: str) -> None:
+    with pytest.raises(ValueError, match=r"write an offset as 'UTC\+02:00'"):
+        session_tzinfo(name)
+
+
+def test_an_unknown_session_zone_is_refused_as_a_zone() -> None:
+    with pytest.raises(ValueError, match="did you mean 'Asia/Tokyo'"):
+        session_tzinfo("asia/tokyo")
+    with pytest.raises(ValueError, match="IANA"):
+        session_tzinfo("Mars/Olympus")
 
 
 # --- agent zone --------------------------------------------------------------------------
@@ -341,6 +388,9 @@ def test_agent_timezone_reads_localtime_link_then_file(tmp_path: Path) -> None:
 def test_agent_timezone_falls_back_to_utc(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     assert agent_timezone({}, missing, missing) == "UTC"
+    unreadable = tmp_path / "latin1"
+    unreadable.write_bytes(b"Europe/Z\xfcrich\n")
+    assert agent_timezone({}, missing, unreadable) == "UTC"
     bad = tmp_path / "timezone"
     bad.write_text("PST8PDT\n", encoding="utf-8")
     assert agent_timezone({"TZ": "nonsense"}, missing, bad) == "UTC"
