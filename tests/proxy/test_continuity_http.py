@@ -1739,3 +1739,29 @@ async def test_an_item_reported_done_by_its_head_alone_leaves_the_card_and_recap
     assert "Open: write the migration" not in recap, recap
     resume = cards_in(await ana.block_for("back", after=timedelta(days=1)))["resume"]
     assert "write the migration" not in resume, resume
+
+
+async def test_a_fact_forgotten_when_asked_in_chat_is_not_replayed_in_earlier_blocks(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """ "Please forget that I'm vegan" said in chat deletes the fact and takes it out of
+    the card of every earlier block an agent's history brings back, as /memory forget
+    does; a fact retired by a change ("I moved to Lisbon") stays in the earlier blocks,
+    where the change said right after it corrects it."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I'm vegan. I live in Porto.")
+    clock.advance(timedelta(days=1))
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Morning!"}]
+    reply = await ana.send(history)
+    assert "Is vegan" in json.dumps(fake_upstream.last.body)
+    for said in ("I moved to Lisbon.", "Please forget that I'm vegan."):
+        history = [*history, reply["choices"][0]["message"], {"role": "user", "content": said}]
+        reply = await ana.send(history)
+    history = [*history, reply["choices"][0]["message"], {"role": "user", "content": "Lunch?"}]
+    await ana.send(history)
+    forwarded = json.dumps(fake_upstream.last.body)
+    assert "Is vegan" not in forwarded, forwarded
+    assert "Lives in Porto" in forwarded, forwarded
+    listing = await ana.say("/memory")
+    assert "Is vegan" not in listing and "Lives in Lisbon" in listing, listing
