@@ -29,13 +29,18 @@ def ignoring_case(pattern: str) -> re.Pattern[str]:
 
 
 # Words that open a sentence without changing what it says: a greeting ("hi there",
-# "good morning"), and a leading "@bot" typed to address the assistant (the API brings
-# the text as the user wrote it). A bare "morning" or "evening" greets only when set off
-# by punctuation: "Morning runs are my thing", "Evening classes start soon" say nothing.
+# "good morning"), a leading "@bot" typed to address the assistant (the API brings
+# the text as the user wrote it), and a header word over the user's own words ("Note: I'm
+# vegan", "PS: I moved to Porto", "Update: …", as middleware.quoting reads them). A bare
+# "morning" or "evening" greets only when set off by punctuation: "Morning runs are my
+# thing", "Evening classes start soon" say nothing; "Note" and "Update" head only with a
+# colon ("Note that …" is no header). A header over a plan or another's words ("Todo:
+# become vegan", "Reminder: …", "Re: my vegan friend") is not read past.
 FILLER = ignoring_case(
     r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|honestly|btw|by\s+the\s+way|fyi|just|quick\s+note"
     r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy|these\s+days|nowadays"
-    r"|good\s+(?:morning|afternoon|evening|day))\b|@\w[\w.]*"
+    r"|good\s+(?:morning|afternoon|evening|day)|n\.?b|p\.?p\.?s|p\.?s)\b\.?|@\w[\w.]*"
+    r"|(?:notes?|edit|updated?|important|fwiw)(?=\s*:)"
     r"|(?:morning|afternoon|evening)(?=\s*[,!.:;—–-]))[\s,!.:;—–-]*)+"
 )
 _NAME_STOP = frozenset(

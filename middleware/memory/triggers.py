@@ -37,7 +37,9 @@ model, for whom "I" is itself: the first person becomes a subject-less third per
 paralegal", "my cat is called Miso" → "Their cat is called Miso"), and a directive stays
 an imperative with "me" made "the user" ("never call me Bob" → "Never call the user
 Bob"). A greeting before a statement ("hi there, I live in Lisbon", "Good morning, I'm a
-nurse") is read past. Nothing fires on a question, a conditional or hypothetical ("if I
+nurse") is read past, as is a header word over the user's own words ("Note: I'm vegan",
+"PS: I moved to Porto"), but not one over a plan or a reply ("Todo: become vegan",
+"Re: my vegan friend"). Nothing fires on a question, a conditional or hypothetical ("if I
 were a lawyer"), reported speech ("she said I'm …"), recollection ("remember when we …",
 "do you remember …"), a refusal ("I prefer not to say"), or a hedged statement ("I live
 in Berlin, I think": spec 003 §8 scores only what the user states as sure).

@@ -1765,3 +1765,22 @@ async def test_a_fact_forgotten_when_asked_in_chat_is_not_replayed_in_earlier_bl
     assert "Lives in Porto" in forwarded, forwarded
     listing = await ana.say("/memory")
     assert "Is vegan" not in listing and "Lives in Lisbon" in listing, listing
+
+
+async def test_a_header_word_over_the_users_own_words_is_no_bar_to_learning_them(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """ "Note:", "PS:", "Update:" head the user's own words; "Todo:" heads a plan and
+    "Re:" what is answered, neither a fact about them."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I live in Berlin.")
+    await ana.say("Note: I'm vegan.", after=timedelta(hours=1))
+    await ana.say("Thanks for the tips!\nPS: I moved to Porto", after=timedelta(days=1))
+    await ana.say("Update: I work at Globex now", after=timedelta(days=1))
+    await ana.say("Todo: become a baker\nRe: my vegetarian friend", after=timedelta(hours=2))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for said in ("Is vegan", "Lives in Porto", "Works at Globex"):
+        assert said in memory, memory
+    for never in ("Berlin", "baker", "vegetarian"):
+        assert never not in memory, memory
