@@ -8,7 +8,9 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   name known before (``replaces_kind``);
 - ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
   <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …", and a new
-  employer ("I got a new job at Globex", "I started at Globex");
+  employer ("I got a new job at Globex", "I started at Globex", "I joined Globex as an
+  engineer", "I just joined Globex, new job!"); "I left Globex" retires that employer
+  when memory holds it, and is not kept;
 - ``preference``: "I prefer …", "I like my answers …", "I want your replies …", "I hate it
   when you …" (and a "remember that …" whose content is one);
 - ``directive``: an instruction to the assistant that stands: "please always …",
@@ -82,6 +84,8 @@ from middleware.memory.statements import (
     DIRECTIVE,
     FACT,
     FILLER,
+    JOINED,
+    LEFT_EMPLOYER,
     LIVING,
     MOVE,
     NAME,
@@ -165,6 +169,8 @@ _TRIGGERS = Gate(
     DIRECTIVE,
     PREFERENCE,
     FACT,
+    JOINED,
+    LEFT_EMPLOYER,
     LIVING,
     MOVE,
     WE_LIVE,

@@ -1784,3 +1784,31 @@ async def test_a_header_word_over_the_users_own_words_is_no_bar_to_learning_them
         assert said in memory, memory
     for never in ("Berlin", "baker", "vegetarian"):
         assert never not in memory, memory
+
+
+async def test_an_employer_joined_or_left_keeps_the_card_true(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """ "I joined Stripe as an engineer" is a new employer, retiring the old; "I left
+    Stripe" retires it too, and nothing else: not a place left, a company never worked
+    at, or what was joined with no word of a job."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I work at Google. I live in Berlin.")
+    await ana.say("I joined Twitter. I joined a gym. I joined the call.", after=timedelta(days=1))
+    await ana.say("I left my keys at home. I left Google Maps open.", after=timedelta(hours=1))
+    await ana.say("I left Berlin this morning.", after=timedelta(hours=1))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Works at Google" in memory and "Lives in Berlin" in memory, memory
+    assert "Twitter" not in memory and "gym" not in memory, memory
+    await ana.say("I joined Stripe as a software engineer!", after=timedelta(days=1))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Is a software engineer at Stripe" in memory and "Google" not in memory, memory
+    await ana.say("I left Acme.", after=timedelta(days=1))
+    await ana.say("I left Stripe last month", after=timedelta(days=30))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Stripe" not in memory and "Acme" not in memory, memory
+    assert "Is a software engineer" in memory and "Lives in Berlin" in memory, memory
+    await ana.say("I just joined Globex, new job!", after=timedelta(days=3))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Works at Globex" in memory, memory

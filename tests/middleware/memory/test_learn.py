@@ -253,6 +253,24 @@ async def test_what_a_message_asks_to_forget_is_reported_and_what_a_change_retir
     assert again.forgotten == []
 
 
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I work at Google.", "I left Google."), []),
+        (("I'm a nurse at Acme.", "I left Acme last month."), ["Is a nurse"]),
+        (("I work at Google.", "I left Google Maps."), ["Works at Google"]),
+        (("I live in Berlin.", "I left Berlin."), ["Lives in Berlin"]),
+        (("I left Acme.",), []),
+        (("I work at Google.", "I joined Stripe as an engineer."), ["Is an engineer at Stripe"]),
+        (("I work at Google.", "I joined Twitter."), ["Works at Google"]),
+    ],
+)
+async def test_an_employer_left_or_joined_retires_only_that_employer(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
+
+
 async def test_a_group_message_does_not_rewrite_what_was_said_in_private(
     store: SqliteStore,
 ) -> None:

@@ -1062,3 +1062,41 @@ def test_a_fact_of_something_said_before_is_not_learned(text: str) -> None:
 )
 def test_a_fact_naming_what_it_means_is_learned(text: str, expected: list[str]) -> None:
     assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I joined Stripe as an engineer", MemoryCandidate("fact", "Is an engineer at Stripe")),
+        ("I just joined Stripe, new job!", MemoryCandidate("fact", "Works at Stripe")),
+        ("I joined Stripe's payments team", MemoryCandidate("fact", "Works at Stripe")),
+        (
+            "I joined Goldman Sachs as an analyst in March",
+            MemoryCandidate("fact", "Is an analyst at Goldman Sachs"),
+        ),
+        ("I left Google last month", MemoryCandidate("fact", "Left Google", retire_only=True)),
+    ],
+)
+def test_an_employer_joined_with_a_word_of_work_or_left_is_read(
+    text: str, expected: MemoryCandidate
+) -> None:
+    assert detect_memory(text) == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I joined Twitter",
+        "I joined a gym",
+        "I joined the call",
+        "I joined Zoom for the team call",
+        "I joined Slack's team call",
+        "I joined LinkedIn, new job hunt begins",
+        "I joined Monday's team meeting",
+        "I joined Discord as a user",
+        "I left my keys at home",
+        "I left Google Maps open",
+    ],
+)
+def test_joining_or_leaving_with_no_word_of_an_employer_is_not_read(text: str) -> None:
+    assert detect_memory(text) == []
