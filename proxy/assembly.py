@@ -43,8 +43,8 @@ def build_pipeline(
     """Compose the stages once at startup. ``notices`` (what to tell a user on their next
     message, e.g. which timezone a link kept) is shared with the admin API, which links
     accounts too."""
-    # The blocks injected lately, shared with /forget and /memory forget, which must drop
-    # what they delete.
+    # The blocks injected lately, shared with /forget, /memory forget and memory learning
+    # ("please forget that …"), which must drop what they delete.
     injections = InjectionMemory(store)
     commands = {
         **time_commands(store),
@@ -83,7 +83,7 @@ def build_pipeline(
         awareness_stage(store, awareness_settings(config)),
         impact_stage(store, impact_settings(config)),
         # Sessions, living memory, pre-compaction capture and the tier cards at boot.
-        continuity_stage(continuity),
+        continuity_stage(continuity, injections),
         # Last: renders what the stages above added and replays earlier blocks.
         injection_stage(
             store,

@@ -44,7 +44,7 @@ from middleware.continuity.service import ContinuityService
 from middleware.continuity.sessions import CurrentSession
 from middleware.continuity.summary import item_key
 from middleware.identity import API_CHANNEL
-from middleware.injection import fingerprint
+from middleware.injection import InjectionMemory, fingerprint
 from middleware.memory.learn import learn_from_message
 from middleware.pipeline import Handler, Stage
 from middleware.store import StoredMessage
@@ -57,7 +57,9 @@ _SESSION_READ = 40
 RESUME_OPEN = '<card type="continuity"'
 
 
-def continuity_stage(service: ContinuityService) -> Stage:
+def continuity_stage(service: ContinuityService, injections: InjectionMemory) -> Stage:
+    """The stage over ``service``; ``injections``, the blocks replayed to the model, is
+    where a fact the user asks in chat to forget is taken out of earlier messages too."""
     settings = service.settings
     store = service.store
     sessions = service.sessions
@@ -117,7 +119,7 @@ def continuity_stage(service: ContinuityService) -> Stage:
             and settings.memory.capture_from_messages
             and not is_compaction_turn(turn.text)
         ):
-            await learn_from_message(
+            learned = await learn_from_message(
                 store,
                 settings.memory,
                 turn.user_key,
@@ -126,6 +128,10 @@ def continuity_stage(service: ContinuityService) -> Stage:
                 chat_type=turn.chat_type,
                 addressed=turn.addressed,
             )
+            # "Please forget that I'm vegan", as /memory forget: not told to the model
+            # again in an earlier message's card either.
+            for fact in learned.forgotten:
+                await injections.forget_fact(turn.user_key, fact.text)
         messages = turn.body.get("messages")
         messages = messages if isinstance(messages, list) else []
         compacted = turn.compacted or _lost_cards(messages, current.cards_fingerprint)

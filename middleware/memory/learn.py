@@ -7,6 +7,7 @@ has ended ("my dog Rex died", "we broke up")."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
@@ -19,6 +20,18 @@ from middleware.types import ChatType
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """What one message changed in living memory: the facts it stated (``new``) and
+    those it asked to be forgotten (``forgotten``), which the caller also takes out of
+    the blocks replayed to the model. A fact a change retired ("I moved to Lisbon"
+    retiring "Lives in Porto") is in neither: the user did not ask to unsay it, and
+    the history carries the change right after it."""
+
+    new: list[MemoryFact] = field(default_factory=list)
+    forgotten: list[MemoryFact] = field(default_factory=list)
+
+
 async def learn_from_message(
     store: Store,
     settings: MemoryConfig,
@@ -28,19 +41,21 @@ async def learn_from_message(
     *,
     chat_type: ChatType = "dm",
     addressed: bool = True,
-) -> list[MemoryFact]:
+) -> Learned:
     """Store the facts ``text`` states for the user, and drop those it asks to be
-    forgotten ("please forget that I'm vegetarian"); return the new ones. In a group only
+    forgotten ("please forget that I'm vegetarian"); return both. In a group only
     what the user plainly asks the assistant to keep is learned (see
     :mod:`middleware.memory.triggers`; ``addressed`` when the message mentions or replies
     to it): their personal memory is not rewritten by what they say to the room."""
-    learned: list[MemoryFact] = []
+    learned = Learned()
     known: list[MemoryFact] | None = None
     for asked in detect_forgetting(text):
         known = await store.memory_facts(user_key) if known is None else known
         for kept in known:
-            if is_about(asked, kept.text):
-                await store.delete_memory_fact(user_key, kept.fact_id)
+            if is_about(asked, kept.text) and await store.delete_memory_fact(
+                user_key, kept.fact_id
+            ):
+                learned.forgotten.append(kept)
         known = None
     for candidate in detect_memory(text, in_group=chat_type == "group", addressed=addressed):
         # Read only when there is something to store (rarely): what it corrects goes.
@@ -76,8 +91,8 @@ async def learn_from_message(
         if fact is not None or replaced:
             known = None  # a later sentence of the message may correct this one
         if fact is not None:
-            learned.append(fact)
-    if learned:
+            learned.new.append(fact)
+    if learned.new:
         await enforce_limit(store, user_key, settings.max_facts)
     return learned
 

@@ -310,11 +310,30 @@ _BROKE_UP = _re(r"^broke\s+up\s+with\s+(?:their\s+(?P<relation>[\w-]+)|(?P<name>
 _HAS_PARTNER = _re(rf"^their\s+(?P<relation>{RELATION})\s+is\s+called\s+(?P<name>.+)$")
 
 
+# "Left Google": the employer they left (``retire_only``, statements.LEFT_EMPLOYER).
+_LEFT_EMPLOYER = _re(r"^left\s+(?P<org>.+)$")
+
+
+def _left_employer(candidate: MemoryCandidate, earlier: str) -> bool:
+    """Whether ``candidate`` says they left the employer ``earlier`` names: "Left Google"
+    retires "Works at Google" and "Is a software engineer at Google", not "Lives in
+    Berlin" for "Left Berlin", nor "Works at Google" for "Left Google Maps"."""
+    left = _LEFT_EMPLOYER.match(candidate.text)
+    topic = _topic(earlier)
+    if left is None or topic is None or topic[0] != "employer":
+        return False
+    employer = rf"\b(?:at|for|with)\s+{re.escape(left['org'])}(?:\W|$)"
+    return re.search(employer, earlier, re.IGNORECASE) is not None
+
+
 def _gone(candidate: MemoryCandidate, earlier: str) -> bool:
     """Whether ``candidate`` says the pet or partner ``earlier`` names is gone: "Their dog
     Rex died" retires "Has a dog called Rex" (any one dog, for "Their dog died"), "Broke
     up with Sam" retires "Their girlfriend is called Sam", "Broke up with their partner"
-    any partner. A fact naming another, or two pets at once, stays."""
+    any partner, "Left Google" the employer Google (:func:`_left_employer`). A fact
+    naming another, or two pets at once, stays."""
+    if _left_employer(candidate, earlier):
+        return True
     if _PET_DIED.match(candidate.text) and _HAS_PET.match(earlier):
         return _pets_left(candidate.text, earlier) is not None
     ended, partner = _BROKE_UP.match(candidate.text), _HAS_PARTNER.match(earlier)
@@ -369,7 +388,8 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
     ("Moved out of Berlin", "No longer lives in Berlin" retire "Lives in Berlin", and
     back again the other way), an allergy outgrown ends that allergy alone ("Is no
     longer allergic to cats"), and a pet that died or a partner broken up with ends
-    the fact naming them ("Their dog Rex died", "Broke up with Sam"). The same text is
+    the fact naming them ("Their dog Rex died", "Broke up with Sam"), as leaving an
+    employer ends working there ("Left Google"). The same text is
     not superseded, only kept. A denial ("I'm not vegan", "that's wrong, I don't live in
     Berlin") retires the fact it denies, and a list of languages spoken retires the one
     it names again, a list of likes the one whose like contradicts one of them ("Hates
@@ -400,9 +420,9 @@ def supersedes(candidate: MemoryCandidate, earlier: str) -> bool:
 
 def still_stands(candidate: MemoryCandidate, earlier: str) -> str | None:
     """What of ``earlier``, a fact ``candidate`` supersedes, still holds, as a card text:
-    the job of "Is a software engineer at Acme" once they say they work at Globex
-    ("Is a software engineer"), unless ``candidate`` states a job of its own."""
-    if candidate.retire_only:
+    the job of "Is a software engineer at Acme" once they say they work at Globex or
+    left Acme ("Is a software engineer"), unless ``candidate`` states a job of its own."""
+    if candidate.retire_only and not _LEFT_EMPLOYER.match(candidate.text):
         left = _pets_left(candidate.text, earlier)
         return left[0] if left else None
     languages = languages_left(candidate, earlier)

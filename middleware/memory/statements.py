@@ -29,13 +29,18 @@ def ignoring_case(pattern: str) -> re.Pattern[str]:
 
 
 # Words that open a sentence without changing what it says: a greeting ("hi there",
-# "good morning"), and a leading "@bot" typed to address the assistant (the API brings
-# the text as the user wrote it). A bare "morning" or "evening" greets only when set off
-# by punctuation: "Morning runs are my thing", "Evening classes start soon" say nothing.
+# "good morning"), a leading "@bot" typed to address the assistant (the API brings
+# the text as the user wrote it), and a header word over the user's own words ("Note: I'm
+# vegan", "PS: I moved to Porto", "Update: …", as middleware.quoting reads them). A bare
+# "morning" or "evening" greets only when set off by punctuation: "Morning runs are my
+# thing", "Evening classes start soon" say nothing; "Note" and "Update" head only with a
+# colon ("Note that …" is no header). A header over a plan or another's words ("Todo:
+# become vegan", "Reminder: …", "Re: my vegan friend") is not read past.
 FILLER = ignoring_case(
     r"^(?:(?:(?:ok(?:ay)?|alright|so|well|also|and|oh|honestly|btw|by\s+the\s+way|fyi|just|quick\s+note"
     r"|one\s+more\s+thing|for\s+the\s+record|(?:hey|hi|hello)(?:\s+(?:there|again))?|hiya|howdy|these\s+days|nowadays"
-    r"|good\s+(?:morning|afternoon|evening|day))\b|@\w[\w.]*"
+    r"|good\s+(?:morning|afternoon|evening|day)|n\.?b|p\.?p\.?s|p\.?s)\b\.?|@\w[\w.]*"
+    r"|(?:notes?|edit|updated?|important|fwiw)(?=\s*:)"
     r"|(?:morning|afternoon|evening)(?=\s*[,!.:;—–-]))[\s,!.:;—–-]*)+"
 )
 _NAME_STOP = frozenset(
@@ -121,6 +126,27 @@ FACT = ignoring_case(
     r"|i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+at\s+"
     rf"(?!(?:{MONTH}|{WEEKDAY}|christmas|easter|i)\b)(?-i:[A-Z]).+)"
 )
+# An organisation, written with capitals ("Stripe", "Goldman Sachs"): not a day or month.
+_ORG = (
+    rf"(?P<org>(?!(?:{MONTH}|{WEEKDAY}|i)\b)(?-i:[A-Z])[\w&.-]*"
+    r"(?:\s+(?-i:[A-Z])[\w&.-]*){0,2})"
+)
+_I_HAVE_JUST = r"i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently|finally|officially)\s+)?"
+# A new employer joined, said with what makes it a job: "I joined Stripe as an engineer",
+# "I just joined Stripe, new job!", "I joined Stripe's payments team". Joining alone is
+# not ("I joined Twitter", "… a gym", "… the call"), nor a team's call or a new job
+# looked for ("I joined LinkedIn, new job hunt").
+JOINED = ignoring_case(
+    rf"{_I_HAVE_JUST}joined\s+{_ORG}(?:\s+as\s+(?P<job>an?\s+{PROFESSION_MODIFIER}{PROFESSION})\b"
+    r"|'s\s+(?:[\w-]+\s+){0,2}team\b(?!\s+(?:call|meeting|chat|channel|plan|account|server"
+    r"|workspace|standup|event|lunch|dinner|drinks)\b)"
+    r"|\s*[,;:—–-]+\s*(?:(?:my|a)\s+)?new\s+(?:job|role|position)\b"
+    r"(?!\s+(?:hunt|search|board|offers?|listings?|ads?|applications?|interviews?)))"
+)
+# An employer left, with no more than when: "I left Google (last month)". Stored only
+# as what it retires (see replacement.py), so "I left Berlin" or "I left Acme" when
+# memory holds no such employer keeps nothing, and "I left Google Maps open" is no match.
+LEFT_EMPLOYER = ignoring_case(rf"{_I_HAVE_JUST}left\s+{_ORG}{WHEN_DONE}\W*$")
 # "I moved to Berlin", "we've just relocated to Lisbon last month": a fact only when the
 # words after "to" name a place (the clock's place index, which reads it as their new
 # home), so "I moved to Postgres" or "I moved to the next chapter" is not a change of
@@ -173,6 +199,9 @@ def statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None
         if points_back(match["fact"]):
             return None  # "I work for them", "I'm a nurse there": where, out of the chat?
         return made("fact", _places_capitalised(match["fact"]), third_person)
+    employer = _employer_joined_or_left(clause)
+    if employer is not None:
+        return employer
     match = MOVE.match(clause)
     if match:
         home = _new_home(clause)
@@ -188,6 +217,21 @@ def statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None
     if points_back(clause):
         return None  # "remember that I hate pineapple on it": nothing out of the chat
     return made(default, clause, third_person)
+
+
+def _employer_joined_or_left(clause: str) -> MemoryCandidate | None:
+    """ "Is an engineer at Stripe" or "Works at Stripe" for an employer joined (which
+    retires the one before), "Left Google" (``retire_only``) for one left."""
+    match = JOINED.match(clause)
+    if match:
+        org = match["org"].removesuffix("'s")
+        return MemoryCandidate(
+            "fact", f"Is {match['job']} at {org}" if match["job"] else f"Works at {org}"
+        )
+    match = LEFT_EMPLOYER.match(clause)
+    if match:
+        return MemoryCandidate("fact", f"Left {match['org']}", retire_only=True)
+    return None
 
 
 def _new_home(clause: str) -> MemoryCandidate | None:

@@ -8,7 +8,9 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   name known before (``replaces_kind``);
 - ``fact``: "remember that …", "please remember …", "don't forget that …", and "I'm a
   <profession>", "I work as/at/for/in …", "I live in …", "I'm based in …", and a new
-  employer ("I got a new job at Globex", "I started at Globex");
+  employer ("I got a new job at Globex", "I started at Globex", "I joined Globex as an
+  engineer", "I just joined Globex, new job!"); "I left Globex" retires that employer
+  when memory holds it, and is not kept;
 - ``preference``: "I prefer …", "I like my answers …", "I want your replies …", "I hate it
   when you …" (and a "remember that …" whose content is one);
 - ``directive``: an instruction to the assistant that stands: "please always …",
@@ -37,7 +39,9 @@ model, for whom "I" is itself: the first person becomes a subject-less third per
 paralegal", "my cat is called Miso" → "Their cat is called Miso"), and a directive stays
 an imperative with "me" made "the user" ("never call me Bob" → "Never call the user
 Bob"). A greeting before a statement ("hi there, I live in Lisbon", "Good morning, I'm a
-nurse") is read past. Nothing fires on a question, a conditional or hypothetical ("if I
+nurse") is read past, as is a header word over the user's own words ("Note: I'm vegan",
+"PS: I moved to Porto"), but not one over a plan or a reply ("Todo: become vegan",
+"Re: my vegan friend"). Nothing fires on a question, a conditional or hypothetical ("if I
 were a lawyer"), reported speech ("she said I'm …"), recollection ("remember when we …",
 "do you remember …"), a refusal ("I prefer not to say"), or a hedged statement ("I live
 in Berlin, I think": spec 003 §8 scores only what the user states as sure).
@@ -80,6 +84,8 @@ from middleware.memory.statements import (
     DIRECTIVE,
     FACT,
     FILLER,
+    JOINED,
+    LEFT_EMPLOYER,
     LIVING,
     MOVE,
     NAME,
@@ -163,6 +169,8 @@ _TRIGGERS = Gate(
     DIRECTIVE,
     PREFERENCE,
     FACT,
+    JOINED,
+    LEFT_EMPLOYER,
     LIVING,
     MOVE,
     WE_LIVE,

@@ -1776,3 +1776,76 @@ async def test_a_request_reaching_eighty_percent_of_the_context_window_is_captur
     await ana.send(history)
     await background.drain()
     assert "Nothing captured" not in await ana.say("/recap")
+
+
+async def test_a_fact_forgotten_when_asked_in_chat_is_not_replayed_in_earlier_blocks(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """ "Please forget that I'm vegan" said in chat deletes the fact and takes it out of
+    the card of every earlier block an agent's history brings back, as /memory forget
+    does; a fact retired by a change ("I moved to Lisbon") stays in the earlier blocks,
+    where the change said right after it corrects it."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I'm vegan. I live in Porto.")
+    clock.advance(timedelta(days=1))
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Morning!"}]
+    reply = await ana.send(history)
+    assert "Is vegan" in json.dumps(fake_upstream.last.body)
+    for said in ("I moved to Lisbon.", "Please forget that I'm vegan."):
+        history = [*history, reply["choices"][0]["message"], {"role": "user", "content": said}]
+        reply = await ana.send(history)
+    history = [*history, reply["choices"][0]["message"], {"role": "user", "content": "Lunch?"}]
+    await ana.send(history)
+    forwarded = json.dumps(fake_upstream.last.body)
+    assert "Is vegan" not in forwarded, forwarded
+    assert "Lives in Porto" in forwarded, forwarded
+    listing = await ana.say("/memory")
+    assert "Is vegan" not in listing and "Lives in Lisbon" in listing, listing
+
+
+async def test_a_header_word_over_the_users_own_words_is_no_bar_to_learning_them(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """ "Note:", "PS:", "Update:" head the user's own words; "Todo:" heads a plan and
+    "Re:" what is answered, neither a fact about them."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I live in Berlin.")
+    await ana.say("Note: I'm vegan.", after=timedelta(hours=1))
+    await ana.say("Thanks for the tips!\nPS: I moved to Porto", after=timedelta(days=1))
+    await ana.say("Update: I work at Globex now", after=timedelta(days=1))
+    await ana.say("Todo: become a baker\nRe: my vegetarian friend", after=timedelta(hours=2))
+    memory = cards_in(await ana.block_for("morning", after=timedelta(days=1)))["living_memory"]
+    for said in ("Is vegan", "Lives in Porto", "Works at Globex"):
+        assert said in memory, memory
+    for never in ("Berlin", "baker", "vegetarian"):
+        assert never not in memory, memory
+
+
+async def test_an_employer_joined_or_left_keeps_the_card_true(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """ "I joined Stripe as an engineer" is a new employer, retiring the old; "I left
+    Stripe" retires it too, and nothing else: not a place left, a company never worked
+    at, or what was joined with no word of a job."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    ana = Person(relay, fake_upstream, clock)
+    await ana.say("I work at Google. I live in Berlin.")
+    await ana.say("I joined Twitter. I joined a gym. I joined the call.", after=timedelta(days=1))
+    await ana.say("I left my keys at home. I left Google Maps open.", after=timedelta(hours=1))
+    await ana.say("I left Berlin this morning.", after=timedelta(hours=1))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Works at Google" in memory and "Lives in Berlin" in memory, memory
+    assert "Twitter" not in memory and "gym" not in memory, memory
+    await ana.say("I joined Stripe as a software engineer!", after=timedelta(days=1))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Is a software engineer at Stripe" in memory and "Google" not in memory, memory
+    await ana.say("I left Acme.", after=timedelta(days=1))
+    await ana.say("I left Stripe last month", after=timedelta(days=30))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Stripe" not in memory and "Acme" not in memory, memory
+    assert "Is a software engineer" in memory and "Lives in Berlin" in memory, memory
+    await ana.say("I just joined Globex, new job!", after=timedelta(days=3))
+    memory = cards_in(await ana.block_for("hello", after=timedelta(days=1)))["living_memory"]
+    assert "Works at Globex" in memory, memory

@@ -235,6 +235,42 @@ async def test_asking_to_forget_a_fact_drops_it(
     assert await remembered(store, *messages) == kept
 
 
+async def test_what_a_message_asks_to_forget_is_reported_and_what_a_change_retires_is_not(
+    store: SqliteStore,
+) -> None:
+    """The caller takes what was asked to be forgotten out of the replayed blocks too; a
+    fact a change retired is corrected by the history itself, and is not reported."""
+    await learn_from_message(store, MemoryConfig(), ANA, "I'm vegan. I live in Porto.", NOW)
+    moved = await learn_from_message(store, MemoryConfig(), ANA, "I moved to Lisbon.", NOW)
+    assert [f.text for f in moved.new] == ["Lives in Lisbon"] and moved.forgotten == []
+    asked = await learn_from_message(
+        store, MemoryConfig(), ANA, "Please forget that I'm vegan.", NOW
+    )
+    assert [f.text for f in asked.forgotten] == ["Is vegan"] and asked.new == []
+    again = await learn_from_message(
+        store, MemoryConfig(), ANA, "Please forget that I'm vegan.", NOW
+    )
+    assert again.forgotten == []
+
+
+@pytest.mark.parametrize(
+    ("messages", "kept"),
+    [
+        (("I work at Google.", "I left Google."), []),
+        (("I'm a nurse at Acme.", "I left Acme last month."), ["Is a nurse"]),
+        (("I work at Google.", "I left Google Maps."), ["Works at Google"]),
+        (("I live in Berlin.", "I left Berlin."), ["Lives in Berlin"]),
+        (("I left Acme.",), []),
+        (("I work at Google.", "I joined Stripe as an engineer."), ["Is an engineer at Stripe"]),
+        (("I work at Google.", "I joined Twitter."), ["Works at Google"]),
+    ],
+)
+async def test_an_employer_left_or_joined_retires_only_that_employer(
+    store: SqliteStore, messages: tuple[str, ...], kept: list[str]
+) -> None:
+    assert await remembered(store, *messages) == kept
+
+
 async def test_a_group_message_does_not_rewrite_what_was_said_in_private(
     store: SqliteStore,
 ) -> None:

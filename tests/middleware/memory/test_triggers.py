@@ -335,6 +335,43 @@ def test_an_introduction_in_a_group_is_not_learned() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Note: I'm vegan.", "Is vegan"),
+        ("PS: I moved to Porto", "Lives in Porto"),
+        ("P.S. I moved to Porto", "Lives in Porto"),
+        ("ps i live in porto", "Lives in Porto"),
+        ("NB: I'm a nurse", "Is a nurse"),
+        ("Update: I work at Globex now", "Works at Globex"),
+        ("Edit: I live in Leeds", "Lives in Leeds"),
+        ("Important: I'm allergic to peanuts", "Is allergic to peanuts"),
+    ],
+)
+def test_a_header_word_over_the_users_own_words_is_read_past(text: str, expected: str) -> None:
+    assert [candidate.text for candidate in detect_memory(text)] == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # over a plan, a reply or a reminder, not a fact about them
+        "Todo: become vegan",
+        "Todo: I live in Porto",
+        "Re: my vegan friend",
+        "Re: I'm vegan",
+        "Reminder: I'm vegan",
+        # not a header: no colon, or another word
+        "Note that I'm vegan",
+        "Noted: I am a nurse",
+        "Psst I am a nurse",
+        "PS5: I live in Porto",
+    ],
+)
+def test_a_header_over_a_plan_or_another_word_is_not_read_past(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # "morning" and "evening" as words of the sentence, not a greeting
@@ -1025,3 +1062,41 @@ def test_a_fact_of_something_said_before_is_not_learned(text: str) -> None:
 )
 def test_a_fact_naming_what_it_means_is_learned(text: str, expected: list[str]) -> None:
     assert [said.text for said in detect_memory(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I joined Stripe as an engineer", MemoryCandidate("fact", "Is an engineer at Stripe")),
+        ("I just joined Stripe, new job!", MemoryCandidate("fact", "Works at Stripe")),
+        ("I joined Stripe's payments team", MemoryCandidate("fact", "Works at Stripe")),
+        (
+            "I joined Goldman Sachs as an analyst in March",
+            MemoryCandidate("fact", "Is an analyst at Goldman Sachs"),
+        ),
+        ("I left Google last month", MemoryCandidate("fact", "Left Google", retire_only=True)),
+    ],
+)
+def test_an_employer_joined_with_a_word_of_work_or_left_is_read(
+    text: str, expected: MemoryCandidate
+) -> None:
+    assert detect_memory(text) == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I joined Twitter",
+        "I joined a gym",
+        "I joined the call",
+        "I joined Zoom for the team call",
+        "I joined Slack's team call",
+        "I joined LinkedIn, new job hunt begins",
+        "I joined Monday's team meeting",
+        "I joined Discord as a user",
+        "I left my keys at home",
+        "I left Google Maps open",
+    ],
+)
+def test_joining_or_leaving_with_no_word_of_an_employer_is_not_read(text: str) -> None:
+    assert detect_memory(text) == []
