@@ -132,19 +132,20 @@ class Authenticator:
 
 def _missing_key(request: web.Request) -> str:
     scheme, space, _ = request.headers.get("Authorization", "").strip().partition(" ")
-    if scheme and not space:
+    if not scheme or scheme.lower() == "bearer":
+        # "Bearer" alone: a client that sent an empty key (an unset variable, say).
+        return "missing API key: send 'Authorization: Bearer <key>' with a key from [auth] keys"
+    if not space:
         # A bare credential (a key sent without "Bearer "): not a scheme to name, and a
         # secret the answer must not repeat.
         return (
             "the Authorization header has no scheme; send 'Authorization: Bearer <key>' "
             "with a key from [auth] keys"
         )
-    if scheme and scheme.lower() != "bearer":
-        return (
-            f"the Authorization header uses the '{scheme}' scheme; send "
-            "'Authorization: Bearer <key>' with a key from [auth] keys"
-        )
-    return "missing API key: send 'Authorization: Bearer <key>' with a key from [auth] keys"
+    return (
+        f"the Authorization header uses the '{scheme}' scheme; send "
+        "'Authorization: Bearer <key>' with a key from [auth] keys"
+    )
 
 
 def _bearer(request: web.Request) -> bytes | None:

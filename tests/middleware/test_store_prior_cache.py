@@ -304,3 +304,21 @@ def test_the_oldest_rows_go_first_when_full() -> None:
         at,
         None,
     )
+
+
+def test_a_row_kept_again_is_held_as_the_newest_and_makes_no_room() -> None:
+    """The pair a thread keeps writing in stays held while quieter ones make room, and
+    keeping it again pushes out nobody."""
+    rows = PriorRows(max_rows=2)
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 19
+    at = "2026-11-21T10:00:00.000000+00:00"
+
+    def keep(thread: str) -> None:
+        rows.keep(message_of(thread, "api", cross_channel=False), at, before)
+
+    for thread in ("a", "b", "b"):
+        keep(thread)
+    assert rows.pairs() == [("a", "u"), ("b", "u")]
+    keep("a")
+    keep("c")
+    assert rows.pairs() == [("a", "u"), ("c", "u")]

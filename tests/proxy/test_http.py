@@ -294,11 +294,13 @@ async def test_health_ready_and_metrics(relay_factory: RelayFactory, unused_tcp_
     relay = await relay_factory()
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{relay.url}/healthz") as r:
-            assert r.status == 200
+            assert r.status == 200 and await r.json() == {"status": "ok"}
         async with http.get(f"{relay.url}/readyz") as r:
-            assert r.status == 200 and (await r.json())["upstream"] == "ok"
+            assert r.status == 200
+            assert await r.json() == {"status": "ready", "store": "ok", "upstream": "ok"}
         await http.post(f"{relay.url}{URL}", json={"messages": HI})
         async with http.get(f"{relay.url}/metrics") as r:
+            assert r.content_type == "text/plain"  # Prometheus' text exposition format
             text = await r.text()
     assert 'chronorelay_requests_total{channel="api",status="200"} 1.0' in text
     assert "chronorelay_upstream_latency_seconds_count 1.0" in text
@@ -307,7 +309,29 @@ async def test_health_ready_and_metrics(relay_factory: RelayFactory, unused_tcp_
     down = await relay_factory(upstream={"base_url": f"http://127.0.0.1:{unused_tcp_port}/v1"})
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{down.url}/readyz") as r:
-            assert r.status == 503 and (await r.json())["upstream"] == "unreachable"
+            assert r.status == 503
+            assert await r.json() == {
+                "status": "not ready",
+                "store": "ok",
+                "upstream": "unreachable",
+            }
+
+
+async def test_readyz_says_the_store_is_unavailable_when_it_does_not_answer(
+    relay_factory: RelayFactory,
+) -> None:
+    relay = await relay_factory()
+    await relay.runner.app[SERVICES].store.close()  # as if its file went away
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{relay.url}/readyz") as r:
+            assert r.status == 503
+            assert await r.json() == {
+                "status": "not ready",
+                "store": "unavailable",
+                "upstream": "ok",
+            }
+        async with http.get(f"{relay.url}/healthz") as r:
+            assert r.status == 200  # alive, though not ready
 
 
 async def test_inspect_mode_answers_with_forwarded_messages(relay_factory: RelayFactory) -> None:

@@ -259,6 +259,20 @@ async def test_a_key_sent_without_bearer_is_not_repeated_back(relay_factory: Rel
     assert AGENT_KEY not in _message(raw)
 
 
+@pytest.mark.parametrize("sent", ["Bearer", "Bearer ", "bearer   "])
+async def test_a_bearer_scheme_without_a_key_is_told_the_key_is_missing(
+    relay_factory: RelayFactory, sent: str
+) -> None:
+    """What a client sends with its key's variable unset: it named the right scheme, so it
+    is told the key is missing, not that the header has no scheme."""
+    relay = await relay_factory(auth=_keys())
+    status, _, raw = await _post(relay, HELLO, {"Authorization": sent})
+    assert status == 401
+    assert _message(raw) == (
+        "missing API key: send 'Authorization: Bearer <key>' with a key from [auth] keys"
+    )
+
+
 async def test_one_model_can_be_retrieved(relay: RunningServer) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{relay.url}/v1/models/fake-model") as response:
