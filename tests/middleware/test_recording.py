@@ -11,7 +11,7 @@ from middleware.clock.source import FakeClock
 from middleware.errors import StoreError
 from middleware.injection import fingerprint
 from middleware.pipeline import Stage
-from middleware.recording import recording_stage
+from middleware.recording import LatestMessages, recording_stage
 from middleware.store import InboundRecord, QueuedInbound, SqliteStore
 from middleware.types import COMMAND, JSON, UNRECORDED, Reply, Turn
 
@@ -223,3 +223,56 @@ async def test_the_locale_the_user_chose_wins_over_their_apps(store: SqliteStore
     await store.set_user_locale("telegram:7", None)
     await record(turn(2, resendable=False), reads)
     assert seen == ["fr", "de"]
+
+
+async def test_a_resend_of_a_stored_message_is_known_without_asking_the_store(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once its write has landed, the message stays its pair's newest in memory."""
+    record = stage(store)
+    await record(turn(0, resendable=True), answer)
+    asked = count_store_reads(store, monkeypatch)
+    again = turn(1, resendable=True)
+    await record(again, answer)
+    assert again.resent and asked == []
+
+
+async def test_a_bare_message_is_a_resend_only_within_fifteen_minutes(store: SqliteStore) -> None:
+    """Nothing before it in the request: the same words a quarter of an hour later are new."""
+    record = stage(store)
+    await record(turn(0, resendable=True), answer)
+    within = turn(15, resendable=True)
+    await record(within, answer)
+    later = turn(16, resendable=True)
+    await record(later, answer)
+    assert within.resent and not later.resent
+    assert await user_texts(store) == ["ok", "ok"]
+
+
+async def test_a_message_with_conversation_before_it_is_a_resend_at_any_time(
+    store: SqliteStore,
+) -> None:
+    """A regenerated answer brings the same history up to the message, hours later too."""
+    history: list[JSON] = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "ok"},
+    ]
+    record = stage(store)
+    first = turn(0, resendable=True)
+    first.body = {"messages": list(history)}
+    await record(first, answer)
+    regenerated = turn(24 * 60, resendable=True)
+    regenerated.body = {"messages": list(history)}
+    await record(regenerated, answer)
+    assert regenerated.resent
+    assert await user_texts(store) == ["ok"]
+
+
+def test_only_the_most_recently_active_pairs_are_remembered() -> None:
+    latest = LatestMessages(max_pairs=2)
+    for n in range(3):
+        latest.remember((THREAD, f"telegram:{n}"), ("fingerprint", 0), T0)
+    remembered = [latest.knows((THREAD, f"telegram:{n}")) for n in range(3)]
+    assert remembered == [False, True, True]
