@@ -16,7 +16,7 @@ import os
 import select
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -25,6 +25,7 @@ from channels.history import conversation_body
 from middleware.continuity.service import DRAIN_GRACE
 from middleware.errors import UpstreamError, UpstreamTimeout
 from middleware.identity import thread_key
+from middleware.locales import babel_locale
 from middleware.types import Turn, valid_text
 from proxy.services import Services
 
@@ -66,6 +67,7 @@ class TerminalChannel:
         waiting_after: float = WAITING_AFTER,
         config_file: Path | None = None,
         save_within: float = DRAIN_GRACE,
+        locale: str | None = None,
     ) -> None:
         self._services = services
         self._user_id = user_id or getpass.getuser()
@@ -76,6 +78,8 @@ class TerminalChannel:
         self._waiting_after = waiting_after
         self._config_file = config_file
         self._save_within = save_within
+        # The user's language, as their terminal's environment says (``environment_locale``).
+        self._locale = locale
         self._running = False
 
     async def start(self) -> None:
@@ -214,6 +218,7 @@ class TerminalChannel:
             text=text,
             received_at=self._services.clock.now(),
             body={},
+            locale=self._locale,
         )
         turn.body = await conversation_body(self._services, turn, self._history_limit)
         return await answer(self._services, turn, unanswered=self._unanswered)
@@ -231,6 +236,29 @@ class TerminalChannel:
         if isinstance(exc, UpstreamTimeout):
             return f"{exc} — {where}, that the LLM there is running, or raise read_timeout"
         return f"{exc} — {where}, and that the LLM there is running"
+
+
+# The variables that say which locale a program writes dates in, strongest first (POSIX
+# "Internationalization Variables"): the first one set decides, even when it says "C".
+_TIME_LOCALE_VARIABLES = ("LC_ALL", "LC_TIME", "LANG")
+
+
+def environment_locale(environ: Mapping[str, str]) -> str | None:
+    """The locale a terminal program writes dates in, as a babel identifier: that of the
+    first of ``LC_ALL``, ``LC_TIME``, ``LANG`` set and not empty ("de_DE.UTF-8" →
+    "de_DE"; the encoding and any "@modifier" are dropped). None for "C" and "POSIX"
+    (the untranslated default), for a locale babel does not know, or when none is set.
+
+    Read by hand: babel's ``default_locale`` also reads ``LANGUAGE`` (a message
+    catalog list) and ``LC_CTYPE``, puts the asked category before ``LC_ALL``, and takes
+    "C" for American English.
+    """
+    for name in _TIME_LOCALE_VARIABLES:
+        value = environ.get(name)
+        if value:
+            language = value.split(".", 1)[0].split("@", 1)[0]
+            return None if language in ("C", "POSIX") else babel_locale(language)
+    return None
 
 
 class LineCut(Exception):

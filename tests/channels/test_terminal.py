@@ -24,6 +24,7 @@ from channels.terminal import (
     WAITING,
     ConsoleInput,
     TerminalChannel,
+    environment_locale,
 )
 from middleware.clock.source import FakeClock
 from middleware.store import SqliteStore, StoredMessage
@@ -574,3 +575,58 @@ async def test_ctrl_c_in_the_real_chat_saves_where_the_user_left_off(tmp_path: P
     finally:
         await store.close()
     assert session is not None and session.summary is not None and "MkDocs" in session.summary
+
+
+@pytest.mark.parametrize(
+    ("environ", "locale"),
+    [
+        ({"LANG": "de_DE.UTF-8"}, "de_DE"),
+        ({"LANG": "pt_BR.utf8"}, "pt_BR"),
+        ({"LANG": "de_DE@euro"}, "de_DE"),
+        ({"LANG": "fr"}, "fr"),
+        # LC_ALL over LC_TIME over LANG; an empty one is not set.
+        ({"LC_ALL": "es_ES.UTF-8", "LC_TIME": "de_DE.UTF-8", "LANG": "fr_FR.UTF-8"}, "es_ES"),
+        ({"LC_ALL": "", "LC_TIME": "de_DE.UTF-8", "LANG": "fr_FR.UTF-8"}, "de_DE"),
+        # The first one set decides, even when it is the untranslated default.
+        ({"LC_ALL": "C", "LANG": "de_DE.UTF-8"}, None),
+        ({"LANG": "C.UTF-8"}, None),
+        ({"LANG": "POSIX"}, None),
+        ({"LANGUAGE": "de", "LC_CTYPE": "de_DE.UTF-8"}, None),  # not about dates
+        ({"LANG": "klingon"}, None),
+        ({}, None),
+    ],
+)
+def test_the_terminals_locale_comes_from_its_environment(
+    environ: dict[str, str], locale: str | None
+) -> None:
+    assert environment_locale(environ) == locale
+
+
+async def test_the_real_chat_writes_dates_in_the_terminals_language(
+    tmp_path: Path, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "Bis <time 2026-11-22T15:00:00Z>!"
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'[upstream]\nmode = "forward"\nbase_url = "{fake_upstream.url}"\nretries = 0\n'
+        f'[store]\npath = "{tmp_path / "s.db"}"\n[continuity]\nmode = "deterministic"\n'
+    )
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("LC_ALL", "LC_TIME", "LANGUAGE")
+    }
+    chat = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "proxy", "chat", "--config", str(config),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**environ, "LANG": "de_DE.UTF-8"},
+    )  # fmt: skip
+    typed = b"wann?\n/lang fr\nquand?\n"
+    out, errors = await asyncio.wait_for(chat.communicate(typed), timeout=60)
+    assert chat.returncode == 0, errors.decode()
+    replies = [line for line in out.decode().splitlines() if line.startswith("bot> ")]
+    assert replies[0] == "bot> Bis So., 22. Nov., 15:00 UTC!", replies
+    # The language the user chooses wins over the terminal's.
+    assert replies[2] == "bot> Bis dim. 22 nov., 15:00 UTC!", replies
