@@ -16,13 +16,16 @@ import os
 import select
 import sys
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TextIO
 
 from channels.base import answer
 from channels.history import conversation_body
+from middleware.continuity.service import DRAIN_GRACE
 from middleware.errors import UpstreamError, UpstreamTimeout
+from middleware.identity import thread_key
+from middleware.locales import babel_locale
 from middleware.types import Turn, valid_text
 from proxy.services import Services
 
@@ -39,6 +42,8 @@ PASTE_GAP = 0.02
 # An answer slower than this many seconds shows WAITING until it comes (on a terminal).
 WAITING_AFTER = 1.0
 WAITING = "bot> … waiting for the answer"
+# Shown on a terminal while the session is captured as the user leaves, if that is slow.
+SAVING = "saving where you left off…"
 # Back to the start of the line, and erase it (ANSI "erase in line").
 CLEAR_LINE = "\r\x1b[K"
 
@@ -61,6 +66,8 @@ class TerminalChannel:
         history_limit: int = 40,
         waiting_after: float = WAITING_AFTER,
         config_file: Path | None = None,
+        save_within: float = DRAIN_GRACE,
+        locale: str | None = None,
     ) -> None:
         self._services = services
         self._user_id = user_id or getpass.getuser()
@@ -70,6 +77,9 @@ class TerminalChannel:
         self._history_limit = history_limit
         self._waiting_after = waiting_after
         self._config_file = config_file
+        self._save_within = save_within
+        # The user's language, as their terminal's environment says (``environment_locale``).
+        self._locale = locale
         self._running = False
 
     async def start(self) -> None:
@@ -87,7 +97,9 @@ class TerminalChannel:
         """Read lines until EOF or ``/quit``, answering each.
 
         A turn that fails is logged and answered ``[relay error: …]``; the chat goes on.
-        Cancelling ``run`` (Ctrl-C) returns at once, even while it waits for a line.
+        Cancelling ``run`` (Ctrl-C) ends it at once, even while it waits for a line.
+        However the chat ends, the session is captured first if it has something new
+        (``_save_where_you_left_off``): the process, and its scheduler, end with it.
         """
         await self.start()
         read_line = self._read_line or ConsoleInput(sys.stdin.fileno(), self._out)
@@ -124,7 +136,51 @@ class TerminalChannel:
             raise
         finally:
             self._out.flush()
+            await self._save_where_you_left_off()
             await self.stop()
+
+    async def _save_where_you_left_off(self) -> None:
+        """Capture the chat's session as its user leaves (spec 004 §4: "user exits"),
+        within ``save_within`` seconds.
+
+        Only a dirty session is captured (trigger ``session_end``): quitting after nothing
+        new ends at once. Deterministic capture is instant; in ``full`` mode it is an LLM
+        call, and on a terminal a slow one shows ``SAVING`` meanwhile. One not done in
+        time is cancelled and left to the idle capture or the nightly job (of a relay
+        running on the same store later), which finds the session still dirty.
+        """
+        key = thread_key(self._services.config.server.agent_id, self.name, "dm", self._thread_id)
+        saving = asyncio.ensure_future(self._services.continuity.capture_thread(key, "session_end"))
+        shown = False
+        try:
+            done, _ = await asyncio.wait(
+                {saving}, timeout=min(self._waiting_after, self._save_within)
+            )
+            if not done and self._out.isatty():
+                self._out.write(SAVING)
+                self._out.flush()
+                shown = True
+            if not done:
+                done, _ = await asyncio.wait(
+                    {saving}, timeout=max(0.0, self._save_within - self._waiting_after)
+                )
+        finally:
+            saving.cancel()  # not done in time, or the chat's exit was forced (Ctrl-C again)
+            if shown:
+                self._out.write(CLEAR_LINE)
+                self._out.flush()
+        if not done:
+            left = (
+                f"Not saved: capturing where you left off took over {self._save_within:g} s; "
+                "the relay's idle capture or nightly job saves it on its next run."
+            )
+            if self._out.isatty():
+                self._out.write(f"{left}\n")
+                self._out.flush()
+            else:  # on stderr, not in the output a script reads
+                log.warning("%s", left)
+        elif (error := saving.exception()) is not None:
+            log.error("Not saved: capturing where you left off failed: %s", error, exc_info=error)
 
     async def _waited_for(self, answering: Coroutine[object, object, str]) -> str:
         """``answering``'s answer; on a terminal, a slow one shows ``WAITING`` meanwhile,
@@ -162,6 +218,7 @@ class TerminalChannel:
             text=text,
             received_at=self._services.clock.now(),
             body={},
+            locale=self._locale,
         )
         turn.body = await conversation_body(self._services, turn, self._history_limit)
         return await answer(self._services, turn, unanswered=self._unanswered)
@@ -179,6 +236,29 @@ class TerminalChannel:
         if isinstance(exc, UpstreamTimeout):
             return f"{exc} — {where}, that the LLM there is running, or raise read_timeout"
         return f"{exc} — {where}, and that the LLM there is running"
+
+
+# The variables that say which locale a program writes dates in, strongest first (POSIX
+# "Internationalization Variables"): the first one set decides, even when it says "C".
+_TIME_LOCALE_VARIABLES = ("LC_ALL", "LC_TIME", "LANG")
+
+
+def environment_locale(environ: Mapping[str, str]) -> str | None:
+    """The locale a terminal program writes dates in, as a babel identifier: that of the
+    first of ``LC_ALL``, ``LC_TIME``, ``LANG`` set and not empty ("de_DE.UTF-8" →
+    "de_DE"; the encoding and any "@modifier" are dropped). None for "C" and "POSIX"
+    (the untranslated default), for a locale babel does not know, or when none is set.
+
+    Read by hand: babel's ``default_locale`` also reads ``LANGUAGE`` (a message
+    catalog list) and ``LC_CTYPE``, puts the asked category before ``LC_ALL``, and takes
+    "C" for American English.
+    """
+    for name in _TIME_LOCALE_VARIABLES:
+        value = environ.get(name)
+        if value:
+            language = value.split(".", 1)[0].split("@", 1)[0]
+            return None if language in ("C", "POSIX") else babel_locale(language)
+    return None
 
 
 class LineCut(Exception):

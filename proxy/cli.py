@@ -112,7 +112,9 @@ _COMMANDS = (
         "You are terminal:<your login name>, always in the same thread, kept in the "
         "config's store: a later chat goes on from it, and a second chat run at the same "
         "time writes to it too. Each line is a message (lines pasted at once are one); "
-        "/help lists the commands; /quit, Ctrl-D or Ctrl-C leaves.",
+        "/help lists the commands; /quit, Ctrl-D or Ctrl-C leaves, saving where you left "
+        "off if there is something new. Dates in answers are written in your terminal's "
+        "language (LC_ALL, else LC_TIME, else LANG); /lang chooses another.",
     ),
     (
         "check-config",
@@ -214,11 +216,12 @@ async def _serve(config: Config) -> None:
 
 
 async def _chat(config: Config, config_file: Path | None) -> None:
-    from channels.terminal import TerminalChannel
+    from channels.terminal import TerminalChannel, environment_locale
     from proxy.services import open_services
 
     async with open_services(config) as services:
-        await TerminalChannel(services, config_file=config_file).run()
+        locale = environment_locale(os.environ)
+        await TerminalChannel(services, config_file=config_file, locale=locale).run()
 
 
 def _export_clock_state(config: Config, output: str) -> int:

@@ -76,7 +76,9 @@ SUMMARY_MAX = 200
 UPDATE_SUMMARY_MAX = 300
 # Triggers that capture only a dirty session; a manual request or the history about to be
 # compacted captures whatever conversation there is.
-_NEEDS_DIRTY: frozenset[Trigger] = frozenset({"idle_timeout", "debounced_defocus", "nightly_sweep"})
+_NEEDS_DIRTY: frozenset[Trigger] = frozenset(
+    {"idle_timeout", "debounced_defocus", "nightly_sweep", "session_end"}
+)
 # Share of a decision's content words a later session must use to count as coming back
 # to it (for promotion to a standing directive).
 _REFERENCE_OVERLAP = 0.6

@@ -31,8 +31,15 @@ WorkPhase = Literal[
     "unknown",
 ]
 WORK_PHASES: tuple[str, ...] = get_args(WorkPhase)
+# ``session_end``: the user left a chat that ends with them (the terminal's /quit,
+# Ctrl-D, Ctrl-C: spec 004 §4 "user exits").
 Trigger = Literal[
-    "idle_timeout", "debounced_defocus", "pre_compaction", "nightly_sweep", "manual_request"
+    "idle_timeout",
+    "debounced_defocus",
+    "pre_compaction",
+    "nightly_sweep",
+    "manual_request",
+    "session_end",
 ]
 SCHEMA_VERSION = 2
 # The id prefix of a thread's own (unnamed) work context: ``wc:<thread_key>``.

@@ -40,6 +40,9 @@ NIGHTLY = "nightly"
 HOUSEKEEPING = "housekeeping"
 # The housekeeping mark's scope: the whole relay (no user key lacks a colon).
 _RELAY = "relay"
+# Seconds captures in flight may still run when the relay stops (``ContinuityService.stop``)
+# or a chat ends (the terminal's capture as its user leaves) before they are left undone.
+DRAIN_GRACE = 10.0
 # Users seen within this long are visited by the nightly job.
 _ACTIVE_DAYS = 60
 # What a session's dirty flag depends on besides its words, which these fix: the last
@@ -240,7 +243,7 @@ class ContinuityService:
         if self._loop_task is None:
             self._loop_task = asyncio.ensure_future(self._loop())
 
-    async def stop(self, grace: float = 10) -> None:
+    async def stop(self, grace: float = DRAIN_GRACE) -> None:
         """Stop the scheduler, then let captures in flight finish (within ``grace`` s)."""
         if self._loop_task is not None:
             self._loop_task.cancel()

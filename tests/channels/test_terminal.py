@@ -12,6 +12,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,15 +20,19 @@ from channels.terminal import (
     CLEAR_LINE,
     INSPECT_NOTE,
     PROMPT,
+    SAVING,
     WAITING,
     ConsoleInput,
     TerminalChannel,
+    environment_locale,
 )
 from middleware.clock.source import FakeClock
-from middleware.store import StoredMessage
+from middleware.store import SqliteStore, StoredMessage
 from middleware.types import Reply, Turn
 from proxy.config import Config
-from proxy.services import open_services
+from proxy.services import Services, open_services
+from tests.conftest import relay_config
+from tests.fakes.upstream import FakeUpstream
 
 
 async def test_chat_lines_go_through_the_pipeline_with_history(tmp_path: Path) -> None:
@@ -413,3 +418,215 @@ async def test_an_unreachable_llm_says_which_config_file_sets_its_address(
         )
     else:
         assert "no config file was loaded: name one with --config" in said
+
+
+THREAD = "agent:main:terminal:dm:local"
+
+
+async def chat_then_quit(
+    services: Services, lines: list[str], *, out: io.StringIO | None = None, **options: Any
+) -> str:
+    """Ana's chat: ``lines``, then the end of input (Ctrl-D). What was printed."""
+    out = out if out is not None else io.StringIO()
+    said = iter(lines)
+
+    def read_line() -> str:
+        line = next(said, None)
+        if line is None:
+            raise EOFError
+        return line
+
+    channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=out, **options)
+    await channel.run()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("leaving", ["/quit", "Ctrl-D"])
+async def test_leaving_the_chat_captures_where_the_user_left_off(
+    tmp_path: Path, leaving: str
+) -> None:
+    # Spec 004 §4: captured when the user exits, not 15 idle minutes later, by when the
+    # chat's process (and its scheduler) is long gone.
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    said = ["Let's go with MkDocs for the docs site", "I still need to write the API page"]
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        await chat_then_quit(services, said + (["/quit"] if leaving == "/quit" else []))
+        session = await services.store.current_session(THREAD)
+        assert session is not None
+        entries = await services.store.continuity_entries(session.work_context_id, now=clock.now())
+    assert session.summary is not None and "MkDocs" in session.summary
+    assert session.last_capture_at == clock.now()
+    kinds = {entry.entry_type for entry in entries}
+    assert {"session_summary_ref", "key_decision", "open_question"} <= kinds, kinds
+
+
+async def test_leaving_with_nothing_new_captures_nothing(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        await chat_then_quit(services, ["Let's go with MkDocs for the docs site", "/quit"])
+        first = await services.store.current_session(THREAD)
+        assert first is not None and first.last_capture_at is not None
+        entries = await services.store.continuity_entries(first.work_context_id, now=clock.now())
+        clock.advance(timedelta(minutes=5))
+        await chat_then_quit(services, ["/quit"])
+        # A glance ("thanks") leaves the session clean too: nothing worth capturing.
+        clock.advance(timedelta(minutes=5))
+        await chat_then_quit(services, ["thanks"])
+        again = await services.store.current_session(THREAD)
+        entries_after = await services.store.continuity_entries(
+            first.work_context_id, now=clock.now()
+        )
+    assert again is not None and again.last_capture_at == first.last_capture_at
+    assert [e.entry_id for e in entries_after] == [e.entry_id for e in entries]
+
+
+async def test_ctrl_c_at_the_prompt_captures_where_the_user_left_off(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    lines = iter(["Let's go with MkDocs for the docs site"])
+    at_the_prompt = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def read_line() -> str:
+        line = next(lines, None)
+        if line is None:
+            loop.call_soon_threadsafe(at_the_prompt.set)
+            threading.Event().wait(5)  # nobody types: Ctrl-C comes instead
+            raise EOFError
+        return line
+
+    async with open_services(inspect_config(tmp_path), clock=clock) as services:
+        channel = TerminalChannel(services, user_id="ana", read_line=read_line, out=io.StringIO())
+        chat = asyncio.create_task(channel.run())
+        await at_the_prompt.wait()
+        chat.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await chat
+        session = await services.store.current_session(THREAD)
+    assert session is not None and session.summary is not None and "MkDocs" in session.summary
+
+
+@pytest.mark.parametrize("on_a_terminal", [True, False])
+async def test_a_capture_slower_than_the_grace_is_left_for_later_and_said(
+    tmp_path: Path,
+    fake_upstream: FakeUpstream,
+    on_a_terminal: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # In full mode the capture is an LLM call: the chat does not wait for it past the
+    # grace, and says the session is saved later (it stays dirty for the idle capture
+    # or the nightly job).
+    fake_upstream.synthesis_reply = "{}"
+    fake_upstream.synthesis_gate = asyncio.Event()  # never answered
+    clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))
+    out = TerminalOut() if on_a_terminal else io.StringIO()
+    config = relay_config(tmp_path, fake_upstream.url)
+    async with open_services(config, clock=clock) as services:
+        said = ["Let's go with MkDocs for the docs site", "/quit"]
+        printed = await chat_then_quit(services, said, out=out, waiting_after=0.02, save_within=0.5)
+        session = await services.store.current_session(THREAD)
+    assert fake_upstream.synthesis_seen.is_set()
+    assert session is not None and session.last_capture_at is None and session.dirty_turns == 1
+    told = (
+        "Not saved: capturing where you left off took over 0.5 s; the relay's idle capture "
+        "or nightly job saves it on its next run."
+    )
+    if on_a_terminal:
+        assert f"{SAVING}{CLEAR_LINE}{told}" in printed, printed
+    else:
+        assert SAVING not in printed and told not in printed
+        assert told in caplog.text
+
+
+async def test_ctrl_c_in_the_real_chat_saves_where_the_user_left_off(tmp_path: Path) -> None:
+    store_path = tmp_path / "s.db"
+    config = tmp_path / "c.toml"
+    config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{store_path}"\n')
+    ours = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in the test above
+    main, terminal = os.openpty()
+    try:
+        chat = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "proxy", "chat", "--config", str(config),
+            stdin=terminal,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, ours)
+        os.close(terminal)
+    try:
+        assert chat.stdout is not None and chat.stderr is not None
+        await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
+        os.write(main, b"Let's go with MkDocs for the docs site\n")
+        await asyncio.wait_for(chat.stdout.readuntil(b"bot> "), timeout=30)
+        await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
+        chat.send_signal(signal.SIGINT)
+        status = await asyncio.wait_for(chat.wait(), timeout=20)
+        errors = (await chat.stderr.read()).decode()
+    finally:
+        if chat.returncode is None:
+            chat.kill()
+            await chat.wait()
+        os.close(main)
+    assert status == 130, errors
+    store = SqliteStore(store_path)
+    await store.open()
+    try:
+        session = await store.current_session(THREAD)
+    finally:
+        await store.close()
+    assert session is not None and session.summary is not None and "MkDocs" in session.summary
+
+
+@pytest.mark.parametrize(
+    ("environ", "locale"),
+    [
+        ({"LANG": "de_DE.UTF-8"}, "de_DE"),
+        ({"LANG": "pt_BR.utf8"}, "pt_BR"),
+        ({"LANG": "de_DE@euro"}, "de_DE"),
+        ({"LANG": "fr"}, "fr"),
+        # LC_ALL over LC_TIME over LANG; an empty one is not set.
+        ({"LC_ALL": "es_ES.UTF-8", "LC_TIME": "de_DE.UTF-8", "LANG": "fr_FR.UTF-8"}, "es_ES"),
+        ({"LC_ALL": "", "LC_TIME": "de_DE.UTF-8", "LANG": "fr_FR.UTF-8"}, "de_DE"),
+        # The first one set decides, even when it is the untranslated default.
+        ({"LC_ALL": "C", "LANG": "de_DE.UTF-8"}, None),
+        ({"LANG": "C.UTF-8"}, None),
+        ({"LANG": "POSIX"}, None),
+        ({"LANGUAGE": "de", "LC_CTYPE": "de_DE.UTF-8"}, None),  # not about dates
+        ({"LANG": "klingon"}, None),
+        ({}, None),
+    ],
+)
+def test_the_terminals_locale_comes_from_its_environment(
+    environ: dict[str, str], locale: str | None
+) -> None:
+    assert environment_locale(environ) == locale
+
+
+async def test_the_real_chat_writes_dates_in_the_terminals_language(
+    tmp_path: Path, fake_upstream: FakeUpstream
+) -> None:
+    fake_upstream.reply_content = "Bis <time 2026-11-22T15:00:00Z>!"
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'[upstream]\nmode = "forward"\nbase_url = "{fake_upstream.url}"\nretries = 0\n'
+        f'[store]\npath = "{tmp_path / "s.db"}"\n[continuity]\nmode = "deterministic"\n'
+    )
+    environ = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("LC_ALL", "LC_TIME", "LANGUAGE")
+    }
+    chat = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "proxy", "chat", "--config", str(config),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**environ, "LANG": "de_DE.UTF-8"},
+    )  # fmt: skip
+    typed = b"wann?\n/lang fr\nquand?\n"
+    out, errors = await asyncio.wait_for(chat.communicate(typed), timeout=60)
+    assert chat.returncode == 0, errors.decode()
+    replies = [line for line in out.decode().splitlines() if line.startswith("bot> ")]
+    assert replies[0] == "bot> Bis So., 22. Nov., 15:00 UTC!", replies
+    # The language the user chooses wins over the terminal's.
+    assert replies[2] == "bot> Bis dim. 22 nov., 15:00 UTC!", replies

@@ -253,6 +253,8 @@ def test_chat_help_says_who_you_are_and_where_the_chat_is_kept(
     text = " ".join(capsys.readouterr().out.split())
     assert "You are terminal:<your login name>, always in the same thread" in text
     assert "a second chat run at the same time writes to it too" in text
+    assert "saving where you left off if there is something new" in text
+    assert "your terminal's language (LC_ALL, else LC_TIME, else LANG)" in text
 
 
 def test_serve_beside_a_relay_serving_the_same_store_exits_with_a_message(
