@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from datetime import time
+from datetime import time, timedelta
 from itertools import takewhile
 from pathlib import Path
 from typing import Any
@@ -577,3 +577,12 @@ def _spec_keys_of(actual: Any, spec: Any) -> Any:
 def test_a_config_without_policy_gets_spec_000s_policy_block(text: str) -> None:
     clock = parse_config(text).clock.model_dump(mode="json", exclude_none=True)
     assert _spec_keys_of(clock, SPEC_000_POLICY_BLOCK) == SPEC_000_POLICY_BLOCK
+
+
+def test_action_lifetimes_default_to_spec_000s_ttl_guidance() -> None:
+    """§6.4: planned/in_progress 24h; project actions 7-30 days (we keep 7, and never
+    beyond 30: ``max_ttl``)."""
+    actions = parse_config("").clock.store.latest_actions
+    assert actions.ttl == timedelta(hours=24)
+    assert actions.project_ttl == timedelta(days=7)
+    assert actions.max_ttl == timedelta(days=30)
