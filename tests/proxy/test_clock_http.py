@@ -1268,6 +1268,9 @@ async def test_two_hundred_simultaneous_turns_in_one_thread(relay: RunningServer
     ("zones", "flagged"),
     [
         (("Europe/Berlin", "Europe/London"), False),  # 1 hour apart
+        # Spec 000 §0 ambiguity_threshold_hours: 4, the default, and from it on.
+        (("Europe/Berlin", "Asia/Dubai"), False),  # 3 hours apart
+        (("Europe/Berlin", "Asia/Karachi"), True),  # 4 hours apart
         (("Europe/Berlin", "Asia/Tokyo"), True),  # 8 hours apart
     ],
 )
