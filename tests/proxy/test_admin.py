@@ -697,3 +697,20 @@ async def test_clock_state_export_has_every_field_of_the_spec_schema(
     assert (thread["agent_tz"], thread["participants"]) == ("Europe/Berlin", ["api:ana"])
     assert thread["last_interaction_iso"].startswith("2026-02-09T12:30:")
     assert thread["last_user_message_iso_by_user"] == {"api:ana": "2026-02-09T12:30:00+00:00"}
+
+
+@pytest.mark.parametrize("tracking", [True, False])
+async def test_cross_channel_tracking_decides_whether_the_users_last_contact_is_recorded(
+    relay_factory: RelayFactory, tracking: bool
+) -> None:
+    """Spec 000 §4.1/§4.5: last_interaction_any_channel_iso (user) only with
+    cross_channel_tracking; the thread's own times always."""
+    relay = await relay_factory(auth=AUTH, clock={**CLOCK, "cross_channel_tracking": tracking})
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert status == 200
+    user = exported["users"]["api:ana"]
+    expected = "2026-02-09T01:00:00+00:00" if tracking else None
+    assert user["last_interaction_any_channel_iso"] == expected
+    assert user["channels"][THREAD]["last_user_message_iso"] == "2026-02-09T01:00:00+00:00"
+    assert exported["threads"][THREAD]["last_interaction_iso"] is not None
