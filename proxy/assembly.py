@@ -117,6 +117,7 @@ def chat_admins(config: Config) -> frozenset[str]:
 def clock_settings(config: Config) -> ClockSettings:
     return ClockSettings(
         enabled=config.clock.enabled,
+        mode=config.clock.mode,
         ambiguity_threshold=timedelta(hours=config.clock.ambiguity_threshold_hours),
     )
 

@@ -19,6 +19,7 @@ from middleware.clock.answers import answers_hour_choice, pick_hour
 from middleware.clock.finding import find_time_expressions
 from middleware.clock.parsing import ParseResult
 from middleware.clock.places import PlaceMention, find_place_mentions, lookup_place
+from middleware.clock.policy import Mode, PolicyOverrides
 from middleware.clock.presentation import (
     Audience,
     DirectAudience,
@@ -68,6 +69,9 @@ class ClockSettings:
     """The parts of ``[clock]`` the Core Clock reads."""
 
     enabled: bool = True
+    # spec 000 §0 mode, unless the user chose their own ("clock: off"): "off" keeps the
+    # Core Clock facts (time, zone, elapsed) without the gap hint's advice.
+    mode: Mode = "light"
     group_window: timedelta = timedelta(days=14)
     group_limit: int = 8
     # spec 000 §0 ambiguity_threshold_hours: in a group whose members' clocks are this far
@@ -187,6 +191,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
     # is no message the model saw.
     contact = prior.any_channel_at
     elsewhere = contact is not None and contact != prior.user_last_message_here_at
+    mode = PolicyOverrides.from_stored(prior.clock_data.policy_overrides).mode or settings.mode
     facts = TemporalFacts(
         now=now,
         zone=_zone_label(resolution),
@@ -207,6 +212,7 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
         markup_instruction=(
             markup_instruction() if expressions or turn.chat_type == "group" else None
         ),
+        gap_advice=mode != "off",
     )
     return ClockView(resolution, render_block(facts), expressions, audience, droppable_lines(facts))
 

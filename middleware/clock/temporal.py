@@ -126,6 +126,9 @@ class TemporalFacts(NamedTuple):
     recency: bool = False
     markup_instruction: str | None = None
     extra: Sequence[str] = ()
+    # The gap hint (spec 004 §5), advice rather than fact: left out in mode "off" (spec
+    # 000 §0: no time context beyond basic timezone anchoring).
+    gap_advice: bool = True
 
 
 def asks_about_current_events(text: str) -> bool:
@@ -155,7 +158,8 @@ def render_block(facts: TemporalFacts) -> str:
     """The block's lines, newest facts first; stable wording so tests and caches agree."""
     here = local_minute(facts.now, facts.tz)
     lines = [_now_line(facts, here)]
-    hint = gap_hint(facts.now, facts.last_here.at if facts.last_here else None, facts.tz)
+    last = facts.last_here.at if facts.last_here else None
+    hint = gap_hint(facts.now, last, facts.tz) if facts.gap_advice else None
     if hint:
         lines.append(hint)
     if facts.members:

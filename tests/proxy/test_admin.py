@@ -620,3 +620,97 @@ async def test_memory_writes_are_validated_strictly(relay: RunningServer) -> Non
     for method in ("GET", "POST"):
         status, error = await call(relay, method, "/admin/users/api:nobody/memory", {})
         assert status == 404 and "no user 'api:nobody'" in error["error"]["message"]
+
+
+# Spec 000 §10.2's version 3 schema, field by field: every name the spec gives a user, a
+# channel entry, a latest action, a calibration entry and a thread.
+SPEC_USER_FIELDS = {
+    "default_tz",
+    "policy_overrides",
+    "last_interaction_any_channel_iso",
+    "channels",
+    "latest_actions",
+    "calibration",
+}
+SPEC_ACTION_FIELDS = {
+    "id",
+    "label",
+    "type",
+    "status",
+    "recorded_iso",
+    "expected_typical_minutes",
+    "expected_max_minutes",
+    "expires_iso",
+    "thread_key",
+    "source",
+}
+SPEC_THREAD_FIELDS = {
+    "thread_kind",
+    "session_tz",
+    "agent_tz",
+    "delta_hours",
+    "participants",
+    "last_interaction_iso",
+    "last_user_message_iso_by_user",
+}
+
+
+async def test_clock_state_export_has_every_field_of_the_spec_schema(
+    relay: RunningServer,
+) -> None:
+    """What the relay itself recorded exports under the spec's names, with its values."""
+    await chat(relay, "clock it: heading to the gym", at="2026-02-09T18:10:00+09:00")
+    await chat(relay, "the gym took 3 hours", at="2026-02-09T21:30:00+09:00")
+    await call(relay, "PUT", "/admin/users/api:ana/timezone", {"timezone": "Asia/Tokyo"})
+
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert status == 200 and exported["version"] == 3
+    user = exported["users"]["api:ana"]
+    assert SPEC_USER_FIELDS <= set(user)
+    assert user["default_tz"] == "Asia/Tokyo"
+    assert user["last_interaction_any_channel_iso"].startswith("2026-02-09T12:30:")
+    assert set(user["channels"]) == {THREAD}  # a channel entry per thread the user wrote in
+    channel = user["channels"][THREAD]
+    assert channel["last_user_message_iso"] == "2026-02-09T12:30:00+00:00"
+    assert channel["last_agent_message_iso"].startswith("2026-02-09T12:30:")
+
+    [gym] = user["latest_actions"]
+    assert SPEC_ACTION_FIELDS <= set(gym)
+    assert gym["id"].startswith("act_") and gym["label"] == "Go to the gym"
+    assert (gym["type"], gym["source"], gym["thread_key"]) == (
+        "temporal_action",
+        "clock_it",
+        THREAD,
+    )
+    assert gym["status"] in {"planned", "in_progress", "likely_done", "done", "canceled", "expired"}
+    assert gym["recorded_iso"] == "2026-02-09T09:10:00+00:00"
+    assert gym["expires_iso"] == "2026-02-10T09:10:00+00:00"  # §6.4: 24h
+    assert 0 < gym["expected_typical_minutes"] <= gym["expected_max_minutes"]
+    calibrated = user["calibration"]["activity_overrides"]["gym"]
+    assert set(calibrated) >= {"typical_minutes", "max_minutes", "updated_iso"}
+    assert calibrated["typical_minutes"] == 180
+    assert calibrated["updated_iso"] == "2026-02-09T12:30:00+00:00"
+
+    thread = exported["threads"][THREAD]
+    assert SPEC_THREAD_FIELDS <= set(thread)
+    assert thread["thread_kind"] in {"project", "conversation", "scheduling", "operations"}
+    assert (thread["agent_tz"], thread["participants"]) == ("Europe/Berlin", ["api:ana"])
+    assert thread["last_interaction_iso"].startswith("2026-02-09T12:30:")
+    assert thread["last_user_message_iso_by_user"] == {"api:ana": "2026-02-09T12:30:00+00:00"}
+
+
+@pytest.mark.parametrize("tracking", [True, False])
+async def test_cross_channel_tracking_decides_whether_the_users_last_contact_is_recorded(
+    relay_factory: RelayFactory, tracking: bool
+) -> None:
+    """Spec 000 §4.1/§4.5: last_interaction_any_channel_iso (user) only with
+    cross_channel_tracking; the thread's own times always."""
+    relay = await relay_factory(auth=AUTH, clock={**CLOCK, "cross_channel_tracking": tracking})
+    await chat(relay, "hello", at="2026-02-09T10:00:00+09:00")
+    status, exported = await call(relay, "GET", "/admin/clock-state")
+    assert status == 200
+    user = exported["users"]["api:ana"]
+    expected = "2026-02-09T01:00:00+00:00" if tracking else None
+    assert user["last_interaction_any_channel_iso"] == expected
+    assert user["channels"][THREAD]["last_user_message_iso"] == "2026-02-09T01:00:00+00:00"
+    assert exported["threads"][THREAD]["last_interaction_iso"] is not None

@@ -113,6 +113,35 @@ async def test_zone_elapsed_and_gap_hint(relay: RunningServer, fake_upstream: Fa
     assert "Gap: a new day since the last interaction" in text
 
 
+async def test_mode_off_keeps_the_clock_line_but_gives_no_gap_advice(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """Spec 000 §0 mode off: "never use time context beyond basic timezone anchoring": the
+    time, zone and elapsed facts stay (the Core Clock line), the gap hint's "welcome them
+    back and review" does not, whether the config or the user ("clock: off") chose it."""
+    config_off = await relay_factory(server={"api_commands": True}, clock={"mode": "off"})
+    await chat(config_off, "/tz Europe/Berlin", at="2026-11-01T09:00:00Z")
+    await chat(config_off, "let's plan the garden", at="2026-11-01T09:00:30Z")
+    await chat(config_off, "I'm back", at="2026-11-18T11:00:00Z")
+    text = block(fake_upstream)
+    assert "Last message here: 17 days 1 hour ago (Sun 1 Nov 10:00)." in text
+    assert "Gap:" not in text
+
+    user_off = await relay_factory(
+        server={"api_commands": True}, store={"path": str(tmp_path / "other.sqlite3")}
+    )
+    await chat(user_off, "/tz Europe/Berlin", at="2026-10-01T09:00:00Z", thread="u")
+    await chat(user_off, "clock: off", at="2026-10-01T09:00:10Z", thread="u")
+    await chat(user_off, "let's plan the garden", at="2026-10-01T09:00:30Z", thread="u")
+    await chat(user_off, "I'm back", at="2026-10-18T11:00:00Z", thread="u")
+    text = block(fake_upstream)
+    assert text.startswith("Now: Sun 18 Oct 2026 13:00 (Europe/Berlin, UTC+02:00).")
+    assert "Gap:" not in text
+    await chat(user_off, "clock: on", at="2026-10-18T11:00:10Z", thread="u")
+    await chat(user_off, "and again", at="2026-10-25T11:00:00Z", thread="u")
+    assert "Gap: 6 days away" in block(fake_upstream)  # 25 Oct: an hour lost to DST
+
+
 async def test_a_return_after_weeks_away_is_told_as_weeks_not_as_the_next_day(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
@@ -1268,6 +1297,9 @@ async def test_two_hundred_simultaneous_turns_in_one_thread(relay: RunningServer
     ("zones", "flagged"),
     [
         (("Europe/Berlin", "Europe/London"), False),  # 1 hour apart
+        # Spec 000 §0 ambiguity_threshold_hours: 4, the default, and from it on.
+        (("Europe/Berlin", "Asia/Dubai"), False),  # 3 hours apart
+        (("Europe/Berlin", "Asia/Karachi"), True),  # 4 hours apart
         (("Europe/Berlin", "Asia/Tokyo"), True),  # 8 hours apart
     ],
 )

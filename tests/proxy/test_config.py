@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from datetime import time
+from datetime import time, timedelta
 from itertools import takewhile
 from pathlib import Path
 from typing import Any
@@ -511,3 +511,78 @@ def test_example_file_shows_every_key_an_api_key_has() -> None:
 
 def _commented_key(line: str) -> bool:
     return re.match(r"^# [a-z_]+ = ", line) is not None
+
+
+# Spec 000 §0's policy block, transcribed key by key: "If policy is missing, agents MUST
+# default to the above block." The relay's own keys (ttl, normal_rules, the tool guard…)
+# are left out; every key the spec names is here with the spec's value.
+SPEC_000_POLICY_BLOCK: dict[str, Any] = {
+    "enabled": True,
+    "mode": "light",
+    "cross_channel_tracking": True,
+    "store": {
+        "last_message_timestamps": True,
+        "latest_actions": {
+            "enabled": True,
+            "max_items": 25,
+            "auto_clock_temporal_actions": True,
+            "require_explicit_clock_it_for_non_temporal": True,
+            "store_quotes": False,
+        },
+    },
+    "checkins": {
+        "enabled": True,
+        "rules": [
+            {
+                "id": "project_gap_1d",
+                "when": {"thread_kind": "project", "elapsed_gte": "P1D"},
+                "then": {"ask_for_updates": True},
+            },
+            {
+                "id": "action_gap_2h",
+                "when": {"has_open_action": True, "elapsed_gte": "PT2H"},
+                "then": {"allow_hedged_reference": True},
+            },
+            {
+                "id": "long_gap_30d",
+                "when": {"elapsed_gte": "P30D"},
+                "then": {"offer_recap": True},
+            },
+        ],
+    },
+    "inference": {
+        "enabled": True,
+        "allow_for_tone_only": True,
+        "require_confirmation_for_impactful_actions": True,
+    },
+    "ambiguity_threshold_hours": 4,
+}
+
+
+def _spec_keys_of(actual: Any, spec: Any) -> Any:
+    """``actual`` narrowed to the keys ``spec`` names; a rule's ``when`` whole, and its
+    ``then`` as the directives it turns on, so a condition or directive added to a
+    default rule shows."""
+    if isinstance(spec, dict) and "then" in spec:
+        then = {name: True for name, value in actual["then"].items() if value}
+        return {"id": actual["id"], "when": actual["when"], "then": then}
+    if isinstance(spec, dict):
+        return {key: _spec_keys_of(actual.get(key), value) for key, value in spec.items()}
+    if isinstance(spec, list):
+        return [_spec_keys_of(item, want) for item, want in zip(actual, spec, strict=True)]
+    return actual
+
+
+@pytest.mark.parametrize("text", ["", "[clock]\n", "[clock.store.latest_actions]\n"])
+def test_a_config_without_policy_gets_spec_000s_policy_block(text: str) -> None:
+    clock = parse_config(text).clock.model_dump(mode="json", exclude_none=True)
+    assert _spec_keys_of(clock, SPEC_000_POLICY_BLOCK) == SPEC_000_POLICY_BLOCK
+
+
+def test_action_lifetimes_default_to_spec_000s_ttl_guidance() -> None:
+    """§6.4: planned/in_progress 24h; project actions 7-30 days (we keep 7, and never
+    beyond 30: ``max_ttl``)."""
+    actions = parse_config("").clock.store.latest_actions
+    assert actions.ttl == timedelta(hours=24)
+    assert actions.project_ttl == timedelta(days=7)
+    assert actions.max_ttl == timedelta(days=30)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from middleware.actions.model import Action
 from middleware.awareness.view import AwarenessSettings, apply_ops, awareness_view
 from middleware.clock.parsing import ParseResult
-from middleware.clock.policy import CheckinRule, CheckinsPolicy
+from middleware.clock.policy import CheckinRule, CheckinsPolicy, LatestActionsPolicy
 from middleware.store import ClockData, PriorState
 from middleware.types import Turn
 
@@ -228,3 +228,25 @@ def test_a_call_set_for_a_time_just_come_is_looked_ahead_to_then_back_on() -> No
     later.received_at = NOW + timedelta(hours=2)
     back = awareness_view(later, AwarenessSettings())
     assert "did the call happen — how did it go?" in back.lines[0]
+
+
+def _stored_after(text: str, settings: AwarenessSettings) -> list[Action]:
+    quiet = PriorState(thread_last_conversation_at=NOW - timedelta(minutes=5))
+    view = awareness_view(turn(text, quiet), settings)
+    stored = apply_ops(view.ops)(ClockData())
+    assert stored is not None
+    return [Action.from_json(entry) for entry in stored.latest_actions]
+
+
+def test_actions_keep_a_label_only_unless_store_quotes_keeps_a_short_excerpt() -> None:
+    """Spec 000 §0/§6.3: ``store_quotes: false`` (the default) stores the normalized
+    summary only; true adds a short excerpt of the user's words."""
+    said = "heading to the gym now, " + "leg day and then some cardio " * 12
+    for text in (said, "clock it: " + said):
+        [label_only] = _stored_after(text, AwarenessSettings())
+        assert label_only.quote is None
+        assert "cardio" not in label_only.label
+        quoting = AwarenessSettings(actions=LatestActionsPolicy(store_quotes=True))
+        [quoted] = _stored_after(text, quoting)
+        assert quoted.quote is not None and quoted.quote.startswith("heading to the gym")
+        assert len(quoted.quote) == 200  # a short excerpt, not the whole message
