@@ -91,7 +91,7 @@ def own_words(text: str) -> str:
         quote = _REPLYING_TO.match(text)
         if quote:
             text = text[quote.end() :]
-    return _without_pasted(text) if _MAY_PASTE.search(text) else text
+    return _without_pasted(text) if _may_paste(text) else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +121,10 @@ def quoted(text: str) -> Quoted | None:
     return None
 
 
-# Cheap test for whether a message may hold pasted lines at all: most are one line of chat.
-_MAY_PASTE = re.compile(r"\n|^\s*(?:>|```|~~~)")
+def _may_paste(text: str) -> bool:
+    """Whether ``text`` may hold pasted lines at all: most messages are one line of chat
+    (string tests, not a regex: this runs several times on every turn)."""
+    return "\n" in text or text.lstrip().startswith((">", "```", "~~~"))
 
 
 def _without_pasted(text: str) -> str:
