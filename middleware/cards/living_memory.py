@@ -26,8 +26,10 @@ from middleware.memory.replacement import supersedes
 
 logger = logging.getLogger(__name__)
 
-# Living memory: the name first, then standing instructions, then facts (§6.3).
-_MEMORY_RANK = {"name": 0, "directive": 1, "preference": 1, "fact": 2, "correction": 2}
+# Living memory: the name first, then standing instructions, then facts (§6.3), the
+# user's corrections before the rest: spec 003 gives them a slot above long-term memory
+# (§6) and a 1.5x retrieval boost (§5.3, §8), so trimming reaches them last.
+_MEMORY_RANK = {"name": 0, "directive": 1, "preference": 1, "correction": 2, "fact": 3}
 
 
 def living_memory_card(

@@ -17,7 +17,16 @@ from middleware.memory.candidate import MemoryCandidate, made, plain
 from middleware.memory.everyday import DIET, points_back
 from middleware.memory.voice import third_person
 
-__all__ = ["CORRECTION", "DENIAL", "GAINSAY", "Reader", "corrected", "denied"]
+__all__ = [
+    "CORRECTION",
+    "DENIAL",
+    "GAINSAY",
+    "RECALL_FAILURE",
+    "Reader",
+    "corrected",
+    "denied",
+    "recalled",
+]
 
 # Reads a clause as a statement: a name, directive, preference or fact, or anything else
 # as ``default`` (``None``: nothing).
@@ -54,6 +63,34 @@ DENIAL = _re(
     r"|live(?!.*\bany\s?(?:more|longer)\W*$))\s+(?:in|at|for|near|as|from)\s+.+?))"
     r"(?:\s+(?:any\s?more|any\s+longer|no\s+more))?\W*$"
 )
+
+
+# The user saying memory failed them, and what they had said (spec 003 §7's explicit
+# recall-failure triggers, word for word where they carry it: "i (already|just) told
+# you", "i mentioned (this|that|it) (before|earlier|already|yesterday|last)", "no,? i
+# said", "you forgot"): "I already told you I'm vegetarian", "no, I said I live in
+# Lisbon", "you forgot that I'm allergic to nuts", "I mentioned it before: I'm a nurse".
+RECALL_FAILURE = _re(
+    r"(?:(?:i\s+(?:already|just)\s+told\s+you|i\s+told\s+you\s+(?:already|before|earlier))"
+    r"|i\s+(?:already\s+)?mentioned(?:\s+(?:this|that|it))?\s+(?:before|earlier|already"
+    r"|yesterday|last\s+\w+)"
+    r"|(?:no|nope)\b[\s,.!]*i\s+(?:already\s+)?said|you\s+forgot)"
+    r"(?:\s+(?:already|before|earlier|twice))*\s*(?:[,:;—–-]\s*)*(?:that\b\s*)?(?P<told>.+)"
+)
+
+
+def recalled(told: str, read: Reader) -> MemoryCandidate | None:
+    """What the user says memory should have known, after saying it failed them
+    (``RECALL_FAILURE``'s ``told``): a fact is a correction (spec 003 §5.3: the user's
+    correction is sure, 1.0, and wins), "I already told you I'm not vegan" denies "Is
+    vegan", and a name, preference or standing instruction is that, said again. Nothing
+    when ``told`` states nothing of the user ("I already told you that yesterday")."""
+    said = read(told, None)
+    if said is None:
+        return denied(told, read)
+    if said.kind == "fact" and not said.retire_only:
+        return MemoryCandidate("correction", said.text)
+    return said
 
 
 def corrected(fix: str, read: Reader) -> MemoryCandidate | None:

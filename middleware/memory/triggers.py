@@ -27,7 +27,12 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
   it contradicts (:func:`~middleware.memory.replacement.supersedes`);
 - ``correction``: "actually, my … is …", "actually, I live/work/moved …", "no, I meant …",
   "correction: …" ("actually, my name is X" is a ``name``), and a denial ("I'm not vegan
-  any more") retires what it denies; both are read in :mod:`middleware.memory.corrections`.
+  any more") retires what it denies; both are read in :mod:`middleware.memory.corrections`;
+  so is what the user says memory forgot (spec 003 §7's explicit recall-failure triggers:
+  "I already told you I'm vegetarian", "no, I said I live in Lisbon", "you forgot that
+  …"): a fact there is a ``correction``, a name, preference or directive is that;
+- "important: …" (a §7 memory trigger) is kept when what follows states something of
+  the user ("Important: I'm allergic to peanuts"), not a note on the work.
 
 Spec 003's "decision:", "we agreed", "the plan is", "note to self" and "remember to …"
 are about the work, not the person: continuity captures them
@@ -72,7 +77,15 @@ from middleware.memory.candidate import (
     MemoryCandidate,
     made,
 )
-from middleware.memory.corrections import CORRECTION, DENIAL, GAINSAY, corrected, denied
+from middleware.memory.corrections import (
+    CORRECTION,
+    DENIAL,
+    GAINSAY,
+    RECALL_FAILURE,
+    corrected,
+    denied,
+    recalled,
+)
 from middleware.memory.everyday import (
     EVERYDAY_PATTERNS,
     RELATION,
@@ -149,6 +162,10 @@ _REMEMBER = ignoring_case(
     r"|(?:please\s+)?remember\s+this\s*[:—–-]\s*(?P<body2>.+)"
     r"|for\s+future\s+reference\s*[:,—–-]\s*(?P<body3>.+)"
 )
+# Spec 003 §7's memory trigger "important:": what follows is kept when it states
+# something of the user ("Important: I'm allergic to peanuts"); the work's notes
+# ("Important: the deadline is Friday") are not theirs.
+_IMPORTANT = ignoring_case(r"(?:very\s+|really\s+|super\s+)?important\s*[:—–-]\s*(?P<body>.+)")
 # A sentence of their own, which may go on to another: "I …", "actually, I …".
 _OF_THEMSELVES = ignoring_case(rf"(?:{GAINSAY})?i\b")
 
@@ -165,6 +182,8 @@ _FORGET_GATE = Gate(_FORGET)
 _TRIGGERS = Gate(
     NAME,
     _REMEMBER,
+    _IMPORTANT,
+    RECALL_FAILURE,
     CORRECTION,
     DIRECTIVE,
     PREFERENCE,
@@ -268,6 +287,13 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
     from Brazil and I live in Berlin"). Nothing from a sentence that as a whole is
     hypothetical or reported speech ("if I lived in Lisbon and I had a dog")."""
     whole = FILLER.sub("", sentence, count=1)
+    told = RECALL_FAILURE.match(whole)
+    if told is not None and _NEXT_CLAUSE.search(told["told"]):
+        # "I already told you I live in Berlin and I love it there": each is what they told.
+        return [
+            _told(f"{whole[: told.start('told')]}{part}")
+            for part in _NEXT_CLAUSE.split(told["told"])
+        ]
     opening = _OF_THEMSELVES.match(whole)
     if opening is None:
         said = _candidate(sentence)
@@ -297,8 +323,13 @@ def _sentences(text: str) -> Iterator[str]:
 
 def _candidate(sentence: str) -> MemoryCandidate | None:
     sentence = FILLER.sub("", sentence, count=1)
+    if RECALL_FAILURE.match(sentence):
+        return _told(sentence)
     if not sentence or _REJECT.search(sentence):
         return None
+    match = _IMPORTANT.match(sentence)
+    if match:
+        return statement(match["body"], default=None)
     match = _REMEMBER.match(sentence)
     if match:
         body = match["body"] or match["body2"] or match["body3"]
@@ -313,10 +344,26 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     return statement(sentence, default=None) or denied(sentence, statement)
 
 
+def _told(sentence: str) -> MemoryCandidate | None:
+    """What a sentence saying memory failed them ("I already told you I'm vegetarian",
+    ``RECALL_FAILURE``) says they had told: "told" there is their own word, not reported
+    speech, so only what they told is read for a conditional or a hedge."""
+    told = RECALL_FAILURE.match(sentence)
+    if told is None or _REJECT.search(told["told"]):
+        return None
+    return recalled(told["told"], statement)
+
+
 def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     """What a group message plainly asks the assistant to keep about the speaker (see the
     module docstring): nothing else said in a group is theirs to keep."""
     sentence = FILLER.sub("", sentence, count=1)
+    told = RECALL_FAILURE.match(sentence)
+    if told is not None:
+        # "@bot I already told you I'm vegetarian": memory failed them, in their own
+        # words; not what they told about someone else ("… my sister is vegan").
+        addressed = addressed and not _SOMEONE_ELSES.match(told["told"])
+        return _told(sentence) if addressed else None
     if not sentence or _REJECT.search(sentence):
         return None
     match = _REMEMBER.match(sentence)

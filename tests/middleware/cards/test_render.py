@@ -714,3 +714,19 @@ def test_linked_accounts_facts_that_conflict_show_the_one_said_last() -> None:
     assert render(memory=(paris, tokyo, mia, mimi, violin)).cards == (
         memory_card("Name: Mimi", "Lives in Tokyo", "Plays the violin"),
     )
+
+
+def test_memory_cap_keeps_an_older_correction_before_newer_facts() -> None:
+    """Spec 003 §5.3/§6/§8: a correction has its slot above long-term memory and a 1.5x
+    retrieval boost, so the card's trimming reaches it after plain facts, however old."""
+    correction = fact(1, "correction", "Lives in Lisbon", days_ago=90)
+    newer = (
+        fact(2, "fact", "Works at Acme", days_ago=3),
+        fact(3, "fact", "Has a dog called Rex", days_ago=1),
+    )
+    expected = memory_card("Lives in Lisbon", "Has a dog called Rex")
+    out = render(
+        memory=(correction, *newer), budget=CardBudget(living_memory=count_tokens(expected))
+    )
+    assert out.cards == (expected,)
+    assert out.dropped == ("living_memory:facts",)

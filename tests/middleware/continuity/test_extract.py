@@ -26,6 +26,7 @@ from middleware.continuity.extract import (
     is_terse_continuation,
     moved_on_to,
     moves_on,
+    states_an_item,
 )
 from middleware.continuity.words import item_form
 
@@ -726,3 +727,18 @@ def test_a_time_and_a_future_alone_make_no_open_item(sentence: str) -> None:
 def test_a_sequence_opener_lets_no_non_item_through(sentence: str) -> None:
     assert classify_sentence(sentence) is None
     assert extract_open_questions([_user(sentence), _assistant("Sure.")]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Spec 003 §7's memory triggers about the work ("decision:", "we agreed", "the
+        # plan is", "note to self"): each makes its session worth capturing.
+        "Decision: we go with Postgres.",
+        "We agreed to ship on Monday.",
+        "The plan is to migrate next week.",
+        "Note to self: call the bank.",
+    ],
+)
+def test_spec_003_work_triggers_state_an_item(text: str) -> None:
+    assert states_an_item(text)

@@ -535,3 +535,15 @@ async def test_names_and_corrections_alone_over_the_limit_all_stay(store: Sqlite
         )
     assert await enforce_limit(store, ANA, 2) == 0
     assert len(await store.memory_facts(ANA)) == 3
+
+
+async def test_what_the_user_says_memory_forgot_replaces_the_old_fact_surely(
+    store: SqliteStore,
+) -> None:
+    """Spec 003 §5.3/§7: "I already told you …" is the user's correction: it wins over
+    what memory held and is as sure as a correction (1.0)."""
+    assert await remembered(store, "I live in Berlin.", "I already told you I live in Lisbon.") == [
+        "Lives in Lisbon"
+    ]
+    (fact,) = await store.memory_facts(ANA)
+    assert (fact.kind, fact.confidence) == ("correction", 1.0)

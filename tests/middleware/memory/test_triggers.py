@@ -1083,6 +1083,41 @@ def test_an_employer_joined_with_a_word_of_work_or_left_is_read(
     assert detect_memory(text) == [expected]
 
 
+# Spec 003 §7's explicit recall-failure triggers that carry what was told: memory failed
+# the user, and what they had said is their correction (§5.3: sure, 1.0, and it wins).
+@pytest.mark.parametrize(
+    ("text", "kind", "stored"),
+    [
+        ("I already told you I'm vegetarian.", "correction", "Is vegetarian"),
+        ("I just told you, I'm a nurse", "correction", "Is a nurse"),
+        ("I told you already, I live in Lisbon.", "correction", "Lives in Lisbon"),
+        ("No, I said I live in Lisbon.", "correction", "Lives in Lisbon"),
+        ("You forgot that I'm allergic to nuts!", "correction", "Is allergic to nuts"),
+        ("I mentioned it before: I'm a nurse.", "correction", "Is a nurse"),
+        ("Hi, I already told you I'm vegan!", "correction", "Is vegan"),
+        ("I already told you my name is Ana.", "name", "Name: Ana"),
+        ("I just told you, I prefer short answers.", "preference", "Prefers short answers"),
+    ],
+)
+def test_what_the_user_says_memory_forgot_is_their_correction(
+    text: str, kind: str, stored: str
+) -> None:
+    assert [(said.kind, said.text) for said in detect_memory(text)] == [(kind, stored)]
+
+
+def test_a_recall_failure_denying_a_fact_retires_it() -> None:
+    assert detect_memory("I already told you I'm not vegan.") == [
+        MemoryCandidate("fact", "Is vegan", retire_only=True, denies=True)
+    ]
+
+
+def test_each_statement_told_again_is_a_correction() -> None:
+    assert detect_memory("I already told you I live in Berlin and I'm a nurse.") == [
+        MemoryCandidate("correction", "Lives in Berlin"),
+        MemoryCandidate("correction", "Is a nurse"),
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -1100,3 +1135,46 @@ def test_an_employer_joined_with_a_word_of_work_or_left_is_read(
 )
 def test_joining_or_leaving_with_no_word_of_an_employer_is_not_read(text: str) -> None:
     assert detect_memory(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I already told you that yesterday.",
+        "I already told you about the deploy.",
+        "You forgot the attachment.",
+        "I already told you I'm vegetarian, I think.",
+        "She said I already told you I'm vegan.",
+        "I already told you I'm vegetarian?",
+    ],
+)
+def test_a_recall_failure_without_a_statement_of_the_user_learns_nothing(text: str) -> None:
+    assert detect_memory(text) == []
+
+
+def test_in_a_group_a_recall_failure_is_learned_only_when_said_to_the_assistant() -> None:
+    said = "I already told you I'm vegetarian."
+    assert detect_memory(said, in_group=True, addressed=True) == [
+        MemoryCandidate("correction", "Is vegetarian")
+    ]
+    assert detect_memory(said, in_group=True, addressed=False) == []
+    told_of_another = "I already told you my sister is vegan."
+    assert detect_memory(told_of_another, in_group=True, addressed=True) == []
+
+
+# Spec 003 §7's memory trigger "important:": what follows is learned when it states
+# something of the user; the work's notes are not theirs.
+@pytest.mark.parametrize(
+    ("text", "kind", "stored"),
+    [
+        ("Important: I'm allergic to peanuts.", "fact", "Is allergic to peanuts"),
+        ("IMPORTANT - my name is Ana", "name", "Name: Ana"),
+        ("Very important: never call me Bob.", "directive", "Never call the user Bob"),
+    ],
+)
+def test_what_is_marked_important_is_learned(text: str, kind: str, stored: str) -> None:
+    assert [(said.kind, said.text) for said in detect_memory(text)] == [(kind, stored)]
+
+
+def test_a_work_note_marked_important_is_not_about_the_user() -> None:
+    assert detect_memory("Important: the deadline is Friday.") == []
