@@ -25,7 +25,9 @@ class CardItem:
 
 @dataclass(frozen=True, slots=True)
 class SessionLine:
-    """A past session of the work context: its summary and when it was captured.
+    """A past session of the work context: its summary, when it was captured and how
+    long it lasted (``duration_minutes``, from its first message to its last; ``None``
+    when not known, as for a summary stored before it was kept).
 
     ``parts`` are a deterministic summary's parts, from which the card composes the line
     without the items it shows on their own; ``None`` for an LLM summary (free text) or
@@ -34,6 +36,7 @@ class SessionLine:
     summary: str
     captured_at: datetime
     parts: SummaryParts | None = None
+    duration_minutes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -618,11 +618,13 @@ async def test_a_command_first_after_a_break_leaves_the_next_message_the_session
         await jo.say(text, after=timedelta(minutes=1))
     clock.advance(timedelta(minutes=20))
     assert len(await tick(relay)) == 1
-    assert "cron jobs" in await jo.say("/recap", after=timedelta(hours=20))
+    recap = await jo.say("/recap", after=timedelta(hours=20))
+    assert "cron jobs" in recap and "(2 min): " in recap, recap
     assert "don't remember" in await jo.say("/memory", after=timedelta(minutes=1))
     block = await jo.block_for("Let's continue.", after=timedelta(minutes=1))
     resume = cards_in(block)["resume"]
-    assert "Last session (Mon)" in resume and "Open: figure out the cron jobs" in resume
+    # Its first message to its last: two minutes.
+    assert "Last session (Mon, 2 min)" in resume and "Open: figure out the cron jobs" in resume
     # Once: the rest of the session rides on the replay.
     assert "<card" not in await jo.block_for("And the cutover?", after=timedelta(minutes=1))
 
