@@ -161,8 +161,7 @@ def resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[_
         for index, line in enumerate(sessions)
     ]
     without_duration = (
-        f"Last session ({_date(sessions[0].captured_at, tz, now)}): "
-        f"{_session_text(sessions[0], shown)}"
+        f"Last session ({_date(sessions[0].when, tz, now)}): {_session_text(sessions[0], shown)}"
         if sessions
         else None
     )
@@ -197,7 +196,7 @@ def _session_when(line: SessionLine, tz: tzinfo, now: datetime, *, last: bool) -
     """ "Mon, 45 min" for the last session (spec 004 §2: when and how long; the gap since
     is the temporal block's); earlier sessions only say when: a duration there costs the
     §6.1 budget that is cut from their lines first."""
-    when = _date(line.captured_at, tz, now)
+    when = _date(line.when, tz, now)
     length = session_length(line.duration_minutes) if last else None
     return f"{when}, {length}" if length else when
 

@@ -26,7 +26,7 @@ from middleware.cards.resume import put_off_marks, session_length, without_relat
 from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import rebuild_view, shown_context_name
-from middleware.continuity.constellation import item_said_at, session_minutes
+from middleware.continuity.constellation import item_said_at, session_ended_at, session_minutes
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
@@ -251,7 +251,8 @@ def recap_text(
         item_key(d["decision"]) for d in decisions
     }
     for line in view.get("session_history", [])[:3]:
-        day = datetime.fromisoformat(line["captured_at"]).astimezone(zone)
+        ended = session_ended_at(line) or datetime.fromisoformat(line["captured_at"])
+        day = ended.astimezone(zone)
         parts = SummaryParts.from_json(line.get("summary_parts"))
         summary = parts.text(leave_out=listed) if parts is not None else line["summary"]
         length = session_length(session_minutes(line))

@@ -62,6 +62,7 @@ def build_view(
                 "doc73_session_summary_id": session_id,
                 "turn_count": content.get("turn_count"),
                 "duration_minutes": content.get("duration_minutes"),
+                "ended_at": content.get("ended_at"),
                 "summary": summaries.get(session_id, ""),
                 # A deterministic summary's parts (spec: middleware.continuity.summary).
                 "summary_parts": content.get("summary_parts"),
@@ -249,6 +250,7 @@ def resume_content(
                 datetime.fromisoformat(line["captured_at"]),
                 SummaryParts.from_json(line.get("summary_parts")),
                 session_minutes(line),
+                session_ended_at(line),
             )
             for line in history[:3]
         ),
@@ -285,6 +287,13 @@ def session_minutes(line: Mapping[str, Any]) -> int | None:
     built before durations were kept (or the entry has none)."""
     minutes = line.get("duration_minutes")
     return minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else None
+
+
+def session_ended_at(line: Mapping[str, Any]) -> datetime | None:
+    """When a view's session line ended (its last message); ``None`` when its entry was
+    written before that was kept."""
+    ended = line.get("ended_at")
+    return datetime.fromisoformat(ended) if isinstance(ended, str) else None
 
 
 def item_said_at(item: Mapping[str, Any]) -> datetime | None:

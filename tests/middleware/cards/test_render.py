@@ -153,6 +153,14 @@ def test_a_card_over_its_cap_loses_the_duration_before_any_word_of_the_session()
     assert session.startswith("Last session (Mon): Completed") and session.endswith("…")
 
 
+def test_a_session_is_dated_by_when_it_ended() -> None:
+    # Captured after the idle wait, past midnight: the session was Monday's.
+    ended = datetime(2025, 11, 17, 23, 50, tzinfo=UTC)
+    line = SessionLine("late fix", ended + timedelta(minutes=20), ended_at=ended)
+    content = ResumeContent("Brief", "review", session_history=(line,))
+    assert "Last session (Mon): late fix" in render(content).cards[0]
+
+
 def test_earlier_sessions_say_when_not_how_long() -> None:
     # Their lines are the first §6.1 cuts: a duration there would cost them their place.
     content = ResumeContent(
