@@ -25,7 +25,11 @@ class CardItem:
 
 @dataclass(frozen=True, slots=True)
 class SessionLine:
-    """A past session of the work context: its summary and when it was captured.
+    """A past session of the work context: its summary, when it was captured, how long
+    it lasted (``duration_minutes``, from its first message to its last) and when it
+    ended (``ended_at``, its last message: what it is dated by, since its capture may
+    come the next day). Either is ``None`` when not known, as for a summary stored
+    before it was kept.
 
     ``parts`` are a deterministic summary's parts, from which the card composes the line
     without the items it shows on their own; ``None`` for an LLM summary (free text) or
@@ -34,6 +38,13 @@ class SessionLine:
     summary: str
     captured_at: datetime
     parts: SummaryParts | None = None
+    duration_minutes: int | None = None
+    ended_at: datetime | None = None
+
+    @property
+    def when(self) -> datetime:
+        """What the session is dated by: when it ended, else when it was captured."""
+        return self.ended_at or self.captured_at
 
 
 @dataclass(frozen=True, slots=True)

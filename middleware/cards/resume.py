@@ -46,6 +46,9 @@ class _Section:
 
     name: str
     lines: list[str]
+    # session_history's first line without its duration: what it is cut from, since
+    # where the work stood says more than how long it took.
+    shorter_first: str | None = None
 
 
 # §6.1: truncate session_history first, then key_decisions, then open_questions, then
@@ -154,9 +157,14 @@ def resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[_
     shown = {item_key(item.text) for item in (*questions, *decisions)}
     history = [
         f"{'Last session' if index == 0 else 'Earlier'} "
-        f"({_date(line.captured_at, tz, now)}): {_session_text(line, shown)}"
+        f"({_session_when(line, tz, now, last=index == 0)}): {_session_text(line, shown)}"
         for index, line in enumerate(sessions)
     ]
+    without_duration = (
+        f"Last session ({_date(sessions[0].when, tz, now)}): {_session_text(sessions[0], shown)}"
+        if sessions
+        else None
+    )
     by_name = {
         "session_history": history,
         "open_questions": [_item("Open", q, tz) for q in questions],
@@ -178,7 +186,31 @@ def resume_sections(content: ResumeContent, tz: tzinfo, now: datetime) -> list[_
         if content.phase_hint and one_line(content.phase_hint)
         else [],
     }
-    return [_Section(name, by_name[name]) for name in _SHOW_ORDER]
+    return [
+        _Section(name, by_name[name], without_duration if name == "session_history" else None)
+        for name in _SHOW_ORDER
+    ]
+
+
+def _session_when(line: SessionLine, tz: tzinfo, now: datetime, *, last: bool) -> str:
+    """ "Mon, 45 min" for the last session (spec 004 §2: when and how long; the gap since
+    is the temporal block's); earlier sessions only say when: a duration there costs the
+    §6.1 budget that is cut from their lines first."""
+    when = _date(line.when, tz, now)
+    length = session_length(line.duration_minutes) if last else None
+    return f"{when}, {length}" if length else when
+
+
+def session_length(minutes: int | None) -> str | None:
+    """A session's duration as the card and /recap say it: "45 min", "2 h 10 min",
+    "3 h"; ``None`` when unknown or under a minute (a one-message session has none to
+    tell)."""
+    if minutes is None or minutes < 1:
+        return None
+    hours, rest = divmod(minutes, 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
 def _session_text(line: SessionLine, shown: set[str]) -> str:
@@ -205,9 +237,10 @@ def fit_resume(header: str, sections: list[_Section], cap: int, dropped: list[st
     nothing to say or not even the header and one shortened line fit.
 
     §6.1 truncates session_history first: its earlier sessions go, then the last
-    session's line is cut to the tokens left (:func:`_cut_session_line`), and only when
-    not even a few of its words fit does it go too. A card a few tokens over the cap
-    loses those few tokens, not the one line that says where the work stood."""
+    session's line loses its duration and is cut to the tokens left
+    (:func:`_cut_session_line`), and only when not even a few of its words fit does it
+    go too. A card a few tokens over the cap loses those few tokens, not the one line
+    that says where the work stood."""
     if not has_items(sections):
         return None
     by_name = {section.name: section for section in sections}
@@ -235,9 +268,15 @@ _MIN_SESSION_WORDS = 4
 def _cut_session_line(
     header: str, sections: list[_Section], section: _Section, cap: int
 ) -> str | None:
-    """The card with its one session line cut at a word, with "…", to fit ``cap``
-    exactly; ``None`` when fewer than :data:`_MIN_SESSION_WORDS` of its words fit."""
+    """The card with its one session line without its duration, and if that is still
+    over ``cap``, cut at a word, with "…", to fit it exactly; ``None`` when fewer than
+    :data:`_MIN_SESSION_WORDS` of its words fit."""
     line = section.lines[0]
+    if section.shorter_first is not None and section.shorter_first != line:
+        section.lines[0] = section.shorter_first
+        if count_tokens(_resume_text(header, sections)) <= cap:
+            return _resume_text(header, sections)
+        line = section.lines[0]
     label, _, summary = line.partition("): ")
     words = summary.split()
 

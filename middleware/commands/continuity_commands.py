@@ -22,11 +22,11 @@ from typing import Any
 
 from middleware.actions.model import Action
 from middleware.cards.content import CardItem
-from middleware.cards.resume import put_off_marks, without_relative_days
+from middleware.cards.resume import put_off_marks, session_length, without_relative_days
 from middleware.clock.zones import get_zone
 from middleware.commands import Command, CommandHandler
 from middleware.continuity.capture import rebuild_view, shown_context_name
-from middleware.continuity.constellation import item_said_at
+from middleware.continuity.constellation import item_said_at, session_ended_at, session_minutes
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
@@ -251,10 +251,12 @@ def recap_text(
         item_key(d["decision"]) for d in decisions
     }
     for line in view.get("session_history", [])[:3]:
-        day = datetime.fromisoformat(line["captured_at"]).astimezone(zone)
+        ended = session_ended_at(line) or datetime.fromisoformat(line["captured_at"])
+        day = ended.astimezone(zone)
         parts = SummaryParts.from_json(line.get("summary_parts"))
         summary = parts.text(leave_out=listed) if parts is not None else line["summary"]
-        lines.append(f"- {day:%Y-%m-%d}: {summary}")
+        length = session_length(session_minutes(line))
+        lines.append(f"- {day:%Y-%m-%d}" + (f" ({length})" if length else "") + f": {summary}")
     items = put_off_items(
         [CardItem(str(q["question"]), said_at=item_said_at(q)) for q in questions], actions
     )

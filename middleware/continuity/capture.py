@@ -372,6 +372,9 @@ class Capturer:
                     "tools_used": ["tool"] if session.tool_used else [],
                     "turn_count": sum(m.role == "user" for m in messages),
                     "duration_minutes": _minutes(session.started_at, messages[-1].at),
+                    # When it ended: what the card dates it by (its capture may be the
+                    # next day, after the idle wait, a night's sweep or a restart).
+                    "ended_at": messages[-1].at.isoformat(),
                 },
                 settings.session_summary_ttl_days,
             )

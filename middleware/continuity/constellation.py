@@ -61,6 +61,8 @@ def build_view(
                 **base,
                 "doc73_session_summary_id": session_id,
                 "turn_count": content.get("turn_count"),
+                "duration_minutes": content.get("duration_minutes"),
+                "ended_at": content.get("ended_at"),
                 "summary": summaries.get(session_id, ""),
                 # A deterministic summary's parts (spec: middleware.continuity.summary).
                 "summary_parts": content.get("summary_parts"),
@@ -247,6 +249,8 @@ def resume_content(
                 line["summary"],
                 datetime.fromisoformat(line["captured_at"]),
                 SummaryParts.from_json(line.get("summary_parts")),
+                session_minutes(line),
+                session_ended_at(line),
             )
             for line in history[:3]
         ),
@@ -276,6 +280,20 @@ def delivered_update_ids(view: View, thread_key: str) -> list[str]:
         for u in view.get("cross_conversation_updates") or []
         if u["for_thread_key"] == thread_key
     ]
+
+
+def session_minutes(line: Mapping[str, Any]) -> int | None:
+    """How long a view's session line lasted, in minutes; ``None`` when its view was
+    built before durations were kept (or the entry has none)."""
+    minutes = line.get("duration_minutes")
+    return minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else None
+
+
+def session_ended_at(line: Mapping[str, Any]) -> datetime | None:
+    """When a view's session line ended (its last message); ``None`` when its entry was
+    written before that was kept."""
+    ended = line.get("ended_at")
+    return datetime.fromisoformat(ended) if isinstance(ended, str) else None
 
 
 def item_said_at(item: Mapping[str, Any]) -> datetime | None:

@@ -110,7 +110,7 @@ class ContinuityEntry:
 
     - ``session_summary_ref``: ``doc73_session_summary_id`` (our session id),
       ``entities_referenced``, ``procedures_executed``, ``tools_used``, ``turn_count``,
-      ``duration_minutes``
+      ``duration_minutes``, ``ended_at`` (its last message, which the card dates it by)
     - ``open_question``: ``question``, ``context``, ``resolved``, ``resolved_at``,
       ``resolution_summary``
     - ``key_decision``: ``decision``, ``rationale``, ``superseded_by``,

@@ -618,13 +618,42 @@ async def test_a_command_first_after_a_break_leaves_the_next_message_the_session
         await jo.say(text, after=timedelta(minutes=1))
     clock.advance(timedelta(minutes=20))
     assert len(await tick(relay)) == 1
-    assert "cron jobs" in await jo.say("/recap", after=timedelta(hours=20))
+    recap = await jo.say("/recap", after=timedelta(hours=20))
+    assert "cron jobs" in recap and "(2 min): " in recap, recap
     assert "don't remember" in await jo.say("/memory", after=timedelta(minutes=1))
     block = await jo.block_for("Let's continue.", after=timedelta(minutes=1))
     resume = cards_in(block)["resume"]
-    assert "Last session (Mon)" in resume and "Open: figure out the cron jobs" in resume
+    # Its first message to its last: two minutes.
+    assert "Last session (Mon, 2 min)" in resume and "Open: figure out the cron jobs" in resume
     # Once: the rest of the session rides on the replay.
     assert "<card" not in await jo.block_for("And the cutover?", after=timedelta(minutes=1))
+
+
+async def test_a_session_is_dated_by_when_it_ended_not_when_it_was_captured(
+    relay_factory: RelayFactory, fake_upstream: FakeUpstream, clock: FakeClock
+) -> None:
+    """Monday 22:50-23:50, captured after the idle wait at 00:10 Tuesday: the card said
+    "Last session (Tue, 1 h)" beside the block's "Last message here: … (Mon 2 Nov
+    23:50)", and /recap the 3rd."""
+    relay = await make_relay(relay_factory, clock, continuity={"mode": "deterministic"})
+    jo = Person(relay, fake_upstream, clock, user="jo", thread="billing")
+    clock.set(datetime(2026, 11, 2, 22, 30, tzinfo=UTC))
+    await jo.say("/context Billing migration")
+    for text in (
+        "We decided to use logical replication.",
+        "I still need to figure out the cron jobs.",
+        "Let's look at the invoice table.",
+        "ok night",
+    ):
+        await jo.say(text, after=timedelta(minutes=20))
+    clock.advance(timedelta(minutes=20))
+    assert len(await tick(relay)) == 1  # at 00:10 Tuesday
+    clock.set(datetime(2026, 11, 4, 10, 0, tzinfo=UTC))
+    block = await jo.block_for("Let's continue.")
+    assert "(Mon 2 Nov 23:50)" in block
+    assert "Last session (Mon, 1 h): " in cards_in(block)["resume"], block
+    recap = await jo.say("/recap", after=timedelta(minutes=1))
+    assert "- 2026-11-02 (1 h): " in recap and "2026-11-03" not in recap, recap
 
 
 async def test_a_command_first_after_a_break_still_counts_for_nothing_after_a_restart(

@@ -180,7 +180,8 @@ async def test_a_fortnight_of_moving_house_and_looking_for_a_job(
     assert "call the bank" in todo, "never done, never called off"
     assert "tomorrow" not in todo and "put off to mon 16 nov" in todo, todo
     assert "acme" not in todo and "movers" not in todo, "done things are not shown as open"
-    assert "Last session (11 Nov)" in resume, "more than a week ago: a date, not a weekday"
+    # From "evening" at 19:00 to "night" 11 minutes later.
+    assert "Last session (11 Nov, 11 min)" in resume, "over a week ago: a date, not a weekday"
     assert "Tuesday slot" in resume
 
     recap = await sam.says("/recap", after=timedelta(minutes=1))

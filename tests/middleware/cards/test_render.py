@@ -117,6 +117,67 @@ def test_the_spec_example_renders_as_in_the_spec_within_120_tokens() -> None:
     assert out.dropped == ()
 
 
+@pytest.mark.parametrize(
+    ("minutes", "label"),
+    [
+        (45, "Last session (Mon, 45 min): "),
+        (1, "Last session (Mon, 1 min): "),
+        (130, "Last session (Mon, 2 h 10 min): "),
+        (120, "Last session (Mon, 2 h): "),
+        (0, "Last session (Mon): "),  # under a minute: a one-message session
+        (None, "Last session (Mon): "),  # a summary stored before durations were kept
+    ],
+)
+def test_the_last_session_says_how_long_it_lasted(minutes: int | None, label: str) -> None:
+    # Spec 004 §2: the last session's when *and duration*; the card said only when.
+    (card,) = render(with_duration(EXAMPLE, minutes)).cards
+    assert card.splitlines()[2].startswith(label + "Completed subsections 1-3"), card
+
+
+def with_duration(content: ResumeContent, minutes: int | None) -> ResumeContent:
+    last, *earlier = content.session_history
+    return replace(content, session_history=(replace(last, duration_minutes=minutes), *earlier))
+
+
+def test_a_card_over_its_cap_loses_the_duration_before_any_word_of_the_session() -> None:
+    # Where the work stood says more than how long it took: the spec's card, which just
+    # fits, keeps its whole session line once the duration goes.
+    out = render(with_duration(EXAMPLE, 45), budget=CardBudget(resume=count_tokens(EXAMPLE_CARD)))
+    assert out.cards == (EXAMPLE_CARD,)
+    assert out.dropped == ("resume:shortened",)
+    # Tighter still: its words are cut, the duration not put back.
+    out = render(
+        with_duration(EXAMPLE, 45), budget=CardBudget(resume=count_tokens(EXAMPLE_CARD) - 1)
+    )
+    session = out.cards[0].splitlines()[2]
+    assert session.startswith("Last session (Mon): Completed") and session.endswith("…")
+
+
+def test_a_session_is_dated_by_when_it_ended() -> None:
+    # Captured after the idle wait, past midnight: the session was Monday's.
+    ended = datetime(2025, 11, 17, 23, 50, tzinfo=UTC)
+    line = SessionLine("late fix", ended + timedelta(minutes=20), ended_at=ended)
+    content = ResumeContent("Brief", "review", session_history=(line,))
+    assert "Last session (Mon): late fix" in render(content).cards[0]
+
+
+def test_earlier_sessions_say_when_not_how_long() -> None:
+    # Their lines are the first §6.1 cuts: a duration there would cost them their place.
+    content = ResumeContent(
+        "Brief",
+        "review",
+        session_history=(
+            SessionLine("newest", NOW - timedelta(days=1), duration_minutes=95),
+            SessionLine("one", NOW - timedelta(days=2), duration_minutes=30),
+        ),
+    )
+    assert render(content).cards == (
+        resume_card(
+            "Brief — review phase.", "Last session (Tue, 1 h 35 min): newest", "Earlier (Mon): one"
+        ),
+    )
+
+
 def test_the_session_line_leaves_out_the_items_the_card_shows_on_their_own() -> None:
     # A deterministic summary lists what was decided and left open; on a full card those
     # repeated the Open/Decision lines, and the 120-token cap cut the session line first.
@@ -383,9 +444,14 @@ session_parts = st.builds(
     questions=st.lists(phrases, max_size=3),
     decisions=st.lists(phrases, max_size=2),
     days=st.lists(st.integers(0, 30), min_size=3, max_size=3),
+    minutes=st.lists(st.none() | st.integers(0, 1500), min_size=3, max_size=3),
 )
 def test_session_lines_fit_the_120_token_cap_exactly(
-    parts: list[SummaryParts], questions: list[str], decisions: list[str], days: list[int]
+    parts: list[SummaryParts],
+    questions: list[str],
+    decisions: list[str],
+    days: list[int],
+    minutes: list[int | None],
 ) -> None:
     """Spec 001 §6.1: the card is never over 120 tokens (counted as the cards count them,
     tags included), and a card only a few tokens over keeps its last session's line, cut."""
@@ -393,8 +459,8 @@ def test_session_lines_fit_the_120_token_cap_exactly(
         "House move",
         "unknown",
         session_history=tuple(
-            SessionLine(p.text(), NOW - timedelta(days=d, hours=1), p)
-            for p, d in zip(parts, days, strict=False)
+            SessionLine(p.text(), NOW - timedelta(days=d, hours=1), p, m)
+            for p, d, m in zip(parts, days, minutes, strict=False)
         ),
         open_questions=tuple(CardItem(q, tentative=True) for q in questions),
         key_decisions=tuple(CardItem(d) for d in decisions),
@@ -640,7 +706,10 @@ resumes = st.none() | st.builds(
     ResumeContent,
     texts,
     st.sampled_from(["drafting", "unknown", "waiting_for_external", ""]) | texts,
-    st.lists(st.builds(SessionLine, texts, instants), max_size=5).map(tuple),
+    st.lists(
+        st.builds(SessionLine, texts, instants, duration_minutes=st.none() | st.integers(0, 3000)),
+        max_size=5,
+    ).map(tuple),
     st.lists(items, max_size=5).map(tuple),
     st.lists(items, max_size=4).map(tuple),
     st.lists(texts, max_size=3).map(tuple),

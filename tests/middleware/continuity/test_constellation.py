@@ -111,3 +111,22 @@ def test_the_resume_card_waits_thirty_minutes_and_skips_its_own_session() -> Non
     shown = resume("s2", captured + timedelta(minutes=30))
     assert shown is not None and [line.summary for line in shown.session_history] == ["summary 1"]
     assert resume("s1", captured + timedelta(days=1)) is None
+
+
+def test_a_session_line_carries_how_long_the_session_lasted() -> None:
+    # Capture keeps each session's duration_minutes (spec 001 §3.2); the card says it of
+    # the last session (spec 004 §2), so the view and the card's content carry it.
+    lines = [
+        entry(1, "session_summary_ref", doc73_session_summary_id="s1", duration_minutes=130),
+        entry(2, "session_summary_ref", doc73_session_summary_id="s2", duration_minutes=45),
+    ]
+    view = view_of(lines)
+    shown = resume_content(view, thread_key="t", session_id="s9", now=NOW, min_gap=timedelta(0))
+    assert shown is not None
+    assert [line.duration_minutes for line in shown.session_history] == [45, 130]
+    # A view stored before durations were kept has none to tell.
+    for line in view["session_history"]:
+        del line["duration_minutes"]
+    shown = resume_content(view, thread_key="t", session_id="s9", now=NOW, min_gap=timedelta(0))
+    assert shown is not None
+    assert [line.duration_minutes for line in shown.session_history] == [None, None]
