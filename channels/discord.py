@@ -18,7 +18,8 @@ reads only text (in a DM, or replying to the bot); a sticker alone reaches the m
 its name (``[sticker: Wave]``), a poll as its question and options, a forwarded message
 as ``[forwarded] …`` (never run as the sender's command), as a message. A reply to
 someone's message reaches the model after what it replies to, ``[replying to Bo: "meet
-at 9"] …``; a reply to the bot does not, its words being in the history. System messages
+at 9"] …``, Bo named as the server shows them (their server nickname, when the reply pings
+them); a reply to the bot does not, its words being in the history. System messages
 (a thread created, a pin) are not anyone's words and are ignored. A message is read once,
 as first sent: an edit of one that was for the bot is answered, without asking the model,
 that the edit was not read (``EDIT_NOT_READ``).
@@ -636,7 +637,7 @@ class DiscordChannel:
             words = shared_text(replied) or (media_only_text(kind) if kind else "")
         if not words:
             return None
-        return _display_name(replied.author), words
+        return _server_name(message, replied.author), words
 
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
@@ -749,6 +750,17 @@ def _media_kind(message: discord.Message) -> MediaKind | None:
         return "voice note"
     kinds: dict[str, MediaKind] = {"image": "photo", "video": "video", "audio": "audio"}
     return kinds.get((first.content_type or "").partition("/")[0], "file")
+
+
+def _server_name(message: discord.Message, user: discord.abc.User) -> str:
+    """``user``'s name as ``message``'s server shows it, the name their own messages reach
+    the model under: a message replied to carries its author's account only, without the
+    server nickname; a reply that pings that author carries them among its mentions as a
+    member, nickname included (and a server whose members are cached knows them)."""
+    member = next((found for found in message.mentions if found.id == user.id), None)
+    if member is None and message.guild is not None:
+        member = message.guild.get_member(user.id)
+    return _display_name(member or user)
 
 
 def _display_name(user: discord.abc.User | None) -> str:

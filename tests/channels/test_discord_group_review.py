@@ -4,9 +4,10 @@ or goes by a server nickname."""
 
 from __future__ import annotations
 
-from tests.channels.group_members import BRUNO, CHANNEL, DEV, SERVER, Fortnight
+from tests.channels.group_members import BRUNO, CARA, CHANNEL, DEV, SERVER, Fortnight
+from tests.channels.support import handlers_done
 from tests.conftest import RelayFactory
-from tests.fakes.discord_api import user_payload
+from tests.fakes.discord_api import BOT, BOT_ID, message_payload, user_payload
 
 
 def member(user: int, name: str) -> dict[str, object]:
@@ -35,3 +36,53 @@ async def test_a_place_said_of_a_mentioned_member_is_nobodys(
     assert "the user's timezone is unknown" in group.block()
     await group.on_discord("hi all", DEV)
     assert group.local_times() == {"Bruno": "timezone unknown", "Dev": "timezone unknown"}
+
+
+async def test_a_reply_names_the_member_replied_to_by_their_server_nickname(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Bruno takes the server nickname "Brunissimo": his new messages, the block and a
+    reply quoting him all name him so (what Discord shows), his earlier message keeps the
+    name it was said under. Discord sends a message replied to with its author's account
+    only; the reply's ping carries him as the server's member."""
+    await group.start(relay_factory)
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
+    bruno = member(BRUNO, "bruno")
+    nickname = {
+        "nick": "Brunissimo",
+        "roles": [],
+        "joined_at": "2026-01-01T00:00:00+00:00",
+        "deaf": False,
+        "mute": False,
+        "flags": 0,
+    }
+    first = await group.discord.push_message(
+        "meet at 9?", channel_id=CHANNEL, user_id=100 + BRUNO, author=bruno, guild_id=SERVER
+    )
+    await group.discord.push_message(
+        "or at 10",
+        channel_id=CHANNEL,
+        user_id=100 + BRUNO,
+        author=bruno,
+        guild_id=SERVER,
+        fields={"member": nickname},
+    )
+    plan = message_payload(first, "meet at 9?", channel_id=CHANNEL, author=bruno)
+    before = len(group.discord.sent())
+    await group.discord.push_message(
+        f"<@{BOT_ID}> is that too late?",
+        channel_id=CHANNEL,
+        user_id=100 + CARA,
+        author=member(CARA, "cara"),
+        guild_id=SERVER,
+        mentions=[BOT, {**bruno, "member": nickname}],
+        replying_to=plan,
+    )
+    await group.discord.wait_for_sent(before + 1)
+    await handlers_done()
+    assert group.said() == [
+        "[Bruno] meet at 9?",
+        "[Brunissimo] or at 10",
+        '[Cara] [replying to Brunissimo: "meet at 9?"] is that too late?',
+    ]
+    assert set(group.local_times()) == {"Brunissimo", "Cara"}
