@@ -4,7 +4,9 @@ or goes by a server nickname."""
 
 from __future__ import annotations
 
-from tests.channels.group_members import BRUNO, CARA, CHANNEL, DEV, SERVER, Fortnight
+from datetime import timedelta
+
+from tests.channels.group_members import AIKO, BRUNO, CARA, CHANNEL, DEV, SERVER, Fortnight
 from tests.channels.support import handlers_done
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import BOT, BOT_ID, message_payload, user_payload
@@ -86,3 +88,32 @@ async def test_a_reply_names_the_member_replied_to_by_their_server_nickname(
         '[Cara] [replying to Brunissimo: "meet at 9?"] is that too late?',
     ]
     assert set(group.local_times()) == {"Brunissimo", "Cara"}
+
+
+async def test_whose_time_is_asked_and_the_time_written_for_each_reader(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Members in Tokyo, Berlin and New York: "let's meet at 3pm" asks whose 3pm, and the
+    model is told to write the agreed time as a tag, never to convert it by hand (the
+    markup instruction forbids that); the answer carries a native timestamp each member
+    reads in their own zone."""
+    await group.start(relay_factory)
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
+    for user, zone in [(AIKO, "Asia/Tokyo"), (BRUNO, "Europe/Berlin"), (CARA, "America/New_York")]:
+        assert zone in await group.discord_command(f"/tz {zone}", user)
+    group.clock.advance(timedelta(hours=1))
+    group.upstream.reply_content = "Whose 3pm? Bruno's would be <time 2026-03-03T14:00:00Z>."
+    answer = await group.on_discord("let's meet at 3pm", BRUNO)
+    block = group.block()
+    assert group.local_times() == {
+        "Aiko": "Tue 00:00 (Asia/Tokyo)",
+        "Bruno": "Mon 16:00 (Europe/Berlin)",
+        "Cara": "Mon 10:00 (America/New_York)",
+    }
+    assert (
+        "Members' local clocks are up to 14 hours apart, so times in this message mean "
+        "different hours to different people: confirm whose time is meant, then write it as "
+        "one <time> tag, which shows it to each member in their own zone."
+    ) in block
+    assert "Do not convert between timezones" in block
+    assert answer["content"] == "Whose 3pm? Bruno's would be <t:1772546400:f>."
