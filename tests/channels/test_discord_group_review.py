@@ -59,7 +59,12 @@ async def test_a_reply_names_the_member_replied_to_by_their_server_nickname(
         "flags": 0,
     }
     first = await group.discord.push_message(
-        "meet at 9?", channel_id=CHANNEL, user_id=100 + BRUNO, author=bruno, guild_id=SERVER
+        "meet at 9?",
+        channel_id=CHANNEL,
+        user_id=100 + BRUNO,
+        author=bruno,
+        guild_id=SERVER,
+        at=group.clock.now(),
     )
     await group.discord.push_message(
         "or at 10",
@@ -68,6 +73,7 @@ async def test_a_reply_names_the_member_replied_to_by_their_server_nickname(
         author=bruno,
         guild_id=SERVER,
         fields={"member": nickname},
+        at=group.clock.now(),
     )
     plan = message_payload(first, "meet at 9?", channel_id=CHANNEL, author=bruno)
     before = len(group.discord.sent())
@@ -79,6 +85,7 @@ async def test_a_reply_names_the_member_replied_to_by_their_server_nickname(
         guild_id=SERVER,
         mentions=[BOT, {**bruno, "member": nickname}],
         replying_to=plan,
+        at=group.clock.now(),
     )
     await group.discord.wait_for_sent(before + 1)
     await handlers_done()
@@ -117,3 +124,44 @@ async def test_whose_time_is_asked_and_the_time_written_for_each_reader(
     ) in block
     assert "Do not convert between timezones" in block
     assert answer["content"] == "Whose 3pm? Bruno's would be <t:1772546400:f>."
+
+
+async def test_a_reply_to_one_of_two_namesakes_says_which_one_it_quotes(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Two members go by "Cara" (New York and Los Angeles): the block and the history name
+    them with their user keys, and so does a reply quoting one of them."""
+    await group.start(relay_factory)
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
+    group.names[DEV] = "Cara"
+    await group.on_discord("here in New York, evenings are fine", CARA)
+    await group.on_discord("I'm in Los Angeles, mornings for me", DEV)
+    cara = member(CARA, "cara")
+    evenings = await group.discord.push_message(
+        "evenings work",
+        channel_id=CHANNEL,
+        user_id=100 + CARA,
+        author=cara,
+        guild_id=SERVER,
+        at=group.clock.now(),
+    )
+    plan = message_payload(evenings, "evenings work", channel_id=CHANNEL, author=cara)
+    before = len(group.discord.sent())
+    await group.discord.push_message(
+        f"<@{BOT_ID}> fine by me",
+        channel_id=CHANNEL,
+        user_id=100 + BRUNO,
+        author=member(BRUNO, "bruno"),
+        guild_id=SERVER,
+        mentions=[BOT],
+        replying_to=plan,
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 1)
+    await handlers_done()
+    assert group.said()[-3:] == [
+        "[Cara (discord:104)] I'm in Los Angeles, mornings for me",
+        "[Cara (discord:103)] evenings work",
+        '[Bruno] [replying to Cara (discord:103): "evenings work"] fine by me',
+    ]
+    assert set(group.local_times()) == {"Bruno", "Cara (discord:103)", "Cara (discord:104)"}
