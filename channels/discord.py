@@ -18,7 +18,9 @@ reads only text (in a DM, or replying to the bot); a sticker alone reaches the m
 its name (``[sticker: Wave]``), a poll as its question and options, a forwarded message
 as ``[forwarded] …`` (never run as the sender's command), as a message. A reply to
 someone's message reaches the model after what it replies to, ``[replying to Bo: "meet
-at 9"] …``; a reply to the bot does not, its words being in the history. System messages
+at 9"] …``, Bo named as the server shows them (their server nickname, when the reply pings
+them) and as the model knows them there (``Cara (discord:103)`` beside another Cara); a
+reply to the bot does not, its words being in the history. System messages
 (a thread created, a pin) are not anyone's words and are ignored. A message is read once,
 as first sent: an edit of one that was for the bot is answered, without asking the model,
 that the edit was not read (``EDIT_NOT_READ``).
@@ -61,7 +63,8 @@ from channels.base import (
     with_reply_context,
 )
 from middleware.commands.catalog import COMMANDS
-from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered
+from middleware.errors import ChannelError, ConfigError, ReplyNotDelivered, StoreError
+from middleware.identity import thread_key, user_key
 from middleware.locales import babel_locale
 from middleware.quoting import forwarded
 from middleware.types import Turn
@@ -355,7 +358,7 @@ class DiscordChannel:
                     f"Discord refused a reply to channel {thread_id}: {exc}"
                 ) from exc
 
-    def to_turn(self, message: discord.Message) -> Turn | None:
+    async def to_turn(self, message: discord.Message) -> Turn | None:
         """The ``Turn`` for ``message``, or ``None`` when the relay ignores it (a bot, a
         system message, nothing written or sent, or from outside the allow-lists). Files
         or stickers without text are ``media_only_text``. Whether to answer is
@@ -373,7 +376,7 @@ class DiscordChannel:
         elif message.attachments or message.stickers:
             text = f"{ATTACHED} {text}"
         text = self._with_named_mentions(text, message)
-        replied = self._replied(message)
+        replied = await self._replied(message)
         if replied is not None:
             text = with_reply_context(text, *replied)
         return Turn(
@@ -414,7 +417,7 @@ class DiscordChannel:
         """discord.py's event: answer ``message`` if it is for the bot, else record it."""
         if not self._running:
             return
-        turn = self.to_turn(message)
+        turn = await self.to_turn(message)
         if turn is None:
             return
         if not message.content and shared_text(message) is None:
@@ -449,7 +452,7 @@ class DiscordChannel:
         message = event.message
         if not self._running or message.edited_at is None:
             return
-        if self.to_turn(message) is None or not self._addressed(message):
+        if await self.to_turn(message) is None or not self._addressed(message):
             return
         if not self._edits_told.first(str(message.id)):
             return
@@ -620,7 +623,7 @@ class DiscordChannel:
         own = _own_role(message)
         return own is not None and any(role.id == own.id for role in message.role_mentions)
 
-    def _replied(self, message: discord.Message) -> tuple[str, str] | None:
+    async def _replied(self, message: discord.Message) -> tuple[str, str] | None:
         """Who wrote the message ``message`` replies to, and what of it a reader sees
         above the reply; ``None`` for no reply, a reply to a message Discord did not send
         along (deleted), or one to the bot (its own words are in the history, and
@@ -636,7 +639,26 @@ class DiscordChannel:
             words = shared_text(replied) or (media_only_text(kind) if kind else "")
         if not words:
             return None
-        return _display_name(replied.author), words
+        return await self._member_label(message, replied.author), words
+
+    async def _member_label(self, message: discord.Message, user: discord.abc.User) -> str:
+        """``user`` named as the model knows them in ``message``'s channel: as the server
+        shows them (``_server_name``), followed by their user key when another member there
+        goes by that name, as their own messages are (``Store.speaker_label``): a reply to
+        one of two "Cara"s says which one it quotes."""
+        name = _server_name(message, user)
+        if isinstance(message.channel, discord.DMChannel):
+            return name
+        agent_id = self._services.config.server.agent_id
+        chat = thread_key(agent_id, self.name, "group", str(message.channel.id))
+        member = user_key(self.name, str(user.id))
+        try:
+            label = await self._services.store.speaker_label(chat, "group", member, name)
+        except StoreError as exc:
+            # The quote still names them as the server does; the reply is not lost for it.
+            log.warning("discord: cannot tell namesakes apart in a reply's quote: %s", exc)
+            return name
+        return label or name
 
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
@@ -749,6 +771,17 @@ def _media_kind(message: discord.Message) -> MediaKind | None:
         return "voice note"
     kinds: dict[str, MediaKind] = {"image": "photo", "video": "video", "audio": "audio"}
     return kinds.get((first.content_type or "").partition("/")[0], "file")
+
+
+def _server_name(message: discord.Message, user: discord.abc.User) -> str:
+    """``user``'s name as ``message``'s server shows it, the name their own messages reach
+    the model under: a message replied to carries its author's account only, without the
+    server nickname; a reply that pings that author carries them among its mentions as a
+    member, nickname included (and a server whose members are cached knows them)."""
+    member = next((found for found in message.mentions if found.id == user.id), None)
+    if member is None and message.guild is not None:
+        member = message.guild.get_member(user.id)
+    return _display_name(member or user)
 
 
 def _display_name(user: discord.abc.User | None) -> str:

@@ -444,9 +444,12 @@ _SELF_LOCATION_FIRST_LETTERS = "iwhcrjlab"
 _SELF_LOCATION = re.compile(
     rf"(?=[{_SELF_LOCATION_FIRST_LETTERS}])(?:{_SELF_LOCATION_BODY})", re.IGNORECASE
 )
-# Subject-less "landed in" and "back (home) in" count only at the start of a sentence ("my
-# friend landed in", "my brother is back in").
-_SUBJECTLESS_ARRIVAL = re.compile(r"(?:just|landed|arrived|back|home)\b", re.IGNORECASE)
+# Subject-less "landed in", "back (home) in" and "currently in" do not count right after a
+# word or a handle, which is then their subject ("my friend landed in", "my brother is back
+# in", "@Bo currently in Tokyo": someone else's place); at the start of a message, a line
+# or a clause they are the speaker's ("Hi all, currently in Tokyo"), as "here in" always is.
+_SUBJECTLESS = re.compile(r"(?:just|landed|arrived|back|home|currently|right)\b", re.IGNORECASE)
+_AFTER_A_SUBJECT = re.compile(r"[\w@'’][ \t]*\Z")
 _HOME_WORDS = re.compile(r"live|living|based|located|settled|moved|relocated", re.I)
 # "when I'm in Tokyo", "I'm not currently in Tokyo": hypothetical or negated.
 _NOT_NOW = re.compile(
@@ -462,15 +465,15 @@ def find_place_mentions(
     Only self-location phrases count ("I'm in Lisbon this week", "here in Tokyo", "I live
     in Berlin", "currently in New York", "landed in São Paulo", "I'm at Osaka", "I moved
     to Porto", "back home in Berlin"); negated or hypothetical ones ("when I'm in Tokyo",
-    "not in Tokyo") and questions ("what time is it in Tokyo") do not. Unknown names are
+    "not in Tokyo"), questions ("what time is it in Tokyo") and a subject-less phrase after
+    someone's name or handle ("@Bo currently in Tokyo") do not. Unknown names are
     skipped; ambiguous ones are returned with several candidates and no zone.
     """
     mentions: list[PlaceMention] = []
     for trigger in _SELF_LOCATION.finditer(text):
         before = text[max(0, trigger.start() - 16) : trigger.start()]
         if _NOT_NOW.search(before) or (
-            _SUBJECTLESS_ARRIVAL.match(trigger.group())
-            and text[: trigger.start()].rstrip()[-1:] not in ("", ".", "!", "?")
+            _SUBJECTLESS.match(trigger.group()) and _AFTER_A_SUBJECT.search(before)
         ):
             continue
         found = place_at(text, trigger.end(), known_places=known_places)

@@ -175,11 +175,15 @@ async def clock_view(store: Store, turn: Turn, settings: ClockSettings) -> Clock
             and names_a_time_to_agree_on(said, expressions, now)
         )
         if unpinned and spread >= settings.ambiguity_threshold:
+            # spec 000 §7.3's "UTC + conversions" are the tag's to give: the reply shows it
+            # with UTC and each member's time (Discord: in each reader's own), so times the
+            # model converted by hand would be said twice, against the markup instruction.
             hours = f"{spread.total_seconds() / 3600:g}"
             questions.append(
                 f"Members' local clocks are up to {hours} hours apart, so times in this "
                 "message mean different hours to different people: confirm whose time is "
-                "meant, and give UTC with each member's local time."
+                "meant, then write it as one <time> tag, which shows it to each member in "
+                "their own zone."
             )
     if turn.channel == "discord":
         audience = DiscordAudience(locale)

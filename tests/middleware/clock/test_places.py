@@ -145,6 +145,11 @@ def test_normalize_is_idempotent(text: str) -> None:
         ("ok. Home in Berlin at last", "Berlin", "Europe/Berlin", "current"),
         ("I'm back home in Berlin", "Berlin", "Europe/Berlin", "current"),
         ("I'm home in Berlin", "Berlin", "Europe/Berlin", "current"),
+        # A subject-less phrase opening a clause or a line is the speaker's.
+        ("Hi all, currently in Tokyo", "Tokyo", "Asia/Tokyo", "current"),
+        ("so tired, just landed in Tokyo", "Tokyo", "Asia/Tokyo", "current"),
+        ("morning!\nright now in Lisbon", "Lisbon", "Europe/Lisbon", "current"),
+        ("@Bo: currently in Tokyo, so mornings work", "Tokyo", "Asia/Tokyo", "current"),
     ],
 )  # fmt: skip
 def test_self_location_found(text: str, place: str, zone: str, kind: str) -> None:
@@ -164,6 +169,11 @@ def test_self_location_found(text: str, place: str, zone: str, kind: str) -> Non
         "I'm not currently in Tokyo",
         "my friend landed in Tokyo",
         "my brother is back in Berlin",
+        # After a name or a handle, the phrase is about them.
+        "@Bo currently in Tokyo this week",
+        "my friend currently in Tokyo",
+        "Bo right now in Tokyo",
+        "@dev just landed in Tokyo",
         "she flew home in Tokyo style",
         "back in March",
         "I'm in a meeting",
