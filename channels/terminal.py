@@ -246,8 +246,9 @@ _TIME_LOCALE_VARIABLES = ("LC_ALL", "LC_TIME", "LANG")
 def environment_locale(environ: Mapping[str, str]) -> str | None:
     """The locale a terminal program writes dates in, as a babel identifier: that of the
     first of ``LC_ALL``, ``LC_TIME``, ``LANG`` set and not empty ("de_DE.UTF-8" →
-    "de_DE"; the encoding and any "@modifier" are dropped). None for "C" and "POSIX"
-    (the untranslated default), for a locale babel does not know, or when none is set.
+    "de_DE"; the encoding and any "@modifier" are dropped). "en" for "C" and "POSIX",
+    the untranslated default, which is English: said, it replaces a language an earlier
+    chat reported. None for a locale babel does not know, or when none is set.
 
     Read by hand: babel's ``default_locale`` also reads ``LANGUAGE`` (a message
     catalog list) and ``LC_CTYPE``, puts the asked category before ``LC_ALL``, and takes
@@ -257,7 +258,7 @@ def environment_locale(environ: Mapping[str, str]) -> str | None:
         value = environ.get(name)
         if value:
             language = value.split(".", 1)[0].split("@", 1)[0]
-            return None if language in ("C", "POSIX") else babel_locale(language)
+            return "en" if language in ("C", "POSIX") else babel_locale(language)
     return None
 
 

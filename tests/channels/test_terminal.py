@@ -587,10 +587,11 @@ async def test_ctrl_c_in_the_real_chat_saves_where_the_user_left_off(tmp_path: P
         # LC_ALL over LC_TIME over LANG; an empty one is not set.
         ({"LC_ALL": "es_ES.UTF-8", "LC_TIME": "de_DE.UTF-8", "LANG": "fr_FR.UTF-8"}, "es_ES"),
         ({"LC_ALL": "", "LC_TIME": "de_DE.UTF-8", "LANG": "fr_FR.UTF-8"}, "de_DE"),
-        # The first one set decides, even when it is the untranslated default.
-        ({"LC_ALL": "C", "LANG": "de_DE.UTF-8"}, None),
-        ({"LANG": "C.UTF-8"}, None),
-        ({"LANG": "POSIX"}, None),
+        # The first one set decides, even when it is the untranslated default: English,
+        # said, so that it replaces a language an earlier chat on the same store reported.
+        ({"LC_ALL": "C", "LANG": "de_DE.UTF-8"}, "en"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "POSIX"}, "en"),
         ({"LANGUAGE": "de", "LC_CTYPE": "de_DE.UTF-8"}, None),  # not about dates
         ({"LANG": "klingon"}, None),
         ({}, None),
