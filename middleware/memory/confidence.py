@@ -16,6 +16,11 @@ What ages is what the world changes without telling us: facts, and whatever was
 inferred. A correction never ages (the correction always wins, §5.4), nor does what the
 user asked of us, their name, preferences and standing instructions: they hold until
 the user changes them (they need not repeat "call me Ana" for it to stay true).
+
+What the user asked us to keep ("remember that I live in Berlin", ``/memory add``) is
+committed (spec 002 tier 3, whose GC never prunes a committed entry): its confidence
+still ages, so the card still says it may be out of date, but the compactor never
+forgets it; only the user does (or a correction replaces it).
 """
 
 from __future__ import annotations
@@ -96,9 +101,10 @@ def is_hedged(fact: MemoryFact, now: datetime) -> bool:
 
 def is_forgettable(fact: MemoryFact, now: datetime) -> bool:
     """The compactor's rule (§5.5): an ageing fact below 0.3, unmentioned for 60 days.
-    Never a correction."""
+    Never a correction, nor a fact the user asked to keep (``committed``)."""
     return (
-        ages(fact)
+        not fact.committed
+        and ages(fact)
         and confidence_now(fact, now) < COMPACT_BELOW
         and now - fact.last_mentioned_at >= COMPACT_AFTER
     )
