@@ -297,6 +297,9 @@ async def test_facts_kept_before_are_not_taken_for_ones_asked_to_keep(db_path: P
     # fact said in passing (all are source "user"): none is taken to be committed.
     db_path.parent.mkdir(parents=True)
     async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        # As ``apply_migrations`` runs them on a new file (migration 22 reads this).
+        await conn.execute("CREATE TEMP TABLE upgrade_start (from_version INTEGER NOT NULL)")
+        await conn.execute("INSERT INTO temp.upgrade_start VALUES (0)")
         await migrate_to(conn, 24)
         await conn.execute(
             "INSERT INTO memory_facts (user_key, kind, text, text_folded, source, created_at, "
