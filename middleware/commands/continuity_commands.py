@@ -33,7 +33,7 @@ from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import SummaryParts, item_key
 from middleware.injection import InjectionMemory
-from middleware.memory.confidence import confidence_now, is_hedged
+from middleware.memory.confidence import confidence_now, is_hedged, is_kept
 from middleware.memory.learn import enforce_limit
 from middleware.memory.triggers import stated_memory
 from middleware.types import Turn
@@ -162,7 +162,7 @@ def continuity_commands(
                 committed=stated.committed,
             )
             if fact is None:
-                return "I already remember that."
+                return f"I already remember that; it is {_KEPT}."
             await enforce_limit(store, turn.user_key, settings.memory.max_facts)
             return f"Remembered: {stated.text}"
         if verb:
@@ -180,7 +180,7 @@ def continuity_commands(
         lines.extend(
             f"{n}. {fact.text} — {_how_sure(fact, now, zone)}" for n, fact in enumerate(facts, 1)
         )
-        if any(fact.committed for fact in facts):
+        if any(is_kept(fact, now) for fact in facts):
             lines.append(_KEPT_NOTE)
         lines.append("Send /memory forget N to delete one.")
         return "\n".join(lines)
@@ -230,7 +230,7 @@ def _how_sure(fact: MemoryFact, now: datetime, zone: tzinfo) -> str:
     said = fact.last_mentioned_at.astimezone(zone)
     sure = round(confidence_now(fact, now) * 100)
     doubt = "; may be out of date" if is_hedged(fact, now) else ""
-    kept = f"; {_KEPT}" if fact.committed else ""
+    kept = f"; {_KEPT}" if is_kept(fact, now) else ""
     return f"{_SAID[fact.source]} {said.day} {said:%b %Y}, {sure}% sure{doubt}{kept}"
 
 

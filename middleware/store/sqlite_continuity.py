@@ -462,13 +462,13 @@ DELETE FROM memory_facts WHERE fact_id = :fact_id AND user_key IN ({PERSON_KEYS}
 RETURNING fact_id
 """
 
-# What may have aged below the compactor's threshold: unmentioned since ``before``, of
-# a kind that ages (``middleware.memory.confidence.ages`` decides each one), and not kept
-# at the user's request.
+# What may have aged below the compactor's threshold: unmentioned since ``before``, and
+# of a kind that ages (``middleware.memory.confidence.is_forgettable`` decides each one,
+# and whether one the user asked to keep still is: "… this week" is not after it).
 _UNMENTIONED = f"""
 SELECT {_FACT_COLUMNS} FROM memory_facts
 WHERE COALESCE(last_mentioned_at, created_at) <= ? AND kind != 'correction'
-    AND source != 'admin' AND committed = 0
+    AND source != 'admin'
 """
 
 

@@ -15,7 +15,7 @@ from middleware.continuity.model import MemoryFact, MemoryKind, MemorySource
 from middleware.continuity.nightly import housekeep
 from middleware.continuity.service import ContinuityService, ContinuitySettings
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
-from middleware.memory.confidence import confidence_now, is_forgettable, is_hedged
+from middleware.memory.confidence import confidence_now, is_forgettable, is_hedged, is_kept
 from middleware.memory.learn import learn_from_message
 from middleware.store import SqliteStore
 from middleware.store.migrations import to_db
@@ -228,6 +228,17 @@ def test_only_a_fact_unmentioned_for_sixty_days_is_forgotten() -> None:
     assert not is_forgettable(replace(low, kind="correction"), START + 60 * DAY)
     assert not is_forgettable(replace(low, source="admin"), START + 60 * DAY)
     assert not is_forgettable(replace(low, committed=True), START + 60 * DAY)
+
+
+def test_a_fact_asked_to_keep_for_a_while_is_kept_that_while() -> None:
+    # "Remember that I'm in Lisbon this week": kept as asked, until the week is over.
+    week = MemoryFact(
+        1, ANA, "fact", "Is in Lisbon this week", "user", START, 0.95, START, None, True
+    )
+    assert is_kept(week, START + 5 * DAY) and not is_kept(week, START + 7 * DAY)  # a Monday
+    assert not is_forgettable(week, START + 5 * DAY)
+    assert is_forgettable(week, START + 420 * DAY)  # then ages out as any fact
+    assert not is_forgettable(replace(week, text="Lives in Lisbon"), START + 420 * DAY)
 
 
 async def test_the_nightly_job_never_forgets_what_the_user_asked_to_keep(
