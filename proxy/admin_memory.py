@@ -34,7 +34,8 @@ class _MemoryBody(AdminBody):
 
 async def get_user_memory(request: web.Request) -> web.Response:
     """``GET /admin/users/{user_key}/memory``: the person's remembered facts (spec 003,
-    living memory), oldest first, each with how sure memory is of it now."""
+    living memory), oldest first, each with how sure memory is of it now and whether the
+    user asked for it to be kept (``committed``: never forgotten for its age or the limit)."""
     services = admin_services(request)
     key = request.match_info["user_key"]
     await known_user(services.store, key)
@@ -92,4 +93,5 @@ def _fact_json(fact: MemoryFact, now: datetime) -> JSON:
         "confidence": fact.confidence,
         "confidence_now": round(confidence_now(fact, now), 2),
         "source_entry_id": fact.source_entry_id,
+        "committed": fact.committed,
     }

@@ -9,7 +9,8 @@
 - ``/memory`` lists what the relay remembers about the user, each with when it was last
   said and how sure memory is of it now (spec 003 §8); ``/memory forget N``
   deletes one item (and its line from the cards of the blocks stored for earlier
-  messages, which are replayed), ``/memory add TEXT`` adds one. In a group, where everyone reads the
+  messages, which are replayed), ``/memory add TEXT`` adds one, kept on request (never
+  forgotten for its age or to make room). In a group, where everyone reads the
   answer, the list (and ``/context``'s list of the user's other contexts) is only
   offered in a direct chat.
 """
@@ -32,7 +33,7 @@ from middleware.continuity.put_off import actions_here, put_off_items
 from middleware.continuity.service import ContinuityService
 from middleware.continuity.summary import SummaryParts, item_key
 from middleware.injection import InjectionMemory
-from middleware.memory.confidence import confidence_now, is_hedged
+from middleware.memory.confidence import confidence_now, is_hedged, is_kept
 from middleware.memory.learn import enforce_limit
 from middleware.memory.triggers import stated_memory
 from middleware.types import Turn
@@ -158,9 +159,10 @@ def continuity_commands(
                 source="user",
                 at=turn.received_at,
                 replaces_kind=stated.replaces_kind,
+                committed=stated.committed,
             )
             if fact is None:
-                return "I already remember that."
+                return f"I already remember that; it is {_KEPT}."
             await enforce_limit(store, turn.user_key, settings.memory.max_facts)
             return f"Remembered: {stated.text}"
         if verb:
@@ -178,6 +180,8 @@ def continuity_commands(
         lines.extend(
             f"{n}. {fact.text} — {_how_sure(fact, now, zone)}" for n, fact in enumerate(facts, 1)
         )
+        if any(is_kept(fact, now) for fact in facts):
+            lines.append(_KEPT_NOTE)
         lines.append("Send /memory forget N to delete one.")
         return "\n".join(lines)
 
@@ -212,15 +216,22 @@ def _user_zone(turn: Turn) -> tzinfo:
 
 
 _SAID = {"user": "said", "promoted": "inferred from your decisions", "admin": "added by an admin"}
+_KEPT = "kept on request"
+_KEPT_NOTE = (
+    f"Items {_KEPT} are ones you asked me to remember: I never drop them on my own, "
+    "however long since you mentioned them."
+)
 
 
 def _how_sure(fact: MemoryFact, now: datetime, zone: tzinfo) -> str:
     """When a remembered fact was last said and how sure memory is of it now (spec 003
-    §8): "said 2 Mar 2026, 80% sure", and when that is low, that it may be out of date."""
+    §8): "said 2 Mar 2026, 80% sure", and when that is low, that it may be out of date;
+    and that it is kept on request when the user asked for it to be."""
     said = fact.last_mentioned_at.astimezone(zone)
     sure = round(confidence_now(fact, now) * 100)
     doubt = "; may be out of date" if is_hedged(fact, now) else ""
-    return f"{_SAID[fact.source]} {said.day} {said:%b %Y}, {sure}% sure{doubt}"
+    kept = f"; {_KEPT}" if is_kept(fact, now) else ""
+    return f"{_SAID[fact.source]} {said.day} {said:%b %Y}, {sure}% sure{doubt}{kept}"
 
 
 def recap_text(

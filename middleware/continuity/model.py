@@ -162,7 +162,9 @@ class MemoryFact:
 
     ``confidence`` is how sure memory was of it when the user last said it,
     ``last_mentioned_at`` (spec 003 §8); :func:`middleware.memory.confidence.confidence_now`
-    is how sure it is now."""
+    is how sure it is now. ``committed`` when the user asked for it to be kept ("remember
+    that …", ``/memory add``; spec 002 tier 3): it is never forgotten for its age or to
+    make room, only when they ask or correct it."""
 
     fact_id: int
     user_key: str
@@ -173,6 +175,7 @@ class MemoryFact:
     confidence: float
     last_mentioned_at: datetime
     source_entry_id: str | None = None
+    committed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

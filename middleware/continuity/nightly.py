@@ -116,7 +116,8 @@ async def housekeep(store: Store, settings: ContinuityConfig, now: datetime) -> 
 async def forget_aged_memory(store: Store, now: datetime, user_keys: Collection[str] | None) -> int:
     """Spec 003 §5.5's compactor rule on living memory: forget the facts of ``user_keys``
     (everyone's when ``None``) whose confidence has aged below 0.3 with no mention in 60
-    days; never a correction (``middleware.memory.confidence``). Idempotent: confidence
+    days; never a correction, nor a fact the user asked to keep (spec 002 tier 3:
+    ``middleware.memory.confidence``). Idempotent: confidence
     is computed from when each fact was last mentioned. Returns how many it forgot."""
     gone = await store.compact_memory(now, user_keys)
     for fact in gone:

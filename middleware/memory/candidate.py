@@ -32,13 +32,16 @@ class MemoryCandidate:
     remembered fact no longer holds ("my dog Rex died", "we broke up"): what it supersedes
     is retired and ``text``, which names what ended, is not kept; ``denies`` (with
     ``retire_only``) when it says ``text`` is not true of them ("I'm not vegan" → "Is
-    vegan"): that remembered fact is retired, nothing else."""
+    vegan"): that remembered fact is retired, nothing else; ``committed`` when the user
+    asked for it to be kept ("remember that …", ``/memory add``): never forgotten for its
+    age or to make room (:class:`~middleware.continuity.model.MemoryFact`)."""
 
     kind: MemoryKind
     text: str
     replaces_kind: bool = False
     retire_only: bool = False
     denies: bool = False
+    committed: bool = False
 
 
 # Words that may follow "call me" or "my wife is called" without being a name.

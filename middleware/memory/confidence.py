@@ -16,13 +16,21 @@ What ages is what the world changes without telling us: facts, and whatever was
 inferred. A correction never ages (the correction always wins, §5.4), nor does what the
 user asked of us, their name, preferences and standing instructions: they hold until
 the user changes them (they need not repeat "call me Ana" for it to stay true).
+
+What the user asked us to keep ("remember that I live in Berlin", ``/memory add``) is
+committed (spec 002 tier 3, whose GC never prunes a committed entry): its confidence
+still ages, so the card still says it may be out of date, but the compactor never
+forgets it; only the user does (or a correction replaces it). Kept for as long as they
+said it holds: "remember that I'm in Lisbon this week" is an ordinary fact once that
+week is over (:func:`is_kept`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from middleware.continuity.model import MemoryFact, MemoryKind, MemorySource
+from middleware.memory.periods import period_end
 
 __all__ = [
     "COMPACT_BELOW",
@@ -36,6 +44,7 @@ __all__ = [
     "confidence_now",
     "is_forgettable",
     "is_hedged",
+    "is_kept",
     "mentioned_again",
 ]
 
@@ -94,11 +103,22 @@ def is_hedged(fact: MemoryFact, now: datetime) -> bool:
     return confidence_now(fact, now) < HEDGE_BELOW
 
 
+def is_kept(fact: MemoryFact, now: datetime) -> bool:
+    """Whether the fact is kept at the user's request at ``now``: ``committed``, and the
+    period its text names ("tomorrow", "this week"), if any, not over. The period is read
+    in UTC: a day's difference, against the compactor's months, changes nothing."""
+    if not fact.committed:
+        return False
+    ends = period_end(fact.text, fact.last_mentioned_at, UTC)
+    return ends is None or now < ends
+
+
 def is_forgettable(fact: MemoryFact, now: datetime) -> bool:
     """The compactor's rule (§5.5): an ageing fact below 0.3, unmentioned for 60 days.
-    Never a correction."""
+    Never a correction, nor a fact the user asked to keep (:func:`is_kept`)."""
     return (
-        ages(fact)
+        not is_kept(fact, now)
+        and ages(fact)
         and confidence_now(fact, now) < COMPACT_BELOW
         and now - fact.last_mentioned_at >= COMPACT_AFTER
     )

@@ -68,17 +68,21 @@ async def learn_from_message(
         replaced = [old.fact_id for old in retired]
         if candidate.retire_only:
             # "My dog Rex died": the dog goes from the card, and nothing takes its place;
-            # "Leo died" of two cats, Mia and Leo: Mia stays.
+            # "Leo died" of two cats, Mia and Leo: Mia stays (kept if they were).
             for old in retired:
                 await store.delete_memory_fact(user_key, old.fact_id)
                 if (standing := still_stands(candidate, old.text)) is not None:
-                    await store.add_memory_fact(user_key, old.kind, standing, source="user", at=at)
+                    await store.add_memory_fact(
+                        user_key, old.kind, standing, source="user", at=at, committed=old.committed
+                    )
             known = None if replaced else known
             continue
         for old in retired:
             # "Is a software engineer at Acme" → "Is a software engineer" at Globex.
             if (standing := still_stands(candidate, old.text)) is not None:
-                await store.add_memory_fact(user_key, old.kind, standing, source="user", at=at)
+                await store.add_memory_fact(
+                    user_key, old.kind, standing, source="user", at=at, committed=old.committed
+                )
         fact = await store.add_memory_fact(
             user_key,
             candidate.kind,
@@ -87,6 +91,7 @@ async def learn_from_message(
             at=at,
             replaces_kind=candidate.replaces_kind,
             replaces=replaced,
+            committed=candidate.committed,
         )
         if fact is not None or replaced:
             known = None  # a later sentence of the message may correct this one
@@ -102,27 +107,32 @@ async def learn_from_message(
 _KEPT_OVER_LIMIT = frozenset({"name", "correction"})
 
 
+def _kept_over_limit(fact: MemoryFact) -> bool:
+    # And what they asked us to keep (spec 002: a committed entry is never pruned).
+    return fact.committed or fact.kind in _KEPT_OVER_LIMIT
+
+
 async def enforce_limit(store: Store, user_key: str, max_facts: int) -> int:
-    """Forget the oldest facts beyond ``max_facts``, never a name or a correction; return
-    how many. When those alone are more than ``max_facts``, they all stay, over the limit:
-    a correction is the user's own word on what memory got wrong, and forgetting it would
-    let the old, wrong fact be learned back. The limit keeps memory tidy; the card's own
-    token budget is what bounds the prompt."""
+    """Forget the oldest facts beyond ``max_facts``, never a name, a correction or a fact
+    the user asked to keep (``committed``); return how many. When those alone are more
+    than ``max_facts``, they all stay, over the limit: a correction is the user's own word
+    on what memory got wrong, and forgetting it would let the old, wrong fact be learned
+    back; a committed fact is one they asked us not to lose. The limit keeps memory tidy;
+    the card's own token budget is what bounds the prompt."""
     facts = await store.memory_facts(user_key)
     excess = len(facts) - max_facts
     dropped = 0
     for fact in facts:
         if dropped >= excess:
             break
-        if fact.kind not in _KEPT_OVER_LIMIT and await store.delete_memory_fact(
-            user_key, fact.fact_id
-        ):
+        if not _kept_over_limit(fact) and await store.delete_memory_fact(user_key, fact.fact_id):
             dropped += 1
     if dropped:
         log.info("living memory of %s over its limit: forgot %d oldest facts", user_key, dropped)
     elif excess > 0:
         log.info(
-            "living memory of %s is %d over its limit in names and corrections, which it keeps",
+            "living memory of %s is %d over its limit in names, corrections and facts asked "
+            "to be kept, which it keeps",
             user_key,
             excess,
         )

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from middleware.actions.prefilter import Gate
 from middleware.memory.candidate import (
@@ -249,16 +250,22 @@ def detect_forgetting(text: str) -> list[MemoryCandidate]:
 
 
 def stated_memory(text: str) -> MemoryCandidate:
-    """What ``/memory add TEXT`` keeps: ``text`` read as the body of "remember that …",
-    so it is stored about the user like a learned fact ("I prefer short answers" →
+    """What ``/memory add TEXT`` keeps, committed: ``text`` read as the body of "remember
+    that …", so it is stored about the user like a learned fact ("I prefer short answers" →
     preference "Prefers short answers", "call me Ana" → ``Name: Ana``). A text too short
     to rewrite ("vegan") is kept as written, cut to ``TEXT_MAX``."""
     clause = " ".join(_straight(text).split())
     # Asked for in so many words: kept even when it points back ("I'm allergic to it").
     candidate = statement(clause, default="fact") or made("fact", clause, third_person)
     if candidate is not None:
-        return candidate
-    return MemoryCandidate("fact", TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX])
+        return replace(candidate, committed=True)
+    as_written = TRAILING.sub("", clause)[:TEXT_MAX] or clause[:TEXT_MAX]
+    return MemoryCandidate("fact", as_written, committed=True)
+
+
+def _kept(candidate: MemoryCandidate | None) -> MemoryCandidate | None:
+    """``candidate`` as the user asked for it to be kept ("remember that …"): committed."""
+    return None if candidate is None else replace(candidate, committed=True)
 
 
 def _straight(text: str) -> str:
@@ -333,7 +340,7 @@ def _candidate(sentence: str) -> MemoryCandidate | None:
     match = _REMEMBER.match(sentence)
     if match:
         body = match["body"] or match["body2"] or match["body3"]
-        return statement(body, default="fact")
+        return _kept(statement(body, default="fact"))
     match = CORRECTION.match(sentence)
     if match:
         if match["fix"] and names_a_business(match["fix"]):
@@ -369,7 +376,7 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
     match = _REMEMBER.match(sentence)
     if match:
         body = FILLER.sub("", (match["body"] or match["body2"] or match["body3"]).strip())
-        return statement(body, default="fact") if _ABOUT_SPEAKER.match(body) else None
+        return _kept(statement(body, default="fact")) if _ABOUT_SPEAKER.match(body) else None
     match = _NAME_ASKED.match(sentence)
     if match:
         return stated_name(match["ask"] or match["ask2"] or match["ask3"])

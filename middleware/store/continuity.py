@@ -268,12 +268,16 @@ class ContinuityStore(Protocol):
         source_entry_id: str | None = None,
         replaces_kind: bool = False,
         replaces: Sequence[int] = (),
+        committed: bool = False,
     ) -> MemoryFact | None:
         """Remember a fact for the user, as sure of it as its source makes it (spec 003
-        §8, ``base_confidence``). The same text (ignoring case and spaces) already known
-        for the person is not stored again (``None``): it was mentioned again at ``at``,
-        and its confidence rises (``mentioned_again``); one only inferred (``promoted``)
-        takes the new source when the user or an operator states it (spec 002 A4).
+        §8, ``base_confidence``); ``committed`` when they asked for it to be kept (never
+        forgotten by the compactor or over ``max_facts``). The same text (ignoring case
+        and spaces) already known for the person is not stored again (``None``): it was
+        mentioned again at ``at``, and its confidence rises (``mentioned_again``); one
+        only inferred (``promoted``) takes the new source when the user or an operator
+        states it (spec 002 A4), and one said again with ``committed`` becomes committed
+        (said again without, it stays so).
         With ``replaces_kind`` the person's earlier facts of the same kind are deleted
         first (a new name replaces the old one), and so are the person's facts whose ids
         are in ``replaces`` (what a correction supersedes), in the same transaction.
@@ -293,7 +297,8 @@ class ContinuityStore(Protocol):
     ) -> list[MemoryFact]:
         """Delete the facts of ``user_keys`` (everyone's when ``None``) that the memory
         compactor forgets at ``now`` (spec 003 §5.5: confidence below 0.3 and no mention
-        in 60 days; never a correction; ``is_forgettable``); return them."""
+        in 60 days; never a correction nor a committed fact; ``is_forgettable``); return
+        them."""
         ...
 
     # --- jobs ----------------------------------------------------------------------

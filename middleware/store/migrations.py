@@ -723,6 +723,18 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ALTER TABLE users ADD COLUMN app_locale TEXT;
         """,
     ),
+    (
+        25,
+        """
+        -- 1 on a fact the user asked the relay to keep ("remember that …", "don't forget
+        -- that …", "keep in mind …", /memory add): committed (spec 002 tier 3), never
+        -- forgotten by the compactor or to make room under max_facts, only when they ask
+        -- (/memory forget, "please forget that …", /forget) or correct it. Facts kept
+        -- before stay 0: the store did not tell what was asked for from what was said.
+        ALTER TABLE memory_facts ADD COLUMN committed INTEGER NOT NULL DEFAULT 0
+            CHECK (committed IN (0, 1));
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

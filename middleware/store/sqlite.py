@@ -592,9 +592,19 @@ class SqliteStore(SqliteConnections):
         source_entry_id: str | None = None,
         replaces_kind: bool = False,
         replaces: Sequence[int] = (),
+        committed: bool = False,
     ) -> MemoryFact | None:
         return await continuity.add_memory_fact(
-            self._write, user_key, kind, text, source, at, source_entry_id, replaces_kind, replaces
+            self._write,
+            user_key,
+            kind,
+            text,
+            source,
+            at,
+            source_entry_id,
+            replaces_kind,
+            replaces,
+            committed,
         )
 
     async def memory_facts(self, user_key: str) -> list[MemoryFact]:

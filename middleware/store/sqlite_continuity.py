@@ -357,7 +357,7 @@ WHERE user_key IN ({PERSON_KEYS}) ORDER BY last_activity_at DESC, work_context_i
 """
 
 _FACT_COLUMNS = """fact_id, user_key, kind, text, source, created_at, confidence,
-    COALESCE(last_mentioned_at, created_at), source_entry_id"""
+    COALESCE(last_mentioned_at, created_at), source_entry_id, committed"""
 
 _MEMORY = f"""
 SELECT {_FACT_COLUMNS} FROM memory_facts WHERE user_key IN ({PERSON_KEYS})
@@ -443,16 +443,18 @@ SELECT fact_id, confidence, text, source FROM memory_facts
 WHERE text_folded = :folded AND user_key IN ({PERSON_KEYS})
 """
 
+# Asked to keep once, it stays kept when said again plainly.
 _MENTIONED = """
 UPDATE memory_facts SET confidence = ?,
-    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?), text = ?, source = ?
+    last_mentioned_at = MAX(COALESCE(last_mentioned_at, created_at), ?), text = ?, source = ?,
+    committed = MAX(committed, ?)
 WHERE fact_id = ?
 """
 
 _INSERT_FACT = f"""
 INSERT INTO memory_facts (user_key, kind, text, text_folded, source, created_at,
-                          confidence, last_mentioned_at, source_entry_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_FACT_COLUMNS}
+                          confidence, last_mentioned_at, source_entry_id, committed)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_FACT_COLUMNS}
 """
 
 _DELETE_FACT = f"""
@@ -461,7 +463,8 @@ RETURNING fact_id
 """
 
 # What may have aged below the compactor's threshold: unmentioned since ``before``, and
-# of a kind that ages (``middleware.memory.confidence.ages`` decides each one).
+# of a kind that ages (``middleware.memory.confidence.is_forgettable`` decides each one,
+# and whether one the user asked to keep still is: "… this week" is not after it).
 _UNMENTIONED = f"""
 SELECT {_FACT_COLUMNS} FROM memory_facts
 WHERE COALESCE(last_mentioned_at, created_at) <= ? AND kind != 'correction'
@@ -480,6 +483,7 @@ def _fact(row: Sequence[Any]) -> MemoryFact:
         confidence=float(row[6]),
         last_mentioned_at=instant(row[7]),
         source_entry_id=row[8],
+        committed=bool(row[9]),
     )
 
 
@@ -497,6 +501,7 @@ async def add_memory_fact(
     source_entry_id: str | None,
     replaces_kind: bool,
     replaces: Sequence[int],
+    committed: bool,
 ) -> MemoryFact | None:
     stored = text.strip()
     folded = fold(stored)
@@ -504,7 +509,10 @@ async def add_memory_fact(
         raise ValueError("a memory fact needs some text")
     when = to_db(at)
     confidence = base_confidence(kind, source)
-    row = (user_key, kind, stored, folded, source, when, confidence, when, source_entry_id)
+    row = (
+        *(user_key, kind, stored, folded, source, when),
+        *(confidence, when, source_entry_id, int(committed)),
+    )
     person = {"folded": folded, "user_key": user_key}
 
     def add(conn: sqlite3.Connection) -> MemoryFact | None:
@@ -517,7 +525,8 @@ async def add_memory_fact(
             # Said again: not stored twice, but surer of and mentioned now (spec 003 §8).
             surer = mentioned_again(was, kind, source)
             better = _better_written(written, stored)
-            conn.execute(_MENTIONED, (surer, when, better, _stated(kept_from, source), fact_id))
+            stated = _stated(kept_from, source)
+            conn.execute(_MENTIONED, (surer, when, better, stated, int(committed), fact_id))
         if known:
             return None
         return _fact(conn.execute(_INSERT_FACT, row).fetchall()[0])

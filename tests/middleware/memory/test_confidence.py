@@ -15,7 +15,7 @@ from middleware.continuity.model import MemoryFact, MemoryKind, MemorySource
 from middleware.continuity.nightly import housekeep
 from middleware.continuity.service import ContinuityService, ContinuitySettings
 from middleware.continuity.settings import CardsConfig, ContinuityConfig, MemoryConfig
-from middleware.memory.confidence import confidence_now, is_forgettable, is_hedged
+from middleware.memory.confidence import confidence_now, is_forgettable, is_hedged, is_kept
 from middleware.memory.learn import learn_from_message
 from middleware.store import SqliteStore
 from middleware.store.migrations import to_db
@@ -227,6 +227,47 @@ def test_only_a_fact_unmentioned_for_sixty_days_is_forgotten() -> None:
     assert is_forgettable(low, START + 60 * DAY)
     assert not is_forgettable(replace(low, kind="correction"), START + 60 * DAY)
     assert not is_forgettable(replace(low, source="admin"), START + 60 * DAY)
+    assert not is_forgettable(replace(low, committed=True), START + 60 * DAY)
+
+
+def test_a_fact_asked_to_keep_for_a_while_is_kept_that_while() -> None:
+    # "Remember that I'm in Lisbon this week": kept as asked, until the week is over.
+    week = MemoryFact(
+        1, ANA, "fact", "Is in Lisbon this week", "user", START, 0.95, START, None, True
+    )
+    assert is_kept(week, START + 5 * DAY) and not is_kept(week, START + 7 * DAY)  # a Monday
+    assert not is_forgettable(week, START + 5 * DAY)
+    assert is_forgettable(week, START + 420 * DAY)  # then ages out as any fact
+    assert not is_forgettable(replace(week, text="Lives in Lisbon"), START + 420 * DAY)
+
+
+async def test_the_nightly_job_never_forgets_what_the_user_asked_to_keep(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    """Spec 002 tier 3: what the user explicitly asked to keep is committed, and its GC
+    never prunes a committed entry. Its confidence still ages, so the card says it may be
+    out of date; only the user removes it."""
+    service = nightly(store, clock)
+    await say(store, clock, "Remember that I live in Berlin. I'm a nurse.")
+    await store.add_memory_fact(ANA, "fact", "Has a dog called Rex", source="user", at=START)
+    await learn_from_message(store, MemoryConfig(), ANA, "Keep in mind I'm vegan.", START)
+    kept = await store.add_memory_fact(
+        ANA, "fact", "Plays the cello", source="user", at=START, committed=True
+    )
+    assert kept is not None and kept.committed
+
+    clock.set(START + 420 * DAY)  # 0.95 - 14 x 0.05 = 0.25: the plain ones go
+    assert (await service.run_nightly([ANA])).forgotten_facts == 2
+    clock.set(START + 10 * 365 * DAY)
+    assert (await service.run_nightly([ANA])).forgotten_facts == 0
+    await housekeep(store, service.settings.continuity, clock.now())
+    facts = await store.memory_facts(ANA)
+    assert [(f.text, f.committed) for f in facts] == [
+        ("Lives in Berlin", True),
+        ("Is vegan", True),
+        ("Plays the cello", True),
+    ]
+    assert all(confidence_now(f, clock.now()) == 0.2 and is_hedged(f, clock.now()) for f in facts)
 
 
 async def test_facts_kept_before_get_their_sources_confidence(db_path: Path) -> None:
@@ -258,5 +299,34 @@ async def test_facts_kept_before_get_their_sources_confidence(db_path: Path) -> 
         await store.add_memory_fact(ANA, "fact", "lives in berlin", source="user", at=START + DAY)
         [berlin, *_] = await store.memory_facts(ANA)
         assert (berlin.confidence, berlin.last_mentioned_at) == (1.0, START + DAY)
+    finally:
+        await store.close()
+
+
+async def test_facts_kept_before_are_not_taken_for_ones_asked_to_keep(db_path: Path) -> None:
+    # Before migration 25 the store did not tell "remember that …" or /memory add from a
+    # fact said in passing (all are source "user"): none is taken to be committed.
+    db_path.parent.mkdir(parents=True)
+    async with aiosqlite.connect(db_path, isolation_level=None) as conn:
+        # As ``apply_migrations`` runs them on a new file (migration 22 reads this).
+        await conn.execute("CREATE TEMP TABLE upgrade_start (from_version INTEGER NOT NULL)")
+        await conn.execute("INSERT INTO temp.upgrade_start VALUES (0)")
+        await migrate_to(conn, 24)
+        await conn.execute(
+            "INSERT INTO memory_facts (user_key, kind, text, text_folded, source, created_at, "
+            "confidence, last_mentioned_at) VALUES (?, 'fact', 'Lives in Berlin', "
+            "'lives in berlin', 'user', ?, 0.95, ?)",
+            (ANA, to_db(START), to_db(START)),
+        )
+    store = SqliteStore(db_path)
+    await store.open()
+    try:
+        [fact] = await store.memory_facts(ANA)
+        assert not fact.committed
+        # Asked to keep on the upgraded file: committed from then on.
+        await learn_from_message(
+            store, MemoryConfig(), ANA, "Remember that I live in Berlin.", START
+        )
+        assert (await only_fact(store)).committed
     finally:
         await store.close()

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
 from middleware.memory.candidate import MemoryCandidate
 from middleware.memory.learn import enforce_limit, learn_from_message
@@ -547,3 +548,71 @@ async def test_what_the_user_says_memory_forgot_replaces_the_old_fact_surely(
     ]
     (fact,) = await store.memory_facts(ANA)
     assert (fact.kind, fact.confidence) == ("correction", 1.0)
+
+
+async def test_over_the_limit_what_the_user_asked_to_keep_stays(store: SqliteStore) -> None:
+    """Spec 002 tier 3: an explicit "remember this" request is committed, never pruned to
+    make room; plain facts said since go first, however much newer."""
+    await learn_from_message(store, MemoryConfig(), ANA, "Remember that I live in Berlin.", NOW)
+    later = NOW + timedelta(days=1)
+    for minute, text in enumerate(("I have a dog called Rex.", "I work as a nurse.", "I'm vegan.")):
+        await learn_from_message(
+            store, MemoryConfig(max_facts=2), ANA, text, later + timedelta(minutes=minute)
+        )
+    kept = [(fact.text, fact.committed) for fact in await store.memory_facts(ANA)]
+    assert kept == [("Lives in Berlin", True), ("Is vegan", False)], kept
+
+
+async def test_facts_asked_to_keep_alone_over_the_limit_all_stay(store: SqliteStore) -> None:
+    for minute, text in enumerate(("Lives in Lisbon", "Is vegetarian", "Works at Globex")):
+        await store.add_memory_fact(
+            ANA, "fact", text, source="user", at=NOW + timedelta(minutes=minute), committed=True
+        )
+    assert await enforce_limit(store, ANA, 2) == 0
+    assert len(await store.memory_facts(ANA)) == 3
+
+
+async def test_a_fact_asked_to_keep_is_committed_once_and_stays_so(store: SqliteStore) -> None:
+    said = "I live in Berlin."
+    assert [f.committed for f in await facts_after(store, said)] == [False]
+    # Asked to keep later: the fact already known becomes committed, said plainly again
+    # it stays so.
+    for text, committed in (("Don't forget that I live in Berlin.", True), (said, True)):
+        assert [f.committed for f in await facts_after(store, text)] == [committed]
+
+
+async def facts_after(store: SqliteStore, text: str) -> list[MemoryFact]:
+    await learn_from_message(store, MemoryConfig(), ANA, text, NOW)
+    return await store.memory_facts(ANA)
+
+
+@pytest.mark.parametrize(
+    ("later", "kept"),
+    [
+        # A correction or a move replaces it (what replaces it is kept only if asked).
+        ("Actually, I moved to Lisbon.", [("Lives in Lisbon", False)]),
+        ("I moved to Lisbon.", [("Lives in Lisbon", False)]),
+        ("Remember that I moved to Lisbon.", [("Lives in Lisbon", True)]),
+        ("I no longer live in Berlin.", [("No longer lives in Berlin", False)]),
+        # Asked to forget: gone.
+        ("Please forget that I live in Berlin.", []),
+    ],
+)
+async def test_a_fact_asked_to_keep_still_yields_to_the_user(
+    store: SqliteStore, later: str, kept: list[tuple[str, bool]]
+) -> None:
+    await learn_from_message(store, MemoryConfig(), ANA, "Remember that I live in Berlin.", NOW)
+    await learn_from_message(store, MemoryConfig(), ANA, later, NOW + timedelta(days=400))
+    assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == kept
+
+
+async def test_what_still_stands_of_a_fact_asked_to_keep_is_kept(store: SqliteStore) -> None:
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Remember that I have two cats called Mia and Leo.", NOW
+    )
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Leo passed away.", NOW + timedelta(days=9)
+    )
+    assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == [
+        ("Has a cat called Mia", True)
+    ]

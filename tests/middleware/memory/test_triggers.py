@@ -3,6 +3,8 @@ the hard negatives that must not fire."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from middleware.memory.candidate import TEXT_MAX, MemoryCandidate
@@ -12,17 +14,6 @@ from middleware.memory.triggers import detect_memory, stated_memory
 @pytest.mark.parametrize(
     ("text", "kind", "stored"),
     [
-        # explicit
-        ("Remember that I'm allergic to peanuts.", "fact", "Is allergic to peanuts"),
-        ("remember: my sister's name is Ana", "fact", "Their sister's name is Ana"),
-        (
-            "Please remember my office is on the 4th floor.",
-            "fact",
-            "Their office is on the 4th floor",
-        ),
-        ("Don't forget that my flight is on the 12th.", "fact", "Their flight is on the 12th"),
-        ("Remember this: the client is Henderson LLC.", "fact", "The client is Henderson LLC"),
-        ("Please remember I prefer metric units.", "preference", "Prefers metric units"),
         # name
         ("My name is Sam.", "name", "Name: Sam"),
         ("my name is mary jane", "name", "Name: Mary Jane"),
@@ -104,6 +95,31 @@ from middleware.memory.triggers import detect_memory, stated_memory
 def test_fires(text: str, kind: str, stored: str) -> None:
     assert detect_memory(text) == [
         MemoryCandidate(kind, stored, replaces_kind=kind == "name")  # type: ignore[arg-type]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "stored"),
+    [
+        ("Remember that I'm allergic to peanuts.", "fact", "Is allergic to peanuts"),
+        ("remember: my sister's name is Ana", "fact", "Their sister's name is Ana"),
+        (
+            "Please remember my office is on the 4th floor.",
+            "fact",
+            "Their office is on the 4th floor",
+        ),
+        ("Don't forget that my flight is on the 12th.", "fact", "Their flight is on the 12th"),
+        ("Remember this: the client is Henderson LLC.", "fact", "The client is Henderson LLC"),
+        ("Please remember I prefer metric units.", "preference", "Prefers metric units"),
+        ("Keep in mind that I live in Berlin.", "fact", "Lives in Berlin"),
+        ("For future reference: I'm left-handed.", "fact", "Is left-handed"),
+        ("Please remember my name is Ann.", "name", "Name: Ann"),
+    ],
+)
+def test_what_the_user_asks_to_keep_is_committed(text: str, kind: str, stored: str) -> None:
+    # Spec 002 tier 3: an explicit "remember this" request is committed, never pruned.
+    assert detect_memory(text) == [
+        MemoryCandidate(kind, stored, replaces_kind=kind == "name", committed=True)  # type: ignore[arg-type]
     ]
 
 
@@ -519,8 +535,9 @@ def test_memory_added_by_hand_is_stored_about_the_user(
     text: str, expected: MemoryCandidate
 ) -> None:
     """``/memory add`` text goes into the card as a learned fact does: the model reads
-    the card, and "I prefer short answers" there would be its own preference."""
-    assert stated_memory(text) == expected
+    the card, and "I prefer short answers" there would be its own preference. Asked for
+    in so many words, it is committed."""
+    assert stated_memory(text) == replace(expected, committed=True)
 
 
 @pytest.mark.parametrize(
@@ -530,8 +547,14 @@ def test_memory_added_by_hand_is_stored_about_the_user(
         ("Please call me Annie.", [MemoryCandidate("name", "Name: Annie", replaces_kind=True)]),
         ("From now on, call me Annie.", [MemoryCandidate("name", "Name: Annie", True)]),
         ("Call me Annie from now on.", [MemoryCandidate("name", "Name: Annie", True)]),
-        ("Remember that I'm vegetarian.", [MemoryCandidate("fact", "Is vegetarian")]),
-        ("Please remember my name is Ann.", [MemoryCandidate("name", "Name: Ann", True)]),
+        (
+            "Remember that I'm vegetarian.",
+            [MemoryCandidate("fact", "Is vegetarian", committed=True)],
+        ),
+        (
+            "Please remember my name is Ann.",
+            [MemoryCandidate("name", "Name: Ann", True, committed=True)],
+        ),
         # Said to the room: not theirs to keep.
         ("My name is Bob. I live in Paris.", []),
         ("Call me Annie.", []),
@@ -559,7 +582,10 @@ def test_in_a_group_only_what_is_asked_of_the_assistant(
     [
         ("Call me Annie.", [MemoryCandidate("name", "Name: Annie", replaces_kind=True)]),
         ("Just call me Mary Jane", [MemoryCandidate("name", "Name: Mary Jane", True)]),
-        ("Remember that I'm vegetarian.", [MemoryCandidate("fact", "Is vegetarian")]),
+        (
+            "Remember that I'm vegetarian.",
+            [MemoryCandidate("fact", "Is vegetarian", committed=True)],
+        ),
         # Still not a name, nor what the group hears about someone.
         ("call me when you land", []),
         ("Call me Monday morning.", []),
@@ -585,7 +611,7 @@ def test_call_me_on_a_weekday_is_not_a_name() -> None:
     [
         (
             "@bot remember I prefer metric units",
-            [MemoryCandidate("preference", "Prefers metric units")],
+            [MemoryCandidate("preference", "Prefers metric units", committed=True)],
         ),
         (
             "@bot actually I'm vegetarian now, not vegan",
@@ -1034,7 +1060,9 @@ def test_a_remembered_body_that_names_what_it_means_is_learned(
 
 def test_memory_added_by_hand_is_kept_even_when_it_points_back() -> None:
     # "/memory add" is asked in so many words; the user knows what "it" is.
-    assert stated_memory("I'm allergic to it") == MemoryCandidate("fact", "Is allergic to it")
+    assert stated_memory("I'm allergic to it") == MemoryCandidate(
+        "fact", "Is allergic to it", committed=True
+    )
 
 
 @pytest.mark.parametrize(
