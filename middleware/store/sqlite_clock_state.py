@@ -44,10 +44,11 @@ def owner_column(column: str) -> str:
 # What "before" looks like for a message from user_key in thread_key. ``record_inbound``
 # and ``queue_inbound`` read it just before their write, with no other write between;
 # ``peek_prior`` reads it alone. Columns of ``SELECT_PRIOR``: the user's person, if
-# linked, and whether the thread has a row yet.
+# linked, whether the thread has a row yet, and the name the user went by in the thread.
 PRIOR_PERSON_ID = 12
 PRIOR_THREAD_EXISTS = 19
-PRIOR_WIDTH = 23
+PRIOR_MEMBER_NAME = 23
+PRIOR_WIDTH = 24
 
 SELECT_PRIOR = f"""
 SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
@@ -60,7 +61,7 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        {owner_column("latest_actions")}, {owner_column("located")},
        (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key),
        t.thread_key IS NOT NULL, t.last_conversation_at, p.last_conversation_at,
-       u.app_locale
+       u.app_locale, p.display_name
 FROM (SELECT 1)
 LEFT JOIN threads AS t ON t.thread_key = :thread_key
 LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
