@@ -388,6 +388,7 @@ class DiscordChannel:
             body={},
             chat_type="group" if group else "dm",
             display_name=author.display_name or author.name,
+            mentioned_names=self._server_names(message) if group else {},
         )
 
     def slash_turn(
@@ -680,6 +681,15 @@ class DiscordChannel:
             if text.startswith(handle):
                 return text[len(handle) :].lstrip(" ,:") or text
         return text
+
+    def _server_names(self, message: discord.Message) -> dict[str, str]:
+        """The members ``message`` mentions, by user id, with the name the server shows
+        them by: Discord sends each with their member (nickname included) in a server."""
+        return {
+            str(user.id): user.display_name
+            for user in message.mentions
+            if isinstance(user, discord.Member) and user.id != self.bot_id and not user.bot
+        }
 
     def _with_named_mentions(self, text: str, message: discord.Message) -> str:
         """``text`` (from ``message``) with its mentions named as Discord resolved them with

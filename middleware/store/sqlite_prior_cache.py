@@ -3,12 +3,12 @@
 Every turn reads its ``SELECT_PRIOR`` row just before its message moves it. For a pair
 seen recently, the row a read would return follows from the row after its last turn and
 the writes since, when those are the store's own messages: an inbound message moves its
-thread's times, its sender's time (and the name they go by) in the thread and (counting
-across channels) the sender's last contact; a reply moves its thread's times.
-``PriorRows`` applies exactly those moves, with the SQL's rules (``MAX`` over fixed-width
-UTC text; the contact moves only forward, its channel on a tie too), to the rows it holds,
-when the write is issued: the same moment every later read would see it, since reads
-apply queued writes first.
+thread's times, its sender's time (and the name they go by) in the thread, the names of
+the members it mentions there and (counting across channels) the sender's last contact;
+a reply moves its thread's times. ``PriorRows`` applies exactly those moves, with the
+SQL's rules (``MAX`` over fixed-width UTC text; the contact moves only forward, its
+channel on a tie too), to the rows it holds, when the write is issued: the same moment
+every later read would see it, since reads apply queued writes first.
 Marking a message a command moves its thread's conversation time, and its sender's, back
 to an older message, which no held row knows: that thread's rows go (``command``). A
 message stored as a command moves neither, nor does the reply to it: which threads' newest
@@ -148,6 +148,11 @@ class PriorRows:
         member = self._participants.get(pair)
         if member is not None:
             _move_member(member, record, at)
+        for other, name in record.member_names:
+            # ``sqlite_turns._RENAME_MEMBER``: the name a mention shows them by.
+            mentioned = self._participants.get((record.thread_key, other))
+            if mentioned is not None:
+                mentioned[_MEMBER_NAME] = name
         user = self._users.get(record.user_key)
         if record.counts_as_contact and user is not None:
             _move_contact(user, at, record.channel)

@@ -45,6 +45,13 @@ UPDATE thread_participants SET display_name = :display_name
 WHERE thread_key = :thread_key AND user_key = :user_key
 """
 
+# Another member's name as the message's mention shows it (``InboundRecord.member_names``),
+# for one who wrote in the thread before: a write only when it changed.
+_RENAME_MEMBER = """
+UPDATE thread_participants SET display_name = :display_name
+WHERE thread_key = :thread_key AND user_key = :user_key AND display_name IS NOT :display_name
+"""
+
 _MOVE_PERSON = f"""
 UPDATE persons SET
     {move_contact_forward(":at", ":channel")}
@@ -201,6 +208,9 @@ def _inbound_writes(
         message_id = _inserted_id(conn.execute(_INSERT_USER_MESSAGE, message))
         if name is not None and row[PRIOR_MEMBER_NAME] != name:
             conn.execute(_SET_MEMBER_NAME, {**keys, "display_name": name})
+        for member, member_name in record.member_names:
+            renamed = {"thread_key": record.thread_key, "user_key": member}
+            conn.execute(_RENAME_MEMBER, {**renamed, "display_name": member_name})
         return message_id
 
     return read, write

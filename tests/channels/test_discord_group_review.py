@@ -236,3 +236,30 @@ async def test_a_server_nickname_outlives_a_dm_under_the_account_name(
     await group.discord.wait_for_sent(before + 1)
     await handlers_done()
     assert group.said()[-1] == '[Cara] [replying to Brunissimo: "meet at 9?"] too early for me'
+
+
+async def test_a_member_mentioned_under_a_new_nickname_is_listed_under_it(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Bruno wrote as "Bruno", then took the nickname "Brunissimo" and has not written
+    since; Cara mentions him, and Discord sends him as the server's member: the group
+    lists him under the name the server shows, as the mention in her message does."""
+    await group.start(relay_factory)
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
+    await group.on_discord("morning", BRUNO)
+    assert set(group.local_times()) == {"Bruno"}
+    before = len(group.discord.sent())
+    await group.discord.push_message(
+        f"<@{BOT_ID}> is <@{100 + BRUNO}> awake yet?",
+        channel_id=CHANNEL,
+        user_id=100 + CARA,
+        author=member(CARA, "cara"),
+        guild_id=SERVER,
+        mentions=[BOT, {**member(BRUNO, "bruno"), "member": NICKNAME}],
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 1)
+    await handlers_done()
+    assert group.said()[-1] == "[Cara] is @Brunissimo awake yet?"
+    await group.on_discord("anyone?", CARA)
+    assert set(group.local_times()) == {"Brunissimo", "Cara"}

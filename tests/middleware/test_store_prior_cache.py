@@ -137,6 +137,11 @@ class Story:
             name=self.names.choice(["Bruno", "Brunissimo", None]),
             cross_channel=self.rng.random() < 0.8,
         )
+        mentioned = self.names.choice(USERS)
+        if self.names.random() < 0.2 and mentioned != user:
+            # A member mentioned under the name the chat shows them by there.
+            name = self.names.choice(["Bruno", "Brunissimo"])
+            record = replace(record, member_names=((f"{channel}:{mentioned}", name),))
         record = replace(record, command=command)
         held = self.store._priors.get(thread, record.user_key)
         expected = prior_from_row(fresh_row(self.store, thread, record.user_key))
