@@ -388,6 +388,7 @@ class DiscordChannel:
             body={},
             chat_type="group" if group else "dm",
             display_name=author.display_name or author.name,
+            mentioned_names=self._server_names(message) if group else {},
         )
 
     def slash_turn(
@@ -643,22 +644,26 @@ class DiscordChannel:
 
     async def _member_label(self, message: discord.Message, user: discord.abc.User) -> str:
         """``user`` named as the model knows them in ``message``'s channel: as the server
-        shows them (``_server_name``), followed by their user key when another member there
+        shows them (``_server_member``; without it, as they went by there when they last
+        wrote, which the store keeps), followed by their user key when another member there
         goes by that name, as their own messages are (``Store.speaker_label``): a reply to
         one of two "Cara"s says which one it quotes."""
-        name = _server_name(message, user)
+        server_member = _server_member(message, user)
+        shown = _display_name(server_member or user)
         if isinstance(message.channel, discord.DMChannel):
-            return name
+            return shown
         agent_id = self._services.config.server.agent_id
         chat = thread_key(agent_id, self.name, "group", str(message.channel.id))
         member = user_key(self.name, str(user.id))
+        # The account's name is not the server's: with no member at hand, the store's.
+        name = server_member.display_name if server_member is not None else None
         try:
             label = await self._services.store.speaker_label(chat, "group", member, name)
         except StoreError as exc:
             # The quote still names them as the server does; the reply is not lost for it.
             log.warning("discord: cannot tell namesakes apart in a reply's quote: %s", exc)
-            return name
-        return label or name
+            return shown
+        return label or shown
 
     def _replies_to_bot(self, message: discord.Message) -> bool:
         replied = message.reference.resolved if message.reference is not None else None
@@ -676,6 +681,15 @@ class DiscordChannel:
             if text.startswith(handle):
                 return text[len(handle) :].lstrip(" ,:") or text
         return text
+
+    def _server_names(self, message: discord.Message) -> dict[str, str]:
+        """The members ``message`` mentions, by user id, with the name the server shows
+        them by: Discord sends each with their member (nickname included) in a server."""
+        return {
+            str(user.id): user.display_name
+            for user in message.mentions
+            if isinstance(user, discord.Member) and user.id != self.bot_id and not user.bot
+        }
 
     def _with_named_mentions(self, text: str, message: discord.Message) -> str:
         """``text`` (from ``message``) with its mentions named as Discord resolved them with
@@ -773,15 +787,15 @@ def _media_kind(message: discord.Message) -> MediaKind | None:
     return kinds.get((first.content_type or "").partition("/")[0], "file")
 
 
-def _server_name(message: discord.Message, user: discord.abc.User) -> str:
-    """``user``'s name as ``message``'s server shows it, the name their own messages reach
-    the model under: a message replied to carries its author's account only, without the
-    server nickname; a reply that pings that author carries them among its mentions as a
-    member, nickname included (and a server whose members are cached knows them)."""
+def _server_member(message: discord.Message, user: discord.abc.User) -> discord.abc.User | None:
+    """``user`` as ``message``'s server shows them, if it says: a message replied to
+    carries its author's account only, without the server nickname; a reply that pings
+    that author carries them among its mentions as a member, nickname included (and a
+    server whose members are cached knows them)."""
     member = next((found for found in message.mentions if found.id == user.id), None)
     if member is None and message.guild is not None:
         member = message.guild.get_member(user.id)
-    return _display_name(member or user)
+    return member
 
 
 def _display_name(user: discord.abc.User | None) -> str:

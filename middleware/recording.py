@@ -30,6 +30,7 @@ from typing import Any
 
 from middleware.clock.source import Clock
 from middleware.errors import StoreError
+from middleware.identity import display_label, user_key
 from middleware.injection import fingerprint, newest_user_index
 from middleware.pipeline import Handler, Stage
 from middleware.store import Durable, InboundRecord, Store, log_if_failed
@@ -159,6 +160,19 @@ async def _injected_at(store: Store, turn: Turn, place: Place) -> datetime | Non
     return await store.newest_message_injected_at(turn.thread_key, turn.user_key, key)
 
 
+def mentioned_member_names(turn: Turn) -> tuple[tuple[str, str], ...]:
+    """The names ``turn``'s mentions show other members of its group by, by user key and
+    as the block shows a name (``display_label``); none in a DM."""
+    if turn.chat_type != "group":
+        return ()
+    names = []
+    for user_id, name in sorted(turn.mentioned_names.items()):
+        label = display_label(name)
+        if label is not None and user_id != turn.user_id:
+            names.append((user_key(turn.channel, user_id), label))
+    return tuple(names)
+
+
 def _holds_conversation(messages: list[Any]) -> bool:
     """Whether ``messages`` hold more than the agent's instructions."""
     return any(
@@ -230,6 +244,7 @@ def recording_stage(
                 cross_channel=cross_channel,
                 place=place,
                 command=stored_as_command,
+                member_names=mentioned_member_names(turn),
             )
             try:
                 if alone:

@@ -81,6 +81,10 @@ class Turn:
     display_name: str | None = None
     topic_id: str | None = None
     participants: list[Participant] = field(default_factory=list)
+    # Members the message mentions, by platform user id, with the name the chat shows
+    # them by there (a Discord server nickname): a group names them so from then on, as
+    # if they had written under it (``InboundRecord.member_names``).
+    mentioned_names: dict[str, str] = field(default_factory=dict)
     # True when the newest message is not the user's (a tool result coming back), or is
     # one already recorded sent again (``resent``): the user did not speak, so no new
     # inbound message is recorded and no new block made; the blocks are replayed.

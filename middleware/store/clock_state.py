@@ -57,6 +57,9 @@ class ThreadClockState:
     elsewhere), and then the key tells the chat type and a kind other than the default
     counts as chosen. ``left_by_user`` is ours too: when each member was last seen
     leaving the group (``Store.mark_left``); empty in a document written without it.
+    ``display_name_by_user`` is ours: the name each member went by in this thread when
+    they last wrote there (a Discord server nickname), where one is known; a member
+    without one is named by their account's (``UserClockState.display_name``).
     """
 
     thread_key: str
@@ -68,6 +71,7 @@ class ThreadClockState:
     chat_type: ChatType | None = None
     kind_source: KindSource | None = None
     left_by_user: dict[str, datetime] = field(default_factory=dict)
+    display_name_by_user: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

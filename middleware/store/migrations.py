@@ -735,6 +735,16 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             CHECK (committed IN (0, 1));
         """,
     ),
+    (
+        26,
+        """
+        -- The name the member went by in this thread when they last wrote there (a
+        -- Discord server nickname is per server; users.display_name is the account's
+        -- newest, from whatever chat it came): what the group names them by. Written only
+        -- when it changes. NULL (every member before this): the account's name stands.
+        ALTER TABLE thread_participants ADD COLUMN display_name TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -37,6 +37,9 @@ class InboundRecord:
     # A command the relay answers itself ("/time"): known as one when stored, so no read
     # ever takes it for a message of the conversation (see ``Store.mark_command``).
     command: bool = False
+    # Other members' names as the message shows them (its mentions), by user key: kept
+    # as the name each goes by in the thread, for those who wrote there before.
+    member_names: tuple[tuple[str, str], ...] = ()
 
     @property
     def counts_as_contact(self) -> bool:

@@ -44,10 +44,11 @@ def owner_column(column: str) -> str:
 # What "before" looks like for a message from user_key in thread_key. ``record_inbound``
 # and ``queue_inbound`` read it just before their write, with no other write between;
 # ``peek_prior`` reads it alone. Columns of ``SELECT_PRIOR``: the user's person, if
-# linked, and whether the thread has a row yet.
+# linked, whether the thread has a row yet, and the name the user went by in the thread.
 PRIOR_PERSON_ID = 12
 PRIOR_THREAD_EXISTS = 19
-PRIOR_WIDTH = 23
+PRIOR_MEMBER_NAME = 23
+PRIOR_WIDTH = 24
 
 SELECT_PRIOR = f"""
 SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
@@ -60,7 +61,7 @@ SELECT t.last_interaction_at, t.last_user_message_at, t.last_agent_message_at,
        {owner_column("latest_actions")}, {owner_column("located")},
        (SELECT h.expires_at FROM held_tool_calls AS h WHERE h.thread_key = :thread_key),
        t.thread_key IS NOT NULL, t.last_conversation_at, p.last_conversation_at,
-       u.app_locale
+       u.app_locale, p.display_name
 FROM (SELECT 1)
 LEFT JOIN threads AS t ON t.thread_key = :thread_key
 LEFT JOIN thread_participants AS p ON p.thread_key = :thread_key AND p.user_key = :user_key
@@ -110,7 +111,7 @@ SELECT person_id, user_key FROM users WHERE person_id IS NOT NULL ORDER BY user_
 """
 
 _EXPORT_PARTICIPANTS = """
-SELECT thread_key, user_key, last_user_message_at, left_at
+SELECT thread_key, user_key, last_user_message_at, left_at, display_name
 FROM thread_participants ORDER BY thread_key, user_key
 """
 
@@ -170,12 +171,14 @@ WHERE thread_key = :thread_key
 """
 
 # The member's last message in the file was of the conversation, as the thread's. A
-# leaving only moves the mark forward, as ``MARK_LEFT`` does.
+# leaving only moves the mark forward, as ``MARK_LEFT`` does. A name stored here came
+# with a message to this relay: newer than the file's, so it stays (as ``_MERGE_USER``).
 _MERGE_PARTICIPANT = """
 INSERT INTO thread_participants (thread_key, user_key, last_user_message_at,
-    last_conversation_at, imported_conversation_at, left_at)
-VALUES (:thread_key, :user_key, :at, :at, :at, :left_at)
+    last_conversation_at, imported_conversation_at, left_at, display_name)
+VALUES (:thread_key, :user_key, :at, :at, :at, :left_at, :display_name)
 ON CONFLICT (thread_key, user_key) DO UPDATE SET
+    display_name = COALESCE(thread_participants.display_name, :display_name),
     left_at = CASE
         WHEN :left_at > COALESCE(thread_participants.left_at, '') THEN :left_at
         ELSE thread_participants.left_at END,
@@ -310,10 +313,13 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
     members: dict[str, list[str]] = {}
     by_user: dict[str, dict[str, datetime]] = {}
     left: dict[str, dict[str, datetime]] = {}
+    names: dict[str, dict[str, str]] = {}
     channels: dict[str, dict[str, ChannelTimes]] = {}
-    for thread_key, user_key, raw_at, raw_left_at in member_rows:
+    for thread_key, user_key, raw_at, raw_left_at, name in member_rows:
         at, left_at = from_db(raw_at), from_db(raw_left_at)
         members.setdefault(thread_key, []).append(user_key)
+        if name is not None:
+            names.setdefault(thread_key, {})[user_key] = name
         if at is not None:
             by_user.setdefault(thread_key, {})[user_key] = at
         if left_at is not None:
@@ -344,6 +350,7 @@ async def export_snapshot(conn: aiosqlite.Connection) -> ClockStateSnapshot:
             chat_type=row[5],
             kind_source=row[6],
             left_by_user=left.get(row[0], {}),
+            display_name_by_user=names.get(row[0], {}),
         )
         for row in thread_rows
     )
@@ -367,6 +374,7 @@ class _Plan:
         self.threads: dict[str, datetime | None] = {}
         self.members: dict[tuple[str, str], datetime | None] = {}
         self.left: dict[tuple[str, str], datetime] = {}
+        self.names: dict[tuple[str, str], str] = {}
         self.user_at: dict[str, datetime | None] = {}
         self.agent_at: dict[str, datetime | None] = {}
         for user in snapshot.users:
@@ -386,6 +394,9 @@ class _Plan:
             for user_key, at in thread.left_by_user.items():
                 self._member(thread.thread_key, user_key, None)
                 self.left[(thread.thread_key, user_key)] = at
+            for user_key, name in thread.display_name_by_user.items():
+                self._member(thread.thread_key, user_key, None)
+                self.names[(thread.thread_key, user_key)] = name
 
     def _user(self, user_key: str, at: datetime | None) -> None:
         self.users[user_key] = _earlier(self.users.get(user_key), at)
@@ -451,8 +462,13 @@ async def import_snapshot(
             },
         )
     for (thread_key, user_key), at in plan.members.items():
-        left_at = _db(plan.left.get((thread_key, user_key)))
-        member = {"thread_key": thread_key, "user_key": user_key, "at": _db(at), "left_at": left_at}
+        member = {
+            "thread_key": thread_key,
+            "user_key": user_key,
+            "at": _db(at),
+            "left_at": _db(plan.left.get((thread_key, user_key))),
+            "display_name": plan.names.get((thread_key, user_key)),
+        }
         await conn.execute_fetchall(_MERGE_PARTICIPANT, member)
     return ImportCounts(
         users_created=users_created,

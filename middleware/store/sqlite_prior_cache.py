@@ -3,11 +3,12 @@
 Every turn reads its ``SELECT_PRIOR`` row just before its message moves it. For a pair
 seen recently, the row a read would return follows from the row after its last turn and
 the writes since, when those are the store's own messages: an inbound message moves its
-thread's times, its sender's time in the thread and (counting across channels) the
-sender's last contact; a reply moves its thread's times. ``PriorRows`` applies exactly
-those moves, with the SQL's rules (``MAX`` over fixed-width UTC text; the contact moves
-only forward, its channel on a tie too), to the rows it holds, when the write is issued:
-the same moment every later read would see it, since reads apply queued writes first.
+thread's times, its sender's time (and the name they go by) in the thread, the names of
+the members it mentions there and (counting across channels) the sender's last contact;
+a reply moves its thread's times. ``PriorRows`` applies exactly those moves, with the
+SQL's rules (``MAX`` over fixed-width UTC text; the contact moves only forward, its
+channel on a tie too), to the rows it holds, when the write is issued: the same moment
+every later read would see it, since reads apply queued writes first.
 Marking a message a command moves its thread's conversation time, and its sender's, back
 to an older message, which no held row knows: that thread's rows go (``command``). A
 message stored as a command moves neither, nor does the reply to it: which threads' newest
@@ -35,13 +36,13 @@ Row = tuple[Any, ...]
 # ``SELECT_PRIOR``'s columns, by the row they come from. A row is held as its three parts,
 # so a message moves each part once, however many pairs share it.
 _THREAD_COLUMNS = (0, 1, 2, 10, 11, 13, 18, 19, 20)
-_PARTICIPANT_COLUMNS = (3, 21)
+_PARTICIPANT_COLUMNS = (3, 21, 23)
 _USER_COLUMNS = (4, 5, 6, 7, 8, 9, 12, 14, 15, 16, 17, 22)
 _WIDTH = PRIOR_WIDTH
 # Places within the parts.
 _LAST_INTERACTION, _LAST_USER_MESSAGE, _LAST_AGENT_MESSAGE, _LAST_CONVERSATION = 0, 1, 2, 8
 _CONTACT_AT, _CONTACT_CHANNEL = 0, 1
-_MEMBER_LAST_MESSAGE = 0
+_MEMBER_LAST_MESSAGE, _MEMBER_LAST_CONVERSATION, _MEMBER_NAME = 0, 1, 2
 
 # Threads, users and pairs held, each; the oldest go first. ≈ 1 MB at most.
 MAX_ROWS = 1024
@@ -61,11 +62,15 @@ def _move_thread(thread: list[Any], at: str, command: bool) -> None:
         thread[_LAST_CONVERSATION] = _later(thread[_LAST_CONVERSATION], at)
 
 
-def _move_member(member: list[Any], at: str, command: bool) -> None:
+def _move_member(member: list[Any], record: InboundRecord, at: str) -> None:
     """Trigger ``messages_user_moves_thread``, on the sender's row in the thread: its last
-    message and (unless a command) its last message of the conversation."""
-    for place, stored in enumerate(member[:1] if command else member):
-        member[place] = _later(stored, at)
+    message and (unless a command) its last message of the conversation; and the name the
+    message came with, which the write keeps there (``sqlite_turns._SET_MEMBER_NAME``)."""
+    member[_MEMBER_LAST_MESSAGE] = _later(member[_MEMBER_LAST_MESSAGE], at)
+    if not record.command:
+        member[_MEMBER_LAST_CONVERSATION] = _later(member[_MEMBER_LAST_CONVERSATION], at)
+    if record.display_name is not None:
+        member[_MEMBER_NAME] = record.display_name
 
 
 def _move_contact(user: list[Any], at: str, channel: str) -> None:
@@ -142,7 +147,12 @@ class PriorRows:
             self._newest_is_command(record.thread_key, record.command)
         member = self._participants.get(pair)
         if member is not None:
-            _move_member(member, at, record.command)
+            _move_member(member, record, at)
+        for other, name in record.member_names:
+            # ``sqlite_turns._RENAME_MEMBER``: the name a mention shows them by.
+            mentioned = self._participants.get((record.thread_key, other))
+            if mentioned is not None:
+                mentioned[_MEMBER_NAME] = name
         user = self._users.get(record.user_key)
         if record.counts_as_contact and user is not None:
             _move_contact(user, at, record.channel)
@@ -185,7 +195,7 @@ class PriorRows:
         if record.counts_as_contact:
             _move_contact(user, at, record.channel)
         member = [before[column] for column in _PARTICIPANT_COLUMNS]
-        _move_member(member, at, record.command)
+        _move_member(member, record, at)
         _put(self._threads, record.thread_key, thread, self._max_rows)
         self._newest_is_command(record.thread_key, record.command)
         _put(self._users, record.user_key, user, self._max_rows)

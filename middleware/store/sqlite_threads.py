@@ -53,16 +53,19 @@ _SET_THREAD_TZ = """
 UPDATE threads SET session_tz = :zone WHERE thread_key = :thread_key RETURNING thread_key
 """
 
-# A member as ``participants_from_rows`` reads them, from ``thread_participants AS p``.
+# A member as ``participants_from_rows`` reads them, from ``thread_participants AS p``,
+# named as they were when they last wrote in the thread (migration 26), else by their
+# account's name.
 _PARTICIPANT = """
-SELECT p.user_key, u.display_name,
+SELECT p.user_key, COALESCE(p.display_name, u.display_name),
        CASE WHEN u.person_id IS NULL THEN u.default_tz ELSE per.default_tz END,
        COALESCE(per.locale, u.locale, u.app_locale), p.last_user_message_at,
        CASE WHEN u.person_id IS NULL THEN u.located ELSE per.located END,
        EXISTS (
            SELECT 1 FROM thread_participants AS q JOIN users AS o ON o.user_key = q.user_key
            WHERE q.thread_key = p.thread_key AND q.user_key <> p.user_key
-               AND name_key(o.display_name) = name_key(u.display_name))
+               AND name_key(COALESCE(q.display_name, o.display_name))
+                   = name_key(COALESCE(p.display_name, u.display_name)))
 FROM thread_participants AS p
 JOIN users AS u ON u.user_key = p.user_key
 LEFT JOIN persons AS per ON per.person_id = u.person_id

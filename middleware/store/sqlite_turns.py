@@ -12,6 +12,7 @@ from middleware.store.migrations import from_db, move_contact_forward, to_db
 from middleware.store.records import InboundRecord, Role, StoredMessage
 from middleware.store.sqlite_clock_state import (
     CREATE_THREAD,
+    PRIOR_MEMBER_NAME,
     PRIOR_PERSON_ID,
     PRIOR_THREAD_EXISTS,
     SELECT_PRIOR,
@@ -37,6 +38,20 @@ ON CONFLICT (user_key) DO UPDATE SET
     {move_contact_forward(":any_at", ":any_ch", "users.")}
 """
 
+# The name the member goes by in the thread, when their message comes with another one
+# than stored (``PRIOR_MEMBER_NAME``): a Discord nickname is the server's, not the account's.
+_SET_MEMBER_NAME = """
+UPDATE thread_participants SET display_name = :display_name
+WHERE thread_key = :thread_key AND user_key = :user_key
+"""
+
+# Another member's name as the message's mention shows it (``InboundRecord.member_names``),
+# for one who wrote in the thread before: a write only when it changed.
+_RENAME_MEMBER = """
+UPDATE thread_participants SET display_name = :display_name
+WHERE thread_key = :thread_key AND user_key = :user_key AND display_name IS NOT :display_name
+"""
+
 _MOVE_PERSON = f"""
 UPDATE persons SET
     {move_contact_forward(":at", ":channel")}
@@ -50,21 +65,24 @@ VALUES (:thread_key, :user_key, :role, :text, :at, :complete, :place_fingerprint
 """
 
 # What a user's message is said by (``Store.speaker_label``): their display name (the
-# one it comes with, else the one stored), followed by their user key when another member
-# of the group thread already goes by it, case aside (``identity.name_key``, the rule
-# ``member_labels`` applies). Decided once, when the message is stored: the history
-# forwards it as stored.
+# one it comes with, else the one they went by in the thread, else their account's),
+# followed by their user key when another member of the group thread already goes by it
+# there, case aside (``identity.name_key``, the rule ``member_labels`` applies). Decided
+# once, when the message is stored: the history forwards it as stored.
 SPEAKER_LABEL = """(
     SELECT CASE
         WHEN s.name IS NULL THEN NULL
         WHEN :chat_type = 'group' AND EXISTS (
             SELECT 1 FROM thread_participants AS p JOIN users AS o ON o.user_key = p.user_key
             WHERE p.thread_key = :thread_key AND p.user_key <> :user_key
-                AND name_key(o.display_name) = name_key(s.name))
+                AND name_key(COALESCE(p.display_name, o.display_name)) = name_key(s.name))
         THEN s.name || ' (' || :user_key || ')'
         ELSE s.name END
     FROM (SELECT COALESCE(:display_name,
-        (SELECT display_name FROM users WHERE user_key = :user_key)) AS name) AS s)"""
+        (SELECT COALESCE(m.display_name, u.display_name) FROM users AS u
+         LEFT JOIN thread_participants AS m
+             ON m.thread_key = :thread_key AND m.user_key = u.user_key
+         WHERE u.user_key = :user_key)) AS name) AS s)"""
 
 # The speaker's label is decided in the insert itself: no statement of its own.
 _INSERT_USER_MESSAGE = f"""
@@ -170,6 +188,7 @@ def _inbound_writes(
         command=int(record.command), chat_type=record.chat_type, display_name=record.display_name
     )
     keys = {"thread_key": record.thread_key, "user_key": record.user_key}
+    name = record.display_name
 
     def read(conn: sqlite3.Connection) -> Any:
         return conn.execute(SELECT_PRIOR, keys).fetchone()
@@ -185,8 +204,14 @@ def _inbound_writes(
         if not row[PRIOR_THREAD_EXISTS]:
             conn.execute(CREATE_THREAD, thread).fetchall()
         # Also moves the thread's times and the user's in the thread (migration 9's
-        # triggers).
-        return _inserted_id(conn.execute(_INSERT_USER_MESSAGE, message))
+        # triggers), making the user's row in the thread if it has none yet.
+        message_id = _inserted_id(conn.execute(_INSERT_USER_MESSAGE, message))
+        if name is not None and row[PRIOR_MEMBER_NAME] != name:
+            conn.execute(_SET_MEMBER_NAME, {**keys, "display_name": name})
+        for member, member_name in record.member_names:
+            renamed = {"thread_key": record.thread_key, "user_key": member}
+            conn.execute(_RENAME_MEMBER, {**renamed, "display_name": member_name})
+        return message_id
 
     return read, write
 

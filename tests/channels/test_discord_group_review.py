@@ -165,3 +165,101 @@ async def test_a_reply_to_one_of_two_namesakes_says_which_one_it_quotes(
         '[Bruno] [replying to Cara (discord:103): "evenings work"] fine by me',
     ]
     assert set(group.local_times()) == {"Bruno", "Cara (discord:103)", "Cara (discord:104)"}
+
+
+NICKNAME = {
+    "nick": "Brunissimo",
+    "roles": [],
+    "joined_at": "2026-01-01T00:00:00+00:00",
+    "deaf": False,
+    "mute": False,
+    "flags": 0,
+}
+DM_CHANNEL = 7777
+
+
+async def test_a_server_nickname_outlives_a_dm_under_the_account_name(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Bruno is "Brunissimo" in the server; he then DMs the bot, where Discord shows his
+    account's name "Bruno". The server still names him by his nickname: its participants
+    line, ``/time`` and a question about "Brunissimo"'s time. His DM keeps "Bruno"."""
+    await group.start(relay_factory)
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
+    bruno = member(BRUNO, "bruno")
+    assert "Europe/Berlin" in await group.discord_command("/tz Europe/Berlin", BRUNO)
+    before = len(group.discord.sent())
+    first = await group.discord.push_message(
+        f"<@{BOT_ID}> meet at 9?",
+        channel_id=CHANNEL,
+        user_id=100 + BRUNO,
+        author=bruno,
+        guild_id=SERVER,
+        mentions=[BOT],
+        fields={"member": NICKNAME},
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 1)
+    group.clock.advance(timedelta(minutes=5))
+    await group.discord.push_message(
+        "hi, just me",
+        channel_id=DM_CHANNEL,
+        user_id=100 + BRUNO,
+        author=bruno,
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 2)
+    await handlers_done()
+    assert group.said()[-1] == "hi, just me"
+    group.clock.advance(timedelta(minutes=5))
+    await group.on_discord("what time is it for Brunissimo?", CARA)
+    assert group.local_times() == {
+        "Brunissimo": "Mon 15:10 (Europe/Berlin)",
+        "Cara": "timezone unknown",
+    }
+    shown = await group.discord_command("/time", CARA)
+    assert "Brunissimo: Mon 2 Mar 2026 15:10" in shown and "Bruno:" not in shown
+    # A reply that does not ping him carries his account only: the quote still names him
+    # as the server does.
+    plan = message_payload(first, "meet at 9?", channel_id=CHANNEL, author=bruno)
+    before = len(group.discord.sent())
+    await group.discord.push_message(
+        f"<@{BOT_ID}> too early for me",
+        channel_id=CHANNEL,
+        user_id=100 + CARA,
+        author=member(CARA, "cara"),
+        guild_id=SERVER,
+        mentions=[BOT],
+        replying_to=plan,
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 1)
+    await handlers_done()
+    assert group.said()[-1] == '[Cara] [replying to Brunissimo: "meet at 9?"] too early for me'
+
+
+async def test_a_member_mentioned_under_a_new_nickname_is_listed_under_it(
+    group: Fortnight, relay_factory: RelayFactory
+) -> None:
+    """Bruno wrote as "Bruno", then took the nickname "Brunissimo" and has not written
+    since; Cara mentions him, and Discord sends him as the server's member: the group
+    lists him under the name the server shows, as the mention in her message does."""
+    await group.start(relay_factory)
+    await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
+    await group.on_discord("morning", BRUNO)
+    assert set(group.local_times()) == {"Bruno"}
+    before = len(group.discord.sent())
+    await group.discord.push_message(
+        f"<@{BOT_ID}> is <@{100 + BRUNO}> awake yet?",
+        channel_id=CHANNEL,
+        user_id=100 + CARA,
+        author=member(CARA, "cara"),
+        guild_id=SERVER,
+        mentions=[BOT, {**member(BRUNO, "bruno"), "member": NICKNAME}],
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 1)
+    await handlers_done()
+    assert group.said()[-1] == "[Cara] is @Brunissimo awake yet?"
+    await group.on_discord("anyone?", CARA)
+    assert set(group.local_times()) == {"Brunissimo", "Cara"}

@@ -106,6 +106,7 @@ async def test_export_holds_users_threads_and_participants(store: SqliteStore) -
         last_user_message_by_user={"telegram:a": T0, "telegram:b": T0 + timedelta(minutes=1)},
         chat_type="group",
         kind_source="default",
+        display_name_by_user={"telegram:a": "Ada", "telegram:b": "Ada"},
     )
 
 
@@ -457,5 +458,37 @@ async def test_a_members_leaving_and_names_move_with_the_clock_state(
         await moved.record_inbound(inbound(T0 + timedelta(hours=2), user="b", name=None))
         members = await moved.group_participants(THREAD, T0, 10)
         assert [(m.user_key, m.display_name) for m in members][0] == ("telegram:b", "Bo")
+    finally:
+        await moved.close()
+
+
+async def test_a_members_name_in_each_thread_moves_with_the_clock_state(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    # "Brunissimo" in the group, "Bruno" since in a DM: the group still names him by the
+    # name he went by there, in the store the snapshot is imported into too; a name the
+    # importing store already has for him there (newer) stays.
+    await store.record_inbound(inbound(T0, user="b", name="Brunissimo"))
+    await store.record_inbound(inbound(T0, user="c", name="Cara"))
+    await store.record_inbound(inbound(T0, user="b", name="Bruno", thread=DM, chat_type="dm"))
+    snapshot = await store.export_clock_state()
+    group = next(t for t in snapshot.threads if t.thread_key == THREAD)
+    assert group.display_name_by_user == {"telegram:b": "Brunissimo", "telegram:c": "Cara"}
+
+    moved = SqliteStore(tmp_path / "moved.db")
+    await moved.open()
+    try:
+        await moved.record_inbound(inbound(T0, user="c", name="Cara B."))
+        await moved.import_clock_state(snapshot, now=NOW)
+        members = await moved.group_participants(THREAD, T0, 10)
+        assert sorted((m.user_key, m.display_name) for m in members) == [
+            ("telegram:b", "Brunissimo"),
+            ("telegram:c", "Cara B."),
+        ]
+        again = await moved.export_clock_state()
+        assert next(t for t in again.threads if t.thread_key == THREAD).display_name_by_user == {
+            "telegram:b": "Brunissimo",
+            "telegram:c": "Cara B.",
+        }
     finally:
         await moved.close()

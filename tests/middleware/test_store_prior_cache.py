@@ -64,6 +64,8 @@ class Story:
         self.store = store
         self.db_path = db_path
         self.rng = random.Random(seed)
+        # Apart, so the story's other steps stay what they were.
+        self.names = random.Random(-seed)
         self.clock = T0
         self.hits = 0
         self.inbound_count = 0
@@ -131,8 +133,15 @@ class Story:
             channel=channel,
             thread=thread,
             text=text,
+            # A Discord nickname is the server's: a member's name differs by thread.
+            name=self.names.choice(["Bruno", "Brunissimo", None]),
             cross_channel=self.rng.random() < 0.8,
         )
+        mentioned = self.names.choice(USERS)
+        if self.names.random() < 0.2 and mentioned != user:
+            # A member mentioned under the name the chat shows them by there.
+            name = self.names.choice(["Bruno", "Brunissimo"])
+            record = replace(record, member_names=((f"{channel}:{mentioned}", name),))
         record = replace(record, command=command)
         held = self.store._priors.get(thread, record.user_key)
         expected = prior_from_row(fresh_row(self.store, thread, record.user_key))
@@ -284,7 +293,7 @@ def message_of(thread: str, channel: str, *, cross_channel: bool) -> InboundReco
 
 def test_the_oldest_rows_go_first_when_full() -> None:
     rows = PriorRows(max_rows=2)
-    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 19
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 20
     at = "2026-11-21T10:00:00.000000+00:00"
     for thread in ("a", "b", "c"):
         rows.keep(message_of(thread, "api", cross_channel=False), at, before)
@@ -303,6 +312,7 @@ def test_the_oldest_rows_go_first_when_full() -> None:
         at,
         at,
         None,
+        "Ada",
     )
 
 
@@ -310,7 +320,7 @@ def test_a_row_kept_again_is_held_as_the_newest_and_makes_no_room() -> None:
     """The pair a thread keeps writing in stays held while quieter ones make room, and
     keeping it again pushes out nobody."""
     rows = PriorRows(max_rows=2)
-    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 19
+    before = (None,) * 3 + ("2026-11-21T09:00:00.000000+00:00",) + (None,) * 20
     at = "2026-11-21T10:00:00.000000+00:00"
 
     def keep(thread: str) -> None:
