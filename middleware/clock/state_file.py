@@ -230,6 +230,9 @@ class _Thread(_Model):
     # Ours (v3 readers ignore it): when each member was last seen leaving the group; a
     # document without it (older, or another implementation's) marks nobody.
     left_iso_by_user: dict[UserKey, Instant] | None = None
+    # Ours: the name each member went by in this thread (a Discord server nickname); a
+    # document without it names members by their accounts' names.
+    display_name_by_user: dict[UserKey, DisplayName] | None = None
 
 
 class _Link(_Model):
@@ -308,6 +311,7 @@ def read_clock_state(data: object, *, now: datetime | None = None) -> ClockState
             chat_type=thread.chat_type,
             kind_source=thread.thread_kind_source,
             left_by_user=dict(thread.left_iso_by_user or {}),
+            display_name_by_user=dict(thread.display_name_by_user or {}),
         )
         for key, thread in (parsed.threads or {}).items()
     )
@@ -393,6 +397,7 @@ def write_clock_state(snapshot: ClockStateSnapshot, *, agent_tz: str, at: dateti
                 user: iso_utc(seen) for user, seen in thread.last_user_message_by_user.items()
             },
             "left_iso_by_user": {user: iso_utc(at) for user, at in thread.left_by_user.items()},
+            "display_name_by_user": dict(thread.display_name_by_user),
         }
         for thread in snapshot.threads
     }

@@ -149,6 +149,7 @@ def test_writes_utc_iso_and_derived_zone_fields() -> None:
         "last_interaction_iso",
         "last_user_message_iso_by_user",
         "left_iso_by_user",
+        "display_name_by_user",
     }
 
 
@@ -200,6 +201,7 @@ def test_round_trip_is_lossless() -> None:
                 last_interaction_at=datetime(2026, 2, 9, 1, 0, 5, tzinfo=UTC),
                 last_user_message_by_user={"telegram:42": datetime(2026, 2, 9, 1, 0, tzinfo=UTC)},
                 left_by_user={"discord:7": datetime(2026, 2, 9, 1, 0, 3, tzinfo=UTC)},
+                display_name_by_user={"discord:7": "Brunissimo"},
             ),
             ThreadClockState(DM, kind="conversation"),
         ),
@@ -209,6 +211,7 @@ def test_round_trip_is_lossless() -> None:
     assert first["links"] == [{"user_keys": ["discord:7", "telegram:42"]}]
     assert first["threads"][GROUP]["delta_hours"] == 4.75
     assert first["threads"][DM]["delta_hours"] is None
+    assert first["threads"][GROUP]["display_name_by_user"] == {"discord:7": "Brunissimo"}
     assert read_clock_state(first) == snapshot
     again = write_clock_state(read_clock_state(first), agent_tz="Europe/Berlin", at=WINTER)
     assert again == first
