@@ -616,3 +616,17 @@ async def test_what_still_stands_of_a_fact_asked_to_keep_is_kept(store: SqliteSt
     assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == [
         ("Has a cat called Mia", True)
     ]
+
+
+async def test_pets_asked_to_keep_with_their_names_after_a_comma_lose_the_one_that_died(
+    store: SqliteStore,
+) -> None:
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Remember that I have two cats, Mia and Leo.", NOW
+    )
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Leo passed away.", NOW + timedelta(days=9)
+    )
+    assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == [
+        ("Has a cat called Mia", True)
+    ]
