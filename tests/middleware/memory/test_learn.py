@@ -227,6 +227,25 @@ def test_moving_on_in_the_work_is_not_moving_house() -> None:
         # Only what it names goes; a "don't forget that …" is something to keep.
         (("I live in Paris.", "Forget about the meeting."), ["Lives in Paris"]),
         (("Don't forget that I'm vegetarian.",), ["Is vegetarian"]),
+        # As people say it: without "that", or of "me being …".
+        (("I'm vegan. I live in Paris.", "Please forget I'm vegan."), ["Lives in Paris"]),
+        (("I'm vegan. I live in Paris.", "Forget about me being vegan."), ["Lives in Paris"]),
+        (("I'm vegan. I live in Paris.", "forget about my being vegan"), ["Lives in Paris"]),
+        (("I live in Paris. I'm vegan.", "Forget about me living in Paris."), ["Is vegan"]),
+        (
+            (
+                "I have two cats, Mia and Leo. I'm vegan.",
+                "Forget about me having two cats, Mia and Leo.",
+            ),
+            ["Is vegan"],
+        ),
+        # "About" what is not theirs asks nothing of memory.
+        (("I'm vegan.", "Forget about it."), ["Is vegan"]),
+        (
+            ("Remember that the meeting is on Friday.", "Forget about the meeting."),
+            ["The meeting is on Friday"],
+        ),
+        (("I'm vegan.", "Forget I said that."), ["Is vegan"]),
     ],
 )
 async def test_asking_to_forget_a_fact_drops_it(
