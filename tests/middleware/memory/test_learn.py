@@ -553,7 +553,7 @@ async def test_names_and_corrections_alone_over_the_limit_all_stay(store: Sqlite
         await store.add_memory_fact(
             ANA, "correction", text, source="user", at=NOW + timedelta(minutes=minute)
         )
-    assert await enforce_limit(store, ANA, 2) == 0
+    assert await enforce_limit(store, ANA, 2, now=NOW) == 0
     assert len(await store.memory_facts(ANA)) == 3
 
 
@@ -587,7 +587,7 @@ async def test_facts_asked_to_keep_alone_over_the_limit_all_stay(store: SqliteSt
         await store.add_memory_fact(
             ANA, "fact", text, source="user", at=NOW + timedelta(minutes=minute), committed=True
         )
-    assert await enforce_limit(store, ANA, 2) == 0
+    assert await enforce_limit(store, ANA, 2, now=NOW) == 0
     assert len(await store.memory_facts(ANA)) == 3
 
 
@@ -649,3 +649,20 @@ async def test_pets_asked_to_keep_with_their_names_after_a_comma_lose_the_one_th
     assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == [
         ("Has a cat called Mia", True)
     ]
+
+
+async def test_over_the_limit_a_fact_asked_to_keep_for_a_week_goes_once_the_week_is_over(
+    store: SqliteStore,
+) -> None:
+    """Kept on request for as long as the user said it holds, as the compactor keeps it
+    (``confidence.is_kept``): after that week it is the oldest plain fact."""
+    monday = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Remember that I'm in Lisbon this week.", monday
+    )
+    await learn_from_message(store, MemoryConfig(), ANA, "I'm vegan.", monday)
+    assert await enforce_limit(store, ANA, 1, now=monday + timedelta(days=2)) == 1
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Is in Lisbon this week"]
+    await learn_from_message(store, MemoryConfig(), ANA, "I'm vegan.", monday)
+    assert await enforce_limit(store, ANA, 1, now=monday + timedelta(days=8)) == 1
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Is vegan"]
