@@ -57,7 +57,7 @@ async def post_user_memory(request: web.Request) -> web.Response:
     fact = await services.store.add_memory_fact(key, body.kind, body.text, source="admin", at=now)
     if fact is None:
         return web.json_response({"user_key": key, "added": False, "text": body.text})
-    await enforce_limit(services.store, key, services.config.memory.max_facts)
+    await enforce_limit(services.store, key, services.config.memory.max_facts, now=now)
     return web.json_response(
         {"user_key": key, "added": True, "fact": _fact_json(fact, now)}, status=201
     )

@@ -163,7 +163,9 @@ def continuity_commands(
             )
             if fact is None:
                 return f"I already remember that; it is {_KEPT}."
-            await enforce_limit(store, turn.user_key, settings.memory.max_facts)
+            await enforce_limit(
+                store, turn.user_key, settings.memory.max_facts, now=turn.received_at
+            )
             return f"Remembered: {stated.text}"
         if verb:
             return "Use /memory to list, /memory add TEXT, or /memory forget N."

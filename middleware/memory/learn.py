@@ -12,6 +12,7 @@ from datetime import datetime
 
 from middleware.continuity.model import MemoryFact
 from middleware.continuity.settings import MemoryConfig
+from middleware.memory.confidence import is_kept
 from middleware.memory.replacement import is_about, still_stands, supersedes
 from middleware.memory.triggers import detect_forgetting, detect_memory
 from middleware.store import Store
@@ -98,7 +99,7 @@ async def learn_from_message(
         if fact is not None:
             learned.new.append(fact)
     if learned.new:
-        await enforce_limit(store, user_key, settings.max_facts)
+        await enforce_limit(store, user_key, settings.max_facts, now=at)
     return learned
 
 
@@ -107,14 +108,17 @@ async def learn_from_message(
 _KEPT_OVER_LIMIT = frozenset({"name", "correction"})
 
 
-def _kept_over_limit(fact: MemoryFact) -> bool:
-    # And what they asked us to keep (spec 002: a committed entry is never pruned).
-    return fact.committed or fact.kind in _KEPT_OVER_LIMIT
+def _kept_over_limit(fact: MemoryFact, now: datetime) -> bool:
+    # And what they asked us to keep (spec 002: a committed entry is never pruned), for as
+    # long as they said it holds, as the compactor keeps it: "remember that I'm in Lisbon
+    # this week" is an ordinary fact once that week is over.
+    return is_kept(fact, now) or fact.kind in _KEPT_OVER_LIMIT
 
 
-async def enforce_limit(store: Store, user_key: str, max_facts: int) -> int:
+async def enforce_limit(store: Store, user_key: str, max_facts: int, *, now: datetime) -> int:
     """Forget the oldest facts beyond ``max_facts``, never a name, a correction or a fact
-    the user asked to keep (``committed``); return how many. When those alone are more
+    the user asked to keep (``committed``, until the period it names is over at ``now``:
+    :func:`~middleware.memory.confidence.is_kept`); return how many. When those alone are more
     than ``max_facts``, they all stay, over the limit: a correction is the user's own word
     on what memory got wrong, and forgetting it would let the old, wrong fact be learned
     back; a committed fact is one they asked us not to lose. The limit keeps memory tidy;
@@ -125,7 +129,9 @@ async def enforce_limit(store: Store, user_key: str, max_facts: int) -> int:
     for fact in facts:
         if dropped >= excess:
             break
-        if not _kept_over_limit(fact) and await store.delete_memory_fact(user_key, fact.fact_id):
+        if not _kept_over_limit(fact, now) and await store.delete_memory_fact(
+            user_key, fact.fact_id
+        ):
             dropped += 1
     if dropped:
         log.info("living memory of %s over its limit: forgot %d oldest facts", user_key, dropped)

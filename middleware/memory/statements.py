@@ -172,8 +172,10 @@ LIVING = ignoring_case(
 
 
 def statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None:
-    """A name, directive, preference or fact stated in ``clause``; ``default`` is the kind
-    of anything else (a "remember that …" body is a fact whatever it says)."""
+    """A name, directive, preference or fact stated in ``clause``, an everyday one
+    (:func:`~middleware.memory.everyday.in_passing`) in the form it has when said plainly;
+    ``default`` is the kind of anything else (a "remember that …" body is a fact whatever
+    it says)."""
     clause = FILLER.sub("", clause.strip(), count=1)
     name = stated_name(clause)
     if name is not None:
@@ -212,8 +214,11 @@ def statement(clause: str, default: MemoryKind | None) -> MemoryCandidate | None
     match = WE_LIVE.match(clause)
     if match and (home := _new_home(f"we live in {clause[match.end() :]}")) is not None:
         return home
-    if default is None:
-        return in_passing(clause)
+    # "Remember that I have two cats, Mia and Leo" is kept as said plainly ("Has two cats
+    # called Mia and Leo"), so that "Leo passed away" later finds it.
+    passing = in_passing(clause)
+    if passing is not None or default is None:
+        return passing
     if points_back(clause):
         return None  # "remember that I hate pineapple on it": nothing out of the chat
     return made(default, clause, third_person)

@@ -170,11 +170,15 @@ _IMPORTANT = ignoring_case(r"(?:very\s+|really\s+|super\s+)?important\s*[:—–
 # A sentence of their own, which may go on to another: "I …", "actually, I …".
 _OF_THEMSELVES = ignoring_case(rf"(?:{GAINSAY})?i\b")
 
-# "Please forget that I'm vegetarian": the body names a remembered fact to drop.
+# "Please forget that I'm vegetarian", "forget I'm vegan", "forget about me being vegan":
+# the body names a remembered fact to drop. "About" only what is theirs: "forget about it"
+# or "… the meeting" asks nothing of memory.
 _FORGET = ignoring_case(
-    r"(?:please\s+|you\s+can\s+|just\s+)?(?:forget|stop\s+remembering)\s+(?:that|about)\s+"
-    r"(?P<body>.+)"
+    r"(?:please\s+|you\s+can\s+|just\s+)?(?:forget|stop\s+remembering)\s+"
+    r"(?:that\s+|about\s+(?=(?:i|me|my)\b)|(?=i\b))(?P<body>.+)"
 )
+# "Me being vegan", "my having two cats", "me living in Berlin": said as a statement.
+_GERUND = ignoring_case(r"(?:me|my)\s+(?:(?P<being>being)|(?P<having>having)|(?P<doing>\w+ing))\b")
 _FORGET_GATE = Gate(_FORGET)
 
 # A sentence yields a candidate only through one of these patterns (see _candidate and
@@ -231,10 +235,11 @@ def detect_memory(
 
 
 def detect_forgetting(text: str) -> list[MemoryCandidate]:
-    """What one user message asks to be forgotten, in order: each "(please) forget that
-    …" body read as a "remember that …" body is ("forget that I'm vegetarian" → the fact
-    "Is vegetarian"), so that :func:`~middleware.memory.replacement.is_about` can find the
-    remembered fact it names."""
+    """What one user message asks to be forgotten, in order: each "(please) forget (that)
+    …" or "forget about me …" body read as a "remember that …" body is ("forget that I'm
+    vegetarian", "forget about me being vegetarian" → the fact "Is vegetarian"), so that
+    :func:`~middleware.memory.replacement.is_about` can find the remembered fact it
+    names."""
     if not _FORGET_GATE.may_match(text):
         return []
     found: list[MemoryCandidate] = []
@@ -243,10 +248,25 @@ def detect_forgetting(text: str) -> list[MemoryCandidate]:
         match = _FORGET.match(sentence)
         if match is None or _REJECT.search(sentence):
             continue
-        candidate = statement(match["body"], default="fact")
+        candidate = statement(_as_stated(match["body"]), default="fact")
         if candidate is not None and candidate not in found:
             found.append(candidate)
     return found
+
+
+def _as_stated(body: str) -> str:
+    """A gerund body of "forget about …" as the statement it stands for: "me being vegan"
+    → "I'm vegan", "my having two cats" → "I have two cats", "me living in Berlin" →
+    "I'm living in Berlin"; any other body as it is."""
+    match = _GERUND.match(body)
+    if match is None:
+        return body
+    rest = body[match.end() :]
+    if match["being"]:
+        return f"I'm{rest}"
+    if match["having"]:
+        return f"I have{rest}"
+    return f"I'm {match['doing']}{rest}"
 
 
 def stated_memory(text: str) -> MemoryCandidate:

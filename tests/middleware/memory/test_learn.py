@@ -227,6 +227,25 @@ def test_moving_on_in_the_work_is_not_moving_house() -> None:
         # Only what it names goes; a "don't forget that …" is something to keep.
         (("I live in Paris.", "Forget about the meeting."), ["Lives in Paris"]),
         (("Don't forget that I'm vegetarian.",), ["Is vegetarian"]),
+        # As people say it: without "that", or of "me being …".
+        (("I'm vegan. I live in Paris.", "Please forget I'm vegan."), ["Lives in Paris"]),
+        (("I'm vegan. I live in Paris.", "Forget about me being vegan."), ["Lives in Paris"]),
+        (("I'm vegan. I live in Paris.", "forget about my being vegan"), ["Lives in Paris"]),
+        (("I live in Paris. I'm vegan.", "Forget about me living in Paris."), ["Is vegan"]),
+        (
+            (
+                "I have two cats, Mia and Leo. I'm vegan.",
+                "Forget about me having two cats, Mia and Leo.",
+            ),
+            ["Is vegan"],
+        ),
+        # "About" what is not theirs asks nothing of memory.
+        (("I'm vegan.", "Forget about it."), ["Is vegan"]),
+        (
+            ("Remember that the meeting is on Friday.", "Forget about the meeting."),
+            ["The meeting is on Friday"],
+        ),
+        (("I'm vegan.", "Forget I said that."), ["Is vegan"]),
     ],
 )
 async def test_asking_to_forget_a_fact_drops_it(
@@ -534,7 +553,7 @@ async def test_names_and_corrections_alone_over_the_limit_all_stay(store: Sqlite
         await store.add_memory_fact(
             ANA, "correction", text, source="user", at=NOW + timedelta(minutes=minute)
         )
-    assert await enforce_limit(store, ANA, 2) == 0
+    assert await enforce_limit(store, ANA, 2, now=NOW) == 0
     assert len(await store.memory_facts(ANA)) == 3
 
 
@@ -568,7 +587,7 @@ async def test_facts_asked_to_keep_alone_over_the_limit_all_stay(store: SqliteSt
         await store.add_memory_fact(
             ANA, "fact", text, source="user", at=NOW + timedelta(minutes=minute), committed=True
         )
-    assert await enforce_limit(store, ANA, 2) == 0
+    assert await enforce_limit(store, ANA, 2, now=NOW) == 0
     assert len(await store.memory_facts(ANA)) == 3
 
 
@@ -616,3 +635,34 @@ async def test_what_still_stands_of_a_fact_asked_to_keep_is_kept(store: SqliteSt
     assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == [
         ("Has a cat called Mia", True)
     ]
+
+
+async def test_pets_asked_to_keep_with_their_names_after_a_comma_lose_the_one_that_died(
+    store: SqliteStore,
+) -> None:
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Remember that I have two cats, Mia and Leo.", NOW
+    )
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Leo passed away.", NOW + timedelta(days=9)
+    )
+    assert [(f.text, f.committed) for f in await store.memory_facts(ANA)] == [
+        ("Has a cat called Mia", True)
+    ]
+
+
+async def test_over_the_limit_a_fact_asked_to_keep_for_a_week_goes_once_the_week_is_over(
+    store: SqliteStore,
+) -> None:
+    """Kept on request for as long as the user said it holds, as the compactor keeps it
+    (``confidence.is_kept``): after that week it is the oldest plain fact."""
+    monday = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    await learn_from_message(
+        store, MemoryConfig(), ANA, "Remember that I'm in Lisbon this week.", monday
+    )
+    await learn_from_message(store, MemoryConfig(), ANA, "I'm vegan.", monday)
+    assert await enforce_limit(store, ANA, 1, now=monday + timedelta(days=2)) == 1
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Is in Lisbon this week"]
+    await learn_from_message(store, MemoryConfig(), ANA, "I'm vegan.", monday)
+    assert await enforce_limit(store, ANA, 1, now=monday + timedelta(days=8)) == 1
+    assert [f.text for f in await store.memory_facts(ANA)] == ["Is vegan"]

@@ -1058,6 +1058,33 @@ def test_a_remembered_body_that_names_what_it_means_is_learned(
     assert [said.text for said in detect_memory(text)] == expected
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I have two cats, Mia and Leo",
+        "I have two cats, they're called Mia and Leo",
+        "I have a dog called Rex",
+        "my husband's name is Tom",
+        "my partner is Sam",
+        "my boyfriend Tom is lovely",
+        "I'm severely allergic to cats and dogs",
+        "I drink coffee every morning",
+        "I take the train to work",
+        "I love hiking",
+        "my dog Rex died",
+        "Leo passed away",
+        "we broke up",
+    ],
+)
+def test_an_everyday_thing_asked_to_keep_is_stored_as_said_plainly(said: str) -> None:
+    """ "Remember that I have two cats, Mia and Leo" is "Has two cats called Mia and
+    Leo", as said plainly, so that "Leo passed away" later finds it; ``/memory add``
+    reads it the same way."""
+    (plainly,) = detect_memory(f"{said}.")
+    assert detect_memory(f"Remember that {said}.") == [replace(plainly, committed=True)]
+    assert stated_memory(said) == replace(plainly, committed=True)
+
+
 def test_memory_added_by_hand_is_kept_even_when_it_points_back() -> None:
     # "/memory add" is asked in so many words; the user knows what "it" is.
     assert stated_memory("I'm allergic to it") == MemoryCandidate(
