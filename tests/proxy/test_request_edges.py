@@ -4,6 +4,7 @@ OpenAI-shaped one, and nothing a client sends can claim what its key may not."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from typing import Any
 
@@ -95,6 +96,59 @@ async def test_an_openai_user_field_that_is_no_id_still_names_one_person(
     status, _, raw = await _post(relay, HELLO, {"X-Chronorelay-User": "bob smith"}, key=None)
     assert status == 400  # the header is the relay's own contract: said exactly
     assert "X-Chronorelay-User" in _message(raw)
+
+
+async def _thread_key_of_user(relay: RunningServer, user: str) -> str:
+    status, headers, raw = await _post(relay, {**HELLO, "user": user}, key=None)
+    assert status == 200, raw
+    return headers["X-Chronorelay-Thread-Key"]
+
+
+async def test_an_openai_user_field_is_kept_as_it_stands_when_it_is_an_id(
+    relay: RunningServer,
+) -> None:
+    """Only what is no id is encoded: an id with '@', '%' or '/' names the same thread it
+    always did."""
+    assert await _thread_key_of_user(relay, "ana@example.com") == "agent:main:api:ana@example.com"
+    assert await _thread_key_of_user(relay, "team/ana") == "agent:main:api:team/ana"
+    # Encoded, every reserved character is: no '/' is left to read as a path.
+    assert await _thread_key_of_user(relay, "team/bob smith") == "agent:main:api:team%2Fbob%20smith"
+
+
+async def test_an_encoded_openai_user_stands_as_itself_up_to_256_characters(
+    relay: RunningServer,
+) -> None:
+    at_most = " " + "x" * 253  # "%20" and 253 more: 256 once encoded
+    assert await _thread_key_of_user(relay, at_most) == "agent:main:api:%20" + "x" * 253
+    # One more and it is its hash: of the user as sent, so it stays the same across
+    # versions of the relay.
+    assert await _thread_key_of_user(relay, at_most + "x") == (
+        "agent:main:api:sha256-" + hashlib.sha256(at_most.encode() + b"x").hexdigest()
+    )
+    assert await _thread_key_of_user(relay, "bob smith " * 30) == (
+        "agent:main:api:sha256-e431f1d1934b72d9a3ae45fdae35cf8fdccbfe31aa852dc19690cd1ed84e40d7"
+    )
+
+
+@pytest.mark.parametrize(
+    ("escaped", "thread"),
+    [
+        ("caf\\udce9", "caf%ED%B3%A9"),
+        ("bob \\udce9", "bob%20%ED%B3%A9"),
+        ("\\udce9" * 100, "sha256-" + hashlib.sha256(b"\xed\xb3\xa9" * 100).hexdigest()),
+    ],
+    ids=["as-an-id", "no-id", "long"],
+)
+async def test_an_openai_user_with_a_lone_surrogate_names_one_person(
+    relay: RunningServer, escaped: str, thread: str
+) -> None:
+    """JSON can escape a UTF-16 surrogate alone, which no UTF-8 thread key can hold: it
+    is encoded as its bytes, as any other character outside an id is (it was a 500)."""
+    body = b'{"user": "' + escaped.encode() + b'", "messages": [{"role": "user", "content": "hi"}]}'
+    for _ in range(2):
+        status, headers, raw = await _post(relay, body, key=None)
+        assert status == 200, raw
+        assert headers["X-Chronorelay-Thread-Key"] == f"agent:main:api:{thread}"
 
 
 async def test_chat_type_is_read_in_any_case(relay: RunningServer) -> None:
