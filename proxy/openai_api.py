@@ -253,16 +253,28 @@ def _header(headers: CIMultiDictProxy[str], name: str) -> str | None:
 
 def _body_user_id(user: object) -> str | None:
     """The body's ``user`` as a platform user id. OpenAI takes any string there, so one
-    that is not an id as it stands ("bob smith", "org:123") is percent-encoded, and a
-    longer one stands as its hash: the same ``user`` is always the same person."""
+    that is not an id as it stands ("bob smith", "org:123", one holding a lone surrogate
+    JSON escaped) is percent-encoded, and a longer one stands as its hash: the same
+    ``user`` is always the same person."""
     if not isinstance(user, str) or not user:
         return None
-    if PLATFORM_ID.match(user):
+    if PLATFORM_ID.match(user) and _is_text(user):
         return user
-    quoted = quote(user, safe="")
+    # A lone surrogate is no text (strict UTF-8 cannot hold it): it is encoded as such.
+    utf8 = user.encode("utf-8", "surrogatepass")
+    quoted = quote(utf8, safe="")
     if len(quoted) <= 256:
         return quoted
-    return "sha256-" + hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()
+    return "sha256-" + hashlib.sha256(utf8).hexdigest()
+
+
+def _is_text(value: str) -> bool:
+    """Whether ``value`` holds no lone surrogate."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _replay_instant(value: str, caller: Caller, now: datetime) -> datetime:

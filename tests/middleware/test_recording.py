@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -83,6 +84,42 @@ async def test_a_message_that_could_not_be_stored_is_recorded_when_sent_again(
     retried = turn(1, resendable=True)
     await record(retried, answer)
     assert not retried.resent
+    assert await user_texts(store) == ["ok"]
+
+
+class _NotCommitted:
+    async def committed(self) -> None:
+        raise AssertionError("a message whose write failed has no commit to wait for")
+
+
+async def test_a_message_whose_queued_write_fails_after_its_turn_is_recorded_when_sent_again(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upstream failed first, so the turn was over before its message's write failed:
+    the message is forgotten as the pair's newest, and the client's retry is a new
+    message, recorded, not a resend of one the store never took."""
+    record = stage(store)
+    queue = store.queue_inbound
+    writes: list[asyncio.Future[int]] = []
+
+    async def write_pending(inbound: InboundRecord) -> QueuedInbound:
+        prior = await store.peek_prior(inbound.thread_key, inbound.user_key)
+        writes.append(asyncio.get_running_loop().create_future())
+        return QueuedInbound(prior, writes[-1], _NotCommitted())
+
+    async def upstream_down(forwarded: Turn) -> Reply:
+        raise ConnectionError("upstream unreachable")
+
+    monkeypatch.setattr(store, "queue_inbound", write_pending)
+    with pytest.raises(ConnectionError):
+        await record(turn(0, resendable=True), upstream_down)
+    writes[0].set_exception(StoreError("database or disk is full"))
+    await asyncio.sleep(0)  # its done callbacks run
+    monkeypatch.setattr(store, "queue_inbound", queue)
+
+    retried = turn(1, resendable=True)
+    await record(retried, answer)
+    assert not retried.resent and retried.inbound_id is not None
     assert await user_texts(store) == ["ok"]
 
 

@@ -11,7 +11,7 @@ from aiohttp.http_writer import StreamWriter
 from aiohttp.test_utils import make_mocked_request
 
 from middleware.types import ReplyStream
-from proxy.openai_api import _stream_out
+from proxy.openai_api import _stream_out, last_user_text
 from proxy.server import SHUTDOWN_DEADLINE, ShutdownDeadline
 
 EVENTS = [b'data: {"choices": []}\n\n', b"data: [DONE]\n\n"]
@@ -53,3 +53,15 @@ async def test_stream_headers_leave_with_the_first_chunk() -> None:
     assert b"Content-Type: text/event-stream\r\n" in first
     assert first.endswith(EVENTS[0] + b"\r\n")  # chunked: the first event, in one send
     assert b"".join(transport.writes).endswith(EVENTS[1] + b"\r\n0\r\n\r\n")
+
+
+def test_a_file_part_is_named_by_its_first_60_characters_on_one_line() -> None:
+    name = "quarterly\nreport   " + "x" * 70 + ".pdf"
+    parts = [
+        {"type": "text", "text": "see attached"},
+        {"type": "file", "file": {"filename": name}},
+        {"type": "file", "file": {"filename": "  "}},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+    ]
+    text = last_user_text([{"role": "user", "content": parts}])
+    assert text == "see attached\n[file quarterly report " + "x" * 43 + "]\n[file]\n[image]"
