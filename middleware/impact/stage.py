@@ -135,10 +135,15 @@ async def _answer_held(store: Store, turn: Turn) -> Reply | None:
 async def _waits_for_another(store: Store, turn: Turn, held: HeldToolCall) -> str:
     """What the model is told when a member other than ``held``'s user speaks: their "yes"
     right after the request to confirm reads like the confirmation, and answering it
-    makes the call lapse (``_lapse_others_held_call``), so it must not say it was made."""
-    owner = await store.get_user(held.user_key)
-    name = (owner.display_name if owner else None) or held.user_key.partition(":")[2]
-    speaker = turn.display_name or turn.user_id
+    makes the call lapse (``_lapse_others_held_call``), so it must not say it was made.
+    Both are named as the group knows them, as their messages are (``Store.
+    speaker_label``): by the name they go by in this thread, not their account's, and
+    namesakes told apart by their user keys."""
+    key = turn.thread_key
+    owner = await store.speaker_label(key, turn.chat_type, held.user_key, None)
+    name = owner or held.user_key.partition(":")[2]
+    speaker = await store.speaker_label(key, turn.chat_type, turn.user_key, turn.display_name)
+    speaker = speaker or turn.user_id
     return (
         f"A call to {', '.join(held.names)} was waiting for {name}'s confirmation. This "
         f"message is from {speaker}, so it does not confirm it, and once you answer it the "

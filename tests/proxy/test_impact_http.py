@@ -265,6 +265,45 @@ async def test_in_a_group_a_held_call_lapses_once_another_member_is_answered(
     assert late.choices[0].message.tool_calls is None
 
 
+def named_in(thread: str, member: str, name: str) -> dict[str, str]:
+    return {**in_group(member), "X-Chronorelay-Thread": thread, "X-Chronorelay-User-Name": name}
+
+
+@pytest.mark.parametrize(
+    ("bobs_name", "owner", "speaker"),
+    [
+        # Ana's account went by "Annie" since, in another group: this one knows her as Ana.
+        ("Bob", "Ana", "Bob"),
+        # Two Anas in the group: each is told apart by their user key, as in the history.
+        ("ana", "Ana (api:ana)", "ana (api:bob)"),
+    ],
+)
+async def test_in_a_group_the_held_calls_user_is_named_as_the_group_knows_them(
+    relay: RunningServer, fake_upstream: FakeUpstream, bobs_name: str, owner: str, speaker: str
+) -> None:
+    async with client(relay) as sdk:
+        await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[user("hi all")],
+            extra_headers=named_in("t1", "bob", bobs_name),
+        )
+        history = [*await held_email(sdk, named_in("t1", "ana", "Ana")), user("yes")]
+        await sdk.chat.completions.create(
+            model="fake-model",
+            messages=[user("hello")],
+            extra_headers=named_in("t2", "ana", "Annie"),
+        )
+        await sdk.chat.completions.create(
+            model="fake-model", messages=history, extra_headers=named_in("t1", "bob", bobs_name)
+        )
+    bobs_turn = fake_upstream.last.body["messages"][-1]["content"]
+    assert (
+        f"A call to send_email was waiting for {owner}'s confirmation. This message is from "
+        f"{speaker}, so it does not confirm it, and once you answer it the call lapses "
+        f"without being made: do not say it was made; {owner} can ask again."
+    ) in bobs_turn
+
+
 async def test_a_harmless_tool_call_passes_untouched(
     relay: RunningServer, fake_upstream: FakeUpstream
 ) -> None:
