@@ -18,8 +18,9 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
 - everyday things said in passing, each a whole sentence
   (:mod:`middleware.memory.everyday`): a pet ("I have a dog called Rex", "my cat is
   called Miso", "… my dog Rex …"), a habit given up ("I quit smoking", "I don't drink
-  coffee any more", "I no longer drink coffee every morning") or taken up again ("I started smoking again"), a birthday on a day
-  of the year ("my birthday is on June 3rd"), a partner's name ("my wife is called
+  coffee any more", "I no longer drink coffee every morning") or taken up again ("I
+  started smoking again"), a birthday on a day of the year ("my birthday is on June
+  3rd"), a partner's name ("my wife is called
   Maria", "my husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
   peanuts", "I'm no longer allergic to cats") are facts, a plain like or dislike ("I love
   coffee", "I hate mornings", not "I love that idea") a preference, and none is read
