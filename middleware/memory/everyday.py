@@ -133,10 +133,11 @@ _EVERYDAY = _re(
     r"(?:stopped|quit|gave\s+up|given\s+up)\s+(?:(?:drinking|eating|smoking|vaping|taking"
     r"|using)(?:\s+(?!(?:it|that|this|them|for|with|to|at|in|on|so|because)\b)[\w'-]+){0,2}"
     rf"|{_PASTIME}|coffee|caffeine|alcohol|sugar|meat|dairy|cigarettes))\W*$"
+    # A routine given up too: "I no longer drink coffee every morning".
     rf"|(?P<no_more>i\s+(?:don\s*'?\s*t|do\s+not)\s+(?:{_HABIT_VERB}\s+[\w'-]+(?:\s+[\w'-]+)?"
-    rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED})\s+any\s?more"
+    rf"|{_HABIT_ALONE}|(?:have|own)\s+an?\s+{_OWNED}|{_ROUTINE})\s+any\s?more"
     rf"|i\s+no\s+longer\s+(?:{_HABIT_VERB}s?\s+[\w'-]+(?:\s+[\w'-]+)?|{_HABIT_ALONE}s?"
-    rf"|(?:have|own)\s+an?\s+{_OWNED}))\W*$"
+    rf"|(?:have|own)\s+an?\s+{_OWNED}|{_ROUTINE}))\W*$"
     # A habit taken up again: "I started smoking again", "I'm drinking again".
     r"|(?P<resumed>i\s*(?:'\s*ve|\s+have)?\s+(?:(?:just|recently)\s+)?(?:started|began)\s+"
     rf"{_RESUMABLE}|{_I_AM}\s+{_RESUMABLE}|i\s+(?:smoke|drink|vape)\s+again)\W*$"

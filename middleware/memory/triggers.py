@@ -18,8 +18,9 @@ become candidates of a :data:`~middleware.continuity.model.MemoryKind`:
 - everyday things said in passing, each a whole sentence
   (:mod:`middleware.memory.everyday`): a pet ("I have a dog called Rex", "my cat is
   called Miso", "… my dog Rex …"), a habit given up ("I quit smoking", "I don't drink
-  coffee any more") or taken up again ("I started smoking again"), a birthday on a day
-  of the year ("my birthday is on June 3rd"), a partner's name ("my wife is called
+  coffee any more", "I no longer drink coffee every morning") or taken up again ("I
+  started smoking again"), a birthday on a day of the year ("my birthday is on June
+  3rd"), a partner's name ("my wife is called
   Maria", "my husband's name is Tom", "my partner is Sam") and an allergy ("I'm allergic to
   peanuts", "I'm no longer allergic to cats") are facts, a plain like or dislike ("I love
   coffee", "I hate mornings", not "I love that idea") a preference, and none is read
@@ -296,7 +297,7 @@ def _detect(text: str, in_group: bool = False, addressed: bool = False) -> list[
     found: list[MemoryCandidate] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _sentences(text):
-        said = [_asked_in_group(sentence, addressed)] if in_group else _clauses(sentence)
+        said = _asked_in_group(sentence, addressed) if in_group else _clauses(sentence)
         for candidate in said:
             if candidate is None or (key := (candidate.kind, candidate.text.lower())) in seen:
                 continue
@@ -321,6 +322,9 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
             _told(f"{whole[: told.start('told')]}{part}")
             for part in _NEXT_CLAUSE.split(told["told"])
         ]
+    asked = _REMEMBER.match(whole)
+    if asked is not None and not _REJECT.search(whole):
+        return _remembered(asked["body"] or asked["body2"] or asked["body3"])
     opening = _OF_THEMSELVES.match(whole)
     if opening is None:
         said = _candidate(sentence)
@@ -339,6 +343,22 @@ def _clauses(sentence: str) -> list[MemoryCandidate | None]:
     if first is None and (said := _candidate(sentence)) is not None:
         return [said]
     return [first, *(_candidate(part) for part in parts[1:])]
+
+
+def _remembered(body: str) -> list[MemoryCandidate | None]:
+    """What a "remember that …" ``body`` asks to keep: each statement it joins with "and",
+    "but" or "so" apart when each is one ("I'm vegan and my wife is called Maria": "Is
+    vegan", "Their wife is called Maria"), as said plainly; else the whole body as one
+    fact ("my wife and I live in Berlin"), or failing that what its parts say ("I live in
+    Berlin and I love it there": "Lives in Berlin", and nothing of what "it" was)."""
+    parts = _NEXT_CLAUSE.split(body)
+    said = [statement(part, default=None) for part in parts]
+    if len(parts) > 1 and all(candidate is not None for candidate in said):
+        return [_kept(candidate) for candidate in said]
+    whole = statement(body, default="fact")
+    if whole is not None or len(parts) == 1:
+        return [_kept(whole)]
+    return [_kept(statement(parts[0], default="fact")), *(_kept(c) for c in said[1:])]
 
 
 def _sentences(text: str) -> Iterator[str]:
@@ -381,7 +401,7 @@ def _told(sentence: str) -> MemoryCandidate | None:
     return recalled(told["told"], statement)
 
 
-def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
+def _asked_in_group(sentence: str, addressed: bool) -> list[MemoryCandidate | None]:
     """What a group message plainly asks the assistant to keep about the speaker (see the
     module docstring): nothing else said in a group is theirs to keep."""
     sentence = FILLER.sub("", sentence, count=1)
@@ -390,20 +410,26 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
         # "@bot I already told you I'm vegetarian": memory failed them, in their own
         # words; not what they told about someone else ("… my sister is vegan").
         addressed = addressed and not _SOMEONE_ELSES.match(told["told"])
-        return _told(sentence) if addressed else None
+        return [_told(sentence) if addressed else None]
     if not sentence or _REJECT.search(sentence):
-        return None
+        return []
     match = _REMEMBER.match(sentence)
     if match:
         body = FILLER.sub("", (match["body"] or match["body2"] or match["body3"]).strip())
-        return _kept(statement(body, default="fact")) if _ABOUT_SPEAKER.match(body) else None
+        if not _ABOUT_SPEAKER.match(body):
+            return []
+        # "Remember that I'm vegan and my sister is Ana": only what is of the speaker.
+        parts = _NEXT_CLAUSE.split(body)
+        if all(_ABOUT_SPEAKER.match(part) for part in parts):
+            return _remembered(body)
+        return [_kept(statement(body, default="fact"))]
     match = _NAME_ASKED.match(sentence)
     if match:
-        return stated_name(match["ask"] or match["ask2"] or match["ask3"])
+        return [stated_name(match["ask"] or match["ask2"] or match["ask3"])]
     if not addressed:
-        return None
+        return []
     if _CALL_ME_ONLY.match(sentence):
-        return stated_name(sentence)  # "@bot call me Annie": asked of the assistant
+        return [stated_name(sentence)]  # "@bot call me Annie": asked of the assistant
     # "@bot actually I'm vegetarian now": a correction the speaker makes of themselves
     # (spec 003 §2: the correction wins), not one about the work ("correction: the …").
     match = CORRECTION.match(sentence)
@@ -413,5 +439,5 @@ def _asked_in_group(sentence: str, addressed: bool) -> MemoryCandidate | None:
         and not names_a_business(match["fix"])
         and not _SOMEONE_ELSES.match(match["fix"])
     ):
-        return corrected(match["fix"], statement)
-    return None
+        return [corrected(match["fix"], statement)]
+    return []

@@ -396,6 +396,19 @@ async def test_a_group_teaches_the_speaker_their_own_correction_and_no_one_else(
         # A routine said with "now"; a meeting is the calendar's, not the profile's.
         (("I drink tea every morning now.",), ["Drinks tea every morning"]),
         (("I have a meeting every Monday.",), []),
+        # A routine given up, said with how often it came round, ends that routine alone.
+        (
+            ("I drink coffee every morning.", "I no longer drink coffee every morning."),
+            ["No longer drinks coffee every morning"],
+        ),
+        (
+            ("I go running every morning.", "I don't go running every morning any more."),
+            ["Doesn't go running every morning any more"],
+        ),
+        (
+            ("I drink tea every morning.", "I no longer drink coffee every morning."),
+            ["Drinks tea every morning", "No longer drinks coffee every morning"],
+        ),
     ],
 )
 async def test_a_change_in_their_life_keeps_the_card_current(

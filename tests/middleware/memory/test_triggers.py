@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from middleware.continuity.model import MemoryKind
 from middleware.memory.candidate import TEXT_MAX, MemoryCandidate
 from middleware.memory.triggers import detect_memory, stated_memory
 
@@ -1233,3 +1234,33 @@ def test_what_is_marked_important_is_learned(text: str, kind: str, stored: str) 
 
 def test_a_work_note_marked_important_is_not_about_the_user() -> None:
     assert detect_memory("Important: the deadline is Friday.") == []
+
+
+@pytest.mark.parametrize("in_group", [False, True])
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "Remember that I'm vegan and my wife is called Maria.",
+            [("fact", "Is vegan"), ("fact", "Their wife is called Maria")],
+        ),
+        (
+            "Please remember I live in Berlin, and I love hiking.",
+            [("fact", "Lives in Berlin"), ("preference", "Loves hiking")],
+        ),
+        # Not a statement each: one fact, or what the parts say.
+        (
+            "Remember that my wife and I live in Berlin.",
+            [("fact", "Their wife and they live in Berlin")],
+        ),
+        ("Please remember I live in Berlin and I love it there.", [("fact", "Lives in Berlin")]),
+    ],
+)
+def test_a_remember_that_body_keeps_each_statement_it_joins(
+    text: str, kept: list[tuple[MemoryKind, str]], in_group: bool
+) -> None:
+    """ "Remember that I'm vegan and my wife is called Maria" is two facts, as the same
+    words said plainly are, each kept as asked."""
+    assert detect_memory(text, in_group=in_group) == [
+        MemoryCandidate(kind, said, committed=True) for kind, said in kept
+    ]
