@@ -4,9 +4,10 @@ or goes by a server nickname."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
-from tests.channels.group_members import AIKO, BRUNO, CARA, CHANNEL, DEV, SERVER, Fortnight
+from tests.channels.group_members import AIKO, BRUNO, CARA, CHANNEL, DEV, NAMES, SERVER, Fortnight
 from tests.channels.support import handlers_done
 from tests.conftest import RelayFactory
 from tests.fakes.discord_api import BOT, BOT_ID, message_payload, user_payload
@@ -14,6 +15,32 @@ from tests.fakes.discord_api import BOT, BOT_ID, message_payload, user_payload
 
 def member(user: int, name: str) -> dict[str, object]:
     return user_payload(100 + user, name)
+
+
+async def asks_in_channel(
+    group: Fortnight,
+    text: str,
+    user: int,
+    *,
+    mentions: Sequence[dict[str, object]] = (),
+    replying_to: dict[str, object] | None = None,
+) -> None:
+    """``user`` mentions the bot in the server channel with ``text`` (and ``mentions``
+    more), in reply to ``replying_to``; back once the relay answered and its handlers are
+    done."""
+    before = len(group.discord.sent())
+    await group.discord.push_message(
+        f"<@{BOT_ID}> {text}",
+        channel_id=CHANNEL,
+        user_id=100 + user,
+        author=member(user, NAMES[user].lower()),
+        guild_id=SERVER,
+        mentions=[BOT, *mentions],
+        replying_to=replying_to,
+        at=group.clock.now(),
+    )
+    await group.discord.wait_for_sent(before + 1)
+    await handlers_done()
 
 
 async def test_a_place_said_of_a_mentioned_member_is_nobodys(
@@ -76,19 +103,13 @@ async def test_a_reply_names_the_member_replied_to_by_their_server_nickname(
         at=group.clock.now(),
     )
     plan = message_payload(first, "meet at 9?", channel_id=CHANNEL, author=bruno)
-    before = len(group.discord.sent())
-    await group.discord.push_message(
-        f"<@{BOT_ID}> is that too late?",
-        channel_id=CHANNEL,
-        user_id=100 + CARA,
-        author=member(CARA, "cara"),
-        guild_id=SERVER,
-        mentions=[BOT, {**bruno, "member": nickname}],
+    await asks_in_channel(
+        group,
+        "is that too late?",
+        CARA,
+        mentions=[{**bruno, "member": nickname}],
         replying_to=plan,
-        at=group.clock.now(),
     )
-    await group.discord.wait_for_sent(before + 1)
-    await handlers_done()
     assert group.said() == [
         "[Bruno] meet at 9?",
         "[Brunissimo] or at 10",
@@ -146,19 +167,7 @@ async def test_a_reply_to_one_of_two_namesakes_says_which_one_it_quotes(
         at=group.clock.now(),
     )
     plan = message_payload(evenings, "evenings work", channel_id=CHANNEL, author=cara)
-    before = len(group.discord.sent())
-    await group.discord.push_message(
-        f"<@{BOT_ID}> fine by me",
-        channel_id=CHANNEL,
-        user_id=100 + BRUNO,
-        author=member(BRUNO, "bruno"),
-        guild_id=SERVER,
-        mentions=[BOT],
-        replying_to=plan,
-        at=group.clock.now(),
-    )
-    await group.discord.wait_for_sent(before + 1)
-    await handlers_done()
+    await asks_in_channel(group, "fine by me", BRUNO, replying_to=plan)
     assert group.said()[-3:] == [
         "[Cara (discord:104)] I'm in Los Angeles, mornings for me",
         "[Cara (discord:103)] evenings work",
@@ -222,19 +231,7 @@ async def test_a_server_nickname_outlives_a_dm_under_the_account_name(
     # A reply that does not ping him carries his account only: the quote still names him
     # as the server does.
     plan = message_payload(first, "meet at 9?", channel_id=CHANNEL, author=bruno)
-    before = len(group.discord.sent())
-    await group.discord.push_message(
-        f"<@{BOT_ID}> too early for me",
-        channel_id=CHANNEL,
-        user_id=100 + CARA,
-        author=member(CARA, "cara"),
-        guild_id=SERVER,
-        mentions=[BOT],
-        replying_to=plan,
-        at=group.clock.now(),
-    )
-    await group.discord.wait_for_sent(before + 1)
-    await handlers_done()
+    await asks_in_channel(group, "too early for me", CARA, replying_to=plan)
     assert group.said()[-1] == '[Cara] [replying to Brunissimo: "meet at 9?"] too early for me'
 
 
@@ -248,18 +245,12 @@ async def test_a_member_mentioned_under_a_new_nickname_is_listed_under_it(
     await group.discord.push_guild(SERVER, [], channels=(CHANNEL,))
     await group.on_discord("morning", BRUNO)
     assert set(group.local_times()) == {"Bruno"}
-    before = len(group.discord.sent())
-    await group.discord.push_message(
-        f"<@{BOT_ID}> is <@{100 + BRUNO}> awake yet?",
-        channel_id=CHANNEL,
-        user_id=100 + CARA,
-        author=member(CARA, "cara"),
-        guild_id=SERVER,
-        mentions=[BOT, {**member(BRUNO, "bruno"), "member": NICKNAME}],
-        at=group.clock.now(),
+    await asks_in_channel(
+        group,
+        f"is <@{100 + BRUNO}> awake yet?",
+        CARA,
+        mentions=[{**member(BRUNO, "bruno"), "member": NICKNAME}],
     )
-    await group.discord.wait_for_sent(before + 1)
-    await handlers_done()
     assert group.said()[-1] == "[Cara] is @Brunissimo awake yet?"
     await group.on_discord("anyone?", CARA)
     assert set(group.local_times()) == {"Brunissimo", "Cara"}
