@@ -11,6 +11,7 @@ from middleware.cards.fitting import (
     ELLIPSIS,
     RECENT_ACTIVITY,
     count_tokens,
+    drop_from_end,
     one_line,
     shorten,
     tagged_card,
@@ -48,14 +49,15 @@ def fit_activity(texts: list[str], cap: int, dropped: list[str]) -> str | None:
             RECENT_ACTIVITY, RECENT_ACTIVITY, [_ACTIVITY_HEADER, *(f"- {t}" for t in body)]
         )
 
-    kept = list(texts)
-    while len(kept) > 1 and count_tokens(card(kept)) > cap:
-        kept.pop()
+    def fits(body: Sequence[str]) -> bool:
+        return count_tokens(card(body)) <= cap
+
+    kept = drop_from_end(texts, fits)
     if len(kept) < len(texts):
         dropped.append(f"{RECENT_ACTIVITY}:segments")
-    if count_tokens(card(kept)) <= cap:
+    if fits(kept):
         return card(kept)
-    shortened = shorten(kept[0], lambda text: count_tokens(card([text])) <= cap)
+    shortened = shorten(kept[0], lambda text: fits([text]))
     if shortened is None or shortened == ELLIPSIS:
         dropped.append(RECENT_ACTIVITY)
         return None

@@ -37,6 +37,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def drop_from_end(lines: Sequence[str], fits: Callable[[Sequence[str]], bool]) -> list[str]:
+    """``lines`` less the last ones, one at a time, until they ``fit`` or one is left (the
+    most important come first; a last line over the cap alone is for :func:`shorten`)."""
+    kept = list(lines)
+    while len(kept) > 1 and not fits(kept):
+        kept.pop()
+    return kept
+
+
 def shorten(text: str, fits: Callable[[str], bool]) -> str | None:
     """The longest ``text[:n] + "…"`` that ``fits``, or ``None`` if not even "…" does.
 

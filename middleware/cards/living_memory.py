@@ -14,6 +14,7 @@ from middleware.cards.fitting import (
     LIVING_MEMORY,
     MONTHS,
     count_tokens,
+    drop_from_end,
     one_line,
     shorten,
     tagged_card,
@@ -54,15 +55,16 @@ def living_memory_card(
     def card(body: Sequence[str]) -> str:
         return tagged_card(LIVING_MEMORY, LIVING_MEMORY, body)
 
-    kept = list(lines)
-    while len(kept) > 1 and count_tokens(card(kept)) > cap:
-        kept.pop()
+    def fits(body: Sequence[str]) -> bool:
+        return count_tokens(card(body)) <= cap
+
+    kept = drop_from_end(lines, fits)
     if len(kept) < len(lines):
         dropped.append(f"{LIVING_MEMORY}:facts")
-    if count_tokens(card(kept)) <= cap:
+    if fits(kept):
         return card(kept)
     dropped.append(f"{LIVING_MEMORY}:shortened")
-    shortened = shorten(kept[0], lambda text: count_tokens(card([text])) <= cap)
+    shortened = shorten(kept[0], lambda text: fits([text]))
     if shortened is None:
         logger.warning(
             "living_memory cap %s is below the card's own size; it lands over the cap", cap
