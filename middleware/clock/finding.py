@@ -35,6 +35,8 @@ _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 #: Texting abbreviations of day words ("cant tmrw", "u free thurs", "lmk by fri"), which
 #: ``wallclock.py`` spells out. "mon", "wed", "sat" and "sun" are words or names first.
 TEXTING_DAYS = r"(?:tmrw?|tmw|2moro|2morrow|thurs?|fri|weds|tues)"
+# A day named alone, in full or texted ("tomorrow", "friday", "tmrw").
+_DAY = rf"(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})"
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")  # fmt: skip
 _COUNT = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half\s+an?)"
@@ -90,12 +92,8 @@ _CLOCK_RANGE = re.compile(
     r"(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?",
     re.I,
 )
-_DAY_AFTER = re.compile(
-    rf"\s*,?\s+(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\b", re.I
-)
-_DAY_BEFORE = re.compile(
-    rf"\b(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})\s*,?\s+$", re.I
-)
+_DAY_AFTER = re.compile(rf"\s*,?\s+(?:on\s+)?{_DAY}\b", re.I)
+_DAY_BEFORE = re.compile(rf"\b{_DAY}\s*,?\s+$", re.I)
 # A clock time with am/pm, which dateparser misses when it is the whole message ("9am").
 _AM_PM_CLOCK = re.compile(r"(?<![\w:./-])(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s*[ap]\.?m\b\.?", re.I)
 # ... nor after a word that makes it a quantity ("stuck at 9", "grew by 6").
@@ -167,9 +165,7 @@ _DAYS_FROM = re.compile(
     re.I,
 )
 # A day alone: two of them side by side ("not tomorrow, friday") are two days, not one.
-_DAY_ALONE = re.compile(
-    rf"(?:on\s+)?(?:today|tonight|tomorrow|yesterday|{_WEEKDAYS}|{TEXTING_DAYS})", re.I
-)
+_DAY_ALONE = re.compile(rf"(?:on\s+)?{_DAY}", re.I)
 # A day turned down right before it is said ("not tomorrow", "can't do friday"): no plan.
 _TURNED_DOWN = re.compile(r"\b(?:not|can'?t\s+do|cannot\s+do|can'?t\s+make)\s+$", re.I)
 _LEAD_IN = re.compile(r"(?:\b(?:at|by|around|about|until|till)\s+|@\s*)$", re.I)
