@@ -508,9 +508,7 @@ async def test_the_hour_someone_gets_up_is_the_morning_one(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 21, 4, 0, tzinfo=UTC))  # Berlin 05:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     await say(relay, "see you at 6", headers)  # both readings still ahead: asked about
     assert "Ask the user: Do you mean 06:00 or 18:00 on Saturday 21 November?" in block(
         fake_upstream
@@ -530,13 +528,22 @@ async def say(relay: RunningServer, text: str, headers: dict[str, str]) -> None:
             assert response.status == 200, await response.text()
 
 
+async def ana_in_berlin(
+    relay_factory: RelayFactory, clock: FakeClock
+) -> tuple[RunningServer, dict[str, str]]:
+    """A relay on ``clock`` that answers chat commands over the API, where Ana has set her
+    zone to Europe/Berlin; the relay and the headers that speak as her."""
+    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
+    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
+    await say(relay, "/tz Europe/Berlin", headers)
+    return relay, headers
+
+
 async def test_a_part_of_day_told_of_the_past_is_never_after_the_moment_it_was_said(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     clock.advance(timedelta(minutes=4))
     await say(relay, "I ran 5k this morning", headers)
     assert (
@@ -653,9 +660,7 @@ async def test_common_past_forms_beside_a_time_read_it_as_gone_by(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 21, 14, 0, tzinfo=UTC))  # Berlin 15:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     for message, told in [
         ("landed at 7", '"at 7" = 2026-11-21T07:00:00+01:00'),
         ("finished at 5", '"at 5" = 2026-11-21T05:00:00+01:00'),
@@ -670,9 +675,7 @@ async def test_the_texting_saturday_before_its_part_of_day_or_hour_is_read(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     for message, told in [
         ("sat morning works", '"sat morning" = 2026-11-07T09:00:00+01:00'),
         ("sat night?", '"sat night" = 2026-11-07T20:00:00+01:00'),
@@ -693,9 +696,7 @@ async def test_sat_after_its_subject_is_the_past_of_sit_not_a_saturday(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, subject: str
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 4, 7, 0, tzinfo=UTC))  # Wed, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     await say(relay, f"{subject} sat at 3pm", headers)
     told = block(fake_upstream)
     assert "2026-11-03T15:00:00+01:00 (Europe/Berlin)" in told  # yesterday's 15:00
@@ -706,9 +707,7 @@ async def test_hours_between_two_are_a_span_on_their_day(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     await say(relay, "call me between 2 and 4 tomorrow", headers)
     told = block(fake_upstream)
     assert (
@@ -728,9 +727,7 @@ async def test_the_answer_to_the_range_question_is_the_range_it_picks(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream, answer: str
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     await say(relay, "call me between 2 and 4 tomorrow", headers)
     assert "Do you mean 02:00 to 04:00 or 14:00 to 16:00" in block(fake_upstream)
     clock.advance(timedelta(minutes=1))
@@ -748,9 +745,7 @@ async def test_the_answered_range_on_the_night_clocks_go_back_is_its_real_length
     answer picks ends at 03:00 on the clock after the change, three hours on, not two
     hours after its start as the question's "01:00 to 03:00" would count it."""
     clock = FakeClock(datetime(2026, 10, 24, 7, 0, tzinfo=UTC))  # Sat, Berlin 09:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     await say(relay, "call me between 1 and 3 tomorrow", headers)
     assert "Do you mean 01:00 to 03:00 or 13:00 to 15:00 on Sunday 25 October?" in block(
         fake_upstream
@@ -809,9 +804,7 @@ async def test_an_hour_the_clocks_skip_or_repeat_is_asked_about_with_its_reading
     told to offer the next valid time, 03:30 (zoneinfo's reading). 02:30 on the night it
     goes back happens twice: the first (summer time) is asked about first."""
     clock = FakeClock(datetime(2026, 3, 28, 17, tzinfo=UTC))  # Sat, Berlin 18:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     await say(relay, "wake me tonight at 2:30am", headers)
     assert (
         "Ask the user: 02:30 on Sunday 29 March in Europe/Berlin does not exist — clocks "
@@ -829,9 +822,7 @@ async def test_a_range_from_one_hour_to_another_or_past_midnight_is_one_span(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     for message, told in [
         ("from 2pm to 3:30pm tomorrow",
          '"from 2pm to 3:30pm tomorrow" = 2026-11-03T14:00:00+01:00 to 2026-11-03T15:30:00+01:00'),
@@ -847,9 +838,7 @@ async def test_a_range_of_weekdays_with_hours_beside_it_is_a_window_not_an_insta
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     for message in ("I'm free Mon-Fri after 5pm", "I'm free Mon-Fri 9am-5pm", "weekdays after 5pm"):
         clock.advance(timedelta(minutes=1))
         await say(relay, message, headers)
@@ -1554,9 +1543,7 @@ async def test_saturday_night_said_that_saturday_is_tonight(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 21, 9, 0, tzinfo=UTC))  # Berlin Sat 10:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     # Saturday 10:00 and 22:00: the night ahead, and the rest of the night begun.
     for hours, told in ((0, "20:00:00+01:00"), (12, "22:00:00+01:00 to 2026-11-22T00:00:00+01:00")):
         clock.advance(timedelta(hours=hours))
@@ -1596,9 +1583,7 @@ async def test_this_morning_said_late_in_the_morning_is_read(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))  # Berlin Sat 11:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     for minute, message in enumerate(("I ran 5k this morning", "this morning's meeting went fine")):
         clock.advance(timedelta(minutes=1))
         await say(relay, message, headers)
@@ -1742,9 +1727,7 @@ async def test_a_weekday_morning_said_that_monday_is_this_morning(
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 2, 7, 0, tzinfo=UTC))  # Mon, Berlin 08:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     # Told of the past: this morning so far, not last Monday (nor the whole of it).
     await say(relay, "I ran 5k Monday morning", headers)
     assert (
@@ -1764,9 +1747,7 @@ async def test_tonight_told_of_the_past_once_the_night_has_begun_is_tonight_so_f
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 20, 14, 0, tzinfo=UTC))  # Fri, Berlin 15:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     # Before the night has begun, "tonight" beside a past verb is still the night ahead.
     await say(relay, "I forgot we have dinner tonight", headers)
     assert '"tonight" = 2026-11-20T20:00:00+01:00 (Europe/Berlin).' in block(fake_upstream)
@@ -1827,9 +1808,7 @@ async def test_tonight_told_of_the_past_in_the_small_hours_is_the_night_begun_be
     relay_factory: RelayFactory, fake_upstream: FakeUpstream
 ) -> None:
     clock = FakeClock(datetime(2026, 11, 20, 17, 0, tzinfo=UTC))  # Fri, Berlin 18:00
-    relay = await relay_factory(fake_clock=clock, server={"api_commands": True})
-    headers = {"X-Chronorelay-User": "ana", "X-Chronorelay-Channel": "api"}
-    await say(relay, "/tz Europe/Berlin", headers)
+    relay, headers = await ana_in_berlin(relay_factory, clock)
     clock.advance(timedelta(hours=6, minutes=30))  # Sat, Berlin 00:30
     for message in ("had a great time tonight", "tonight was fun"):
         await say(relay, message, headers)
