@@ -10,6 +10,9 @@ import signal
 import sys
 import threading
 import time
+from asyncio.subprocess import Process
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -192,9 +195,10 @@ def test_a_cancelled_chat_does_not_wait_for_the_line_being_read(tmp_path: Path) 
     assert out.getvalue().count("\n") == 3
 
 
-async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> None:
-    config = tmp_path / "c.toml"
-    config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{tmp_path / "s.db"}"\n')
+@asynccontextmanager
+async def chat_on_a_terminal(config: Path) -> AsyncIterator[tuple[Process, int]]:
+    """``chronorelay chat`` on ``config`` in a subprocess whose input is a pseudo-terminal,
+    and the fd to type on it; killed at the end if still running."""
     # A test run started in the background (``pytest &`` from a script) ignores SIGINT,
     # and a child inherits that: the chat, like any program, would then stay deaf to Ctrl-C.
     # Handled here for the spawn, SIGINT is back to its default in the child, as in a shell.
@@ -212,16 +216,23 @@ async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> Non
         signal.signal(signal.SIGINT, ours)
         os.close(terminal)
     try:
-        assert chat.stdout is not None and chat.stderr is not None
-        await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
-        chat.send_signal(signal.SIGINT)
-        status = await asyncio.wait_for(chat.wait(), timeout=10)
-        errors = (await chat.stderr.read()).decode()
+        yield chat, main
     finally:
         if chat.returncode is None:
             chat.kill()
             await chat.wait()
         os.close(main)
+
+
+async def test_ctrl_c_at_the_prompt_ends_the_chat_at_once(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{tmp_path / "s.db"}"\n')
+    async with chat_on_a_terminal(config) as (chat, _):
+        assert chat.stdout is not None and chat.stderr is not None
+        await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
+        chat.send_signal(signal.SIGINT)
+        status = await asyncio.wait_for(chat.wait(), timeout=10)
+        errors = (await chat.stderr.read()).decode()
     # 130 is the shell's code for SIGINT; a thread left reading stdin must not abort the
     # interpreter's exit ("could not acquire lock for <_io.BufferedReader name='<stdin>'>").
     assert status == 130, errors
@@ -541,32 +552,15 @@ async def test_ctrl_c_in_the_real_chat_saves_where_the_user_left_off(tmp_path: P
     store_path = tmp_path / "s.db"
     config = tmp_path / "c.toml"
     config.write_text(f'[upstream]\nmode = "inspect"\n[store]\npath = "{store_path}"\n')
-    ours = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in the test above
-    main, terminal = os.openpty()
-    try:
-        chat = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "proxy", "chat", "--config", str(config),
-            stdin=terminal,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-    finally:
-        signal.signal(signal.SIGINT, ours)
-        os.close(terminal)
-    try:
+    async with chat_on_a_terminal(config) as (chat, typing):
         assert chat.stdout is not None and chat.stderr is not None
         await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
-        os.write(main, b"Let's go with MkDocs for the docs site\n")
+        os.write(typing, b"Let's go with MkDocs for the docs site\n")
         await asyncio.wait_for(chat.stdout.readuntil(b"bot> "), timeout=30)
         await asyncio.wait_for(chat.stdout.readuntil(PROMPT.encode()), timeout=30)
         chat.send_signal(signal.SIGINT)
         status = await asyncio.wait_for(chat.wait(), timeout=20)
         errors = (await chat.stderr.read()).decode()
-    finally:
-        if chat.returncode is None:
-            chat.kill()
-            await chat.wait()
-        os.close(main)
     assert status == 130, errors
     store = SqliteStore(store_path)
     await store.open()
